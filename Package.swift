@@ -1,0 +1,43 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "rsakit",
+    products: [
+        .library(name: "RSAKit", targets: ["RSAKit"]),
+    ],
+    targets: [
+        // GMP, the big-integer engine (libgmp-dev). Only RSAKit/BigInt and the shim import it.
+        .systemLibrary(
+            name: "CGMP",
+            path: "Sources/CGMP",
+            pkgConfig: "gmp",
+            providers: [.apt(["libgmp-dev"])]
+        ),
+        // Nettle, for SHA-256 (fingerprints, the container) and other well-kept primitives.
+        .systemLibrary(
+            name: "CNettle",
+            path: "Sources/CNettle",
+            pkgConfig: "nettle",
+            providers: [.apt(["nettle-dev"])]
+        ),
+        // GMP macros as real functions, fixed-length I2OSP, the zeroing allocator.
+        .target(
+            name: "CRSAKitShims",
+            dependencies: ["CGMP"],
+            path: "Sources/CRSAKitShims"
+        ),
+        .target(
+            name: "RSAKit",
+            dependencies: ["CGMP", "CNettle", "CRSAKitShims"],
+            path: "Sources/RSAKit"
+        ),
+        .testTarget(
+            name: "RSAKitTests",
+            dependencies: ["RSAKit"],
+            path: "Tests/RSAKitTests",
+            exclude: ["Fixtures/README.md"]
+        ),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,126 @@
+import Dispatch
+import Synchronization
+
+/// One input block handed to a ``BlockPipeline`` transform.
+internal struct PipelineBlock {
+    /// The block's input bytes (a full block, or a shorter final one when allowed).
+    let bytes: ArraySlice<UInt8>
+    /// Position in the stream, from 0.
+    let index: UInt64
+    /// True for the last block of the stream.
+    let isFinal: Bool
+}
+
+/// Reads a stream in fixed-size blocks, transforms batches of blocks in parallel and writes
+/// the results in order.
+///
+/// Memory is bounded: at most two batches of input (the current one and a one-batch
+/// look-ahead that tells which block is final) and one batch of output are held at once,
+/// whatever the stream length.
+internal struct BlockPipeline {
+    /// Bytes per input block (k - 11 for encryption, k for decryption).
+    let inputBlockSize: Int
+    /// Worker threads; 1 runs the transform on the calling thread.
+    let concurrency: Int
+    /// Blocks per batch.
+    var blocksPerBatch: Int { max(16, 32 * concurrency) }
+
+    enum FinalBlockPolicy {
+        /// The last block may be shorter than `inputBlockSize` (encryption).
+        case mayBeShort
+        /// Every block must be complete; a short tail throws `ciphertextLengthInvalid`
+        /// before the batch holding it is transformed (decryption).
+        case mustBeComplete
+    }
+
+    /// Run the pipeline.
+    /// - Parameter emitBlockForEmptyInput: when true, empty input yields one (empty, final)
+    ///   block; when false it yields no block at all.
+    /// - Returns: the number of blocks and input bytes processed.
+    /// - Throws: the first error of the transform (in block order is not guaranteed) or of I/O.
+    @discardableResult
+    func run<Source: RSAByteSource, Sink: RSAByteSink>(
+        source: inout Source, sink: inout Sink,
+        finalBlock: FinalBlockPolicy, emitBlockForEmptyInput: Bool,
+        transform: @escaping @Sendable (PipelineBlock) throws -> [UInt8]
+    ) throws -> (blockCount: UInt64, byteCount: UInt64) {
+        let batchBytes = blocksPerBatch * inputBlockSize
+        var current = try source.readFully(batchBytes)
+        var nextIndex: UInt64 = 0
+        var totalBytes: UInt64 = 0
+
+        if current.isEmpty {
+            guard emitBlockForEmptyInput else { return (0, 0) }
+            let output = try transform(PipelineBlock(bytes: [], index: 0, isFinal: true))
+            try sink.write(output)
+            return (1, 0)
+        }
+
+        while !current.isEmpty {
+            // Look ahead one batch: the stream ends here if nothing follows.
+            let next = current.count == batchBytes ? try source.readFully(batchBytes) : []
+            let isLastBatch = next.isEmpty
+            if finalBlock == .mustBeComplete, current.count % inputBlockSize != 0 {
+                throw RSAError.ciphertextLengthInvalid(
+                    byteCount: Int(totalBytes) + current.count, blockSize: inputBlockSize)
+            }
+            var blocks: [PipelineBlock] = []
+            var offset = 0
+            while offset < current.count {
+                let end = min(offset + inputBlockSize, current.count)
+                blocks.append(PipelineBlock(
+                    bytes: current[offset..<end], index: nextIndex,
+                    isFinal: isLastBatch && end == current.count))
+                nextIndex += 1
+                offset = end
+            }
+            for output in try transformBatch(blocks, transform) {
+                try sink.write(output)
+            }
+            totalBytes += UInt64(current.count)
+            current = next
+        }
+        return (nextIndex, totalBytes)
+    }
+
+    /// Apply `transform` to every block, on up to `concurrency` threads; results in order.
+    private func transformBatch(
+        _ blocks: [PipelineBlock], _ transform: @escaping @Sendable (PipelineBlock) throws -> [UInt8]
+    ) throws -> [[UInt8]] {
+        let workers = min(concurrency, blocks.count)
+        if workers <= 1 {
+            return try blocks.map(transform)
+        }
+        let results = ResultSlots(count: blocks.count)
+        let firstError = Mutex<Error?>(nil)
+        let shared = UnsafeSendable(blocks)
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            for i in stride(from: worker, to: shared.value.count, by: workers) {
+                do {
+                    results.set(i, try transform(shared.value[i]))
+                } catch {
+                    firstError.withLock { if $0 == nil { $0 = error } }
+                    return
+                }
+            }
+        }
+        if let error = firstError.withLock({ $0 }) { throw error }
+        return results.values
+    }
+}
+
+/// Fixed slots written by distinct threads at distinct indices, read after they join.
+private final class ResultSlots: @unchecked Sendable {
+    private var storage: [[UInt8]]
+    init(count: Int) { storage = Array(repeating: [], count: count) }
+    func set(_ index: Int, _ value: [UInt8]) {
+        storage.withUnsafeMutableBufferPointer { $0[index] = value }
+    }
+    var values: [[UInt8]] { storage }
+}
+
+/// Carries a value the caller knows is only read concurrently.
+private struct UnsafeSendable<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}

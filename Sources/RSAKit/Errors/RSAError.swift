@@ -1,0 +1,129 @@
+/// Every error RSAKit throws.
+///
+/// Errors about values the caller supplied are specific (they say what was wrong and
+/// the numbers involved). Errors an attacker can provoke with a ciphertext are opaque:
+/// ``decryptionFailed`` carries no payload and is the same for every padding, length
+/// or range failure, so that it reveals nothing about which check failed
+/// (RFC 8017 §7.2.2, note on Bleichenbacher's attack). No description ever contains
+/// secret bytes.
+public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
+    // MARK: Engine
+
+    /// The plaintext is longer than one block can carry: `byteCount` bytes given,
+    /// `maximum` = k - 11 allowed for EME-PKCS1-v1_5 (RFC 8017 §7.2.1 step 1).
+    case messageTooLong(byteCount: Int, maximum: Int)
+    /// Decryption failed. Deliberately says nothing more (RFC 8017 §7.2.2 step 4).
+    case decryptionFailed
+    /// I2OSP could not write the integer in `byteCount` octets (RFC 8017 §4.1 step 1).
+    case integerTooLarge(byteCount: Int)
+    /// The input integer is out of range for RSAEP: it must satisfy 0 <= m < n
+    /// (RFC 8017 §5.1.1 step 1).
+    case messageRepresentativeOutOfRange
+    /// The key size (in bits) is not supported for this operation.
+    case keySizeUnsupported(bits: Int, reason: String)
+    /// The public exponent is not usable (even, below 3, or too large).
+    case publicExponentUnsupported(reason: String)
+    /// Key components are inconsistent; the payload names the failed check.
+    case invalidKey(KeyValidationFailure)
+    /// A ciphertext stream whose length is not a multiple of the block size k.
+    /// Lengths are public, so this error is specific.
+    case ciphertextLengthInvalid(byteCount: Int, blockSize: Int)
+    /// Key generation gave up after the bound of FIPS 186-5 A.1.3 step 4.7 / 5.8.
+    case keyGenerationFailed(reason: String)
+    /// The progress callback asked key generation to stop.
+    case keyGenerationCancelled
+    /// An internal consistency check failed (for example the re-encryption check after
+    /// a private-key operation, which detects faults). Never caused by input alone.
+    case internalError(String)
+
+    // MARK: Encoding and store (specific, caller-supplied)
+
+    /// A key could not be parsed; `reason` says what and where.
+    case malformedKey(reason: String)
+    /// No item in the key store matches the application tag.
+    case keyNotFound(tag: String)
+    /// An item with this application tag and key class already exists (errSecDuplicateItem).
+    case keyAlreadyExists(tag: String)
+
+    /// A lower-case sentence, without secret bytes.
+    public var description: String {
+        switch self {
+        case let .messageTooLong(byteCount, maximum):
+            return "message too long: \(byteCount) bytes given, at most \(maximum) fit in one block"
+        case .decryptionFailed:
+            return "decryption failed"
+        case let .integerTooLarge(byteCount):
+            return "integer too large to encode in \(byteCount) bytes"
+        case .messageRepresentativeOutOfRange:
+            return "message representative out of range (must be less than the modulus)"
+        case let .keySizeUnsupported(bits, reason):
+            return "unsupported key size \(bits) bits: \(reason)"
+        case let .publicExponentUnsupported(reason):
+            return "unsupported public exponent: \(reason)"
+        case let .invalidKey(failure):
+            return "invalid key: \(failure.description)"
+        case let .ciphertextLengthInvalid(byteCount, blockSize):
+            return "ciphertext length \(byteCount) bytes is not a multiple of the block size \(blockSize) bytes"
+        case let .keyGenerationFailed(reason):
+            return "key generation failed: \(reason)"
+        case .keyGenerationCancelled:
+            return "key generation cancelled"
+        case let .internalError(what):
+            return "internal error: \(what)"
+        case let .malformedKey(reason):
+            return "malformed key: \(reason)"
+        case let .keyNotFound(tag):
+            return "no key with tag \"\(tag)\""
+        case let .keyAlreadyExists(tag):
+            return "a key with tag \"\(tag)\" already exists"
+        }
+    }
+}
+
+/// Which consistency check a set of RSA key components failed.
+///
+/// Modelled on BoringSSL's `RSA_check_key`: each case names one relation of
+/// RFC 8017 §3.1 / §3.2 that does not hold.
+public enum KeyValidationFailure: Equatable, Sendable, CustomStringConvertible {
+    /// n is even.
+    case modulusEven
+    /// n <= 1.
+    case modulusTooSmall
+    /// e is even.
+    case publicExponentEven
+    /// e < 3.
+    case publicExponentTooSmall
+    /// e >= n.
+    case publicExponentNotLessThanModulus
+    /// p <= 1 or q <= 1.
+    case primeTooSmall
+    /// p = q.
+    case primesEqual
+    /// p * q != n.
+    case primeProductMismatch
+    /// d <= 0 or e * d != 1 mod lcm(p - 1, q - 1).
+    case privateExponentMismatch
+    /// dP is not in [1, p - 1) or e * dP != 1 mod (p - 1).
+    case firstCRTExponentMismatch
+    /// dQ is not in [1, q - 1) or e * dQ != 1 mod (q - 1).
+    case secondCRTExponentMismatch
+    /// qInv is not in [1, p) or qInv * q != 1 mod p.
+    case crtCoefficientMismatch
+
+    public var description: String {
+        switch self {
+        case .modulusEven: return "modulus n is even"
+        case .modulusTooSmall: return "modulus n must be greater than 1"
+        case .publicExponentEven: return "public exponent e is even"
+        case .publicExponentTooSmall: return "public exponent e must be at least 3"
+        case .publicExponentNotLessThanModulus: return "public exponent e must be less than n"
+        case .primeTooSmall: return "prime p or q must be greater than 1"
+        case .primesEqual: return "primes p and q are equal"
+        case .primeProductMismatch: return "p * q does not equal n"
+        case .privateExponentMismatch: return "e * d is not 1 modulo lcm(p - 1, q - 1)"
+        case .firstCRTExponentMismatch: return "dP is not the inverse of e modulo p - 1"
+        case .secondCRTExponentMismatch: return "dQ is not the inverse of e modulo q - 1"
+        case .crtCoefficientMismatch: return "qInv * q is not 1 modulo p"
+        }
+    }
+}

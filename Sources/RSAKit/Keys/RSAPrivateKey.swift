@@ -1,0 +1,129 @@
+/// An RSA private key in the two-prime CRT form of RFC 8017 §3.2 (second representation):
+/// n, e, d, p, q, dP = d mod (p - 1), dQ = d mod (q - 1), qInv = q^-1 mod p.
+///
+/// A value type: copies share one immutable storage object, whose GMP limbs are zeroed
+/// when the last copy goes away. Private-key operations (``decrypt(_:)``, ``rsadp(_:)``)
+/// use GMP's constant-time exponentiation, base blinding and a re-encryption check.
+///
+/// Every instance has passed the checks of ``KeyValidationFailure``.
+public struct RSAPrivateKey: Sendable, CustomStringConvertible {
+    internal let storage: PrivateKeyStorage
+
+    /// The public half (n, e).
+    public let publicKey: RSAPublicKey
+
+    /// Build a private key from its big-endian components, as found in PKCS#1
+    /// `RSAPrivateKey` (RFC 8017 Appendix A.1.2). Leading zero octets are ignored.
+    ///
+    /// - Parameters:
+    ///   - modulus: n. - publicExponent: e. - privateExponent: d.
+    ///   - prime1: p. - prime2: q. - exponent1: dP. - exponent2: dQ. - coefficient: qInv.
+    /// - Throws: `RSAError.invalidKey` naming the first relation that fails: n odd and > 1;
+    ///   e odd, >= 3 and < n; p, q > 1 and distinct; p * q = n;
+    ///   e * d = 1 mod lcm(p - 1, q - 1); 0 < dP < p - 1 with e * dP = 1 mod (p - 1);
+    ///   likewise dQ; 0 < qInv < p with qInv * q = 1 mod p.
+    ///   Primality of p and q is not tested. Validation is not constant-time; it runs once.
+    public init(
+        modulus: [UInt8], publicExponent: [UInt8], privateExponent: [UInt8],
+        prime1: [UInt8], prime2: [UInt8], exponent1: [UInt8], exponent2: [UInt8],
+        coefficient: [UInt8]
+    ) throws {
+        try self.init(
+            n: BigNumber(bytes: modulus), e: BigNumber(bytes: publicExponent),
+            d: BigNumber(bytes: privateExponent),
+            p: BigNumber(bytes: prime1), q: BigNumber(bytes: prime2),
+            dP: BigNumber(bytes: exponent1), dQ: BigNumber(bytes: exponent2),
+            qInv: BigNumber(bytes: coefficient))
+    }
+
+    internal init(
+        n: BigNumber, e: BigNumber, d: BigNumber, p: BigNumber, q: BigNumber,
+        dP: BigNumber, dQ: BigNumber, qInv: BigNumber
+    ) throws {
+        let publicKey = try RSAPublicKey(n: n, e: e)
+        try RSAPrivateKey.validate(n: n, e: e, d: d, p: p, q: q, dP: dP, dQ: dQ, qInv: qInv)
+        self.publicKey = publicKey
+        self.storage = PrivateKeyStorage(n: n, e: e, d: d, p: p, q: q, dP: dP, dQ: dQ, qInv: qInv)
+    }
+
+    /// Build the key from two primes and e, computing d = e^-1 mod lcm(p - 1, q - 1),
+    /// dP, dQ and qInv (FIPS 186-5 A.1.1 / RFC 8017 §3.2), then validating.
+    /// - Throws: `RSAError.invalidKey` when e is not invertible or the result fails validation.
+    internal init(p: BigNumber, q: BigNumber, e: BigNumber) throws {
+        let pMinus1 = p - 1
+        let qMinus1 = q - 1
+        let lambda = pMinus1.lcm(qMinus1)
+        guard let d = e.inverseVarTime(modulo: lambda) else {
+            throw RSAError.invalidKey(.privateExponentMismatch)
+        }
+        guard let qInv = q.inverseVarTime(modulo: p) else {
+            throw RSAError.invalidKey(.crtCoefficientMismatch)
+        }
+        try self.init(n: p * q, e: e, d: d, p: p, q: q,
+                      dP: d.mod(pMinus1), dQ: d.mod(qMinus1), qInv: qInv)
+    }
+
+    internal static func validate(
+        n: BigNumber, e: BigNumber, d: BigNumber, p: BigNumber, q: BigNumber,
+        dP: BigNumber, dQ: BigNumber, qInv: BigNumber
+    ) throws {
+        guard p.compare(1) > 0, q.compare(1) > 0 else { throw RSAError.invalidKey(.primeTooSmall) }
+        guard p != q else { throw RSAError.invalidKey(.primesEqual) }
+        guard p * q == n else { throw RSAError.invalidKey(.primeProductMismatch) }
+        let pMinus1 = p - 1
+        let qMinus1 = q - 1
+        // RFC 8017 §3.2: e * d = 1 mod lambda(n), lambda(n) = lcm(p - 1, q - 1).
+        // (A d computed modulo phi(n), as older OpenSSL did, satisfies this too.)
+        let lambda = pMinus1.lcm(qMinus1)
+        guard d.sign > 0, (e * d).mod(lambda).compare(1) == 0 else {
+            throw RSAError.invalidKey(.privateExponentMismatch)
+        }
+        // e * dP = 1 mod (p - 1), 0 < dP < p - 1; likewise for q.
+        guard dP.sign > 0, dP.compare(pMinus1) < 0, (e * dP).mod(pMinus1).compare(1) == 0 else {
+            throw RSAError.invalidKey(.firstCRTExponentMismatch)
+        }
+        guard dQ.sign > 0, dQ.compare(qMinus1) < 0, (e * dQ).mod(qMinus1).compare(1) == 0 else {
+            throw RSAError.invalidKey(.secondCRTExponentMismatch)
+        }
+        // q * qInv = 1 mod p, 0 < qInv < p.
+        guard qInv.sign > 0, qInv.compare(p) < 0, (q * qInv).mod(p).compare(1) == 0 else {
+            throw RSAError.invalidKey(.crtCoefficientMismatch)
+        }
+    }
+
+    /// The bit length of n.
+    public var modulusBitCount: Int { publicKey.modulusBitCount }
+    /// k, the length of n in octets (the block size).
+    public var modulusByteCount: Int { publicKey.modulusByteCount }
+    /// k - 11, the most plaintext bytes per EME-PKCS1-v1_5 block.
+    public var maximumMessageByteCount: Int { publicKey.maximumMessageByteCount }
+
+    /// n, minimal big-endian octets.
+    public var modulus: [UInt8] { storage.n.minimalBytes }
+    /// e, minimal big-endian octets.
+    public var publicExponent: [UInt8] { storage.e.minimalBytes }
+    /// d, minimal big-endian octets. Secret: the caller owns the copy and should wipe it.
+    public var privateExponent: [UInt8] { storage.d.minimalBytes }
+    /// p (PKCS#1 `prime1`), minimal big-endian octets. Secret.
+    public var prime1: [UInt8] { storage.p.minimalBytes }
+    /// q (PKCS#1 `prime2`), minimal big-endian octets. Secret.
+    public var prime2: [UInt8] { storage.q.minimalBytes }
+    /// dP (PKCS#1 `exponent1`), minimal big-endian octets. Secret.
+    public var exponent1: [UInt8] { storage.dP.minimalBytes }
+    /// dQ (PKCS#1 `exponent2`), minimal big-endian octets. Secret.
+    public var exponent2: [UInt8] { storage.dQ.minimalBytes }
+    /// qInv (PKCS#1 `coefficient`), minimal big-endian octets. Secret.
+    public var coefficient: [UInt8] { storage.qInv.minimalBytes }
+
+    /// Never prints secret material.
+    public var description: String { "RSAPrivateKey(\(modulusBitCount) bits)" }
+}
+
+extension RSAPrivateKey: Equatable {
+    /// Component-wise equality of (n, e, d, p, q, dP, dQ, qInv). Not constant-time.
+    public static func == (a: RSAPrivateKey, b: RSAPrivateKey) -> Bool {
+        let x = a.storage, y = b.storage
+        return x.n == y.n && x.e == y.e && x.d == y.d && x.p == y.p && x.q == y.q
+            && x.dP == y.dP && x.dQ == y.dQ && x.qInv == y.qInv
+    }
+}

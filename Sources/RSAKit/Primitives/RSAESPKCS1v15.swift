@@ -1,0 +1,54 @@
+// RSAES-PKCS1-v1_5 (RFC 8017 §7.2): one block, as SecKeyEncrypt / SecKeyDecrypt with
+// kSecPaddingPKCS1 do it.
+
+extension RSAPublicKey {
+    /// RSAES-PKCS1-V1_5-ENCRYPT (RFC 8017 §7.2.1): encrypt at most k - 11 bytes into one block.
+    ///
+    /// - Parameters:
+    ///   - message: M, 0 to ``maximumMessageByteCount`` (k - 11) bytes.
+    ///   - random: source of the padding string PS (defaults to the OS generator).
+    /// - Returns: the ciphertext C, exactly ``modulusByteCount`` (k) bytes, leading zeros kept.
+    /// - Throws: `RSAError.messageTooLong(byteCount:maximum:)` when M is longer than k - 11.
+    /// - Note: Uses public data only (variable-time `mpz_powm`).
+    public func encrypt(_ message: [UInt8], random: RSARandomSource = SystemRandomSource()) throws -> [UInt8] {
+        let em = try EMEPKCS1v15.encode(message, encodedLength: modulusByteCount, random: random)
+        // EM starts with 0x00, so m < 256^(k-1) <= n: RSAEP cannot fail its range check.
+        let c = try rsaep(BigNumber(bytes: em))
+        return try c.bytes(count: modulusByteCount)
+    }
+}
+
+extension RSAPrivateKey {
+    /// RSAES-PKCS1-V1_5-DECRYPT (RFC 8017 §7.2.2): decrypt one k-byte block.
+    ///
+    /// - Parameter ciphertext: C, exactly k (``modulusByteCount``) bytes.
+    /// - Returns: M, 0 to k - 11 bytes.
+    /// - Throws: `RSAError.decryptionFailed` for every failure: wrong length (step 1),
+    ///   C >= n (step 2.b), and any padding error (step 3). One error, no detail.
+    /// - Note: RSADP uses constant-time exponentiation with blinding and a re-encryption
+    ///   check; the padding check is branch-free over EM (see ``EMEPKCS1v15/decode(_:)``).
+    public func decrypt(_ ciphertext: [UInt8]) throws -> [UInt8] {
+        try decrypt(ciphertext, random: SystemRandomSource())
+    }
+
+    /// ``decrypt(_:)`` with an explicit random source for the blinding factor.
+    public func decrypt(_ ciphertext: [UInt8], random: RSARandomSource) throws -> [UInt8] {
+        let k = modulusByteCount
+        // Step 1: the length of C must be k octets (public information).
+        guard ciphertext.count == k, k >= EMEPKCS1v15.overheadByteCount else {
+            throw RSAError.decryptionFailed
+        }
+        let m = try rsadp(BigNumber(bytes: ciphertext), random: random)
+        var em = try m.bytes(count: k)
+        defer { wipe(&em) }
+        return try EMEPKCS1v15.decode(em)
+    }
+}
+
+/// Overwrite a byte array's contents with zeros (best effort: Swift may have made copies).
+@inline(never)
+internal func wipe(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { buffer in
+        for i in buffer.indices { buffer[i] = 0 }
+    }
+}

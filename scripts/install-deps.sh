@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Install what rsakit needs on a Debian machine, only where it is missing:
+# pkg-config, GMP (libgmp-dev), Nettle (nettle-dev) and the openssl CLI (interop tests).
+set -euo pipefail
+need=()
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+pkg-config --exists gmp 2>/dev/null || need+=(libgmp-dev)
+pkg-config --exists nettle 2>/dev/null || need+=(nettle-dev)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
+if [ "${#need[@]}" -gt 0 ]; then
+    echo "rsakit: installing ${need[*]}" >&2
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq "${need[@]}"
+fi
+command -v swift >/dev/null 2>&1 || { echo "rsakit: swift is not on PATH (Swift 6 toolchain needed)" >&2; exit 1; }
