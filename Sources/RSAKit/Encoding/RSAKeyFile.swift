@@ -73,6 +73,9 @@ public struct RSAKeyFile: Sendable {
         guard bytes.count <= RSAKeyFile.maximumByteCount else {
             throw RSAError.malformedKey(reason: "input of \(bytes.count) bytes is larger than the \(RSAKeyFile.maximumByteCount)-byte limit for key files")
         }
+        guard !bytes.isEmpty else {
+            throw RSAError.malformedKey(reason: "the input is empty")
+        }
         let hasPEM = PEMDocument.containsBeginLine(bytes)
         if !requirePEM && RSAKeyFile.looksLikeDER(bytes, hasPEM: hasPEM) {
             let decoded = try KeyDecoder.decode(der: bytes)
