@@ -128,12 +128,14 @@ struct BenchmarkSuite {
     /// (when the peer is there) a fifth as many `openssl genpkey` processes.
     func runKeyGeneration(bits: Int, count: Int) throws {
         let anchor = try AnchorKeyGenerator()
-        // Warm-up: one key each, checked.
-        anchor.generate(bits: bits)
-        try anchor.checkLastKey(bits: bits)
-        let warm = try RSAPrivateKey.generate(bitCount: bits)
-        guard warm.modulusBitCount == bits else {
-            throw BenchmarkFailure(description: "keygen gave a \(warm.modulusBitCount)-bit key for \(bits)")
+        if options.keygenWarmUp {
+            // Warm-up: one key each, checked, not timed.
+            anchor.generate(bits: bits)
+            try anchor.checkLastKey(bits: bits)
+            let warm = try RSAPrivateKey.generate(bitCount: bits)
+            guard warm.modulusBitCount == bits else {
+                throw BenchmarkFailure(description: "keygen gave a \(warm.modulusBitCount)-bit key for \(bits)")
+            }
         }
         var anchorMs: [Double] = [], rsakitMs: [Double] = []
         for index in 0..<count {

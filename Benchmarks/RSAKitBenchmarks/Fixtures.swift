@@ -33,12 +33,12 @@ enum Fixtures {
     /// Load rsaBITS.pem from `directory` and prepare its inputs.
     /// - Throws: `BenchmarkFailure` when the file is missing or unreadable, has another size,
     ///   or when decrypting the prepared ciphertext does not give the message back.
-    static func load(bits: Int, directory: String, openssl: String?) throws -> BenchmarkKey {
+    static func load(bits: Int, directory: String) throws -> BenchmarkKey {
         let path = "\(directory)/rsa\(bits).pem"
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw BenchmarkFailure(description: "no key file \(path) (see Benchmarks/RSAKitBenchmarks/Keys/README.md)")
         }
-        let key = try loadPrivateKey(path: path, openssl: openssl)
+        let key = try loadPrivateKey(path: path)
         guard key.modulusBitCount == bits else {
             throw BenchmarkFailure(description: "\(path) holds a \(key.modulusBitCount)-bit key, not \(bits) bits")
         }
@@ -55,75 +55,20 @@ enum Fixtures {
                             encodedMessage: encoded)
     }
 
-    /// Read a PEM private key.
-    ///
-    /// NOTE: RSAKit has no PEM/DER layer on this branch yet (it is being built on `formats`),
-    /// so the components come from `openssl pkey -text` and go through RSAKit's validating
-    /// component initialiser. Replace with `RSAPrivateKey(pemRepresentation:)` once it lands.
-    static func loadPrivateKey(path: String, openssl: String?) throws -> RSAPrivateKey {
-        guard let openssl else {
-            throw BenchmarkFailure(description: "reading \(path) needs the openssl CLI until RSAKit parses PEM itself")
+    /// Read a PEM private key with RSAKit's own parser (PKCS#8 or PKCS#1), which also
+    /// validates every CRT relation. No openssl needed.
+    static func loadPrivateKey(path: String) throws -> RSAPrivateKey {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw BenchmarkFailure(description: "cannot read \(path): \(error.localizedDescription)")
         }
-        let result = try runProcess(openssl, ["pkey", "-in", path, "-text", "-noout"])
-        guard result.status == 0 else {
-            throw BenchmarkFailure(description: "openssl pkey -in \(path) failed: \(result.stderr)")
+        do {
+            return try RSAPrivateKey(pemRepresentation: text)
+        } catch {
+            throw BenchmarkFailure(description: "\(path): \(error)")
         }
-        var fields: [String: [UInt8]] = [:]
-        var current: String?
-        var hex = ""
-        func finish() {
-            if let current { fields[current] = bytes(fromHex: hex) }
-            current = nil
-            hex = ""
-        }
-        for line in result.stdout.split(separator: "\n") {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if line.first?.isWhitespace == true {
-                hex += trimmed.replacingOccurrences(of: ":", with: "")
-                continue
-            }
-            finish()
-            if trimmed.hasSuffix(":") {
-                current = String(trimmed.dropLast())
-            } else if trimmed.hasPrefix("publicExponent:") {
-                // "publicExponent: 65537 (0x10001)"
-                let number = trimmed.dropFirst("publicExponent:".count)
-                    .trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? ""
-                guard let e = UInt64(number) else {
-                    throw BenchmarkFailure(description: "\(path): cannot read the public exponent")
-                }
-                var big = withUnsafeBytes(of: e.bigEndian) { Array($0) }
-                while big.first == 0 { big.removeFirst() }
-                fields["publicExponent"] = big
-            }
-        }
-        finish()
-        let names = ["modulus", "publicExponent", "privateExponent", "prime1", "prime2",
-                     "exponent1", "exponent2", "coefficient"]
-        for name in names where fields[name] == nil {
-            throw BenchmarkFailure(description: "\(path): openssl printed no \(name)")
-        }
-        return try RSAPrivateKey(
-            modulus: fields["modulus"]!, publicExponent: fields["publicExponent"]!,
-            privateExponent: fields["privateExponent"]!, prime1: fields["prime1"]!,
-            prime2: fields["prime2"]!, exponent1: fields["exponent1"]!,
-            exponent2: fields["exponent2"]!, coefficient: fields["coefficient"]!)
-    }
-
-    private static func bytes(fromHex hex: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var high: UInt8?
-        for c in hex.utf8 {
-            let v: UInt8
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): v = c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): v = c - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): v = c - UInt8(ascii: "A") + 10
-            default: continue
-            }
-            if let h = high { out.append(h << 4 | v); high = nil } else { high = v }
-        }
-        return out
     }
 }
 

@@ -38,7 +38,7 @@ enum OneCase {
             break
         }
         let directory = options.keysDirectory ?? Fixtures.defaultKeysDirectory()
-        let key = try Fixtures.load(bits: bits, directory: directory, openssl: peer?.path)
+        let key = try Fixtures.load(bits: bits, directory: directory)
         let threads = PKCS1v15Chunking.defaultConcurrency
         switch name {
         case "anchor-crt":

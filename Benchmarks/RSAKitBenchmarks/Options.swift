@@ -34,6 +34,8 @@ struct BenchmarkOptions {
     /// Chunked buffer size in bytes.
     var chunkByteCount = 10 * 1_048_576
     var chunkRuns = 3
+    /// One untimed key per generator before the timed ones (off in --quick).
+    var keygenWarmUp = true
     var opensslSeconds = 1
     var opensslRuns = 3
     /// Explicit openssl binary, or nil for the first `openssl` on PATH.
@@ -63,7 +65,7 @@ struct BenchmarkOptions {
                               (default: all).
       --runs N                Timed runs per operation case (default 7; quick 3).
       --run-time SECONDS      Target length of one timed run (default 0.3; quick 0.03).
-      --chunk-mib MIB         Buffer for the chunked cases in MiB (default 10; quick 0.25).
+      --chunk-mib MIB         Buffer for the chunked cases in MiB (default 10; quick 0.0625).
       --chunk-runs N          Timed runs per chunked case (default 3; quick 1).
       --openssl-seconds N     Seconds per `openssl speed` measurement (default 1).
       --openssl-runs N        `openssl speed` runs per size (default 3; quick 1).
@@ -179,7 +181,8 @@ struct BenchmarkOptions {
         runs = 3
         runTime = 0.03
         warmUpTime = 0.03
-        chunkByteCount = 262_144
+        chunkByteCount = 65_536
+        keygenWarmUp = false
         chunkRuns = 1
         opensslRuns = 1
     }

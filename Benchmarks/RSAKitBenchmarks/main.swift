@@ -45,7 +45,7 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
     if needsKeys {
         let directory = options.keysDirectory ?? Fixtures.defaultKeysDirectory()
         for bits in options.sizes {
-            keys[bits] = try Fixtures.load(bits: bits, directory: directory, openssl: peer?.path)
+            keys[bits] = try Fixtures.load(bits: bits, directory: directory)
         }
     }
     for bits in options.sizes {
