@@ -30,6 +30,9 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     case ciphertextLengthInvalid(byteCount: Int, blockSize: Int)
     /// Key generation gave up after the bound of FIPS 186-5 A.1.3 step 4.7 / 5.8.
     case keyGenerationFailed(reason: String)
+    /// An rsakit container whose public header is unusable (wrong magic, unknown version or
+    /// padding scheme, block size not matching the key). Header fields are public: `reason` says which.
+    case containerInvalid(reason: String)
     /// The progress callback asked key generation to stop.
     case keyGenerationCancelled
     /// An internal consistency check failed (for example the re-encryption check after
@@ -66,6 +69,8 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "ciphertext length \(byteCount) bytes is not a multiple of the block size \(blockSize) bytes"
         case let .keyGenerationFailed(reason):
             return "key generation failed: \(reason)"
+        case let .containerInvalid(reason):
+            return "invalid rsakit container: \(reason)"
         case .keyGenerationCancelled:
             return "key generation cancelled"
         case let .internalError(what):
