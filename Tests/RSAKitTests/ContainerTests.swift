@@ -3,12 +3,10 @@ import XCTest
 
 /// The framed rsakit container: round trips and every tampering the frame must detect.
 final class ContainerTests: XCTestCase {
-    let fingerprint = [UInt8](repeating: 0xA5, count: 32)
-
     func seal(_ plaintext: [UInt8], _ key: RSAPrivateKey) throws -> [UInt8] {
         var source = ArrayByteSource(plaintext)
         var sink = ArrayByteSink()
-        try MessageContainer.encrypt(from: &source, to: &sink, with: key.publicKey, recipientFingerprint: fingerprint)
+        try MessageContainer.encrypt(from: &source, to: &sink, with: key.publicKey)
         return sink.bytes
     }
 
@@ -43,7 +41,7 @@ final class ContainerTests: XCTestCase {
             XCTAssertEqual(container.count, 60 + expectedBlocks * 128, "length \(length)")
             let header = try MessageContainer.Header(parsing: container)
             XCTAssertEqual(header.blockSize, 128)
-            XCTAssertEqual(header.recipientFingerprint, fingerprint)
+            XCTAssertEqual(header.recipientFingerprint, key.publicKey.fingerprint.bytes)
             XCTAssertEqual(try open(container, key, concurrency: 1), plaintext, "length \(length)")
             XCTAssertEqual(try open(container, key, concurrency: 2), plaintext, "length \(length)")
         }
@@ -56,7 +54,8 @@ final class ContainerTests: XCTestCase {
         XCTAssertEqual(container[8], 1)
         XCTAssertEqual(container[9], 1)
         XCTAssertEqual(Array(container[10..<12]), [0x01, 0x00]) // k = 256
-        XCTAssertEqual(Array(container[12..<44]), fingerprint)
+        XCTAssertEqual(Array(container[12..<44]), key.publicKey.fingerprint.bytes)
+        XCTAssertEqual(Array(container[12..<44]), SHA256.hash(key.publicKey.derRepresentation))
         // The block is plain RSAES-PKCS1-v1_5: its plaintext is the frame.
         let frame = try key.decrypt(Array(container[60..<316]))
         XCTAssertEqual(Array(frame[0..<8]), Array(container[44..<52]))
@@ -111,6 +110,14 @@ final class ContainerTests: XCTestCase {
         XCTAssertThrowsError(try MessageContainer.Header(parsing: Array(container.prefix(59))))
         XCTAssertTrue(MessageContainer.hasMagic(container))
         XCTAssertFalse(MessageContainer.hasMagic(Array(container[60...])))
+    }
+
+    func testDecrypt_AnotherKeyOfTheSameSizeIsRejectedBeforeDecrypting() throws {
+        let key = try TestKeys.generated(bits: 1024)
+        let other = try RSAPrivateKey.generate(bitCount: 1024)
+        XCTAssertThrowsError(try open(try seal([5], key), other)) { error in
+            XCTAssertEqual(error as? RSAError, .containerInvalid(reason: "encrypted for another key"))
+        }
     }
 
     func testDecrypt_WrongKeySizeIsReportedFromTheHeader() throws {

@@ -100,7 +100,6 @@ public enum MessageContainer {
     ///   - source: the plaintext, any length.
     ///   - sink: receives the 60-byte header, then ceil(max(1, length) / (k - 28)) blocks of k bytes.
     ///   - key: the recipient's public key; k must be at least 29 (a 232-bit modulus).
-    ///   - recipientFingerprint: SHA-256 of the key's SPKI DER (32 bytes).
     ///   - random: source of the message id and padding.
     ///   - concurrency: worker threads.
     /// - Returns: the number of blocks written.
@@ -108,7 +107,6 @@ public enum MessageContainer {
     @discardableResult
     public static func encrypt<Source: RSAByteSource, Sink: RSAByteSink>(
         from source: inout Source, to sink: inout Sink, with key: RSAPublicKey,
-        recipientFingerprint: [UInt8],
         random: RSARandomSource = SystemRandomSource(),
         concurrency: Int = PKCS1v15Chunking.defaultConcurrency
     ) throws -> UInt64 {
@@ -117,7 +115,7 @@ public enum MessageContainer {
         guard payload >= 1, k <= 0xFFFF else {
             throw RSAError.keySizeUnsupported(bits: key.modulusBitCount, reason: "unsuitable for the rsakit container")
         }
-        let header = Header(blockSize: k, recipientFingerprint: recipientFingerprint, messageID: random.bytes(16))
+        let header = Header(blockSize: k, recipientFingerprint: key.fingerprint.bytes, messageID: random.bytes(16))
         try sink.write(header.bytes)
         let shortID = Array(header.messageID[0..<8])
         let pipeline = BlockPipeline(inputBlockSize: payload, concurrency: max(1, concurrency))
@@ -140,13 +138,14 @@ public enum MessageContainer {
     /// Decrypt the blocks of a container whose header has already been read and checked.
     ///
     /// - Parameters:
-    ///   - header: the parsed header (its k and recipient fingerprint must match `key`;
-    ///     the caller checks the fingerprint, this function checks k).
+    ///   - header: the parsed header; its k and recipient fingerprint must match `key`.
+    ///     Callers that want a message naming the key compare
+    ///     `key.publicKey.fingerprint.bytes` with `header.recipientFingerprint` first.
     ///   - source: positioned just after the header.
     ///   - sink: receives the payloads in order; on failure, discard what was written.
     ///   - key: the recipient's private key.
     /// - Returns: the number of blocks decrypted.
-    /// - Throws: `RSAError.containerInvalid` when k differs from the key's;
+    /// - Throws: `RSAError.containerInvalid` when k or the fingerprint differs from the key's;
     ///   `RSAError.ciphertextLengthInvalid` for a body that is not whole blocks;
     ///   `RSAError.decryptionFailed` for any block that fails to decrypt or whose frame does
     ///   not match (one opaque error for all), including an empty body (no final block).
@@ -159,6 +158,10 @@ public enum MessageContainer {
         let k = key.modulusByteCount
         guard header.blockSize == k else {
             throw RSAError.containerInvalid(reason: "block size \(header.blockSize) does not match the key's \(k)")
+        }
+        // Checked before any private-key operation.
+        guard header.recipientFingerprint == key.publicKey.fingerprint.bytes else {
+            throw RSAError.containerInvalid(reason: "encrypted for another key")
         }
         if let total = source.remainingByteCount, total % k != 0 {
             throw RSAError.ciphertextLengthInvalid(byteCount: total, blockSize: k)
