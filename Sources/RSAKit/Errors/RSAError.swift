@@ -45,6 +45,27 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// An item with this application tag and key class already exists (errSecDuplicateItem).
     case keyAlreadyExists(tag: String)
 
+    // MARK: Encoding (DER, PEM, PKCS#1, SPKI, PKCS#8; caller-supplied bytes)
+
+    /// The bytes are not valid DER (ITU-T X.690 §10) for an RSA key structure: `reason`
+    /// says what was wrong (indefinite length, non-minimal length, truncation, wrong tag,
+    /// negative INTEGER, trailing bytes...) and `offset` is the 0-based byte offset into
+    /// the DER input (for PEM input: into the base64-decoded block) where it was found.
+    case malformedDER(reason: String, offset: Int)
+    /// The PEM text (RFC 7468) could not be read: `reason` says what (bad base64, missing
+    /// END line...), `line` is the 1-based line number in the input.
+    case malformedPEM(reason: String, line: Int)
+    /// The input is a recognised structure that RSAKit does not (yet) support. `reason` is
+    /// one of the fixed sentences "multi-prime keys are not supported", "encrypted private
+    /// keys are not supported yet", "certificates are not supported yet", "this looks like
+    /// base64-encoded PEM; decode it first (for example with base64 -d)", or names the
+    /// unsupported algorithm or format.
+    case unsupportedKeyFormat(reason: String)
+    /// A well-formed key of the other kind: for example a private key given where a public
+    /// key is expected. `expected` and `found` are short phrases ("a public key",
+    /// "a private key (PKCS#8 PrivateKeyInfo)").
+    case keyTypeMismatch(expected: String, found: String)
+
     // MARK: Store
 
     /// The application tag is not usable: empty, or longer than 255 bytes of UTF-8.
@@ -95,6 +116,14 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "no key with tag \"\(tag)\""
         case let .keyAlreadyExists(tag):
             return "a key with tag \"\(tag)\" already exists"
+        case let .malformedDER(reason, offset):
+            return "malformed DER at byte offset \(offset): \(reason)"
+        case let .malformedPEM(reason, line):
+            return "malformed PEM at line \(line): \(reason)"
+        case let .unsupportedKeyFormat(reason):
+            return "unsupported key format: \(reason)"
+        case let .keyTypeMismatch(expected, found):
+            return "expected \(expected), found \(found)"
         case let .invalidTag(reason):
             return "invalid application tag: \(reason)"
         case let .invalidLabel(reason):

@@ -1,0 +1,183 @@
+/// The result of reading arbitrary key bytes (a file's contents): which key, in which
+/// format, PEM or DER, and any warnings worth showing the user.
+///
+/// Detection, in order:
+/// 1. DER, when the bytes are exactly one DER SEQUENCE (or start with 0x30 and hold no
+///    PEM BEGIN line);
+/// 2. PEM, when some line starts with "-----BEGIN ". Reading is as lenient as OpenSSL:
+///    CRLF or LF, no final newline, blanks around lines, text before/between/after blocks
+///    (PKCS#12 "Bag Attributes"), base64 at any width, RFC 1421 headers. Of several
+///    blocks the first key block is used and a warning says which. The DER structure
+///    decides the format; a label that does not match it gives a warning;
+/// 3. otherwise a specific error, with hints for base64 of a PEM file, base64 DER
+///    without armour, and OpenSSH keys.
+///
+/// Structures recognised: PKCS#1 RSAPublicKey / RSAPrivateKey, SubjectPublicKeyInfo,
+/// PKCS#8 PrivateKeyInfo (loaded); PKCS#8 EncryptedPrivateKeyInfo, X.509 certificates,
+/// multi-prime keys (refused with `RSAError.unsupportedKeyFormat`).
+public struct RSAKeyFile: Sendable {
+    /// A public or a private key.
+    public enum Key: Sendable {
+        case publicKey(RSAPublicKey)
+        case privateKey(RSAPrivateKey)
+    }
+
+    /// The key read.
+    public let key: Key
+    /// The format of the structure read (`.pkcs1`, `.spki` or `.pkcs8`).
+    public let format: RSAKeyFormat
+    /// Whether the input was PEM text (else DER).
+    public let isPEM: Bool
+    /// Human-readable warnings, lower-case sentences, for example a mislabelled PEM block
+    /// or "file has 3 PEM blocks; using the first key block (block 1, PRIVATE KEY)".
+    public let warnings: [String]
+    /// The name of the structure read ("SubjectPublicKeyInfo", "PKCS#1 RSAPrivateKey"...).
+    public let structureName: String
+
+    /// The largest input accepted, in bytes (1 MiB; an RSA key file is a few kilobytes).
+    public static let maximumByteCount = 1 << 20
+
+    /// Read a key from the bytes of a file: PEM or DER, any supported structure,
+    /// auto-detected as described on ``RSAKeyFile``.
+    ///
+    /// Private-key material decoded from PEM is wiped after parsing (best effort).
+    /// - Throws: `RSAError.malformedPEM(reason:line:)`, `RSAError.malformedDER(reason:offset:)`,
+    ///   `RSAError.malformedKey(reason:)` (unrecognised input),
+    ///   `RSAError.unsupportedKeyFormat(reason:)` (multi-prime, encrypted, certificate,
+    ///   non-RSA, OpenSSH, base64-encoded PEM), `RSAError.invalidKey`,
+    ///   `RSAError.keySizeUnsupported`.
+    public init(bytes: [UInt8]) throws {
+        try self.init(bytes: bytes, requirePEM: false, preferring: nil)
+    }
+
+    /// The public key: the key itself, or the public half of a private key.
+    public var publicKey: RSAPublicKey {
+        switch key {
+        case let .publicKey(key): return key
+        case let .privateKey(key): return key.publicKey
+        }
+    }
+
+    /// The private key, if the file held one.
+    public var privateKey: RSAPrivateKey? {
+        if case let .privateKey(key) = key { return key }
+        return nil
+    }
+
+    /// Which kind of key a caller wants, to pick among several PEM blocks.
+    internal enum Preference {
+        case publicKey, privateKey
+    }
+
+    internal init(bytes: [UInt8], requirePEM: Bool, preferring preference: Preference?) throws {
+        guard bytes.count <= RSAKeyFile.maximumByteCount else {
+            throw RSAError.malformedKey(reason: "input of \(bytes.count) bytes is larger than the \(RSAKeyFile.maximumByteCount)-byte limit for key files")
+        }
+        let hasPEM = PEMDocument.containsBeginLine(bytes)
+        if !requirePEM && RSAKeyFile.looksLikeDER(bytes, hasPEM: hasPEM) {
+            let decoded = try KeyDecoder.decode(der: bytes)
+            self.init(decoded: decoded, isPEM: false, warnings: [])
+            return
+        }
+        guard hasPEM else {
+            throw RSAKeyFile.diagnoseUnrecognised(bytes, requirePEM: requirePEM)
+        }
+        try self.init(pem: PEMDocument(scanning: bytes), preferring: preference)
+    }
+
+    private init(decoded: DecodedKey, isPEM: Bool, warnings: [String]) {
+        self.key = decoded.key
+        self.format = decoded.format
+        self.isPEM = isPEM
+        self.warnings = warnings
+        self.structureName = decoded.structure.name
+    }
+
+    /// DER when the bytes are exactly one SEQUENCE TLV, or start with 0x30 and contain no
+    /// PEM at all (so that DER errors are reported as such).
+    private static func looksLikeDER(_ bytes: [UInt8], hasPEM: Bool) -> Bool {
+        guard bytes.first == DERTag.sequence else { return false }
+        if !hasPEM { return true }
+        let reader = DERReader(bytes)
+        guard let top = try? reader.element(at: 0, limit: bytes.count) else { return false }
+        return top.end == bytes.count
+    }
+
+    private init(pem document: PEMDocument, preferring preference: Preference?) throws {
+        let blocks = document.blocks
+        let keyBlocks = blocks.filter(\.isKeyLabel)
+        let preferred: PEMBlock?
+        switch preference {
+        case .publicKey?: preferred = keyBlocks.first(where: \.isPublicKeyLabel)
+        case .privateKey?: preferred = keyBlocks.first(where: { !$0.isPublicKeyLabel })
+        case nil: preferred = nil
+        }
+        guard let block = preferred ?? keyBlocks.first else {
+            if let broken = blocks.first(where: { $0.problem != nil }), let problem = broken.problem {
+                throw RSAError.malformedPEM(reason: problem.reason, line: problem.line)
+            }
+            if blocks.contains(where: \.isCertificateLabel) {
+                throw RSAError.unsupportedKeyFormat(reason: "certificates are not supported yet")
+            }
+            if blocks.contains(where: { $0.label == "CERTIFICATE REQUEST" || $0.label == "NEW CERTIFICATE REQUEST" }) {
+                throw RSAError.unsupportedKeyFormat(reason: "certification requests (CSRs) are not supported")
+            }
+            let labels = blocks.map { "\"\($0.label)\"" }.joined(separator: ", ")
+            throw RSAError.malformedPEM(reason: "no key block found (blocks: \(labels))", line: blocks.first?.beginLine ?? 1)
+        }
+        var warnings: [String] = []
+        if blocks.count > 1 {
+            var which = "key block"
+            if let preferred, preferred.index != keyBlocks.first?.index {
+                which = preferred.isPublicKeyLabel ? "public key block" : "private key block"
+            }
+            warnings.append("file has \(blocks.count) PEM blocks; using the first \(which) (block \(block.index), \(block.label))")
+        }
+        try RSAKeyFile.refuseUnsupportedLabel(block)
+        var (headers, der) = try document.decode(block)
+        defer { wipe(&der) }
+        if headers.contains(where: { $0.name == "Proc-Type" && $0.value.uppercased().contains("ENCRYPTED") }) {
+            throw RSAError.unsupportedKeyFormat(reason: "encrypted private keys are not supported yet")
+        }
+        let decoded = try KeyDecoder.decode(der: der)
+        if block.label != decoded.structure.pemLabel {
+            warnings.append("PEM label \"\(block.label)\" does not match the contents: the block holds a \(decoded.structure.name), whose label is \"\(decoded.structure.pemLabel)\"; the key was read by its structure")
+        }
+        self.init(decoded: decoded, isPEM: true, warnings: warnings)
+    }
+
+    /// Key labels whose contents RSAKit cannot read at all.
+    private static func refuseUnsupportedLabel(_ block: PEMBlock) throws {
+        switch block.label {
+        case "OPENSSH PRIVATE KEY":
+            throw RSAError.unsupportedKeyFormat(reason: "OpenSSH private keys are not supported; convert with `ssh-keygen -p -m PKCS8 -f FILE`")
+        case "SSH2 PUBLIC KEY":
+            throw RSAError.unsupportedKeyFormat(reason: "SSH2 public keys are not supported; convert with `ssh-keygen -i -m RFC4716 -f FILE`")
+        case "EC PRIVATE KEY", "DSA PRIVATE KEY", "EC PUBLIC KEY", "DSA PUBLIC KEY":
+            throw RSAError.unsupportedKeyFormat(reason: "not an RSA key: PEM block \"\(block.label)\"")
+        default:
+            return
+        }
+    }
+
+    /// The most useful error for input that is neither DER nor PEM.
+    private static func diagnoseUnrecognised(_ bytes: [UInt8], requirePEM: Bool) -> RSAError {
+        let text = bytes.filter { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A) }
+        if text.starts(with: Array("ssh-rsa".utf8)) {
+            return .unsupportedKeyFormat(reason: "OpenSSH public keys (ssh-rsa ...) are not supported; convert with `ssh-keygen -e -m PKCS8 -f FILE`")
+        }
+        if !text.isEmpty, let decoded = try? Base64.decode(text, strict: false) {
+            if PEMDocument.containsBeginLine(decoded) {
+                return .unsupportedKeyFormat(reason: "this looks like base64-encoded PEM; decode it first (for example with base64 -d)")
+            }
+            if decoded.first == DERTag.sequence, (try? KeyDecoder.decode(der: decoded)) != nil {
+                return .unsupportedKeyFormat(reason: "this looks like base64-encoded DER without PEM armour; decode it (base64 -d) or add BEGIN/END lines")
+            }
+        }
+        if requirePEM || bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            return .malformedPEM(reason: "no \"-----BEGIN\" line found", line: 1)
+        }
+        let first = bytes.first.map { "0x" + hexByte($0) } ?? "nothing"
+        return .malformedKey(reason: "input is neither PEM (no \"-----BEGIN\" line) nor DER (starts with \(first), not a SEQUENCE)")
+    }
+}
