@@ -228,7 +228,8 @@ public final class RSAKeyStore: Sendable {
         for shard in try StoreFileSystem.listDirectory(fingerprintFolder) where StoreLayout.isShardName(shard) {
             try checkFolder(fingerprintFolder + "/" + shard)
         }
-        if !stale.isEmpty || (try StoreFileSystem.status(layout.journalPath)) != nil {
+        let journalLeft = try StoreFileSystem.status(layout.journalPath) != nil
+        if !stale.isEmpty || journalLeft {
             // Under the exclusive lock no write is in progress: after the journal is applied,
             // every temporary file still present belongs to a write that died before its
             // commit point.
@@ -675,6 +676,16 @@ public final class RSAKeyStore: Sendable {
         }
         if let label = metadata.label, label.utf8.count > RSAKeyStore.maximumLabelByteCount {
             throw damaged("the label is too long")
+        }
+        // Exactly one PEM block of the class's format, ending the file: SPKI for public items,
+        // PKCS#8 for private ones. (The key parser alone is as lenient as OpenSSL.)
+        let label = keyClass == .public ? "PUBLIC KEY" : "PRIVATE KEY"
+        guard pem.hasPrefix("-----BEGIN \(label)-----\n") else {
+            throw damaged("the PEM block is not \"\(label)\"")
+        }
+        guard pem.hasSuffix("-----END \(label)-----\n"),
+              pem.ranges(of: "-----BEGIN ").count == 1 else {
+            throw damaged("the PEM block is truncated or followed by other data")
         }
         let publicKey: RSAPublicKey
         var privateKey: RSAPrivateKey?

@@ -102,7 +102,7 @@ internal struct StoreTransaction {
         do {
             try StoreFileSystem.renameFile(layout.absolute(temporary), layout.journalPath)
         } catch {
-            try? StoreFileSystem.removeFile(layout.absolute(temporary))
+            _ = try? StoreFileSystem.removeFile(layout.absolute(temporary))
             throw error
         }
         try StoreFileSystem.syncDirectory(layout.root)
@@ -116,7 +116,7 @@ internal struct StoreTransaction {
     func abandon() {
         guard !committed else { return }
         for temporary in temporaryFiles {
-            try? StoreFileSystem.removeFile(layout.absolute(temporary))
+            _ = try? StoreFileSystem.removeFile(layout.absolute(temporary))
         }
     }
 
