@@ -32,6 +32,13 @@ let package = Package(
             dependencies: ["CGMP", "CNettle", "CRSAKitShims"],
             path: "Sources/RSAKit"
         ),
+        // Drives a key store from separate processes (concurrency and kill -9 tests, and the
+        // 100,000-item lookup measurement). Not a product: tests run it from the build folder.
+        .executableTarget(
+            name: "StoreStressHelper",
+            dependencies: ["RSAKit"],
+            path: "Tests/StoreStressHelper"
+        ),
         .testTarget(
             name: "RSAKitTests",
             dependencies: ["RSAKit"],
