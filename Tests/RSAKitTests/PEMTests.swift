@@ -201,6 +201,32 @@ final class PEMTests: XCTestCase {
         }
     }
 
+    func testRead_HexDER_GetsAHint() {
+        let text = F.hex(key.publicKey.derRepresentation) + "\n"
+        XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
+            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "this looks like hex-encoded DER; decode it first (for example with xxd -r -p)"))
+        }
+    }
+
+    func testRead_TextStartingWithZero_GetsTheTextDiagnosis() {
+        XCTAssertThrowsError(try RSAKeyFile(bytes: Array("0 keys here\n".utf8))) { error in
+            XCTAssertEqual(error as? RSAError, .malformedPEM(reason: "no \"-----BEGIN\" line found", line: 1))
+        }
+    }
+
+    func testRead_IndentedBeginAndEndLines() {
+        let text = key.pemRepresentation.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n")
+        assertLoadsPrivateKey(text)
+    }
+
+    func testRead_SSH2PublicKey_GetsAHint() {
+        let text = "---- BEGIN SSH2 PUBLIC KEY ----\nComment: \"user@host\"\nAAAAB3NzaC1yc2EAAAADAQAB\n---- END SSH2 PUBLIC KEY ----\n"
+        XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
+            guard case let .unsupportedKeyFormat(reason)? = error as? RSAError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.hasPrefix("SSH2 (RFC 4716) public keys are not supported"), reason)
+        }
+    }
+
     func testRead_OpenSSHPublicKey_GetsAHint() {
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array("ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQC7 user@host\n".utf8))) { error in
             guard case let .unsupportedKeyFormat(reason)? = error as? RSAError else { return XCTFail("\(error)") }

@@ -123,7 +123,9 @@ extension RSAPrivateKey {
     /// supported yet". With several blocks, the first private-key block is used.
     /// - Throws: `RSAError.malformedPEM`, and every error of ``init(derRepresentation:)``.
     public init(pemRepresentation: String) throws {
-        let file = try RSAKeyFile(bytes: Array(pemRepresentation.utf8), requirePEM: true, preferring: .privateKey)
+        var bytes = Array(pemRepresentation.utf8)
+        defer { wipe(&bytes) }
+        let file = try RSAKeyFile(bytes: bytes, requirePEM: true, preferring: .privateKey)
         switch file.key {
         case let .privateKey(key): self = key
         case .publicKey:

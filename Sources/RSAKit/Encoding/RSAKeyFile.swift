@@ -96,14 +96,21 @@ public struct RSAKeyFile: Sendable {
         self.structureName = decoded.structure.name
     }
 
-    /// DER when the bytes are exactly one SEQUENCE TLV, or start with 0x30 and contain no
-    /// PEM at all (so that DER errors are reported as such).
+    /// DER when the bytes are exactly one SEQUENCE TLV, or start with 0x30 and are not
+    /// plain text (so that damaged DER is reported as DER, with an offset, while a text
+    /// file that happens to start with "0" gets the text diagnosis).
     private static func looksLikeDER(_ bytes: [UInt8], hasPEM: Bool) -> Bool {
         guard bytes.first == DERTag.sequence else { return false }
-        if !hasPEM { return true }
         let reader = DERReader(bytes)
-        guard let top = try? reader.element(at: 0, limit: bytes.count) else { return false }
-        return top.end == bytes.count
+        if let top = try? reader.element(at: 0, limit: bytes.count), top.end == bytes.count {
+            return true
+        }
+        return !hasPEM && !isPlainText(bytes)
+    }
+
+    /// Printable ASCII, tabs and line ends only.
+    private static func isPlainText(_ bytes: [UInt8]) -> Bool {
+        bytes.allSatisfy { ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
     }
 
     private init(pem document: PEMDocument, preferring preference: Preference?) throws {
@@ -154,8 +161,6 @@ public struct RSAKeyFile: Sendable {
         switch block.label {
         case "OPENSSH PRIVATE KEY":
             throw RSAError.unsupportedKeyFormat(reason: "OpenSSH private keys are not supported; convert with `ssh-keygen -p -m PKCS8 -f FILE`")
-        case "SSH2 PUBLIC KEY":
-            throw RSAError.unsupportedKeyFormat(reason: "SSH2 public keys are not supported; convert with `ssh-keygen -i -m RFC4716 -f FILE`")
         case "EC PRIVATE KEY", "DSA PRIVATE KEY", "EC PUBLIC KEY", "DSA PUBLIC KEY":
             throw RSAError.unsupportedKeyFormat(reason: "not an RSA key: PEM block \"\(block.label)\"")
         default:
@@ -169,7 +174,11 @@ public struct RSAKeyFile: Sendable {
         if text.starts(with: Array("ssh-rsa".utf8)) {
             return .unsupportedKeyFormat(reason: "OpenSSH public keys (ssh-rsa ...) are not supported; convert with `ssh-keygen -e -m PKCS8 -f FILE`")
         }
-        if !text.isEmpty, let decoded = try? Base64.decode(text, strict: false) {
+        if text.starts(with: Array("----BEGINSSH2PUBLICKEY----".utf8)) {
+            return .unsupportedKeyFormat(reason: "SSH2 (RFC 4716) public keys are not supported; convert with `ssh-keygen -i -m RFC4716 -f FILE`, then `ssh-keygen -e -m PKCS8`")
+        }
+        if !text.isEmpty, var decoded = try? Base64.decode(text, strict: false) {
+            defer { wipe(&decoded) }
             if PEMDocument.containsBeginLine(decoded) {
                 return .unsupportedKeyFormat(reason: "this looks like base64-encoded PEM; decode it first (for example with base64 -d)")
             }
@@ -177,10 +186,31 @@ public struct RSAKeyFile: Sendable {
                 return .unsupportedKeyFormat(reason: "this looks like base64-encoded DER without PEM armour; decode it (base64 -d) or add BEGIN/END lines")
             }
         }
-        if requirePEM || bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+        if text.count % 2 == 0, text.count >= 2, text.allSatisfy({ hexDigitValue($0) != nil }) {
+            var decoded: [UInt8] = []
+            var index = 0
+            while index < text.count {
+                decoded.append(hexDigitValue(text[index])! << 4 | hexDigitValue(text[index + 1])!)
+                index += 2
+            }
+            defer { wipe(&decoded) }
+            if decoded.first == DERTag.sequence, (try? KeyDecoder.decode(der: decoded)) != nil {
+                return .unsupportedKeyFormat(reason: "this looks like hex-encoded DER; decode it first (for example with xxd -r -p)")
+            }
+        }
+        if requirePEM || isPlainText(bytes) {
             return .malformedPEM(reason: "no \"-----BEGIN\" line found", line: 1)
         }
         let first = bytes.first.map { "0x" + hexByte($0) } ?? "nothing"
         return .malformedKey(reason: "input is neither PEM (no \"-----BEGIN\" line) nor DER (starts with \(first), not a SEQUENCE)")
+    }
+
+    private static func hexDigitValue(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return character - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 }
