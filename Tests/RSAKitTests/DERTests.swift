@@ -194,7 +194,13 @@ final class DERTests: XCTestCase {
             XCTAssertEqual(read, key)
             XCTAssertEqual(read.modulusByteCount, 128, "k comes from the bit length, not the encoding")
             XCTAssertEqual(read.pkcs1DERRepresentation, key.pkcs1DERRepresentation, "written back minimal")
+            // The modulus's top bit is set, so one 0x00 is the sign octet; more are redundant.
+            XCTAssertGreaterThanOrEqual(key.modulus[0], 0x80)
+            XCTAssertEqual(try RSAKeyFile(bytes: der).warnings, padding == 1 ? [] :
+                           ["INTEGER (modulus) at byte offset 3 has redundant leading zero octets (not DER); read as its value"])
         }
+        // The one 0x00 octet a positive INTEGER needs is not redundant.
+        XCTAssertEqual(try RSAKeyFile(bytes: key.pkcs1DERRepresentation).warnings, [])
     }
 
     func testDecode_KFromBitLength_For2047BitModulus() throws {
@@ -232,6 +238,8 @@ final class DERTests: XCTestCase {
         let key = F.rsakitKey.publicKey
         let der = F.sequence(F.sequence(F.tlv(0x06, KnownOID.rsaEncryption)), F.tlv(0x03, [0x00] + key.pkcs1DERRepresentation))
         XCTAssertEqual(try RSAPublicKey(derRepresentation: der), key)
+        XCTAssertEqual(try RSAKeyFile(bytes: der).warnings,
+                       ["the rsaEncryption AlgorithmIdentifier at byte offset 3 has no NULL parameters (RFC 3279 requires them); read anyway"])
     }
 
     func testDecode_MalformedObjectIdentifier_IsRejected() {

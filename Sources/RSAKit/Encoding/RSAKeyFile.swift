@@ -28,8 +28,11 @@ public struct RSAKeyFile: Sendable {
     public let format: RSAKeyFormat
     /// Whether the input was PEM text (else DER).
     public let isPEM: Bool
-    /// Human-readable warnings, lower-case sentences, for example a mislabelled PEM block
-    /// or "file has 3 PEM blocks; using the first key block (block 1, PRIVATE KEY)".
+    /// Human-readable warnings, lower-case sentences: several PEM blocks ("file has 3 PEM
+    /// blocks; using the first key block (block 1, PRIVATE KEY)"), a PEM label that does not
+    /// match the structure, and deviations from DER that were accepted (INTEGERs with
+    /// redundant leading zero octets, rsaEncryption without NULL parameters). Empty for a
+    /// file exactly as rsakit or OpenSSL writes it.
     public let warnings: [String]
     /// The name of the structure read ("SubjectPublicKeyInfo", "PKCS#1 RSAPrivateKey"...).
     public let structureName: String
@@ -92,7 +95,7 @@ public struct RSAKeyFile: Sendable {
         self.key = decoded.key
         self.format = decoded.format
         self.isPEM = isPEM
-        self.warnings = warnings
+        self.warnings = warnings + decoded.notes
         self.structureName = decoded.structure.name
     }
 
