@@ -97,6 +97,18 @@ final class PEMTests: XCTestCase {
         assertLoadsPrivateKey(text)
     }
 
+    func testRead_UTF8ByteOrderMark() {
+        assertLoadsPrivateKey("\u{FEFF}" + key.pemRepresentation)
+    }
+
+    func testRead_UTF16Text_GetsAHint() {
+        let units: [UInt8] = key.publicKey.pemRepresentation.utf16.flatMap { (unit: UInt16) -> [UInt8] in [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+        let utf16: [UInt8] = [0xFF, 0xFE] + units
+        XCTAssertThrowsError(try RSAKeyFile(bytes: utf16)) { error in
+            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "this is UTF-16 text (as PowerShell's > redirection writes); save the key as ASCII or UTF-8"))
+        }
+    }
+
     func testRead_TextAfterEnd() {
         assertLoadsPrivateKey(key.pemRepresentation + "this key belongs to the test suite\n")
     }

@@ -5,9 +5,14 @@
 /// | `pkcs1` | `RSAPublicKey`, PEM "RSA PUBLIC KEY" (RFC 8017 A.1.1; Apple's SecKeyCopyExternalRepresentation) | `RSAPrivateKey`, PEM "RSA PRIVATE KEY" (RFC 8017 A.1.2; `openssl rsa -traditional`) |
 /// | `spki`  | `SubjectPublicKeyInfo`, PEM "PUBLIC KEY" (RFC 5280; Java `X509EncodedKeySpec`, OpenSSL default) | — |
 /// | `pkcs8` | — | `PrivateKeyInfo`, PEM "PRIVATE KEY" (RFC 5208; Java `PKCS8EncodedKeySpec`, OpenSSL default) |
+///
+/// The raw values ("pkcs1", "spki", "pkcs8") are the names the CLI and the key store use.
 public enum RSAKeyFormat: String, Sendable, CaseIterable {
+    /// PKCS#1 (RFC 8017 Appendix A.1): `RSAPublicKey` or `RSAPrivateKey`, no algorithm identifier.
     case pkcs1 = "pkcs1"
+    /// SubjectPublicKeyInfo (RFC 5280 §4.1.2.7) with rsaEncryption; public keys only.
     case spki = "spki"
+    /// PKCS#8 PrivateKeyInfo (RFC 5208 §5), unencrypted, with rsaEncryption; private keys only.
     case pkcs8 = "pkcs8"
 }
 

@@ -7,7 +7,7 @@
 /// 2. PEM, when some line starts with "-----BEGIN ". Reading is as lenient as OpenSSL:
 ///    CRLF or LF, no final newline, blanks around lines, text before/between/after blocks
 ///    (PKCS#12 "Bag Attributes"), base64 at any width, RFC 1421 headers. Of several
-///    blocks the first key block is used and a warning says which. The DER structure
+///    blocks the first key block is used (a UTF-8 byte order mark is skipped) and a warning says which. The DER structure
 ///    decides the format; a label that does not match it gives a warning;
 /// 3. otherwise a specific error, with hints for base64 of a PEM file, base64 DER
 ///    without armour, and OpenSSH keys.
@@ -18,7 +18,9 @@
 public struct RSAKeyFile: Sendable {
     /// A public or a private key.
     public enum Key: Sendable {
+        /// The file held a public key (PKCS#1 RSAPublicKey or SubjectPublicKeyInfo).
         case publicKey(RSAPublicKey)
+        /// The file held a private key (PKCS#1 RSAPrivateKey or PKCS#8 PrivateKeyInfo).
         case privateKey(RSAPrivateKey)
     }
 
@@ -79,7 +81,10 @@ public struct RSAKeyFile: Sendable {
         guard !bytes.isEmpty else {
             throw RSAError.malformedKey(reason: "the input is empty")
         }
-        let hasPEM = PEMDocument.containsBeginLine(bytes)
+        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
+            throw RSAError.unsupportedKeyFormat(reason: "this is UTF-16 text (as PowerShell's > redirection writes); save the key as ASCII or UTF-8")
+        }
+        let hasPEM = PEMDocument.containsBeginLine(bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes)
         if !requirePEM && RSAKeyFile.looksLikeDER(bytes, hasPEM: hasPEM) {
             let decoded = try KeyDecoder.decode(der: bytes)
             self.init(decoded: decoded, isPEM: false, warnings: [])
@@ -88,7 +93,9 @@ public struct RSAKeyFile: Sendable {
         guard hasPEM else {
             throw RSAKeyFile.diagnoseUnrecognised(bytes, requirePEM: requirePEM)
         }
-        try self.init(pem: PEMDocument(scanning: bytes), preferring: preference)
+        // A UTF-8 byte order mark (Windows editors) is text before the first line.
+        let text = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
+        try self.init(pem: PEMDocument(scanning: text), preferring: preference)
     }
 
     private init(decoded: DecodedKey, isPEM: Bool, warnings: [String]) {
