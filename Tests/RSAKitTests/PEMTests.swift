@@ -308,6 +308,16 @@ final class PEMTests: XCTestCase {
         }
     }
 
+    func testRead_DERErrorInsidePEM_NamesTheBlock() {
+        let der = key.publicKey.derRepresentation
+        let text = "comment\n" + pem(label: "PUBLIC KEY", der: Array(der.dropLast()))
+        XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
+            guard case let .malformedDER(reason, offset)? = error as? RSAError else { return XCTFail("\(error)") }
+            XCTAssertEqual(offset, 1)
+            XCTAssertTrue(reason.hasSuffix("(in the base64-decoded PEM block \"PUBLIC KEY\" at line 2)"), reason)
+        }
+    }
+
     func testRead_EmptyBody_IsRefused() {
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array("-----BEGIN PUBLIC KEY-----\n\n-----END PUBLIC KEY-----\n".utf8))) { error in
             XCTAssertEqual(error as? RSAError, .malformedPEM(reason: "PEM block \"PUBLIC KEY\" has no base64 content", line: 1))

@@ -159,7 +159,13 @@ public struct RSAKeyFile: Sendable {
         if headers.contains(where: { $0.name == "Proc-Type" && $0.value.uppercased().contains("ENCRYPTED") }) {
             throw RSAError.unsupportedKeyFormat(reason: "encrypted private keys are not supported yet")
         }
-        let decoded = try KeyDecoder.decode(der: der)
+        let decoded: DecodedKey
+        do {
+            decoded = try KeyDecoder.decode(der: der)
+        } catch let RSAError.malformedDER(reason, offset) {
+            // Offsets count from the start of the block's decoded bytes; say which block.
+            throw RSAError.malformedDER(reason: "\(reason) (in the base64-decoded PEM block \"\(block.label)\" at line \(block.beginLine))", offset: offset)
+        }
         if block.label != decoded.structure.pemLabel {
             warnings.append("PEM label \"\(block.label)\" does not match the contents: the block holds a \(decoded.structure.name), whose label is \"\(decoded.structure.pemLabel)\"; the key was read by its structure")
         }
