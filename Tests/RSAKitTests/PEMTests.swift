@@ -318,6 +318,23 @@ final class PEMTests: XCTestCase {
         }
     }
 
+    func testRead_EscapedNewlines_GetAHint() {
+        let text = key.publicKey.pemRepresentation.replacingOccurrences(of: "\n", with: "\\n")
+        XCTAssertThrowsError(try RSAPublicKey(pemRepresentation: text)) { error in
+            guard case let .malformedPEM(reason, _)? = error as? RSAError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.hasPrefix("the PEM text contains literal \"\\n\" sequences"), reason)
+        }
+    }
+
+    func testRead_PEMOnOneLine_GetsAHint() {
+        let text = "key: " + key.publicKey.pemRepresentation.replacingOccurrences(of: "\n", with: " ")
+        XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
+            guard case let .malformedPEM(reason, line)? = error as? RSAError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.hasPrefix("a \"-----BEGIN\" marker was found, but not as a line of its own"), reason)
+            XCTAssertEqual(line, 1)
+        }
+    }
+
     func testRead_EmptyBody_IsRefused() {
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array("-----BEGIN PUBLIC KEY-----\n\n-----END PUBLIC KEY-----\n".utf8))) { error in
             XCTAssertEqual(error as? RSAError, .malformedPEM(reason: "PEM block \"PUBLIC KEY\" has no base64 content", line: 1))

@@ -132,6 +132,9 @@ public struct RSAKeyFile: Sendable {
         case .privateKey?: preferred = keyBlocks.first(where: { !$0.isPublicKeyLabel })
         case nil: preferred = nil
         }
+        if blocks.isEmpty {
+            throw RSAKeyFile.diagnoseBrokenFraming(document.bytes)
+        }
         guard let block = preferred ?? keyBlocks.first else {
             if let broken = blocks.first(where: { $0.problem != nil }), let problem = broken.problem {
                 throw RSAError.malformedPEM(reason: problem.reason, line: problem.line)
@@ -184,8 +187,27 @@ public struct RSAKeyFile: Sendable {
         }
     }
 
+    /// Text with a "-----BEGIN " marker but no usable BEGIN line: the usual causes are
+    /// line breaks lost or escaped (environment variables, JSON strings, one-line pastes).
+    private static func diagnoseBrokenFraming(_ bytes: [UInt8]) -> RSAError {
+        let escapedNewline = Array("\\n".utf8)
+        var index = 0
+        while index + 1 < bytes.count {
+            if bytes[index] == escapedNewline[0] && bytes[index + 1] == escapedNewline[1] {
+                return .malformedPEM(reason: "the PEM text contains literal \"\\n\" sequences instead of line breaks (as in an environment variable or a JSON string); replace them with real newlines", line: 1)
+            }
+            index += 1
+        }
+        let marker = bytes.firstRange(of: Array("-----BEGIN ".utf8))?.lowerBound ?? 0
+        let line = 1 + bytes[..<marker].filter { $0 == 0x0A }.count
+        return .malformedPEM(reason: "a \"-----BEGIN\" marker was found, but not as a line of its own; BEGIN, the base64 text and END must be on separate lines", line: line)
+    }
+
     /// The most useful error for input that is neither DER nor PEM.
     private static func diagnoseUnrecognised(_ bytes: [UInt8], requirePEM: Bool) -> RSAError {
+        if bytes.firstRange(of: Array("-----BEGIN ".utf8)) != nil {
+            return diagnoseBrokenFraming(bytes)
+        }
         let text = bytes.filter { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A) }
         if text.starts(with: Array("ssh-rsa".utf8)) {
             return .unsupportedKeyFormat(reason: "OpenSSH public keys (ssh-rsa ...) are not supported; convert with `ssh-keygen -e -m PKCS8 -f FILE`")
