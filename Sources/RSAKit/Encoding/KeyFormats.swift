@@ -111,7 +111,9 @@ extension RSAPrivateKey {
     /// two primes) or an unencrypted PKCS#8 `PrivateKeyInfo` (RFC 5208 §5; RFC 5958
     /// version 1 accepted) with rsaEncryption, told apart by structure. Every component
     /// relation is validated (see ``RSAPrivateKey/init(modulus:publicExponent:privateExponent:prime1:prime2:exponent1:exponent2:coefficient:)``).
-    /// Parsing branches on lengths and tags, not on secret values.
+    /// Not constant-time: parsing branches on tags, lengths and leading zero octets (which
+    /// the DER length fields reveal anyway), and validation uses variable-time GMP
+    /// arithmetic once per import. Decoded secret bytes from PEM are wiped (best effort).
     /// - Throws: `RSAError.malformedDER(reason:offset:)`; `RSAError.unsupportedKeyFormat`
     ///   with "multi-prime keys are not supported" (version 1), "encrypted private keys are
     ///   not supported yet" (EncryptedPrivateKeyInfo), "certificates are not supported yet",
