@@ -5,6 +5,7 @@ let package = Package(
     name: "rsakit",
     products: [
         .library(name: "RSAKit", targets: ["RSAKit"]),
+        .executable(name: "rsakit", targets: ["RSAKitCLI"]),
     ],
     targets: [
         // GMP, the big-integer engine (libgmp-dev). Only RSAKit/BigInt and the shim import it.
@@ -32,6 +33,19 @@ let package = Package(
             dependencies: ["CGMP", "CNettle", "CRSAKitShims"],
             path: "Sources/RSAKit"
         ),
+        // The `rsakit` command-line tool.
+        .executableTarget(
+            name: "RSAKitCLI",
+            dependencies: ["RSAKit"],
+            path: "Sources/RSAKitCLI"
+        ),
+        // Drives a key store from separate processes (concurrency and kill -9 tests, and the
+        // 100,000-item lookup measurement). Not a product: tests run it from the build folder.
+        .executableTarget(
+            name: "StoreStressHelper",
+            dependencies: ["RSAKit"],
+            path: "Tests/StoreStressHelper"
+        ),
         // Plain-GMP reference code the benchmark measures RSAKit against (not part of RSAKit).
         .target(
             name: "CRSAKitAnchors",
@@ -50,6 +64,12 @@ let package = Package(
             dependencies: ["RSAKit"],
             path: "Tests/RSAKitTests",
             exclude: ["Fixtures/README.md"]
+        ),
+        // End-to-end tests of the built `rsakit` binary.
+        .testTarget(
+            name: "RSAKitCLITests",
+            dependencies: ["RSAKitCLI"],
+            path: "Tests/RSAKitCLITests"
         ),
     ],
     swiftLanguageModes: [.v5]

@@ -1,9 +1,28 @@
 #!/usr/bin/env bash
-# The test command: install missing system packages, then run the whole test suite with the
-# long cases enabled. .ci/run calls exactly this.
+# The test command: install missing system packages, then build and run the whole test suite
+# with the long cases enabled (RSAKIT_LONG_TESTS=1). .ci/run calls exactly this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 export RSAKIT_LONG_TESTS="${RSAKIT_LONG_TESTS:-1}"
+
 swift build --build-tests
-swift test --skip-build
+mkdir -p .build
+log=.build/rsakit-test.log
+set +e
+swift test --skip-build --disable-swift-testing 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+
+# One plain summary line from XCTest's closing "Executed N tests, with ... failures" line.
+summary=$(grep -E "^[[:space:]]*Executed [0-9]+ tests?, with" "$log" | tail -n 1 || true)
+if [ -n "$summary" ]; then
+    executed=$(sed -E 's/.*Executed ([0-9]+) tests?.*/\1/' <<<"$summary")
+    failures=$(sed -E 's/.* ([0-9]+) failures? \(.*/\1/' <<<"$summary")
+    skipped=0
+    if grep -qE "[0-9]+ tests? skipped" <<<"$summary"; then
+        skipped=$(sed -E 's/.* ([0-9]+) tests? skipped.*/\1/' <<<"$summary")
+    fi
+    echo "tests: $((executed - failures - skipped)) passed, $failures failed, $skipped skipped"
+fi
+exit "$status"

@@ -135,7 +135,7 @@ final class DERTests: XCTestCase {
             for length in 0..<der.count {
                 let truncated = Array(der.prefix(length))
                 assertMalformedDER(try decode(truncated), "\(name) truncated to \(length) bytes")
-                if length > 0 {
+                if length > 1 {  // A lone "0" (0x30) is text as much as DER.
                     assertMalformedDER(try RSAKeyFile(bytes: truncated), "\(name) truncated to \(length) bytes (RSAKeyFile)")
                 }
             }
@@ -194,13 +194,21 @@ final class DERTests: XCTestCase {
             XCTAssertEqual(read, key)
             XCTAssertEqual(read.modulusByteCount, 128, "k comes from the bit length, not the encoding")
             XCTAssertEqual(read.pkcs1DERRepresentation, key.pkcs1DERRepresentation, "written back minimal")
+            // The modulus's top bit is set, so one 0x00 is the sign octet; more are redundant.
+            XCTAssertGreaterThanOrEqual(key.modulus[0], 0x80)
+            XCTAssertEqual(try RSAKeyFile(bytes: der).warnings, padding == 1 ? [] :
+                           ["INTEGER (modulus) at byte offset 3 has redundant leading zero octets (not DER); read as its value"])
         }
+        // The one 0x00 octet a positive INTEGER needs is not redundant.
+        XCTAssertEqual(try RSAKeyFile(bytes: key.pkcs1DERRepresentation).warnings, [])
     }
 
     func testDecode_KFromBitLength_For2047BitModulus() throws {
         // A 2047-bit modulus: 256 octets, top octet < 0x80, so no sign octet is written.
-        let key = try F.roundTripKeys().first(where: { $0.key.modulusBitCount == 2047 })?.key
-            ?? RSAPrivateKey.generate(bitCount: 2047)
+        let key = F.openSSLPath != nil
+            ? try RSAPrivateKey(pemRepresentation: F.generatedKey(bits: 2047, exponent: 65537).pem)
+            : try RSAPrivateKey.generate(bitCount: 2047)
+        XCTAssertEqual(key.modulusBitCount, 2047)
         let der = key.publicKey.pkcs1DERRepresentation
         XCTAssertEqual(Array(der[4..<8]), [0x02, 0x82, 0x01, 0x00], "modulus INTEGER of exactly 256 octets")
         XCTAssertLessThan(der[8], 0x80)
@@ -230,6 +238,8 @@ final class DERTests: XCTestCase {
         let key = F.rsakitKey.publicKey
         let der = F.sequence(F.sequence(F.tlv(0x06, KnownOID.rsaEncryption)), F.tlv(0x03, [0x00] + key.pkcs1DERRepresentation))
         XCTAssertEqual(try RSAPublicKey(derRepresentation: der), key)
+        XCTAssertEqual(try RSAKeyFile(bytes: der).warnings,
+                       ["the rsaEncryption AlgorithmIdentifier at byte offset 3 has no NULL parameters (RFC 3279 requires them); read anyway"])
     }
 
     func testDecode_MalformedObjectIdentifier_IsRejected() {

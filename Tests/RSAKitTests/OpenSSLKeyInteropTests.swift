@@ -29,6 +29,8 @@ final class OpenSSLKeyInteropTests: XCTestCase {
         let conversions: [(args: [String], format: RSAKeyFormat?, isPEM: Bool, isPrivate: Bool)] = [
             (["pkey", "-in", key.path, "-outform", "DER"], nil, false, true),
             (["pkcs8", "-topk8", "-nocrypt", "-in", key.path, "-outform", "DER"], .pkcs8, false, true),
+            (["rsa", "-in", key.path, "-outform", "DER"], nil, false, true),
+            (["pkey", "-in", key.path, "-traditional"], .pkcs1, true, true),
             (["rsa", "-in", key.path, "-traditional"], .pkcs1, true, true),
             (["rsa", "-in", key.path, "-traditional", "-outform", "DER"], .pkcs1, false, true),
             (["rsa", "-in", key.path, "-RSAPublicKey_out"], .pkcs1, true, false),
@@ -151,6 +153,27 @@ final class OpenSSLKeyInteropTests: XCTestCase {
         let file = try RSAKeyFile(bytes: der)
         XCTAssertFalse(file.isPEM)
         XCTAssertEqual(try key.derRepresentation(format: file.format), der)
+    }
+
+    /// Other OpenSSL commands that write new RSA keys: genrsa (both forms), req -newkey.
+    func testOtherOpenSSLKeyWriters_Load() throws {
+        let genrsa = F.path("genrsa.pem"), traditional = F.path("genrsa-traditional.pem")
+        let reqKey = F.path("req-key.pem"), reqCert = F.path("req-cert.pem")
+        try F.opensslChecked(["genrsa", "-out", genrsa, "1024"])
+        try F.opensslChecked(["genrsa", "-traditional", "-out", traditional, "1024"])
+        try F.opensslChecked(["req", "-newkey", "rsa:1024", "-nodes", "-keyout", reqKey, "-subj", "/CN=rsakit test",
+                              "-x509", "-days", "1", "-out", reqCert])
+        for (path, format) in [(genrsa, RSAKeyFormat.pkcs8), (traditional, .pkcs1), (reqKey, .pkcs8)] {
+            let file = try RSAKeyFile(bytes: try F.readFile(path))
+            let expected = try openSSLComponents(path)
+            XCTAssertEqual(file.format, format, path)
+            XCTAssertEqual(file.privateKey?.modulus, expected["modulus"], path)
+            XCTAssertEqual(file.privateKey?.coefficient, expected["coefficient"], path)
+        }
+        // The certificate req wrote holds the same public key; its own SPKI extracts cleanly.
+        let spki = try F.opensslChecked(["x509", "-in", reqCert, "-pubkey", "-noout"])
+        XCTAssertEqual(try RSAPublicKey(pemRepresentation: String(decoding: spki, as: UTF8.self)),
+                       try RSAPrivateKey(pemRepresentation: String(decoding: try F.readFile(reqKey), as: UTF8.self)).publicKey)
     }
 
     // MARK: rsakit -> OpenSSL

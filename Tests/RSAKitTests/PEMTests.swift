@@ -97,6 +97,18 @@ final class PEMTests: XCTestCase {
         assertLoadsPrivateKey(text)
     }
 
+    func testRead_UTF8ByteOrderMark() {
+        assertLoadsPrivateKey("\u{FEFF}" + key.pemRepresentation)
+    }
+
+    func testRead_UTF16Text_GetsAHint() {
+        let units: [UInt8] = key.publicKey.pemRepresentation.utf16.flatMap { (unit: UInt16) -> [UInt8] in [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+        let utf16: [UInt8] = [0xFF, 0xFE] + units
+        XCTAssertThrowsError(try RSAKeyFile(bytes: utf16)) { error in
+            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "this is UTF-16 text (as PowerShell's > redirection writes); save the key as ASCII or UTF-8"))
+        }
+    }
+
     func testRead_TextAfterEnd() {
         assertLoadsPrivateKey(key.pemRepresentation + "this key belongs to the test suite\n")
     }
@@ -201,6 +213,32 @@ final class PEMTests: XCTestCase {
         }
     }
 
+    func testRead_HexDER_GetsAHint() {
+        let text = F.hex(key.publicKey.derRepresentation) + "\n"
+        XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
+            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "this looks like hex-encoded DER; decode it first (for example with xxd -r -p)"))
+        }
+    }
+
+    func testRead_TextStartingWithZero_GetsTheTextDiagnosis() {
+        XCTAssertThrowsError(try RSAKeyFile(bytes: Array("0 keys here\n".utf8))) { error in
+            XCTAssertEqual(error as? RSAError, .malformedPEM(reason: "no \"-----BEGIN\" line found", line: 1))
+        }
+    }
+
+    func testRead_IndentedBeginAndEndLines() {
+        let text = key.pemRepresentation.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n")
+        assertLoadsPrivateKey(text)
+    }
+
+    func testRead_SSH2PublicKey_GetsAHint() {
+        let text = "---- BEGIN SSH2 PUBLIC KEY ----\nComment: \"user@host\"\nAAAAB3NzaC1yc2EAAAADAQAB\n---- END SSH2 PUBLIC KEY ----\n"
+        XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
+            guard case let .unsupportedKeyFormat(reason)? = error as? RSAError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.hasPrefix("SSH2 (RFC 4716) public keys are not supported"), reason)
+        }
+    }
+
     func testRead_OpenSSHPublicKey_GetsAHint() {
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array("ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQC7 user@host\n".utf8))) { error in
             guard case let .unsupportedKeyFormat(reason)? = error as? RSAError else { return XCTFail("\(error)") }
@@ -267,6 +305,33 @@ final class PEMTests: XCTestCase {
         lines.remove(at: 3)
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(lines.joined(separator: "\n").utf8))) { error in
             XCTAssertNotNil(error as? RSAError, "\(error)")
+        }
+    }
+
+    func testRead_DERErrorInsidePEM_NamesTheBlock() {
+        let der = key.publicKey.derRepresentation
+        let text = "comment\n" + pem(label: "PUBLIC KEY", der: Array(der.dropLast()))
+        XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
+            guard case let .malformedDER(reason, offset)? = error as? RSAError else { return XCTFail("\(error)") }
+            XCTAssertEqual(offset, 1)
+            XCTAssertTrue(reason.hasSuffix("(in the base64-decoded PEM block \"PUBLIC KEY\" at line 2)"), reason)
+        }
+    }
+
+    func testRead_EscapedNewlines_GetAHint() {
+        let text = key.publicKey.pemRepresentation.replacingOccurrences(of: "\n", with: "\\n")
+        XCTAssertThrowsError(try RSAPublicKey(pemRepresentation: text)) { error in
+            guard case let .malformedPEM(reason, _)? = error as? RSAError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.hasPrefix("the PEM text contains literal \"\\n\" sequences"), reason)
+        }
+    }
+
+    func testRead_PEMOnOneLine_GetsAHint() {
+        let text = "key: " + key.publicKey.pemRepresentation.replacingOccurrences(of: "\n", with: " ")
+        XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
+            guard case let .malformedPEM(reason, line)? = error as? RSAError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.hasPrefix("a \"-----BEGIN\" marker was found, but not as a line of its own"), reason)
+            XCTAssertEqual(line, 1)
         }
     }
 

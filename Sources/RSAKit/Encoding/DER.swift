@@ -79,6 +79,8 @@ internal struct DERReader {
     static let maximumLengthOctets = 4
 
     let bytes: [UInt8]
+    /// Deviations from DER that were accepted (shared by copies of this reader).
+    let notes = DecodingNotes()
 
     init(_ bytes: [UInt8]) {
         self.bytes = bytes
@@ -228,6 +230,9 @@ internal struct DERReader {
         }
         var start = first
         while start < content.upperBound && bytes[start] == 0 { start += 1 }
+        if start - first > 1 || (start - first == 1 && start < content.upperBound && bytes[start] & 0x80 == 0) {
+            notes.add("INTEGER (\(what)) at byte offset \(element.offset) has redundant leading zero octets (not DER); read as its value")
+        }
         return bytes[start..<content.upperBound]
     }
 
@@ -287,6 +292,12 @@ internal struct DERReader {
         try expect(element, tag: DERTag.octetString, what: what)
         return element.content
     }
+}
+
+/// Accepted deviations from strict DER, collected while reading (for warnings).
+internal final class DecodingNotes {
+    private(set) var messages: [String] = []
+    func add(_ message: String) { messages.append(message) }
 }
 
 /// Dotted-decimal form of an OBJECT IDENTIFIER's content octets (X.690 §8.19.4), for messages.

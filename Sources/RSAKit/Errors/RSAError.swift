@@ -30,6 +30,9 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     case ciphertextLengthInvalid(byteCount: Int, blockSize: Int)
     /// Key generation gave up after the bound of FIPS 186-5 A.1.3 step 4.7 / 5.8.
     case keyGenerationFailed(reason: String)
+    /// An rsakit container whose public header is unusable (wrong magic, unknown version or
+    /// padding scheme, block size not matching the key). Header fields are public: `reason` says which.
+    case containerInvalid(reason: String)
     /// The progress callback asked key generation to stop.
     case keyGenerationCancelled
     /// An internal consistency check failed (for example the re-encryption check after
@@ -66,6 +69,25 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// "a private key (PKCS#8 PrivateKeyInfo)").
     case keyTypeMismatch(expected: String, found: String)
 
+    // MARK: Store
+
+    /// The application tag is not usable: empty, or longer than 255 bytes of UTF-8.
+    case invalidTag(reason: String)
+    /// The label is not usable (longer than ``RSAKeyStore/maximumLabelByteCount`` bytes of UTF-8).
+    case invalidLabel(reason: String)
+    /// A store folder or private item file is accessible by group or others (`mode` is the
+    /// permission bits found, for example 0o644). Like ssh's "unprotected private key file":
+    /// the store refuses to read on unless opened with `allowInsecurePermissions: true`.
+    case insecureStorePermissions(path: String, mode: UInt32)
+    /// An item file in the store is damaged (truncated, bad PEM, metadata that does not match
+    /// the key or the file's place). `tag` is the application tag when it is known.
+    /// The rest of the store stays usable.
+    case damagedItem(tag: String?, path: String, reason: String)
+    /// A file-system operation on the store failed; `reason` names the call and the errno text.
+    case storeIOError(path: String, reason: String)
+    /// No item in the store has this item id (the analogue of a persistent reference).
+    case itemNotFound(itemID: String)
+
     /// A lower-case sentence, without secret bytes.
     public var description: String {
         switch self {
@@ -87,6 +109,8 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "ciphertext length \(byteCount) bytes is not a multiple of the block size \(blockSize) bytes"
         case let .keyGenerationFailed(reason):
             return "key generation failed: \(reason)"
+        case let .containerInvalid(reason):
+            return "invalid rsakit container: \(reason)"
         case .keyGenerationCancelled:
             return "key generation cancelled"
         case let .internalError(what):
@@ -105,6 +129,22 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "unsupported key format: \(reason)"
         case let .keyTypeMismatch(expected, found):
             return "expected \(expected), found \(found)"
+        case let .invalidTag(reason):
+            return "invalid application tag: \(reason)"
+        case let .invalidLabel(reason):
+            return "invalid label: \(reason)"
+        case let .insecureStorePermissions(path, mode):
+            return "unprotected key store: \(path) has mode 0\(String(mode, radix: 8)), "
+                + "which lets group or others read it (chmod go-rwx, or open with allowInsecurePermissions)"
+        case let .damagedItem(tag, path, reason):
+            if let tag {
+                return "damaged key store item with tag \"\(tag)\" at \(path): \(reason)"
+            }
+            return "damaged key store item at \(path): \(reason)"
+        case let .storeIOError(path, reason):
+            return "key store i/o error at \(path): \(reason)"
+        case let .itemNotFound(itemID):
+            return "no key store item with id \(itemID)"
         }
     }
 }

@@ -1,0 +1,101 @@
+// Where everything lives inside a store folder (see README, "Key store"):
+//
+//   <store>/VERSION                         "rsakit key store 1"
+//   <store>/lock                            empty; flock(2) target
+//   <store>/journal                         only while a write is being applied (or after a crash)
+//   <store>/public/<hh>/<H>.pem             public item for the tag whose SHA-256 is H
+//   <store>/private/<hh>/<H>.pem            private item for that tag
+//   <store>/index/fingerprint/<ff>/<F>.<H>.<class>   empty: item (H, class) has fingerprint F
+//
+// H = lower-case hex SHA-256 of the tag's UTF-8 bytes (64 digits), hh its first two digits;
+// F = lower-case hex fingerprint, ff its first two digits. File names never contain the tag.
+
+/// Paths inside one store folder. Relative paths (as the journal records them) use "/".
+internal struct StoreLayout: Sendable {
+    /// The store folder, absolute, without a trailing "/".
+    let root: String
+
+    static let versionName = "VERSION"
+    static let versionText = "rsakit key store 1\n"
+    static let lockName = "lock"
+    static let journalName = "journal"
+    static let indexDirectory = "index"
+    static let fingerprintIndexDirectory = "index/fingerprint"
+    static let itemSuffix = ".pem"
+
+    /// `relative` under the root.
+    func absolute(_ relative: String) -> String { root + "/" + relative }
+
+    var lockPath: String { absolute(Self.lockName) }
+    var journalPath: String { absolute(Self.journalName) }
+    var versionPath: String { absolute(Self.versionName) }
+
+    /// "public" or "private": the folder of one key class.
+    static func classDirectory(_ keyClass: RSAKeyClass) -> String { keyClass.rawValue }
+
+    /// The tag hash H: lower-case hex SHA-256 of the tag's UTF-8 bytes (64 digits).
+    static func tagHash(_ tag: String) -> String {
+        StoreHex.encode(SHA256.hash(Array(tag.utf8)))
+    }
+
+    /// "public/hh" or "private/hh".
+    static func itemShard(_ keyClass: RSAKeyClass, tagHash: String) -> String {
+        classDirectory(keyClass) + "/" + tagHash.prefix(2)
+    }
+
+    /// "public/hh/H.pem" (relative).
+    static func itemPath(_ keyClass: RSAKeyClass, tagHash: String) -> String {
+        itemShard(keyClass, tagHash: tagHash) + "/" + tagHash + itemSuffix
+    }
+
+    /// The tag hash in an item file name "H.pem", or nil when the name is not one.
+    static func tagHash(fromItemName name: String) -> String? {
+        guard name.hasSuffix(itemSuffix) else { return nil }
+        let hash = name.dropLast(itemSuffix.count)
+        return StoreHex.isLowerHex(hash, count: 64) ? String(hash) : nil
+    }
+
+    /// "index/fingerprint/ff" (relative).
+    static func fingerprintShard(_ fingerprintHex: String) -> String {
+        fingerprintIndexDirectory + "/" + fingerprintHex.prefix(2)
+    }
+
+    /// "index/fingerprint/ff/F.H.class" (relative).
+    static func fingerprintEntry(fingerprintHex: String, tagHash: String, keyClass: RSAKeyClass) -> String {
+        fingerprintShard(fingerprintHex) + "/" + fingerprintHex + "." + tagHash + "." + keyClass.rawValue
+    }
+
+    /// (F, H, class) from an index entry name "F.H.class", or nil.
+    static func parseFingerprintEntry(_ name: String) -> (fingerprintHex: String, tagHash: String, keyClass: RSAKeyClass)? {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, StoreHex.isLowerHex(parts[0], count: 64),
+              StoreHex.isLowerHex(parts[1], count: 64),
+              let keyClass = RSAKeyClass(rawValue: String(parts[2])) else { return nil }
+        return (String(parts[0]), String(parts[1]), keyClass)
+    }
+
+    /// The two-digit shard names "00" ... "ff".
+    static func isShardName(_ name: String) -> Bool {
+        StoreHex.isLowerHex(Substring(name), count: 2)
+    }
+
+    // MARK: Item ids
+
+    /// A new item id "H-class-R": the tag hash, the key class and 16 random hex digits.
+    /// The id finds its item without a search (H and class give the file); R makes a
+    /// replaced item's id differ from its predecessor's.
+    static func newItemID(tagHash: String, keyClass: RSAKeyClass) -> String {
+        var random = [UInt8](repeating: 0, count: 8)
+        random.withUnsafeMutableBytes { SystemRandomSource().fill($0) }
+        return tagHash + "-" + keyClass.rawValue + "-" + StoreHex.encode(random)
+    }
+
+    /// (H, class) from an item id, or nil when it is not in the form ``newItemID(tagHash:keyClass:)`` makes.
+    static func parseItemID(_ id: String) -> (tagHash: String, keyClass: RSAKeyClass)? {
+        let parts = id.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, StoreHex.isLowerHex(parts[0], count: 64),
+              let keyClass = RSAKeyClass(rawValue: String(parts[1])),
+              StoreHex.isLowerHex(parts[2], count: 16) else { return nil }
+        return (String(parts[0]), keyClass)
+    }
+}

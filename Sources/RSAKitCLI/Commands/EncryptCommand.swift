@@ -1,0 +1,71 @@
+import RSAKit
+
+/// `rsakit encrypt`: SecKeyEncrypt with PKCS#1 v1.5 padding over data of any length.
+struct EncryptCommand: RSAKitCommand {
+    static let spec = CommandSpec(
+        name: "encrypt",
+        overview: "Encrypt data for a public key (rsakit container, or raw PKCS#1 v1.5 blocks).",
+        usage: "rsakit encrypt (--tag <TAG> | --key <FILE>) [--in <FILE>] [--out <FILE>] [--raw] [--armor] [--store <DIR>]",
+        options: [
+            .value("tag", "TAG", "Encrypt for the public key stored under this application tag."),
+            .value("key", "FILE", "Encrypt for the key in this file (PEM or DER; PKCS#1, SPKI or PKCS#8)."),
+            .value("in", "FILE", "Read plaintext from FILE (default: standard input; '-' too)."),
+            .value("out", "FILE", "Write to FILE, only if the command succeeds (default: standard output)."),
+            .flag("raw", "Write bare k-byte PKCS#1 v1.5 blocks (as iOS, Java and openssl pkeyutl per block)."),
+            .flag("armor", "Write ASCII armor (base64 between BEGIN/END lines) for text channels."),
+        ],
+        discussion: """
+        By default the output is an rsakit container: a header naming the recipient key, then
+        blocks whose framing detects reordering, splicing and truncation (see README).
+        With --raw, each block of k bytes carries at most k - 11 plaintext bytes.
+        """)
+
+    let arguments: ParsedArguments
+
+    init(_ arguments: ParsedArguments) throws {
+        self.arguments = arguments
+        let hasTag = arguments.value("tag") != nil
+        let hasKey = arguments.value("key") != nil
+        guard hasTag != hasKey else {
+            throw UsageError(message: hasTag ? "give either --tag or --key, not both" : "missing --tag <TAG> or --key <FILE>", command: Self.spec.name)
+        }
+    }
+
+    func run() throws {
+        let key: RSAPublicKey
+        if let path = arguments.value("key") {
+            key = try loadKeyFile(path).publicKey
+        } else {
+            key = try openStore(arguments).publicKey(tag: arguments.value("tag")!)
+        }
+        let input = try InputFile.open(arguments.value("in"))
+        defer { input.close() }
+        let output = try OutputFile(arguments.value("out"), input: input)
+        do {
+            var source = FileDescriptorSource(fileDescriptor: input.fileDescriptor)
+            let sink = FileDescriptorSink(fileDescriptor: output.fileDescriptor)
+            if arguments.flag("armor") {
+                var armored = try ArmorEncodingSink(sink)
+                try encrypt(&source, &armored, key)
+                try armored.finish()
+            } else {
+                var plain = sink
+                try encrypt(&source, &plain, key)
+            }
+            try output.commit()
+        } catch {
+            output.discard()
+            throw error
+        }
+    }
+
+    private func encrypt<Source: RSAByteSource, Sink: RSAByteSink>(
+        _ source: inout Source, _ sink: inout Sink, _ key: RSAPublicKey
+    ) throws {
+        if arguments.flag("raw") {
+            try PKCS1v15Chunking.encrypt(from: &source, to: &sink, with: key)
+        } else {
+            try MessageContainer.encrypt(from: &source, to: &sink, with: key)
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import RSAKit
+
+/// `rsakit genpair`: SecKeyGeneratePair with kSecAttrIsPermanent and an application tag.
+struct GenPairCommand: RSAKitCommand {
+    static let spec = CommandSpec(
+        name: "genpair",
+        overview: "Generate an RSA key pair and store it under an application tag.",
+        usage: "rsakit genpair --tag <TAG> [--bits <N>] [--exponent <E>] [--private-tag <TAG2>] [--label <TEXT>] [--replace] [--store <DIR>]",
+        options: [
+            .value("tag", "TAG", "Application tag of the pair (of its public half when --private-tag is given)."),
+            .value("bits", "N", "Modulus size in bits, 1024 to 16384 (default 2048)."),
+            .value("exponent", "E", "Public exponent, odd and >= 3 (default 65537)."),
+            .value("private-tag", "TAG2", "Store the private half under this tag instead."),
+            .value("label", "TEXT", "A free-text label for both items."),
+            .flag("replace", "Replace existing items with the same tags."),
+        ],
+        discussion: "Prints the tag, the size in bits, the block size k and the SHA-256 fingerprint.\nProgress is shown on stderr for sizes of 4096 bits and more when stderr is a terminal.")
+
+    let arguments: ParsedArguments
+    let tag: String
+    let bits: Int
+    let exponent: UInt64
+
+    init(_ arguments: ParsedArguments) throws {
+        self.arguments = arguments
+        tag = try arguments.required("tag", Self.spec.name)
+        bits = try arguments.integer("bits", Self.spec.name) ?? 2048
+        guard bits >= RSAPrivateKey.minimumGeneratedBitCount, bits <= RSAPrivateKey.maximumGeneratedBitCount else {
+            throw UsageError(message: "--bits must be between \(RSAPrivateKey.minimumGeneratedBitCount) and \(RSAPrivateKey.maximumGeneratedBitCount), got \(bits)", command: Self.spec.name)
+        }
+        if let text = arguments.value("exponent") {
+            guard let e = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text), e >= 3, e & 1 == 1 else {
+                throw UsageError(message: "--exponent must be an odd integer >= 3, got '\(text)'", command: Self.spec.name)
+            }
+            exponent = e
+        } else {
+            exponent = 65537
+        }
+    }
+
+    func run() throws {
+        let store = try openStore(arguments)
+        let privateTag = arguments.value("private-tag") ?? tag
+        let replace = arguments.flag("replace")
+        // Fail before the (possibly long) generation when the tag is taken; the store checks
+        // again under its lock when adding.
+        if !replace {
+            for (t, keyClass) in [(tag, RSAKeyClass.public), (privateTag, .private)] {
+                if (try? store.item(tag: t, keyClass: keyClass)) != nil {
+                    throw RSAError.keyAlreadyExists(tag: t)
+                }
+            }
+        }
+        let showProgress = bits >= 4096 && stderrIsTerminal
+        var lastStage: RSAKeyGenerationProgress.Stage?
+        let key = try RSAPrivateKey.generate(bitCount: bits, publicExponent: exponent) { event in
+            if showProgress {
+                let stage: String
+                switch event.stage {
+                case .searchingFirstPrime: stage = "searching for p"
+                case .searchingSecondPrime: stage = "searching for q"
+                case .computingPrivateExponent: stage = "computing d"
+                }
+                if event.stage != lastStage || event.candidatesTested % 16 == 0 {
+                    printError("\rrsakit: generating \(bits)-bit key: \(stage) (\(event.candidatesTested) candidates)\u{1B}[K")
+                    lastStage = event.stage
+                }
+            }
+            return true
+        }
+        if showProgress { printError("\r\u{1B}[K") }
+        let items = try store.addKeyPair(
+            key, tag: tag, privateTag: arguments.value("private-tag"), label: arguments.value("label"), replace: replace)
+        var text = "tag: \(tag)\n"
+        if privateTag != tag { text += "private tag: \(privateTag)\n" }
+        text += "bits: \(key.modulusBitCount)\n"
+        text += "block size: \(key.modulusByteCount) bytes (at most \(key.maximumMessageByteCount) plaintext bytes per block)\n"
+        text += "fingerprint: \(items.public.fingerprint.base64String)\n"
+        try printOutput(text)
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import RSAKit
+
+/// `rsakit import`: add a key from a file (any format the formats layer reads).
+struct ImportCommand: RSAKitCommand {
+    static let spec = CommandSpec(
+        name: "import",
+        overview: "Import a key file into the store under an application tag.",
+        usage: "rsakit import --tag <TAG> <FILE> [--label <TEXT>] [--replace] [--store <DIR>]",
+        options: [
+            .value("tag", "TAG", "Application tag for the imported key."),
+            .value("label", "TEXT", "A free-text label."),
+            .flag("replace", "Replace existing items with the same tag."),
+        ],
+        positionals: ["FILE"],
+        discussion: "A public key creates a public item; a private key creates both a public and a private item.")
+
+    let arguments: ParsedArguments
+    let tag: String
+    let path: String
+
+    init(_ arguments: ParsedArguments) throws {
+        self.arguments = arguments
+        tag = try arguments.required("tag", Self.spec.name)
+        guard let path = arguments.positionals.first else {
+            throw UsageError(message: "missing key file argument <FILE>", command: Self.spec.name)
+        }
+        self.path = path
+    }
+
+    func run() throws {
+        let file = try loadKeyFile(path)
+        let store = try openStore(arguments)
+        let label = arguments.value("label"), replace = arguments.flag("replace")
+        switch file.key {
+        case let .privateKey(key):
+            let items = try store.addKeyPair(key, tag: tag, privateTag: nil, label: label, replace: replace)
+            try printOutput("imported key pair: tag: \(tag), bits: \(key.modulusBitCount), fingerprint: \(items.public.fingerprint.base64String)\n")
+        case let .publicKey(key):
+            let item = try store.addPublicKey(key, tag: tag, label: label, replace: replace)
+            try printOutput("imported public key: tag: \(tag), bits: \(key.modulusBitCount), fingerprint: \(item.fingerprint.base64String)\n")
+        }
+    }
+}
+
+/// `rsakit export`: write a stored key in the format another tool wants.
+struct ExportCommand: RSAKitCommand {
+    static let spec = CommandSpec(
+        name: "export",
+        overview: "Export a stored key (public SPKI PEM by default).",
+        usage: "rsakit export --tag <TAG> [--private] [--format pkcs1|spki|pkcs8] [--der] [--out <FILE>] [--store <DIR>]",
+        options: [
+            .value("tag", "TAG", "Application tag of the key."),
+            .flag("private", "Export the private key (PKCS#8 by default); written with mode 0600."),
+            .value("format", "FORMAT", "pkcs1 (iOS SecKeyCopyExternalRepresentation), spki (OpenSSL/Java public), pkcs8 (private)."),
+            .flag("der", "Write DER instead of PEM."),
+            .value("out", "FILE", "Write to FILE (default: standard output)."),
+        ])
+
+    let arguments: ParsedArguments
+    let tag: String
+    let format: RSAKeyFormat
+
+    init(_ arguments: ParsedArguments) throws {
+        self.arguments = arguments
+        tag = try arguments.required("tag", Self.spec.name)
+        let isPrivate = arguments.flag("private")
+        if let name = arguments.value("format") {
+            guard let format = RSAKeyFormat(rawValue: name) else {
+                throw UsageError(message: "--format must be pkcs1, spki or pkcs8, got '\(name)'", command: Self.spec.name)
+            }
+            if isPrivate && format == .spki {
+                throw UsageError(message: "spki is a public-key format; use pkcs8 or pkcs1 with --private", command: Self.spec.name)
+            }
+            if !isPrivate && format == .pkcs8 {
+                throw UsageError(message: "pkcs8 is a private-key format; add --private or use spki or pkcs1", command: Self.spec.name)
+            }
+            self.format = format
+        } else {
+            format = isPrivate ? .pkcs8 : .spki
+        }
+    }
+
+    func run() throws {
+        let store = try openStore(arguments)
+        let der = arguments.flag("der")
+        let bytes: [UInt8]
+        if arguments.flag("private") {
+            let key = try store.privateKey(tag: tag)
+            switch (format, der) {
+            case (.pkcs1, true): bytes = key.pkcs1DERRepresentation
+            case (.pkcs1, false): bytes = Array(key.pkcs1PEMRepresentation.utf8)
+            case (_, true): bytes = key.derRepresentation
+            case (_, false): bytes = Array(key.pemRepresentation.utf8)
+            }
+        } else {
+            let key = try store.publicKey(tag: tag)
+            switch (format, der) {
+            case (.pkcs1, true): bytes = key.pkcs1DERRepresentation
+            case (.pkcs1, false): bytes = Array(key.pkcs1PEMRepresentation.utf8)
+            case (_, true): bytes = key.derRepresentation
+            case (_, false): bytes = Array(key.pemRepresentation.utf8)
+            }
+        }
+        let output = try OutputFile(arguments.value("out"), input: nil, mode: arguments.flag("private") ? 0o600 : 0o644)
+        do {
+            var sink = FileDescriptorSink(fileDescriptor: output.fileDescriptor)
+            try sink.write(bytes)
+            try output.commit()
+        } catch {
+            output.discard()
+            throw error
+        }
+    }
+}
+
+/// `rsakit list`: every item with its attributes.
+struct ListCommand: RSAKitCommand {
+    static let spec = CommandSpec(
+        name: "list",
+        overview: "List the items in the key store.",
+        usage: "rsakit list [--json] [--store <DIR>]",
+        options: [.flag("json", "Print a JSON array of items.")])
+
+    let arguments: ParsedArguments
+    init(_ arguments: ParsedArguments) throws { self.arguments = arguments }
+
+    func run() throws {
+        let listing = try openStore(arguments).allItems()
+        for problem in listing.problems { printError("rsakit: warning: \(problem.description)\n") }
+        if arguments.flag("json") {
+            try printOutput(try jsonText(listing.items.map(itemJSON)))
+            return
+        }
+        if listing.items.isEmpty {
+            try printOutput("no keys in the store\n")
+            return
+        }
+        var text = "CLASS    BITS   FINGERPRINT                                              TAG\n"
+        for item in listing.items {
+            let keyClass = item.keyClass.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
+            let bits = String(item.keySizeInBits).padding(toLength: 6, withPad: " ", startingAt: 0)
+            text += "\(keyClass) \(bits) \(item.fingerprint.base64String)  \(item.applicationTag)"
+            if let label = item.label { text += "  (\(label))" }
+            text += "\n"
+        }
+        try printOutput(text)
+    }
+}
+
+/// `rsakit show`: the attributes of the items under one tag.
+struct ShowCommand: RSAKitCommand {
+    static let spec = CommandSpec(
+        name: "show",
+        overview: "Show the items stored under an application tag.",
+        usage: "rsakit show --tag <TAG> [--json] [--store <DIR>]",
+        options: [
+            .value("tag", "TAG", "Application tag."),
+            .flag("json", "Print a JSON array of items."),
+        ])
+
+    let arguments: ParsedArguments
+    let tag: String
+    init(_ arguments: ParsedArguments) throws {
+        self.arguments = arguments
+        tag = try arguments.required("tag", Self.spec.name)
+    }
+
+    func run() throws {
+        let store = try openStore(arguments)
+        let items = RSAKeyClass.allCases.compactMap { try? store.item(tag: tag, keyClass: $0) }
+        guard !items.isEmpty else { throw RSAError.keyNotFound(tag: tag) }
+        if arguments.flag("json") {
+            try printOutput(try jsonText(items.map(itemJSON)))
+            return
+        }
+        var text = ""
+        for item in items {
+            let k = (item.keySizeInBits + 7) / 8
+            if !text.isEmpty { text += "\n" }
+            text += """
+            tag: \(item.applicationTag)
+            class: \(item.keyClass.rawValue)
+            bits: \(item.keySizeInBits)
+            block size: \(k) bytes
+            maximum chunk: \(k - 11) bytes
+            fingerprint: \(item.fingerprint.base64String)
+            fingerprint (hex): \(item.fingerprint.hexString)
+            label: \(item.label ?? "")
+            item id: \(item.itemID)
+            created: \(iso8601(item.creationDate))
+
+            """
+        }
+        try printOutput(text)
+    }
+}
+
+/// `rsakit delete`: remove the items under a tag.
+struct DeleteCommand: RSAKitCommand {
+    static let spec = CommandSpec(
+        name: "delete",
+        overview: "Delete the items stored under an application tag.",
+        usage: "rsakit delete --tag <TAG> [--public-only] [--store <DIR>]",
+        options: [
+            .value("tag", "TAG", "Application tag."),
+            .flag("public-only", "Delete only the public item."),
+        ])
+
+    let arguments: ParsedArguments
+    let tag: String
+    init(_ arguments: ParsedArguments) throws {
+        self.arguments = arguments
+        tag = try arguments.required("tag", Self.spec.name)
+    }
+
+    func run() throws {
+        let store = try openStore(arguments)
+        try store.delete(tag: tag, keyClass: arguments.flag("public-only") ? .public : nil)
+        try printOutput("deleted \(arguments.flag("public-only") ? "public item" : "items") for tag: \(tag)\n")
+    }
+}
+
+/// The JSON object for one item (list and show).
+func itemJSON(_ item: RSAKeyItemAttributes) -> [String: Any] {
+    let k = (item.keySizeInBits + 7) / 8
+    return [
+        "class": item.keyClass.rawValue,
+        "tag": item.applicationTag,
+        "label": item.label as Any? ?? NSNull(),
+        "bits": item.keySizeInBits,
+        "blockSize": k,
+        "maximumChunk": k - 11,
+        "fingerprint": item.fingerprint.base64String,
+        "fingerprintHex": item.fingerprint.hexString,
+        "itemID": item.itemID,
+        "created": iso8601(item.creationDate),
+    ]
+}

@@ -1,0 +1,92 @@
+import RSAKit
+
+/// One subcommand: a spec (options and help), a validating initialiser, and `run`.
+protocol RSAKitCommand {
+    static var spec: CommandSpec { get }
+    /// Validate the parsed options (usage errors here exit 64 before any work).
+    init(_ arguments: ParsedArguments) throws
+    /// Do the work.
+    func run() throws
+}
+
+/// Dispatch to subcommands; map every error to one stderr line and an exit status.
+enum RSAKitCommandLine {
+    static let version = "0.1.0"
+
+    static let commands: [RSAKitCommand.Type] = [
+        GenPairCommand.self, EncryptCommand.self, DecryptCommand.self, ImportCommand.self,
+        ExportCommand.self, ListCommand.self, ShowCommand.self, DeleteCommand.self,
+    ]
+
+    static var mainHelp: String {
+        var text = """
+        OVERVIEW: RSA encryption (PKCS#1 v1.5) with a tagged key store, interoperable with
+        iOS (SecKeyEncrypt), Java and OpenSSL.
+
+        USAGE: rsakit <command> [options]
+
+        OPTIONS:
+          --version                 Show the version.
+          --help                    Show this help.
+
+        SUBCOMMANDS:
+
+        """
+        for command in commands {
+            let name = command.spec.name
+            text += "  \(name)\(String(repeating: " ", count: max(2, 26 - name.count)))\(command.spec.overview)\n"
+        }
+        text += "  help [COMMAND]            Show help for a command.\n"
+        text += "\nSee 'rsakit help <command>' for a command's options.\n"
+        return text
+    }
+
+    static func run(_ arguments: [String]) -> ExitStatus {
+        guard let first = arguments.first else {
+            printError(mainHelp)
+            return .usage
+        }
+        do {
+            switch first {
+            case "--version", "version":
+                try printOutput("rsakit \(version)\n")
+                return .success
+            case "--help", "-h":
+                try printOutput(mainHelp)
+                return .success
+            case "help":
+                guard arguments.count <= 2 else {
+                    throw UsageError(message: "help takes at most one command name", command: nil)
+                }
+                if arguments.count == 2 {
+                    guard let command = commands.first(where: { $0.spec.name == arguments[1] }) else {
+                        throw UsageError(message: "unknown command '\(arguments[1])'", command: nil)
+                    }
+                    try printOutput(command.spec.helpText)
+                } else {
+                    try printOutput(mainHelp)
+                }
+                return .success
+            default:
+                guard let command = commands.first(where: { $0.spec.name == first }) else {
+                    throw UsageError(message: "unknown command '\(first)'; see 'rsakit --help'", command: nil)
+                }
+                let parsed = try ParsedArguments(Array(arguments.dropFirst()), spec: command.spec)
+                if parsed.flag("help") {
+                    try printOutput(command.spec.helpText)
+                    return .success
+                }
+                try command.init(parsed).run()
+                return .success
+            }
+        } catch {
+            let failure = CLIFailure.from(error)
+            var line = "rsakit: error: \(failure.message)"
+            if let usage = error as? UsageError, let name = usage.command {
+                line += " (see 'rsakit \(name) --help')"
+            }
+            printError(line + "\n")
+            return failure.status
+        }
+    }
+}

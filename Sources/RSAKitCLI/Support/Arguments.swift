@@ -1,0 +1,145 @@
+/// A tiny argument parser in the manner of swift-argument-parser's layout (which cannot be
+/// fetched here): each command declares its options, parsing validates them, and help is
+/// printed in fixed sections (OVERVIEW, USAGE, OPTIONS).
+
+/// One `--name [VALUE]` option of a command.
+struct OptionSpec {
+    let name: String
+    let valueName: String?
+    let help: String
+
+    static func flag(_ name: String, _ help: String) -> OptionSpec {
+        OptionSpec(name: name, valueName: nil, help: help)
+    }
+
+    static func value(_ name: String, _ valueName: String, _ help: String) -> OptionSpec {
+        OptionSpec(name: name, valueName: valueName, help: help)
+    }
+}
+
+/// What a command accepts, and its help text.
+struct CommandSpec {
+    let name: String
+    let overview: String
+    let usage: String
+    let options: [OptionSpec]
+    /// Names of positional arguments, in order (for help and count checks).
+    let positionals: [String]
+    /// Extra help text printed after OPTIONS (examples, notes), may be empty.
+    let discussion: String
+
+    init(name: String, overview: String, usage: String, options: [OptionSpec],
+         positionals: [String] = [], discussion: String = "") {
+        self.name = name
+        self.overview = overview
+        self.usage = usage
+        self.options = options + [
+            .value("store", "DIR", "Key store folder (default: $RSAKIT_STORE, else $XDG_DATA_HOME/rsakit, else ~/.local/share/rsakit)."),
+            .flag("help", "Show this help."),
+        ]
+        self.positionals = positionals
+        self.discussion = discussion
+    }
+
+    var helpText: String {
+        var text = "OVERVIEW: \(overview)\n\nUSAGE: \(usage)\n\nOPTIONS:\n"
+        let rows = options.map { option -> (String, String) in
+            ("--\(option.name)" + (option.valueName.map { " <\($0)>" } ?? ""), option.help)
+        }
+        let width = min(28, (rows.map { $0.0.count }.max() ?? 0) + 2)
+        for (left, right) in rows {
+            let padding = left.count < width ? String(repeating: " ", count: width - left.count) : "\n" + String(repeating: " ", count: width + 2)
+            text += "  \(left)\(padding)\(right)\n"
+        }
+        if !discussion.isEmpty { text += "\n\(discussion)\n" }
+        return text
+    }
+}
+
+/// A usage error: exit status 64, the message, and a pointer to help.
+struct UsageError: Error, CustomStringConvertible {
+    let message: String
+    let command: String?
+    var description: String { message }
+}
+
+/// Parsed options of one command.
+struct ParsedArguments {
+    private(set) var values: [String: String] = [:]
+    private(set) var flags: Set<String> = []
+    private(set) var positionals: [String] = []
+
+    /// Parse `arguments` (without the command name) against `spec`.
+    /// Accepts `--name value`, `--name=value`, flags, positionals, `-` as a positional or
+    /// value, and `--` to end options. Unknown or repeated options are usage errors.
+    init(_ arguments: [String], spec: CommandSpec) throws {
+        var i = 0
+        var optionsEnded = false
+        while i < arguments.count {
+            let argument = arguments[i]
+            i += 1
+            if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
+                positionals.append(argument)
+                continue
+            }
+            if argument == "--" { optionsEnded = true; continue }
+            if argument == "-h" { flags.insert("help"); continue }
+            guard argument.hasPrefix("--") else {
+                throw UsageError(message: "unknown option '\(argument)'", command: spec.name)
+            }
+            var name = String(argument.dropFirst(2))
+            var inlineValue: String?
+            if let eq = name.firstIndex(of: "=") {
+                inlineValue = String(name[name.index(after: eq)...])
+                name = String(name[..<eq])
+            }
+            guard let option = spec.options.first(where: { $0.name == name }) else {
+                throw UsageError(message: "unknown option '--\(name)'", command: spec.name)
+            }
+            if option.valueName == nil {
+                guard inlineValue == nil else {
+                    throw UsageError(message: "option '--\(name)' takes no value", command: spec.name)
+                }
+                flags.insert(name)
+                continue
+            }
+            let value: String
+            if let inlineValue {
+                value = inlineValue
+            } else {
+                guard i < arguments.count else {
+                    throw UsageError(message: "option '--\(name)' needs a value <\(option.valueName!)>", command: spec.name)
+                }
+                value = arguments[i]
+                i += 1
+            }
+            guard values[name] == nil else {
+                throw UsageError(message: "option '--\(name)' given more than once", command: spec.name)
+            }
+            values[name] = value
+        }
+        if !flags.contains("help") && positionals.count > spec.positionals.count {
+            throw UsageError(message: "unexpected argument '\(positionals[spec.positionals.count])'", command: spec.name)
+        }
+    }
+
+    func value(_ name: String) -> String? { values[name] }
+    func flag(_ name: String) -> Bool { flags.contains(name) }
+
+    /// A required option's value, or a usage error naming it.
+    func required(_ name: String, _ command: String) throws -> String {
+        guard let value = values[name], !value.isEmpty else {
+            throw UsageError(message: "missing required option '--\(name)'", command: command)
+        }
+        return value
+    }
+
+    /// An integer option's value (nil when absent), or a usage error.
+    func integer(_ name: String, _ command: String) throws -> Int? {
+        guard let text = values[name] else { return nil }
+        guard let number = Int(text) else {
+            throw UsageError(message: "option '--\(name)' expects an integer, got '\(text)'", command: command)
+        }
+        return number
+    }
+}

@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import RSAKit
+
+/// A type-erased byte source, so commands can stack armor and peeking freely.
+final class AnySource: RSAByteSource {
+    private let readFunction: (Int) throws -> [UInt8]
+    private let remainingFunction: () -> Int?
+
+    init<S: RSAByteSource>(_ inner: S) {
+        let box = Box(inner)
+        readFunction = { try box.value.read(upTo: $0) }
+        remainingFunction = { box.value.remainingByteCount }
+    }
+
+    private final class Box<S> { var value: S; init(_ value: S) { self.value = value } }
+
+    func read(upTo maximumCount: Int) throws -> [UInt8] { try readFunction(maximumCount) }
+    var remainingByteCount: Int? { remainingFunction() }
+}
+
+/// Read up to `count` bytes, fewer only at end of input.
+func peek<S: RSAByteSource>(_ source: inout S, _ count: Int) throws -> [UInt8] {
+    var out: [UInt8] = []
+    while out.count < count {
+        let piece = try source.read(upTo: count - out.count)
+        if piece.isEmpty { break }
+        out += piece
+    }
+    return out
+}
+
+/// Open the key store named by --store (else $RSAKIT_STORE, else the XDG default).
+func openStore(_ arguments: ParsedArguments) throws -> RSAKeyStore {
+    do {
+        return try RSAKeyStore(path: arguments.value("store"))
+    } catch let error as RSAError {
+        throw CLIFailure(error.description, CLIFailure.status(for: error))
+    }
+}
+
+/// Read a key file of any format the formats layer knows, printing its warnings.
+func loadKeyFile(_ path: String) throws -> RSAKeyFile {
+    let bytes = try readWholeFile(path, what: "key file")
+    do {
+        let file = try RSAKeyFile(bytes: bytes)
+        for warning in file.warnings { printError("rsakit: warning: \(path): \(warning)\n") }
+        return file
+    } catch let error as RSAError {
+        throw CLIFailure("cannot load key file '\(path)': \(error.description)", .dataError)
+    }
+}
+
+/// Date as ISO 8601 (UTC, seconds).
+func iso8601(_ date: Date) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime]
+    return formatter.string(from: date)
+}
+
+/// Serialise a JSON value with sorted keys, one trailing newline.
+func jsonText(_ value: Any) throws -> String {
+    let data = try JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    return String(decoding: data, as: UTF8.self) + "\n"
+}
+
+/// True when file descriptor 2 is a terminal.
+var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }

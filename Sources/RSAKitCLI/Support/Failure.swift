@@ -1,0 +1,60 @@
+import RSAKit
+
+/// The documented exit statuses (sysexits.h values where one fits). README lists them.
+enum ExitStatus: Int32 {
+    case success = 0
+    /// Any failure not listed below (I/O errors, unwritable output, internal errors).
+    case failure = 1
+    /// Bad command line (EX_USAGE).
+    case usage = 64
+    /// Input data is wrong: decryption failure, corrupt or truncated file, wrong key (EX_DATAERR).
+    case dataError = 65
+    /// A key (tag) or an input file was not found (EX_NOINPUT).
+    case notFound = 66
+    /// The tag already exists in the store (EX_CANTCREAT).
+    case alreadyExists = 73
+}
+
+/// A failure the CLI reports as one line `rsakit: error: MESSAGE` and an exit status.
+struct CLIFailure: Error, CustomStringConvertible {
+    let message: String
+    let status: ExitStatus
+    var description: String { message }
+
+    init(_ message: String, _ status: ExitStatus) {
+        self.message = message
+        self.status = status
+    }
+
+    /// Map any error to its message and exit status.
+    static func from(_ error: Error) -> CLIFailure {
+        switch error {
+        case let failure as CLIFailure:
+            return failure
+        case let usage as UsageError:
+            return CLIFailure(usage.message, .usage)
+        case let rsa as RSAError:
+            return CLIFailure(rsa.description, status(for: rsa))
+        case let io as FileDescriptorError:
+            return CLIFailure(io.description, .failure)
+        default:
+            return CLIFailure("\(error)", .failure)
+        }
+    }
+
+    static func status(for error: RSAError) -> ExitStatus {
+        switch error {
+        case .decryptionFailed, .ciphertextLengthInvalid, .containerInvalid, .malformedKey,
+             .messageTooLong, .integerTooLarge, .messageRepresentativeOutOfRange, .invalidKey:
+            return .dataError
+        case .keyNotFound:
+            return .notFound
+        case .keyAlreadyExists:
+            return .alreadyExists
+        case .keySizeUnsupported, .publicExponentUnsupported:
+            return .usage
+        default:
+            return .failure
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import XCTest
+
+/// Runs the built `rsakit` binary with real files and a temporary store per test.
+class CLITestCase: XCTestCase {
+    struct Result {
+        let status: Int32
+        let stdout: [UInt8]
+        let stderr: String
+        var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    /// The folder holding the built products (rsakit sits beside the test bundle).
+    static let productsDirectory: URL = {
+        #if os(macOS)
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            return bundle.bundleURL.deletingLastPathComponent()
+        }
+        #endif
+        return Bundle.main.bundleURL
+    }()
+
+    static var binary: URL { productsDirectory.appendingPathComponent("rsakit") }
+
+    /// A fresh folder per test, removed afterwards.
+    var workDirectory: URL!
+    /// The store folder for this test (not created until rsakit creates it).
+    var storeDirectory: URL { workDirectory.appendingPathComponent("store") }
+
+    override func setUpWithError() throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
+            throw XCTSkip("rsakit binary not built at \(Self.binary.path); run `swift build` first")
+        }
+        workDirectory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("rsakit-cli-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        if let workDirectory { try? FileManager.default.removeItem(at: workDirectory) }
+    }
+
+    func path(_ name: String) -> String { workDirectory.appendingPathComponent(name).path }
+
+    func write(_ bytes: [UInt8], to name: String) throws -> String {
+        let p = path(name)
+        try Data(bytes).write(to: URL(fileURLWithPath: p))
+        return p
+    }
+
+    func read(_ name: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: URL(fileURLWithPath: name.hasPrefix("/") ? name : path(name))))
+    }
+
+    func exists(_ name: String) -> Bool {
+        FileManager.default.fileExists(atPath: name.hasPrefix("/") ? name : path(name))
+    }
+
+    /// Run an executable with `arguments`; stdin from `stdinFile` or the given bytes.
+    /// `environment` replaces variables; `RSAKIT_STORE` points at this test's store unless
+    /// `useDefaultStore` is false.
+    func runProcess(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, stdinFile: String? = nil,
+                    environment: [String: String?] = [:], useDefaultStore: Bool = true) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        if useDefaultStore { env["RSAKIT_STORE"] = storeDirectory.path }
+        for (name, value) in environment { env[name] = value }
+        process.environment = env
+        let outURL = workDirectory.appendingPathComponent(".stdout-\(UUID().uuidString)")
+        let errURL = workDirectory.appendingPathComponent(".stderr-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let outHandle = try FileHandle(forWritingTo: outURL)
+        let errHandle = try FileHandle(forWritingTo: errURL)
+        process.standardOutput = outHandle
+        process.standardError = errHandle
+        var inHandle: FileHandle?
+        if let stdinFile {
+            inHandle = FileHandle(forReadingAtPath: stdinFile)
+        } else {
+            let inURL = workDirectory.appendingPathComponent(".stdin-\(UUID().uuidString)")
+            try Data(stdin ?? []).write(to: inURL)
+            inHandle = FileHandle(forReadingAtPath: inURL.path)
+        }
+        process.standardInput = inHandle
+        try process.run()
+        process.waitUntilExit()
+        try outHandle.close(); try errHandle.close(); try inHandle?.close()
+        let result = Result(status: process.terminationStatus,
+                            stdout: [UInt8](try Data(contentsOf: outURL)),
+                            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+        try? FileManager.default.removeItem(at: outURL)
+        try? FileManager.default.removeItem(at: errURL)
+        return result
+    }
+
+    /// Run rsakit.
+    @discardableResult
+    func rsakit(_ arguments: [String], stdin: [UInt8]? = nil, stdinFile: String? = nil,
+                environment: [String: String?] = [:], useDefaultStore: Bool = true) throws -> Result {
+        try runProcess(Self.binary.path, arguments, stdin: stdin, stdinFile: stdinFile,
+                       environment: environment, useDefaultStore: useDefaultStore)
+    }
+
+    /// Run rsakit and require success.
+    @discardableResult
+    func rsakitOK(_ arguments: [String], stdin: [UInt8]? = nil, stdinFile: String? = nil,
+                  file: StaticString = #filePath, line: UInt = #line) throws -> Result {
+        let result = try rsakit(arguments, stdin: stdin, stdinFile: stdinFile)
+        XCTAssertEqual(result.status, 0, "rsakit \(arguments.joined(separator: " ")): \(result.stderr)", file: file, line: line)
+        return result
+    }
+
+    /// Assert a failure: exit status, exactly one stderr line starting `rsakit: error: `
+    /// and containing `message`, and nothing at `absentPath` if given.
+    func assertFailure(_ result: Result, status: Int32, contains message: String,
+                       file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(result.status, status, "stderr: \(result.stderr)", file: file, line: line)
+        let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: true)
+        XCTAssertEqual(lines.count, 1, "one stderr line expected: \(result.stderr)", file: file, line: line)
+        XCTAssertTrue(result.stderr.hasPrefix("rsakit: error: "), result.stderr, file: file, line: line)
+        XCTAssertTrue(result.stderr.contains(message), "expected '\(message)' in: \(result.stderr)", file: file, line: line)
+    }
+
+    /// `openssl` path, or a visible skip.
+    func openssl() throws -> String {
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(dir)/openssl"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw XCTSkip("openssl CLI not found on PATH: interop test skipped")
+    }
+
+    /// Deterministic pseudo-random bytes with NULs (not secret; file contents for tests).
+    func testBytes(_ count: Int, seed: UInt64 = 1) -> [UInt8] {
+        var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+        return (0..<count).map { _ in
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            return UInt8(truncatingIfNeeded: state >> 32) & (state & 7 == 0 ? 0 : 0xFF)
+        }
+    }
+}
+
+var longTestsEnabled: Bool { ProcessInfo.processInfo.environment["RSAKIT_LONG_TESTS"] == "1" }

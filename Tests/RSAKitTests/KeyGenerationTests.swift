@@ -1,0 +1,130 @@
+import XCTest
+@testable import RSAKit
+
+/// FIPS 186-5 A.1.3 key generation.
+final class KeyGenerationTests: XCTestCase {
+    /// Check the properties A.1.3 / B.3.1 promise, from the key's public accessors.
+    func assertFIPSProperties(_ key: RSAPrivateKey, bits: Int, e: UInt, line: UInt = #line) {
+        XCTAssertEqual(key.modulusBitCount, bits, line: line)
+        XCTAssertEqual(BigNumber(bytes: key.publicExponent).uintValue, e, line: line)
+        let p = BigNumber(bytes: key.prime1), q = BigNumber(bytes: key.prime2)
+        XCTAssertEqual(p.bitCount, (bits + 1) / 2, "p length", line: line)
+        XCTAssertEqual(q.bitCount, bits / 2, "q length", line: line)
+        XCTAssertGreaterThan((p - q).magnitude.compare(BigNumber.powerOfTwo(bits / 2 - 100)), 0, "|p - q|", line: line)
+        XCTAssertGreaterThan(BigNumber(bytes: key.privateExponent).compare(BigNumber.powerOfTwo(bits / 2)), 0, "d > 2^(nlen/2)", line: line)
+        let eBig = BigNumber(e)
+        XCTAssertEqual((p - 1).gcd(eBig).uintValue, 1, line: line)
+        XCTAssertEqual((q - 1).gcd(eBig).uintValue, 1, line: line)
+        // Re-validate through the public initialiser.
+        XCTAssertNoThrow(try RSAPrivateKey(
+            modulus: key.modulus, publicExponent: key.publicExponent, privateExponent: key.privateExponent,
+            prime1: key.prime1, prime2: key.prime2, exponent1: key.exponent1, exponent2: key.exponent2,
+            coefficient: key.coefficient), line: line)
+    }
+
+    func testGenerate_DefaultIs2048BitsWithE65537() throws {
+        let key = try RSAPrivateKey.generate()
+        assertFIPSProperties(key, bits: 2048, e: 65537)
+        let c = try key.publicKey.encrypt(Array("hello".utf8))
+        XCTAssertEqual(try key.decrypt(c), Array("hello".utf8))
+    }
+
+    func testGenerate_ExactBitLengthsAndExponents() throws {
+        for (bits, e) in [(1024, UInt64(65537)), (1025, 65537), (1536, 3), (2047, 17), (2049, 65537)] {
+            let key = try RSAPrivateKey.generate(bitCount: bits, publicExponent: e)
+            assertFIPSProperties(key, bits: bits, e: UInt(e))
+        }
+    }
+
+    func testGenerate_TwentyKeysAt2048AreDistinct() throws {
+        var moduli = Set<[UInt8]>()
+        var primes = Set<[UInt8]>()
+        for _ in 0..<20 {
+            let key = try RSAPrivateKey.generate(bitCount: 2048)
+            XCTAssertEqual(key.modulusBitCount, 2048)
+            moduli.insert(key.modulus)
+            primes.insert(key.prime1); primes.insert(key.prime2)
+        }
+        XCTAssertEqual(moduli.count, 20)
+        XCTAssertEqual(primes.count, 40)
+    }
+
+    func testGenerate_LargeSizes() throws {
+        guard longTestsEnabled else { throw XCTSkip("4096-bit generation runs with RSAKIT_LONG_TESTS=1") }
+        for bits in [3072, 4096] {
+            let key = try RSAPrivateKey.generate(bitCount: bits)
+            assertFIPSProperties(key, bits: bits, e: 65537)
+        }
+    }
+
+    func testGenerate_RefusesSmallAndHugeSizes() {
+        XCTAssertThrowsError(try RSAPrivateKey.generate(bitCount: 1023)) { error in
+            XCTAssertEqual(error as? RSAError, .keySizeUnsupported(bits: 1023, reason: "keys shorter than 1024 bits are refused"))
+        }
+        XCTAssertThrowsError(try RSAPrivateKey.generate(bitCount: 512))
+        XCTAssertThrowsError(try RSAPrivateKey.generate(bitCount: 16385))
+    }
+
+    func testGenerate_RefusesBadExponents() {
+        for e: UInt64 in [0, 1, 2, 4, 65536] {
+            XCTAssertThrowsError(try RSAPrivateKey.generate(bitCount: 1024, publicExponent: e), "e = \(e)") { error in
+                guard case .publicExponentUnsupported = error as? RSAError else {
+                    return XCTFail("e = \(e): \(error)")
+                }
+            }
+        }
+    }
+
+    func testGenerate_ProgressIsReportedAndCancellationStops() throws {
+        var events: [RSAKeyGenerationProgress] = []
+        _ = try RSAPrivateKey.generate(bitCount: 1024) { event in
+            events.append(event)
+            return true
+        }
+        XCTAssertTrue(events.contains { $0.stage == .searchingFirstPrime })
+        XCTAssertTrue(events.contains { $0.stage == .computingPrivateExponent })
+
+        var calls = 0
+        XCTAssertThrowsError(try RSAPrivateKey.generate(bitCount: 4096) { _ in
+            calls += 1
+            return calls < 3
+        }) { error in
+            XCTAssertEqual(error as? RSAError, .keyGenerationCancelled)
+        }
+        XCTAssertEqual(calls, 3)
+    }
+
+    func testGenerate_DeterministicSourceGivesTheSameKey() throws {
+        // The injectable source is the only randomness: the same seed gives the same key.
+        let a = try RSAPrivateKey.generate(bitCount: 1024, random: DeterministicRandomSource(seed: 7))
+        let b = try RSAPrivateKey.generate(bitCount: 1024, random: DeterministicRandomSource(seed: 7))
+        let c = try RSAPrivateKey.generate(bitCount: 1024, random: DeterministicRandomSource(seed: 8))
+        XCTAssertEqual(a, b)
+        XCTAssertNotEqual(a.modulus, c.modulus)
+    }
+
+    func testMillerRabin_KnownPrimesAndComposites() {
+        let random = SystemRandomSource()
+        // 2^127 - 1 and 2^521 - 1 are Mersenne primes; 2^128 + 1 is composite (Fermat F7).
+        let m127 = BigNumber.powerOfTwo(127) - 1
+        let m521 = BigNumber.powerOfTwo(521) - 1
+        XCTAssertTrue(PrimeGeneration.isProbablePrimeVarTime(m127, rounds: 10, random: random))
+        XCTAssertTrue(PrimeGeneration.isProbablePrimeVarTime(m521, rounds: 10, random: random))
+        XCTAssertFalse(PrimeGeneration.isProbablePrimeVarTime(BigNumber.powerOfTwo(128) + 1, rounds: 10, random: random))
+        // Carmichael number 561 = 3 * 11 * 17 and a strong pseudoprime to base 2 (2047 = 23 * 89).
+        XCTAssertFalse(PrimeGeneration.isProbablePrimeVarTime(BigNumber(561), rounds: 10, random: random))
+        XCTAssertFalse(PrimeGeneration.isProbablePrimeVarTime(BigNumber(2047), rounds: 10, random: random))
+        // A product of two 64-bit primes.
+        let semiprime = BigNumber(18446744073709551557) * BigNumber(18446744073709551533)
+        XCTAssertFalse(PrimeGeneration.isProbablePrimeVarTime(semiprime, rounds: 10, random: random))
+        XCTAssertFalse(PrimeGeneration.passesTrialDivision(BigNumber(16381) * BigNumber(16369)))
+        XCTAssertTrue(PrimeGeneration.passesTrialDivision(m521))
+    }
+
+    func testMillerRabinRounds_FollowFIPSTableB1() {
+        XCTAssertEqual(PrimeGeneration.millerRabinRounds(primeBitCount: 1024), 5)
+        XCTAssertEqual(PrimeGeneration.millerRabinRounds(primeBitCount: 1536), 4)
+        XCTAssertEqual(PrimeGeneration.millerRabinRounds(primeBitCount: 2048), 4)
+        XCTAssertEqual(PrimeGeneration.millerRabinRounds(primeBitCount: 512), 7)
+    }
+}

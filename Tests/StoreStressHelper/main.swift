@@ -1,0 +1,154 @@
+// StoreStressHelper: drives an RSAKeyStore from a separate process, for the store tests
+// (concurrent writers, kill -9 during writes) and for measuring a lookup in a large store.
+// Not installed; the tests run it from the build products folder.
+//
+// USAGE
+//   StoreStressHelper add-pairs   --store DIR --key PEM --prefix P --count N [--replace]
+//       Add pairs P0 ... P(N-1) with the private key in PEM. Prints "added TAG" or
+//       "exists TAG" per tag. Exit 0 when every pair was added, 3 when some existed.
+//   StoreStressHelper churn       --store DIR --key PEM --key PEM --prefix P --count N
+//       Forever: replace the pairs P0 ... P(N-1), alternating the keys (until killed).
+//   StoreStressHelper fill-public --store DIR --key PEM --prefix P --count N [--batch B]
+//       Add N public items P0 ... with one public key, B per atomic batch (default 1000).
+//   StoreStressHelper time-lookup --store DIR --tag T [--repeat R]
+//       Time opening the store, the first lookup of T and the median of R more lookups.
+//
+// Exit status: 0 success, 1 failure, 3 some tag already existed, 64 usage error.
+// Data on stdout, diagnostics on stderr.
+
+import Foundation
+import RSAKit
+
+struct Usage: Error { let message: String }
+
+struct Arguments {
+    var command = ""
+    var store = ""
+    var keys: [String] = []
+    var prefix = ""
+    var count = 0
+    var batch = 1000
+    var tag = ""
+    var repeatCount = 100
+    var replace = false
+
+    init(_ argv: [String]) throws {
+        guard let first = argv.first else { throw Usage(message: "missing command") }
+        command = first
+        var rest = argv.dropFirst()
+        func value(_ option: String) throws -> String {
+            guard let v = rest.popFirst() else { throw Usage(message: "\(option) needs a value") }
+            return v
+        }
+        func number(_ option: String) throws -> Int {
+            let text = try value(option)
+            guard let n = Int(text), n >= 0 else { throw Usage(message: "\(option): not a count: \(text)") }
+            return n
+        }
+        while let option = rest.popFirst() {
+            switch option {
+            case "--store": store = try value(option)
+            case "--key": keys.append(try value(option))
+            case "--prefix": prefix = try value(option)
+            case "--count": count = try number(option)
+            case "--batch": batch = max(1, try number(option))
+            case "--tag": tag = try value(option)
+            case "--repeat": repeatCount = max(1, try number(option))
+            case "--replace": replace = true
+            default: throw Usage(message: "unknown option \(option)")
+            }
+        }
+        guard !store.isEmpty else { throw Usage(message: "--store is required") }
+    }
+}
+
+func readPrivateKey(_ path: String) throws -> RSAPrivateKey {
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw RSAError.storeIOError(path: path, reason: "cannot read the key file")
+    }
+    return try RSAPrivateKey(pemRepresentation: String(decoding: data, as: UTF8.self))
+}
+
+func milliseconds(since start: UInt64) -> Double {
+    Double(DispatchTime.now().uptimeNanoseconds - start) / 1_000_000
+}
+
+func run(_ args: Arguments) throws -> Int32 {
+    switch args.command {
+    case "add-pairs":
+        guard let keyPath = args.keys.first else { throw Usage(message: "--key is required") }
+        let key = try readPrivateKey(keyPath)
+        let store = try RSAKeyStore(path: args.store)
+        var status: Int32 = 0
+        for i in 0..<args.count {
+            let tag = args.prefix + String(i)
+            do {
+                try store.addKeyPair(key, tag: tag, label: "pair \(i)", replace: args.replace)
+                print("added \(tag)")
+            } catch RSAError.keyAlreadyExists {
+                print("exists \(tag)")
+                status = 3
+            }
+        }
+        return status
+    case "churn":
+        guard args.keys.count >= 2 else { throw Usage(message: "churn needs two --key options") }
+        let keys = try args.keys.map(readPrivateKey)
+        let store = try RSAKeyStore(path: args.store)
+        var round = 0
+        while true {
+            for i in 0..<max(1, args.count) {
+                try store.addKeyPair(keys[(round + i) % keys.count], tag: args.prefix + String(i), replace: true)
+            }
+            round += 1
+            if round == 1 { print("ready"); fflush(stdout) }
+        }
+    case "fill-public":
+        guard let keyPath = args.keys.first else { throw Usage(message: "--key is required") }
+        let key = try readPrivateKey(keyPath).publicKey
+        let store = try RSAKeyStore(path: args.store)
+        var next = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        while next < args.count {
+            let end = min(args.count, next + args.batch)
+            let batch = (next..<end).map { (key: key, tag: args.prefix + String($0), label: String?.none) }
+            try store.addPublicKeys(batch, replace: args.replace)
+            next = end
+        }
+        print("filled \(args.count) public items in \(String(format: "%.1f", milliseconds(since: start) / 1000)) s")
+        return 0
+    case "time-lookup":
+        guard !args.tag.isEmpty else { throw Usage(message: "--tag is required") }
+        var start = DispatchTime.now().uptimeNanoseconds
+        let store = try RSAKeyStore(path: args.store)
+        let openMs = milliseconds(since: start)
+        start = DispatchTime.now().uptimeNanoseconds
+        let first = try store.publicKey(tag: args.tag)
+        let firstMs = milliseconds(since: start)
+        var samples: [Double] = []
+        for _ in 0..<args.repeatCount {
+            start = DispatchTime.now().uptimeNanoseconds
+            let again = try store.publicKey(tag: args.tag)
+            samples.append(milliseconds(since: start))
+            precondition(again == first)
+        }
+        samples.sort()
+        let attributes = try store.item(tag: args.tag, keyClass: .public)
+        print("store=\(store.path) tag=\(args.tag) bits=\(attributes.keySizeInBits) "
+              + String(format: "open_ms=%.3f first_lookup_ms=%.3f median_lookup_ms=%.3f min_ms=%.3f max_ms=%.3f runs=%d",
+                       openMs, firstMs, samples[samples.count / 2], samples[0], samples[samples.count - 1], samples.count))
+        return 0
+    default:
+        throw Usage(message: "unknown command \(args.command)")
+    }
+}
+
+do {
+    exit(try run(Arguments(Array(CommandLine.arguments.dropFirst()))))
+} catch let usage as Usage {
+    FileHandle.standardError.write(Data("StoreStressHelper: usage error: \(usage.message)\n".utf8))
+    exit(64)
+} catch {
+    FileHandle.standardError.write(Data("StoreStressHelper: error: \(error)\n".utf8))
+    exit(1)
+}
