@@ -196,20 +196,25 @@ struct BenchmarkSuite {
         }
         let megabytes = Double(plaintext.count) / 1e6
         var samples: [String: [Double]] = [:]
+        var busy: [String: [Double]] = [:]
         for run in 0..<options.chunkRuns {
             for concurrency in [1, threads] {
                 let suffix = concurrency == 1 ? "1t" : "all"
                 var output: [UInt8] = []
+                var cpu = processCPUTime()
                 let encryptSeconds = try time {
                     output = try PKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: concurrency)
                 }
+                busy["chunked-encrypt-" + suffix, default: []].append((processCPUTime() - cpu) / encryptSeconds)
                 guard output.count == ciphertext.count else {
                     throw BenchmarkFailure(description: "chunked encrypt at \(key.bits) bits: wrong output length")
                 }
                 samples["chunked-encrypt-" + suffix, default: []].append(megabytes / encryptSeconds)
+                cpu = processCPUTime()
                 let decryptSeconds = try time {
                     output = try PKCS1v15Chunking.decrypt(ciphertext, with: key.privateKey, concurrency: concurrency)
                 }
+                busy["chunked-decrypt-" + suffix, default: []].append((processCPUTime() - cpu) / decryptSeconds)
                 guard output == plaintext else {
                     throw BenchmarkFailure(description: "chunked decrypt at \(key.bits) bits does not give the plaintext back")
                 }
@@ -223,7 +228,7 @@ struct BenchmarkSuite {
             let verb = name.contains("encrypt") ? "encrypt" : "decrypt"
             reporter.record(CaseResult(
                 name: name, bits: key.bits, unit: "MB/s", stats: Stats(samples[name]!),
-                threads: all ? threads : 1,
+                threads: all ? threads : 1, cpuPerWall: Stats(busy[name]!).median,
                 what: "PKCS1v15Chunking.\(verb) of a \(size) buffer in memory, \(all ? "\(threads) threads" : "1 thread"); MB = 10^6 plaintext bytes"))
         }
         reporter.ratio("chunked-decrypt-all", versus: "chunked-decrypt-1t", bits: key.bits,

@@ -11,6 +11,19 @@ func now() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
 
+/// CPU seconds used so far by all threads of this process (CLOCK_PROCESS_CPUTIME_ID).
+func processCPUTime() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+/// The 1-minute load average (runnable processes, ours included), or nil.
+func loadAverage() -> Double? {
+    var loads = [Double](repeating: 0, count: 3)
+    return getloadavg(&loads, 3) >= 1 ? loads[0] : nil
+}
+
 /// Seconds taken by `body`.
 @inline(never)
 func time(_ body: () throws -> Void) rethrows -> Double {

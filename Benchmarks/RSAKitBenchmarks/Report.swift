@@ -19,15 +19,19 @@ struct CaseResult: Codable {
     let perRun: Int?
     /// Threads used (chunked cases).
     let threads: Int?
+    /// Median of process CPU time / wall time per run (chunked cases): how many cores the
+    /// run kept busy. Below the thread count when threads waited (for a lock, for I/O, or
+    /// for a core that another process held).
+    let cpuPerWall: Double?
     /// What exactly was timed.
     let what: String
 
     init(name: String, bits: Int, unit: String, stats: Stats, perRun: Int? = nil,
-         threads: Int? = nil, what: String) {
+         threads: Int? = nil, cpuPerWall: Double? = nil, what: String) {
         self.name = name; self.bits = bits; self.unit = unit
         median = stats.median; min = stats.min; max = stats.max; mean = stats.mean
         stddev = stats.stddev; runs = stats.count
-        self.perRun = perRun; self.threads = threads; self.what = what
+        self.perRun = perRun; self.threads = threads; self.cpuPerWall = cpuPerWall; self.what = what
     }
 }
 
@@ -90,6 +94,7 @@ final class Reporter {
         line += " mean=\(format(result.mean)) stddev=\(format(result.stddev)) runs=\(result.runs)"
         if let perRun = result.perRun { line += " per_run=\(perRun)" }
         if let threads = result.threads { line += " threads=\(threads)" }
+        if let busy = result.cpuPerWall { line += " cpu_per_wall=" + String(format: "%.2f", busy) }
         print(line)
     }
 
@@ -163,7 +168,12 @@ struct RunMetadata: Codable {
     let processors: Int
     let cpuModel: String
     let gmpVersion: String
+    /// `openssl version` of the peer found, whether or not its cases ran.
     let openssl: String?
+    /// 1-minute load average when the run started and ended: other work on the machine
+    /// lowers every figure, and the all-cores figures most.
+    let loadAverageAtStart: Double?
+    var loadAverageAtEnd: Double?
     let settings: [String: String]
 }
 

@@ -15,13 +15,15 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
     if options.groups.contains(.openssl), peer == nil {
         reporter.note("openssl CLI not found: skipping the OpenSSL peer (no rsakit/OpenSSL ratios)")
     }
-    let meta = RunMetadata(
+    var meta = RunMetadata(
         date: ISO8601DateFormatter().string(from: Date()),
         mode: options.quick ? "quick" : "full",
         processors: PKCS1v15Chunking.defaultConcurrency,
         cpuModel: cpuModelName(),
         gmpVersion: String(cString: rsakit_bench_gmp_version()),
-        openssl: usePeer?.version,
+        openssl: peer?.version,
+        loadAverageAtStart: loadAverage(),
+        loadAverageAtEnd: nil,
         settings: [
             "sizes": options.sizes.map(String.init).joined(separator: ","),
             "keygen": options.keygen.map { "\($0.bits):\($0.count)" }.joined(separator: ","),
@@ -35,7 +37,8 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
         ])
     if !options.json {
         print("rsakit-bench run date=\(meta.date) mode=\(meta.mode) processors=\(meta.processors)"
-              + " cpu=\"\(meta.cpuModel)\" gmp=\(meta.gmpVersion) openssl=\"\(meta.openssl ?? "absent")\"")
+              + " cpu=\"\(meta.cpuModel)\" gmp=\(meta.gmpVersion) openssl=\"\(meta.openssl ?? "absent")\""
+              + " loadavg=" + (meta.loadAverageAtStart.map { String(format: "%.2f", $0) } ?? "unknown"))
     }
     let suite = BenchmarkSuite(options: options, reporter: reporter, peer: usePeer)
     let start = now()
@@ -77,7 +80,9 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
             try suite.runChunked(key)
         }
     }
-    reporter.note(String(format: "done in %.1f s", now() - start))
+    meta.loadAverageAtEnd = loadAverage()
+    reporter.note(String(format: "done in %.1f s, load average %.2f at the end", now() - start,
+                         meta.loadAverageAtEnd ?? -1))
     try reporter.finish(meta: meta)
 }
 
