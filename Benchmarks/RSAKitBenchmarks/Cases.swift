@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 @_spi(Benchmarks) import RSAKit
 
@@ -48,8 +49,8 @@ struct BenchmarkSuite {
         for result in try measureInterleaved(operations, runs: options.runs, runTime: options.runTime,
                                              warmUpTime: options.warmUpTime) {
             reporter.record(CaseResult(name: result.name, bits: key.bits, unit: "ops/s",
-                                       stats: Stats(result.samples), perRun: result.opsPerRun,
-                                       what: what[result.name] ?? ""))
+                                       samples: result.samples, perRun: result.opsPerRun,
+                                       pairedGroup: "private-\(key.bits)", what: what[result.name] ?? ""))
         }
         reporter.ratio("decrypt", versus: "anchor-crt", bits: key.bits, goal: .atLeast(0.9),
                        minimumSamples: minimumRuns)
@@ -91,8 +92,8 @@ struct BenchmarkSuite {
         for result in try measureInterleaved(operations, runs: options.runs, runTime: options.runTime,
                                              warmUpTime: options.warmUpTime) {
             reporter.record(CaseResult(name: result.name, bits: key.bits, unit: "ops/s",
-                                       stats: Stats(result.samples), perRun: result.opsPerRun,
-                                       what: what[result.name] ?? ""))
+                                       samples: result.samples, perRun: result.opsPerRun,
+                                       pairedGroup: "public-\(key.bits)", what: what[result.name] ?? ""))
         }
         reporter.ratio("public-raw", versus: "anchor-public", bits: key.bits)
         reporter.ratio("encrypt", versus: "anchor-public", bits: key.bits)
@@ -110,10 +111,10 @@ struct BenchmarkSuite {
             verify.append(figures.verify)
         }
         reporter.record(CaseResult(
-            name: "openssl-sign", bits: bits, unit: "ops/s", stats: Stats(sign),
+            name: "openssl-sign", bits: bits, unit: "ops/s", samples: sign,
             what: "openssl speed -elapsed rsa\(bits), sign/s: blinded CRT private op with OpenSSL's check, PKCS#1 v1.5 type 1 (closest peer to decrypt)"))
         reporter.record(CaseResult(
-            name: "openssl-verify", bits: bits, unit: "ops/s", stats: Stats(verify),
+            name: "openssl-verify", bits: bits, unit: "ops/s", samples: verify,
             what: "openssl speed -elapsed rsa\(bits), verify/s: public op e = 65537 and padding check (closest peer to encrypt)"))
         reporter.ratio("decrypt", versus: "openssl-sign", bits: bits)
         reporter.ratio("anchor-crt", versus: "openssl-sign", bits: bits)
@@ -151,10 +152,10 @@ struct BenchmarkSuite {
             }
         }
         reporter.record(CaseResult(
-            name: "anchor-keygen", bits: bits, unit: "ms/key", stats: Stats(anchorMs),
+            name: "anchor-keygen", bits: bits, unit: "ms/key", samples: anchorMs,
             what: "C plain GMP: random odd candidates (gmp_randstate, reference only), mpz_probab_prime_p reps \(AnchorKeyGenerator.reps), d, dP, dQ, qInv"))
         reporter.record(CaseResult(
-            name: "keygen", bits: bits, unit: "ms/key", stats: Stats(rsakitMs),
+            name: "keygen", bits: bits, unit: "ms/key", samples: rsakitMs,
             what: "RSAPrivateKey.generate: FIPS 186-5 A.1.3 probable primes, OS randomness, full key validation"))
         reporter.ratio("keygen", versus: "anchor-keygen", bits: bits, statistic: "mean",
                        goal: .atMost(1.2), minimumSamples: bits <= 2048 ? 100 : 20)
@@ -168,73 +169,108 @@ struct BenchmarkSuite {
             peerMs.append(1000 * (try peer.genpkeySeconds(bits: bits) - baseline))
         }
         reporter.record(CaseResult(
-            name: "openssl-genpkey", bits: bits, unit: "ms/key", stats: Stats(peerMs),
+            name: "openssl-genpkey", bits: bits, unit: "ms/key", samples: peerMs,
             what: String(format: "openssl genpkey RSA process wall time minus the %.1f ms median of openssl genpkey ED25519 (start-up)", baseline * 1000)))
         reporter.ratio("keygen", versus: "openssl-genpkey", bits: bits, statistic: "mean")
     }
 
     // MARK: - Chunked throughput
 
-    /// Encrypt and decrypt of one buffer with 1 thread and with every processor.
+    /// Encrypt and decrypt of one buffer with 1 thread and with every processor, and the
+    /// same for the C anchor's CRT exponentiation (each thread on its own fixture): the
+    /// anchor's ratio is what this machine gives to that many threads of pure GMP work right
+    /// now, the ceiling for the chunked ratio.
     func runChunked(_ key: BenchmarkKey) throws {
         let threads = PKCS1v15Chunking.defaultConcurrency
+        let k = key.publicKey.modulusByteCount
         let plaintext = SystemRandomSource().bytesForBenchmark(options.chunkByteCount)
         let ciphertext = try PKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: threads)
         let blocks = (plaintext.count + key.publicKey.maximumMessageByteCount - 1) / key.publicKey.maximumMessageByteCount
-        guard ciphertext.count == blocks * key.publicKey.modulusByteCount else {
+        guard ciphertext.count == blocks * k else {
             throw BenchmarkFailure(description: "chunked encrypt at \(key.bits) bits: wrong output length")
         }
-        guard try PKCS1v15Chunking.decrypt(ciphertext, with: key.privateKey, concurrency: threads) == plaintext else {
-            throw BenchmarkFailure(description: "chunked decrypt at \(key.bits) bits does not give the plaintext back")
-        }
-        // Warm-up on a sixteenth of the buffer, both thread counts.
+        // Warm-up on a sixteenth of the buffer, both thread counts (every timed decryption
+        // below is checked against the plaintext).
         let prefix = Array(plaintext.prefix(Swift.max(1, plaintext.count / 16)))
-        let cipherPrefix = Array(ciphertext.prefix(Swift.max(1, blocks / 16) * key.publicKey.modulusByteCount))
+        let cipherPrefix = Array(ciphertext.prefix(Swift.max(1, blocks / 16) * k))
         for concurrency in [1, threads] {
             _ = try PKCS1v15Chunking.encrypt(prefix, with: key.publicKey, concurrency: concurrency)
-            _ = try PKCS1v15Chunking.decrypt(cipherPrefix, with: key.privateKey, concurrency: concurrency)
+            guard try PKCS1v15Chunking.decrypt(cipherPrefix, with: key.privateKey, concurrency: concurrency)
+                    == Array(plaintext.prefix(cipherPrefix.count / k * key.publicKey.maximumMessageByteCount)) else {
+                throw BenchmarkFailure(description: "chunked decrypt at \(key.bits) bits does not give the plaintext back")
+            }
         }
+        // The anchor: one fixture per thread; runs of about runTime * 2 seconds.
+        let anchors = try (0..<threads).map { _ in try AnchorCRT(key) }
+        let anchorOne = time { anchors[0].run(2) } / 2
+        let anchorCount = Swift.max(2, Int((options.runTime * 2 / Swift.max(anchorOne, 1e-9)).rounded(.up)))
+
         let megabytes = Double(plaintext.count) / 1e6
         var samples: [String: [Double]] = [:]
         var busy: [String: [Double]] = [:]
+        func measure(_ name: String, _ body: () throws -> Double) rethrows {
+            let cpu = processCPUTime()
+            let start = now()
+            let amount = try body()
+            let wall = now() - start
+            samples[name, default: []].append(amount / wall)
+            busy[name, default: []].append((processCPUTime() - cpu) / wall)
+        }
         for run in 0..<options.chunkRuns {
             for concurrency in [1, threads] {
                 let suffix = concurrency == 1 ? "1t" : "all"
-                var output: [UInt8] = []
-                var cpu = processCPUTime()
-                let encryptSeconds = try time {
-                    output = try PKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: concurrency)
+                try measure("chunked-encrypt-" + suffix) {
+                    let output = try PKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: concurrency)
+                    guard output.count == ciphertext.count else {
+                        throw BenchmarkFailure(description: "chunked encrypt at \(key.bits) bits: wrong output length")
+                    }
+                    return megabytes
                 }
-                busy["chunked-encrypt-" + suffix, default: []].append((processCPUTime() - cpu) / encryptSeconds)
-                guard output.count == ciphertext.count else {
-                    throw BenchmarkFailure(description: "chunked encrypt at \(key.bits) bits: wrong output length")
+                try measure("chunked-decrypt-" + suffix) {
+                    let output = try PKCS1v15Chunking.decrypt(ciphertext, with: key.privateKey, concurrency: concurrency)
+                    guard output == plaintext else {
+                        throw BenchmarkFailure(description: "chunked decrypt at \(key.bits) bits does not give the plaintext back")
+                    }
+                    return megabytes
                 }
-                samples["chunked-encrypt-" + suffix, default: []].append(megabytes / encryptSeconds)
-                cpu = processCPUTime()
-                let decryptSeconds = try time {
-                    output = try PKCS1v15Chunking.decrypt(ciphertext, with: key.privateKey, concurrency: concurrency)
+                measure("anchor-crt-" + suffix) {
+                    let shared = UncheckedSendable(anchors)
+                    DispatchQueue.concurrentPerform(iterations: concurrency) { shared.value[$0].run(anchorCount) }
+                    return Double(concurrency * anchorCount)
                 }
-                busy["chunked-decrypt-" + suffix, default: []].append((processCPUTime() - cpu) / decryptSeconds)
-                guard output == plaintext else {
-                    throw BenchmarkFailure(description: "chunked decrypt at \(key.bits) bits does not give the plaintext back")
-                }
-                samples["chunked-decrypt-" + suffix, default: []].append(megabytes / decryptSeconds)
             }
             if options.chunkRuns > 1 { reporter.note("chunked \(key.bits): run \(run + 1) of \(options.chunkRuns)") }
         }
         let size = String(format: "%.2f MiB", Double(plaintext.count) / 1_048_576)
-        for name in ["chunked-encrypt-1t", "chunked-encrypt-all", "chunked-decrypt-1t", "chunked-decrypt-all"] {
+        for name in ["chunked-encrypt-1t", "chunked-encrypt-all", "chunked-decrypt-1t", "chunked-decrypt-all",
+                     "anchor-crt-1t", "anchor-crt-all"] {
             let all = name.hasSuffix("all")
-            let verb = name.contains("encrypt") ? "encrypt" : "decrypt"
+            let threadText = all ? "\(threads) threads" : "1 thread"
+            let what: String
+            if name.hasPrefix("anchor") {
+                what = "C anchor CRT exponentiation (mpz_powm_sec), \(anchorCount) per thread, \(threadText), aggregate ops/s"
+            } else {
+                let verb = name.contains("encrypt") ? "encrypt" : "decrypt"
+                what = "PKCS1v15Chunking.\(verb) of a \(size) buffer in memory, \(threadText); MB = 10^6 plaintext bytes"
+            }
             reporter.record(CaseResult(
-                name: name, bits: key.bits, unit: "MB/s", stats: Stats(samples[name]!),
+                name: name, bits: key.bits, unit: name.hasPrefix("anchor") ? "ops/s" : "MB/s",
+                samples: samples[name]!, perRun: name.hasPrefix("anchor") ? anchorCount : nil,
                 threads: all ? threads : 1, cpuPerWall: Stats(busy[name]!).median,
-                what: "PKCS1v15Chunking.\(verb) of a \(size) buffer in memory, \(all ? "\(threads) threads" : "1 thread"); MB = 10^6 plaintext bytes"))
+                pairedGroup: "chunked-\(key.bits)", what: what))
         }
         reporter.ratio("chunked-decrypt-all", versus: "chunked-decrypt-1t", bits: key.bits,
                        goal: threads == 2 ? .atLeast(1.9) : nil, minimumSamples: 3)
+        reporter.ratio("anchor-crt-all", versus: "anchor-crt-1t", bits: key.bits)
         reporter.ratio("chunked-encrypt-all", versus: "chunked-encrypt-1t", bits: key.bits)
     }
+}
+
+/// Hands a value to concurrent closures that only use it in ways the caller knows are safe
+/// (here: each thread touches its own anchor object).
+struct UncheckedSendable<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
 }
 
 extension RSARandomSource {

@@ -73,7 +73,8 @@ struct InterleavedResult {
 }
 
 /// Warm each operation up, size its runs, then time `runs` rounds in which every operation
-/// runs once, in turn, so that all of them see the same machine load.
+/// runs once, in turn (starting with a different one each round), so that all of them see
+/// the same machine load.
 ///
 /// Warm-up doubles the batch until one batch lasts `warmUpTime` (at least two operations);
 /// each timed run then performs as many operations as fit in `runTime` at that speed.
@@ -94,8 +95,12 @@ func measureInterleaved(
         }
     }
     var samples = Array(repeating: [Double](), count: operations.count)
-    for _ in 0..<runs {
-        for (i, operation) in operations.enumerated() {
+    for run in 0..<runs {
+        // Rotate the order from run to run, so that no operation always goes first (or
+        // always follows the same neighbour).
+        for offset in operations.indices {
+            let i = (run + offset) % operations.count
+            let operation = operations[i]
             let count = counts[i]
             let seconds = try time { try operation.body(count) }
             samples[i].append(Double(count) / seconds)

@@ -28,7 +28,7 @@ struct BenchmarkOptions {
     /// Timed runs per operation case.
     var runs = 7
     /// Target wall time of one timed run, seconds.
-    var runTime = 0.3
+    var runTime = 1.0
     /// Warm-up per operation case, seconds (at least two operations).
     var warmUpTime = 0.3
     /// Chunked buffer size in bytes.
@@ -64,7 +64,7 @@ struct BenchmarkOptions {
       --cases LIST            Groups to run, from private, public, keygen, chunked, openssl
                               (default: all).
       --runs N                Timed runs per operation case (default 7; quick 3).
-      --run-time SECONDS      Target length of one timed run (default 0.3; quick 0.03).
+      --run-time SECONDS      Target length of one timed run (default 1; quick 0.03).
       --chunk-mib MIB         Buffer for the chunked cases in MiB (default 10; quick 0.0625).
       --chunk-runs N          Timed runs per chunked case (default 3; quick 1).
       --openssl-seconds N     Seconds per `openssl speed` measurement (default 1).
@@ -142,7 +142,7 @@ struct BenchmarkOptions {
                 options.runs = try positiveInt(argument)
             case "--run-time":
                 options.runTime = try positiveDouble(argument)
-                options.warmUpTime = options.runTime
+                options.warmUpTime = Swift.min(0.3, options.runTime)
             case "--chunk-mib":
                 let mib = try positiveDouble(argument)
                 options.chunkByteCount = max(1, Int(mib * 1_048_576))

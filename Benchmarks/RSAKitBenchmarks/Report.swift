@@ -25,9 +25,16 @@ struct CaseResult: Codable {
     let cpuPerWall: Double?
     /// What exactly was timed.
     let what: String
+    /// Every sample, in run order (ops/s, ms or MB/s as `unit` says).
+    let samples: [Double]
+    /// Cases measured in turn within each run share a group name: their samples pair up by
+    /// index, and ratios between them are taken per run (see ``Reporter/ratio``).
+    let pairedGroup: String?
 
-    init(name: String, bits: Int, unit: String, stats: Stats, perRun: Int? = nil,
-         threads: Int? = nil, cpuPerWall: Double? = nil, what: String) {
+    init(name: String, bits: Int, unit: String, samples: [Double], perRun: Int? = nil,
+         threads: Int? = nil, cpuPerWall: Double? = nil, pairedGroup: String? = nil, what: String) {
+        let stats = Stats(samples)
+        self.samples = samples; self.pairedGroup = pairedGroup
         self.name = name; self.bits = bits; self.unit = unit
         median = stats.median; min = stats.min; max = stats.max; mean = stats.mean
         stddev = stats.stddev; runs = stats.count
@@ -62,7 +69,9 @@ struct RatioResult: Codable {
     let bits: Int
     /// The case in the denominator (anchor, peer, or the one-thread figure).
     let versus: String
-    /// Which statistic was divided (`median` or `mean`).
+    /// How the value was taken: `paired-median` (the median over runs of the per-run ratio,
+    /// for cases measured in turn within each run), `median` (ratio of the medians) or
+    /// `mean` (ratio of the means, for key generation).
     let statistic: String
     let value: Double
     /// The design goal, e.g. ">=0.90", or nil when the ratio is informative only.
@@ -105,9 +114,19 @@ final class Reporter {
                goal: Goal? = nil, minimumSamples: Int = 1) {
         guard let a = results.last(where: { $0.name == name && $0.bits == bits }),
               let b = results.last(where: { $0.name == versus && $0.bits == bits }) else { return }
-        let (x, y) = statistic == "mean" ? (a.mean, b.mean) : (a.median, b.median)
-        guard y > 0 else { return }
-        let value = x / y
+        let value: Double
+        var statistic = statistic
+        if statistic == "median", let group = a.pairedGroup, group == b.pairedGroup,
+           a.samples.count == b.samples.count, b.samples.allSatisfy({ $0 > 0 }) {
+            // Same runs, measured one after the other: divide run by run, then take the
+            // median, so that a slow patch of the machine hits both sides of each ratio.
+            value = Stats(zip(a.samples, b.samples).map { $0 / $1 }).median
+            statistic = "paired-median"
+        } else {
+            let (x, y) = statistic == "mean" ? (a.mean, b.mean) : (a.median, b.median)
+            guard y > 0 else { return }
+            value = x / y
+        }
         let verdict: String
         if let goal {
             if Swift.min(a.runs, b.runs) < minimumSamples {
