@@ -265,6 +265,14 @@ public final class RSAKeyStore: Sendable {
         _ key: RSAPrivateKey, tag: String, privateTag: String? = nil, label: String? = nil,
         replace: Bool = false
     ) throws -> (public: RSAKeyItemAttributes, private: RSAKeyItemAttributes) {
+        try addKeyPair(key, tag: tag, privateTag: privateTag, label: label, replace: replace, crashPoint: nil)
+    }
+
+    /// ``addKeyPair(_:tag:privateTag:label:replace:)``, stopping at `crashPoint` (tests).
+    internal func addKeyPair(
+        _ key: RSAPrivateKey, tag: String, privateTag: String?, label: String?,
+        replace: Bool, crashPoint: StoreCrashPoint?
+    ) throws -> (public: RSAKeyItemAttributes, private: RSAKeyItemAttributes) {
         let privateTag = privateTag ?? tag
         try RSAKeyStore.validateTag(tag)
         try RSAKeyStore.validateTag(privateTag)
@@ -278,7 +286,7 @@ public final class RSAKeyStore: Sendable {
             NewItem(keyClass: .private, tag: privateTag, label: label, keySizeInBits: key.modulusBitCount,
                     fingerprint: fingerprint, pem: privatePEM),
         ]
-        let added = try withWriteTransaction { tx in
+        let added = try withWriteTransaction(crashPoint: crashPoint) { tx in
             try stage(requests, replace: replace, into: &tx)
         }
         return (added[0], added[1])
@@ -737,7 +745,9 @@ public final class RSAKeyStore: Sendable {
     /// Run `body` under the exclusive lock, after applying any left-over journal and removing
     /// stale temporary files of the store folder, then commit what it planned (or remove its
     /// temporary files when it throws).
-    private func withWriteTransaction<T>(_ body: (inout StoreTransaction) throws -> T) throws -> T {
+    private func withWriteTransaction<T>(
+        crashPoint: StoreCrashPoint? = nil, _ body: (inout StoreTransaction) throws -> T
+    ) throws -> T {
         let lock = try StoreLock(path: layout.lockPath, exclusive: true)
         defer { lock.release() }
         try StoreTransaction.recover(layout: layout)
@@ -747,7 +757,7 @@ public final class RSAKeyStore: Sendable {
         var tx = StoreTransaction(layout: layout)
         do {
             let result = try body(&tx)
-            try tx.commit()
+            try tx.commit(crashPoint: crashPoint)
             return result
         } catch {
             tx.abandon()
