@@ -593,10 +593,18 @@ final class KeyStoreTests: XCTestCase {
         let leftovers = tree(storePath).filter { $0.contains(".tmp-") }
         XCTAssertEqual(leftovers.count, 2, "the dead writer's temporary files: \(leftovers)")
         XCTAssertEqual(try store.privateKey(tag: "c"), StoreTestKeys.a, "temporary files are ignored")
-        XCTAssertEqual(try store.allItems().items.count, 2)
         _ = try RSAKeyStore(path: storePath)
-        XCTAssertEqual(tree(storePath).filter { $0.contains(".tmp-") }, [], "opening removes them")
+        XCTAssertEqual(tree(storePath).filter { $0.contains(".tmp-") }.map { String($0.prefix(7)) }, ["public/"],
+                       "opening removes those in private folders")
+        XCTAssertEqual(try store.allItems().items.count, 2, "temporary files are not items")
+        XCTAssertEqual(tree(storePath).filter { $0.contains(".tmp-") }, [], "listing removes the rest")
         XCTAssertEqual(try store.publicKey(tag: "c"), StoreTestKeys.a.publicKey)
+        // A later write into a folder also clears it.
+        XCTAssertThrowsError(try store.addKeyPair(
+            StoreTestKeys.b, tag: "c", privateTag: nil, label: nil, replace: true, crashPoint: .beforeJournal))
+        try store.addKeyPair(StoreTestKeys.c, tag: "c", replace: true)
+        XCTAssertEqual(tree(storePath).filter { $0.contains(".tmp-") }, [], "the next write removes them")
+        XCTAssertEqual(try store.privateKey(tag: "c"), StoreTestKeys.c)
     }
 
     func testCrash_AfterTheJournalIsRolledForwardByTheNextReader() throws {

@@ -93,8 +93,11 @@ public final class RSAKeyStore: Sendable {
     /// 0700.
     ///
     /// Opening checks that the store folders and every private item file give no access to
-    /// group or others, removes temporary files left by interrupted writes, and applies the
-    /// journal of a write interrupted after its commit point.
+    /// group or others, applies the journal of a write interrupted after its commit point, and
+    /// removes temporary files left by interrupted writes in the store folder and the private
+    /// folders (those in public folders go at the next write into their folder or the next
+    /// ``allItems()``; they are ignored meanwhile). Its cost grows with the number of private
+    /// items (one lstat each); public items are not listed.
     ///
     /// - Parameters:
     ///   - path: the store folder, or nil for the default location.
@@ -214,11 +217,15 @@ public final class RSAKeyStore: Sendable {
             for shard in try StoreFileSystem.listDirectory(classFolder).sorted() where StoreLayout.isShardName(shard) {
                 let shardFolder = classFolder + "/" + shard
                 try checkFolder(shardFolder)
+                // Public item files are not listed here, so that opening a store of many public
+                // keys stays cheap; their folders' stale temporary files go at the next write
+                // into the folder or the next allItems().
+                guard keyClass == .private else { continue }
                 for name in try StoreFileSystem.listDirectory(shardFolder) {
                     let file = shardFolder + "/" + name
                     if name.hasPrefix(StoreFileSystem.temporaryPrefix) {
                         stale.append(file)
-                    } else if keyClass == .private, let st = try StoreFileSystem.status(file) {
+                    } else if let st = try StoreFileSystem.status(file) {
                         try check(file, st)
                     }
                 }
@@ -472,7 +479,8 @@ public final class RSAKeyStore: Sendable {
     }
 
     /// Every item with its attributes, and every item file that could not be read (listed,
-    /// not thrown: one damaged item does not hide the others). Reads every item file.
+    /// not thrown: one damaged item does not hide the others). Reads every item file, and
+    /// removes the temporary files of interrupted writes it meets.
     ///
     /// - Throws: `RSAError.storeIOError` when a store folder cannot be listed.
     public func allItems() throws -> RSAKeyStoreListing {
@@ -483,8 +491,16 @@ public final class RSAKeyStore: Sendable {
                 let classFolder = StoreLayout.classDirectory(keyClass)
                 for shard in try StoreFileSystem.listDirectory(layout.absolute(classFolder)) where StoreLayout.isShardName(shard) {
                     for name in try StoreFileSystem.listDirectory(layout.absolute(classFolder + "/" + shard)) {
+                        if name.hasPrefix(StoreFileSystem.temporaryPrefix) {
+                            // Under the shared lock no write is in progress, and a journal
+                            // naming temporary files was applied by withReadLock: this one was
+                            // left by a write that died before its commit point. (Best effort:
+                            // a read-only store keeps it, and it is ignored.)
+                            _ = try? StoreFileSystem.removeFile(layout.absolute(classFolder + "/" + shard + "/" + name))
+                            continue
+                        }
                         guard let tagHash = StoreLayout.tagHash(fromItemName: name), name.hasPrefix(shard) else {
-                            continue  // temporary files and anything not ours
+                            continue  // anything not ours
                         }
                         do {
                             if let loaded = try loadItem(keyClass, tagHash: tagHash, knownTag: nil) {
