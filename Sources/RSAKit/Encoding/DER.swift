@@ -79,6 +79,8 @@ internal struct DERReader {
     static let maximumLengthOctets = 4
 
     let bytes: [UInt8]
+    /// Deviations from DER that were accepted (shared by copies of this reader).
+    let notes = DecodingNotes()
 
     init(_ bytes: [UInt8]) {
         self.bytes = bytes
@@ -209,11 +211,13 @@ internal struct DERReader {
         return try children(of: element)
     }
 
-    /// A non-negative INTEGER's magnitude: its content octets without the sign octet.
+    /// A non-negative INTEGER's magnitude: its content octets without leading zero octets.
     ///
-    /// X.690 §8.3: the content is non-empty, two's complement, and (DER) minimal: the
-    /// first nine bits are neither all zero nor all one. A set top bit means negative,
-    /// which no RSA key component may be.
+    /// X.690 §8.3: the content is non-empty two's complement; a set top bit means
+    /// negative, which no RSA key component may be. DER also wants the shortest form, but
+    /// redundant leading 0x00 octets are accepted here and dropped (normalised): OpenSSL
+    /// reads such keys, some encoders write them, and the value is unambiguous. Writing
+    /// (``DERValue/unsignedInteger(_:)``) is always minimal.
     /// - Returns: big-endian magnitude octets (empty for 0), a slice of the input.
     func unsignedInteger(_ element: DERElement, what: String) throws -> ArraySlice<UInt8> {
         try expect(element, tag: DERTag.integer, what: what)
@@ -221,17 +225,14 @@ internal struct DERReader {
         guard let first = content.first else {
             throw fail("INTEGER (\(what)) has no content octets", at: element.offset)
         }
-        if content.count > 1 {
-            let second = bytes[first + 1]
-            // X.690 §8.3.2: the first nine bits must not be all 0 or all 1.
-            if (bytes[first] == 0x00 && second & 0x80 == 0) || (bytes[first] == 0xFF && second & 0x80 != 0) {
-                throw fail("INTEGER (\(what)) is not minimally encoded (redundant leading octet)", at: first)
-            }
-        }
         guard bytes[first] & 0x80 == 0 else {
-            throw fail("INTEGER (\(what)) is negative", at: first)
+            throw fail("INTEGER (\(what)) is negative (top bit of its first octet is set)", at: first)
         }
-        let start = bytes[first] == 0x00 ? first + 1 : first
+        var start = first
+        while start < content.upperBound && bytes[start] == 0 { start += 1 }
+        if start - first > 1 || (start - first == 1 && start < content.upperBound && bytes[start] & 0x80 == 0) {
+            notes.add("INTEGER (\(what)) at byte offset \(element.offset) has redundant leading zero octets (not DER); read as its value")
+        }
         return bytes[start..<content.upperBound]
     }
 
@@ -291,6 +292,12 @@ internal struct DERReader {
         try expect(element, tag: DERTag.octetString, what: what)
         return element.content
     }
+}
+
+/// Accepted deviations from strict DER, collected while reading (for warnings).
+internal final class DecodingNotes {
+    private(set) var messages: [String] = []
+    func add(_ message: String) { messages.append(message) }
 }
 
 /// Dotted-decimal form of an OBJECT IDENTIFIER's content octets (X.690 §8.19.4), for messages.

@@ -5,9 +5,14 @@
 /// | `pkcs1` | `RSAPublicKey`, PEM "RSA PUBLIC KEY" (RFC 8017 A.1.1; Apple's SecKeyCopyExternalRepresentation) | `RSAPrivateKey`, PEM "RSA PRIVATE KEY" (RFC 8017 A.1.2; `openssl rsa -traditional`) |
 /// | `spki`  | `SubjectPublicKeyInfo`, PEM "PUBLIC KEY" (RFC 5280; Java `X509EncodedKeySpec`, OpenSSL default) | — |
 /// | `pkcs8` | — | `PrivateKeyInfo`, PEM "PRIVATE KEY" (RFC 5208; Java `PKCS8EncodedKeySpec`, OpenSSL default) |
+///
+/// The raw values ("pkcs1", "spki", "pkcs8") are the names the CLI and the key store use.
 public enum RSAKeyFormat: String, Sendable, CaseIterable {
+    /// PKCS#1 (RFC 8017 Appendix A.1): `RSAPublicKey` or `RSAPrivateKey`, no algorithm identifier.
     case pkcs1 = "pkcs1"
+    /// SubjectPublicKeyInfo (RFC 5280 §4.1.2.7) with rsaEncryption; public keys only.
     case spki = "spki"
+    /// PKCS#8 PrivateKeyInfo (RFC 5208 §5), unencrypted, with rsaEncryption; private keys only.
     case pkcs8 = "pkcs8"
 }
 
@@ -106,7 +111,9 @@ extension RSAPrivateKey {
     /// two primes) or an unencrypted PKCS#8 `PrivateKeyInfo` (RFC 5208 §5; RFC 5958
     /// version 1 accepted) with rsaEncryption, told apart by structure. Every component
     /// relation is validated (see ``RSAPrivateKey/init(modulus:publicExponent:privateExponent:prime1:prime2:exponent1:exponent2:coefficient:)``).
-    /// Parsing branches on lengths and tags, not on secret values.
+    /// Not constant-time: parsing branches on tags, lengths and leading zero octets (which
+    /// the DER length fields reveal anyway), and validation uses variable-time GMP
+    /// arithmetic once per import. Decoded secret bytes from PEM are wiped (best effort).
     /// - Throws: `RSAError.malformedDER(reason:offset:)`; `RSAError.unsupportedKeyFormat`
     ///   with "multi-prime keys are not supported" (version 1), "encrypted private keys are
     ///   not supported yet" (EncryptedPrivateKeyInfo), "certificates are not supported yet",
@@ -123,7 +130,9 @@ extension RSAPrivateKey {
     /// supported yet". With several blocks, the first private-key block is used.
     /// - Throws: `RSAError.malformedPEM`, and every error of ``init(derRepresentation:)``.
     public init(pemRepresentation: String) throws {
-        let file = try RSAKeyFile(bytes: Array(pemRepresentation.utf8), requirePEM: true, preferring: .privateKey)
+        var bytes = Array(pemRepresentation.utf8)
+        defer { wipe(&bytes) }
+        let file = try RSAKeyFile(bytes: bytes, requirePEM: true, preferring: .privateKey)
         switch file.key {
         case let .privateKey(key): self = key
         case .publicKey:

@@ -89,6 +89,8 @@ internal let maximumImportedModulusBitCount = 16384
 internal struct DecodedKey {
     let key: RSAKeyFile.Key
     let structure: DERKeyStructure
+    /// Deviations from DER that were accepted, as warning sentences.
+    var notes: [String] = []
 
     /// The ``RSAKeyFormat`` of the outer structure.
     var format: RSAKeyFormat {
@@ -120,15 +122,16 @@ internal enum KeyDecoder {
         let reader = DERReader(der)
         let top = try reader.topLevelElement(in: 0..<der.count, name: "key")
         let structure = try detect(reader, top)
+        var decoded: DecodedKey
         switch structure {
         case .pkcs1PublicKey:
-            return DecodedKey(key: .publicKey(try readPKCS1PublicKey(reader, top)), structure: structure)
+            decoded = DecodedKey(key: .publicKey(try readPKCS1PublicKey(reader, top)), structure: structure)
         case .pkcs1PrivateKey:
-            return DecodedKey(key: .privateKey(try readPKCS1PrivateKey(reader, top)), structure: structure)
+            decoded = DecodedKey(key: .privateKey(try readPKCS1PrivateKey(reader, top)), structure: structure)
         case .subjectPublicKeyInfo:
-            return DecodedKey(key: .publicKey(try readSubjectPublicKeyInfo(reader, top)), structure: structure)
+            decoded = DecodedKey(key: .publicKey(try readSubjectPublicKeyInfo(reader, top)), structure: structure)
         case .privateKeyInfo:
-            return DecodedKey(key: .privateKey(try readPrivateKeyInfo(reader, top)), structure: structure)
+            decoded = DecodedKey(key: .privateKey(try readPrivateKeyInfo(reader, top)), structure: structure)
         case .encryptedPrivateKeyInfo:
             throw RSAError.unsupportedKeyFormat(reason: "encrypted private keys are not supported yet")
         case .certificate:
@@ -136,6 +139,8 @@ internal enum KeyDecoder {
         case .certificationRequest:
             throw RSAError.unsupportedKeyFormat(reason: "certification requests (CSRs) are not supported")
         }
+        decoded.notes = reader.notes.messages
+        return decoded
     }
 
     /// Tell the structures apart by the tags of the outer SEQUENCE's elements.
@@ -278,6 +283,8 @@ internal enum KeyDecoder {
         if oid.elementsEqual(KnownOID.rsaEncryption) {
             if fields.count == 2 {
                 try reader.null(fields[1], what: "rsaEncryption parameters")
+            } else {
+                reader.notes.add("the rsaEncryption AlgorithmIdentifier at byte offset \(element.offset) has no NULL parameters (RFC 3279 requires them); read anyway")
             }
             return
         }

@@ -36,16 +36,20 @@ internal struct PEMDocument {
     /// Every block, in order.
     let blocks: [PEMBlock]
 
-    /// Whether `bytes` contains a line starting with "-----BEGIN ".
+    /// Whether `bytes` contains a line starting (after blanks) with "-----BEGIN ".
     static func containsBeginLine(_ bytes: [UInt8]) -> Bool {
         let marker = Array("-----BEGIN ".utf8)
         guard bytes.count >= marker.count else { return false }
-        var index = 0
-        while index + marker.count <= bytes.count {
-            if bytes[index] == marker[0] && Array(bytes[index..<(index + marker.count)]) == marker {
+        var lineStart = 0
+        while lineStart + marker.count <= bytes.count {
+            // Blanks may precede the marker on its line.
+            var index = lineStart
+            while index < bytes.count && (bytes[index] == 0x20 || bytes[index] == 0x09) { index += 1 }
+            if index + marker.count <= bytes.count && bytes[index..<(index + marker.count)].elementsEqual(marker) {
                 return true
             }
-            index += 1
+            guard let newline = bytes[index...].firstIndex(of: 0x0A) else { return false }
+            lineStart = newline + 1
         }
         return false
     }

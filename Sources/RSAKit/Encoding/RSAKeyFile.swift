@@ -7,7 +7,7 @@
 /// 2. PEM, when some line starts with "-----BEGIN ". Reading is as lenient as OpenSSL:
 ///    CRLF or LF, no final newline, blanks around lines, text before/between/after blocks
 ///    (PKCS#12 "Bag Attributes"), base64 at any width, RFC 1421 headers. Of several
-///    blocks the first key block is used and a warning says which. The DER structure
+///    blocks the first key block is used (a UTF-8 byte order mark is skipped) and a warning says which. The DER structure
 ///    decides the format; a label that does not match it gives a warning;
 /// 3. otherwise a specific error, with hints for base64 of a PEM file, base64 DER
 ///    without armour, and OpenSSH keys.
@@ -18,7 +18,9 @@
 public struct RSAKeyFile: Sendable {
     /// A public or a private key.
     public enum Key: Sendable {
+        /// The file held a public key (PKCS#1 RSAPublicKey or SubjectPublicKeyInfo).
         case publicKey(RSAPublicKey)
+        /// The file held a private key (PKCS#1 RSAPrivateKey or PKCS#8 PrivateKeyInfo).
         case privateKey(RSAPrivateKey)
     }
 
@@ -28,8 +30,11 @@ public struct RSAKeyFile: Sendable {
     public let format: RSAKeyFormat
     /// Whether the input was PEM text (else DER).
     public let isPEM: Bool
-    /// Human-readable warnings, lower-case sentences, for example a mislabelled PEM block
-    /// or "file has 3 PEM blocks; using the first key block (block 1, PRIVATE KEY)".
+    /// Human-readable warnings, lower-case sentences: several PEM blocks ("file has 3 PEM
+    /// blocks; using the first key block (block 1, PRIVATE KEY)"), a PEM label that does not
+    /// match the structure, and deviations from DER that were accepted (INTEGERs with
+    /// redundant leading zero octets, rsaEncryption without NULL parameters). Empty for a
+    /// file exactly as rsakit or OpenSSL writes it.
     public let warnings: [String]
     /// The name of the structure read ("SubjectPublicKeyInfo", "PKCS#1 RSAPrivateKey"...).
     public let structureName: String
@@ -73,7 +78,13 @@ public struct RSAKeyFile: Sendable {
         guard bytes.count <= RSAKeyFile.maximumByteCount else {
             throw RSAError.malformedKey(reason: "input of \(bytes.count) bytes is larger than the \(RSAKeyFile.maximumByteCount)-byte limit for key files")
         }
-        let hasPEM = PEMDocument.containsBeginLine(bytes)
+        guard !bytes.isEmpty else {
+            throw RSAError.malformedKey(reason: "the input is empty")
+        }
+        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
+            throw RSAError.unsupportedKeyFormat(reason: "this is UTF-16 text (as PowerShell's > redirection writes); save the key as ASCII or UTF-8")
+        }
+        let hasPEM = PEMDocument.containsBeginLine(bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes)
         if !requirePEM && RSAKeyFile.looksLikeDER(bytes, hasPEM: hasPEM) {
             let decoded = try KeyDecoder.decode(der: bytes)
             self.init(decoded: decoded, isPEM: false, warnings: [])
@@ -82,25 +93,34 @@ public struct RSAKeyFile: Sendable {
         guard hasPEM else {
             throw RSAKeyFile.diagnoseUnrecognised(bytes, requirePEM: requirePEM)
         }
-        try self.init(pem: PEMDocument(scanning: bytes), preferring: preference)
+        // A UTF-8 byte order mark (Windows editors) is text before the first line.
+        let text = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
+        try self.init(pem: PEMDocument(scanning: text), preferring: preference)
     }
 
     private init(decoded: DecodedKey, isPEM: Bool, warnings: [String]) {
         self.key = decoded.key
         self.format = decoded.format
         self.isPEM = isPEM
-        self.warnings = warnings
+        self.warnings = warnings + decoded.notes
         self.structureName = decoded.structure.name
     }
 
-    /// DER when the bytes are exactly one SEQUENCE TLV, or start with 0x30 and contain no
-    /// PEM at all (so that DER errors are reported as such).
+    /// DER when the bytes are exactly one SEQUENCE TLV, or start with 0x30 and are not
+    /// plain text (so that damaged DER is reported as DER, with an offset, while a text
+    /// file that happens to start with "0" gets the text diagnosis).
     private static func looksLikeDER(_ bytes: [UInt8], hasPEM: Bool) -> Bool {
         guard bytes.first == DERTag.sequence else { return false }
-        if !hasPEM { return true }
         let reader = DERReader(bytes)
-        guard let top = try? reader.element(at: 0, limit: bytes.count) else { return false }
-        return top.end == bytes.count
+        if let top = try? reader.element(at: 0, limit: bytes.count), top.end == bytes.count {
+            return true
+        }
+        return !hasPEM && !isPlainText(bytes)
+    }
+
+    /// Printable ASCII, tabs and line ends only.
+    private static func isPlainText(_ bytes: [UInt8]) -> Bool {
+        bytes.allSatisfy { ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
     }
 
     private init(pem document: PEMDocument, preferring preference: Preference?) throws {
@@ -111,6 +131,9 @@ public struct RSAKeyFile: Sendable {
         case .publicKey?: preferred = keyBlocks.first(where: \.isPublicKeyLabel)
         case .privateKey?: preferred = keyBlocks.first(where: { !$0.isPublicKeyLabel })
         case nil: preferred = nil
+        }
+        if blocks.isEmpty {
+            throw RSAKeyFile.diagnoseBrokenFraming(document.bytes)
         }
         guard let block = preferred ?? keyBlocks.first else {
             if let broken = blocks.first(where: { $0.problem != nil }), let problem = broken.problem {
@@ -139,7 +162,13 @@ public struct RSAKeyFile: Sendable {
         if headers.contains(where: { $0.name == "Proc-Type" && $0.value.uppercased().contains("ENCRYPTED") }) {
             throw RSAError.unsupportedKeyFormat(reason: "encrypted private keys are not supported yet")
         }
-        let decoded = try KeyDecoder.decode(der: der)
+        let decoded: DecodedKey
+        do {
+            decoded = try KeyDecoder.decode(der: der)
+        } catch let RSAError.malformedDER(reason, offset) {
+            // Offsets count from the start of the block's decoded bytes; say which block.
+            throw RSAError.malformedDER(reason: "\(reason) (in the base64-decoded PEM block \"\(block.label)\" at line \(block.beginLine))", offset: offset)
+        }
         if block.label != decoded.structure.pemLabel {
             warnings.append("PEM label \"\(block.label)\" does not match the contents: the block holds a \(decoded.structure.name), whose label is \"\(decoded.structure.pemLabel)\"; the key was read by its structure")
         }
@@ -151,8 +180,6 @@ public struct RSAKeyFile: Sendable {
         switch block.label {
         case "OPENSSH PRIVATE KEY":
             throw RSAError.unsupportedKeyFormat(reason: "OpenSSH private keys are not supported; convert with `ssh-keygen -p -m PKCS8 -f FILE`")
-        case "SSH2 PUBLIC KEY":
-            throw RSAError.unsupportedKeyFormat(reason: "SSH2 public keys are not supported; convert with `ssh-keygen -i -m RFC4716 -f FILE`")
         case "EC PRIVATE KEY", "DSA PRIVATE KEY", "EC PUBLIC KEY", "DSA PUBLIC KEY":
             throw RSAError.unsupportedKeyFormat(reason: "not an RSA key: PEM block \"\(block.label)\"")
         default:
@@ -160,13 +187,36 @@ public struct RSAKeyFile: Sendable {
         }
     }
 
+    /// Text with a "-----BEGIN " marker but no usable BEGIN line: the usual causes are
+    /// line breaks lost or escaped (environment variables, JSON strings, one-line pastes).
+    private static func diagnoseBrokenFraming(_ bytes: [UInt8]) -> RSAError {
+        let escapedNewline = Array("\\n".utf8)
+        var index = 0
+        while index + 1 < bytes.count {
+            if bytes[index] == escapedNewline[0] && bytes[index + 1] == escapedNewline[1] {
+                return .malformedPEM(reason: "the PEM text contains literal \"\\n\" sequences instead of line breaks (as in an environment variable or a JSON string); replace them with real newlines", line: 1)
+            }
+            index += 1
+        }
+        let marker = bytes.firstRange(of: Array("-----BEGIN ".utf8))?.lowerBound ?? 0
+        let line = 1 + bytes[..<marker].filter { $0 == 0x0A }.count
+        return .malformedPEM(reason: "a \"-----BEGIN\" marker was found, but not as a line of its own; BEGIN, the base64 text and END must be on separate lines", line: line)
+    }
+
     /// The most useful error for input that is neither DER nor PEM.
     private static func diagnoseUnrecognised(_ bytes: [UInt8], requirePEM: Bool) -> RSAError {
+        if bytes.firstRange(of: Array("-----BEGIN ".utf8)) != nil {
+            return diagnoseBrokenFraming(bytes)
+        }
         let text = bytes.filter { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A) }
         if text.starts(with: Array("ssh-rsa".utf8)) {
             return .unsupportedKeyFormat(reason: "OpenSSH public keys (ssh-rsa ...) are not supported; convert with `ssh-keygen -e -m PKCS8 -f FILE`")
         }
-        if !text.isEmpty, let decoded = try? Base64.decode(text, strict: false) {
+        if text.starts(with: Array("----BEGINSSH2PUBLICKEY----".utf8)) {
+            return .unsupportedKeyFormat(reason: "SSH2 (RFC 4716) public keys are not supported; convert with `ssh-keygen -i -m RFC4716 -f FILE`, then `ssh-keygen -e -m PKCS8`")
+        }
+        if !text.isEmpty, var decoded = try? Base64.decode(text, strict: false) {
+            defer { wipe(&decoded) }
             if PEMDocument.containsBeginLine(decoded) {
                 return .unsupportedKeyFormat(reason: "this looks like base64-encoded PEM; decode it first (for example with base64 -d)")
             }
@@ -174,10 +224,31 @@ public struct RSAKeyFile: Sendable {
                 return .unsupportedKeyFormat(reason: "this looks like base64-encoded DER without PEM armour; decode it (base64 -d) or add BEGIN/END lines")
             }
         }
-        if requirePEM || bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+        if text.count % 2 == 0, text.count >= 2, text.allSatisfy({ hexDigitValue($0) != nil }) {
+            var decoded: [UInt8] = []
+            var index = 0
+            while index < text.count {
+                decoded.append(hexDigitValue(text[index])! << 4 | hexDigitValue(text[index + 1])!)
+                index += 2
+            }
+            defer { wipe(&decoded) }
+            if decoded.first == DERTag.sequence, (try? KeyDecoder.decode(der: decoded)) != nil {
+                return .unsupportedKeyFormat(reason: "this looks like hex-encoded DER; decode it first (for example with xxd -r -p)")
+            }
+        }
+        if requirePEM || isPlainText(bytes) {
             return .malformedPEM(reason: "no \"-----BEGIN\" line found", line: 1)
         }
         let first = bytes.first.map { "0x" + hexByte($0) } ?? "nothing"
         return .malformedKey(reason: "input is neither PEM (no \"-----BEGIN\" line) nor DER (starts with \(first), not a SEQUENCE)")
+    }
+
+    private static func hexDigitValue(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return character - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 }
