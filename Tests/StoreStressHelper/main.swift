@@ -10,6 +10,8 @@
 //       Forever: replace the pairs P0 ... P(N-1), alternating the keys (until killed).
 //   StoreStressHelper fill-public --store DIR --key PEM --prefix P --count N [--batch B]
 //       Add N public items P0 ... with one public key, B per atomic batch (default 1000).
+//   StoreStressHelper fill-pairs  --store DIR --key PEM --prefix P --count N
+//       Add N/2 key pairs (N items) P0 ... with one key, one atomic write per pair.
 //   StoreStressHelper generate-key --bits N --out PEM
 //       Generate a key with RSAPrivateKey.generate and write it as PKCS#8 PEM (mode 0600).
 //   StoreStressHelper time-lookup --store DIR --tag T [--repeat R]
@@ -122,6 +124,16 @@ func run(_ args: Arguments) throws -> Int32 {
             next = end
         }
         print("filled \(args.count) public items in \(String(format: "%.1f", milliseconds(since: start) / 1000)) s")
+        return 0
+    case "fill-pairs":
+        guard let keyPath = args.keys.first else { throw Usage(message: "--key is required") }
+        let key = try readPrivateKey(keyPath)
+        let store = try RSAKeyStore(path: args.store)
+        let start = DispatchTime.now().uptimeNanoseconds
+        for i in 0..<(args.count / 2) {
+            try store.addKeyPair(key, tag: args.prefix + String(i), replace: args.replace)
+        }
+        print("filled \(args.count / 2) pairs (\(args.count / 2 * 2) items) in \(String(format: "%.1f", milliseconds(since: start) / 1000)) s")
         return 0
     case "generate-key":
         guard !args.out.isEmpty else { throw Usage(message: "--out is required") }
