@@ -221,12 +221,13 @@ public final class RSAKeyStore: Sendable {
                 // keys stays cheap; their folders' stale temporary files go at the next write
                 // into the folder or the next allItems().
                 guard keyClass == .private else { continue }
-                for name in try StoreFileSystem.listDirectory(shardFolder) {
-                    let file = shardFolder + "/" + name
-                    if name.hasPrefix(StoreFileSystem.temporaryPrefix) {
-                        stale.append(file)
-                    } else if let st = try StoreFileSystem.status(file) {
-                        try check(file, st)
+                let temporaryPrefix = Array(StoreFileSystem.temporaryPrefix.utf8CString.dropLast())
+                try StoreFileSystem.forEachEntryStatus(shardFolder) { name, st in
+                    // Names are C strings here; a Swift String is made only for the rare report.
+                    if strncmp(name, temporaryPrefix, temporaryPrefix.count) == 0 {
+                        stale.append(shardFolder + "/" + String(cString: name))
+                    } else if StoreFileSystem.permissions(st) & UInt32(StoreFileSystem.groupOtherBits) != 0 {
+                        try check(shardFolder + "/" + String(cString: name), st)
                     }
                 }
             }
