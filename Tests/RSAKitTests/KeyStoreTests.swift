@@ -502,6 +502,24 @@ final class KeyStoreTests: XCTestCase {
         XCTAssertEqual(lines[2], "-----BEGIN PRIVATE KEY-----")
     }
 
+    func testImport_OpenSSLPrivateKeyMakesAPairAndComesBackByteForByte() throws {
+        let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let openssl else { throw XCTSkip("openssl CLI not found: cannot make a key to import") }
+        let keyFile = folder + "/openssl-key.pem"
+        let made = try run(openssl, ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024", "-out", keyFile])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let original = try String(contentsOfFile: keyFile, encoding: .utf8)
+        let key = try RSAPrivateKey(pemRepresentation: original)
+        let store = try RSAKeyStore(path: storePath)
+        // Importing a private key creates both items.
+        let added = try store.addKeyPair(key, tag: "imported")
+        XCTAssertEqual(try store.allItems().items, [added.public, added.private])
+        // OpenSSL re-encodes the private item file to exactly the PKCS#8 it generated.
+        let back = try run(openssl, ["pkey", "-in", itemFile(store, "imported", .private)])
+        XCTAssertEqual(back.status, 0, back.stderr)
+        XCTAssertEqual(back.stdout, original)
+    }
+
     func testItemRecord_DatesRoundTripToTheMillisecond() throws {
         XCTAssertEqual(StoreItemRecord.formatDate(milliseconds: 0), "1970-01-01T00:00:00.000Z")
         XCTAssertEqual(StoreItemRecord.formatDate(milliseconds: 1_700_000_000_123), "2023-11-14T22:13:20.123Z")
@@ -640,13 +658,19 @@ final class KeyStoreTests: XCTestCase {
         let store = try RSAKeyStore(path: storePath)
         try store.addKeyPair(StoreTestKeys.a, tag: "x")
         try store.addPublicKey(StoreTestKeys.b.publicKey, tag: "y")
-        try FileManager.default.removeItem(atPath: storePath + "/index/fingerprint")
-        XCTAssertEqual(mkdir(storePath + "/index/fingerprint", 0o700), 0)
+        try FileManager.default.removeItem(atPath: storePath + "/index")
+        XCTAssertEqual(try store.items(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [])
+        // A write brings the folders back (mode 0700).
+        try store.addPublicKey(StoreTestKeys.c.publicKey, tag: "z")
+        XCTAssertEqual(mode(storePath + "/index"), 0o700)
+        XCTAssertEqual(mode(storePath + "/index/fingerprint"), 0o700)
+        try store.delete(tag: "z")
         // A stale entry pointing at nothing.
         let stale = StoreLayout.fingerprintEntry(
             fingerprintHex: StoreTestKeys.c.publicKey.fingerprint.hexString,
             tagHash: StoreLayout.tagHash("gone"), keyClass: .public)
-        XCTAssertEqual(mkdir(storePath + "/" + StoreFileSystem.parent(of: stale), 0o700), 0)
+        // (Its shard folder exists: "z" had the same fingerprint.)
+        XCTAssertEqual(mode(storePath + "/" + StoreFileSystem.parent(of: stale)), 0o700)
         XCTAssertTrue(FileManager.default.createFile(atPath: storePath + "/" + stale, contents: Data()))
         XCTAssertEqual(try store.items(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [])
         let result = try store.rebuildIndex()

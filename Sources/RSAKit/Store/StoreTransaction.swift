@@ -64,8 +64,8 @@ internal struct StoreTransaction {
     /// with mode 0700 if needed) and plan the rename onto it.
     mutating func stageFile(_ relativePath: String, contents: [UInt8]) throws {
         let folder = StoreFileSystem.parent(of: relativePath)
-        try StoreFileSystem.makeDirectory(layout.absolute(folder))
         if cleanedFolders.insert(folder).inserted {
+            try ensureFolder(folder)
             // Under the exclusive lock, after recovery, every temporary file here was left by
             // a write that died before its commit point.
             for name in try StoreFileSystem.listDirectory(layout.absolute(folder))
@@ -87,8 +87,18 @@ internal struct StoreTransaction {
 
     /// Plan the creation of the empty file `relativePath` (creating its folder now).
     mutating func createEmpty(_ relativePath: String) throws {
-        try StoreFileSystem.makeDirectory(layout.absolute(StoreFileSystem.parent(of: relativePath)))
+        try ensureFolder(StoreFileSystem.parent(of: relativePath))
         operations.append(StoreJournalOperation(kind: .createEmpty, path: relativePath, from: nil))
+    }
+
+    /// Create the folder `relative` and any missing folder above it inside the store (mode
+    /// 0700), so that a class or index folder removed by hand comes back at the next write.
+    private func ensureFolder(_ relative: String) throws {
+        var path = ""
+        for part in relative.split(separator: "/") {
+            path = path.isEmpty ? String(part) : path + "/" + part
+            try StoreFileSystem.makeDirectory(layout.absolute(path))
+        }
     }
 
     /// Make the planned operations durable and apply them (steps 2 to 4 above).
