@@ -36,7 +36,13 @@ struct EncryptCommand: RSAKitCommand {
         if let path = arguments.value("key") {
             key = try loadKeyFile(path).publicKey
         } else {
-            key = try openStore(arguments).publicKey(tag: arguments.value("tag")!)
+            let store = try openStore(arguments), tag = arguments.value("tag")!
+            do {
+                key = try store.publicKey(tag: tag)
+            } catch RSAError.keyNotFound {
+                // A private item alone under this tag (--private-tag) also gives the public key.
+                key = try store.privateKey(tag: tag).publicKey
+            }
         }
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }

@@ -35,6 +35,7 @@ struct CommandSpec {
         self.usage = usage
         self.options = options + [
             .value("store", "DIR", "Key store folder (default: $RSAKIT_STORE, else $XDG_DATA_HOME/rsakit, else ~/.local/share/rsakit)."),
+            .flag("allow-insecure-store", "Open a store whose private files or folders are open to group or others (not recommended)."),
             .flag("help", "Show this help."),
         ]
         self.positionals = positionals

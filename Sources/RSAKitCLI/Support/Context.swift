@@ -34,11 +34,15 @@ func peek<S: RSAByteSource>(_ source: inout S, _ count: Int) throws -> [UInt8] {
 
 /// Open the key store named by --store (else $RSAKIT_STORE, else the XDG default).
 func openStore(_ arguments: ParsedArguments) throws -> RSAKeyStore {
+    let allowInsecure = arguments.flag("allow-insecure-store")
+    let store: RSAKeyStore
     do {
-        return try RSAKeyStore(path: arguments.value("store"))
-    } catch let error as RSAError {
-        throw CLIFailure(error.description, CLIFailure.status(for: error))
+        store = try RSAKeyStore(path: arguments.value("store"), allowInsecurePermissions: allowInsecure)
+    } catch let RSAError.insecureStorePermissions(path, mode) {
+        throw CLIFailure("unprotected key store: \(path) has mode 0\(String(mode, radix: 8)), which lets group or others read it; run 'chmod go-rwx' on it, or pass --allow-insecure-store", .failure)
     }
+    for warning in store.permissionWarnings { printError("rsakit: warning: \(warning.description)\n") }
+    return store
 }
 
 /// Read a key file of any format the formats layer knows, printing its warnings.

@@ -45,10 +45,13 @@ struct CLIFailure: Error, CustomStringConvertible {
     static func status(for error: RSAError) -> ExitStatus {
         switch error {
         case .decryptionFailed, .ciphertextLengthInvalid, .containerInvalid, .malformedKey,
-             .messageTooLong, .integerTooLarge, .messageRepresentativeOutOfRange, .invalidKey:
+             .messageTooLong, .integerTooLarge, .messageRepresentativeOutOfRange, .invalidKey,
+             .malformedDER, .malformedPEM, .unsupportedKeyFormat, .keyTypeMismatch, .damagedItem:
             return .dataError
-        case .keyNotFound:
+        case .keyNotFound, .itemNotFound:
             return .notFound
+        case .invalidTag, .invalidLabel:
+            return .usage
         case .keyAlreadyExists:
             return .alreadyExists
         case .keySizeUnsupported, .publicExponentUnsupported:
