@@ -87,20 +87,10 @@ struct ExportCommand: RSAKitCommand {
         let bytes: [UInt8]
         if arguments.flag("private") {
             let key = try store.privateKey(tag: tag)
-            switch (format, der) {
-            case (.pkcs1, true): bytes = key.pkcs1DERRepresentation
-            case (.pkcs1, false): bytes = Array(key.pkcs1PEMRepresentation.utf8)
-            case (_, true): bytes = key.derRepresentation
-            case (_, false): bytes = Array(key.pemRepresentation.utf8)
-            }
+            bytes = der ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)
         } else {
             let key = try store.publicKey(tag: tag)
-            switch (format, der) {
-            case (.pkcs1, true): bytes = key.pkcs1DERRepresentation
-            case (.pkcs1, false): bytes = Array(key.pkcs1PEMRepresentation.utf8)
-            case (_, true): bytes = key.derRepresentation
-            case (_, false): bytes = Array(key.pemRepresentation.utf8)
-            }
+            bytes = der ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)
         }
         let output = try OutputFile(arguments.value("out"), input: nil, mode: arguments.flag("private") ? 0o600 : 0o644)
         do {
