@@ -46,6 +46,19 @@ let package = Package(
             dependencies: ["RSAKit"],
             path: "Tests/StoreStressHelper"
         ),
+        // Plain-GMP reference code the benchmark measures RSAKit against (not part of RSAKit).
+        .target(
+            name: "CRSAKitAnchors",
+            dependencies: ["CGMP"],
+            path: "Benchmarks/CRSAKitAnchors"
+        ),
+        // `swift run -c release RSAKitBenchmarks [--quick] [--json] ...`; see BENCHMARKS.md.
+        .executableTarget(
+            name: "RSAKitBenchmarks",
+            dependencies: ["RSAKit", "CRSAKitAnchors"],
+            path: "Benchmarks/RSAKitBenchmarks",
+            exclude: ["Keys"]
+        ),
         .testTarget(
             name: "RSAKitTests",
             dependencies: ["RSAKit"],

@@ -25,4 +25,11 @@ if [ -n "$summary" ]; then
     fi
     echo "tests: $((executed - failures - skipped)) passed, $failures failed, $skipped skipped"
 fi
+
+# Benchmark smoke run (BENCHMARKS.md): every case at every key size, briefly, in release mode.
+# Its figures are indicative only and speed is never asserted: it fails only when the
+# benchmark itself fails (a wrong result, a missing key). Skipped when the tests failed.
+if [ "$status" -eq 0 ]; then
+    swift run -c release RSAKitBenchmarks --quick || status=$?
+fi
 exit "$status"

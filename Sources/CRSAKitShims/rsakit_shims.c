@@ -51,6 +51,32 @@ int rsakit_mpz_sgn(mpz_srcptr x) { return mpz_sgn(x); }
 
 int rsakit_mpz_odd_p(mpz_srcptr x) { return mpz_odd_p(x) ? 1 : 0; }
 
+/* One limb as 8 big-endian octets at out (and back), whatever the host byte order. */
+static void store_limb_be(uint8_t *out, mp_limb_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && GMP_LIMB_BITS == 64
+    uint64_t be = __builtin_bswap64((uint64_t)v);
+    memcpy(out, &be, 8);
+#else
+    for (size_t j = 0; j < sizeof(mp_limb_t); j++) {
+        out[sizeof(mp_limb_t) - 1 - j] = (uint8_t)(v >> (8 * j));
+    }
+#endif
+}
+
+static mp_limb_t load_limb_be(const uint8_t *in) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && GMP_LIMB_BITS == 64
+    uint64_t be;
+    memcpy(&be, in, 8);
+    return (mp_limb_t)__builtin_bswap64(be);
+#else
+    mp_limb_t v = 0;
+    for (size_t j = 0; j < sizeof(mp_limb_t); j++) {
+        v = (v << 8) | in[j];
+    }
+    return v;
+#endif
+}
+
 int rsakit_i2osp(uint8_t *out, size_t out_len, mpz_srcptr x) {
     if (out_len > 0) {
         memset(out, 0, out_len);
@@ -61,14 +87,19 @@ int rsakit_i2osp(uint8_t *out, size_t out_len, mpz_srcptr x) {
     if (mpz_sgn(x) != 0 && (mpz_sizeinbase(x, 2) + 7) / 8 > out_len) {
         return -1;
     }
+    /* Whole limbs from the end of out backwards, then the bytes of a partial top limb. */
     const size_t limb_bytes = sizeof(mp_limb_t);
     const size_t limb_count = mpz_size(x);
     const mp_limb_t *limbs = mpz_limbs_read(x);
-    for (size_t i = 0; i < out_len; i++) {
-        size_t limb = i / limb_bytes;
-        size_t shift = (i % limb_bytes) * 8;
-        mp_limb_t value = limb < limb_count ? limbs[limb] : 0;
-        out[out_len - 1 - i] = (uint8_t)(value >> shift);
+    size_t limb = 0;
+    for (; limb < limb_count && (limb + 1) * limb_bytes <= out_len; limb++) {
+        store_limb_be(out + out_len - (limb + 1) * limb_bytes, limbs[limb]);
+    }
+    if (limb < limb_count) {
+        mp_limb_t value = limbs[limb];
+        for (size_t i = limb * limb_bytes; i < out_len; i++) {
+            out[out_len - 1 - i] = (uint8_t)(value >> ((i - limb * limb_bytes) * 8));
+        }
     }
     return 0;
 }
@@ -78,7 +109,23 @@ void rsakit_os2ip(mpz_ptr x, const uint8_t *in, size_t len) {
         mpz_set_ui(x, 0);
         return;
     }
-    mpz_import(x, len, 1, 1, 1, 0, in);
+    /* Limb i holds in[len - 8(i + 1) .. len - 8i); the top limb may be partial. */
+    const size_t limb_bytes = sizeof(mp_limb_t);
+    const size_t limb_count = (len + limb_bytes - 1) / limb_bytes;
+    mp_limb_t *limbs = mpz_limbs_write(x, (mp_size_t)limb_count);
+    for (size_t i = 0; i < limb_count; i++) {
+        size_t end = len - i * limb_bytes;
+        if (end >= limb_bytes) {
+            limbs[i] = load_limb_be(in + end - limb_bytes);
+        } else {
+            mp_limb_t v = 0;
+            for (size_t j = 0; j < end; j++) {
+                v = (v << 8) | in[j];
+            }
+            limbs[i] = v;
+        }
+    }
+    mpz_limbs_finish(x, (mp_size_t)limb_count);
 }
 
 void rsakit_mpz_clear_secure(mpz_ptr x) {

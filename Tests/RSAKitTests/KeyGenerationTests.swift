@@ -121,6 +121,44 @@ final class KeyGenerationTests: XCTestCase {
         XCTAssertTrue(PrimeGeneration.passesTrialDivision(m521))
     }
 
+    func testTrialDivision_DivisibilityByMultiplicationAgreesWithRemainderForEverySmallPrime() {
+        // Words that are, and are not, multiples of each prime, including the extremes.
+        for group in PrimeGeneration.smallPrimeProducts {
+            for test in group.tests {
+                let p = test.prime
+                let multiples: [UInt] = [0, p, 2 * p, p * (UInt.max / p), p * 12345]
+                for r in multiples { XCTAssertTrue(test.divides(r), "\(p) | \(r)") }
+                for r in [1, p - 1, p + 1, p * (UInt.max / p) - 1, (p * (UInt.max / p)) &+ 1, UInt.max] where r % p != 0 {
+                    XCTAssertFalse(test.divides(r), "\(p) does not divide \(r)")
+                }
+            }
+            XCTAssertEqual(group.tests.reduce(UInt(1)) { $0 * $1.prime }, group.product)
+        }
+        XCTAssertEqual(PrimeGeneration.smallPrimeProducts.flatMap { $0.tests.map(\.prime) }, PrimeGeneration.smallPrimes)
+        // Every odd number below 20000 with a factor below 2^14 is caught; the primes pass.
+        for w in stride(from: UInt(3), to: 20000, by: 2) {
+            let hasSmallFactor = PrimeGeneration.smallPrimes.contains { w % $0 == 0 && w != $0 }
+            XCTAssertEqual(PrimeGeneration.passesTrialDivision(BigNumber(w)), !hasSmallFactor, "\(w)")
+        }
+    }
+
+    func testCoprimeToPredecessor_AgreesWithGCD() {
+        let random = DeterministicRandomSource(seed: 11)
+        for e: UInt in [3, 17, 65537, 4_294_967_311, 0xFFFF_FFFF_FFFF_FFC5] {
+            for _ in 0..<200 {
+                var bytes = random.bytes(40)
+                bytes[39] |= 1
+                let w = BigNumber(bytes: bytes)
+                let expected = (w - 1).gcd(BigNumber(e)).compare(1) == 0
+                XCTAssertEqual(PrimeGeneration.isCoprimeToPredecessor(w, e: e), expected, "e = \(e)")
+            }
+            // w - 1 a multiple of e, and w = 1 (w - 1 = 0, gcd = e).
+            XCTAssertFalse(PrimeGeneration.isCoprimeToPredecessor(BigNumber(e) * BigNumber(1234) + 1, e: e))
+            XCTAssertFalse(PrimeGeneration.isCoprimeToPredecessor(BigNumber(1), e: e))
+            XCTAssertTrue(PrimeGeneration.isCoprimeToPredecessor(BigNumber(e) + 2, e: e))
+        }
+    }
+
     func testMillerRabinRounds_FollowFIPSTableB1() {
         XCTAssertEqual(PrimeGeneration.millerRabinRounds(primeBitCount: 1024), 5)
         XCTAssertEqual(PrimeGeneration.millerRabinRounds(primeBitCount: 1536), 4)

@@ -30,7 +30,8 @@ int rsakit_mpz_odd_p(mpz_srcptr x);
 /* I2OSP (RFC 8017 section 4.1): write x as exactly out_len big-endian octets,
  * leading zeros included. Returns 0 on success, -1 when x is negative or
  * x >= 256^out_len ("integer too large"); on failure out is zero-filled.
- * Reads every limb position up to out_len; branches only on the limb count. */
+ * Copies whole limbs (byte-swapped), then the bytes of a partial top limb; branches only
+ * on the limb count and out_len. */
 int rsakit_i2osp(uint8_t *out, size_t out_len, mpz_srcptr x);
 
 /* OS2IP (RFC 8017 section 4.2): x = the big-endian integer of in[0..len). */

@@ -1,5 +1,6 @@
 internal import CGMP
 internal import CRSAKitShims
+import Synchronization
 
 /// An owning wrapper over one GMP `mpz_t` (arbitrary-precision signed integer).
 ///
@@ -16,6 +17,15 @@ internal import CRSAKitShims
 internal final class BigNumber: @unchecked Sendable {
     /// Stable storage for the `__mpz_struct` (GMP keeps pointers to it across calls).
     let raw: UnsafeMutablePointer<__mpz_struct>
+
+    /// Montgomery constants for self used as a public modulus (see ``montgomery``):
+    /// computed on first use, dropped by the in-place mutators.
+    private let montgomeryCache = Mutex<MontgomeryCacheState>(.notComputed)
+
+    private enum MontgomeryCacheState {
+        case notComputed
+        case computed(MontgomeryModulus?)
+    }
 
     private static let gmpPrepared: Bool = {
         rsakit_gmp_install_zeroing_allocator()
@@ -206,10 +216,38 @@ internal final class BigNumber: @unchecked Sendable {
         return __gmpz_invert(r.raw, raw, m.raw) != 0 ? r : nil
     }
 
-    /// self^exponent mod m with GMP's `mpz_powm`. Variable time in every argument:
-    /// use only with a public exponent, or for primality tests.
+    /// self^exponent mod m. Variable time in every argument: use only with a public
+    /// exponent, or for primality tests.
+    ///
+    /// For an exponent of at most 64 bits (an RSA public exponent), an odd m and
+    /// 0 <= self < m, this uses m's cached Montgomery constants (``montgomery``); otherwise
+    /// GMP's `mpz_powm`. Both give the same value.
     func powModVarTime(_ exponent: BigNumber, _ m: BigNumber) -> BigNumber {
+        if exponent.sign > 0, exponent.bitCount <= 64, let modulus = m.montgomery,
+           let r = modulus.powVarTime(self, exponent) {
+            return r
+        }
         let r = BigNumber(); __gmpz_powm(r.raw, raw, exponent.raw, m.raw); return r
+    }
+
+    /// The Montgomery constants of self as a modulus, computed once and kept for the
+    /// life of this value (nil when self is even or <= 1). Thread-safe.
+    var montgomery: MontgomeryModulus? {
+        montgomeryCache.withLock { state in
+            switch state {
+            case .computed(let modulus):
+                return modulus
+            case .notComputed:
+                let modulus = MontgomeryModulus(self)
+                state = .computed(modulus)
+                return modulus
+            }
+        }
+    }
+
+    /// Forget the Montgomery constants (self is about to change).
+    private func dropMontgomeryCache() {
+        montgomeryCache.withLock { $0 = .notComputed }
     }
 
     /// self^exponent mod m with GMP's `mpz_powm_sec`: time and memory access pattern
@@ -223,18 +261,23 @@ internal final class BigNumber: @unchecked Sendable {
 
     /// self = (self * other) mod m.
     func multiplyMod(by other: BigNumber, _ m: BigNumber) {
+        dropMontgomeryCache()
         __gmpz_mul(raw, raw, other.raw)
         __gmpz_mod(raw, raw, m.raw)
     }
 
     /// self = self^2 mod m.
     func squareMod(_ m: BigNumber) {
+        dropMontgomeryCache()
         __gmpz_mul(raw, raw, raw)
         __gmpz_mod(raw, raw, m.raw)
     }
 
     /// Set bit `index` (0 = least significant).
-    func setBit(_ index: Int) { __gmpz_setbit(raw, mp_bitcnt_t(index)) }
+    func setBit(_ index: Int) {
+        dropMontgomeryCache()
+        __gmpz_setbit(raw, mp_bitcnt_t(index))
+    }
 }
 
 extension BigNumber: Equatable {

@@ -94,8 +94,13 @@ internal struct BlockPipeline {
         let results = ResultSlots(count: blocks.count)
         let firstError = Mutex<Error?>(nil)
         let shared = UnsafeSendable(blocks)
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            for i in stride(from: worker, to: shared.value.count, by: workers) {
+        // Blocks go to whichever worker asks next (not a fixed stride per worker): a worker
+        // that another process slows down takes fewer blocks instead of holding up the batch.
+        let next = WorkCounter()
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while true {
+                let i = next.take()
+                guard i < shared.value.count else { return }
                 do {
                     results.set(i, try transform(shared.value[i]))
                 } catch {
@@ -107,6 +112,12 @@ internal struct BlockPipeline {
         if let error = firstError.withLock({ $0 }) { throw error }
         return results.values
     }
+}
+
+/// Hands out 0, 1, 2, ... to concurrent callers, each value once.
+private final class WorkCounter: Sendable {
+    private let counter = Atomic<Int>(0)
+    func take() -> Int { counter.wrappingAdd(1, ordering: .relaxed).oldValue }
 }
 
 /// Fixed slots written by distinct threads at distinct indices, read after they join.

@@ -14,21 +14,46 @@ internal enum PrimeGeneration {
         return primes
     }()
 
-    /// Products of consecutive small primes, each below 2^64, with their factors, so that
-    /// trial division costs one multi-precision remainder per product.
-    static let smallPrimeProducts: [(product: UInt, primes: [UInt])] = {
-        var result: [(UInt, [UInt])] = []
+    /// A divisibility test by one odd prime p without a division (Granlund and Montgomery,
+    /// "Division by invariant integers using multiplication", 1994, §9): for odd p and any
+    /// word r, p divides r exactly when r * p^-1 mod 2^64 <= floor((2^64 - 1) / p).
+    struct DivisibilityTest {
+        let prime: UInt
+        /// p^-1 mod 2^64.
+        let inverse: UInt
+        /// floor((2^64 - 1) / p).
+        let limit: UInt
+
+        init(_ prime: UInt) {
+            // Newton's iteration: prime * prime = 1 mod 8, so `prime` is its own inverse to
+            // 3 bits; each step doubles the correct bits (3, 6, 12, 24, 48, 96).
+            var inverse = prime
+            for _ in 0..<5 { inverse &*= 2 &- prime &* inverse }
+            self.prime = prime
+            self.inverse = inverse
+            self.limit = UInt.max / prime
+        }
+
+        @inline(__always)
+        func divides(_ r: UInt) -> Bool { r &* inverse <= limit }
+    }
+
+    /// Products of consecutive small primes, each below 2^64, with a divisibility test per
+    /// factor, so that trial division costs one multi-precision remainder per product and
+    /// one multiplication per prime.
+    static let smallPrimeProducts: [(product: UInt, tests: [DivisibilityTest])] = {
+        var result: [(UInt, [DivisibilityTest])] = []
         var product: UInt = 1
-        var group: [UInt] = []
+        var group: [DivisibilityTest] = []
         for prime in smallPrimes {
             let (next, overflow) = product.multipliedReportingOverflow(by: prime)
             if overflow {
                 result.append((product, group))
                 product = prime
-                group = [prime]
+                group = [DivisibilityTest(prime)]
             } else {
                 product = next
-                group.append(prime)
+                group.append(DivisibilityTest(prime))
             }
         }
         if !group.isEmpty { result.append((product, group)) }
@@ -51,14 +76,25 @@ internal enum PrimeGeneration {
 
     /// True when `w` has no factor among the small primes (or is one of them).
     static func passesTrialDivision(_ w: BigNumber) -> Bool {
-        for (product, primes) in smallPrimeProducts {
+        for (product, tests) in smallPrimeProducts {
+            // w mod prime = (w mod product) mod prime, for each prime of the product.
             let r = w.remainder(dividingBy: product)
-            for prime in primes where r % prime == 0 {
+            for test in tests where test.divides(r) {
                 // w divisible by prime: composite unless w is that prime.
-                return w.compare(prime) == 0
+                return w.compare(test.prime) == 0
             }
         }
         return true
+    }
+
+    /// True when gcd(w - 1, e) = 1, for w >= 1 and an odd e >= 3 that fits in a word:
+    /// gcd(w - 1, e) = gcd(e, (w - 1) mod e), one remainder and a word-sized Euclid.
+    static func isCoprimeToPredecessor(_ w: BigNumber, e: UInt) -> Bool {
+        let r = w.remainder(dividingBy: e)
+        var a = e
+        var b = r == 0 ? e - 1 : r - 1   // (w - 1) mod e
+        while b != 0 { (a, b) = (b, a % b) }
+        return a == 1
     }
 
     /// Miller-Rabin probabilistic primality test (FIPS 186-5 B.3.1) with `rounds` bases drawn

@@ -108,6 +108,10 @@ extension RSAPrivateKey {
     ) throws -> BigNumber {
         // sqrt(2) * 2^(bits - 1) = sqrt(2^(2 bits - 1)); candidates must not be below it.
         let lowerBound = BigNumber.powerOfTwo(2 * bits - 1).squareRoot()
+        // e < 2^64 (generate takes a UInt64).
+        guard let eWord = e.uintValue else {
+            throw RSAError.publicExponentUnsupported(reason: "e must be below 2^64")
+        }
         let byteCount = (bits + 7) / 8
         let excessBits = byteCount * 8 - bits
         let limit = 5 * bits
@@ -116,6 +120,10 @@ extension RSAPrivateKey {
             // Step 4.2: a string of `bits` random bits.
             var bytes = random.bytes(byteCount)
             bytes[0] &= UInt8(0xFF >> excessBits)
+            // Setting the top bit keeps step 4.4's outcome distribution: every value with it
+            // clear is below sqrt(2) * 2^(bits - 1) and step 4.4 would reject it, so the
+            // accepted candidates stay uniform over the same set, with half as many draws.
+            bytes[0] |= UInt8(0x80 >> excessBits)
             // Step 4.3: make it odd.
             bytes[bytes.count - 1] |= 1
             let candidate = BigNumber(bytes: bytes)
@@ -126,9 +134,10 @@ extension RSAPrivateKey {
             if let other, (candidate - other.prime).magnitude.compare(other.minimumDistance) <= 0 {
                 continue
             }
-            // Step 4.5: gcd(p - 1, e) = 1, then the primality test (trial division first).
-            if (candidate - 1).gcd(e).compare(1) == 0,
-               PrimeGeneration.passesTrialDivision(candidate),
+            // Step 4.5: gcd(p - 1, e) = 1 and p probably prime. Cheapest test first: trial
+            // division discards most candidates; the order does not change which pass.
+            if PrimeGeneration.passesTrialDivision(candidate),
+               PrimeGeneration.isCoprimeToPredecessor(candidate, e: eWord),
                PrimeGeneration.isProbablePrimeVarTime(candidate, rounds: rounds, random: random) {
                 return candidate
             }

@@ -21,6 +21,23 @@ internal final class PrivateKeyStorage: Sendable {
         self.n = n; self.e = e; self.d = d; self.p = p; self.q = q
         self.dP = dP; self.dQ = dQ; self.qInv = qInv
     }
+
+    /// c^d mod n by the CRT (RFC 8017 §5.1.2 step 2.b, cases i-iii), for 0 <= c < n:
+    ///
+    ///     m1 = (c mod p)^dP mod p                (mpz_powm_sec)
+    ///     m2 = (c mod q)^dQ mod q                (mpz_powm_sec)
+    ///     h  = qInv * (m1 - m2) mod p
+    ///     m  = m2 + q * h
+    ///
+    /// The bare exponentiation: no blinding and no check, which ``RSAPrivateKey/rsadp(_:random:)``
+    /// adds around it. The exponentiations are constant-time; the reductions and the
+    /// recombination are not, which is why callers pass a blinded c.
+    func crtExponentiation(_ c: BigNumber) -> BigNumber {
+        let m1 = c.mod(p).powMod(dP, p)
+        let m2 = c.mod(q).powMod(dQ, q)
+        let h = ((m1 - m2) * qInv).mod(p)
+        return m2 + q * h
+    }
 }
 
 /// A blinding pair (vf, vi) = (r^e mod n, r^-1 mod n) for a random r, and how many more

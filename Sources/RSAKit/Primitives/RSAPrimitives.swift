@@ -59,10 +59,7 @@ extension RSAPrivateKey {
         let (vf, vi) = nextBlindingPair(random: random)
         let blinded = (c * vf).mod(key.n)
 
-        let m1 = blinded.mod(key.p).powMod(key.dP, key.p)
-        let m2 = blinded.mod(key.q).powMod(key.dQ, key.q)
-        let h = ((m1 - m2) * key.qInv).mod(key.p)
-        let mBlinded = m2 + key.q * h
+        let mBlinded = key.crtExponentiation(blinded)
 
         // Re-encrypt before anything leaves: a fault in either half (Boneh-DeMillo-Lipton)
         // would otherwise reveal a factor of n. Public exponent, blinded values: VarTime is fine.

@@ -1,0 +1,216 @@
+/// The groups of cases a run can select with `--cases`.
+enum CaseGroup: String, CaseIterable, Codable {
+    /// anchor-crt, private-raw, decrypt (ops/s per size).
+    case `private`
+    /// anchor-public, public-raw, encrypt (ops/s per size).
+    case `public`
+    /// anchor-keygen, keygen (ms per key, per key-generation size).
+    case keygen
+    /// chunked-encrypt-1t/-all, chunked-decrypt-1t/-all (MB/s per size).
+    case chunked
+    /// openssl-sign, openssl-verify (per size) and openssl-genpkey (per key-generation size).
+    case openssl
+}
+
+/// A usage error: reported on stderr with the usage line, exit status 64.
+struct UsageError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Everything the command line chooses, after validation.
+struct BenchmarkOptions {
+    var quick = false
+    var json = false
+    var sizes: [Int] = [1024, 2048, 3072, 4096]
+    /// Key-generation sizes and how many keys to time at each (per generator).
+    var keygen: [(bits: Int, count: Int)] = [(2048, 100), (4096, 20)]
+    var groups: Set<CaseGroup> = Set(CaseGroup.allCases)
+    /// Timed runs per operation case.
+    var runs = 7
+    /// Target wall time of one timed run, seconds.
+    var runTime = 1.0
+    /// Warm-up per operation case, seconds (at least two operations).
+    var warmUpTime = 0.3
+    /// Chunked buffer size in bytes.
+    var chunkByteCount = 10 * 1_048_576
+    var chunkRuns = 3
+    /// One untimed key per generator before the timed ones (off in --quick).
+    var keygenWarmUp = true
+    var opensslSeconds = 1
+    var opensslRuns = 3
+    /// Explicit openssl binary, or nil for the first `openssl` on PATH.
+    var opensslPath: String?
+    var useOpenSSL = true
+    /// Directory holding rsaBITS.pem, or nil for the default.
+    var keysDirectory: String?
+    /// `--one CASE:BITS`.
+    var one: (caseName: String, bits: Int)?
+
+    static let helpText = """
+    OVERVIEW: Time RSAKit's hot paths across key sizes against plain GMP (in-process anchors)
+    and, when the openssl CLI is present, OpenSSL, all in one run, and print the ratios.
+
+    USAGE: RSAKitBenchmarks [--quick] [--json] [--sizes LIST] [--cases LIST] [options]
+           RSAKitBenchmarks --one CASE:BITS
+
+    OPTIONS:
+      --quick                 Short run over every size and case (CI smoke run, under a
+                              minute). Its figures are indicative only.
+      --json                  Print one JSON document on stdout instead of lines.
+      --sizes LIST            Key sizes in bits for the private, public, chunked and openssl
+                              cases (default 1024,2048,3072,4096; fixed keys rsaBITS.pem).
+      --keygen LIST           Key-generation sizes and key counts per generator, as
+                              BITS:COUNT,... (default 2048:100,4096:20; quick 2048:3,4096:1).
+      --cases LIST            Groups to run, from private, public, keygen, chunked, openssl
+                              (default: all).
+      --runs N                Timed runs per operation case (default 7; quick 3).
+      --run-time SECONDS      Target length of one timed run (default 1; quick 0.03).
+      --chunk-mib MIB         Buffer for the chunked cases in MiB (default 10; quick 0.0625).
+      --chunk-runs N          Timed runs per chunked case (default 3; quick 1).
+      --openssl-seconds N     Seconds per `openssl speed` measurement (default 1).
+      --openssl-runs N        `openssl speed` runs per size (default 3; quick 1).
+      --openssl PATH          The openssl binary (default: `openssl` on PATH).
+      --no-openssl            Do not run the OpenSSL peer.
+      --keys DIR              Directory holding rsa1024.pem ... rsa4096.pem (default: the
+                              Keys folder beside the benchmark's sources).
+      --one CASE:BITS         Run exactly one operation of CASE at BITS after two warm-ups,
+                              between callgrind start/stop requests, and print one line.
+                              For `valgrind --tool=callgrind --instr-atstart=no`.
+                              CASE: anchor-crt, private-raw, decrypt, anchor-public,
+                              public-raw, encrypt, anchor-keygen, keygen, chunked-encrypt-1t,
+                              chunked-encrypt-all, chunked-decrypt-1t, chunked-decrypt-all.
+      -h, --help              Show this help.
+
+    OUTPUT:
+      One line per case on stdout: `rsakit-bench case=NAME bits=B unit=U median=... min=...
+      max=... runs=N ...`, then `rsakit-bench ratio ...` lines (with target= and verdict= where
+      the design sets a goal). Progress notes go to stderr. Exit 0 on success, 1 when a
+      correctness check or a fixture fails, 64 on a usage error.
+    """
+
+    /// Parse `arguments` (without the program name).
+    /// - Throws: `UsageError` for unknown options, missing or malformed values.
+    static func parse(_ arguments: [String]) throws -> BenchmarkOptions? {
+        var options = BenchmarkOptions()
+        // --quick changes defaults; explicit options given anywhere override them.
+        if arguments.contains("--quick") { options.applyQuickDefaults() }
+        var index = 0
+        func value(_ name: String) throws -> String {
+            index += 1
+            guard index < arguments.count else { throw UsageError(description: "\(name) needs a value") }
+            return arguments[index]
+        }
+        func positiveInt(_ name: String) throws -> Int {
+            let text = try value(name)
+            guard let n = Int(text), n > 0 else {
+                throw UsageError(description: "\(name) needs a positive integer, not '\(text)'")
+            }
+            return n
+        }
+        func positiveDouble(_ name: String) throws -> Double {
+            let text = try value(name)
+            guard let x = Double(text), x > 0, x.isFinite else {
+                throw UsageError(description: "\(name) needs a positive number, not '\(text)'")
+            }
+            return x
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "-h", "--help":
+                return nil
+            case "--quick":
+                options.quick = true
+            case "--json":
+                options.json = true
+            case "--sizes":
+                options.sizes = try parseSizes(try value(argument), option: argument)
+            case "--keygen":
+                options.keygen = try parseKeygen(try value(argument))
+            case "--cases":
+                let text = try value(argument)
+                var groups = Set<CaseGroup>()
+                for name in text.split(separator: ",") {
+                    guard let group = CaseGroup(rawValue: String(name)) else {
+                        throw UsageError(description: "unknown case group '\(name)' (private, public, keygen, chunked, openssl)")
+                    }
+                    groups.insert(group)
+                }
+                guard !groups.isEmpty else { throw UsageError(description: "--cases needs at least one group") }
+                options.groups = groups
+            case "--runs":
+                options.runs = try positiveInt(argument)
+            case "--run-time":
+                options.runTime = try positiveDouble(argument)
+                options.warmUpTime = Swift.min(0.3, options.runTime)
+            case "--chunk-mib":
+                let mib = try positiveDouble(argument)
+                options.chunkByteCount = max(1, Int(mib * 1_048_576))
+            case "--chunk-runs":
+                options.chunkRuns = try positiveInt(argument)
+            case "--openssl-seconds":
+                options.opensslSeconds = try positiveInt(argument)
+            case "--openssl-runs":
+                options.opensslRuns = try positiveInt(argument)
+            case "--openssl":
+                options.opensslPath = try value(argument)
+            case "--no-openssl":
+                options.useOpenSSL = false
+            case "--keys":
+                options.keysDirectory = try value(argument)
+            case "--one":
+                let text = try value(argument)
+                let parts = text.split(separator: ":")
+                guard parts.count == 2, let bits = Int(parts[1]), bits > 0,
+                      OneCase.names.contains(String(parts[0])) else {
+                    throw UsageError(description: "--one needs CASE:BITS with CASE one of \(OneCase.names.joined(separator: ", ")), not '\(text)'")
+                }
+                options.one = (String(parts[0]), bits)
+            default:
+                throw UsageError(description: "unknown option '\(argument)'")
+            }
+            index += 1
+        }
+        if !options.useOpenSSL { options.groups.remove(.openssl) }
+        return options
+    }
+
+    private mutating func applyQuickDefaults() {
+        quick = true
+        keygen = [(2048, 3), (4096, 1)]
+        runs = 3
+        runTime = 0.03
+        warmUpTime = 0.03
+        chunkByteCount = 65_536
+        keygenWarmUp = false
+        chunkRuns = 1
+        opensslRuns = 1
+    }
+
+    private static func parseSizes(_ text: String, option: String) throws -> [Int] {
+        var sizes: [Int] = []
+        for item in text.split(separator: ",") {
+            guard let bits = Int(item), bits >= 1024, bits % 8 == 0 else {
+                throw UsageError(description: "\(option): '\(item)' is not a key size in bits (a multiple of 8, >= 1024)")
+            }
+            if !sizes.contains(bits) { sizes.append(bits) }
+        }
+        guard !sizes.isEmpty else { throw UsageError(description: "\(option) needs at least one size") }
+        return sizes
+    }
+
+    private static func parseKeygen(_ text: String) throws -> [(bits: Int, count: Int)] {
+        var result: [(bits: Int, count: Int)] = []
+        for item in text.split(separator: ",") {
+            let parts = item.split(separator: ":")
+            guard parts.count == 2, let bits = Int(parts[0]), let count = Int(parts[1]),
+                  bits >= 1024, bits % 2 == 0, bits <= 16384, count > 0 else {
+                throw UsageError(description: "--keygen: '\(item)' is not BITS:COUNT (even BITS in 1024...16384, COUNT > 0)")
+            }
+            result.removeAll { $0.bits == bits }
+            result.append((bits, count))
+        }
+        guard !result.isEmpty else { throw UsageError(description: "--keygen needs at least one BITS:COUNT") }
+        return result
+    }
+}
