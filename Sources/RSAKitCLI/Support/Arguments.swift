@@ -129,7 +129,7 @@ struct ParsedArguments {
 
     /// A required option's value, or a usage error naming it.
     func required(_ name: String, _ command: String) throws -> String {
-        guard let value = values[name], !value.isEmpty else {
+        guard let value = values[name] else {
             throw UsageError(message: "missing required option '--\(name)'", command: command)
         }
         return value

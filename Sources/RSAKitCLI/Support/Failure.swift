@@ -33,6 +33,8 @@ struct CLIFailure: Error, CustomStringConvertible {
             return failure
         case let usage as UsageError:
             return CLIFailure(usage.message, .usage)
+        case let RSAError.keyAlreadyExists(tag):
+            return CLIFailure("a key with tag \"\(tag)\" already exists (use --replace to overwrite it)", .alreadyExists)
         case let rsa as RSAError:
             return CLIFailure(rsa.description, status(for: rsa))
         case let io as FileDescriptorError:
