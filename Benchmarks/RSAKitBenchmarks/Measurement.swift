@@ -81,19 +81,7 @@ struct InterleavedResult {
 func measureInterleaved(
     _ operations: [TimedOperation], runs: Int, runTime: Double, warmUpTime: Double
 ) throws -> [InterleavedResult] {
-    var counts: [Int] = []
-    for operation in operations {
-        var batch = 2
-        while true {
-            let seconds = try time { try operation.body(batch) }
-            if seconds >= warmUpTime || batch >= 1 << 24 {
-                let perOp = seconds / Double(batch)
-                counts.append(Swift.max(1, Int((runTime / Swift.max(perOp, 1e-9)).rounded(.up))))
-                break
-            }
-            batch *= 2
-        }
-    }
+    let counts = try operations.map { try calibrate($0, seconds: runTime, warmUpTime: warmUpTime) }
     var samples = Array(repeating: [Double](), count: operations.count)
     for run in 0..<runs {
         // Rotate the order from run to run, so that no operation always goes first (or
@@ -108,6 +96,20 @@ func measureInterleaved(
     }
     return operations.indices.map {
         InterleavedResult(name: operations[$0].name, opsPerRun: counts[$0], samples: samples[$0])
+    }
+}
+
+/// Warm `operation` up, doubling the batch (from two operations) until one batch lasts
+/// `warmUpTime`, and return how many operations fit in `seconds` at that speed (at least 1).
+func calibrate(_ operation: TimedOperation, seconds: Double, warmUpTime: Double) throws -> Int {
+    var batch = 2
+    while true {
+        let elapsed = try time { try operation.body(batch) }
+        if elapsed >= warmUpTime || batch >= 1 << 24 {
+            let perOp = elapsed / Double(batch)
+            return Swift.max(1, Int((seconds / Swift.max(perOp, 1e-9)).rounded(.up)))
+        }
+        batch *= 2
     }
 }
 

@@ -37,7 +37,7 @@ struct BenchmarkOptions {
     /// One untimed key per generator before the timed ones (off in --quick).
     var keygenWarmUp = true
     var opensslSeconds = 1
-    var opensslRuns = 3
+    var opensslRuns = 7
     /// Explicit openssl binary, or nil for the first `openssl` on PATH.
     var opensslPath: String?
     var useOpenSSL = true
@@ -68,7 +68,8 @@ struct BenchmarkOptions {
       --chunk-mib MIB         Buffer for the chunked cases in MiB (default 10; quick 0.0625).
       --chunk-runs N          Timed runs per chunked case (default 3; quick 1).
       --openssl-seconds N     Seconds per `openssl speed` measurement (default 1).
-      --openssl-runs N        `openssl speed` runs per size (default 3; quick 1).
+      --openssl-runs N        `openssl speed` runs per size, each beside RSAKit's own
+                              (default 7; quick 1).
       --openssl PATH          The openssl binary (default: `openssl` on PATH).
       --no-openssl            Do not run the OpenSSL peer.
       --keys DIR              Directory holding rsa1024.pem ... rsa4096.pem (default: the

@@ -63,8 +63,12 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
             }
         }
         if usePeer != nil {
-            reporter.note("openssl speed rsa\(bits)")
-            try suite.runOpenSSL(bits: bits)
+            // The peer needs the key for RSAKit's side of the paired figures.
+            let key = try keys[bits] ?? Fixtures.load(
+                bits: bits, directory: options.keysDirectory ?? Fixtures.defaultKeysDirectory())
+            keys[bits] = key
+            reporter.note("openssl speed rsa\(bits), beside RSAKit")
+            try suite.runOpenSSL(key)
         }
     }
     if options.groups.contains(.keygen) {

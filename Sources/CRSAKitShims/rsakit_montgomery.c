@@ -152,3 +152,63 @@ int rsakit_mont_powm_vartime(mpz_ptr r, mpz_srcptr b, mpz_srcptr e, const rsakit
     free(scratch);
     return 0;
 }
+
+/* 0 <= a < n, as a limb count check plus one comparison. */
+static int in_range(mpz_srcptr a, const rsakit_mont *m) {
+    if (mpz_sgn(a) < 0 || (mp_size_t)mpz_size(a) > m->nl) {
+        return 0;
+    }
+    mpz_t n_view;
+    return mpz_cmp(a, mpz_roinit_n(n_view, m->n, m->nl)) < 0;
+}
+
+/* a zero-extended to nl limbs at out. */
+static void load_padded(mp_limb_t *out, mpz_srcptr a, mp_size_t nl) {
+    size_t used = mpz_size(a);
+    memset(out, 0, (size_t)nl * sizeof(mp_limb_t));
+    if (used > 0) {
+        memcpy(out, mpz_limbs_read(a), used * sizeof(mp_limb_t));
+    }
+}
+
+/* r = REDC(a * b), b given either as an mpz (b) or as nl limbs (b_limbs, when b is NULL).
+ * Both operands are already known to be in [0, n). */
+static int mont_product(mpz_ptr r, mpz_srcptr a, mpz_srcptr b, const mp_limb_t *b_limbs,
+                        const rsakit_mont *m) {
+    const mp_size_t nl = m->nl;
+    /* Scratch: t (2 nl), ap (nl), bp (nl), x (nl), s (nl). */
+    size_t bytes = 6 * (size_t)nl * sizeof(mp_limb_t);
+    mp_limb_t *scratch = malloc(bytes);
+    if (scratch == NULL) {
+        return -1;
+    }
+    mp_limb_t *t = scratch, *ap = t + 2 * nl, *bp = ap + nl, *x = bp + nl, *s = x + nl;
+    load_padded(ap, a, nl);
+    if (b != NULL) {
+        load_padded(bp, b, nl);
+    } else {
+        memcpy(bp, b_limbs, (size_t)nl * sizeof(mp_limb_t));
+    }
+    mpn_mul_n(t, ap, bp, nl);
+    mont_redc(x, t, m, s);
+    mp_limb_t *out = mpz_limbs_write(r, nl);
+    memcpy(out, x, (size_t)nl * sizeof(mp_limb_t));
+    mpz_limbs_finish(r, nl);
+    rsakit_secure_zero(scratch, bytes);
+    free(scratch);
+    return 0;
+}
+
+int rsakit_mont_mul(mpz_ptr r, mpz_srcptr a, mpz_srcptr b, const rsakit_mont *m) {
+    if (!in_range(a, m) || !in_range(b, m)) {
+        return -1;
+    }
+    return mont_product(r, a, b, NULL, m);
+}
+
+int rsakit_mont_to(mpz_ptr r, mpz_srcptr a, const rsakit_mont *m) {
+    if (!in_range(a, m)) {
+        return -1;
+    }
+    return mont_product(r, a, NULL, m->r2, m);
+}
