@@ -109,44 +109,6 @@ final class BigNumberTests: XCTestCase {
         XCTAssertEqual(b.powModVarTime(bigExponent, n), expected)
     }
 
-    func testMontgomeryProduct_IsABTimesRInverseAndConvertsToAndFromMontgomeryForm() throws {
-        var random = SeededBytes(state: 0xfeed_beef_0000_0007)
-        for byteCount in [1, 8, 9, 64, 128, 255, 256, 512] {
-            var nBytes = random.bytes(byteCount)
-            nBytes[0] |= 0x80
-            nBytes[byteCount - 1] |= 1
-            let n = BigNumber(bytes: nBytes)
-            let modulus = try XCTUnwrap(MontgomeryModulus(n))
-            // R = 2^(64 * limbs of n).
-            let r = BigNumber.powerOfTwo(64 * ((byteCount + 7) / 8)).mod(n)
-            let samples = [BigNumber(0), BigNumber(1), n - 1,
-                           BigNumber(bytes: random.bytes(byteCount)).mod(n),
-                           BigNumber(bytes: random.bytes(byteCount)).mod(n)]
-            for a in samples {
-                for b in samples {
-                    let p = try XCTUnwrap(modulus.product(a, b))
-                    XCTAssertLessThan(p.compare(n), 0)
-                    // p * R = a * b (mod n)
-                    XCTAssertEqual((p * r).mod(n), (a * b).mod(n), "\(byteCount) bytes")
-                    // Against the Montgomery form of b the product is the plain a * b mod n.
-                    let bM = try XCTUnwrap(modulus.toMontgomery(b))
-                    XCTAssertEqual(bM, (b * r).mod(n))
-                    XCTAssertEqual(modulus.product(a, bM), (a * b).mod(n))
-                }
-                // In place, aliased: a~ squared stays in Montgomery form.
-                let aM = try XCTUnwrap(modulus.toMontgomery(a))
-                XCTAssertTrue(modulus.multiply(aM, by: aM))
-                XCTAssertEqual(aM, (a * a * r).mod(n))
-            }
-            XCTAssertNil(modulus.product(n, BigNumber(1)))
-            XCTAssertNil(modulus.product(BigNumber(1), n + 1))
-            XCTAssertNil(modulus.toMontgomery(n))
-            let big = n + 3
-            XCTAssertFalse(modulus.multiply(big, by: BigNumber(2)))
-            XCTAssertEqual(big, n + 3, "left unchanged")
-        }
-    }
-
     func testMontgomeryCache_IsRebuiltAfterTheModulusChanges() throws {
         let n = BigNumber(bytes: [0xF1, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF, 0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF, 0x01])
         let base = BigNumber(bytes: [0x42, 0x42, 0x42])

@@ -37,15 +37,4 @@ void rsakit_mont_destroy(rsakit_mont *m);
  * r may alias b. Scratch space is wiped before it is freed (b may be a secret message). */
 int rsakit_mont_powm_vartime(mpz_ptr r, mpz_srcptr b, mpz_srcptr e, const rsakit_mont *m);
 
-/* Montgomery product r = a * b * R^-1 mod n for 0 <= a, b < n (R = 2^(64 * limbs(n))).
- * With x~ = x R mod n (Montgomery form): mul(a, b~) = a b mod n (a plain result), and
- * mul(a~, a~) = (a^2)~. Returns 0, or -1 (r untouched) when a or b is out of range.
- * r may alias a or b. Operands are zero-extended to limbs(n), so the sequence of GMP calls
- * depends on n's size only; the final subtraction is a masked copy. Scratch is wiped. */
-int rsakit_mont_mul(mpz_ptr r, mpz_srcptr a, mpz_srcptr b, const rsakit_mont *m);
-
-/* r = a R mod n (Montgomery form of a), for 0 <= a < n: the Montgomery product of a and
- * the cached R^2 mod n. Returns 0, or -1 (r untouched) when a is out of range. */
-int rsakit_mont_to(mpz_ptr r, mpz_srcptr a, const rsakit_mont *m);
-
 #endif

@@ -246,7 +246,7 @@ internal final class BigNumber: @unchecked Sendable {
     }
 
     /// Forget the Montgomery constants (self is about to change).
-    func dropMontgomeryCache() {
+    private func dropMontgomeryCache() {
         montgomeryCache.withLock { $0 = .notComputed }
     }
 

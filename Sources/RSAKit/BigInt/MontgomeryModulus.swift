@@ -21,28 +21,6 @@ internal final class MontgomeryModulus: @unchecked Sendable {
 
     deinit { rsakit_mont_destroy(context) }
 
-    /// The Montgomery product a * b * R^-1 mod n (R = 2^(64 * limbs of n)), or nil when a or
-    /// b is outside [0, n). With x~ = x R mod n: `product(a, b~)` = a b mod n, a plain value,
-    /// and `product(a~, a~)` = (a^2)~. Fixed-size operands and a masked final subtraction;
-    /// GMP's multiplication gives no side-channel promise (see `rsakit_montgomery.h`).
-    func product(_ a: BigNumber, _ b: BigNumber) -> BigNumber? {
-        let r = BigNumber()
-        return rsakit_mont_mul(r.raw, a.raw, b.raw, context) == 0 ? r : nil
-    }
-
-    /// a = a * b * R^-1 mod n in place (b may be a itself). Returns false, leaving a
-    /// unchanged, when a or b is outside [0, n).
-    func multiply(_ a: BigNumber, by b: BigNumber) -> Bool {
-        a.dropMontgomeryCache()
-        return rsakit_mont_mul(a.raw, a.raw, b.raw, context) == 0
-    }
-
-    /// a~ = a R mod n, the Montgomery form of a, or nil when a is outside [0, n).
-    func toMontgomery(_ a: BigNumber) -> BigNumber? {
-        let r = BigNumber()
-        return rsakit_mont_to(r.raw, a.raw, context) == 0 ? r : nil
-    }
-
     /// base^exponent mod n, or nil when base is outside [0, n) or exponent outside
     /// [1, 2^64) (the caller then falls back to `mpz_powm`).
     /// Variable time in the exponent (public); see the header for the base.

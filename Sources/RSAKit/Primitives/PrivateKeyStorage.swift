@@ -14,22 +14,12 @@ internal final class PrivateKeyStorage: Sendable {
     let dQ: BigNumber
     let qInv: BigNumber
 
-    /// n's Montgomery constants (the same object `n.montgomery` returns): blinding works in
-    /// Montgomery form, and the re-encryption check uses them through `powModVarTime`.
-    let montgomery: MontgomeryModulus
-
     let blinding: Mutex<BlindingPair?> = Mutex(nil)
 
     init(n: BigNumber, e: BigNumber, d: BigNumber, p: BigNumber, q: BigNumber,
          dP: BigNumber, dQ: BigNumber, qInv: BigNumber) {
         self.n = n; self.e = e; self.d = d; self.p = p; self.q = q
         self.dP = dP; self.dQ = dQ; self.qInv = qInv
-        // Keys are validated before they get here: n is odd and > 1, so this cannot fail
-        // short of running out of memory.
-        guard let montgomery = n.montgomery else {
-            preconditionFailure("rsakit: cannot set up Montgomery constants for a validated modulus")
-        }
-        self.montgomery = montgomery
     }
 
     /// c^d mod n by the CRT (RFC 8017 §5.1.2 step 2.b, cases i-iii), for 0 <= c < n:
@@ -57,17 +47,10 @@ internal final class PrivateKeyStorage: Sendable {
 /// again a valid pair (for r^2) and costs two modular squarings instead of an inversion.
 /// Because squaring alone makes later pairs a function of the first, a fresh r is drawn
 /// every ``BlindingPair/usesPerRandomValue`` operations (OpenSSL's BN_BLINDING does the same).
-///
-/// Both values are kept in Montgomery form (x~ = x R mod n, see ``MontgomeryModulus``), so
-/// that every blinding step is one Montgomery product with no division: the squaring is
-/// product(vf~, vf~) = (vf^2)~, and blinding and unblinding are product(c, vf~) = c vf mod n
-/// and product(m', vi~) = m' vi mod n, plain values.
 internal struct BlindingPair: @unchecked Sendable {
     static let usesPerRandomValue = 32
 
-    /// vf~ = r^e R mod n.
     var vf: BigNumber
-    /// vi~ = r^-1 R mod n.
     var vi: BigNumber
     var usesLeft: Int
 
@@ -75,8 +58,7 @@ internal struct BlindingPair: @unchecked Sendable {
     ///
     /// The inverse is computed on a blinded value: r^-1 = (r * s)^-1 * s mod n for a second
     /// random s, so GMP's variable-time inversion never sees r itself.
-    static func fresh(n: BigNumber, e: BigNumber, montgomery: MontgomeryModulus,
-                      random: RSARandomSource) -> BlindingPair {
+    static func fresh(n: BigNumber, e: BigNumber, random: RSARandomSource) -> BlindingPair {
         while true {
             let r = randomResidue(below: n, random: random)
             let s = randomResidue(below: n, random: random)
@@ -84,11 +66,7 @@ internal struct BlindingPair: @unchecked Sendable {
             guard let rsInverse = rs.inverseVarTime(modulo: n) else { continue }
             let vi = (rsInverse * s).mod(n)
             let vf = r.powMod(e, n)
-            // Both are below n, so the conversions cannot fail.
-            guard let vfM = montgomery.toMontgomery(vf), let viM = montgomery.toMontgomery(vi) else {
-                preconditionFailure("rsakit: blinding values out of range")
-            }
-            return BlindingPair(vf: vfM, vi: viM, usesLeft: usesPerRandomValue)
+            return BlindingPair(vf: vf, vi: vi, usesLeft: usesPerRandomValue)
         }
     }
 

@@ -42,8 +42,7 @@ extension RSAPrivateKey {
 
     /// The private-key operation on integers.
     ///
-    /// With (vf, vi) = (r^e, r^-1) mod n for a secret random r (kept in Montgomery form,
-    /// so each blinding step is one Montgomery product; see ``BlindingPair``):
+    /// With (vf, vi) = (r^e, r^-1) mod n for a secret random r:
     ///
     ///     c' = c * vf mod n                      (blind: c' = (m r)^e)
     ///     m1 = (c' mod p)^dP mod p               (mpz_powm_sec)
@@ -58,10 +57,7 @@ extension RSAPrivateKey {
         guard c.sign >= 0, c.compare(key.n) < 0 else { throw RSAError.decryptionFailed }
 
         let (vf, vi) = nextBlindingPair(random: random)
-        // c' = REDC(c * vf~) = c * vf mod n (c < n was checked above, vf~ < n by construction).
-        guard let blinded = key.montgomery.product(c, vf) else {
-            throw RSAError.internalError("blinding operand out of range")
-        }
+        let blinded = (c * vf).mod(key.n)
 
         let mBlinded = key.crtExponentiation(blinded)
 
@@ -70,10 +66,7 @@ extension RSAPrivateKey {
         guard mBlinded.powModVarTime(key.e, key.n) == blinded else {
             throw RSAError.internalError("private-key operation failed its consistency check")
         }
-        // m = REDC(m' * vi~) = m' * vi mod n (m' < n: it is the CRT result).
-        guard key.montgomery.multiply(mBlinded, by: vi) else {
-            throw RSAError.internalError("unblinding operand out of range")
-        }
+        mBlinded.multiplyMod(by: vi, key.n)
         return mBlinded
     }
 
@@ -82,15 +75,13 @@ extension RSAPrivateKey {
     private func nextBlindingPair(random: RSARandomSource) -> (BigNumber, BigNumber) {
         let key = storage
         return key.blinding.withLock { slot -> (BigNumber, BigNumber) in
-            var pair = slot ?? BlindingPair.fresh(n: key.n, e: key.e, montgomery: key.montgomery, random: random)
+            var pair = slot ?? BlindingPair.fresh(n: key.n, e: key.e, random: random)
             if pair.usesLeft <= 0 {
-                pair = BlindingPair.fresh(n: key.n, e: key.e, montgomery: key.montgomery, random: random)
+                pair = BlindingPair.fresh(n: key.n, e: key.e, random: random)
             }
             let taken = (BigNumber(copying: pair.vf), BigNumber(copying: pair.vi))
-            // (vf^2)~ = REDC(vf~ * vf~), likewise vi; both stay below n.
-            let squared = key.montgomery.multiply(pair.vf, by: pair.vf)
-                && key.montgomery.multiply(pair.vi, by: pair.vi)
-            precondition(squared, "rsakit: blinding values out of range")
+            pair.vf.squareMod(key.n)
+            pair.vi.squareMod(key.n)
             pair.usesLeft -= 1
             slot = pair
             return taken
