@@ -5,6 +5,12 @@
 #
 #   ./scripts/demo.sh [FILE]     (default FILE: the rsakit binary just built, several MB)
 set -euo pipefail
+# Resolve FILE before changing to the repository root.
+input_arg=""
+if [ "$#" -gt 0 ]; then
+    [ -f "$1" ] || { echo "demo: no such file: $1" >&2; exit 66; }
+    input_arg="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+fi
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
@@ -15,8 +21,8 @@ bin="$(swift build -c release --show-bin-path)/rsakit"
 work="$(mktemp -d "${TMPDIR:-/tmp}/rsakit-demo.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 export RSAKIT_STORE="$work/store"
-input="${1:-$bin}"
-[ -f "$input" ] || { echo "demo: no such file: $input" >&2; exit 66; }
+input="${input_arg:-$bin}"
+fail() { echo "demo: FAILED: $*" >&2; exit 1; }
 cp "$input" "$work/report.pdf"
 size=$(stat -c %s "$work/report.pdf")
 
@@ -35,35 +41,42 @@ echo "   wrote $(stat -c %s "$work/report.rsa") bytes in $(elapsed "$t0" "$t1") 
 echo "== rsakit decrypt --tag com.example.pub < report.rsa > report.out.pdf"
 t0=$(now); "$bin" decrypt --tag com.example.pub < "$work/report.rsa" > "$work/report.out.pdf"; t1=$(now)
 echo "   wrote $(stat -c %s "$work/report.out.pdf") bytes in $(elapsed "$t0" "$t1") s"
-cmp "$work/report.pdf" "$work/report.out.pdf"
+cmp -s "$work/report.pdf" "$work/report.out.pdf" || fail "decrypted file differs from the original"
 echo "   identical to the original: yes"
 
 echo
 echo "== decrypt without --tag: the key is found in the store by the fingerprint in the header"
-"$bin" decrypt < "$work/report.rsa" | cmp - "$work/report.pdf" && echo "   identical: yes"
+"$bin" decrypt < "$work/report.rsa" > "$work/report.auto.pdf"
+cmp -s "$work/report.auto.pdf" "$work/report.pdf" || fail "decrypt without --tag gave a different file"
+echo "   identical: yes"
 
 echo
-echo "== tampering: one flipped byte in the middle of report.rsa"
+echo "== tampering: one changed byte in the last block of report.rsa"
 cp "$work/report.rsa" "$work/tampered.rsa"
-printf '\x42' | dd of="$work/tampered.rsa" bs=1 seek=$((size / 2)) conv=notrunc status=none
+sealed_size=$(stat -c %s "$work/report.rsa")
+offset=$((sealed_size - 100))
+old=$(od -An -tu1 -j "$offset" -N1 "$work/report.rsa" | tr -d ' ')
+printf "$(printf '\\%03o' $(( (old + 1) % 256 )))" | dd of="$work/tampered.rsa" bs=1 seek="$offset" conv=notrunc status=none
 if "$bin" decrypt --tag com.example.pub --in "$work/tampered.rsa" --out "$work/tampered.out"; then
     echo "   UNEXPECTED: tampered file decrypted" >&2; exit 1
 else
     echo "   exit status $? and nothing written: $( [ -e "$work/tampered.out" ] && echo 'file present (BUG)' || echo 'no output file')"
 fi
 
-if command -v openssl >/dev/null 2>&1; then
+if command -v openssl >/dev/null 2>&1 && [ "$size" -gt 0 ]; then
     echo
     echo "== interop: raw PKCS#1 v1.5 blocks with openssl pkeyutl"
     "$bin" export --tag com.example.pub --out "$work/pub.pem"
     "$bin" export --tag com.example.pub --private --out "$work/key.pem"
     head -c 245 "$work/report.pdf" > "$work/slice"
     openssl pkeyutl -encrypt -pubin -inkey "$work/pub.pem" -in "$work/slice" -out "$work/slice.openssl"
-    "$bin" decrypt --raw --tag com.example.pub < "$work/slice.openssl" | cmp - "$work/slice" \
-        && echo "   openssl pkeyutl -encrypt  ->  rsakit decrypt --raw: identical"
+    "$bin" decrypt --raw --tag com.example.pub < "$work/slice.openssl" > "$work/slice.back"
+    cmp -s "$work/slice.back" "$work/slice" || fail "openssl -> rsakit: different bytes"
+    echo "   openssl pkeyutl -encrypt  ->  rsakit decrypt --raw: identical"
     "$bin" encrypt --raw --tag com.example.pub < "$work/slice" > "$work/slice.rsakit"
-    openssl pkeyutl -decrypt -inkey "$work/key.pem" -in "$work/slice.rsakit" | cmp - "$work/slice" \
-        && echo "   rsakit encrypt --raw  ->  openssl pkeyutl -decrypt: identical"
+    openssl pkeyutl -decrypt -inkey "$work/key.pem" -in "$work/slice.rsakit" -out "$work/slice.openssl.back"
+    cmp -s "$work/slice.openssl.back" "$work/slice" || fail "rsakit -> openssl: different bytes"
+    echo "   rsakit encrypt --raw  ->  openssl pkeyutl -decrypt: identical"
     echo "   openssl rsa -check on the stored private item: $(openssl rsa -check -noout -in "$(ls "$RSAKIT_STORE"/private/*/*.pem | head -n 1)")"
 fi
 

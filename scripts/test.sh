@@ -9,6 +9,7 @@ export RSAKIT_LONG_TESTS="${RSAKIT_LONG_TESTS:-1}"
 swift build --build-tests
 mkdir -p .build
 log=.build/rsakit-test.log
+result_line=""
 set +e
 swift test --skip-build --disable-swift-testing 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
@@ -23,7 +24,8 @@ if [ -n "$summary" ]; then
     if grep -qE "[0-9]+ tests? skipped" <<<"$summary"; then
         skipped=$(sed -E 's/.* ([0-9]+) tests? skipped.*/\1/' <<<"$summary")
     fi
-    echo "tests: $((executed - failures - skipped)) passed, $failures failed, $skipped skipped"
+    result_line="tests: $((executed - failures - skipped)) passed, $failures failed, $skipped skipped"
+    echo "$result_line"
 fi
 
 # Benchmark smoke run (BENCHMARKS.md): every case at every key size, briefly, in release mode.
@@ -32,4 +34,6 @@ fi
 if [ "$status" -eq 0 ]; then
     swift run -c release RSAKitBenchmarks --quick || status=$?
 fi
+# The test summary again, as the last line.
+[ -z "$result_line" ] || echo "$result_line"
 exit "$status"

@@ -1,1 +1,2 @@
 #include <nettle/sha2.h>
+#include <nettle/base64.h>

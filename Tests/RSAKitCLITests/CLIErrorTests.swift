@@ -97,6 +97,22 @@ final class CLIErrorTests: CLITestCase {
         assertFailure(try rsakit(["decrypt"], stdin: testBytes(128)), status: 64, contains: "raw blocks need --tag or --key")
     }
 
+    func testUnprotectedStore_IsRefusedUnlessOverridden() throws {
+        let sealed = try rsakitOK(["encrypt", "--tag", "mine"], stdin: [4, 2])
+        let privateFolder = storeDirectory.appendingPathComponent("private").path
+        let files = try FileManager.default.subpathsOfDirectory(atPath: privateFolder).filter { $0.hasSuffix(".pem") }
+        XCTAssertEqual(files.count, 1)
+        let item = privateFolder + "/" + files[0]
+        XCTAssertEqual(chmod(item, 0o644), 0)
+        let refused = try rsakit(["decrypt", "--tag", "mine"], stdin: sealed.stdout)
+        assertFailure(refused, status: 1, contains: "unprotected key store")
+        XCTAssertTrue(refused.stderr.contains("--allow-insecure-store"))
+        let allowed = try rsakit(["decrypt", "--tag", "mine", "--allow-insecure-store"], stdin: sealed.stdout)
+        XCTAssertEqual(allowed.status, 0, allowed.stderr)
+        XCTAssertEqual(allowed.stdout, [4, 2])
+        XCTAssertTrue(allowed.stderr.contains("rsakit: warning: unprotected key store"), allowed.stderr)
+    }
+
     func testBadKeyFile_IsADataError() throws {
         let junk = try write(Array("not a key\n".utf8), to: "junk.pem")
         assertFailure(try rsakit(["encrypt", "--key", junk], stdin: [1]), status: 65, contains: "cannot load key file")

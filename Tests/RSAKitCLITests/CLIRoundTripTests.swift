@@ -121,6 +121,9 @@ final class CLIRoundTripTests: CLITestCase {
         let sealed = try rsakitOK(["encrypt", "--tag", "com.example.pub"], stdin: [1, 2, 3])
         XCTAssertEqual(try rsakitOK(["decrypt", "--tag", "com.example.priv"], stdin: sealed.stdout).stdout, [1, 2, 3])
         XCTAssertEqual(try rsakitOK(["decrypt"], stdin: sealed.stdout).stdout, [1, 2, 3])
+        // The private tag alone also names the public key for encryption.
+        let again = try rsakitOK(["encrypt", "--tag", "com.example.priv"], stdin: [4])
+        XCTAssertEqual(try rsakitOK(["decrypt"], stdin: again.stdout).stdout, [4])
     }
 
     func testConcurrentGenpair_TwoProcesses() throws {

@@ -231,30 +231,13 @@ final class KeyFormatTests: XCTestCase {
         let testGroups: [Group]
     }
 
-    private func vectorsDirectory() throws -> URL {
-        var candidates: [URL] = []
-        if let env = ProcessInfo.processInfo.environment["RSAKIT_VECTORS"] {
-            let base = URL(fileURLWithPath: env)
-            candidates += [base, base.appendingPathComponent("testvectors_v1"), base.appendingPathComponent("wycheproof/testvectors_v1")]
-        }
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(package.deletingLastPathComponent().appendingPathComponent("shared/vectors/wycheproof/testvectors_v1"))
-        candidates.append(URL(fileURLWithPath: "/work/shared/vectors/wycheproof/testvectors_v1"))
-        for candidate in candidates where FileManager.default.fileExists(atPath: candidate.appendingPathComponent("rsa_pkcs1_2048_test.json").path) {
-            return candidate
-        }
-        throw XCTSkip("Wycheproof vectors not found (set RSAKIT_VECTORS); tried \(candidates.map(\.path))")
-    }
-
     /// `privateKeyPkcs8` (hex DER) and `privateKeyPem` of each group in the RSAES-PKCS1-v1_5
     /// decryption files parse to the key given by the `privateKey` components (hex,
     /// big-endian two's complement), and rsakit writes the same PKCS#8 back.
     func testWycheproof_PrivateKeyPkcs8AndPemMatchTheComponents() throws {
-        let directory = try vectorsDirectory()
         var groups = 0
         for size in [2048, 3072, 4096] {
-            let url = directory.appendingPathComponent("rsa_pkcs1_\(size)_test.json")
-            let file = try JSONDecoder().decode(WycheproofFile.self, from: Data(contentsOf: url))
+            let file = try JSONDecoder().decode(WycheproofFile.self, from: try Vectors.load("rsa_pkcs1_\(size)_test.json"))
             for (index, group) in file.testGroups.enumerated() {
                 let context = "rsa_pkcs1_\(size)_test.json group \(index) (tcId \(group.tests.first?.tcId ?? -1)...)"
                 let c = group.privateKey

@@ -10,6 +10,10 @@
 //       Forever: replace the pairs P0 ... P(N-1), alternating the keys (until killed).
 //   StoreStressHelper fill-public --store DIR --key PEM --prefix P --count N [--batch B]
 //       Add N public items P0 ... with one public key, B per atomic batch (default 1000).
+//   StoreStressHelper fill-pairs  --store DIR --key PEM --prefix P --count N
+//       Add N/2 key pairs (N items) P0 ... with one key, one atomic write per pair.
+//   StoreStressHelper generate-key --bits N --out PEM
+//       Generate a key with RSAPrivateKey.generate and write it as PKCS#8 PEM (mode 0600).
 //   StoreStressHelper time-lookup --store DIR --tag T [--repeat R]
 //       Time opening the store, the first lookup of T and the median of R more lookups.
 //
@@ -31,6 +35,8 @@ struct Arguments {
     var tag = ""
     var repeatCount = 100
     var replace = false
+    var bits = 2048
+    var out = ""
 
     init(_ argv: [String]) throws {
         guard let first = argv.first else { throw Usage(message: "missing command") }
@@ -55,10 +61,12 @@ struct Arguments {
             case "--tag": tag = try value(option)
             case "--repeat": repeatCount = max(1, try number(option))
             case "--replace": replace = true
+            case "--bits": bits = try number(option)
+            case "--out": out = try value(option)
             default: throw Usage(message: "unknown option \(option)")
             }
         }
-        guard !store.isEmpty else { throw Usage(message: "--store is required") }
+        guard !store.isEmpty || command == "generate-key" else { throw Usage(message: "--store is required") }
     }
 }
 
@@ -116,6 +124,24 @@ func run(_ args: Arguments) throws -> Int32 {
             next = end
         }
         print("filled \(args.count) public items in \(String(format: "%.1f", milliseconds(since: start) / 1000)) s")
+        return 0
+    case "fill-pairs":
+        guard let keyPath = args.keys.first else { throw Usage(message: "--key is required") }
+        let key = try readPrivateKey(keyPath)
+        let store = try RSAKeyStore(path: args.store)
+        let start = DispatchTime.now().uptimeNanoseconds
+        for i in 0..<(args.count / 2) {
+            try store.addKeyPair(key, tag: args.prefix + String(i), replace: args.replace)
+        }
+        print("filled \(args.count / 2) pairs (\(args.count / 2 * 2) items) in \(String(format: "%.1f", milliseconds(since: start) / 1000)) s")
+        return 0
+    case "generate-key":
+        guard !args.out.isEmpty else { throw Usage(message: "--out is required") }
+        let key = try RSAPrivateKey.generate(bitCount: args.bits)
+        let fd = open(args.out, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else { throw RSAError.storeIOError(path: args.out, reason: "cannot create the key file") }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        handle.write(Data(key.pemRepresentation.utf8))
         return 0
     case "time-lookup":
         guard !args.tag.isEmpty else { throw Usage(message: "--tag is required") }

@@ -20,6 +20,7 @@ public protocol RSAByteSource {
 }
 
 extension RSAByteSource {
+    /// Unknown by default (nil).
     public var remainingByteCount: Int? { nil }
 
     /// Read exactly `count` bytes, or fewer only at end of input.
@@ -50,12 +51,14 @@ public struct ArrayByteSource: RSAByteSource {
     /// A source that yields `bytes` and then end of input.
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
 
+    /// The next up to `maximumCount` bytes of the array; empty at its end. Never throws.
     public mutating func read(upTo maximumCount: Int) throws -> [UInt8] {
         let end = min(bytes.count, offset + maximumCount)
         defer { offset = end }
         return Array(bytes[offset..<end])
     }
 
+    /// Bytes not yet read.
     public var remainingByteCount: Int? { bytes.count - offset }
 }
 
@@ -67,6 +70,7 @@ public struct ArrayByteSink: RSAByteSink {
     /// An empty sink.
     public init() {}
 
+    /// Append `bytes` to ``bytes``. Never throws.
     public mutating func write(_ bytes: [UInt8]) throws { self.bytes.append(contentsOf: bytes) }
 }
 
@@ -77,6 +81,7 @@ public struct FileDescriptorError: Error, Equatable, Sendable, CustomStringConve
     /// The C `errno` value.
     public let code: Int32
 
+    /// For example "read failed: bad file descriptor".
     public var description: String {
         "\(operation) failed: \(String(cString: strerror(code)).lowercased())"
     }
@@ -100,8 +105,11 @@ public struct FileDescriptorSource: RSAByteSource {
         }
     }
 
+    /// Bytes left in a regular file (its size minus what was read), nil for pipes and terminals.
     public var remainingByteCount: Int? { knownRemaining }
 
+    /// One `read(2)` of up to `maximumCount` bytes (retried on EINTR); empty at end of file.
+    /// - Throws: ``FileDescriptorError`` with the `errno` of a failed read.
     public mutating func read(upTo maximumCount: Int) throws -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: maximumCount)
         while true {
@@ -125,6 +133,8 @@ public struct FileDescriptorSink: RSAByteSink {
     /// Write to `fileDescriptor`.
     public init(fileDescriptor: Int32) { self.fileDescriptor = fileDescriptor }
 
+    /// Write all of `bytes`, looping over short writes and EINTR.
+    /// - Throws: ``FileDescriptorError`` with the `errno` of a failed write (EPIPE included).
     public mutating func write(_ bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { buffer in
             var offset = 0

@@ -1,35 +1,25 @@
+internal import CNettle
+
 /// Base64 (RFC 4648 §4, the standard alphabet) for PEM bodies and fingerprints.
 ///
-/// Built here rather than taken from Foundation so that decoding is exactly as strict
-/// as each caller needs and reports the position of the first bad character.
+/// The encoding and decoding themselves are Nettle's (`nettle_base64_encode_raw`,
+/// `nettle_base64_decode_*` from <nettle/base64.h>). What is ours is the validation in front
+/// of the decoder, so that a rejection names the first bad character and its index, and the
+/// leniency OpenSSL has (missing '=' padding is accepted).
 internal enum Base64 {
-    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    /// 6-bit value of each ASCII character, 0xFF where the character is not in the alphabet.
-    private static let values: [UInt8] = {
-        var table = [UInt8](repeating: 0xFF, count: 256)
-        for (value, character) in alphabet.enumerated() { table[Int(character)] = UInt8(value) }
-        return table
-    }()
-
-    /// Encode `bytes`; `padded` adds '=' to a multiple of 4 characters.
+    /// Encode `bytes`; `padded` keeps the '=' padding to a multiple of 4 characters.
     static func encode(_ bytes: [UInt8], padded: Bool = true) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var index = 0
-        while index + 3 <= bytes.count {
-            let chunk = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-            for shift in [18, 12, 6, 0] { out.append(alphabet[Int((chunk >> UInt32(shift)) & 0x3F)]) }
-            index += 3
+        let length = (bytes.count + 2) / 3 * 4 // BASE64_ENCODE_RAW_LENGTH
+        var out = [UInt8](repeating: 0, count: length)
+        out.withUnsafeMutableBufferPointer { dst in
+            bytes.withUnsafeBufferPointer { src in
+                dst.baseAddress!.withMemoryRebound(to: CChar.self, capacity: length) { text in
+                    nettle_base64_encode_raw(text, src.count, src.baseAddress)
+                }
+            }
         }
-        let rest = bytes.count - index
-        if rest > 0 {
-            var chunk = UInt32(bytes[index]) << 16
-            if rest == 2 { chunk |= UInt32(bytes[index + 1]) << 8 }
-            out.append(alphabet[Int((chunk >> 18) & 0x3F)])
-            out.append(alphabet[Int((chunk >> 12) & 0x3F)])
-            if rest == 2 { out.append(alphabet[Int((chunk >> 6) & 0x3F)]) }
-            if padded { out.append(contentsOf: Array(repeating: UInt8(ascii: "="), count: 3 - rest)) }
+        if !padded {
+            while out.last == UInt8(ascii: "=") { out.removeLast() }
         }
         return String(decoding: out, as: UTF8.self)
     }
@@ -43,22 +33,20 @@ internal enum Base64 {
     /// Decode base64 characters (no whitespace; callers strip it).
     ///
     /// Accepts missing padding (OpenSSL does too). Padding, when present, must be correct
-    /// and last. With `strict`, the unused low bits of the final character must be zero
-    /// (RFC 4648 §3.5, canonical encoding).
+    /// and last. With `strict`, the encoding must be canonical: the unused low bits of the
+    /// final character zero (RFC 4648 §3.5).
     /// - Throws: ``DecodingError`` naming the bad character's index.
     static func decode(_ characters: [UInt8], strict: Bool) throws -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(characters.count / 4 * 3 + 2)
-        var accumulator: UInt32 = 0
-        var pending = 0          // characters in the current group of 4
+        // Validate first, so the error can say what and where.
+        var dataCount = 0
         var padding = 0
         for (index, character) in characters.enumerated() {
             if character == UInt8(ascii: "=") {
-                guard pending >= 2 else {
+                guard dataCount % 4 >= 2 else {
                     throw DecodingError(reason: "misplaced '=' padding", index: index)
                 }
                 padding += 1
-                guard pending + padding <= 4 else {
+                guard dataCount % 4 + padding <= 4 else {
                     throw DecodingError(reason: "too much '=' padding", index: index)
                 }
                 continue
@@ -66,42 +54,64 @@ internal enum Base64 {
             guard padding == 0 else {
                 throw DecodingError(reason: "data after '=' padding", index: index)
             }
-            let value = values[Int(character)]
-            guard value != 0xFF else {
+            guard isAlphabet(character) else {
                 let shown = character >= 0x21 && character < 0x7F
                     ? "'\(Character(Unicode.Scalar(character)))'" : "byte 0x\(hexByte(character))"
                 throw DecodingError(reason: "invalid base64 character \(shown)", index: index)
             }
-            accumulator = accumulator << 6 | UInt32(value)
-            pending += 1
-            if pending == 4 {
-                out.append(UInt8(truncatingIfNeeded: accumulator >> 16))
-                out.append(UInt8(truncatingIfNeeded: accumulator >> 8))
-                out.append(UInt8(truncatingIfNeeded: accumulator))
-                accumulator = 0
-                pending = 0
-            }
+            dataCount += 1
         }
-        if padding > 0 && pending + padding != 4 {
+        let remainder = dataCount % 4
+        if padding > 0 && remainder + padding != 4 {
             throw DecodingError(reason: "incomplete '=' padding", index: characters.count)
         }
-        switch pending {
-        case 0:
-            break
-        case 1:
+        if remainder == 1 {
             throw DecodingError(reason: "base64 ends with a lone character (truncated?)", index: characters.count - 1)
-        case 2:
-            if strict && accumulator & 0x0F != 0 {
-                throw DecodingError(reason: "non-canonical base64 (unused bits set)", index: characters.count - 1 - padding)
+        }
+        // Lenient mode: clear the unused low bits of the last character (OpenSSL ignores them;
+        // Nettle, like strict mode, refuses them), then restore missing padding.
+        var text = characters
+        if !strict && remainder != 0 {
+            let last = dataCount - 1 // index of the last data character (padding follows it)
+            let unusedBits: UInt8 = remainder == 2 ? 0x0F : 0x03
+            text[last] = alphabet(value(of: text[last]) & ~unusedBits)
+        }
+        if padding == 0 && remainder != 0 {
+            text += [UInt8](repeating: UInt8(ascii: "="), count: 4 - remainder)
+        }
+        var out = [UInt8](repeating: 0, count: (text.count + 1) * 6 / 8) // BASE64_DECODE_LENGTH
+        var outLength = out.count
+        var context = base64_decode_ctx()
+        nettle_base64_decode_init(&context)
+        let ok = out.withUnsafeMutableBufferPointer { dst in
+            text.withUnsafeBufferPointer { src in
+                src.baseAddress!.withMemoryRebound(to: CChar.self, capacity: src.count) { chars in
+                    nettle_base64_decode_update(&context, &outLength, dst.baseAddress, src.count, chars) == 1
+                }
             }
-            out.append(UInt8(truncatingIfNeeded: accumulator >> 4))
-        default: // 3
-            if strict && accumulator & 0x03 != 0 {
-                throw DecodingError(reason: "non-canonical base64 (unused bits set)", index: characters.count - 1 - padding)
+        } && nettle_base64_decode_final(&context) == 1
+        guard ok else {
+            throw DecodingError(reason: "invalid base64", index: 0)
+        }
+        out.removeLast(out.count - outLength)
+        if strict && remainder != 0 {
+            // Canonical iff re-encoding gives the same characters (unused bits zero).
+            let reencoded = Array(encode(out, padded: padding > 0).utf8)
+            guard reencoded == characters else {
+                throw DecodingError(reason: "non-canonical base64 (unused bits set)",
+                                    index: characters.count - 1 - padding)
             }
-            out.append(UInt8(truncatingIfNeeded: accumulator >> 10))
-            out.append(UInt8(truncatingIfNeeded: accumulator >> 2))
         }
         return out
     }
+
+    private static let characters: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    private static func isAlphabet(_ c: UInt8) -> Bool { characters.contains(c) }
+
+    /// The 6-bit value of an alphabet character.
+    private static func value(of c: UInt8) -> UInt8 { UInt8(characters.firstIndex(of: c)!) }
+
+    /// The alphabet character of a 6-bit value.
+    private static func alphabet(_ value: UInt8) -> UInt8 { characters[Int(value)] }
 }

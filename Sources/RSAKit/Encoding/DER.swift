@@ -53,6 +53,16 @@ internal func hexByte(_ byte: UInt8) -> String {
     return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
 }
 
+/// The value 0-15 of an ASCII hex digit (either case), or nil.
+internal func hexDigitValue(_ character: UInt8) -> UInt8? {
+    switch character {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): return character - UInt8(ascii: "A") + 10
+    default: return nil
+    }
+}
+
 /// One decoded tag-length-value header. Offsets are absolute indices into the reader's input.
 internal struct DERElement {
     /// The tag octet.

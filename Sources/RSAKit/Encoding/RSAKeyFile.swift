@@ -242,13 +242,4 @@ public struct RSAKeyFile: Sendable {
         let first = bytes.first.map { "0x" + hexByte($0) } ?? "nothing"
         return .malformedKey(reason: "input is neither PEM (no \"-----BEGIN\" line) nor DER (starts with \(first), not a SEQUENCE)")
     }
-
-    private static func hexDigitValue(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return character - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
 }

@@ -60,8 +60,8 @@ public struct RSAKeyFingerprint: Sendable, Hashable, CustomStringConvertible {
         digest.reserveCapacity(32)
         var index = 0
         while index < 64 {
-            guard let high = RSAKeyFingerprint.hexValue(hex[index]),
-                  let low = RSAKeyFingerprint.hexValue(hex[index + 1]) else { return nil }
+            guard let high = hexDigitValue(hex[index]),
+                  let low = hexDigitValue(hex[index + 1]) else { return nil }
             digest.append(high << 4 | low)
             index += 2
         }
@@ -70,14 +70,5 @@ public struct RSAKeyFingerprint: Sendable, Hashable, CustomStringConvertible {
 
     private static func isBlank(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A
-    }
-
-    private static func hexValue(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return character - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 }

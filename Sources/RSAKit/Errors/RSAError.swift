@@ -179,6 +179,7 @@ public enum KeyValidationFailure: Equatable, Sendable, CustomStringConvertible {
     /// qInv is not in [1, p) or qInv * q != 1 mod p.
     case crtCoefficientMismatch
 
+    /// A lower-case phrase naming the failed relation.
     public var description: String {
         switch self {
         case .modulusEven: return "modulus n is even"

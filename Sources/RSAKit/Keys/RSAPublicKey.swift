@@ -55,15 +55,18 @@ public struct RSAPublicKey: Sendable, Hashable, CustomStringConvertible {
     /// e as minimal big-endian octets (65537 is `[0x01, 0x00, 0x01]`).
     public var publicExponent: [UInt8] { e.minimalBytes }
 
+    /// Equal when n and e are equal (whatever leading zeros they were given with).
     public static func == (a: RSAPublicKey, b: RSAPublicKey) -> Bool {
         a.n == b.n && a.e == b.e
     }
 
+    /// Hashes the minimal encodings of n and e.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(modulus)
         hasher.combine(publicExponent)
     }
 
+    /// "RSAPublicKey(2048 bits, e = 65537)".
     public var description: String {
         "RSAPublicKey(\(modulusBitCount) bits, e = \(e.uintValue.map(String.init) ?? "large"))"
     }

@@ -30,14 +30,18 @@ public enum EMEPKCS1v15 {
         em.withUnsafeMutableBytes { buffer in
             let ps = UnsafeMutableRawBufferPointer(rebasing: buffer[2..<(2 + psLength)])
             random.fill(ps)
-            // PS must be non-zero: redraw each zero octet until it is not.
-            var one = [UInt8](repeating: 0, count: 1)
-            for i in ps.indices where ps[i] == 0 {
-                repeat {
-                    one.withUnsafeMutableBytes { random.fill($0) }
-                } while one[0] == 0
-                ps[i] = one[0]
+            // PS must be non-zero: redraw the zero octets, all of them in one call per pass.
+            var zeros = ps.indices.filter { ps[$0] == 0 }
+            var fresh = [UInt8](repeating: 0, count: zeros.count)
+            while !zeros.isEmpty {
+                fresh.withUnsafeMutableBytes { random.fill(UnsafeMutableRawBufferPointer(rebasing: $0[0..<zeros.count])) }
+                var stillZero: [Int] = []
+                for (i, position) in zeros.enumerated() {
+                    if fresh[i] == 0 { stillZero.append(position) } else { ps[position] = fresh[i] }
+                }
+                zeros = stillZero
             }
+            wipe(&fresh)
         }
         // em[2 + psLength] stays 0x00: the separator.
         em.replaceSubrange((k - message.count)..<k, with: message)

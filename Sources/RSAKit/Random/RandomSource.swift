@@ -38,6 +38,7 @@ public struct SystemRandomSource: RSARandomSource {
     /// The system generator.
     public init() {}
 
+    /// Fill `buffer` from the kernel, 256 bytes per `getrandom` call, retrying on EINTR.
     public func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         guard var base = buffer.baseAddress else { return }
         var remaining = buffer.count

@@ -12,6 +12,7 @@ public enum RSAKeyClass: String, Sendable, Codable, CaseIterable, CustomStringCo
     /// A private key item (PKCS#8 PEM on disk). Holding it also gives the public key.
     case `private`
 
+    /// "public" or "private" (also the name of the class's folder in the store).
     public var description: String { rawValue }
 }
 
@@ -67,11 +68,13 @@ public struct RSAKeyItemAttributes: Sendable, Equatable, Hashable, CustomStringC
             && a.itemID == b.itemID
     }
 
+    /// Hashes the item id and the tag's UTF-8 bytes (consistent with ``==``).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(itemID)
         hasher.combine(Array(applicationTag.utf8))
     }
 
+    /// One line for logs: class, id, tag, size, fingerprint, label. No key material.
     public var description: String {
         "\(keyClass) key item \(itemID): tag \"\(applicationTag)\", \(keySizeInBits) bits, "
             + "\(fingerprint.base64String)" + (label.map { ", label \"\($0)\"" } ?? "")
@@ -91,6 +94,7 @@ public struct RSAKeyStoreProblem: Sendable, Equatable, CustomStringConvertible {
     /// `RSAError.insecureStorePermissions` for a private item readable by group or others.
     public let error: RSAError
 
+    /// The description of ``error``.
     public var description: String { error.description }
 }
 

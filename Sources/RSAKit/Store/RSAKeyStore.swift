@@ -93,8 +93,11 @@ public final class RSAKeyStore: Sendable {
     /// 0700.
     ///
     /// Opening checks that the store folders and every private item file give no access to
-    /// group or others, removes temporary files left by interrupted writes, and applies the
-    /// journal of a write interrupted after its commit point.
+    /// group or others, applies the journal of a write interrupted after its commit point, and
+    /// removes temporary files left by interrupted writes in the store folder and the private
+    /// folders (those in public folders go at the next write into their folder or the next
+    /// ``allItems()``; they are ignored meanwhile). Its cost grows with the number of private
+    /// items (one lstat each); public items are not listed.
     ///
     /// - Parameters:
     ///   - path: the store folder, or nil for the default location.
@@ -214,12 +217,17 @@ public final class RSAKeyStore: Sendable {
             for shard in try StoreFileSystem.listDirectory(classFolder).sorted() where StoreLayout.isShardName(shard) {
                 let shardFolder = classFolder + "/" + shard
                 try checkFolder(shardFolder)
-                for name in try StoreFileSystem.listDirectory(shardFolder) {
-                    let file = shardFolder + "/" + name
-                    if name.hasPrefix(StoreFileSystem.temporaryPrefix) {
-                        stale.append(file)
-                    } else if keyClass == .private, let st = try StoreFileSystem.status(file) {
-                        try check(file, st)
+                // Public item files are not listed here, so that opening a store of many public
+                // keys stays cheap; their folders' stale temporary files go at the next write
+                // into the folder or the next allItems().
+                guard keyClass == .private else { continue }
+                let temporaryPrefix = Array(StoreFileSystem.temporaryPrefix.utf8CString.dropLast())
+                try StoreFileSystem.forEachEntryStatus(shardFolder) { name, st in
+                    // Names are C strings here; a Swift String is made only for the rare report.
+                    if strncmp(name, temporaryPrefix, temporaryPrefix.count) == 0 {
+                        stale.append(shardFolder + "/" + String(cString: name))
+                    } else if StoreFileSystem.permissions(st) & UInt32(StoreFileSystem.groupOtherBits) != 0 {
+                        try check(shardFolder + "/" + String(cString: name), st)
                     }
                 }
             }
@@ -265,6 +273,14 @@ public final class RSAKeyStore: Sendable {
         _ key: RSAPrivateKey, tag: String, privateTag: String? = nil, label: String? = nil,
         replace: Bool = false
     ) throws -> (public: RSAKeyItemAttributes, private: RSAKeyItemAttributes) {
+        try addKeyPair(key, tag: tag, privateTag: privateTag, label: label, replace: replace, crashPoint: nil)
+    }
+
+    /// ``addKeyPair(_:tag:privateTag:label:replace:)``, stopping at `crashPoint` (tests).
+    internal func addKeyPair(
+        _ key: RSAPrivateKey, tag: String, privateTag: String?, label: String?,
+        replace: Bool, crashPoint: StoreCrashPoint?
+    ) throws -> (public: RSAKeyItemAttributes, private: RSAKeyItemAttributes) {
         let privateTag = privateTag ?? tag
         try RSAKeyStore.validateTag(tag)
         try RSAKeyStore.validateTag(privateTag)
@@ -278,7 +294,7 @@ public final class RSAKeyStore: Sendable {
             NewItem(keyClass: .private, tag: privateTag, label: label, keySizeInBits: key.modulusBitCount,
                     fingerprint: fingerprint, pem: privatePEM),
         ]
-        let added = try withWriteTransaction { tx in
+        let added = try withWriteTransaction(crashPoint: crashPoint) { tx in
             try stage(requests, replace: replace, into: &tx)
         }
         return (added[0], added[1])
@@ -464,7 +480,8 @@ public final class RSAKeyStore: Sendable {
     }
 
     /// Every item with its attributes, and every item file that could not be read (listed,
-    /// not thrown: one damaged item does not hide the others). Reads every item file.
+    /// not thrown: one damaged item does not hide the others). Reads every item file, and
+    /// removes the temporary files of interrupted writes it meets.
     ///
     /// - Throws: `RSAError.storeIOError` when a store folder cannot be listed.
     public func allItems() throws -> RSAKeyStoreListing {
@@ -475,8 +492,16 @@ public final class RSAKeyStore: Sendable {
                 let classFolder = StoreLayout.classDirectory(keyClass)
                 for shard in try StoreFileSystem.listDirectory(layout.absolute(classFolder)) where StoreLayout.isShardName(shard) {
                     for name in try StoreFileSystem.listDirectory(layout.absolute(classFolder + "/" + shard)) {
+                        if name.hasPrefix(StoreFileSystem.temporaryPrefix) {
+                            // Under the shared lock no write is in progress, and a journal
+                            // naming temporary files was applied by withReadLock: this one was
+                            // left by a write that died before its commit point. (Best effort:
+                            // a read-only store keeps it, and it is ignored.)
+                            _ = try? StoreFileSystem.removeFile(layout.absolute(classFolder + "/" + shard + "/" + name))
+                            continue
+                        }
                         guard let tagHash = StoreLayout.tagHash(fromItemName: name), name.hasPrefix(shard) else {
-                            continue  // temporary files and anything not ours
+                            continue  // anything not ours
                         }
                         do {
                             if let loaded = try loadItem(keyClass, tagHash: tagHash, knownTag: nil) {
@@ -737,7 +762,9 @@ public final class RSAKeyStore: Sendable {
     /// Run `body` under the exclusive lock, after applying any left-over journal and removing
     /// stale temporary files of the store folder, then commit what it planned (or remove its
     /// temporary files when it throws).
-    private func withWriteTransaction<T>(_ body: (inout StoreTransaction) throws -> T) throws -> T {
+    private func withWriteTransaction<T>(
+        crashPoint: StoreCrashPoint? = nil, _ body: (inout StoreTransaction) throws -> T
+    ) throws -> T {
         let lock = try StoreLock(path: layout.lockPath, exclusive: true)
         defer { lock.release() }
         try StoreTransaction.recover(layout: layout)
@@ -747,7 +774,7 @@ public final class RSAKeyStore: Sendable {
         var tx = StoreTransaction(layout: layout)
         do {
             let result = try body(&tx)
-            try tx.commit()
+            try tx.commit(crashPoint: crashPoint)
             return result
         } catch {
             tx.abandon()

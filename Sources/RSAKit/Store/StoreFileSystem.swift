@@ -210,6 +210,37 @@ internal enum StoreFileSystem {
         return names
     }
 
+    /// Call `body` with the name and the lstat result of each entry of folder `path` (without
+    /// "." and ".."), stat'ing relative to the open folder (fstatat with AT_SYMLINK_NOFOLLOW),
+    /// which is cheaper than lstat of full paths. Does nothing when the folder does not exist;
+    /// an entry removed meanwhile is skipped.
+    static func forEachEntryStatus(_ path: String, _ body: (UnsafePointer<CChar>, stat) throws -> Void) throws {
+        guard let dir = opendir(path) else {
+            if errno == ENOENT { return }
+            throw ioError("opendir", path)
+        }
+        defer { closedir(dir) }
+        let fd = dirfd(dir)
+        var st = stat()
+        while true {
+            errno = 0
+            guard let entry = readdir(dir) else {
+                if errno != 0 { throw ioError("readdir", path) }
+                return
+            }
+            try withUnsafePointer(to: &entry.pointee.d_name) { pointer in
+                try pointer.withMemoryRebound(to: CChar.self, capacity: 256) { name in
+                    if name[0] == 0x2E && (name[1] == 0 || (name[1] == 0x2E && name[2] == 0)) { return }
+                    guard fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else {
+                        if errno == ENOENT { return }
+                        throw ioError("fstatat", path + "/" + String(cString: name))
+                    }
+                    try body(name, st)
+                }
+            }
+        }
+    }
+
     /// A name for a temporary file in the same folder as its target: the prefix, 16 random
     /// hexadecimal digits and a hint of what it will become.
     static func temporaryName(for targetName: String) -> String {

@@ -64,8 +64,8 @@ internal struct StoreTransaction {
     /// with mode 0700 if needed) and plan the rename onto it.
     mutating func stageFile(_ relativePath: String, contents: [UInt8]) throws {
         let folder = StoreFileSystem.parent(of: relativePath)
-        try StoreFileSystem.makeDirectory(layout.absolute(folder))
         if cleanedFolders.insert(folder).inserted {
+            try ensureFolder(folder)
             // Under the exclusive lock, after recovery, every temporary file here was left by
             // a write that died before its commit point.
             for name in try StoreFileSystem.listDirectory(layout.absolute(folder))
@@ -87,13 +87,27 @@ internal struct StoreTransaction {
 
     /// Plan the creation of the empty file `relativePath` (creating its folder now).
     mutating func createEmpty(_ relativePath: String) throws {
-        try StoreFileSystem.makeDirectory(layout.absolute(StoreFileSystem.parent(of: relativePath)))
+        try ensureFolder(StoreFileSystem.parent(of: relativePath))
         operations.append(StoreJournalOperation(kind: .createEmpty, path: relativePath, from: nil))
     }
 
+    /// Create the folder `relative` and any missing folder above it inside the store (mode
+    /// 0700), so that a class or index folder removed by hand comes back at the next write.
+    private func ensureFolder(_ relative: String) throws {
+        var path = ""
+        for part in relative.split(separator: "/") {
+            path = path.isEmpty ? String(part) : path + "/" + part
+            try StoreFileSystem.makeDirectory(layout.absolute(path))
+        }
+    }
+
     /// Make the planned operations durable and apply them (steps 2 to 4 above).
-    mutating func commit() throws {
+    ///
+    /// - Parameter crashPoint: tests only: stop at this point as if the process died there
+    ///   (throwing ``StoreSimulatedCrash``, leaving every file as it is).
+    mutating func commit(crashPoint: StoreCrashPoint? = nil) throws {
         guard !operations.isEmpty else { return }
+        if crashPoint == .beforeJournal { committed = true; throw StoreSimulatedCrash() }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let journal = try Array(encoder.encode(StoreJournal(operations: operations)))
@@ -107,9 +121,11 @@ internal struct StoreTransaction {
         }
         try StoreFileSystem.syncDirectory(layout.root)
         committed = true
+        if crashPoint == .afterJournal { throw StoreSimulatedCrash() }
         // From here on the journal guarantees the new state: a failure below leaves the
         // journal for the next writer or reader to apply.
-        try StoreTransaction.apply(operations, layout: layout)
+        try StoreTransaction.apply(
+            operations, layout: layout, stopAfter: crashPoint == .afterFirstOperation ? 1 : nil)
     }
 
     /// Remove the temporary files of a transaction that was not committed.
@@ -122,9 +138,10 @@ internal struct StoreTransaction {
 
     /// Apply journalled operations idempotently, fsync the folders they touched, then remove
     /// the journal and fsync the store folder.
-    static func apply(_ operations: [StoreJournalOperation], layout: StoreLayout) throws {
+    static func apply(_ operations: [StoreJournalOperation], layout: StoreLayout, stopAfter: Int? = nil) throws {
         var touched = Set<String>()
-        for op in operations {
+        for (index, op) in operations.enumerated() {
+            if let stopAfter, index == stopAfter { throw StoreSimulatedCrash() }
             let path = layout.absolute(op.path)
             switch op.kind {
             case .rename:
@@ -185,3 +202,16 @@ internal struct StoreTransaction {
         return !parts.isEmpty && parts.allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." }
     }
 }
+
+/// Where a test makes a write stop as if its process had been killed.
+internal enum StoreCrashPoint: Sendable {
+    /// Temporary files written, no journal yet: the old state must survive.
+    case beforeJournal
+    /// Journal written, nothing applied: the new state must appear at the next access.
+    case afterJournal
+    /// Journal written and its first operation applied.
+    case afterFirstOperation
+}
+
+/// Thrown by a write stopped at a ``StoreCrashPoint`` (tests only).
+internal struct StoreSimulatedCrash: Error {}

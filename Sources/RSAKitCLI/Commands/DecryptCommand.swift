@@ -47,8 +47,12 @@ struct DecryptCommand: RSAKitCommand {
     private func decrypt(input: InputFile, to sink: inout FileDescriptorSink) throws {
         var base = FileDescriptorSource(fileDescriptor: input.fileDescriptor)
         var prefix = try peek(&base, MessageContainer.headerByteCount)
+        if !MessageContainer.hasMagic(prefix) && prefix.count == MessageContainer.headerByteCount {
+            // Armor may follow some text (a pasted e-mail): look a little further for it.
+            prefix += try peek(&base, Self.armorSearchByteCount - prefix.count)
+        }
         var source = AnySource(PrefixedSource(prefix: prefix, inner: base))
-        if startsWithArmor(prefix) {
+        if hasArmorBeginLine(prefix) {
             source = AnySource(ArmorDecodingSource(source))
             prefix = try peek(&source, MessageContainer.headerByteCount)
             source = AnySource(PrefixedSource(prefix: prefix, inner: source))
@@ -70,13 +74,27 @@ struct DecryptCommand: RSAKitCommand {
             guard let (key, _) = try explicitKey() else {
                 throw UsageError(message: "input is not an rsakit container; raw blocks need --tag or --key", command: Self.spec.name)
             }
-            try PKCS1v15Chunking.decrypt(from: &source, to: &sink, with: key)
+            do {
+                try PKCS1v15Chunking.decrypt(from: &source, to: &sink, with: key)
+            } catch let RSAError.ciphertextLengthInvalid(byteCount, blockSize) where !raw {
+                throw CLIFailure("input is neither an rsakit container (no magic) nor whole raw blocks: "
+                    + "\(byteCount) bytes is not a multiple of the block size \(blockSize) bytes", .dataError)
+            }
         }
     }
 
-    private func startsWithArmor(_ prefix: [UInt8]) -> Bool {
-        let text = String(decoding: prefix.prefix(64), as: UTF8.self)
-        return text.trimmingPrefixWhitespace.hasPrefix(Armor.beginLine)
+    /// How far into the input to look for an armor BEGIN line after leading text.
+    static let armorSearchByteCount = 8192
+
+    /// True when `prefix` has the armor BEGIN line at the start of a line.
+    private func hasArmorBeginLine(_ prefix: [UInt8]) -> Bool {
+        let begin = Array(Armor.beginLine.utf8)
+        guard prefix.count >= begin.count else { return false }
+        for start in 0...(prefix.count - begin.count)
+        where start == 0 || prefix[start - 1] == 0x0A || prefix[start - 1] == 0x0D {
+            if Array(prefix[start..<(start + begin.count)]) == begin { return true }
+        }
+        return false
     }
 
     /// The key named by --key or --tag, with a name for messages; nil when neither is given.
@@ -88,15 +106,7 @@ struct DecryptCommand: RSAKitCommand {
             return (key, "the key in '\(path)'")
         }
         if let tag = arguments.value("tag") {
-            let store = try openStore(arguments)
-            do {
-                return (try store.privateKey(tag: tag), tag)
-            } catch RSAError.keyNotFound {
-                if (try? store.item(tag: tag, keyClass: .public)) != nil {
-                    throw CLIFailure("the store holds only the public key for tag '\(tag)'; decryption needs the private key", .notFound)
-                }
-                throw RSAError.keyNotFound(tag: tag)
-            }
+            return (try storePrivateKey(try openStore(arguments), tag: tag), tag)
         }
         return nil
     }
@@ -115,8 +125,4 @@ struct DecryptCommand: RSAKitCommand {
         }
         return (try store.privateKey(tag: item.applicationTag), item.applicationTag)
     }
-}
-
-private extension String {
-    var trimmingPrefixWhitespace: Substring { drop { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" } }
 }

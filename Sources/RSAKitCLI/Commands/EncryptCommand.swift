@@ -29,6 +29,9 @@ struct EncryptCommand: RSAKitCommand {
         guard hasTag != hasKey else {
             throw UsageError(message: hasTag ? "give either --tag or --key, not both" : "missing --tag <TAG> or --key <FILE>", command: Self.spec.name)
         }
+        if arguments.flag("raw") && arguments.flag("armor") {
+            throw UsageError(message: "--armor applies to the rsakit container and cannot be combined with --raw", command: Self.spec.name)
+        }
     }
 
     func run() throws {
@@ -36,7 +39,7 @@ struct EncryptCommand: RSAKitCommand {
         if let path = arguments.value("key") {
             key = try loadKeyFile(path).publicKey
         } else {
-            key = try openStore(arguments).publicKey(tag: arguments.value("tag")!)
+            key = try storePublicKey(try openStore(arguments), tag: arguments.value("tag")!)
         }
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }

@@ -86,21 +86,11 @@ struct ExportCommand: RSAKitCommand {
         let der = arguments.flag("der")
         let bytes: [UInt8]
         if arguments.flag("private") {
-            let key = try store.privateKey(tag: tag)
-            switch (format, der) {
-            case (.pkcs1, true): bytes = key.pkcs1DERRepresentation
-            case (.pkcs1, false): bytes = Array(key.pkcs1PEMRepresentation.utf8)
-            case (_, true): bytes = key.derRepresentation
-            case (_, false): bytes = Array(key.pemRepresentation.utf8)
-            }
+            let key = try storePrivateKey(store, tag: tag)
+            bytes = der ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)
         } else {
-            let key = try store.publicKey(tag: tag)
-            switch (format, der) {
-            case (.pkcs1, true): bytes = key.pkcs1DERRepresentation
-            case (.pkcs1, false): bytes = Array(key.pkcs1PEMRepresentation.utf8)
-            case (_, true): bytes = key.derRepresentation
-            case (_, false): bytes = Array(key.pemRepresentation.utf8)
-            }
+            let key = try storePublicKey(store, tag: tag)
+            bytes = der ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)
         }
         let output = try OutputFile(arguments.value("out"), input: nil, mode: arguments.flag("private") ? 0o600 : 0o644)
         do {
@@ -136,7 +126,7 @@ struct ListCommand: RSAKitCommand {
             try printOutput("no keys in the store\n")
             return
         }
-        var text = "CLASS    BITS   FINGERPRINT                                              TAG\n"
+        var text = "CLASS    BITS   " + "FINGERPRINT".padding(toLength: 52, withPad: " ", startingAt: 0) + "TAG\n"
         for item in listing.items {
             let keyClass = item.keyClass.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
             let bits = String(item.keySizeInBits).padding(toLength: 6, withPad: " ", startingAt: 0)
@@ -186,7 +176,7 @@ struct ShowCommand: RSAKitCommand {
             maximum chunk: \(k - 11) bytes
             fingerprint: \(item.fingerprint.base64String)
             fingerprint (hex): \(item.fingerprint.hexString)
-            label: \(item.label ?? "")
+            label: \(item.label ?? "(none)")
             item id: \(item.itemID)
             created: \(iso8601(item.creationDate))
 
@@ -216,7 +206,11 @@ struct DeleteCommand: RSAKitCommand {
 
     func run() throws {
         let store = try openStore(arguments)
-        try store.delete(tag: tag, keyClass: arguments.flag("public-only") ? .public : nil)
+        do {
+            try store.delete(tag: tag, keyClass: arguments.flag("public-only") ? .public : nil)
+        } catch RSAError.keyNotFound where arguments.flag("public-only") {
+            throw CLIFailure("no public key with tag \"\(tag)\"", .notFound)
+        }
         try printOutput("deleted \(arguments.flag("public-only") ? "public item" : "items") for tag: \(tag)\n")
     }
 }

@@ -43,7 +43,7 @@ enum RSAKitCommandLine {
 
     static func run(_ arguments: [String]) -> ExitStatus {
         guard let first = arguments.first else {
-            printError(mainHelp)
+            printError("rsakit: error: missing command; see 'rsakit --help'\n")
             return .usage
         }
         do {
@@ -58,7 +58,7 @@ enum RSAKitCommandLine {
                 guard arguments.count <= 2 else {
                     throw UsageError(message: "help takes at most one command name", command: nil)
                 }
-                if arguments.count == 2 {
+                if arguments.count == 2 && arguments[1] != "help" {
                     guard let command = commands.first(where: { $0.spec.name == arguments[1] }) else {
                         throw UsageError(message: "unknown command '\(arguments[1])'", command: nil)
                     }

@@ -35,6 +35,7 @@ struct CommandSpec {
         self.usage = usage
         self.options = options + [
             .value("store", "DIR", "Key store folder (default: $RSAKIT_STORE, else $XDG_DATA_HOME/rsakit, else ~/.local/share/rsakit)."),
+            .flag("allow-insecure-store", "Open a store whose private files or folders are open to group or others (not recommended)."),
             .flag("help", "Show this help."),
         ]
         self.positionals = positionals
@@ -128,7 +129,7 @@ struct ParsedArguments {
 
     /// A required option's value, or a usage error naming it.
     func required(_ name: String, _ command: String) throws -> String {
-        guard let value = values[name], !value.isEmpty else {
+        guard let value = values[name] else {
             throw UsageError(message: "missing required option '--\(name)'", command: command)
         }
         return value

@@ -34,10 +34,40 @@ func peek<S: RSAByteSource>(_ source: inout S, _ count: Int) throws -> [UInt8] {
 
 /// Open the key store named by --store (else $RSAKIT_STORE, else the XDG default).
 func openStore(_ arguments: ParsedArguments) throws -> RSAKeyStore {
+    let allowInsecure = arguments.flag("allow-insecure-store")
+    let store: RSAKeyStore
     do {
-        return try RSAKeyStore(path: arguments.value("store"))
-    } catch let error as RSAError {
-        throw CLIFailure(error.description, CLIFailure.status(for: error))
+        store = try RSAKeyStore(path: arguments.value("store"), allowInsecurePermissions: allowInsecure)
+    } catch let RSAError.insecureStorePermissions(path, mode) {
+        throw CLIFailure("unprotected key store: \(path) has mode 0\(String(mode, radix: 8)), which lets group or others read it; run 'chmod go-rwx' on it, or pass --allow-insecure-store", .failure)
+    }
+    for warning in store.permissionWarnings {
+        if case let RSAError.insecureStorePermissions(path, mode) = warning {
+            printError("rsakit: warning: unprotected key store: \(path) has mode 0\(String(mode, radix: 8)); continuing because of --allow-insecure-store\n")
+        }
+    }
+    return store
+}
+
+/// The public key stored under `tag`: its public item, else the public half of its private
+/// item (a pair stored with --private-tag has only the private item under that tag).
+func storePublicKey(_ store: RSAKeyStore, tag: String) throws -> RSAPublicKey {
+    do {
+        return try store.publicKey(tag: tag)
+    } catch RSAError.keyNotFound {
+        return try store.privateKey(tag: tag).publicKey
+    }
+}
+
+/// The private key stored under `tag`, with a clear message when only the public half is there.
+func storePrivateKey(_ store: RSAKeyStore, tag: String) throws -> RSAPrivateKey {
+    do {
+        return try store.privateKey(tag: tag)
+    } catch RSAError.keyNotFound {
+        if (try? store.item(tag: tag, keyClass: .public)) != nil {
+            throw CLIFailure("the store holds only the public key for tag '\(tag)'; this needs the private key", .notFound)
+        }
+        throw RSAError.keyNotFound(tag: tag)
     }
 }
 

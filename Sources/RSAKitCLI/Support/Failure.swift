@@ -33,6 +33,8 @@ struct CLIFailure: Error, CustomStringConvertible {
             return failure
         case let usage as UsageError:
             return CLIFailure(usage.message, .usage)
+        case let RSAError.keyAlreadyExists(tag):
+            return CLIFailure("a key with tag \"\(tag)\" already exists (use --replace to overwrite it)", .alreadyExists)
         case let rsa as RSAError:
             return CLIFailure(rsa.description, status(for: rsa))
         case let io as FileDescriptorError:
@@ -45,10 +47,13 @@ struct CLIFailure: Error, CustomStringConvertible {
     static func status(for error: RSAError) -> ExitStatus {
         switch error {
         case .decryptionFailed, .ciphertextLengthInvalid, .containerInvalid, .malformedKey,
-             .messageTooLong, .integerTooLarge, .messageRepresentativeOutOfRange, .invalidKey:
+             .messageTooLong, .integerTooLarge, .messageRepresentativeOutOfRange, .invalidKey,
+             .malformedDER, .malformedPEM, .unsupportedKeyFormat, .keyTypeMismatch, .damagedItem:
             return .dataError
-        case .keyNotFound:
+        case .keyNotFound, .itemNotFound:
             return .notFound
+        case .invalidTag, .invalidLabel:
+            return .usage
         case .keyAlreadyExists:
             return .alreadyExists
         case .keySizeUnsupported, .publicExponentUnsupported:

@@ -176,13 +176,7 @@ enum OpenSSL {
 /// Minimal DER writer for PKCS#1 RSAPrivateKey (RFC 8017 A.1.2), test-only, so the engine's
 /// interop tests can hand keys to openssl before the Encoding layer is involved.
 enum TestDER {
-    static func length(_ n: Int) -> [UInt8] {
-        if n < 0x80 { return [UInt8(n)] }
-        var bytes: [UInt8] = []
-        var v = n
-        while v > 0 { bytes.insert(UInt8(v & 0xFF), at: 0); v >>= 8 }
-        return [0x80 | UInt8(bytes.count)] + bytes
-    }
+    static func length(_ n: Int) -> [UInt8] { KeyFormatFixtures.derLength(n) }
     static func integer(_ magnitude: [UInt8]) -> [UInt8] {
         var body = Array(magnitude.drop { $0 == 0 })
         if body.isEmpty || body[0] & 0x80 != 0 { body.insert(0, at: 0) }

@@ -1,0 +1,54 @@
+import Foundation
+import XCTest
+
+/// What a new user ran into: armor after text, half-pairs, combined flags, edge arguments.
+final class CLIUsabilityTests: CLITestCase {
+    func testArmor_AfterLeadingTextIsFound() throws {
+        try rsakitOK(["genpair", "--tag", "mail", "--bits", "1024"])
+        let armored = try rsakitOK(["encrypt", "--tag", "mail", "--armor"], stdin: [1, 2, 3, 0, 4]).stdout
+        let pasted = Array("Hi,\nhere is the file you asked for:\n\n".utf8) + armored + Array("\nBest regards\n".utf8)
+        XCTAssertEqual(try rsakitOK(["decrypt"], stdin: pasted).stdout, [1, 2, 3, 0, 4])
+        XCTAssertEqual(try rsakitOK(["decrypt", "--tag", "mail"], stdin: pasted).stdout, [1, 2, 3, 0, 4])
+    }
+
+    func testHalfPairs_ExportAndDeleteSayWhatIsMissing() throws {
+        try rsakitOK(["genpair", "--tag", "pub-half", "--private-tag", "priv-half", "--bits", "1024"])
+        // The private-only tag still exports its public key, in every public format.
+        let fromPrivateTag = try rsakitOK(["export", "--tag", "priv-half"]).stdoutText
+        XCTAssertEqual(fromPrivateTag, try rsakitOK(["export", "--tag", "pub-half"]).stdoutText)
+        assertFailure(try rsakit(["export", "--tag", "pub-half", "--private"]), status: 66,
+                      contains: "the store holds only the public key for tag 'pub-half'")
+        assertFailure(try rsakit(["delete", "--tag", "priv-half", "--public-only"]), status: 66,
+                      contains: "no public key with tag \"priv-half\"")
+    }
+
+    func testArgumentEdges() throws {
+        let none = try rsakit([])
+        assertFailure(none, status: 64, contains: "missing command")
+        XCTAssertTrue(try rsakitOK(["help", "help"]).stdoutText.contains("SUBCOMMANDS:"))
+        assertFailure(try rsakit(["genpair", "--tag", ""]), status: 64, contains: "tag")
+        assertFailure(try rsakit(["encrypt", "--tag", "x", "--raw", "--armor"]), status: 64, contains: "cannot be combined with --raw")
+        try rsakitOK(["genpair", "--tag", "dup", "--bits", "1024"])
+        assertFailure(try rsakit(["genpair", "--tag", "dup", "--bits", "1024"]), status: 73, contains: "use --replace")
+    }
+
+    func testDamagedContainerHeader_IsNotMistakenSilently() throws {
+        try rsakitOK(["genpair", "--tag", "hdr", "--bits", "1024"])
+        var sealed = try rsakitOK(["encrypt", "--tag", "hdr"], stdin: Array("short note".utf8)).stdout
+        sealed[1] ^= 0xFF // the magic
+        assertFailure(try rsakit(["decrypt", "--tag", "hdr"], stdin: sealed), status: 65,
+                      contains: "neither an rsakit container (no magic) nor whole raw blocks")
+    }
+
+    func testList_ColumnsLineUp() throws {
+        try rsakitOK(["genpair", "--tag", "columns", "--bits", "1024"])
+        let lines = try rsakitOK(["list"]).stdoutText.split(separator: "\n").map(String.init)
+        let header = lines[0]
+        let tagColumn = header.distance(from: header.startIndex, to: header.range(of: "TAG")!.lowerBound)
+        let fingerprintColumn = header.distance(from: header.startIndex, to: header.range(of: "FINGERPRINT")!.lowerBound)
+        for row in lines.dropFirst() {
+            XCTAssertEqual(row.distance(from: row.startIndex, to: row.range(of: "columns")!.lowerBound), tagColumn, row)
+            XCTAssertEqual(row.distance(from: row.startIndex, to: row.range(of: "SHA256:")!.lowerBound), fingerprintColumn, row)
+        }
+    }
+}
