@@ -84,7 +84,7 @@ struct BenchmarkOptions {
 
     OUTPUT:
       One line per case on stdout: `rsakit-bench case=NAME bits=B unit=U median=... min=...
-      max=... runs=N ...`, then `rsakit-bench ratio ...` lines (with target= and verdict= where
+      max=... runs=N ...`, then `rsakit-bench ratio ...` lines (with goal= and verdict= where
       the design sets a goal). Progress notes go to stderr. Exit 0 on success, 1 when a
       correctness check or a fixture fails, 64 on a usage error.
     """
