@@ -122,12 +122,24 @@ private final class WorkCounter: Sendable {
 
 /// Fixed slots written by distinct threads at distinct indices, read after they join.
 private final class ResultSlots: @unchecked Sendable {
-    private var storage: [[UInt8]]
-    init(count: Int) { storage = Array(repeating: [], count: count) }
-    func set(_ index: Int, _ value: [UInt8]) {
-        storage.withUnsafeMutableBufferPointer { $0[index] = value }
+    /// Fixed storage allocated once: threads write distinct elements through this pointer and
+    /// never touch a Swift array (whose mutation from several threads would be a data race).
+    private let slots: UnsafeMutableBufferPointer<[UInt8]>
+
+    init(count: Int) {
+        slots = .allocate(capacity: count)
+        slots.initialize(repeating: [])
     }
-    var values: [[UInt8]] { storage }
+
+    deinit {
+        slots.deinitialize()
+        slots.deallocate()
+    }
+
+    func set(_ index: Int, _ value: [UInt8]) { slots[index] = value }
+
+    /// The results, once every writer has finished.
+    var values: [[UInt8]] { Array(slots) }
 }
 
 /// Carries a value the caller knows is only read concurrently.
