@@ -166,14 +166,14 @@ struct ShowCommand: RSAKitCommand {
         }
         var text = ""
         for item in items {
-            let k = (item.keySizeInBits + 7) / 8
+            let (k, maximumChunk) = blockSizes(item)
             if !text.isEmpty { text += "\n" }
             text += """
             tag: \(item.applicationTag)
             class: \(item.keyClass.rawValue)
             bits: \(item.keySizeInBits)
             block size: \(k) bytes
-            maximum chunk: \(k - 11) bytes
+            maximum chunk: \(maximumChunk) bytes
             fingerprint: \(item.fingerprint.base64String)
             fingerprint (hex): \(item.fingerprint.hexString)
             label: \(item.label ?? "(none)")
@@ -215,16 +215,23 @@ struct DeleteCommand: RSAKitCommand {
     }
 }
 
+/// k (the block size, ceil(bits / 8) bytes) and k - 11 (the most plaintext bytes per
+/// PKCS#1 v1.5 block) of an item, for show and the JSON forms.
+func blockSizes(_ item: RSAKeyItemAttributes) -> (blockSize: Int, maximumChunk: Int) {
+    let k = (item.keySizeInBits + 7) / 8
+    return (k, k - EMEPKCS1v15.overheadByteCount)
+}
+
 /// The JSON object for one item (list and show).
 func itemJSON(_ item: RSAKeyItemAttributes) -> [String: Any] {
-    let k = (item.keySizeInBits + 7) / 8
+    let (k, maximumChunk) = blockSizes(item)
     return [
         "class": item.keyClass.rawValue,
         "tag": item.applicationTag,
         "label": item.label as Any? ?? NSNull(),
         "bits": item.keySizeInBits,
         "blockSize": k,
-        "maximumChunk": k - 11,
+        "maximumChunk": maximumChunk,
         "fingerprint": item.fingerprint.base64String,
         "fingerprintHex": item.fingerprint.hexString,
         "itemID": item.itemID,
