@@ -72,5 +72,5 @@ let package = Package(
             path: "Tests/RSAKitCLITests"
         ),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

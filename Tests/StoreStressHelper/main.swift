@@ -109,7 +109,7 @@ func run(_ args: Arguments) throws -> Int32 {
                 try store.addKeyPair(keys[(round + i) % keys.count], tag: args.prefix + String(i), replace: true)
             }
             round += 1
-            if round == 1 { print("ready"); fflush(stdout) }
+            if round == 1 { print("ready"); fflush(nil) }
         }
     case "fill-public":
         guard let keyPath = args.keys.first else { throw Usage(message: "--key is required") }

@@ -336,7 +336,7 @@ internal func dottedObjectIdentifier(_ content: ArraySlice<UInt8>) -> String {
 /// A DER value to be written. Built as a tree, measured, then written in one pass into an
 /// array of exactly the right capacity (so secret content is never left behind in a
 /// buffer that grew and was freed).
-internal indirect enum DERValue {
+internal indirect enum DERValue: Sendable {
     /// SEQUENCE of the given elements.
     case sequence([DERValue])
     /// INTEGER from non-negative big-endian magnitude octets (leading zeros ignored);
