@@ -1,0 +1,76 @@
+/// EMSA-PKCS1-v1_5 (RFC 8017 §9.2) as a pure byte function, independent of keys:
+///
+///     T  = DigestInfo ::= SEQUENCE { AlgorithmIdentifier { OID, NULL }, OCTET STRING H }
+///     EM = 0x00 || 0x01 || PS || 0x00 || T           (PS: at least 8 octets 0xFF)
+///
+/// Verification re-encodes and compares (RFC 8017 §8.2.2 step 3), so no DER parser ever
+/// sees attacker bytes: BER variants, a missing NULL, trailing garbage are all rejected.
+public enum EMSAPKCS1v15 {
+    /// The fixed overhead around T: 0x00, 0x01, 8 octets of PS, 0x00.
+    public static let overheadByteCount = 11
+
+    /// The DER prefix of the DigestInfo for `hash` (everything before the hLen digest
+    /// octets), with the NULL parameters RFC 8017 §9.2 note 1 lists (and OpenSSL writes for
+    /// SHA-3 too). OIDs: SHA-1 1.3.14.3.2.26; SHA-2 and SHA-3 2.16.840.1.101.3.4.2.{1-10}.
+    public static func digestInfoPrefix(for hash: RSAHashAlgorithm) -> [UInt8] {
+        let hLen = UInt8(hash.digestByteCount)
+        if hash == .sha1 {
+            return [0x30, 0x21, 0x30, 0x09, 0x06, 0x05, 0x2B, 0x0E, 0x03, 0x02, 0x1A, 0x05, 0x00, 0x04, 0x14]
+        }
+        let arc: UInt8
+        switch hash {
+        case .sha1: arc = 0 // handled above
+        case .sha256: arc = 1
+        case .sha384: arc = 2
+        case .sha512: arc = 3
+        case .sha224: arc = 4
+        case .sha512_224: arc = 5
+        case .sha512_256: arc = 6
+        case .sha3_224: arc = 7
+        case .sha3_256: arc = 8
+        case .sha3_384: arc = 9
+        case .sha3_512: arc = 10
+        }
+        // SEQUENCE { SEQUENCE { OID 2.16.840.1.101.3.4.2.arc, NULL }, OCTET STRING (hLen) }
+        return [0x30, 17 + hLen, 0x30, 0x0D, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, arc,
+                0x05, 0x00, 0x04, hLen]
+    }
+
+    /// T, the DER DigestInfo of an already computed digest.
+    /// - Throws: `RSAError.digestLengthMismatch` unless `digest` is hLen bytes.
+    public static func digestInfo(digest: [UInt8], hash: RSAHashAlgorithm) throws -> [UInt8] {
+        guard digest.count == hash.digestByteCount else {
+            throw RSAError.digestLengthMismatch(byteCount: digest.count, expected: hash.digestByteCount)
+        }
+        return digestInfoPrefix(for: hash) + digest
+    }
+
+    /// EMSA-PKCS1-V1_5-ENCODE (RFC 8017 §9.2) from a digest.
+    ///
+    /// - Parameters:
+    ///   - digest: H = Hash(M), exactly hLen bytes.
+    ///   - hash: the hash that made it (names the DigestInfo).
+    ///   - encodedLength: emLen = k, the modulus length in octets.
+    /// - Returns: EM, exactly `encodedLength` bytes.
+    /// - Throws: `RSAError.digestLengthMismatch`; `RSAError.keyTooSmallForPadding` when
+    ///   emLen < tLen + 11 (step 3, "intended encoded message length too short").
+    public static func encode(digest: [UInt8], hash: RSAHashAlgorithm, encodedLength: Int) throws -> [UInt8] {
+        try encode(digestInfo: digestInfo(digest: digest, hash: hash), encodedLength: encodedLength,
+                   padding: "PKCS#1 v1.5 signatures with \(hash.displayName)")
+    }
+
+    /// Steps 2-5 over any T (the DER DigestInfo, or what TLS hands over as T).
+    ///
+    /// - Throws: `RSAError.keyTooSmallForPadding` when emLen < tLen + 11.
+    public static func encode(digestInfo t: [UInt8], encodedLength emLen: Int) throws -> [UInt8] {
+        try encode(digestInfo: t, encodedLength: emLen, padding: "PKCS#1 v1.5 signatures")
+    }
+
+    private static func encode(digestInfo t: [UInt8], encodedLength emLen: Int, padding: String) throws -> [UInt8] {
+        guard emLen >= t.count + overheadByteCount else {
+            throw RSAError.keyTooSmallForPadding(modulusByteCount: emLen, minimumByteCount: t.count + overheadByteCount, padding: padding)
+        }
+        // EM = 0x00 || 0x01 || PS (0xFF...) || 0x00 || T
+        return [0x00, 0x01] + [UInt8](repeating: 0xFF, count: emLen - t.count - 3) + [0x00] + t
+    }
+}
