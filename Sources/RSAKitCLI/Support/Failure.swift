@@ -58,6 +58,10 @@ struct CLIFailure: Error, CustomStringConvertible {
             return .alreadyExists
         case .keySizeUnsupported, .publicExponentUnsupported:
             return .usage
+        case .keyTooSmallForPadding, .saltLengthInvalid:
+            return .usage
+        case .digestLengthMismatch:
+            return .dataError
         default:
             return .failure
         }
