@@ -66,6 +66,33 @@ public enum EMSAPKCS1v15 {
         try encode(digestInfo: t, encodedLength: emLen, padding: "PKCS#1 v1.5 signatures")
     }
 
+    /// The verification step of RFC 8017 §8.2.2 step 3-4 on bytes: true exactly when
+    /// `encoded` equals EMSA-PKCS1-V1_5-ENCODE(digest) (any other length, a BER variant, a
+    /// DigestInfo without NULL, a short PS: false).
+    ///
+    /// - Parameters:
+    ///   - encoded: EM, emLen = k octets (from RSAVP1).
+    ///   - digest: the expected Hash(M).
+    ///   - hash: the expected hash.
+    /// - Note: Public data only; the comparison is nevertheless over all octets.
+    public static func verify(encoded: [UInt8], digest: [UInt8], hash: RSAHashAlgorithm) -> Bool {
+        guard let expected = try? encode(digest: digest, hash: hash, encodedLength: encoded.count) else { return false }
+        return equalBytes(expected, encoded)
+    }
+
+    /// ``verify(encoded:digest:hash:)`` over a ready-made T.
+    public static func verify(encoded: [UInt8], digestInfo t: [UInt8]) -> Bool {
+        guard let expected = try? encode(digestInfo: t, encodedLength: encoded.count) else { return false }
+        return equalBytes(expected, encoded)
+    }
+
+    private static func equalBytes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for i in a.indices { difference |= a[i] ^ b[i] }
+        return difference == 0
+    }
+
     private static func encode(digestInfo t: [UInt8], encodedLength emLen: Int, padding: String) throws -> [UInt8] {
         guard emLen >= t.count + overheadByteCount else {
             throw RSAError.keyTooSmallForPadding(modulusByteCount: emLen, minimumByteCount: t.count + overheadByteCount, padding: padding)

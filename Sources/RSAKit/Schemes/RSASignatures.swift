@@ -128,10 +128,8 @@ extension RSAPublicKey {
     ) -> Bool {
         switch padding {
         case .pkcs1v15:
-            guard let em = rsavp1(signature, encodedLength: modulusByteCount),
-                  let expected = try? EMSAPKCS1v15.encode(digest: digest, hash: hash, encodedLength: modulusByteCount)
-            else { return false }
-            return em == expected
+            guard let em = rsavp1(signature, encodedLength: modulusByteCount) else { return false }
+            return EMSAPKCS1v15.verify(encoded: em, digest: digest, hash: hash)
         case let .pss(saltLength):
             return isValidPSS(signature, digest: digest, functions: .mgf1(hash, hash), saltLength: saltLength)
         case let .pssMGF1(mgf1Hash, saltLength):
@@ -143,10 +141,8 @@ extension RSAPublicKey {
     /// ``RSAPrivateKey/signature(forDigestInfo:random:)``).
     /// - Returns: true only when S^e mod n is exactly 0x00 0x01 0xFF.. 0x00 T.
     public func isValidSignature(_ signature: [UInt8], forDigestInfo digestInfo: [UInt8]) -> Bool {
-        guard let em = rsavp1(signature, encodedLength: modulusByteCount),
-              let expected = try? EMSAPKCS1v15.encode(digestInfo: digestInfo, encodedLength: modulusByteCount)
-        else { return false }
-        return em == expected
+        guard let em = rsavp1(signature, encodedLength: modulusByteCount) else { return false }
+        return EMSAPKCS1v15.verify(encoded: em, digestInfo: digestInfo)
     }
 
     /// Verify an RSASSA-PSS signature with SHAKE128 or SHAKE256 (RFC 8702 §3.1).
