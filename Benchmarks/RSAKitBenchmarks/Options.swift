@@ -10,6 +10,9 @@ enum CaseGroup: String, CaseIterable, Codable {
     case chunked
     /// openssl-sign, openssl-verify (per size) and openssl-genpkey (per key-generation size).
     case openssl
+    /// sign-pkcs1, sign-pss, verify-pkcs1, verify-pss, oaep-encrypt, oaep-decrypt (ops/s per
+    /// size), each beside `openssl speed rsaN` when the peer is there (SchemeCases.swift).
+    case schemes
 }
 
 /// A usage error: reported on stderr with the usage line, exit status 64.
@@ -61,8 +64,8 @@ struct BenchmarkOptions {
                               cases (default 1024,2048,3072,4096; fixed keys rsaBITS.pem).
       --keygen LIST           Key-generation sizes and key counts per generator, as
                               BITS:COUNT,... (default 2048:100,4096:20; quick 2048:3,4096:1).
-      --cases LIST            Groups to run, from private, public, keygen, chunked, openssl
-                              (default: all).
+      --cases LIST            Groups to run, from private, public, keygen, chunked, openssl,
+                              schemes (signatures and OAEP beside openssl speed; default: all).
       --runs N                Timed runs per operation case (default 7; quick 3).
       --run-time SECONDS      Target length of one timed run (default 1; quick 0.03).
       --chunk-mib MIB         Buffer for the chunked cases in MiB (default 10; quick 0.0625).
@@ -133,7 +136,7 @@ struct BenchmarkOptions {
                 var groups = Set<CaseGroup>()
                 for name in text.split(separator: ",") {
                     guard let group = CaseGroup(rawValue: String(name)) else {
-                        throw UsageError(description: "unknown case group '\(name)' (private, public, keygen, chunked, openssl)")
+                        throw UsageError(description: "unknown case group '\(name)' (private, public, keygen, chunked, openssl, schemes)")
                     }
                     groups.insert(group)
                 }

@@ -43,7 +43,7 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
     let suite = BenchmarkSuite(options: options, reporter: reporter, peer: usePeer)
     let start = now()
 
-    let needsKeys = !options.groups.isDisjoint(with: [.private, .public, .chunked])
+    let needsKeys = !options.groups.isDisjoint(with: [.private, .public, .chunked, .schemes])
     var keys: [Int: BenchmarkKey] = [:]
     if needsKeys {
         let directory = options.keysDirectory ?? Fixtures.defaultKeysDirectory()
@@ -69,6 +69,16 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
             keys[bits] = key
             reporter.note("openssl speed rsa\(bits), beside RSAKit")
             try suite.runOpenSSL(key)
+        }
+    }
+    if options.groups.contains(.schemes) {
+        // Signatures and OAEP, beside openssl speed unless --no-openssl (or no openssl).
+        let schemesPeer = options.useOpenSSL ? peer : nil
+        let schemes = BenchmarkSuite(options: options, reporter: reporter, peer: schemesPeer)
+        for bits in options.sizes {
+            guard let key = keys[bits] else { continue }
+            reporter.note("signature and OAEP cases at \(bits) bits" + (schemesPeer == nil ? "" : ", beside openssl speed rsa\(bits)"))
+            try schemes.runSchemes(key)
         }
     }
     if options.groups.contains(.keygen) {
