@@ -1,2 +1,4 @@
 #include <nettle/sha2.h>
 #include <nettle/base64.h>
+#include <nettle/gcm.h>
+#include <nettle/memops.h>

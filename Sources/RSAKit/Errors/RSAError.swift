@@ -88,6 +88,21 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No item in the store has this item id (the analogue of a persistent reference).
     case itemNotFound(itemID: String)
 
+    // MARK: Messages
+
+    /// A container for another key: its header names the recipient's fingerprint `expected`,
+    /// which is not the given key's. Checked before any private-key operation.
+    case encryptedForAnotherKey(expected: RSAKeyFingerprint)
+    /// No private key in the store has the fingerprint a container names; `publicKeyOnly`
+    /// is true when the store holds the public half only.
+    case recipientKeyNotFound(fingerprint: RSAKeyFingerprint, publicKeyOnly: Bool)
+    /// The message format cannot be used with these options (armor with raw blocks, an OAEP
+    /// label in the container, a hash Apple's format does not define...); `reason` says which.
+    case messageFormatUnsupported(reason: String)
+    /// The input's public structure is unusable (empty input, armor without its END line,
+    /// bad base64 in armor, input shorter than the format's minimum); `reason` says which.
+    case messageInvalid(reason: String)
+
     /// A lower-case sentence, without secret bytes.
     public var description: String {
         switch self {
@@ -145,6 +160,16 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "key store i/o error at \(path): \(reason)"
         case let .itemNotFound(itemID):
             return "no key store item with id \(itemID)"
+        case let .encryptedForAnotherKey(expected):
+            return "encrypted for another key (\(expected.base64String))"
+        case let .recipientKeyNotFound(fingerprint, publicKeyOnly):
+            return publicKeyOnly
+                ? "encrypted for key \(fingerprint.base64String); the store holds only its public key"
+                : "encrypted for key \(fingerprint.base64String), which is not in the store"
+        case let .messageFormatUnsupported(reason):
+            return "unsupported message format options: \(reason)"
+        case let .messageInvalid(reason):
+            return "invalid message: \(reason)"
         }
     }
 }
