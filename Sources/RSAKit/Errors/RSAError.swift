@@ -88,6 +88,20 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No item in the store has this item id (the analogue of a persistent reference).
     case itemNotFound(itemID: String)
 
+    // MARK: Schemes (OAEP, signatures; caller-supplied values, specific)
+
+    /// The key's modulus is too short for the padding: `modulusByteCount` (k) octets,
+    /// at least `minimumByteCount` needed (OAEP: 2 hLen + 2, RFC 8017 §7.1.1 step 1.b;
+    /// PSS: hLen + sLen + 2, §9.1.1 step 3; PKCS#1 v1.5 signatures: tLen + 11, §9.2 step 3).
+    /// `padding` names the scheme and hashes.
+    case keyTooSmallForPadding(modulusByteCount: Int, minimumByteCount: Int, padding: String)
+    /// A digest handed to `signature(forDigest:)` or `isValidSignature(_:forDigest:)` whose
+    /// length is not the hash's: `byteCount` given, `expected` = hLen.
+    case digestLengthMismatch(byteCount: Int, expected: Int)
+    /// A PSS salt length that is negative or does not fit: `byteCount` asked for, at most
+    /// `maximum` = emLen - hLen - 2 (RFC 8017 §9.1.1 step 3).
+    case saltLengthInvalid(byteCount: Int, maximum: Int)
+
     // MARK: Messages
 
     /// A container for another key: its header names the recipient's fingerprint `expected`,
@@ -160,6 +174,12 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "key store i/o error at \(path): \(reason)"
         case let .itemNotFound(itemID):
             return "no key store item with id \(itemID)"
+        case let .keyTooSmallForPadding(modulusByteCount, minimumByteCount, padding):
+            return "key too small for \(padding): the modulus has \(modulusByteCount) bytes, at least \(minimumByteCount) are needed"
+        case let .digestLengthMismatch(byteCount, expected):
+            return "digest length \(byteCount) bytes does not match the hash (\(expected) bytes)"
+        case let .saltLengthInvalid(byteCount, maximum):
+            return "invalid PSS salt length \(byteCount) bytes: at most \(maximum) fit with this key and hash"
         case let .encryptedForAnotherKey(expected):
             return "encrypted for another key (\(expected.base64String))"
         case let .recipientKeyNotFound(fingerprint, publicKeyOnly):

@@ -103,7 +103,7 @@ public enum MessageContainer {
         let k = key.modulusByteCount
         let payload = payloadByteCount(blockSize: k, padding: padding)
         guard payload >= 1, k <= 0xFFFF else {
-            throw RSAError.keySizeUnsupported(bits: key.modulusBitCount, reason: "too small for the rsakit container with \(padding.messageName) padding")
+            throw RSAError.keySizeUnsupported(bits: key.modulusBitCount, reason: "too small for the rsakit container with \(padding) padding")
         }
         let header = Header(padding: padding, blockSize: k, recipientFingerprint: key.fingerprint,
                             messageID: random.bytes(16))
@@ -184,7 +184,7 @@ public enum MessageContainer {
         return try pipeline.run(
             source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false
         ) { block in
-            var frame = try decryptBlock(key, Array(block.bytes), padding, random)
+            var frame = try key.decrypt(Array(block.bytes), padding: padding, random: random)
             defer { wipe(&frame) }
             guard frame.count >= frameByteCount else { throw RSAError.decryptionFailed }
             let payloadCount = frame.count - frameByteCount
@@ -222,14 +222,6 @@ public enum MessageContainer {
             else { throw RSAError.decryptionFailed }
             return Array(frame[v1FrameByteCount...])
         }.blockCount
-    }
-
-    /// One block with the header's padding (PKCS#1 v1.5 with the caller's blinding source).
-    private static func decryptBlock(
-        _ key: RSAPrivateKey, _ block: [UInt8], _ padding: RSAEncryptionPadding, _ random: RSARandomSource
-    ) throws -> [UInt8] {
-        if case .pkcs1v15 = padding { return try key.decrypt(block, random: random) }
-        return try key.decrypt(block, padding: padding)
     }
 
     /// Encrypt `plaintext` held in memory into a version 2 container.

@@ -37,7 +37,7 @@ public enum RSARawBlocks {
     ) throws -> UInt64 {
         let chunk = key.maximumMessageByteCount(padding: padding)
         guard chunk >= 1 else {
-            throw RSAError.keySizeUnsupported(bits: key.modulusBitCount, reason: "too small for \(padding.messageName) blocks")
+            throw RSAError.keySizeUnsupported(bits: key.modulusBitCount, reason: "too small for \(padding) blocks")
         }
         let pipeline = BlockPipeline(inputBlockSize: chunk, concurrency: max(1, concurrency))
         let random = random
@@ -58,6 +58,7 @@ public enum RSARawBlocks {
     ///     must be discarded by the caller.
     ///   - key: the private key.
     ///   - padding: the padding the blocks were made with (a mismatch fails as `decryptionFailed`).
+    ///   - random: source of blinding factors.
     ///   - concurrency: worker threads (default: all processors).
     /// - Returns: the number of blocks decrypted.
     /// - Throws: `RSAError.ciphertextLengthInvalid` for a length that is not a multiple of k;
@@ -67,28 +68,20 @@ public enum RSARawBlocks {
     @discardableResult
     public static func decrypt<Source: RSAByteSource, Sink: RSAByteSink>(
         from source: inout Source, to sink: inout Sink, with key: RSAPrivateKey,
-        padding: RSAEncryptionPadding, concurrency: Int = PKCS1v15Chunking.defaultConcurrency
+        padding: RSAEncryptionPadding, random: RSARandomSource = SystemRandomSource(),
+        concurrency: Int = PKCS1v15Chunking.defaultConcurrency
     ) throws -> UInt64 {
         let k = key.modulusByteCount
         if let total = source.remainingByteCount, total % k != 0 {
             throw RSAError.ciphertextLengthInvalid(byteCount: total, blockSize: k)
         }
         let pipeline = BlockPipeline(inputBlockSize: k, concurrency: max(1, concurrency))
+        let random = random
         return try pipeline.run(
             source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false
         ) { block in
-            try key.decrypt(Array(block.bytes), padding: padding)
+            try key.decrypt(Array(block.bytes), padding: padding, random: random)
         }.blockCount
-    }
-}
-
-extension RSAEncryptionPadding {
-    /// "PKCS#1 v1.5" or "OAEP" (for messages).
-    var messageName: String {
-        switch self {
-        case .pkcs1v15: return "PKCS#1 v1.5"
-        case .oaep: return "OAEP"
-        }
     }
 }
 
@@ -131,17 +124,8 @@ public enum PKCS1v15Chunking {
         from source: inout Source, to sink: inout Sink, with key: RSAPrivateKey,
         random: RSARandomSource = SystemRandomSource(), concurrency: Int = defaultConcurrency
     ) throws -> UInt64 {
-        let k = key.modulusByteCount
-        if let total = source.remainingByteCount, total % k != 0 {
-            throw RSAError.ciphertextLengthInvalid(byteCount: total, blockSize: k)
-        }
-        let pipeline = BlockPipeline(inputBlockSize: k, concurrency: max(1, concurrency))
-        let random = random
-        return try pipeline.run(
-            source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false
-        ) { block in
-            try key.decrypt(Array(block.bytes), random: random)
-        }.blockCount
+        try RSARawBlocks.decrypt(from: &source, to: &sink, with: key, padding: .pkcs1v15,
+                                 random: random, concurrency: concurrency)
     }
 
     /// Encrypt `plaintext` held in memory. Same output as the streaming form.

@@ -1,0 +1,104 @@
+/// EME-OAEP encoding and decoding (RFC 8017 §7.1.1 step 2, §7.1.2 step 3) as pure byte
+/// functions, independent of keys:
+///
+///     DB = lHash || PS || 0x01 || M                 (k - hLen - 1 octets, PS all zero)
+///     maskedDB   = DB   xor MGF1(seed, k - hLen - 1)
+///     maskedSeed = seed xor MGF1(maskedDB, hLen)
+///     EM = 0x00 || maskedSeed || maskedDB           (k octets)
+///
+/// with lHash = Hash(L), seed hLen random octets, hLen the OAEP hash's length and MGF1 over
+/// the MGF1 hash.
+public enum EMEOAEP {
+    /// Encode `message` into an EM of exactly `encodedLength` (k) octets.
+    ///
+    /// - Parameters:
+    ///   - message: M, at most k - 2 hLen - 2 bytes (may be empty).
+    ///   - encodedLength: k, the modulus length in octets.
+    ///   - parameters: the hashes and the label.
+    ///   - random: source of the hLen-octet seed.
+    /// - Returns: EM, exactly `encodedLength` bytes, EM[0] = 0x00.
+    /// - Throws: `RSAError.keyTooSmallForPadding` when k < 2 hLen + 2 (no message fits);
+    ///   `RSAError.messageTooLong(byteCount:maximum:)` when mLen > k - 2 hLen - 2 (step 1.b).
+    public static func encode(
+        _ message: [UInt8], encodedLength k: Int, parameters: RSAOAEPParameters,
+        random: RSARandomSource = SystemRandomSource()
+    ) throws -> [UInt8] {
+        let hLen = parameters.hash.digestByteCount
+        guard k >= parameters.overheadByteCount else {
+            throw RSAError.keyTooSmallForPadding(
+                modulusByteCount: k, minimumByteCount: parameters.overheadByteCount, padding: parameters.description)
+        }
+        let maximum = k - parameters.overheadByteCount
+        guard message.count <= maximum else {
+            throw RSAError.messageTooLong(byteCount: message.count, maximum: maximum)
+        }
+        // Steps 2.a-c: DB = lHash || PS || 0x01 || M.
+        var db = parameters.hash.hash(parameters.label)
+        db += [UInt8](repeating: 0, count: k - message.count - 2 * hLen - 2)
+        db.append(0x01)
+        db += message
+        // Step 2.d: a random seed of hLen octets.
+        var seed = random.bytes(hLen)
+        // Steps 2.e-h: maskedDB, then maskedSeed.
+        MGF1.applyMask(seed: seed, hash: parameters.mgf1Hash, to: &db)
+        MGF1.applyMask(seed: db, hash: parameters.mgf1Hash, to: &seed)
+        // Step 2.i: EM = 0x00 || maskedSeed || maskedDB.
+        let em = [0x00] + seed + db
+        wipe(&seed)
+        wipe(&db)
+        return em
+    }
+
+    /// Decode an EM and return M.
+    ///
+    /// The checks of RFC 8017 §7.1.2 step 3.g (Y = 0x00, lHash' = lHash, PS all zero and
+    /// ended by 0x01) are combined with masks over every octet of DB, without branching on
+    /// its contents or indexing by a secret value; only the final verdict and the length of
+    /// M leave the loop (Manger's attack needs Y's test to be indistinguishable from the
+    /// others, and it is).
+    ///
+    /// - Parameters:
+    ///   - em: EM, k octets.
+    ///   - parameters: the hashes and the label used to encode.
+    /// - Returns: M, between 0 and k - 2 hLen - 2 bytes.
+    /// - Throws: `RSAError.decryptionFailed` for every failure, whichever check failed,
+    ///   including k < 2 hLen + 2 (step 1.c).
+    /// - Note: Constant-time in the contents of `em` except for the length of the result.
+    public static func decode(_ em: [UInt8], parameters: RSAOAEPParameters) throws -> [UInt8] {
+        let k = em.count
+        let hLen = parameters.hash.digestByteCount
+        guard k >= parameters.overheadByteCount else { throw RSAError.decryptionFailed }
+
+        // Step 3.a: lHash.
+        let lHash = parameters.hash.hash(parameters.label)
+        // Steps 3.b-f: Y || maskedSeed || maskedDB, unmask the seed, then DB.
+        var seed = Array(em[1...hLen])
+        var db = Array(em[(hLen + 1)...])
+        defer { wipe(&seed); wipe(&db) }
+        MGF1.applyMask(seed: db, hash: parameters.mgf1Hash, to: &seed)
+        MGF1.applyMask(seed: seed, hash: parameters.mgf1Hash, to: &db)
+
+        // Step 3.g, every check folded into `good` (all-ones while everything holds).
+        var good = ConstantTime.isZero(em[0])                      // Y = 0x00
+        var difference: UInt8 = 0
+        for i in 0..<hLen { difference |= db[i] ^ lHash[i] }       // lHash' = lHash
+        good &= ConstantTime.isZero(difference)
+        // DB[hLen...] = PS || 0x01 || M: find the first non-zero octet, which must be 0x01.
+        var lookingForSeparator = ConstantTime.allOnes
+        var separatorIndex: UInt = 0
+        var invalid: UInt = 0
+        for i in hLen..<db.count {
+            let isOne = ConstantTime.equal(db[i], 0x01)
+            let isZero = ConstantTime.isZero(db[i])
+            separatorIndex = ConstantTime.select(lookingForSeparator & isOne, UInt(i), separatorIndex)
+            invalid |= lookingForSeparator & ~isOne & ~isZero
+            lookingForSeparator &= ~isOne
+        }
+        good &= ~lookingForSeparator & ~invalid
+
+        if good == 0 {
+            throw RSAError.decryptionFailed
+        }
+        return Array(db[(Int(separatorIndex) + 1)...])
+    }
+}

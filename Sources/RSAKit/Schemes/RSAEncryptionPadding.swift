@@ -1,0 +1,89 @@
+// RSAES with a choice of padding (RFC 8017 §7): SecKeyCreateEncryptedData with
+// kSecKeyAlgorithmRSAEncryptionPKCS1 or kSecKeyAlgorithmRSAEncryptionOAEPSHA*.
+
+/// The encryption scheme of one RSA block.
+public enum RSAEncryptionPadding: Sendable, Hashable, CustomStringConvertible {
+    /// RSAES-PKCS1-v1_5 (RFC 8017 §7.2): at most k - 11 bytes per block.
+    case pkcs1v15
+    /// RSAES-OAEP (RFC 8017 §7.1): at most k - 2 hLen - 2 bytes per block.
+    case oaep(RSAOAEPParameters)
+
+    /// "PKCS#1 v1.5" or the OAEP parameters ("OAEP SHA-256, MGF1-SHA-256, empty label").
+    public var description: String {
+        switch self {
+        case .pkcs1v15: return "PKCS#1 v1.5"
+        case let .oaep(parameters): return parameters.description
+        }
+    }
+}
+
+extension RSAPublicKey {
+    /// The most plaintext bytes one block carries with `padding`: k - 11 for PKCS#1 v1.5,
+    /// k - 2 hLen - 2 for OAEP; 0 when the key is too small for the padding (then
+    /// ``encrypt(_:padding:random:)`` throws `keyTooSmallForPadding`).
+    public func maximumMessageByteCount(padding: RSAEncryptionPadding) -> Int {
+        switch padding {
+        case .pkcs1v15: return maximumMessageByteCount
+        case let .oaep(parameters): return max(0, modulusByteCount - parameters.overheadByteCount)
+        }
+    }
+
+    /// RSAES-PKCS1-V1_5-ENCRYPT or RSAES-OAEP-ENCRYPT (RFC 8017 §7.2.1, §7.1.1): encrypt
+    /// one block.
+    ///
+    /// - Parameters:
+    ///   - message: M, 0 to ``maximumMessageByteCount(padding:)`` bytes.
+    ///   - padding: the scheme (and for OAEP its hashes and label).
+    ///   - random: source of PS (PKCS#1 v1.5) or of the seed (OAEP); the OS generator by default.
+    /// - Returns: the ciphertext C, exactly k (``modulusByteCount``) bytes, leading zeros kept.
+    /// - Throws: `RSAError.messageTooLong(byteCount:maximum:)` with the maximum of the padding;
+    ///   `RSAError.keyTooSmallForPadding` when k < 2 hLen + 2 for OAEP.
+    /// - Note: Uses public data only (variable-time `mpz_powm`).
+    public func encrypt(
+        _ message: [UInt8], padding: RSAEncryptionPadding, random: RSARandomSource = SystemRandomSource()
+    ) throws -> [UInt8] {
+        switch padding {
+        case .pkcs1v15:
+            return try encrypt(message, random: random)
+        case let .oaep(parameters):
+            let em = try EMEOAEP.encode(message, encodedLength: modulusByteCount, parameters: parameters, random: random)
+            // EM starts with 0x00, so m < 256^(k-1) <= n: RSAEP cannot fail its range check.
+            return try rsaep(em)
+        }
+    }
+}
+
+extension RSAPrivateKey {
+    /// RSAES-PKCS1-V1_5-DECRYPT or RSAES-OAEP-DECRYPT (RFC 8017 §7.2.2, §7.1.2): decrypt one
+    /// k-byte block.
+    ///
+    /// - Parameters:
+    ///   - ciphertext: C, exactly k (``modulusByteCount``) bytes.
+    ///   - padding: the scheme the block was encrypted with.
+    /// - Returns: M.
+    /// - Throws: `RSAError.decryptionFailed` for every failure (wrong length, C >= n, any
+    ///   padding error, wrong hash or label): one error, no detail.
+    /// - Note: RSADP is constant-time, blinded and checked; the padding check is branch-free
+    ///   over EM (``EMEPKCS1v15/decode(_:)``, ``EMEOAEP/decode(_:parameters:)``).
+    public func decrypt(_ ciphertext: [UInt8], padding: RSAEncryptionPadding) throws -> [UInt8] {
+        try decrypt(ciphertext, padding: padding, random: SystemRandomSource())
+    }
+
+    /// ``decrypt(_:padding:)`` with an explicit random source for the blinding factor.
+    public func decrypt(_ ciphertext: [UInt8], padding: RSAEncryptionPadding, random: RSARandomSource) throws -> [UInt8] {
+        switch padding {
+        case .pkcs1v15:
+            return try decrypt(ciphertext, random: random)
+        case let .oaep(parameters):
+            let k = modulusByteCount
+            // Step 1: |C| = k and k >= 2 hLen + 2 (public information), reported opaquely.
+            guard ciphertext.count == k, k >= parameters.overheadByteCount else {
+                throw RSAError.decryptionFailed
+            }
+            let m = try rsadp(BigNumber(bytes: ciphertext), random: random)
+            var em = try m.bytes(count: k)
+            defer { wipe(&em) }
+            return try EMEOAEP.decode(em, parameters: parameters)
+        }
+    }
+}
