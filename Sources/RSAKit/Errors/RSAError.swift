@@ -88,6 +88,16 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No item in the store has this item id (the analogue of a persistent reference).
     case itemNotFound(itemID: String)
 
+    // MARK: Output files
+
+    /// An output path cannot be written (``RSAOutputFile``): `reason` is a lower-case phrase
+    /// ("permission denied", "is a directory", "no such file or directory", or the `errno`
+    /// text of the failed call). Nothing was created at the path.
+    case outputFileFailed(path: String, reason: String)
+    /// The output path is the same regular file as the command's input; writing it would
+    /// destroy the input, so nothing was written.
+    case outputFileIsInput(path: String)
+
     /// A lower-case sentence, without secret bytes.
     public var description: String {
         switch self {
@@ -145,6 +155,10 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "key store i/o error at \(path): \(reason)"
         case let .itemNotFound(itemID):
             return "no key store item with id \(itemID)"
+        case let .outputFileFailed(path, reason):
+            return "cannot write output file '\(path)': \(reason)"
+        case let .outputFileIsInput(path):
+            return "output file '\(path)' is the input file; write to another file"
         }
     }
 }
