@@ -116,6 +116,15 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The input's public structure is unusable (empty input, armor without its END line,
     /// bad base64 in armor, input shorter than the format's minimum); `reason` says which.
     case messageInvalid(reason: String)
+    // MARK: Output files
+
+    /// An output path cannot be written (``RSAOutputFile``): `reason` is a lower-case phrase
+    /// ("permission denied", "is a directory", "no such file or directory", or the `errno`
+    /// text of the failed call). Nothing was created at the path.
+    case outputFileFailed(path: String, reason: String)
+    /// The output path is the same regular file as the command's input; writing it would
+    /// destroy the input, so nothing was written.
+    case outputFileIsInput(path: String)
 
     /// A lower-case sentence, without secret bytes.
     public var description: String {
@@ -190,6 +199,10 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "unsupported message format options: \(reason)"
         case let .messageInvalid(reason):
             return "invalid message: \(reason)"
+        case let .outputFileFailed(path, reason):
+            return "cannot write output file '\(path)': \(reason)"
+        case let .outputFileIsInput(path):
+            return "output file '\(path)' is the input file; write to another file"
         }
     }
 }

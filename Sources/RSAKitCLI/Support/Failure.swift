@@ -58,6 +58,8 @@ struct CLIFailure: Error, CustomStringConvertible {
             return .alreadyExists
         case .keySizeUnsupported, .publicExponentUnsupported:
             return .usage
+        case .outputFileIsInput:
+            return .usage
         default:
             return .failure
         }

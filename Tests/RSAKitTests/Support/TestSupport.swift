@@ -107,7 +107,7 @@ enum OpenSSL {
         process.arguments = arguments
         let stdin = Pipe(), stdout = Pipe()
         let errURL = TestKeys.scratch.appendingPathComponent("stderr-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let errHandle = try FileHandle(forWritingTo: errURL)
         defer { try? errHandle.close(); try? FileManager.default.removeItem(at: errURL) }
         process.standardInput = stdin
