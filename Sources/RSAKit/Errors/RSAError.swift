@@ -116,6 +116,11 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The input's public structure is unusable (empty input, armor without its END line,
     /// bad base64 in armor, input shorter than the format's minimum); `reason` says which.
     case messageInvalid(reason: String)
+    /// The input names no recipient key (raw blocks, Apple's format): decrypting it with a
+    /// store needs the key itself.
+    case messageNamesNoRecipient
+    /// An input file cannot be read; `reason` is the `errno` text ("no such file or directory").
+    case inputFileFailed(path: String, reason: String)
     // MARK: Output files
 
     /// An output path cannot be written (``RSAOutputFile``): `reason` is a lower-case phrase
@@ -199,6 +204,10 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "unsupported message format options: \(reason)"
         case let .messageInvalid(reason):
             return "invalid message: \(reason)"
+        case .messageNamesNoRecipient:
+            return "input is not an rsakit container, so it names no recipient key; raw blocks and Apple's format need the key"
+        case let .inputFileFailed(path, reason):
+            return "cannot read input file '\(path)': \(reason)"
         case let .outputFileFailed(path, reason):
             return "cannot write output file '\(path)': \(reason)"
         case let .outputFileIsInput(path):

@@ -28,7 +28,12 @@ public enum RSAArmor {
             throw RSAError.messageInvalid(reason: "no '\(beginLine)' line found")
         }
         var source = RSAArmorDecodingSource(ArrayByteSource(text))
-        return try source.readFully(Int.max)
+        var out: [UInt8] = []
+        while true {
+            let piece = try source.read(upTo: 1 << 16)
+            if piece.isEmpty { return out }
+            out += piece
+        }
     }
 
     /// The offset of a BEGIN line that starts a line in `prefix`, or nil.
