@@ -64,7 +64,11 @@ struct DecryptCommand: RSAKitCommand {
         } catch let RSAError.encryptedForAnotherKey(expected) {
             throw CLIFailure("encrypted for key \(expected.base64String), not \(explicit?.1 ?? "this key")", .dataError)
         } catch RSAError.messageNamesNoRecipient {
-            throw UsageError(message: "input is not an rsakit container; raw blocks need --tag or --key", command: Self.spec.name)
+            switch options.kind {
+            case .raw?: throw UsageError(message: "--raw needs --tag or --key", command: Self.spec.name)
+            case .appleAESGCM?: throw UsageError(message: "--format apple-aesgcm needs --tag or --key", command: Self.spec.name)
+            default: throw CLIFailure("input is not an rsakit container (no magic); raw blocks need --tag or --key", .dataError)
+            }
         } catch let RSAError.recipientKeyNotFound(fingerprint, publicKeyOnly) {
             if publicKeyOnly {
                 throw CLIFailure("encrypted for key \(fingerprint.base64String); the store holds only its public key", .notFound)
