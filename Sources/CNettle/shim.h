@@ -3,3 +3,5 @@
 #include <nettle/sha3.h>
 #include <nettle/nettle-meta.h>
 #include <nettle/base64.h>
+#include <nettle/gcm.h>
+#include <nettle/memops.h>

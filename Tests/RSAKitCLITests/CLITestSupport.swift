@@ -70,8 +70,8 @@ class CLITestCase: XCTestCase {
         process.environment = env
         let outURL = workDirectory.appendingPathComponent(".stdout-\(UUID().uuidString)")
         let errURL = workDirectory.appendingPathComponent(".stderr-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let outHandle = try FileHandle(forWritingTo: outURL)
         let errHandle = try FileHandle(forWritingTo: errURL)
         process.standardOutput = outHandle

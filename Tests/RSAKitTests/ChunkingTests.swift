@@ -124,7 +124,7 @@ final class ChunkingTests: XCTestCase {
         let cipherURL = dir.appendingPathComponent("cipher-\(UUID().uuidString)")
         let plaintext = message(100_000)
         try Data(plaintext).write(to: plainURL)
-        FileManager.default.createFile(atPath: cipherURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: cipherURL.path, contents: nil)
 
         let input = open(plainURL.path, O_RDONLY)
         let output = open(cipherURL.path, O_WRONLY | O_TRUNC)

@@ -1,27 +1,23 @@
 import XCTest
 @testable import RSAKit
 
-/// The framed rsakit container: round trips and every tampering the frame must detect.
+/// The rsakit container, version 2: round trips, layout, and every tampering the frame detects.
 final class ContainerTests: XCTestCase {
-    func seal(_ plaintext: [UInt8], _ key: RSAPrivateKey) throws -> [UInt8] {
-        var source = ArrayByteSource(plaintext)
-        var sink = ArrayByteSink()
-        try MessageContainer.encrypt(from: &source, to: &sink, with: key.publicKey)
-        return sink.bytes
+    func seal(_ plaintext: [UInt8], _ key: RSAPrivateKey, padding: RSAEncryptionPadding = .pkcs1v15) throws -> [UInt8] {
+        try MessageContainer.encrypt(plaintext, to: key.publicKey, padding: padding)
     }
 
     func open(_ container: [UInt8], _ key: RSAPrivateKey, concurrency: Int = 2) throws -> [UInt8] {
         let header = try MessageContainer.Header(parsing: container)
-        var source = ArrayByteSource(Array(container[MessageContainer.headerByteCount...]))
+        var source = ArrayByteSource(Array(container[header.byteCount...]))
         var sink = ArrayByteSink()
         try MessageContainer.decrypt(header: header, from: &source, to: &sink, with: key, concurrency: concurrency)
         return sink.bytes
     }
 
     func blocks(_ container: [UInt8], k: Int) -> (header: [UInt8], blocks: [[UInt8]]) {
-        let body = Array(container[MessageContainer.headerByteCount...])
-        return (Array(container[0..<MessageContainer.headerByteCount]),
-                stride(from: 0, to: body.count, by: k).map { Array(body[$0..<($0 + k)]) })
+        let body = Array(container[64...])
+        return (Array(container[0..<64]), stride(from: 0, to: body.count, by: k).map { Array(body[$0..<($0 + k)]) })
     }
 
     func assertOpaque(_ container: [UInt8], _ key: RSAPrivateKey, _ what: String, line: UInt = #line) {
@@ -33,40 +29,86 @@ final class ContainerTests: XCTestCase {
     func testRoundTrip_Lengths() throws {
         let key = try TestKeys.generated(bits: 1024)
         let payload = MessageContainer.payloadByteCount(blockSize: 128)
-        XCTAssertEqual(payload, 100)
+        XCTAssertEqual(payload, 128 - 11 - 57)
         for length in [0, 1, payload - 1, payload, payload + 1, 5 * payload, 10_000] {
             let plaintext = (0..<length).map { UInt8(truncatingIfNeeded: $0 * 13) }
             let container = try seal(plaintext, key)
             let expectedBlocks = max(1, (length + payload - 1) / payload)
-            XCTAssertEqual(container.count, 60 + expectedBlocks * 128, "length \(length)")
+            XCTAssertEqual(container.count, 64 + expectedBlocks * 128, "length \(length)")
             let header = try MessageContainer.Header(parsing: container)
+            XCTAssertEqual(header.version, 2)
             XCTAssertEqual(header.blockSize, 128)
-            XCTAssertEqual(header.recipientFingerprint, key.publicKey.fingerprint.bytes)
+            XCTAssertEqual(header.recipientFingerprint, key.publicKey.fingerprint)
             XCTAssertEqual(try open(container, key, concurrency: 1), plaintext, "length \(length)")
             XCTAssertEqual(try open(container, key, concurrency: 2), plaintext, "length \(length)")
         }
     }
 
-    func testHeader_LayoutMatchesREADME() throws {
+    func testRoundTrip_OAEPHeaderRecordsTheHashes() throws {
+        let key = try TestKeys.generated(bits: 2048)
+        let cases: [(RSAHashAlgorithm, RSAHashAlgorithm, UInt8, UInt8)] = [
+            (.sha256, .sha256, 0x03, 0x03), (.sha256, .sha1, 0x03, 0x01), (.sha512, .sha384, 0x05, 0x04),
+            (.sha3_256, .sha512_256, 0x09, 0x07),
+        ]
+        for (hash, mgf1, hashID, mgf1ID) in cases {
+            let padding = RSAEncryptionPadding.oaep(RSAOAEPParameters(hash: hash, mgf1Hash: mgf1))
+            let plaintext = (0..<700).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            let container = try seal(plaintext, key, padding: padding)
+            XCTAssertEqual(Array(container[9..<14]), [0x02, hashID, mgf1ID, 0x00, 0x00], "\(hash)/\(mgf1)")
+            let header = try MessageContainer.Header(parsing: container)
+            XCTAssertEqual(header.padding, padding)
+            let payload = MessageContainer.payloadByteCount(blockSize: 256, padding: padding)
+            XCTAssertEqual(payload, 256 - 2 * hash.digestByteCount - 2 - 57)
+            XCTAssertEqual(container.count, 64 + 256 * ((700 + payload - 1) / payload))
+            XCTAssertEqual(try open(container, key), plaintext)
+            // Each block is plain RSAES-OAEP with the recorded parameters.
+            XCTAssertNoThrow(try key.decrypt(Array(container[64..<320]), padding: padding))
+            XCTAssertThrowsError(try key.decrypt(Array(container[64..<320]), padding: .pkcs1v15))
+        }
+    }
+
+    func testEncrypt_RefusesAnOAEPLabel() throws {
+        let key = try TestKeys.generated(bits: 1024)
+        let padding = RSAEncryptionPadding.oaep(RSAOAEPParameters(hash: .sha1, label: [1]))
+        XCTAssertThrowsError(try seal([1], key, padding: padding)) { error in
+            guard case .messageFormatUnsupported = error as? RSAError else { return XCTFail("\(error)") }
+        }
+    }
+
+    func testHeaderAndFrame_LayoutMatchesREADME() throws {
         let key = try TestKeys.generated(bits: 2048)
         let container = try seal([1, 2, 3], key)
+        XCTAssertEqual(container.count, 64 + 256)
         XCTAssertEqual(Array(container[0..<8]), [0x89, 0x52, 0x53, 0x41, 0x4B, 0x49, 0x54, 0x0A])
-        XCTAssertEqual(container[8], 1)
-        XCTAssertEqual(container[9], 1)
-        XCTAssertEqual(Array(container[10..<12]), [0x01, 0x00]) // k = 256
-        XCTAssertEqual(Array(container[12..<44]), key.publicKey.fingerprint.bytes)
-        XCTAssertEqual(Array(container[12..<44]), SHA256.hash(key.publicKey.derRepresentation))
+        XCTAssertEqual(Array(container[8..<14]), [0x02, 0x01, 0x00, 0x00, 0x00, 0x00])
+        XCTAssertEqual(Array(container[14..<16]), [0x01, 0x00]) // k = 256
+        XCTAssertEqual(Array(container[16..<48]), SHA256.hash(key.publicKey.derRepresentation))
         // The block is plain RSAES-PKCS1-v1_5: its plaintext is the frame.
-        let frame = try key.decrypt(Array(container[60..<316]))
-        XCTAssertEqual(Array(frame[0..<8]), Array(container[44..<52]))
-        XCTAssertEqual(Array(frame[8..<16]), [0, 0, 0, 0, 0, 0, 0, 0])
-        XCTAssertEqual(frame[16], 0x01)
-        XCTAssertEqual(Array(frame[17...]), [1, 2, 3])
+        let frame = try key.decrypt(Array(container[64..<320]))
+        XCTAssertEqual(frame.count, 57 + 3)
+        let secret = Array(frame[0..<16])
+        XCTAssertEqual(Array(frame[16..<48]), SHA256.hash(Array(container[0..<64])))
+        XCTAssertEqual(Array(frame[48..<56]), [0, 0, 0, 0, 0, 0, 0, 0])
+        XCTAssertEqual(frame[56], 0x01)
+        XCTAssertEqual(Array(frame[57...]), [1, 2, 3])
+        // The secret appears nowhere outside the encrypted blocks.
+        XCTAssertFalse(contains(container, secret), "secret in the clear")
+        XCTAssertNotEqual(secret, Array(container[48..<64]))
+        // Every block of one message carries the same secret; another message has another.
+        let long = try seal([UInt8](repeating: 9, count: 400), key)
+        let secrets = try (0..<3).map { try Array(key.decrypt(Array(long[(64 + 256 * $0)..<(64 + 256 * ($0 + 1))]))[0..<16]) }
+        XCTAssertEqual(Set(secrets.map { $0 }).count, 1)
+        XCTAssertNotEqual(secrets[0], secret)
+    }
+
+    func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard haystack.count >= needle.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<($0 + needle.count)]) == needle }
     }
 
     func testTampering_ReorderDropDuplicateTruncateExtend() throws {
         let key = try TestKeys.generated(bits: 1024)
-        let plaintext = (0..<450).map { UInt8(truncatingIfNeeded: $0) }
+        let plaintext = (0..<250).map { UInt8(truncatingIfNeeded: $0) }
         let (header, b) = blocks(try seal(plaintext, key), k: 128)
         XCTAssertEqual(b.count, 5)
         assertOpaque(header + [b[1], b[0], b[2], b[3], b[4]].flatMap { $0 }, key, "swapped blocks 0 and 1")
@@ -79,7 +121,7 @@ final class ContainerTests: XCTestCase {
 
     func testTampering_SpliceFromAnotherMessage() throws {
         let key = try TestKeys.generated(bits: 1024)
-        let plaintext = [UInt8](repeating: 0x33, count: 300)
+        let plaintext = [UInt8](repeating: 0x33, count: 150)
         let (h1, a) = blocks(try seal(plaintext, key), k: 128)
         let (h2, b) = blocks(try seal(plaintext, key), k: 128)
         XCTAssertNotEqual(h1, h2, "fresh message ids")
@@ -89,43 +131,77 @@ final class ContainerTests: XCTestCase {
 
     func testTampering_CorruptedByte() throws {
         let key = try TestKeys.generated(bits: 1024)
-        var container = try seal([UInt8](repeating: 1, count: 250), key)
-        container[60 + 128 + 7] ^= 0x40
+        var container = try seal([UInt8](repeating: 1, count: 100), key)
+        container[64 + 128 + 7] ^= 0x40
         assertOpaque(container, key, "flipped bit in block 1")
     }
 
-    func testHeader_RejectsBadMagicVersionAndScheme() throws {
+    func testTampering_EveryHeaderByteFlippedFails() throws {
+        let key = try TestKeys.generated(bits: 1024)
+        let container = try seal((0..<150).map { UInt8($0) }, key)
+        XCTAssertEqual(try open(container, key), (0..<150).map { UInt8($0) })
+        for offset in 0..<64 {
+            for mask: UInt8 in [0x01, 0x80, 0xFF] {
+                var bad = container
+                bad[offset] ^= mask
+                XCTAssertThrowsError(try MessageContainer.decrypt(bad, with: key),
+                                     "header byte \(offset) ^ \(mask) still decrypts")
+            }
+        }
+        // Bytes 48-63 (the message id, not checked by the header parser) fail opaquely.
+        for offset in 48..<64 {
+            var bad = container
+            bad[offset] ^= 0x01
+            XCTAssertThrowsError(try MessageContainer.decrypt(bad, with: key)) { error in
+                XCTAssertEqual(error as? RSAError, .decryptionFailed, "byte \(offset)")
+            }
+        }
+    }
+
+    func testHeader_RejectsBadMagicVersionSchemeAndFields() throws {
         let key = try TestKeys.generated(bits: 1024)
         let container = try seal([1], key)
+        func reason(_ bytes: [UInt8]) -> String? {
+            do { _ = try MessageContainer.Header(parsing: bytes); return nil } catch let RSAError.containerInvalid(reason) { return reason } catch { return "\(error)" }
+        }
         var bad = container; bad[1] = 0x00
-        XCTAssertThrowsError(try MessageContainer.Header(parsing: bad)) { error in
-            XCTAssertEqual(error as? RSAError, .containerInvalid(reason: "not an rsakit container (wrong magic)"))
-        }
-        bad = container; bad[8] = 2
-        XCTAssertThrowsError(try MessageContainer.Header(parsing: bad)) { error in
-            XCTAssertEqual(error as? RSAError, .containerInvalid(reason: "unsupported container version 2 (this rsakit reads version 1)"))
-        }
+        XCTAssertEqual(reason(bad), "not an rsakit container (wrong magic)")
+        bad = container; bad[8] = 3
+        XCTAssertEqual(reason(bad), "unsupported container version 3 (this rsakit reads versions 1 and 2)")
         bad = container; bad[9] = 9
-        XCTAssertThrowsError(try MessageContainer.Header(parsing: bad))
-        XCTAssertThrowsError(try MessageContainer.Header(parsing: Array(container.prefix(59))))
+        XCTAssertEqual(reason(bad), "unsupported padding scheme 9")
+        bad = container; bad[10] = 3
+        XCTAssertEqual(reason(bad), "PKCS#1 v1.5 header with non-zero OAEP fields")
+        bad = container; bad[13] = 1
+        XCTAssertEqual(reason(bad), "reserved header byte 13 is 1, not 0")
+        bad = container; bad[9] = 2; bad[10] = 0x0C; bad[11] = 3
+        XCTAssertEqual(reason(bad), "unknown OAEP hash 12")
+        bad = container; bad[9] = 2; bad[10] = 3; bad[11] = 3; bad[12] = 1
+        XCTAssertEqual(reason(bad), "unsupported OAEP label form 1 (only 0, the empty label)")
+        XCTAssertEqual(reason(Array(container.prefix(63))), "input is shorter than the 64-byte container header")
         XCTAssertTrue(MessageContainer.hasMagic(container))
-        XCTAssertFalse(MessageContainer.hasMagic(Array(container[60...])))
+        XCTAssertFalse(MessageContainer.hasMagic(Array(container[64...])))
     }
 
-    func testDecrypt_AnotherKeyOfTheSameSizeIsRejectedBeforeDecrypting() throws {
+    func testDecrypt_AnotherKeyIsATypedErrorBeforeDecrypting() throws {
         let key = try TestKeys.generated(bits: 1024)
         let other = try RSAPrivateKey.generate(bitCount: 1024)
-        XCTAssertThrowsError(try open(try seal([5], key), other)) { error in
-            XCTAssertEqual(error as? RSAError, .containerInvalid(reason: "encrypted for another key"))
+        let bigger = try TestKeys.generated(bits: 2048)
+        for wrong in [other, bigger] {
+            XCTAssertThrowsError(try open(try seal([5], key), wrong)) { error in
+                XCTAssertEqual(error as? RSAError, .encryptedForAnotherKey(expected: key.publicKey.fingerprint))
+                XCTAssertEqual((error as? LocalizedError)?.errorDescription,
+                               "encrypted for another key (\(key.publicKey.fingerprint.base64String))")
+            }
         }
     }
 
-    func testDecrypt_WrongKeySizeIsReportedFromTheHeader() throws {
-        let small = try TestKeys.generated(bits: 1024)
-        let big = try TestKeys.generated(bits: 2048)
-        let container = try seal([1, 2], small)
-        XCTAssertThrowsError(try open(container, big)) { error in
-            XCTAssertEqual(error as? RSAError, .containerInvalid(reason: "block size 128 does not match the key's 256"))
+    func testDecrypt_BlockSizeNotTheKeysIsReportedFromTheHeader() throws {
+        let key = try TestKeys.generated(bits: 1024)
+        var container = try seal([1, 2], key)
+        container[14] = 0x01; container[15] = 0x00 // k = 256 for a 128-byte key
+        XCTAssertThrowsError(try MessageContainer.decrypt(container, with: key)) { error in
+            XCTAssertEqual(error as? RSAError, .containerInvalid(reason: "block size 256 does not match the key's 128"))
         }
     }
 }

@@ -102,6 +102,35 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// `maximum` = emLen - hLen - 2 (RFC 8017 §9.1.1 step 3).
     case saltLengthInvalid(byteCount: Int, maximum: Int)
 
+    // MARK: Messages
+
+    /// A container for another key: its header names the recipient's fingerprint `expected`,
+    /// which is not the given key's. Checked before any private-key operation.
+    case encryptedForAnotherKey(expected: RSAKeyFingerprint)
+    /// No private key in the store has the fingerprint a container names; `publicKeyOnly`
+    /// is true when the store holds the public half only.
+    case recipientKeyNotFound(fingerprint: RSAKeyFingerprint, publicKeyOnly: Bool)
+    /// The message format cannot be used with these options (armor with raw blocks, an OAEP
+    /// label in the container, a hash Apple's format does not define...); `reason` says which.
+    case messageFormatUnsupported(reason: String)
+    /// The input's public structure is unusable (empty input, armor without its END line,
+    /// bad base64 in armor, input shorter than the format's minimum); `reason` says which.
+    case messageInvalid(reason: String)
+    /// The input names no recipient key (raw blocks, Apple's format): decrypting it with a
+    /// store needs the key itself.
+    case messageNamesNoRecipient
+    /// An input file cannot be read; `reason` is the `errno` text ("no such file or directory").
+    case inputFileFailed(path: String, reason: String)
+    // MARK: Output files
+
+    /// An output path cannot be written (``RSAOutputFile``): `reason` is a lower-case phrase
+    /// ("permission denied", "is a directory", "no such file or directory", or the `errno`
+    /// text of the failed call). Nothing was created at the path.
+    case outputFileFailed(path: String, reason: String)
+    /// The output path is the same regular file as the command's input; writing it would
+    /// destroy the input, so nothing was written.
+    case outputFileIsInput(path: String)
+
     /// A lower-case sentence, without secret bytes.
     public var description: String {
         switch self {
@@ -165,6 +194,24 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "digest length \(byteCount) bytes does not match the hash (\(expected) bytes)"
         case let .saltLengthInvalid(byteCount, maximum):
             return "invalid PSS salt length \(byteCount) bytes: at most \(maximum) fit with this key and hash"
+        case let .encryptedForAnotherKey(expected):
+            return "encrypted for another key (\(expected.base64String))"
+        case let .recipientKeyNotFound(fingerprint, publicKeyOnly):
+            return publicKeyOnly
+                ? "encrypted for key \(fingerprint.base64String); the store holds only its public key"
+                : "encrypted for key \(fingerprint.base64String), which is not in the store"
+        case let .messageFormatUnsupported(reason):
+            return "unsupported message format options: \(reason)"
+        case let .messageInvalid(reason):
+            return "invalid message: \(reason)"
+        case .messageNamesNoRecipient:
+            return "input is not an rsakit container, so it names no recipient key; raw blocks and Apple's format need the key"
+        case let .inputFileFailed(path, reason):
+            return "cannot read input file '\(path)': \(reason)"
+        case let .outputFileFailed(path, reason):
+            return "cannot write output file '\(path)': \(reason)"
+        case let .outputFileIsInput(path):
+            return "output file '\(path)' is the input file; write to another file"
         }
     }
 }

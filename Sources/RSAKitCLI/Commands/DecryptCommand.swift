@@ -1,33 +1,40 @@
 import RSAKit
 
-/// `rsakit decrypt`: SecKeyDecrypt with PKCS#1 v1.5 padding over data of any length.
+/// `rsakit decrypt`: SecKeyDecrypt / SecKeyCreateDecryptedData over data of any length; the
+/// format is detected by RSAKit's `RSAMessage` (container, armor, raw blocks; Apple's format
+/// when asked).
 struct DecryptCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "decrypt",
-        overview: "Decrypt an rsakit container or raw PKCS#1 v1.5 blocks with a private key.",
-        usage: "rsakit decrypt [--tag <TAG> | --key <FILE>] [--in <FILE>] [--out <FILE>] [--raw] [--store <DIR>]",
+        overview: "Decrypt an rsakit container, raw blocks or Apple's RSA-OAEP + AES-GCM with a private key.",
+        usage: "rsakit decrypt [--tag <TAG> | --key <FILE>] [--in <FILE>] [--out <FILE>] [--format container|raw|apple-aesgcm] [--raw] [--padding pkcs1|oaep] [--oaep-hash <HASH>] [--mgf1-hash <HASH>] [--label <TEXT> | --label-hex <HEX>] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Use the private key stored under this application tag."),
             .value("key", "FILE", "Use the private key in this file (PEM or DER; PKCS#1 or PKCS#8)."),
             .value("in", "FILE", "Read ciphertext from FILE (default: standard input; '-' too)."),
             .value("out", "FILE", "Write to FILE, only if the command succeeds (default: standard output)."),
-            .flag("raw", "Treat the input as bare k-byte blocks even if it looks like a container."),
-        ],
+        ] + MessageOptions.specs,
         discussion: """
-        The input form is detected: an rsakit container (by its magic), ASCII armor, or raw
-        blocks. For a container without --tag or --key, the private key is found in the store
-        by the fingerprint in the header. Raw blocks need --tag or --key.
-        When writing to standard output and decryption fails part-way, the exit status is
-        non-zero and what was written must be discarded.
+        The input form is detected: an rsakit container (by its magic; its header names the
+        padding, so no padding option is needed), ASCII armor, or raw blocks (read with
+        --padding and the OAEP options). --format raw (--raw) reads raw blocks even if the input
+        looks like a container; Apple's format has no header and is read only with
+        --format apple-aesgcm. For a container without --tag or --key, the private key is found
+        in the store by the fingerprint in the header. Raw blocks need --tag or --key.
+        A wrong key, padding, hash or label fails as "decryption failed". When writing to
+        standard output and decryption fails part-way, the exit status is non-zero and what
+        was written must be discarded (Apple's format writes nothing before its tag checks).
         """)
 
     let arguments: ParsedArguments
+    let options: MessageOptions
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
         guard arguments.value("tag") == nil || arguments.value("key") == nil else {
             throw UsageError(message: "give either --tag or --key, not both", command: Self.spec.name)
         }
+        options = try MessageOptions(arguments, command: Self.spec.name)
     }
 
     func run() throws {
@@ -35,8 +42,9 @@ struct DecryptCommand: RSAKitCommand {
         defer { input.close() }
         let output = try OutputFile(arguments.value("out"), input: input)
         do {
+            var source = FileDescriptorSource(fileDescriptor: input.fileDescriptor)
             var sink = FileDescriptorSink(fileDescriptor: output.fileDescriptor)
-            try decrypt(input: input, to: &sink)
+            try decrypt(&source, &sink)
             try output.commit()
         } catch {
             output.discard()
@@ -44,57 +52,29 @@ struct DecryptCommand: RSAKitCommand {
         }
     }
 
-    private func decrypt(input: InputFile, to sink: inout FileDescriptorSink) throws {
-        var base = FileDescriptorSource(fileDescriptor: input.fileDescriptor)
-        var prefix = try peek(&base, MessageContainer.headerByteCount)
-        if !MessageContainer.hasMagic(prefix) && prefix.count == MessageContainer.headerByteCount {
-            // Armor may follow some text (a pasted e-mail): look a little further for it.
-            prefix += try peek(&base, Self.armorSearchByteCount - prefix.count)
-        }
-        var source = AnySource(PrefixedSource(prefix: prefix, inner: base))
-        if hasArmorBeginLine(prefix) {
-            source = AnySource(ArmorDecodingSource(source))
-            prefix = try peek(&source, MessageContainer.headerByteCount)
-            source = AnySource(PrefixedSource(prefix: prefix, inner: source))
-        }
-        let raw = arguments.flag("raw")
-        if prefix.isEmpty && !raw {
-            throw CLIFailure("input is empty: nothing to decrypt", .dataError)
-        }
-        if !raw && MessageContainer.hasMagic(prefix) {
-            let header = try MessageContainer.Header(parsing: prefix)
-            _ = try peek(&source, MessageContainer.headerByteCount) // consume the header
-            let (key, name) = try containerKey(for: header)
-            guard key.publicKey.fingerprint.bytes == header.recipientFingerprint else {
-                let wanted = RSAKeyFingerprint(bytes: header.recipientFingerprint)!
-                throw CLIFailure("encrypted for key \(wanted.base64String), not \(name)", .dataError)
+    private func decrypt<Source: RSAByteSource, Sink: RSAByteSink>(_ source: inout Source, _ sink: inout Sink) throws {
+        let explicit = try explicitKey()
+        do {
+            try RSAMessage.decrypt(from: &source, to: &sink, format: options.decryptionFormat,
+                                   rawPadding: options.padding) { fingerprint in
+                if let (key, _) = explicit { return key }
+                guard let fingerprint else { throw RSAError.messageNamesNoRecipient }
+                return try RSAMessage.recipientPrivateKey(in: try openStore(arguments), fingerprint: fingerprint)
             }
-            try MessageContainer.decrypt(header: header, from: &source, to: &sink, with: key)
-        } else {
-            guard let (key, _) = try explicitKey() else {
-                throw UsageError(message: "input is not an rsakit container; raw blocks need --tag or --key", command: Self.spec.name)
+        } catch let RSAError.encryptedForAnotherKey(expected) {
+            throw CLIFailure("encrypted for key \(expected.base64String), not \(explicit?.1 ?? "this key")", .dataError)
+        } catch RSAError.messageNamesNoRecipient {
+            switch options.kind {
+            case .raw?: throw UsageError(message: "--raw needs --tag or --key", command: Self.spec.name)
+            case .appleAESGCM?: throw UsageError(message: "--format apple-aesgcm needs --tag or --key", command: Self.spec.name)
+            default: throw CLIFailure("input is not an rsakit container (no magic); raw blocks need --tag or --key", .dataError)
             }
-            do {
-                try PKCS1v15Chunking.decrypt(from: &source, to: &sink, with: key)
-            } catch let RSAError.ciphertextLengthInvalid(byteCount, blockSize) where !raw {
-                throw CLIFailure("input is neither an rsakit container (no magic) nor whole raw blocks: "
-                    + "\(byteCount) bytes is not a multiple of the block size \(blockSize) bytes", .dataError)
+        } catch let RSAError.recipientKeyNotFound(fingerprint, publicKeyOnly) {
+            if publicKeyOnly {
+                throw CLIFailure("encrypted for key \(fingerprint.base64String); the store holds only its public key", .notFound)
             }
+            throw CLIFailure("encrypted for key \(fingerprint.base64String), which is not in the store; give --key or --tag", .notFound)
         }
-    }
-
-    /// How far into the input to look for an armor BEGIN line after leading text.
-    static let armorSearchByteCount = 8192
-
-    /// True when `prefix` has the armor BEGIN line at the start of a line.
-    private func hasArmorBeginLine(_ prefix: [UInt8]) -> Bool {
-        let begin = Array(Armor.beginLine.utf8)
-        guard prefix.count >= begin.count else { return false }
-        for start in 0...(prefix.count - begin.count)
-        where start == 0 || prefix[start - 1] == 0x0A || prefix[start - 1] == 0x0D {
-            if Array(prefix[start..<(start + begin.count)]) == begin { return true }
-        }
-        return false
     }
 
     /// The key named by --key or --tag, with a name for messages; nil when neither is given.
@@ -109,20 +89,5 @@ struct DecryptCommand: RSAKitCommand {
             return (try storePrivateKey(try openStore(arguments), tag: tag), tag)
         }
         return nil
-    }
-
-    /// The key for a container: explicit, or found in the store by the header's fingerprint.
-    private func containerKey(for header: MessageContainer.Header) throws -> (RSAPrivateKey, String) {
-        if let explicit = try explicitKey() { return explicit }
-        let fingerprint = RSAKeyFingerprint(bytes: header.recipientFingerprint)!
-        let store = try openStore(arguments)
-        let items = try store.items(fingerprint: fingerprint)
-        guard let item = items.first(where: { $0.keyClass == .private }) else {
-            if items.contains(where: { $0.keyClass == .public }) {
-                throw CLIFailure("encrypted for key \(fingerprint.base64String); the store holds only its public key", .notFound)
-            }
-            throw CLIFailure("encrypted for key \(fingerprint.base64String), which is not in the store; give --key or --tag", .notFound)
-        }
-        return (try store.privateKey(tag: item.applicationTag), item.applicationTag)
     }
 }

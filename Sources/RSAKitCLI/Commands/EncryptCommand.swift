@@ -1,26 +1,31 @@
 import RSAKit
 
-/// `rsakit encrypt`: SecKeyEncrypt with PKCS#1 v1.5 padding over data of any length.
+/// `rsakit encrypt`: SecKeyEncrypt / SecKeyCreateEncryptedData over data of any length, in
+/// the rsakit container, raw blocks or Apple's RSA-OAEP + AES-GCM (RSAKit's `RSAMessage`).
 struct EncryptCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "encrypt",
-        overview: "Encrypt data for a public key (rsakit container, or raw PKCS#1 v1.5 blocks).",
-        usage: "rsakit encrypt (--tag <TAG> | --key <FILE>) [--in <FILE>] [--out <FILE>] [--raw] [--armor] [--store <DIR>]",
+        overview: "Encrypt data for a public key (rsakit container, raw blocks, or Apple's RSA-OAEP + AES-GCM).",
+        usage: "rsakit encrypt (--tag <TAG> | --key <FILE>) [--in <FILE>] [--out <FILE>] [--format container|raw|apple-aesgcm] [--raw] [--armor] [--padding pkcs1|oaep] [--oaep-hash <HASH>] [--mgf1-hash <HASH>] [--label <TEXT> | --label-hex <HEX>] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Encrypt for the public key stored under this application tag."),
             .value("key", "FILE", "Encrypt for the key in this file (PEM or DER; PKCS#1, SPKI or PKCS#8)."),
             .value("in", "FILE", "Read plaintext from FILE (default: standard input; '-' too)."),
             .value("out", "FILE", "Write to FILE, only if the command succeeds (default: standard output)."),
-            .flag("raw", "Write bare k-byte PKCS#1 v1.5 blocks (as iOS, Java and openssl pkeyutl per block)."),
-            .flag("armor", "Write ASCII armor (base64 between BEGIN/END lines) for text channels."),
+        ] + MessageOptions.specs + [
+            .flag("armor", "Write ASCII armor (base64 between BEGIN/END lines) for text channels (container only)."),
         ],
         discussion: """
-        By default the output is an rsakit container: a header naming the recipient key, then
-        blocks whose framing detects reordering, splicing and truncation (see README).
-        With --raw, each block of k bytes carries at most k - 11 plaintext bytes.
+        By default the output is an rsakit container (version 2): a header naming the recipient
+        key and the padding, then blocks that nobody without the private key can forge, reorder,
+        splice or truncate undetected (see README). With --format raw (--raw), each k-byte block
+        carries at most k - 11 plaintext bytes (PKCS#1 v1.5) or k - 2 hLen - 2 (OAEP).
+        --format apple-aesgcm writes what SecKeyCreateEncryptedData makes with
+        kSecKeyAlgorithmRSAEncryptionOAEPSHA256AESGCM (--oaep-hash picks the SHA).
         """)
 
     let arguments: ParsedArguments
+    let format: RSAMessageFormat
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
@@ -29,9 +34,15 @@ struct EncryptCommand: RSAKitCommand {
         guard hasTag != hasKey else {
             throw UsageError(message: hasTag ? "give either --tag or --key, not both" : "missing --tag <TAG> or --key <FILE>", command: Self.spec.name)
         }
-        if arguments.flag("raw") && arguments.flag("armor") {
-            throw UsageError(message: "--armor applies to the rsakit container and cannot be combined with --raw", command: Self.spec.name)
+        let options = try MessageOptions(arguments, command: Self.spec.name)
+        if arguments.flag("armor") && (options.kind ?? .container) != .container {
+            let name = arguments.flag("raw") ? "--raw" : "--format \(options.kind!.rawValue)"
+            throw UsageError(message: "--armor applies to the rsakit container and cannot be combined with \(name)", command: Self.spec.name)
         }
+        if case let .oaep(parameters) = options.padding, !parameters.label.isEmpty, (options.kind ?? .container) == .container {
+            throw UsageError(message: "the rsakit container records OAEP with an empty label only; use --format raw for --label", command: Self.spec.name)
+        }
+        format = options.encryptionFormat(armored: arguments.flag("armor"))
     }
 
     func run() throws {
@@ -46,29 +57,12 @@ struct EncryptCommand: RSAKitCommand {
         let output = try OutputFile(arguments.value("out"), input: input)
         do {
             var source = FileDescriptorSource(fileDescriptor: input.fileDescriptor)
-            let sink = FileDescriptorSink(fileDescriptor: output.fileDescriptor)
-            if arguments.flag("armor") {
-                var armored = try ArmorEncodingSink(sink)
-                try encrypt(&source, &armored, key)
-                try armored.finish()
-            } else {
-                var plain = sink
-                try encrypt(&source, &plain, key)
-            }
+            var sink = FileDescriptorSink(fileDescriptor: output.fileDescriptor)
+            try RSAMessage.encrypt(from: &source, to: &sink, for: key, format: format)
             try output.commit()
         } catch {
             output.discard()
             throw error
-        }
-    }
-
-    private func encrypt<Source: RSAByteSource, Sink: RSAByteSink>(
-        _ source: inout Source, _ sink: inout Sink, _ key: RSAPublicKey
-    ) throws {
-        if arguments.flag("raw") {
-            try PKCS1v15Chunking.encrypt(from: &source, to: &sink, with: key)
-        } else {
-            try MessageContainer.encrypt(from: &source, to: &sink, with: key)
         }
     }
 }

@@ -13,7 +13,7 @@ protocol RSAKitCommand {
 enum RSAKitCommandLine {
     static let version = "0.1.0"
 
-    static let commands: [RSAKitCommand.Type] = [
+    nonisolated(unsafe) static let commands: [RSAKitCommand.Type] = [
         GenPairCommand.self, EncryptCommand.self, DecryptCommand.self, ImportCommand.self,
         ExportCommand.self, ListCommand.self, ShowCommand.self, DeleteCommand.self,
         SignCommand.self, VerifyCommand.self,

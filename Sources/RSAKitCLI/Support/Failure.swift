@@ -48,8 +48,15 @@ struct CLIFailure: Error, CustomStringConvertible {
         switch error {
         case .decryptionFailed, .ciphertextLengthInvalid, .containerInvalid, .malformedKey,
              .messageTooLong, .integerTooLarge, .messageRepresentativeOutOfRange, .invalidKey,
-             .malformedDER, .malformedPEM, .unsupportedKeyFormat, .keyTypeMismatch, .damagedItem:
+             .malformedDER, .malformedPEM, .unsupportedKeyFormat, .keyTypeMismatch, .damagedItem,
+             .encryptedForAnotherKey, .messageInvalid:
             return .dataError
+        case .recipientKeyNotFound:
+            return .notFound
+        case .messageFormatUnsupported, .messageNamesNoRecipient:
+            return .usage
+        case let .inputFileFailed(_, reason):
+            return reason == "no such file or directory" ? .notFound : .failure
         case .keyNotFound, .itemNotFound:
             return .notFound
         case .invalidTag, .invalidLabel:
@@ -62,6 +69,8 @@ struct CLIFailure: Error, CustomStringConvertible {
             return .usage
         case .digestLengthMismatch:
             return .dataError
+        case .outputFileIsInput:
+            return .usage
         default:
             return .failure
         }

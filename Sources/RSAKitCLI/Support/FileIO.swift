@@ -38,71 +38,36 @@ struct InputFile {
     }
 }
 
-/// The command's output: standard output (absent or `-`), or a file written through a
-/// temporary file in the same folder and renamed into place only on success, so that
-/// nothing is left at the path when the command fails.
+/// The command's output: standard output (absent or `-`), or a path opened with the
+/// library's safe rules (`RSAOutputFile`: temporary file renamed into place on success for
+/// regular files, in-place writes for devices, FIFOs and inherited descriptors, symbolic
+/// links followed, temporary removed on failure and on SIGINT/SIGTERM/SIGHUP/SIGPIPE).
 final class OutputFile {
-    let fileDescriptor: Int32
+    private let file: RSAOutputFile
+    var fileDescriptor: Int32 { file.fileDescriptor }
     let path: String?
-    private let temporaryPath: String?
-    private var finished = false
 
     /// - Parameters:
     ///   - path: the destination, or nil / "-" for standard output.
     ///   - input: the command's input, to refuse an output that is the same file.
-    ///   - mode: permissions for a new file (0600 for private keys).
+    ///   - mode: 0o600 for private-key exports (the finished file is always 0600); any other
+    ///     value keeps the usual rules (replaced file's bits, else 0666 less the umask).
     init(_ path: String?, input: InputFile?, mode: mode_t = 0o644) throws {
         guard let path, path != "-" else {
-            fileDescriptor = STDOUT_FILENO
+            file = RSAOutputFile.standardOutput()
             self.path = nil
-            temporaryPath = nil
             return
         }
-        var info = stat()
-        if stat(path, &info) == 0 {
-            if let identity = input?.identity, identity == (UInt(info.st_dev), UInt(info.st_ino)) {
-                throw CLIFailure("output file '\(path)' is the input file; write to another file", .usage)
-            }
-            if (info.st_mode & S_IFMT) == S_IFDIR {
-                throw CLIFailure("cannot write output file '\(path)': is a directory", .failure)
-            }
-        }
-        let url = URL(fileURLWithPath: path)
-        let folder = url.deletingLastPathComponent().path
-        let temporary = folder + "/." + url.lastPathComponent + ".rsakit-tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard fd >= 0 else {
-            let reason = String(cString: strerror(errno)).lowercased()
-            throw CLIFailure("cannot write output file '\(path)': \(reason)", .failure)
-        }
-        fileDescriptor = fd
+        file = try RSAOutputFile(path: path, permissions: mode == 0o600 ? .privateKey : .standard,
+                                 input: input?.fileDescriptor)
         self.path = path
-        temporaryPath = temporary
     }
 
-    /// Make the output visible: fsync and rename the temporary file onto the path.
-    func commit() throws {
-        finished = true
-        guard let temporaryPath, let path else { return }
-        defer { _ = Glibc.close(fileDescriptor) }
-        guard fsync(fileDescriptor) == 0, rename(temporaryPath, path) == 0 else {
-            let reason = String(cString: strerror(errno)).lowercased()
-            unlink(temporaryPath)
-            throw CLIFailure("cannot write output file '\(path)': \(reason)", .failure)
-        }
-    }
+    /// Make the output visible (rename the temporary file onto the path).
+    func commit() throws { try file.commit() }
 
     /// Remove the temporary file (on failure). Safe to call twice.
-    func discard() {
-        guard !finished else { return }
-        finished = true
-        if let temporaryPath {
-            _ = Glibc.close(fileDescriptor)
-            unlink(temporaryPath)
-        }
-    }
-
-    deinit { discard() }
+    func discard() { file.discard() }
 }
 
 /// A source that first yields bytes already read (a peeked prefix), then the inner source.

@@ -107,7 +107,7 @@ enum OpenSSL {
         process.arguments = arguments
         let stdin = Pipe(), stdout = Pipe()
         let errURL = TestKeys.scratch.appendingPathComponent("stderr-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let errHandle = try FileHandle(forWritingTo: errURL)
         defer { try? errHandle.close(); try? FileManager.default.removeItem(at: errURL) }
         process.standardInput = stdin
@@ -226,3 +226,25 @@ enum TestKeys {
 }
 
 var longTestsEnabled: Bool { ProcessInfo.processInfo.environment["RSAKIT_LONG_TESTS"] == "1" }
+
+/// Apple's RSA-OAEP + AES-GCM vectors: `apple/` beside `wycheproof/` in the folder named by
+/// $RSAKIT_VECTORS (which may name the vectors folder, `wycheproof/` or its `testvectors_v1/`),
+/// else ../shared/vectors/apple beside the package.
+enum AppleVectors {
+    static let fileName = "rsa_oaep_aesgcm_known_ciphertext.json"
+
+    static var directory: URL? {
+        var candidates: [URL] = []
+        if let env = ProcessInfo.processInfo.environment["RSAKIT_VECTORS"], !env.isEmpty {
+            let base = URL(fileURLWithPath: env)
+            candidates += [base.appendingPathComponent("apple"),
+                           base.deletingLastPathComponent().appendingPathComponent("apple"),
+                           base.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("apple")]
+        }
+        let packageRoot = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        candidates.append(packageRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors/apple"))
+        return candidates.first { FileManager.default.fileExists(atPath: $0.appendingPathComponent(fileName).path) }
+    }
+}

@@ -1,0 +1,293 @@
+/// The rsakit message container: RSA blocks behind a public header, with a frame inside
+/// every block's plaintext that binds the block to its message, its position, the end of
+/// the stream and (version 2) every header byte, and that nobody without the private key
+/// can forge (version 2).
+///
+/// Version 2 layout (written; all integers big-endian; documented for users in README.md):
+///
+///     header (64 bytes, not encrypted)
+///       0   8  magic            0x89 'R' 'S' 'A' 'K' 'I' 'T' 0x0A
+///       8   1  version          0x02
+///       9   1  padding scheme   0x01 = RSAES-PKCS1-v1_5 (RFC 8017 §7.2), 0x02 = RSAES-OAEP (§7.1)
+///      10   1  OAEP hash        hash id (0x01 SHA-1 ... 0x0B SHA3-512); 0x00 for PKCS#1 v1.5
+///      11   1  MGF1 hash        hash id; 0x00 for PKCS#1 v1.5
+///      12   1  OAEP label       0x00 = the empty label (the only value)
+///      13   1  reserved         0x00
+///      14   2  k                block size in bytes (modulus length of the recipient key)
+///      16  32  recipient        SHA-256 of the recipient's DER SubjectPublicKeyInfo
+///      48  16  message id       random, fresh for every message
+///     blocks, each exactly k bytes: the header's padding scheme applied to
+///       0  16  message secret   random, fresh for every message, the same in every block;
+///                               it appears nowhere outside the encrypted blocks
+///      16  32  header digest    SHA-256 of the 64 header bytes
+///      48   8  block index      0, 1, 2, ...
+///      56   1  flags            bit 0 set on the final block, other bits zero
+///      57   …  payload          0 to mLen - 57 bytes of the message (mLen: k - 11 for
+///                               PKCS#1 v1.5, k - 2 hLen - 2 for OAEP)
+///
+/// Why this resists forged blocks: a block only decrypts if its frame carries the secret of
+/// the other blocks, which someone holding only the public key never sees (it travels only
+/// inside RSA ciphertexts). The header digest binds every header byte (ids, fingerprint,
+/// scheme, k) to every block, so no header byte can change. The secret is compared in
+/// constant time. Limits: a holder of the public key can still write a whole new message
+/// (there is no sender authentication without a signature), and a decryption that fails
+/// part-way has already streamed the blocks before the bad one (discard them).
+///
+/// Version 1 (read only) has a 60-byte header (magic, 0x01, 0x01, k at 10, recipient at 12,
+/// message id at 44) and 17-byte frames (the first 8 bytes of the message id, index, flags):
+/// its frame holds nothing secret, so anyone with the public key can replace a block.
+public enum MessageContainer {
+    /// The 8-byte magic that starts every container.
+    public static let magic: [UInt8] = [0x89, 0x52, 0x53, 0x41, 0x4B, 0x49, 0x54, 0x0A]
+    /// The container format version this code writes (it also reads version 1).
+    public static let version: UInt8 = 2
+    /// Padding scheme identifier for RSAES-PKCS1-v1_5.
+    public static let paddingSchemePKCS1v15: UInt8 = 1
+    /// Padding scheme identifier for RSAES-OAEP (version 2).
+    public static let paddingSchemeOAEP: UInt8 = 2
+    /// Bytes in the header this code writes (version 2): 64.
+    public static let headerByteCount = 64
+    /// Bytes of framing inside each version 2 block's plaintext: 57.
+    public static let frameByteCount = 57
+    /// Bytes of the per-message secret in each version 2 frame: 16.
+    public static let secretByteCount = 16
+
+    /// Header bytes of a version: 60 for version 1, 64 for version 2.
+    public static func headerByteCount(version: UInt8) -> Int { version == 1 ? 60 : 64 }
+
+    /// Payload bytes per version 2 block for block size k and a padding: mLen - 57, where
+    /// mLen is k - 11 (PKCS#1 v1.5) or k - 2 hLen - 2 (OAEP). May be 0 or negative for keys
+    /// too small for the container.
+    public static func payloadByteCount(blockSize k: Int, padding: RSAEncryptionPadding = .pkcs1v15) -> Int {
+        let overhead: Int
+        switch padding {
+        case .pkcs1v15: overhead = EMEPKCS1v15.overheadByteCount
+        case let .oaep(parameters): overhead = 2 * parameters.hash.digestByteCount + 2
+        }
+        return k - overhead - frameByteCount
+    }
+
+    static let v1FrameByteCount = 17
+
+    /// True when `prefix` (the first bytes of an input) starts with the container magic.
+    public static func hasMagic(_ prefix: [UInt8]) -> Bool {
+        prefix.count >= magic.count && Array(prefix[0..<magic.count]) == magic
+    }
+
+    /// Encrypt a stream into a version 2 container for `key`.
+    ///
+    /// - Parameters:
+    ///   - source: the plaintext, any length.
+    ///   - sink: receives the 64-byte header, then ceil(max(1, length) / payload) blocks of k
+    ///     bytes (payload: ``payloadByteCount(blockSize:padding:)``).
+    ///   - key: the recipient's public key.
+    ///   - padding: RSAES-PKCS1-v1_5 (default) or RSAES-OAEP with an empty label (the header
+    ///     records the scheme and hashes, so decryption needs no options).
+    ///   - random: source of the message id, the message secret and the padding.
+    ///   - concurrency: worker threads.
+    /// - Returns: the number of blocks written.
+    /// - Throws: `RSAError.keySizeUnsupported` when a block cannot carry one payload byte
+    ///   (or k > 65535); `RSAError.messageFormatUnsupported` for an OAEP label (the container
+    ///   records only the empty label); I/O errors of source or sink.
+    @discardableResult
+    public static func encrypt<Source: RSAByteSource, Sink: RSAByteSink>(
+        from source: inout Source, to sink: inout Sink, with key: RSAPublicKey,
+        padding: RSAEncryptionPadding = .pkcs1v15,
+        random: RSARandomSource = SystemRandomSource(),
+        concurrency: Int = PKCS1v15Chunking.defaultConcurrency
+    ) throws -> UInt64 {
+        if case let .oaep(parameters) = padding, !parameters.label.isEmpty {
+            throw RSAError.messageFormatUnsupported(
+                reason: "the rsakit container records OAEP with an empty label only; use raw blocks for a label")
+        }
+        let k = key.modulusByteCount
+        let payload = payloadByteCount(blockSize: k, padding: padding)
+        guard payload >= 1, k <= 0xFFFF else {
+            throw RSAError.keySizeUnsupported(bits: key.modulusBitCount, reason: "too small for the rsakit container with \(padding) padding")
+        }
+        let header = Header(padding: padding, blockSize: k, recipientFingerprint: key.fingerprint,
+                            messageID: random.bytes(16))
+        try sink.write(header.bytes)
+        let digest = header.digest
+        let secret = SecretBytes(random: random, count: secretByteCount)
+        let pipeline = BlockPipeline(inputBlockSize: payload, concurrency: max(1, concurrency))
+        let random = random
+        return try pipeline.run(
+            source: &source, sink: &sink, finalBlock: .mayBeShort, emitBlockForEmptyInput: true
+        ) { block in
+            // frame = secret (16) || SHA-256(header) (32) || index (8) || flags (1) || payload
+            var frame = secret.array
+            frame.reserveCapacity(frameByteCount + block.bytes.count)
+            frame += digest
+            appendBigEndian(block.index, to: &frame)
+            frame.append(block.isFinal ? 0x01 : 0x00)
+            frame.append(contentsOf: block.bytes)
+            defer { wipe(&frame) }
+            return try key.encrypt(frame, padding: padding, random: random)
+        }.blockCount
+    }
+
+    /// Decrypt the blocks of a container whose header has already been read.
+    ///
+    /// - Parameters:
+    ///   - header: the parsed header (version 1 or 2); its fingerprint and k must match `key`.
+    ///   - source: positioned just after the header.
+    ///   - sink: receives the payloads in order; on failure, discard what was written.
+    ///   - key: the recipient's private key.
+    ///   - random: source of blinding factors.
+    ///   - concurrency: worker threads.
+    /// - Returns: the number of blocks decrypted.
+    /// - Throws: `RSAError.encryptedForAnotherKey` (with the header's fingerprint) when the
+    ///   fingerprint is not the key's, before any private-key operation;
+    ///   `RSAError.containerInvalid` when k differs from the key's;
+    ///   `RSAError.ciphertextLengthInvalid` for a body that is not whole blocks;
+    ///   `RSAError.decryptionFailed` for any block that fails to decrypt or whose frame does
+    ///   not match (one opaque error for all), including an empty body (no final block).
+    @discardableResult
+    public static func decrypt<Source: RSAByteSource, Sink: RSAByteSink>(
+        header: Header, from source: inout Source, to sink: inout Sink, with key: RSAPrivateKey,
+        random: RSARandomSource = SystemRandomSource(),
+        concurrency: Int = PKCS1v15Chunking.defaultConcurrency
+    ) throws -> UInt64 {
+        let k = key.modulusByteCount
+        // Checked before any private-key operation.
+        guard header.recipientFingerprint == key.publicKey.fingerprint else {
+            throw RSAError.encryptedForAnotherKey(expected: header.recipientFingerprint)
+        }
+        guard header.blockSize == k else {
+            throw RSAError.containerInvalid(reason: "block size \(header.blockSize) does not match the key's \(k)")
+        }
+        if let total = source.remainingByteCount, total % k != 0 {
+            throw RSAError.ciphertextLengthInvalid(byteCount: total, blockSize: k)
+        }
+        let pipeline = BlockPipeline(inputBlockSize: k, concurrency: max(1, concurrency))
+        let count: UInt64
+        if header.version == 1 {
+            count = try decryptVersion1(header, &source, &sink, key, random, pipeline)
+        } else {
+            var checking = SecretCheckingSink(inner: sink)
+            defer { sink = checking.inner }
+            count = try decryptVersion2(header, &source, &checking, key, random, pipeline)
+        }
+        // An empty body has no final block: truncated.
+        guard count > 0 else { throw RSAError.decryptionFailed }
+        return count
+    }
+
+    private static func decryptVersion2<Source: RSAByteSource, Sink: RSAByteSink>(
+        _ header: Header, _ source: inout Source, _ sink: inout Sink, _ key: RSAPrivateKey,
+        _ random: RSARandomSource, _ pipeline: BlockPipeline
+    ) throws -> UInt64 {
+        let digest = header.digest
+        let padding = header.padding
+        let fullPayload = payloadByteCount(blockSize: header.blockSize, padding: padding)
+        return try pipeline.run(
+            source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false
+        ) { block in
+            var frame = try key.decrypt(Array(block.bytes), padding: padding, random: random)
+            defer { wipe(&frame) }
+            guard frame.count >= frameByteCount else { throw RSAError.decryptionFailed }
+            let payloadCount = frame.count - frameByteCount
+            // The digest, index and flags are not secret (an attacker may choose them in a
+            // block of their own); the secret is checked in constant time by the sink.
+            guard constantTimeEqual(frame[16..<48], digest[...]),
+                  readBigEndian(frame[48..<56]) == block.index,
+                  frame[56] == (block.isFinal ? 0x01 : 0x00),
+                  block.isFinal || payloadCount == fullPayload
+            else { throw RSAError.decryptionFailed }
+            // Hand the secret and the payload to SecretCheckingSink, which compares the secret
+            // with block 0's before it writes the payload.
+            return Array(frame[0..<secretByteCount]) + Array(frame[frameByteCount...])
+        }.blockCount
+    }
+
+    private static func decryptVersion1<Source: RSAByteSource, Sink: RSAByteSink>(
+        _ header: Header, _ source: inout Source, _ sink: inout Sink, _ key: RSAPrivateKey,
+        _ random: RSARandomSource, _ pipeline: BlockPipeline
+    ) throws -> UInt64 {
+        let shortID = Array(header.messageID[0..<8])
+        let fullPayload = header.blockSize - EMEPKCS1v15.overheadByteCount - v1FrameByteCount
+        return try pipeline.run(
+            source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false
+        ) { block in
+            var frame = try key.decrypt(Array(block.bytes), random: random)
+            defer { wipe(&frame) }
+            guard frame.count >= v1FrameByteCount else { throw RSAError.decryptionFailed }
+            let payloadCount = frame.count - v1FrameByteCount
+            // Version 1 frames hold only public values: all fail the same way.
+            guard Array(frame[0..<8]) == shortID,
+                  readBigEndian(frame[8..<16]) == block.index,
+                  frame[16] == (block.isFinal ? 0x01 : 0x00),
+                  block.isFinal || payloadCount == fullPayload
+            else { throw RSAError.decryptionFailed }
+            return Array(frame[v1FrameByteCount...])
+        }.blockCount
+    }
+
+    /// Encrypt `plaintext` held in memory into a version 2 container.
+    /// - Returns: the whole container (64 + blocks * k bytes).
+    /// - Throws: as the streaming form.
+    public static func encrypt(
+        _ plaintext: [UInt8], to key: RSAPublicKey, padding: RSAEncryptionPadding = .pkcs1v15,
+        random: RSARandomSource = SystemRandomSource()
+    ) throws -> [UInt8] {
+        var source = ArrayByteSource(plaintext)
+        var sink = ArrayByteSink()
+        try encrypt(from: &source, to: &sink, with: key, padding: padding, random: random)
+        return sink.bytes
+    }
+
+    /// Decrypt a whole container (version 1 or 2) held in memory; nothing is returned unless
+    /// every block checks.
+    /// - Throws: `RSAError.containerInvalid` for a bad header, and every error of the
+    ///   streaming ``decrypt(header:from:to:with:random:concurrency:)``.
+    public static func decrypt(_ container: [UInt8], with key: RSAPrivateKey) throws -> [UInt8] {
+        let header = try Header(parsing: container)
+        var source = ArrayByteSource(Array(container[header.byteCount...]))
+        var sink = ArrayByteSink()
+        try decrypt(header: header, from: &source, to: &sink, with: key)
+        return sink.bytes
+    }
+}
+
+/// Receives `secret || payload` per block (in order) and writes the payload only when the
+/// secret equals block 0's, compared in constant time.
+struct SecretCheckingSink<Inner: RSAByteSink>: RSAByteSink {
+    var inner: Inner
+    private var expected: SecretBytes?
+
+    init(inner: Inner) { self.inner = inner }
+
+    mutating func write(_ bytes: [UInt8]) throws {
+        var bytes = bytes
+        defer { wipe(&bytes) }
+        let n = MessageContainer.secretByteCount
+        guard bytes.count >= n else { throw RSAError.decryptionFailed }
+        if let expected {
+            guard expected.isEqual(to: bytes[0..<n]) else { throw RSAError.decryptionFailed }
+        } else {
+            expected = SecretBytes(copying: bytes[0..<n])
+        }
+        try inner.write(Array(bytes[n...]))
+    }
+}
+
+/// Append `value` as 8 big-endian bytes.
+func appendBigEndian(_ value: UInt64, to bytes: inout [UInt8]) {
+    for shift in stride(from: 56, through: 0, by: -8) {
+        bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+    }
+}
+
+/// The big-endian integer in `bytes` (at most 8).
+func readBigEndian(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+    bytes.reduce(0) { $0 << 8 | UInt64($1) }
+}
+
+/// Equal length and contents, without a branch on the contents.
+func constantTimeEqual(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
+    guard a.count == b.count else { return false }
+    var difference: UInt8 = 0
+    for (x, y) in zip(a, b) { difference |= x ^ y }
+    return difference == 0
+}

@@ -1,0 +1,61 @@
+/// How a message is written: the rsakit container (optionally armored), raw RSA blocks, or
+/// Apple's RSA-OAEP + AES-GCM, each with its padding.
+///
+/// Made with the factory functions, which only allow combinations that exist:
+/// `.container()`, `.container(padding: .oaep(RSAOAEPParameters()), armored: true)`,
+/// `.rawBlocks(padding: .pkcs1v15)`, `.appleAESGCM(hash: .sha256)`.
+public struct RSAMessageFormat: Sendable, Hashable, CustomStringConvertible {
+    /// The three formats; the raw values are the CLI's `--format` names.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// The rsakit container, version 2 (``MessageContainer``).
+        case container
+        /// Concatenated k-byte blocks (``RSARawBlocks``).
+        case raw
+        /// Apple's `kSecKeyAlgorithmRSAEncryptionOAEPSHA*AESGCM` (``RSAAppleAESGCM``).
+        case appleAESGCM = "apple-aesgcm"
+    }
+
+    /// Which format.
+    public let kind: Kind
+    /// The RSA padding of the blocks (for Apple's format: OAEP with hash = MGF1 hash, empty label).
+    public let padding: RSAEncryptionPadding
+    /// True for ASCII armor around a container (``RSAArmor``).
+    public let armored: Bool
+
+    private init(kind: Kind, padding: RSAEncryptionPadding, armored: Bool) {
+        self.kind = kind
+        self.padding = padding
+        self.armored = armored
+    }
+
+    /// The rsakit container, version 2; its header records the padding, so decryption needs
+    /// no options. OAEP labels must be empty (the header records no label).
+    public static func container(padding: RSAEncryptionPadding = .pkcs1v15, armored: Bool = false) -> RSAMessageFormat {
+        RSAMessageFormat(kind: .container, padding: padding, armored: armored)
+    }
+
+    /// Raw k-byte blocks with `padding` (PKCS#1 v1.5 by default; OAEP with any hashes and label).
+    public static func rawBlocks(padding: RSAEncryptionPadding = .pkcs1v15) -> RSAMessageFormat {
+        RSAMessageFormat(kind: .raw, padding: padding, armored: false)
+    }
+
+    /// Apple's RSA-OAEP + AES-GCM with `hash` (SHA-1, -224, -256, -384 or -512) for OAEP and MGF1.
+    public static func appleAESGCM(hash: RSAHashAlgorithm = .sha256) -> RSAMessageFormat {
+        RSAMessageFormat(kind: .appleAESGCM, padding: .oaep(RSAOAEPParameters(hash: hash, mgf1Hash: hash, label: [])), armored: false)
+    }
+
+    /// The OAEP hash of Apple's format (SHA-256 if the padding is not OAEP).
+    var appleHash: RSAHashAlgorithm {
+        if case let .oaep(parameters) = padding { return parameters.hash }
+        return .sha256
+    }
+
+    /// For example "container (PKCS#1 v1.5, armored)".
+    public var description: String {
+        switch kind {
+        case .container: return "container (\(padding)\(armored ? ", armored" : ""))"
+        case .raw: return "raw blocks (\(padding))"
+        case .appleAESGCM: return "Apple RSA-OAEP + AES-GCM (\(appleHash.rawValue))"
+        }
+    }
+}
