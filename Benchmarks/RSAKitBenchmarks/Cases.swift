@@ -69,7 +69,7 @@ struct BenchmarkSuite {
         guard anchor.result == key.ciphertext else {
             throw BenchmarkFailure(description: "anchor-public at \(key.bits) bits gives a wrong result")
         }
-        guard try publicKey.rsaep(encoded) == key.ciphertext else {
+        guard try RSAHazmat.rsaep(encoded, key: publicKey) == key.ciphertext else {
             throw BenchmarkFailure(description: "public-raw at \(key.bits) bits gives a wrong result")
         }
         guard try key.privateKey.decrypt(try publicKey.encrypt(message)) == message else {
@@ -78,7 +78,7 @@ struct BenchmarkSuite {
         let operations = [
             TimedOperation(name: "anchor-public") { anchor.run($0) },
             TimedOperation(name: "public-raw") { count in
-                for _ in 0..<count { BlackHole.consume(try publicKey.rsaep(encoded)) }
+                for _ in 0..<count { BlackHole.consume(try RSAHazmat.rsaep(encoded, key: publicKey)) }
             },
             TimedOperation(name: "encrypt") { count in
                 for _ in 0..<count { BlackHole.consume(try publicKey.encrypt(message)) }
@@ -118,7 +118,7 @@ struct BenchmarkSuite {
                 for _ in 0..<count { BlackHole.consume(try publicKey.encrypt(message)) }
             },
             TimedOperation(name: "public-raw-beside-openssl") { count in
-                for _ in 0..<count { BlackHole.consume(try publicKey.rsaep(encoded)) }
+                for _ in 0..<count { BlackHole.consume(try RSAHazmat.rsaep(encoded, key: publicKey)) }
             },
         ]
         let seconds = Double(options.opensslSeconds) / 2
@@ -219,10 +219,10 @@ struct BenchmarkSuite {
     /// anchor's ratio is what this machine gives to that many threads of pure GMP work right
     /// now, the ceiling for the chunked ratio.
     func runChunked(_ key: BenchmarkKey) throws {
-        let threads = PKCS1v15Chunking.defaultConcurrency
+        let threads = RSAPKCS1v15Chunking.defaultConcurrency
         let k = key.publicKey.modulusByteCount
         let plaintext = SystemRandomSource().bytesForBenchmark(options.chunkByteCount)
-        let ciphertext = try PKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: threads)
+        let ciphertext = try RSAPKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: threads)
         let blocks = (plaintext.count + key.publicKey.maximumMessageByteCount - 1) / key.publicKey.maximumMessageByteCount
         guard ciphertext.count == blocks * k else {
             throw BenchmarkFailure(description: "chunked encrypt at \(key.bits) bits: wrong output length")
@@ -232,8 +232,8 @@ struct BenchmarkSuite {
         let prefix = Array(plaintext.prefix(Swift.max(1, plaintext.count / 16)))
         let cipherPrefix = Array(ciphertext.prefix(Swift.max(1, blocks / 16) * k))
         for concurrency in [1, threads] {
-            _ = try PKCS1v15Chunking.encrypt(prefix, with: key.publicKey, concurrency: concurrency)
-            guard try PKCS1v15Chunking.decrypt(cipherPrefix, with: key.privateKey, concurrency: concurrency)
+            _ = try RSAPKCS1v15Chunking.encrypt(prefix, with: key.publicKey, concurrency: concurrency)
+            guard try RSAPKCS1v15Chunking.decrypt(cipherPrefix, with: key.privateKey, concurrency: concurrency)
                     == Array(plaintext.prefix(cipherPrefix.count / k * key.publicKey.maximumMessageByteCount)) else {
                 throw BenchmarkFailure(description: "chunked decrypt at \(key.bits) bits does not give the plaintext back")
             }
@@ -258,14 +258,14 @@ struct BenchmarkSuite {
             for concurrency in [1, threads] {
                 let suffix = concurrency == 1 ? "1t" : "all"
                 try measure("chunked-encrypt-" + suffix) {
-                    let output = try PKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: concurrency)
+                    let output = try RSAPKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: concurrency)
                     guard output.count == ciphertext.count else {
                         throw BenchmarkFailure(description: "chunked encrypt at \(key.bits) bits: wrong output length")
                     }
                     return megabytes
                 }
                 try measure("chunked-decrypt-" + suffix) {
-                    let output = try PKCS1v15Chunking.decrypt(ciphertext, with: key.privateKey, concurrency: concurrency)
+                    let output = try RSAPKCS1v15Chunking.decrypt(ciphertext, with: key.privateKey, concurrency: concurrency)
                     guard output == plaintext else {
                         throw BenchmarkFailure(description: "chunked decrypt at \(key.bits) bits does not give the plaintext back")
                     }
@@ -289,7 +289,7 @@ struct BenchmarkSuite {
                 what = "C anchor CRT exponentiation (mpz_powm_sec), \(anchorCount) per thread, \(threadText), aggregate ops/s"
             } else {
                 let verb = name.contains("encrypt") ? "encrypt" : "decrypt"
-                what = "PKCS1v15Chunking.\(verb) of a \(size) buffer in memory, \(threadText); MB = 10^6 plaintext bytes"
+                what = "RSAPKCS1v15Chunking.\(verb) of a \(size) buffer in memory, \(threadText); MB = 10^6 plaintext bytes"
             }
             reporter.record(CaseResult(
                 name: name, bits: key.bits, unit: name.hasPrefix("anchor") ? "ops/s" : "MB/s",

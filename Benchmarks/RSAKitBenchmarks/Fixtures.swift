@@ -47,8 +47,8 @@ enum Fixtures {
         guard try key.decrypt(ciphertext) == message else {
             throw BenchmarkFailure(description: "rsa\(bits): decrypt(encrypt(m)) != m")
         }
-        let encoded = try key.rsadp(ciphertext)
-        guard try key.publicKey.rsaep(encoded) == ciphertext else {
+        let encoded = try RSAHazmat.rsadp(ciphertext, key: key)
+        guard try RSAHazmat.rsaep(encoded, key: key.publicKey) == ciphertext else {
             throw BenchmarkFailure(description: "rsa\(bits): RSAEP(RSADP(c)) != c")
         }
         return BenchmarkKey(bits: bits, privateKey: key, message: message, ciphertext: ciphertext,

@@ -39,7 +39,7 @@ enum OneCase {
         }
         let directory = options.keysDirectory ?? Fixtures.defaultKeysDirectory()
         let key = try Fixtures.load(bits: bits, directory: directory)
-        let threads = PKCS1v15Chunking.defaultConcurrency
+        let threads = RSAPKCS1v15Chunking.defaultConcurrency
         switch name {
         case "anchor-crt":
             let anchor = try AnchorCRT(key)
@@ -52,18 +52,18 @@ enum OneCase {
             let anchor = try AnchorPublic(key)
             return { anchor.run(1) }
         case "public-raw":
-            return { BlackHole.consume(try key.publicKey.rsaep(key.encodedMessage)) }
+            return { BlackHole.consume(try RSAHazmat.rsaep(key.encodedMessage, key: key.publicKey)) }
         case "encrypt":
             return { BlackHole.consume(try key.publicKey.encrypt(key.message)) }
         case "chunked-encrypt-1t", "chunked-encrypt-all":
             let plaintext = SystemRandomSource().bytesForBenchmark(options.chunkByteCount)
             let concurrency = name.hasSuffix("1t") ? 1 : threads
-            return { BlackHole.consume(try PKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: concurrency)) }
+            return { BlackHole.consume(try RSAPKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: concurrency)) }
         case "chunked-decrypt-1t", "chunked-decrypt-all":
             let plaintext = SystemRandomSource().bytesForBenchmark(options.chunkByteCount)
-            let ciphertext = try PKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: threads)
+            let ciphertext = try RSAPKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: threads)
             let concurrency = name.hasSuffix("1t") ? 1 : threads
-            return { BlackHole.consume(try PKCS1v15Chunking.decrypt(ciphertext, with: key.privateKey, concurrency: concurrency)) }
+            return { BlackHole.consume(try RSAPKCS1v15Chunking.decrypt(ciphertext, with: key.privateKey, concurrency: concurrency)) }
         default:
             throw UsageError(description: "unknown case '\(name)'")
         }

@@ -18,7 +18,7 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
     var meta = RunMetadata(
         date: ISO8601DateFormatter().string(from: Date()),
         mode: options.quick ? "quick" : "full",
-        processors: PKCS1v15Chunking.defaultConcurrency,
+        processors: RSAPKCS1v15Chunking.defaultConcurrency,
         cpuModel: cpuModelName(),
         gmpVersion: String(cString: rsakit_bench_gmp_version()),
         openssl: peer?.version,

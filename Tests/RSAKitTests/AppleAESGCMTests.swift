@@ -44,8 +44,8 @@ final class AppleAESGCMTests: XCTestCase {
             let hash = try hash(of: vector.algorithm)
             XCTAssertEqual(ciphertext.count, key.modulusByteCount + expected.count + 16, vector.algorithm)
             let inMemory = try RSAAppleAESGCM.decrypt(ciphertext, with: key, hash: hash)
-            var source = ArrayByteSource(ciphertext)
-            var sink = ArrayByteSink()
+            var source = RSAArrayByteSource(ciphertext)
+            var sink = RSAArrayByteSink()
             try RSAAppleAESGCM.decrypt(from: &source, to: &sink, with: key, hash: hash)
             let viaMessage = try RSAMessage.decrypt(ciphertext, with: key, format: .appleAESGCM(hash: hash))
             XCTAssertEqual(inMemory, expected, vector.algorithm)
@@ -121,8 +121,8 @@ final class AppleAESGCMTests: XCTestCase {
             ("key", good, other, .sha256), ("hash", good, key, .sha1), ("hash", good, key, .sha512),
         ]
         for (what, message, decryptor, hash) in cases {
-            var source = ArrayByteSource(message)
-            var sink = ArrayByteSink()
+            var source = RSAArrayByteSource(message)
+            var sink = RSAArrayByteSink()
             XCTAssertThrowsError(try RSAAppleAESGCM.decrypt(from: &source, to: &sink, with: decryptor, hash: hash), what) { error in
                 XCTAssertEqual(error as? RSAError, .decryptionFailed, what)
             }
@@ -139,7 +139,7 @@ final class AppleAESGCMTests: XCTestCase {
 
     /// A sink that records the largest single write.
     struct CountingSink: RSAByteSink {
-        var inner = ArrayByteSink()
+        var inner = RSAArrayByteSink()
         var largestWrite = 0
         mutating func write(_ bytes: [UInt8]) throws {
             largestWrite = max(largestWrite, bytes.count)
@@ -153,7 +153,7 @@ final class AppleAESGCMTests: XCTestCase {
         let message = try RSAAppleAESGCM.encrypt(plaintext, to: key.publicKey)
         let folder = TestKeys.scratch.appendingPathComponent("spool-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        var source = ArrayByteSource(message)
+        var source = RSAArrayByteSource(message)
         var sink = CountingSink()
         try RSAAppleAESGCM.decrypt(from: &source, to: &sink, with: key, temporaryDirectory: folder.path)
         XCTAssertEqual(sink.inner.bytes, plaintext)

@@ -39,7 +39,7 @@ final class ArmorTests: XCTestCase {
         let plaintext = Array("a note for a text channel".utf8)
         let armored = try RSAMessage.encrypt(plaintext, for: key.publicKey, format: .container(armored: true))
         XCTAssertTrue(String(decoding: armored, as: UTF8.self).hasPrefix("-----BEGIN RSAKIT MESSAGE-----\n"))
-        XCTAssertTrue(MessageContainer.hasMagic(try RSAArmor.decode(armored)))
+        XCTAssertTrue(RSAMessageContainer.hasMagic(try RSAArmor.decode(armored)))
         let pasted = Array("Hi,\n\nhere it is:\n\n".utf8) + armored
         XCTAssertEqual(try RSAMessage.decrypt(pasted, with: key), plaintext)
         XCTAssertEqual(RSAMessage.recipientFingerprint(of: pasted), key.publicKey.fingerprint)

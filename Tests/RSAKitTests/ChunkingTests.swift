@@ -13,10 +13,10 @@ final class ChunkingTests: XCTestCase {
         let m = k - 11
         for length in [0, 1, m, m + 1, 2 * m, 2 * m + 1] {
             let plaintext = message(length)
-            let ciphertext = try PKCS1v15Chunking.encrypt(plaintext, with: key.publicKey)
+            let ciphertext = try RSAPKCS1v15Chunking.encrypt(plaintext, with: key.publicKey)
             let blocks = (length + m - 1) / m
             XCTAssertEqual(ciphertext.count, blocks * k, "\(key.modulusBitCount) bits, length \(length)", line: line)
-            XCTAssertEqual(try PKCS1v15Chunking.decrypt(ciphertext, with: key), plaintext,
+            XCTAssertEqual(try RSAPKCS1v15Chunking.decrypt(ciphertext, with: key), plaintext,
                            "\(key.modulusBitCount) bits, length \(length)", line: line)
             // Each block decrypts alone with the one-block API, carrying at most k - 11 bytes.
             for b in 0..<blocks {
@@ -44,15 +44,15 @@ final class ChunkingTests: XCTestCase {
 
     func testEmptyInputGivesEmptyOutput() throws {
         let key = try TestKeys.generated(bits: 1024)
-        XCTAssertEqual(try PKCS1v15Chunking.encrypt([], with: key.publicKey), [])
-        XCTAssertEqual(try PKCS1v15Chunking.decrypt([], with: key), [])
+        XCTAssertEqual(try RSAPKCS1v15Chunking.encrypt([], with: key.publicKey), [])
+        XCTAssertEqual(try RSAPKCS1v15Chunking.decrypt([], with: key), [])
     }
 
     func testDecrypt_RejectsLengthNotMultipleOfK() throws {
         let key = try TestKeys.generated(bits: 1024)
-        let ciphertext = try PKCS1v15Chunking.encrypt(message(300), with: key.publicKey)
+        let ciphertext = try RSAPKCS1v15Chunking.encrypt(message(300), with: key.publicKey)
         for bad in [Array(ciphertext.dropLast()), ciphertext + [0], Array(ciphertext.prefix(5))] {
-            XCTAssertThrowsError(try PKCS1v15Chunking.decrypt(bad, with: key)) { error in
+            XCTAssertThrowsError(try RSAPKCS1v15Chunking.decrypt(bad, with: key)) { error in
                 XCTAssertEqual(error as? RSAError, .ciphertextLengthInvalid(byteCount: bad.count, blockSize: 128))
             }
         }
@@ -60,7 +60,7 @@ final class ChunkingTests: XCTestCase {
 
     /// A source that hides its length and returns short reads, like a pipe.
     struct TrickleSource: RSAByteSource {
-        var inner: ArrayByteSource
+        var inner: RSAArrayByteSource
         var step = 0
         mutating func read(upTo maximumCount: Int) throws -> [UInt8] {
             step += 1
@@ -70,7 +70,7 @@ final class ChunkingTests: XCTestCase {
 
     /// A sink that counts the most bytes it was handed in one write.
     struct CountingSink: RSAByteSink {
-        var inner = ArrayByteSink()
+        var inner = RSAArrayByteSink()
         var largestWrite = 0
         mutating func write(_ bytes: [UInt8]) throws {
             largestWrite = max(largestWrite, bytes.count)
@@ -81,28 +81,28 @@ final class ChunkingTests: XCTestCase {
     func testStreaming_ShortReadsParallelAndSerialAgree() throws {
         let key = try TestKeys.generated(bits: 1024)
         let plaintext = message(117 * 150 + 17)
-        var source = TrickleSource(inner: ArrayByteSource(plaintext))
+        var source = TrickleSource(inner: RSAArrayByteSource(plaintext))
         var sink = CountingSink()
-        let blocks = try PKCS1v15Chunking.encrypt(from: &source, to: &sink, with: key.publicKey, concurrency: 2)
+        let blocks = try RSAPKCS1v15Chunking.encrypt(from: &source, to: &sink, with: key.publicKey, concurrency: 2)
         XCTAssertEqual(blocks, 151)
         XCTAssertEqual(sink.inner.bytes.count, 151 * 128)
         // Output is written per block, never as one whole-stream buffer.
         XCTAssertEqual(sink.largestWrite, 128)
 
         for concurrency in [1, 2, 3] {
-            var cSource = TrickleSource(inner: ArrayByteSource(sink.inner.bytes))
-            var out = ArrayByteSink()
-            XCTAssertEqual(try PKCS1v15Chunking.decrypt(from: &cSource, to: &out, with: key, concurrency: concurrency), 151)
+            var cSource = TrickleSource(inner: RSAArrayByteSource(sink.inner.bytes))
+            var out = RSAArrayByteSink()
+            XCTAssertEqual(try RSAPKCS1v15Chunking.decrypt(from: &cSource, to: &out, with: key, concurrency: concurrency), 151)
             XCTAssertEqual(out.bytes, plaintext, "concurrency \(concurrency)")
         }
     }
 
     func testStreaming_PipeWithShortTailFailsBeforeDecryptingThatBatch() throws {
         let key = try TestKeys.generated(bits: 1024)
-        let ciphertext = try PKCS1v15Chunking.encrypt(message(117 * 3), with: key.publicKey) + [1, 2, 3]
-        var source = TrickleSource(inner: ArrayByteSource(ciphertext))
-        var sink = ArrayByteSink()
-        XCTAssertThrowsError(try PKCS1v15Chunking.decrypt(from: &source, to: &sink, with: key)) { error in
+        let ciphertext = try RSAPKCS1v15Chunking.encrypt(message(117 * 3), with: key.publicKey) + [1, 2, 3]
+        var source = TrickleSource(inner: RSAArrayByteSource(ciphertext))
+        var sink = RSAArrayByteSink()
+        XCTAssertThrowsError(try RSAPKCS1v15Chunking.decrypt(from: &source, to: &sink, with: key)) { error in
             XCTAssertEqual(error as? RSAError, .ciphertextLengthInvalid(byteCount: 3 * 128 + 3, blockSize: 128))
         }
         XCTAssertEqual(sink.bytes, [], "nothing decrypted from the batch holding the short tail")
@@ -110,9 +110,9 @@ final class ChunkingTests: XCTestCase {
 
     func testDecrypt_CorruptBlockFailsOpaquely() throws {
         let key = try TestKeys.generated(bits: 1024)
-        var ciphertext = try PKCS1v15Chunking.encrypt(message(1000), with: key.publicKey)
+        var ciphertext = try RSAPKCS1v15Chunking.encrypt(message(1000), with: key.publicKey)
         ciphertext[128 * 3 + 50] ^= 0x01
-        XCTAssertThrowsError(try PKCS1v15Chunking.decrypt(ciphertext, with: key)) { error in
+        XCTAssertThrowsError(try RSAPKCS1v15Chunking.decrypt(ciphertext, with: key)) { error in
             XCTAssertEqual(error as? RSAError, .decryptionFailed)
         }
     }
@@ -129,22 +129,22 @@ final class ChunkingTests: XCTestCase {
         let input = open(plainURL.path, O_RDONLY)
         let output = open(cipherURL.path, O_WRONLY | O_TRUNC)
         defer { close(input); close(output) }
-        var source = FileDescriptorSource(fileDescriptor: input)
+        var source = RSAFileDescriptorSource(fileDescriptor: input)
         XCTAssertEqual(source.remainingByteCount, 100_000)
-        var sink = FileDescriptorSink(fileDescriptor: output)
-        let blocks = try PKCS1v15Chunking.encrypt(from: &source, to: &sink, with: key.publicKey)
+        var sink = RSAFileDescriptorSink(fileDescriptor: output)
+        let blocks = try RSAPKCS1v15Chunking.encrypt(from: &source, to: &sink, with: key.publicKey)
         XCTAssertEqual(blocks, UInt64((100_000 + 244) / 245))
         let ciphertext = [UInt8](try Data(contentsOf: cipherURL))
         XCTAssertEqual(ciphertext.count, Int(blocks) * 256)
-        XCTAssertEqual(try PKCS1v15Chunking.decrypt(ciphertext, with: key), plaintext)
+        XCTAssertEqual(try RSAPKCS1v15Chunking.decrypt(ciphertext, with: key), plaintext)
 
         // A truncated file is rejected from its size before any private-key operation.
         try Data(ciphertext.dropLast(7)).write(to: cipherURL)
         let truncated = open(cipherURL.path, O_RDONLY)
         defer { close(truncated) }
-        var tSource = FileDescriptorSource(fileDescriptor: truncated)
-        var sinkMemory = ArrayByteSink()
-        XCTAssertThrowsError(try PKCS1v15Chunking.decrypt(from: &tSource, to: &sinkMemory, with: key)) { error in
+        var tSource = RSAFileDescriptorSource(fileDescriptor: truncated)
+        var sinkMemory = RSAArrayByteSink()
+        XCTAssertThrowsError(try RSAPKCS1v15Chunking.decrypt(from: &tSource, to: &sinkMemory, with: key)) { error in
             XCTAssertEqual(error as? RSAError, .ciphertextLengthInvalid(byteCount: ciphertext.count - 7, blockSize: 256))
         }
     }

@@ -4,14 +4,14 @@ import XCTest
 /// The rsakit container, version 2: round trips, layout, and every tampering the frame detects.
 final class ContainerTests: XCTestCase {
     func seal(_ plaintext: [UInt8], _ key: RSAPrivateKey, padding: RSAEncryptionPadding = .pkcs1v15) throws -> [UInt8] {
-        try MessageContainer.encrypt(plaintext, to: key.publicKey, padding: padding)
+        try RSAMessageContainer.encrypt(plaintext, to: key.publicKey, padding: padding)
     }
 
     func open(_ container: [UInt8], _ key: RSAPrivateKey, concurrency: Int = 2) throws -> [UInt8] {
-        let header = try MessageContainer.Header(parsing: container)
-        var source = ArrayByteSource(Array(container[header.byteCount...]))
-        var sink = ArrayByteSink()
-        try MessageContainer.decrypt(header: header, from: &source, to: &sink, with: key, concurrency: concurrency)
+        let header = try RSAMessageContainer.Header(parsing: container)
+        var source = RSAArrayByteSource(Array(container[header.byteCount...]))
+        var sink = RSAArrayByteSink()
+        try RSAMessageContainer.decrypt(header: header, from: &source, to: &sink, with: key, concurrency: concurrency)
         return sink.bytes
     }
 
@@ -28,14 +28,14 @@ final class ContainerTests: XCTestCase {
 
     func testRoundTrip_Lengths() throws {
         let key = try TestKeys.generated(bits: 1024)
-        let payload = MessageContainer.payloadByteCount(blockSize: 128)
+        let payload = RSAMessageContainer.payloadByteCount(blockSize: 128)
         XCTAssertEqual(payload, 128 - 11 - 57)
         for length in [0, 1, payload - 1, payload, payload + 1, 5 * payload, 10_000] {
             let plaintext = (0..<length).map { UInt8(truncatingIfNeeded: $0 * 13) }
             let container = try seal(plaintext, key)
             let expectedBlocks = max(1, (length + payload - 1) / payload)
             XCTAssertEqual(container.count, 64 + expectedBlocks * 128, "length \(length)")
-            let header = try MessageContainer.Header(parsing: container)
+            let header = try RSAMessageContainer.Header(parsing: container)
             XCTAssertEqual(header.version, 2)
             XCTAssertEqual(header.blockSize, 128)
             XCTAssertEqual(header.recipientFingerprint, key.publicKey.fingerprint)
@@ -55,9 +55,9 @@ final class ContainerTests: XCTestCase {
             let plaintext = (0..<700).map { UInt8(truncatingIfNeeded: $0 &* 7) }
             let container = try seal(plaintext, key, padding: padding)
             XCTAssertEqual(Array(container[9..<14]), [0x02, hashID, mgf1ID, 0x00, 0x00], "\(hash)/\(mgf1)")
-            let header = try MessageContainer.Header(parsing: container)
+            let header = try RSAMessageContainer.Header(parsing: container)
             XCTAssertEqual(header.padding, padding)
-            let payload = MessageContainer.payloadByteCount(blockSize: 256, padding: padding)
+            let payload = RSAMessageContainer.payloadByteCount(blockSize: 256, padding: padding)
             XCTAssertEqual(payload, 256 - 2 * hash.digestByteCount - 2 - 57)
             XCTAssertEqual(container.count, 64 + 256 * ((700 + payload - 1) / payload))
             XCTAssertEqual(try open(container, key), plaintext)
@@ -82,12 +82,12 @@ final class ContainerTests: XCTestCase {
         XCTAssertEqual(Array(container[0..<8]), [0x89, 0x52, 0x53, 0x41, 0x4B, 0x49, 0x54, 0x0A])
         XCTAssertEqual(Array(container[8..<14]), [0x02, 0x01, 0x00, 0x00, 0x00, 0x00])
         XCTAssertEqual(Array(container[14..<16]), [0x01, 0x00]) // k = 256
-        XCTAssertEqual(Array(container[16..<48]), SHA256.hash(key.publicKey.derRepresentation))
+        XCTAssertEqual(Array(container[16..<48]), RSAHashAlgorithm.sha256.hash(key.publicKey.derRepresentation))
         // The block is plain RSAES-PKCS1-v1_5: its plaintext is the frame.
         let frame = try key.decrypt(Array(container[64..<320]))
         XCTAssertEqual(frame.count, 57 + 3)
         let secret = Array(frame[0..<16])
-        XCTAssertEqual(Array(frame[16..<48]), SHA256.hash(Array(container[0..<64])))
+        XCTAssertEqual(Array(frame[16..<48]), RSAHashAlgorithm.sha256.hash(Array(container[0..<64])))
         XCTAssertEqual(Array(frame[48..<56]), [0, 0, 0, 0, 0, 0, 0, 0])
         XCTAssertEqual(frame[56], 0x01)
         XCTAssertEqual(Array(frame[57...]), [1, 2, 3])
@@ -144,7 +144,7 @@ final class ContainerTests: XCTestCase {
             for mask: UInt8 in [0x01, 0x80, 0xFF] {
                 var bad = container
                 bad[offset] ^= mask
-                XCTAssertThrowsError(try MessageContainer.decrypt(bad, with: key),
+                XCTAssertThrowsError(try RSAMessageContainer.decrypt(bad, with: key),
                                      "header byte \(offset) ^ \(mask) still decrypts")
             }
         }
@@ -152,7 +152,7 @@ final class ContainerTests: XCTestCase {
         for offset in 48..<64 {
             var bad = container
             bad[offset] ^= 0x01
-            XCTAssertThrowsError(try MessageContainer.decrypt(bad, with: key)) { error in
+            XCTAssertThrowsError(try RSAMessageContainer.decrypt(bad, with: key)) { error in
                 XCTAssertEqual(error as? RSAError, .decryptionFailed, "byte \(offset)")
             }
         }
@@ -162,7 +162,7 @@ final class ContainerTests: XCTestCase {
         let key = try TestKeys.generated(bits: 1024)
         let container = try seal([1], key)
         func reason(_ bytes: [UInt8]) -> String? {
-            do { _ = try MessageContainer.Header(parsing: bytes); return nil } catch let RSAError.containerInvalid(reason) { return reason } catch { return "\(error)" }
+            do { _ = try RSAMessageContainer.Header(parsing: bytes); return nil } catch let RSAError.containerInvalid(reason) { return reason } catch { return "\(error)" }
         }
         var bad = container; bad[1] = 0x00
         XCTAssertEqual(reason(bad), "not an rsakit container (wrong magic)")
@@ -179,8 +179,8 @@ final class ContainerTests: XCTestCase {
         bad = container; bad[9] = 2; bad[10] = 3; bad[11] = 3; bad[12] = 1
         XCTAssertEqual(reason(bad), "unsupported OAEP label form 1 (only 0, the empty label)")
         XCTAssertEqual(reason(Array(container.prefix(63))), "input is shorter than the 64-byte container header")
-        XCTAssertTrue(MessageContainer.hasMagic(container))
-        XCTAssertFalse(MessageContainer.hasMagic(Array(container[64...])))
+        XCTAssertTrue(RSAMessageContainer.hasMagic(container))
+        XCTAssertFalse(RSAMessageContainer.hasMagic(Array(container[64...])))
     }
 
     func testDecrypt_AnotherKeyIsATypedErrorBeforeDecrypting() throws {
@@ -200,7 +200,7 @@ final class ContainerTests: XCTestCase {
         let key = try TestKeys.generated(bits: 1024)
         var container = try seal([1, 2], key)
         container[14] = 0x01; container[15] = 0x00 // k = 256 for a 128-byte key
-        XCTAssertThrowsError(try MessageContainer.decrypt(container, with: key)) { error in
+        XCTAssertThrowsError(try RSAMessageContainer.decrypt(container, with: key)) { error in
             XCTAssertEqual(error as? RSAError, .containerInvalid(reason: "block size 256 does not match the key's 128"))
         }
     }

@@ -44,7 +44,7 @@ final class DERTests: XCTestCase {
 
     func testWriter_OutputReadsBackThroughTheStrictReader() throws {
         let key = F.rsakitKey
-        for der in [key.derRepresentation, key.pkcs1DERRepresentation, key.publicKey.derRepresentation, key.publicKey.pkcs1DERRepresentation] {
+        for der in [key.pkcs8DERRepresentation, key.pkcs1DERRepresentation, key.publicKey.derRepresentation, key.publicKey.pkcs1DERRepresentation] {
             let reader = DERReader(der)
             let top = try reader.topLevelElement(in: 0..<der.count, name: "key")
             XCTAssertEqual(top.end, der.count)
@@ -125,7 +125,7 @@ final class DERTests: XCTestCase {
     func testDecode_TruncatedAtEveryOffset_IsACleanError() {
         let key = F.rsakitKey
         let encodings: [(String, [UInt8], ([UInt8]) throws -> Any)] = [
-            ("PKCS#8", key.derRepresentation, { try RSAPrivateKey(derRepresentation: $0) }),
+            ("PKCS#8", key.pkcs8DERRepresentation, { try RSAPrivateKey(derRepresentation: $0) }),
             ("PKCS#1 private", key.pkcs1DERRepresentation, { try RSAPrivateKey(derRepresentation: $0) }),
             ("SPKI", key.publicKey.derRepresentation, { try RSAPublicKey(derRepresentation: $0) }),
             ("PKCS#1 public", key.publicKey.pkcs1DERRepresentation, { try RSAPublicKey(derRepresentation: $0) }),
@@ -144,7 +144,7 @@ final class DERTests: XCTestCase {
 
     /// Each single-byte change of a valid key is a key or an RSAError: never a crash or a hang.
     func testDecode_EverySingleByteMutation_IsAKeyOrAnRSAError() {
-        let der = F.rsakitKey.derRepresentation
+        let der = F.rsakitKey.pkcs8DERRepresentation
         var generator = SplitMix64(seed: 0x5253_414B_4954)  // "RSAKIT"
         var accepted = 0
         for index in der.indices {

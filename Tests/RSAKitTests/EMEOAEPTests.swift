@@ -17,15 +17,15 @@ final class EMEOAEPTests: XCTestCase {
         var db = lHash + ps + [separator] + message
         precondition(db.count == k - hLen - 1, "hand-built DB has the wrong length")
         var seed = seed ?? (0..<hLen).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }
-        let dbMask = MGF1.mask(seed: seed, length: db.count, hash: p.mgf1Hash)
+        let dbMask = RSAHazmat.MGF1.mask(seed: seed, length: db.count, hash: p.mgf1Hash)
         for i in db.indices { db[i] ^= dbMask[i] }
-        let seedMask = MGF1.mask(seed: db, length: hLen, hash: p.mgf1Hash)
+        let seedMask = RSAHazmat.MGF1.mask(seed: db, length: hLen, hash: p.mgf1Hash)
         for i in seed.indices { seed[i] ^= seedMask[i] }
         return [y] + seed + db
     }
 
     func assertOpaqueFailure(_ em: [UInt8], _ what: String, parameters p: RSAOAEPParameters? = nil, line: UInt = #line) {
-        XCTAssertThrowsError(try EMEOAEP.decode(em, parameters: p ?? parameters), what, line: line) { error in
+        XCTAssertThrowsError(try RSAHazmat.EMEOAEP.decode(em, parameters: p ?? parameters), what, line: line) { error in
             XCTAssertEqual(error as? RSAError, .decryptionFailed, what, line: line)
         }
     }
@@ -34,10 +34,10 @@ final class EMEOAEPTests: XCTestCase {
         let maximum = k - 2 * 32 - 2
         for length in [0, 1, 17, maximum] {
             let message = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
-            XCTAssertEqual(try EMEOAEP.decode(build(message: message), parameters: parameters), message, "length \(length)")
+            XCTAssertEqual(try RSAHazmat.EMEOAEP.decode(build(message: message), parameters: parameters), message, "length \(length)")
         }
         // M may start with 0x00 and 0x01: only the first non-zero octet after lHash separates.
-        XCTAssertEqual(try EMEOAEP.decode(build(message: [0, 1, 0, 1]), parameters: parameters), [0, 1, 0, 1])
+        XCTAssertEqual(try RSAHazmat.EMEOAEP.decode(build(message: [0, 1, 0, 1]), parameters: parameters), [0, 1, 0, 1])
     }
 
     func testDecode_RejectsNonZeroFirstByte() {
@@ -91,11 +91,11 @@ final class EMEOAEPTests: XCTestCase {
             let maximum = big - p.overheadByteCount
             for length in [0, maximum] {
                 let message = [UInt8](repeating: 0xEE, count: length)
-                let em = try EMEOAEP.encode(message, encodedLength: big, parameters: p, random: random)
+                let em = try RSAHazmat.EMEOAEP.encode(message, encodedLength: big, parameters: p, random: random)
                 XCTAssertEqual(em.count, big)
                 XCTAssertEqual(em[0], 0x00)
-                XCTAssertEqual(try EMEOAEP.decode(em, parameters: p), message, "\(hash.rawValue), \(length) bytes")
-                let again = try EMEOAEP.encode(message, encodedLength: big, parameters: p, random: random)
+                XCTAssertEqual(try RSAHazmat.EMEOAEP.decode(em, parameters: p), message, "\(hash.rawValue), \(length) bytes")
+                let again = try RSAHazmat.EMEOAEP.encode(message, encodedLength: big, parameters: p, random: random)
                 XCTAssertNotEqual(em, again, "each encoding draws a new seed")
             }
         }
@@ -106,17 +106,17 @@ final class EMEOAEPTests: XCTestCase {
             func fill(_ buffer: UnsafeMutableRawBufferPointer) { for i in buffer.indices { buffer[i] = bytes[i] } }
         }
         let seed = (0..<32).map { UInt8($0) }
-        XCTAssertEqual(try EMEOAEP.encode([5, 6], encodedLength: k, parameters: parameters, random: FixedSeed(seed)),
+        XCTAssertEqual(try RSAHazmat.EMEOAEP.encode([5, 6], encodedLength: k, parameters: parameters, random: FixedSeed(seed)),
                        build(message: [5, 6], seed: seed))
     }
 
     func testEncode_RejectsMessageTooLongWithTheMaximum() {
         let maximum = k - 2 * 32 - 2
-        XCTAssertThrowsError(try EMEOAEP.encode([UInt8](repeating: 1, count: maximum + 1), encodedLength: k, parameters: parameters)) { error in
+        XCTAssertThrowsError(try RSAHazmat.EMEOAEP.encode([UInt8](repeating: 1, count: maximum + 1), encodedLength: k, parameters: parameters)) { error in
             XCTAssertEqual(error as? RSAError, .messageTooLong(byteCount: maximum + 1, maximum: maximum))
             XCTAssertEqual("\(error)", "message too long: \(maximum + 1) bytes given, at most \(maximum) fit in one block")
         }
-        XCTAssertThrowsError(try EMEOAEP.encode([], encodedLength: 128, parameters: RSAOAEPParameters(hash: .sha512))) { error in
+        XCTAssertThrowsError(try RSAHazmat.EMEOAEP.encode([], encodedLength: 128, parameters: RSAOAEPParameters(hash: .sha512))) { error in
             XCTAssertEqual(error as? RSAError, .keyTooSmallForPadding(modulusByteCount: 128, minimumByteCount: 130, padding: "OAEP SHA-512, MGF1-SHA-512, empty label"))
         }
     }

@@ -18,14 +18,14 @@ final class EMSAPSSTests: XCTestCase {
         let h = h ?? hash.hash([UInt8](repeating: 0, count: 8) + mHash + salt)
         var db = (ps ?? [UInt8](repeating: 0, count: emLen - salt.count - hLen - 2)) + [separator] + salt
         precondition(db.count == emLen - hLen - 1)
-        let mask = MGF1.mask(seed: h, length: db.count, hash: mgf1)
+        let mask = RSAHazmat.MGF1.mask(seed: h, length: db.count, hash: mgf1)
         for i in db.indices { db[i] ^= mask[i] }
         if clearTopBits { db[0] &= UInt8(0xFF >> (8 * emLen - emBits)) }
         return db + h + [trailer]
     }
 
     func verify(_ em: [UInt8], emBits: Int? = nil, saltLength: Int? = 32, mgf1: RSAHashAlgorithm = .sha256, digest: [UInt8]? = nil) -> Bool {
-        EMSAPSS.verify(digest: digest ?? mHash, encoded: em, encodedBitCount: emBits ?? self.emBits, hash: hash, mgf1Hash: mgf1, saltLength: saltLength)
+        RSAHazmat.EMSAPSS.verify(digest: digest ?? mHash, encoded: em, encodedBitCount: emBits ?? self.emBits, hash: hash, mgf1Hash: mgf1, saltLength: saltLength)
     }
 
     func testVerify_AcceptsHandBuiltAndAutoRecoversTheSalt() {
@@ -73,26 +73,26 @@ final class EMSAPSSTests: XCTestCase {
         let random = DeterministicRandomSource(seed: 3)
         for hash in RSAHashAlgorithm.allCases {
             let digest = hash.hash([1, 2, 3])
-            for saltLength in [0, hash.digestByteCount, EMSAPSS.maximumSaltLength(encodedBitCount: 2047, digestByteCount: hash.digestByteCount)] {
-                let em = try EMSAPSS.encode(digest: digest, encodedBitCount: 2047, hash: hash, mgf1Hash: .sha1, saltLength: saltLength, random: random)
+            for saltLength in [0, hash.digestByteCount, RSAHazmat.EMSAPSS.maximumSaltLength(encodedBitCount: 2047, digestByteCount: hash.digestByteCount)] {
+                let em = try RSAHazmat.EMSAPSS.encode(digest: digest, encodedBitCount: 2047, hash: hash, mgf1Hash: .sha1, saltLength: saltLength, random: random)
                 XCTAssertEqual(em.count, 256)
                 XCTAssertEqual(em.last, 0xBC)
                 XCTAssertEqual(em[0] & 0x80, 0)
-                XCTAssertTrue(EMSAPSS.verify(digest: digest, encoded: em, encodedBitCount: 2047, hash: hash, mgf1Hash: .sha1, saltLength: saltLength), "\(hash.rawValue) salt \(saltLength)")
-                XCTAssertTrue(EMSAPSS.verify(digest: digest, encoded: em, encodedBitCount: 2047, hash: hash, mgf1Hash: .sha1, saltLength: nil))
+                XCTAssertTrue(RSAHazmat.EMSAPSS.verify(digest: digest, encoded: em, encodedBitCount: 2047, hash: hash, mgf1Hash: .sha1, saltLength: saltLength), "\(hash.rawValue) salt \(saltLength)")
+                XCTAssertTrue(RSAHazmat.EMSAPSS.verify(digest: digest, encoded: em, encodedBitCount: 2047, hash: hash, mgf1Hash: .sha1, saltLength: nil))
             }
         }
-        XCTAssertThrowsError(try EMSAPSS.encode(digest: mHash, encodedBitCount: 2047, hash: hash, mgf1Hash: hash, saltLength: 223)) {
+        XCTAssertThrowsError(try RSAHazmat.EMSAPSS.encode(digest: mHash, encodedBitCount: 2047, hash: hash, mgf1Hash: hash, saltLength: 223)) {
             XCTAssertEqual($0 as? RSAError, .saltLengthInvalid(byteCount: 223, maximum: 222))
         }
-        XCTAssertThrowsError(try EMSAPSS.encode(digest: mHash, encodedBitCount: 2047, hash: hash, mgf1Hash: hash, saltLength: -1)) {
+        XCTAssertThrowsError(try RSAHazmat.EMSAPSS.encode(digest: mHash, encodedBitCount: 2047, hash: hash, mgf1Hash: hash, saltLength: -1)) {
             XCTAssertEqual($0 as? RSAError, .saltLengthInvalid(byteCount: -1, maximum: 222))
         }
-        XCTAssertThrowsError(try EMSAPSS.encode(digest: [0], encodedBitCount: 2047, hash: hash, mgf1Hash: hash, saltLength: 0)) {
+        XCTAssertThrowsError(try RSAHazmat.EMSAPSS.encode(digest: [0], encodedBitCount: 2047, hash: hash, mgf1Hash: hash, saltLength: 0)) {
             XCTAssertEqual($0 as? RSAError, .digestLengthMismatch(byteCount: 1, expected: 32))
         }
         let sha512 = RSAHashAlgorithm.sha512.hash([])
-        XCTAssertThrowsError(try EMSAPSS.encode(digest: sha512, encodedBitCount: 8 * 60, hash: .sha512, mgf1Hash: .sha512, saltLength: 0)) {
+        XCTAssertThrowsError(try RSAHazmat.EMSAPSS.encode(digest: sha512, encodedBitCount: 8 * 60, hash: .sha512, mgf1Hash: .sha512, saltLength: 0)) {
             XCTAssertEqual($0 as? RSAError, .keyTooSmallForPadding(modulusByteCount: 60, minimumByteCount: 66, padding: "PSS SHA-512 with MGF1-SHA-512"))
         }
     }

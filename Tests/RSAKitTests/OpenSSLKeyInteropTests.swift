@@ -124,11 +124,16 @@ final class OpenSSLKeyInteropTests: XCTestCase {
             let privateKey = try RSAPrivateKey(pemRepresentation: key.pem)
             let publicKey = privateKey.publicKey
             let context = "\(key.bitCount)-bit e=\(key.exponent)"
-            XCTAssertEqual(privateKey.pemRepresentation, key.pem, context)
+            XCTAssertEqual(privateKey.pkcs8PEMRepresentation, key.pem, context)
             let cases: [(args: [String], mine: [UInt8])] = [
-                (["pkcs8", "-topk8", "-nocrypt", "-in", key.path, "-outform", "DER"], privateKey.derRepresentation),
+                (["pkcs8", "-topk8", "-nocrypt", "-in", key.path, "-outform", "DER"], privateKey.pkcs8DERRepresentation),
                 (["rsa", "-in", key.path, "-traditional", "-outform", "DER"], privateKey.pkcs1DERRepresentation),
                 (["rsa", "-in", key.path, "-traditional"], Array(privateKey.pkcs1PEMRepresentation.utf8)),
+                // Issue 16 §4: the unqualified names mean PKCS#1, as in swift-crypto's _CryptoExtras.
+                (["rsa", "-in", key.path, "-traditional", "-outform", "DER"], privateKey.derRepresentation),
+                (["rsa", "-in", key.path, "-traditional"], Array(privateKey.pemRepresentation.utf8)),
+                (["rsa", "-in", key.path, "-traditional", "-outform", "DER"], [UInt8](privateKey.derRepresentationData)),
+                (["pkey", "-in", key.path, "-pubout", "-outform", "DER"], [UInt8](publicKey.derRepresentationData)),
                 (["pkey", "-in", key.path, "-pubout", "-outform", "DER"], publicKey.derRepresentation),
                 (["pkey", "-in", key.path, "-pubout"], Array(publicKey.pemRepresentation.utf8)),
                 (["rsa", "-in", key.path, "-RSAPublicKey_out", "-outform", "DER"], publicKey.pkcs1DERRepresentation),
@@ -196,7 +201,7 @@ final class OpenSSLKeyInteropTests: XCTestCase {
             let modulusLine = "Modulus=" + F.hex(key.modulus).uppercased() + "\n"
             // Private keys: pkey reads them, rsa -check passes, the modulus matches.
             let privateFiles: [(bytes: [UInt8], inform: String)] = [
-                (key.derRepresentation, "DER"), (Array(key.pemRepresentation.utf8), "PEM"),
+                (key.pkcs8DERRepresentation, "DER"), (Array(key.pkcs8PEMRepresentation.utf8), "PEM"),
                 (key.pkcs1DERRepresentation, "DER"), (Array(key.pkcs1PEMRepresentation.utf8), "PEM"),
             ]
             for (index, file) in privateFiles.enumerated() {

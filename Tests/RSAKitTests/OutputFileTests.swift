@@ -17,7 +17,7 @@ final class OutputFileTests: XCTestCase {
     }
 
     func write(_ file: RSAOutputFile, _ bytes: [UInt8]) throws {
-        var sink = FileDescriptorSink(fileDescriptor: file.fileDescriptor)
+        var sink = RSAFileDescriptorSink(fileDescriptor: file.fileDescriptor)
         try sink.write(bytes)
     }
 

@@ -47,7 +47,7 @@ final class PEMTests: XCTestCase {
 
     func testWrite_LabelsAnd64ColumnLines() {
         let cases: [(String, String)] = [
-            (key.pemRepresentation, "PRIVATE KEY"), (key.pkcs1PEMRepresentation, "RSA PRIVATE KEY"),
+            (key.pkcs8PEMRepresentation, "PRIVATE KEY"), (key.pkcs1PEMRepresentation, "RSA PRIVATE KEY"),
             (key.publicKey.pemRepresentation, "PUBLIC KEY"), (key.publicKey.pkcs1PEMRepresentation, "RSA PUBLIC KEY"),
         ]
         for (text, label) in cases {
@@ -74,15 +74,15 @@ final class PEMTests: XCTestCase {
     // MARK: Reading: the lenient variants, one per test
 
     func testRead_CRLFLineEnds() {
-        assertLoadsPrivateKey(key.pemRepresentation.replacingOccurrences(of: "\n", with: "\r\n"))
+        assertLoadsPrivateKey(key.pkcs8PEMRepresentation.replacingOccurrences(of: "\n", with: "\r\n"))
     }
 
     func testRead_MissingFinalNewline() {
-        assertLoadsPrivateKey(String(key.pemRepresentation.dropLast()))
+        assertLoadsPrivateKey(String(key.pkcs8PEMRepresentation.dropLast()))
     }
 
     func testRead_TrailingWhitespaceOnLines() {
-        let text = key.pemRepresentation.split(separator: "\n").map { $0 + " \t " }.joined(separator: "\n") + "\n  \n"
+        let text = key.pkcs8PEMRepresentation.split(separator: "\n").map { $0 + " \t " }.joined(separator: "\n") + "\n  \n"
         assertLoadsPrivateKey(text)
     }
 
@@ -93,12 +93,12 @@ final class PEMTests: XCTestCase {
             friendlyName: rsakit test
         Key Attributes: <No Attributes>
 
-        """ + key.pemRepresentation
+        """ + key.pkcs8PEMRepresentation
         assertLoadsPrivateKey(text)
     }
 
     func testRead_UTF8ByteOrderMark() {
-        assertLoadsPrivateKey("\u{FEFF}" + key.pemRepresentation)
+        assertLoadsPrivateKey("\u{FEFF}" + key.pkcs8PEMRepresentation)
     }
 
     func testRead_UTF16Text_GetsAHint() {
@@ -110,7 +110,7 @@ final class PEMTests: XCTestCase {
     }
 
     func testRead_TextAfterEnd() {
-        assertLoadsPrivateKey(key.pemRepresentation + "this key belongs to the test suite\n")
+        assertLoadsPrivateKey(key.pkcs8PEMRepresentation + "this key belongs to the test suite\n")
     }
 
     func testRead_SeveralBlocks_TakesTheFirstKeyBlockAndSaysWhich() throws {
@@ -128,12 +128,12 @@ final class PEMTests: XCTestCase {
 
     func testRead_Base64WrappedAtOtherWidths() {
         for width in [76, 65, 63, 16, 4, 1] {
-            assertLoadsPrivateKey(pem(label: "PRIVATE KEY", der: key.derRepresentation, width: width))
+            assertLoadsPrivateKey(pem(label: "PRIVATE KEY", der: key.pkcs8DERRepresentation, width: width))
         }
     }
 
     func testRead_Base64OnOneLine() {
-        assertLoadsPrivateKey(pem(label: "PRIVATE KEY", der: key.derRepresentation, width: 0))
+        assertLoadsPrivateKey(pem(label: "PRIVATE KEY", der: key.pkcs8DERRepresentation, width: 0))
     }
 
     func testRead_Base64WithoutPadding() throws {
@@ -172,7 +172,7 @@ final class PEMTests: XCTestCase {
     }
 
     func testRead_PKCS8UnderRSAPrivateKeyLabel_LoadsWithWarning() {
-        assertLoadsPrivateKey(pem(label: "RSA PRIVATE KEY", der: key.derRepresentation), warnings: [
+        assertLoadsPrivateKey(pem(label: "RSA PRIVATE KEY", der: key.pkcs8DERRepresentation), warnings: [
             "PEM label \"RSA PRIVATE KEY\" does not match the contents: the block holds a PKCS#8 PrivateKeyInfo, whose label is \"PRIVATE KEY\"; the key was read by its structure",
         ])
     }
@@ -184,7 +184,7 @@ final class PEMTests: XCTestCase {
     }
 
     func testRead_PrivateKeyWherePublicExpected_IsAMismatch() {
-        XCTAssertThrowsError(try RSAPublicKey(pemRepresentation: key.pemRepresentation)) { error in
+        XCTAssertThrowsError(try RSAPublicKey(pemRepresentation: key.pkcs8PEMRepresentation)) { error in
             XCTAssertEqual(error as? RSAError, .keyTypeMismatch(expected: "a public key", found: "a private key (PKCS#8 PrivateKeyInfo)"))
         }
         XCTAssertThrowsError(try RSAPrivateKey(pemRepresentation: key.publicKey.pkcs1PEMRepresentation)) { error in
@@ -227,7 +227,7 @@ final class PEMTests: XCTestCase {
     }
 
     func testRead_IndentedBeginAndEndLines() {
-        let text = key.pemRepresentation.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n")
+        let text = key.pkcs8PEMRepresentation.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n")
         assertLoadsPrivateKey(text)
     }
 
@@ -276,7 +276,7 @@ final class PEMTests: XCTestCase {
     }
 
     func testRead_MissingEndLine_NamesTheLine() {
-        let text = key.pemRepresentation.split(separator: "\n").dropLast().joined(separator: "\n") + "\n"
+        let text = key.pkcs8PEMRepresentation.split(separator: "\n").dropLast().joined(separator: "\n") + "\n"
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
             guard case let .malformedPEM(reason, line)? = error as? RSAError else { return XCTFail("\(error)") }
             XCTAssertEqual(reason, "PEM block \"PRIVATE KEY\" begun at line 1 has no END line")
@@ -285,7 +285,7 @@ final class PEMTests: XCTestCase {
     }
 
     func testRead_MismatchedEndLabel_IsRefused() {
-        let text = key.pemRepresentation.replacingOccurrences(of: "-----END PRIVATE KEY-----", with: "-----END PUBLIC KEY-----")
+        let text = key.pkcs8PEMRepresentation.replacingOccurrences(of: "-----END PRIVATE KEY-----", with: "-----END PUBLIC KEY-----")
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
             guard case let .malformedPEM(reason, _)? = error as? RSAError else { return XCTFail("\(error)") }
             XCTAssertEqual(reason, "PEM block begun as \"PRIVATE KEY\" at line 1 ends with \"END PUBLIC KEY\"")
@@ -293,7 +293,7 @@ final class PEMTests: XCTestCase {
     }
 
     func testRead_InvalidBase64Character_NamesTheLine() {
-        var lines = key.pemRepresentation.split(separator: "\n").map(String.init)
+        var lines = key.pkcs8PEMRepresentation.split(separator: "\n").map(String.init)
         lines[4] = String(lines[4].dropLast()) + "!"
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(lines.joined(separator: "\n").utf8))) { error in
             XCTAssertEqual(error as? RSAError, .malformedPEM(reason: "invalid base64 character '!' in PEM block \"PRIVATE KEY\"", line: 5))
@@ -301,7 +301,7 @@ final class PEMTests: XCTestCase {
     }
 
     func testRead_TruncatedBase64_IsRefused() {
-        var lines = key.pemRepresentation.split(separator: "\n").map(String.init)
+        var lines = key.pkcs8PEMRepresentation.split(separator: "\n").map(String.init)
         lines.remove(at: 3)
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(lines.joined(separator: "\n").utf8))) { error in
             XCTAssertNotNil(error as? RSAError, "\(error)")

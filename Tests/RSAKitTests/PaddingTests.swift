@@ -12,7 +12,7 @@ final class PaddingTests: XCTestCase {
     }
 
     func assertOpaqueFailure(_ em: [UInt8], _ what: String, line: UInt = #line) {
-        XCTAssertThrowsError(try EMEPKCS1v15.decode(em), what, line: line) { error in
+        XCTAssertThrowsError(try RSAHazmat.EMEPKCS1v15.decode(em), what, line: line) { error in
             XCTAssertEqual(error as? RSAError, .decryptionFailed, what, line: line)
         }
     }
@@ -20,11 +20,11 @@ final class PaddingTests: XCTestCase {
     func testDecode_AcceptsWellFormedMessages() throws {
         for length in [0, 1, 16, k - 11] {
             let message = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
-            XCTAssertEqual(try EMEPKCS1v15.decode(makeEM(message: message)), message, "length \(length)")
+            XCTAssertEqual(try RSAHazmat.EMEPKCS1v15.decode(makeEM(message: message)), message, "length \(length)")
         }
         // A message that itself contains zero bytes: only the first 0x00 after PS separates.
         let withZeros: [UInt8] = [0, 0, 1, 0]
-        XCTAssertEqual(try EMEPKCS1v15.decode(makeEM(message: withZeros)), withZeros)
+        XCTAssertEqual(try RSAHazmat.EMEPKCS1v15.decode(makeEM(message: withZeros)), withZeros)
     }
 
     func testDecode_RejectsNonZeroFirstByte() {
@@ -47,7 +47,7 @@ final class PaddingTests: XCTestCase {
         }
         // A zero at PS[8] leaves 8 octets of PS: valid, and the message gains the rest.
         var em = makeEM(message: [1, 2, 3]); em[10] = 0x00
-        XCTAssertEqual(try EMEPKCS1v15.decode(em).count, k - 11)
+        XCTAssertEqual(try RSAHazmat.EMEPKCS1v15.decode(em).count, k - 11)
     }
 
     func testDecode_RejectsShortPS() {
@@ -73,7 +73,7 @@ final class PaddingTests: XCTestCase {
         for length in [0, 1, 50, k - 11] {
             let message = [UInt8](repeating: 0xEE, count: length)
             for _ in 0..<50 {
-                let em = try EMEPKCS1v15.encode(message, encodedLength: k, random: random)
+                let em = try RSAHazmat.EMEPKCS1v15.encode(message, encodedLength: k, random: random)
                 XCTAssertEqual(em.count, k)
                 XCTAssertEqual(em[0], 0x00)
                 XCTAssertEqual(em[1], 0x02)
@@ -82,7 +82,7 @@ final class PaddingTests: XCTestCase {
                 XCTAssertFalse(em[2..<(2 + psLength)].contains(0), "PS must be non-zero")
                 XCTAssertEqual(em[2 + psLength], 0x00)
                 XCTAssertEqual(Array(em[(3 + psLength)...]), message)
-                XCTAssertEqual(try EMEPKCS1v15.decode(em), message)
+                XCTAssertEqual(try RSAHazmat.EMEPKCS1v15.decode(em), message)
             }
         }
     }
@@ -96,13 +96,13 @@ final class PaddingTests: XCTestCase {
     }
 
     func testEncode_RedrawsZeroPaddingBytes() throws {
-        let em = try EMEPKCS1v15.encode([9, 9], encodedLength: k, random: ZeroHeavySource())
+        let em = try RSAHazmat.EMEPKCS1v15.encode([9, 9], encodedLength: k, random: ZeroHeavySource())
         XCTAssertFalse(em[2..<(k - 3)].contains(0))
-        XCTAssertEqual(try EMEPKCS1v15.decode(em), [9, 9])
+        XCTAssertEqual(try RSAHazmat.EMEPKCS1v15.decode(em), [9, 9])
     }
 
     func testEncode_RejectsMessageTooLong() {
-        XCTAssertThrowsError(try EMEPKCS1v15.encode([UInt8](repeating: 1, count: k - 10), encodedLength: k)) { error in
+        XCTAssertThrowsError(try RSAHazmat.EMEPKCS1v15.encode([UInt8](repeating: 1, count: k - 10), encodedLength: k)) { error in
             XCTAssertEqual(error as? RSAError, .messageTooLong(byteCount: k - 10, maximum: k - 11))
             XCTAssertEqual("\(error)", "message too long: \(k - 10) bytes given, at most \(k - 11) fit in one block")
         }

@@ -23,7 +23,7 @@ final class SignatureTests: XCTestCase {
             XCTAssertFalse(key.publicKey.isValidSignature(theirs, for: message + [0], hash: hash, padding: .pkcs1v15))
             // Command: openssl pkeyutl -verifyrecover -inkey KEY (recovers T, the DER DigestInfo)
             let t = try OpenSSL.run(["pkeyutl", "-verifyrecover", "-inkey", path, "-pkeyopt", "rsa_padding_mode:pkcs1"], input: ours)
-            XCTAssertEqual(t, EMSAPKCS1v15.digestInfoPrefix(for: hash) + hash.hash(message), "\(hash.rawValue): DigestInfo")
+            XCTAssertEqual(t, RSAHazmat.EMSAPKCS1v15.digestInfoPrefix(for: hash) + hash.hash(message), "\(hash.rawValue): DigestInfo")
         }
     }
 
@@ -37,7 +37,7 @@ final class SignatureTests: XCTestCase {
         XCTAssertTrue(key.publicKey.isValidSignature(theirs, forDigestInfo: t))
         // A DER DigestInfo gives the ordinary PKCS#1 v1.5 signature.
         let digest = RSAHashAlgorithm.sha384.hash([7])
-        XCTAssertEqual(try key.signature(forDigestInfo: EMSAPKCS1v15.digestInfoPrefix(for: .sha384) + digest),
+        XCTAssertEqual(try key.signature(forDigestInfo: RSAHazmat.EMSAPKCS1v15.digestInfoPrefix(for: .sha384) + digest),
                        try key.signature(forDigest: digest, hash: .sha384, padding: .pkcs1v15))
         XCTAssertThrowsError(try key.signature(forDigestInfo: [UInt8](repeating: 1, count: 246))) {
             XCTAssertEqual($0 as? RSAError, .keyTooSmallForPadding(modulusByteCount: 256, minimumByteCount: 257, padding: "PKCS#1 v1.5 signatures"))

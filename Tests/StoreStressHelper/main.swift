@@ -141,7 +141,7 @@ func run(_ args: Arguments) throws -> Int32 {
         let fd = open(args.out, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard fd >= 0 else { throw RSAError.storeIOError(path: args.out, reason: "cannot create the key file") }
         let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        handle.write(Data(key.pemRepresentation.utf8))
+        handle.write(Data(key.pkcs8PEMRepresentation.utf8))
         return 0
     case "time-lookup":
         guard !args.tag.isEmpty else { throw Usage(message: "--tag is required") }

@@ -100,7 +100,7 @@ extension RSAPublicKey {
     /// SHA-256 over ``derRepresentation`` (the SPKI DER): the value of
     /// `openssl pkey -pubin -outform DER | sha256sum`.
     public var fingerprint: RSAKeyFingerprint {
-        RSAKeyFingerprint(digest: SHA256.hash(derRepresentation))
+        RSAKeyFingerprint(digest: RSAHashAlgorithm.sha256.hash(derRepresentation))
     }
 }
 
@@ -171,7 +171,7 @@ extension RSAPrivateKey {
     /// PKCS#8 `PrivateKeyInfo` DER (RFC 5208 §5): SEQUENCE { version 0,
     /// SEQUENCE { rsaEncryption, NULL }, OCTET STRING { RSAPrivateKey } }, no attributes;
     /// byte-identical to `openssl pkey -outform DER`. Secret.
-    public var derRepresentation: [UInt8] {
+    public var pkcs8DERRepresentation: [UInt8] {
         encodeWipingComponents { components in
             .sequence([
                 .unsignedInteger([0]),
@@ -182,8 +182,8 @@ extension RSAPrivateKey {
     }
 
     /// PKCS#8 PEM: "-----BEGIN PRIVATE KEY-----", 64-column lines, unencrypted. Secret.
-    public var pemRepresentation: String {
-        var der = derRepresentation
+    public var pkcs8PEMRepresentation: String {
+        var der = pkcs8DERRepresentation
         defer { wipe(&der) }
         return PEMDocument.encode(der, label: DERKeyStructure.privateKeyInfo.pemLabel)
     }
@@ -194,7 +194,7 @@ extension RSAPrivateKey {
     public func derRepresentation(format: RSAKeyFormat) throws -> [UInt8] {
         switch format {
         case .pkcs1: return pkcs1DERRepresentation
-        case .pkcs8: return derRepresentation
+        case .pkcs8: return pkcs8DERRepresentation
         case .spki: throw RSAError.unsupportedKeyFormat(reason: "SubjectPublicKeyInfo holds public keys; write a private key as pkcs1 or pkcs8")
         }
     }
@@ -204,13 +204,24 @@ extension RSAPrivateKey {
     public func pemRepresentation(format: RSAKeyFormat) throws -> String {
         switch format {
         case .pkcs1: return pkcs1PEMRepresentation
-        case .pkcs8: return pemRepresentation
+        case .pkcs8: return pkcs8PEMRepresentation
         case .spki: throw RSAError.unsupportedKeyFormat(reason: "SubjectPublicKeyInfo holds public keys; write a private key as pkcs1 or pkcs8")
         }
     }
 
     /// The fingerprint of the public half (``RSAPublicKey/fingerprint``).
     public var fingerprint: RSAKeyFingerprint { publicKey.fingerprint }
+
+    /// PKCS#1 `RSAPrivateKey` DER (RFC 8017 A.1.2), the same bytes as
+    /// ``pkcs1DERRepresentation``: the meaning swift-crypto's `_CryptoExtras` gives this
+    /// name, so ported code writes the same bytes. (Before issue 16 this name gave PKCS#8;
+    /// for that, use ``pkcs8DERRepresentation``.) Secret: the caller should wipe the bytes.
+    public var derRepresentation: [UInt8] { pkcs1DERRepresentation }
+
+    /// PKCS#1 PEM ("-----BEGIN RSA PRIVATE KEY-----"), the same text as
+    /// ``pkcs1PEMRepresentation`` and swift-crypto's `_CryptoExtras`. (Before issue 16 this
+    /// name gave PKCS#8; for that, use ``pkcs8PEMRepresentation``.) Secret.
+    public var pemRepresentation: String { pkcs1PEMRepresentation }
 }
 
 extension DecodedKey {

@@ -12,13 +12,13 @@ public struct RSAKeyFingerprint: Sendable, Hashable, CustomStringConvertible {
     public let bytes: [UInt8]
 
     internal init(digest: [UInt8]) {
-        precondition(digest.count == SHA256.digestByteCount)
+        precondition(digest.count == RSAHashAlgorithm.sha256.digestByteCount)
         self.bytes = digest
     }
 
     /// A fingerprint from its 32 digest bytes; nil for any other length.
     public init?(bytes: [UInt8]) {
-        guard bytes.count == SHA256.digestByteCount else { return nil }
+        guard bytes.count == RSAHashAlgorithm.sha256.digestByteCount else { return nil }
         self.bytes = bytes
     }
 

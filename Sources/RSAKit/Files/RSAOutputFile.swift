@@ -33,7 +33,7 @@ internal import CRSAKitShims
 ///   temporary is made are left alone (`nohup` keeps working).
 ///
 /// Not thread-safe: one writer owns an instance. The bytes themselves go through
-/// ``fileDescriptor`` (for example with `FileDescriptorSink`).
+/// ``fileDescriptor`` (for example with `RSAFileDescriptorSink`).
 public final class RSAOutputFile {
     /// The permission bits the finished file gets.
     public enum Permissions: Sendable, Hashable {

@@ -103,8 +103,8 @@ public enum RSAAppleAESGCM {
         _ plaintext: [UInt8], to key: RSAPublicKey, hash: RSAHashAlgorithm = .sha256,
         random: RSARandomSource = SystemRandomSource()
     ) throws -> [UInt8] {
-        var source = ArrayByteSource(plaintext)
-        var sink = ArrayByteSink()
+        var source = RSAArrayByteSource(plaintext)
+        var sink = RSAArrayByteSink()
         try encrypt(from: &source, to: &sink, with: key, hash: hash, random: random)
         return sink.bytes
     }
@@ -116,7 +116,7 @@ public enum RSAAppleAESGCM {
     ) throws -> [UInt8] {
         let padding = try padding(hash)
         try checkLength(ciphertext.count, key)
-        var source = ArrayByteSource(ciphertext)
+        var source = RSAArrayByteSource(ciphertext)
         var plaintext: [UInt8] = []
         plaintext.reserveCapacity(ciphertext.count)
         do {

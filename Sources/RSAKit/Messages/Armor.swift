@@ -14,7 +14,7 @@ public enum RSAArmor {
 
     /// Armor `bytes` (one BEGIN line, 64-column base64 lines, one END line, each ending "\n").
     public static func encode(_ bytes: [UInt8]) -> String {
-        var sink = RSAArmorEncodingSink(ArrayByteSink())
+        var sink = RSAArmorEncodingSink(RSAArrayByteSink())
         try! sink.write(bytes)
         try! sink.finish()
         return String(decoding: sink.inner.bytes, as: UTF8.self)
@@ -27,7 +27,7 @@ public enum RSAArmor {
         guard beginLineOffset(in: text[...]) != nil else {
             throw RSAError.messageInvalid(reason: "no '\(beginLine)' line found")
         }
-        var source = RSAArmorDecodingSource(ArrayByteSource(text))
+        var source = RSAArmorDecodingSource(RSAArrayByteSource(text))
         var out: [UInt8] = []
         while true {
             let piece = try source.read(upTo: 1 << 16)
@@ -164,3 +164,7 @@ public struct RSAArmorDecodingSource<Inner: RSAByteSource>: RSAByteSource {
         return Array(decoded[0..<n])
     }
 }
+
+// Issue 16 §6: Sendable whenever the wrapped sink or source is.
+extension RSAArmorEncodingSink: Sendable where Inner: Sendable {}
+extension RSAArmorDecodingSource: Sendable where Inner: Sendable {}

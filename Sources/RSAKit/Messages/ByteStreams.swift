@@ -44,7 +44,7 @@ public protocol RSAByteSink {
 }
 
 /// An in-memory source over a byte array.
-public struct ArrayByteSource: RSAByteSource {
+public struct RSAArrayByteSource: RSAByteSource, Sendable {
     private let bytes: [UInt8]
     private var offset = 0
 
@@ -63,7 +63,7 @@ public struct ArrayByteSource: RSAByteSource {
 }
 
 /// An in-memory sink that appends to ``bytes``.
-public struct ArrayByteSink: RSAByteSink {
+public struct RSAArrayByteSink: RSAByteSink, Sendable {
     /// Everything written so far.
     public private(set) var bytes: [UInt8] = []
 
@@ -75,7 +75,7 @@ public struct ArrayByteSink: RSAByteSink {
 }
 
 /// An I/O failure on a file descriptor: which operation, and the `errno` text.
-public struct FileDescriptorError: Error, Equatable, Sendable, CustomStringConvertible {
+public struct RSAFileDescriptorError: Error, Equatable, Sendable, CustomStringConvertible {
     /// "read" or "write".
     public let operation: String
     /// The C `errno` value.
@@ -89,7 +89,7 @@ public struct FileDescriptorError: Error, Equatable, Sendable, CustomStringConve
 
 /// A source reading a POSIX file descriptor (a file, a pipe, standard input). Does not
 /// close the descriptor.
-public struct FileDescriptorSource: RSAByteSource {
+public struct RSAFileDescriptorSource: RSAByteSource, Sendable {
     /// The descriptor read from.
     public let fileDescriptor: Int32
     private var knownRemaining: Int?
@@ -109,14 +109,14 @@ public struct FileDescriptorSource: RSAByteSource {
     public var remainingByteCount: Int? { knownRemaining }
 
     /// One `read(2)` of up to `maximumCount` bytes (retried on EINTR); empty at end of file.
-    /// - Throws: ``FileDescriptorError`` with the `errno` of a failed read.
+    /// - Throws: ``RSAFileDescriptorError`` with the `errno` of a failed read.
     public mutating func read(upTo maximumCount: Int) throws -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: maximumCount)
         while true {
             let got = buffer.withUnsafeMutableBytes { Glibc.read(fileDescriptor, $0.baseAddress, maximumCount) }
             if got < 0 {
                 if errno == EINTR { continue }
-                throw FileDescriptorError(operation: "read", code: errno)
+                throw RSAFileDescriptorError(operation: "read", code: errno)
             }
             buffer.removeLast(maximumCount - got)
             if let remaining = knownRemaining { knownRemaining = max(0, remaining - got) }
@@ -126,7 +126,7 @@ public struct FileDescriptorSource: RSAByteSource {
 }
 
 /// A sink writing to a POSIX file descriptor. Does not close the descriptor.
-public struct FileDescriptorSink: RSAByteSink {
+public struct RSAFileDescriptorSink: RSAByteSink, Sendable {
     /// The descriptor written to.
     public let fileDescriptor: Int32
 
@@ -134,7 +134,7 @@ public struct FileDescriptorSink: RSAByteSink {
     public init(fileDescriptor: Int32) { self.fileDescriptor = fileDescriptor }
 
     /// Write all of `bytes`, looping over short writes and EINTR.
-    /// - Throws: ``FileDescriptorError`` with the `errno` of a failed write (EPIPE included).
+    /// - Throws: ``RSAFileDescriptorError`` with the `errno` of a failed write (EPIPE included).
     public mutating func write(_ bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { buffer in
             var offset = 0
@@ -142,7 +142,7 @@ public struct FileDescriptorSink: RSAByteSink {
                 let wrote = Glibc.write(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
                 if wrote < 0 {
                     if errno == EINTR { continue }
-                    throw FileDescriptorError(operation: "write", code: errno)
+                    throw RSAFileDescriptorError(operation: "write", code: errno)
                 }
                 offset += wrote
             }

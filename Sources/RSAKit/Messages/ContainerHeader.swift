@@ -1,7 +1,7 @@
-// The public header of an rsakit container (versions 1 and 2). Layouts: MessageContainer.swift
+// The public header of an rsakit container (versions 1 and 2). Layouts: RSAMessageContainer.swift
 // and README.md, "The rsakit container".
 
-extension MessageContainer {
+extension RSAMessageContainer {
     /// The parsed public header of a container (not encrypted; every byte of a version 2
     /// header is bound to the blocks through ``digest``).
     public struct Header: Sendable, Equatable {
@@ -18,26 +18,26 @@ extension MessageContainer {
         public let messageID: [UInt8]
 
         /// Bytes in this header: 60 for version 1, 64 for version 2.
-        public var byteCount: Int { MessageContainer.headerByteCount(version: version) }
+        public var byteCount: Int { RSAMessageContainer.headerByteCount(version: version) }
 
         /// The header bytes exactly as written (60 or 64 bytes).
         public var bytes: [UInt8] {
             let k = [UInt8(blockSize >> 8), UInt8(blockSize & 0xFF)]
             if version == 1 {
-                return MessageContainer.magic + [1, MessageContainer.paddingSchemePKCS1v15] + k
+                return RSAMessageContainer.magic + [1, RSAMessageContainer.paddingSchemePKCS1v15] + k
                     + recipientFingerprint.bytes + messageID
             }
-            var scheme: [UInt8] = [MessageContainer.paddingSchemePKCS1v15, 0, 0, 0]
+            var scheme: [UInt8] = [RSAMessageContainer.paddingSchemePKCS1v15, 0, 0, 0]
             if case let .oaep(parameters) = padding {
-                scheme = [MessageContainer.paddingSchemeOAEP, parameters.hash.containerID,
+                scheme = [RSAMessageContainer.paddingSchemeOAEP, parameters.hash.containerID,
                           parameters.mgf1Hash.containerID, 0]
             }
-            return MessageContainer.magic + [2] + scheme + [0] + k + recipientFingerprint.bytes + messageID
+            return RSAMessageContainer.magic + [2] + scheme + [0] + k + recipientFingerprint.bytes + messageID
         }
 
         /// SHA-256 of ``bytes`` (32 bytes): what every version 2 frame carries to bind the
         /// whole header to the blocks.
-        public var digest: [UInt8] { SHA256.hash(bytes) }
+        public var digest: [UInt8] { RSAHashAlgorithm.sha256.hash(bytes) }
 
         /// Parse a header.
         /// - Parameter bytes: at least the first ``byteCount`` bytes of the container (60 for
@@ -46,8 +46,8 @@ extension MessageContainer {
         ///   version, padding scheme or hash, an OAEP label other than empty, a reserved byte
         ///   that is not zero, or k = 0 (these are public fields: the message says which).
         public init(parsing bytes: [UInt8]) throws {
-            guard bytes.count >= 9, Array(bytes[0..<8]) == MessageContainer.magic else {
-                if bytes.count < MessageContainer.magic.count {
+            guard bytes.count >= 9, Array(bytes[0..<8]) == RSAMessageContainer.magic else {
+                if bytes.count < RSAMessageContainer.magic.count {
                     throw RSAError.containerInvalid(reason: "input is shorter than the container header")
                 }
                 throw RSAError.containerInvalid(reason: "not an rsakit container (wrong magic)")
@@ -56,13 +56,13 @@ extension MessageContainer {
             guard version == 1 || version == 2 else {
                 throw RSAError.containerInvalid(reason: "unsupported container version \(version) (this rsakit reads versions 1 and 2)")
             }
-            let count = MessageContainer.headerByteCount(version: version)
+            let count = RSAMessageContainer.headerByteCount(version: version)
             guard bytes.count >= count else {
                 throw RSAError.containerInvalid(reason: "input is shorter than the \(count)-byte container header")
             }
             self.version = version
             if version == 1 {
-                guard bytes[9] == MessageContainer.paddingSchemePKCS1v15 else {
+                guard bytes[9] == RSAMessageContainer.paddingSchemePKCS1v15 else {
                     throw RSAError.containerInvalid(reason: "unsupported padding scheme \(bytes[9])")
                 }
                 padding = .pkcs1v15
@@ -71,12 +71,12 @@ extension MessageContainer {
                 messageID = Array(bytes[44..<60])
             } else {
                 switch bytes[9] {
-                case MessageContainer.paddingSchemePKCS1v15:
+                case RSAMessageContainer.paddingSchemePKCS1v15:
                     guard bytes[10] == 0, bytes[11] == 0, bytes[12] == 0 else {
                         throw RSAError.containerInvalid(reason: "PKCS#1 v1.5 header with non-zero OAEP fields")
                     }
                     padding = .pkcs1v15
-                case MessageContainer.paddingSchemeOAEP:
+                case RSAMessageContainer.paddingSchemeOAEP:
                     guard let hash = RSAHashAlgorithm(containerID: bytes[10]) else {
                         throw RSAError.containerInvalid(reason: "unknown OAEP hash \(bytes[10])")
                     }

@@ -36,7 +36,7 @@
 /// Version 1 (read only) has a 60-byte header (magic, 0x01, 0x01, k at 10, recipient at 12,
 /// message id at 44) and 17-byte frames (the first 8 bytes of the message id, index, flags):
 /// its frame holds nothing secret, so anyone with the public key can replace a block.
-public enum MessageContainer {
+public enum RSAMessageContainer {
     /// The 8-byte magic that starts every container.
     public static let magic: [UInt8] = [0x89, 0x52, 0x53, 0x41, 0x4B, 0x49, 0x54, 0x0A]
     /// The container format version this code writes (it also reads version 1).
@@ -94,7 +94,7 @@ public enum MessageContainer {
         from source: inout Source, to sink: inout Sink, with key: RSAPublicKey,
         padding: RSAEncryptionPadding = .pkcs1v15,
         random: RSARandomSource = SystemRandomSource(),
-        concurrency: Int = PKCS1v15Chunking.defaultConcurrency
+        concurrency: Int = RSAPKCS1v15Chunking.defaultConcurrency
     ) throws -> UInt64 {
         if case let .oaep(parameters) = padding, !parameters.label.isEmpty {
             throw RSAError.messageFormatUnsupported(
@@ -147,7 +147,7 @@ public enum MessageContainer {
     public static func decrypt<Source: RSAByteSource, Sink: RSAByteSink>(
         header: Header, from source: inout Source, to sink: inout Sink, with key: RSAPrivateKey,
         random: RSARandomSource = SystemRandomSource(),
-        concurrency: Int = PKCS1v15Chunking.defaultConcurrency
+        concurrency: Int = RSAPKCS1v15Chunking.defaultConcurrency
     ) throws -> UInt64 {
         let k = key.modulusByteCount
         // Checked before any private-key operation.
@@ -231,8 +231,8 @@ public enum MessageContainer {
         _ plaintext: [UInt8], to key: RSAPublicKey, padding: RSAEncryptionPadding = .pkcs1v15,
         random: RSARandomSource = SystemRandomSource()
     ) throws -> [UInt8] {
-        var source = ArrayByteSource(plaintext)
-        var sink = ArrayByteSink()
+        var source = RSAArrayByteSource(plaintext)
+        var sink = RSAArrayByteSink()
         try encrypt(from: &source, to: &sink, with: key, padding: padding, random: random)
         return sink.bytes
     }
@@ -243,8 +243,8 @@ public enum MessageContainer {
     ///   streaming ``decrypt(header:from:to:with:random:concurrency:)``.
     public static func decrypt(_ container: [UInt8], with key: RSAPrivateKey) throws -> [UInt8] {
         let header = try Header(parsing: container)
-        var source = ArrayByteSource(Array(container[header.byteCount...]))
-        var sink = ArrayByteSink()
+        var source = RSAArrayByteSource(Array(container[header.byteCount...]))
+        var sink = RSAArrayByteSink()
         try decrypt(header: header, from: &source, to: &sink, with: key)
         return sink.bytes
     }
@@ -261,7 +261,7 @@ struct SecretCheckingSink<Inner: RSAByteSink>: RSAByteSink {
     mutating func write(_ bytes: [UInt8]) throws {
         var bytes = bytes
         defer { wipe(&bytes) }
-        let n = MessageContainer.secretByteCount
+        let n = RSAMessageContainer.secretByteCount
         guard bytes.count >= n else { throw RSAError.decryptionFailed }
         if let expected {
             guard expected.isEqual(to: bytes[0..<n]) else { throw RSAError.decryptionFailed }

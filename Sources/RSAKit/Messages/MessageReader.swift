@@ -11,7 +11,7 @@ struct MessageReader {
     /// What the input holds.
     enum Detected {
         /// A container; the source is positioned just after its header.
-        case container(MessageContainer.Header)
+        case container(RSAMessageContainer.Header)
         /// Not a container (raw blocks, or whatever the caller was told); the source is at
         /// the first byte of the (de-armored) input.
         case other
@@ -32,22 +32,22 @@ struct MessageReader {
     ///   armor and I/O errors of the source.
     init<Source: RSAByteSource>(_ input: Source) throws {
         var base = input
-        var prefix = try base.readFully(MessageContainer.headerByteCount)
-        if !MessageContainer.hasMagic(prefix) && prefix.count == MessageContainer.headerByteCount {
+        var prefix = try base.readFully(RSAMessageContainer.headerByteCount)
+        if !RSAMessageContainer.hasMagic(prefix) && prefix.count == RSAMessageContainer.headerByteCount {
             prefix += try base.readFully(Self.armorSearchByteCount - prefix.count)
         }
         var source = AnyByteSource(PrefixedByteSource(prefix: prefix, inner: base))
         var armored = false
-        if !MessageContainer.hasMagic(prefix), RSAArmor.beginLineOffset(in: prefix[...]) != nil {
+        if !RSAMessageContainer.hasMagic(prefix), RSAArmor.beginLineOffset(in: prefix[...]) != nil {
             var decoded = AnyByteSource(RSAArmorDecodingSource(source))
-            prefix = try decoded.readFully(MessageContainer.headerByteCount)
+            prefix = try decoded.readFully(RSAMessageContainer.headerByteCount)
             source = AnyByteSource(PrefixedByteSource(prefix: prefix, inner: decoded))
             armored = true
         }
         self.armored = armored
         self.isEmpty = prefix.isEmpty
-        if MessageContainer.hasMagic(prefix) {
-            let header = try MessageContainer.Header(parsing: prefix)
+        if RSAMessageContainer.hasMagic(prefix) {
+            let header = try RSAMessageContainer.Header(parsing: prefix)
             _ = try source.readFully(header.byteCount) // consume the header
             detected = .container(header)
         } else {

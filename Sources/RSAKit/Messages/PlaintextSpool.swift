@@ -16,7 +16,7 @@ final class PlaintextSpool {
     let fileDescriptor: Int32
 
     /// - Parameter directory: where to create it (default: `$TMPDIR`, else `/tmp`).
-    /// - Throws: ``FileDescriptorError`` ("create temporary file") when it cannot be created.
+    /// - Throws: ``RSAFileDescriptorError`` ("create temporary file") when it cannot be created.
     init(directory: String? = nil) throws {
         let folder = directory ?? (getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
         var name = [UInt8](repeating: 0, count: 12)
@@ -24,7 +24,7 @@ final class PlaintextSpool {
         let suffix = name.map { String($0, radix: 16) }.joined()
         let path = folder + "/.rsakit-spool-\(getpid())-" + suffix
         let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw FileDescriptorError(operation: "create temporary file", code: errno) }
+        guard fd >= 0 else { throw RSAFileDescriptorError(operation: "create temporary file", code: errno) }
         unlink(path)
         fileDescriptor = fd
     }
@@ -35,18 +35,18 @@ final class PlaintextSpool {
     }
 
     /// Append `bytes`.
-    /// - Throws: ``FileDescriptorError`` on a failed write (a full disk, for example).
+    /// - Throws: ``RSAFileDescriptorError`` on a failed write (a full disk, for example).
     func write(_ bytes: [UInt8]) throws {
-        var sink = FileDescriptorSink(fileDescriptor: fileDescriptor)
+        var sink = RSAFileDescriptorSink(fileDescriptor: fileDescriptor)
         try sink.write(bytes)
     }
 
     /// Copy everything written so far to `sink`, in 64 KiB pieces.
     func copy<Sink: RSAByteSink>(to sink: inout Sink) throws {
         guard lseek(fileDescriptor, 0, SEEK_SET) == 0 else {
-            throw FileDescriptorError(operation: "seek", code: errno)
+            throw RSAFileDescriptorError(operation: "seek", code: errno)
         }
-        var source = FileDescriptorSource(fileDescriptor: fileDescriptor)
+        var source = RSAFileDescriptorSource(fileDescriptor: fileDescriptor)
         while true {
             let piece = try source.read(upTo: 1 << 16)
             if piece.isEmpty { return }

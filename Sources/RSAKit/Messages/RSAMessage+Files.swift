@@ -63,7 +63,7 @@ extension RSAMessage {
     /// discard on failure. `body` gets the folder of a renamed output (for temporary files).
     static func withFiles(
         _ inputPath: String, _ outputPath: String,
-        _ body: (inout FileDescriptorSource, inout FileDescriptorSink, String?) throws -> Void
+        _ body: (inout RSAFileDescriptorSource, inout RSAFileDescriptorSink, String?) throws -> Void
     ) throws {
         let input = open(inputPath, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else {
@@ -76,8 +76,8 @@ extension RSAMessage {
         }
         let output = try RSAOutputFile(path: outputPath, input: input)
         do {
-            var source = FileDescriptorSource(fileDescriptor: input)
-            var sink = FileDescriptorSink(fileDescriptor: output.fileDescriptor)
+            var source = RSAFileDescriptorSource(fileDescriptor: input)
+            var sink = RSAFileDescriptorSink(fileDescriptor: output.fileDescriptor)
             var folder: String?
             if output.method == .temporaryAndRename, let destination = output.destinationPath {
                 folder = URL(fileURLWithPath: destination).deletingLastPathComponent().path

@@ -39,11 +39,11 @@ public enum RSAMessage {
         case .container:
             if format.armored {
                 var armored = RSAArmorEncodingSink(sink)
-                try MessageContainer.encrypt(from: &source, to: &armored, with: key, padding: format.padding, random: random)
+                try RSAMessageContainer.encrypt(from: &source, to: &armored, with: key, padding: format.padding, random: random)
                 try armored.finish()
                 sink = armored.inner
             } else {
-                try MessageContainer.encrypt(from: &source, to: &sink, with: key, padding: format.padding, random: random)
+                try RSAMessageContainer.encrypt(from: &source, to: &sink, with: key, padding: format.padding, random: random)
             }
         case .raw:
             // Empty input is one block of the empty message, as openssl pkeyutl and
@@ -64,8 +64,8 @@ public enum RSAMessage {
         _ plaintext: [UInt8], for key: RSAPublicKey, format: RSAMessageFormat = .container(),
         random: RSARandomSource = SystemRandomSource()
     ) throws -> [UInt8] {
-        var source = ArrayByteSource(plaintext)
-        var sink = ArrayByteSink()
+        var source = RSAArrayByteSource(plaintext)
+        var sink = RSAArrayByteSink()
         try encrypt(from: &source, to: &sink, for: key, format: format, random: random)
         return sink.bytes
     }
@@ -118,8 +118,8 @@ public enum RSAMessage {
         if format?.kind == .appleAESGCM {
             return try RSAAppleAESGCM.decrypt(message, with: key, hash: format!.appleHash)
         }
-        var source = ArrayByteSource(message)
-        var sink = ArrayByteSink()
+        var source = RSAArrayByteSource(message)
+        var sink = RSAArrayByteSink()
         try decrypt(from: &source, to: &sink, with: key, format: format, rawPadding: rawPadding)
         return sink.bytes
     }
@@ -135,7 +135,7 @@ public enum RSAMessage {
     /// The recipient fingerprint a container (or armored container) names in its header;
     /// nil for other input.
     public static func recipientFingerprint(of message: [UInt8]) -> RSAKeyFingerprint? {
-        guard let reader = try? MessageReader(ArrayByteSource(message)),
+        guard let reader = try? MessageReader(RSAArrayByteSource(message)),
               case let .container(header) = reader.detected else { return nil }
         return header.recipientFingerprint
     }
@@ -172,7 +172,7 @@ public enum RSAMessage {
         let reader = try MessageReader(source)
         var body = reader.source
         if case let .container(header) = reader.detected {
-            try MessageContainer.decrypt(header: header, from: &body, to: &sink,
+            try RSAMessageContainer.decrypt(header: header, from: &body, to: &sink,
                                          with: try key(header.recipientFingerprint))
             return
         }

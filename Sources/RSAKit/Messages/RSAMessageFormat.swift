@@ -7,7 +7,7 @@
 public struct RSAMessageFormat: Sendable, Hashable, CustomStringConvertible {
     /// The three formats; the raw values are the CLI's `--format` names.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        /// The rsakit container, version 2 (``MessageContainer``).
+        /// The rsakit container, version 2 (``RSAMessageContainer``).
         case container
         /// Concatenated k-byte blocks (``RSARawBlocks``).
         case raw

@@ -13,7 +13,7 @@ import Glibc
 /// and written in order; memory stays bounded whatever the input size.
 ///
 /// Raw blocks have no integrity across blocks (blocks can be reordered, dropped or forged by
-/// anyone holding the public key, undetected); the rsakit container (``MessageContainer``)
+/// anyone holding the public key, undetected); the rsakit container (``RSAMessageContainer``)
 /// adds that on top.
 public enum RSARawBlocks {
     /// Encrypt a whole stream into k-byte blocks.
@@ -33,7 +33,7 @@ public enum RSARawBlocks {
     public static func encrypt<Source: RSAByteSource, Sink: RSAByteSink>(
         from source: inout Source, to sink: inout Sink, with key: RSAPublicKey,
         padding: RSAEncryptionPadding, random: RSARandomSource = SystemRandomSource(),
-        concurrency: Int = PKCS1v15Chunking.defaultConcurrency
+        concurrency: Int = RSAPKCS1v15Chunking.defaultConcurrency
     ) throws -> UInt64 {
         let chunk = key.maximumMessageByteCount(padding: padding)
         guard chunk >= 1 else {
@@ -69,7 +69,7 @@ public enum RSARawBlocks {
     public static func decrypt<Source: RSAByteSource, Sink: RSAByteSink>(
         from source: inout Source, to sink: inout Sink, with key: RSAPrivateKey,
         padding: RSAEncryptionPadding, random: RSARandomSource = SystemRandomSource(),
-        concurrency: Int = PKCS1v15Chunking.defaultConcurrency
+        concurrency: Int = RSAPKCS1v15Chunking.defaultConcurrency
     ) throws -> UInt64 {
         let k = key.modulusByteCount
         if let total = source.remainingByteCount, total % k != 0 {
@@ -91,9 +91,11 @@ public enum RSARawBlocks {
 /// Encryption splits the input into slices of k - 11 bytes (the last one shorter) and
 /// encrypts each into exactly k bytes; decryption takes k-byte blocks and concatenates the
 /// plaintexts. Empty input gives empty output.
-public enum PKCS1v15Chunking {
-    /// The default number of worker threads: the number of active processors.
-    public static var defaultConcurrency: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+public enum RSAPKCS1v15Chunking {
+    /// The default number of worker threads: the number of active processors, or fewer
+    /// inside an `async` RSAKit call (the workers it was granted; see ``RSAMessage``'s
+    /// async variants).
+    public static var defaultConcurrency: Int { RSAWorkerBudget.currentLimit }
 
     /// Encrypt a whole stream: ``RSARawBlocks/encrypt(from:to:with:padding:random:concurrency:)``
     /// with RSAES-PKCS1-v1_5.
@@ -134,8 +136,8 @@ public enum PKCS1v15Chunking {
         _ plaintext: [UInt8], with key: RSAPublicKey,
         random: RSARandomSource = SystemRandomSource(), concurrency: Int = defaultConcurrency
     ) throws -> [UInt8] {
-        var source = ArrayByteSource(plaintext)
-        var sink = ArrayByteSink()
+        var source = RSAArrayByteSource(plaintext)
+        var sink = RSAArrayByteSink()
         try encrypt(from: &source, to: &sink, with: key, random: random, concurrency: concurrency)
         return sink.bytes
     }
@@ -147,8 +149,8 @@ public enum PKCS1v15Chunking {
         _ ciphertext: [UInt8], with key: RSAPrivateKey,
         random: RSARandomSource = SystemRandomSource(), concurrency: Int = defaultConcurrency
     ) throws -> [UInt8] {
-        var source = ArrayByteSource(ciphertext)
-        var sink = ArrayByteSink()
+        var source = RSAArrayByteSource(ciphertext)
+        var sink = RSAArrayByteSink()
         try decrypt(from: &source, to: &sink, with: key, random: random, concurrency: concurrency)
         return sink.bytes
     }

@@ -1,3 +1,5 @@
+// Nested in `RSAHazmat` (issue 16 §4): a building block, not an encryption or signature API.
+extension RSAHazmat {
 /// EME-OAEP encoding and decoding (RFC 8017 §7.1.1 step 2, §7.1.2 step 3) as pure byte
 /// functions, independent of keys:
 ///
@@ -102,3 +104,4 @@ public enum EMEOAEP {
         return Array(db[(Int(separatorIndex) + 1)...])
     }
 }
+} // extension RSAHazmat

@@ -1,3 +1,5 @@
+// Nested in `RSAHazmat` (issue 16 §4): a building block, not an encryption or signature API.
+extension RSAHazmat {
 /// EMSA-PKCS1-v1_5 (RFC 8017 §9.2) as a pure byte function, independent of keys:
 ///
 ///     T  = DigestInfo ::= SEQUENCE { AlgorithmIdentifier { OID, NULL }, OCTET STRING H }
@@ -101,3 +103,4 @@ public enum EMSAPKCS1v15 {
         return [0x00, 0x01] + [UInt8](repeating: 0xFF, count: emLen - t.count - 3) + [0x00] + t
     }
 }
+} // extension RSAHazmat

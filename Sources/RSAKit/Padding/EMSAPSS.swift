@@ -1,3 +1,5 @@
+// Nested in `RSAHazmat` (issue 16 §4): a building block, not an encryption or signature API.
+extension RSAHazmat {
 /// EMSA-PSS (RFC 8017 §9.1) as pure byte functions, independent of keys:
 ///
 ///     M' = 0x00 x 8 || mHash || salt
@@ -147,3 +149,4 @@ public enum EMSAPSS {
         return functions.hash([UInt8](repeating: 0, count: 8) + mHash + salt) == h
     }
 }
+} // extension RSAHazmat

@@ -1,3 +1,5 @@
+// Nested in `RSAHazmat` (issue 16 §4): a building block, not an encryption or signature API.
+extension RSAHazmat {
 /// MGF1, the mask generation function of RFC 8017 Appendix B.2.1, over any
 /// ``RSAHashAlgorithm``:
 ///
@@ -43,3 +45,4 @@ public enum MGF1 {
         wipe(&mask)
     }
 }
+} // extension RSAHazmat

@@ -8,7 +8,7 @@ extension RSAPublicKey {
     /// - Returns: the ciphertext representative c, I2OSP'd to exactly k bytes.
     /// - Throws: `RSAError.messageRepresentativeOutOfRange` unless 0 <= m < n (step 1).
     /// - Note: Variable time (GMP `mpz_powm`); every input is public.
-    public func rsaep(_ message: [UInt8]) throws -> [UInt8] {
+    internal func rsaep(_ message: [UInt8]) throws -> [UInt8] {
         let c = try rsaep(BigNumber(bytes: message))
         return try c.bytes(count: modulusByteCount)
     }
@@ -30,12 +30,12 @@ extension RSAPrivateKey {
     ///   re-encryption check fails (a fault, never caused by the input).
     /// - Note: Constant-time exponentiations (GMP `mpz_powm_sec`) on a blinded base;
     ///   the CRT recombination works on blinded values. See ``rsadp(_:random:)``.
-    public func rsadp(_ ciphertext: [UInt8]) throws -> [UInt8] {
+    internal func rsadp(_ ciphertext: [UInt8]) throws -> [UInt8] {
         try rsadp(ciphertext, random: SystemRandomSource())
     }
 
     /// RSADP with an explicit random source for the blinding factor.
-    public func rsadp(_ ciphertext: [UInt8], random: RSARandomSource) throws -> [UInt8] {
+    internal func rsadp(_ ciphertext: [UInt8], random: RSARandomSource) throws -> [UInt8] {
         let m = try rsadp(BigNumber(bytes: ciphertext), random: random)
         return try m.bytes(count: modulusByteCount)
     }

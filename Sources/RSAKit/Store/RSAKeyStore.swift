@@ -286,7 +286,7 @@ public final class RSAKeyStore: Sendable {
         try RSAKeyStore.validateTag(privateTag)
         try RSAKeyStore.validateLabel(label)
         let publicPEM = key.publicKey.pemRepresentation
-        let privatePEM = key.pemRepresentation
+        let privatePEM = key.pkcs8PEMRepresentation
         let fingerprint = key.publicKey.fingerprint
         let requests = [
             NewItem(keyClass: .public, tag: tag, label: label, keySizeInBits: key.modulusBitCount,

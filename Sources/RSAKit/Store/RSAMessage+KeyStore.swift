@@ -32,8 +32,8 @@ extension RSAMessage {
     /// Decrypt a container held in memory with the key `store` holds for its recipient.
     /// - Returns: the plaintext. - Throws: as the streaming form.
     public static func decrypt(_ message: [UInt8], using store: RSAKeyStore) throws -> [UInt8] {
-        var source = ArrayByteSource(message)
-        var sink = ArrayByteSink()
+        var source = RSAArrayByteSource(message)
+        var sink = RSAArrayByteSink()
         try decrypt(from: &source, to: &sink, using: store)
         return sink.bytes
     }
@@ -60,7 +60,7 @@ extension RSAMessage {
     }
 
     /// The private key in `store` whose public key has `fingerprint` (a container's
-    /// ``MessageContainer/Header/recipientFingerprint``).
+    /// ``RSAMessageContainer/Header/recipientFingerprint``).
     /// - Throws: `RSAError.recipientKeyNotFound(fingerprint:publicKeyOnly:)`, or the store's
     ///   errors reading the item.
     public static func recipientPrivateKey(in store: RSAKeyStore, fingerprint: RSAKeyFingerprint) throws -> RSAPrivateKey {

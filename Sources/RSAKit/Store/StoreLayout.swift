@@ -35,7 +35,7 @@ internal struct StoreLayout: Sendable {
 
     /// The tag hash H: lower-case hex SHA-256 of the tag's UTF-8 bytes (64 digits).
     static func tagHash(_ tag: String) -> String {
-        StoreHex.encode(SHA256.hash(Array(tag.utf8)))
+        StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(tag.utf8)))
     }
 
     /// "public/hh" or "private/hh".

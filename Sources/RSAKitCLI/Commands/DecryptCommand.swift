@@ -42,8 +42,8 @@ struct DecryptCommand: RSAKitCommand {
         defer { input.close() }
         let output = try OutputFile(arguments.value("out"), input: input)
         do {
-            var source = FileDescriptorSource(fileDescriptor: input.fileDescriptor)
-            var sink = FileDescriptorSink(fileDescriptor: output.fileDescriptor)
+            var source = RSAFileDescriptorSource(fileDescriptor: input.fileDescriptor)
+            var sink = RSAFileDescriptorSink(fileDescriptor: output.fileDescriptor)
             try decrypt(&source, &sink)
             try output.commit()
         } catch {

@@ -56,8 +56,8 @@ struct EncryptCommand: RSAKitCommand {
         defer { input.close() }
         let output = try OutputFile(arguments.value("out"), input: input)
         do {
-            var source = FileDescriptorSource(fileDescriptor: input.fileDescriptor)
-            var sink = FileDescriptorSink(fileDescriptor: output.fileDescriptor)
+            var source = RSAFileDescriptorSource(fileDescriptor: input.fileDescriptor)
+            var sink = RSAFileDescriptorSink(fileDescriptor: output.fileDescriptor)
             try RSAMessage.encrypt(from: &source, to: &sink, for: key, format: format)
             try output.commit()
         } catch {

@@ -94,7 +94,7 @@ struct ExportCommand: RSAKitCommand {
         }
         let output = try OutputFile(arguments.value("out"), input: nil, mode: arguments.flag("private") ? 0o600 : 0o644)
         do {
-            var sink = FileDescriptorSink(fileDescriptor: output.fileDescriptor)
+            var sink = RSAFileDescriptorSink(fileDescriptor: output.fileDescriptor)
             try sink.write(bytes)
             try output.commit()
         } catch {
@@ -219,7 +219,7 @@ struct DeleteCommand: RSAKitCommand {
 /// PKCS#1 v1.5 block) of an item, for show and the JSON forms.
 func blockSizes(_ item: RSAKeyItemAttributes) -> (blockSize: Int, maximumChunk: Int) {
     let k = (item.keySizeInBits + 7) / 8
-    return (k, k - EMEPKCS1v15.overheadByteCount)
+    return (k, k - RSAHazmat.EMEPKCS1v15.overheadByteCount)
 }
 
 /// The JSON object for one item (list and show).

@@ -53,7 +53,7 @@ struct SignatureSettings {
 
     /// Hash the input incrementally (memory stays bounded for large files).
     func digest(of input: InputFile) throws -> [UInt8] {
-        var source = FileDescriptorSource(fileDescriptor: input.fileDescriptor)
+        var source = RSAFileDescriptorSource(fileDescriptor: input.fileDescriptor)
         var hasher = RSAHasher(algorithm: hash)
         while true {
             let piece = try source.read(upTo: 1 << 16)
@@ -116,7 +116,7 @@ struct SignCommand: RSAKitCommand {
         let signature = try key.signature(forDigest: digest, hash: settings.hash, padding: settings.padding)
         let output = try OutputFile(arguments.value("out"), input: input)
         do {
-            var sink = FileDescriptorSink(fileDescriptor: output.fileDescriptor)
+            var sink = RSAFileDescriptorSink(fileDescriptor: output.fileDescriptor)
             try sink.write(signature)
             try output.commit()
         } catch {

@@ -37,7 +37,7 @@ struct CLIFailure: Error, CustomStringConvertible {
             return CLIFailure("a key with tag \"\(tag)\" already exists (use --replace to overwrite it)", .alreadyExists)
         case let rsa as RSAError:
             return CLIFailure(rsa.description, status(for: rsa))
-        case let io as FileDescriptorError:
+        case let io as RSAFileDescriptorError:
             return CLIFailure(io.description, .failure)
         default:
             return CLIFailure("\(error)", .failure)

@@ -91,7 +91,7 @@ struct PrefixedSource<Inner: RSAByteSource>: RSAByteSource {
 func readWholeFile(_ path: String, what: String) throws -> [UInt8] {
     let input = try InputFile.open(path)
     defer { input.close() }
-    var source = FileDescriptorSource(fileDescriptor: input.fileDescriptor)
+    var source = RSAFileDescriptorSource(fileDescriptor: input.fileDescriptor)
     var bytes: [UInt8] = []
     while true {
         let piece = try source.read(upTo: 65536)
@@ -106,12 +106,12 @@ func readWholeFile(_ path: String, what: String) throws -> [UInt8] {
 
 /// Write `text` to standard error.
 func printError(_ text: String) {
-    var sink = FileDescriptorSink(fileDescriptor: STDERR_FILENO)
+    var sink = RSAFileDescriptorSink(fileDescriptor: STDERR_FILENO)
     try? sink.write(Array(text.utf8))
 }
 
 /// Write `text` to standard output.
 func printOutput(_ text: String) throws {
-    var sink = FileDescriptorSink(fileDescriptor: STDOUT_FILENO)
+    var sink = RSAFileDescriptorSink(fileDescriptor: STDOUT_FILENO)
     try sink.write(Array(text.utf8))
 }

@@ -1,0 +1,121 @@
+// Foundation forms of the key and scheme APIs (issue 16 §2): parsers accept any
+// `DataProtocol`; operations take `Data` and return `Data` (a `Data` parameter, not
+// `some DataProtocol`, so that `encrypt(Array(...))` keeps meaning the `[UInt8]` form).
+// Each forwards to the `[UInt8]` form documented beside it; behaviour, errors and
+// constant-time status are that form's.
+import Foundation
+
+extension RSAPublicKey {
+    /// Read a public key from DER (PKCS#1 `RSAPublicKey` or SPKI); see ``init(derRepresentation:)-([UInt8])``.
+    /// - Parameter derRepresentation: exactly one DER structure, any `DataProtocol` (`Data`, a slice).
+    /// - Throws: every error of the `[UInt8]` form.
+    public init(derRepresentation: some DataProtocol) throws {
+        try self.init(derRepresentation: [UInt8](derRepresentation))
+    }
+
+    /// Read a public key from PEM bytes (UTF-8 text, as read from a file).
+    /// - Throws: `RSAError.malformedPEM` (line 1) for non-UTF-8 bytes, and every error of
+    ///   ``init(pemRepresentation:)``.
+    public init(pemBytes: some DataProtocol) throws {
+        guard let text = String(bytes: [UInt8](pemBytes), encoding: .utf8) else {
+            throw RSAError.malformedPEM(reason: "the bytes are not UTF-8 text", line: 1)
+        }
+        try self.init(pemRepresentation: text)
+    }
+
+    /// SubjectPublicKeyInfo DER (``derRepresentation``) as `Data`.
+    public var derRepresentationData: Data { Data(derRepresentation) }
+
+    /// PKCS#1 `RSAPublicKey` DER (``pkcs1DERRepresentation``) as `Data`.
+    public var pkcs1DERRepresentationData: Data { Data(pkcs1DERRepresentation) }
+
+    /// RSAES encryption of one block (``encrypt(_:padding:random:)``) for `Data` input.
+    /// - Returns: exactly k bytes.
+    /// - Throws: `RSAError.messageTooLong(byteCount:maximum:)`, `RSAError.keySizeUnsupported`.
+    public func encrypt(
+        _ message: Data, padding: RSAEncryptionPadding, random: RSARandomSource = SystemRandomSource()
+    ) throws -> Data {
+        Data(try encrypt([UInt8](message), padding: padding, random: random))
+    }
+
+    /// Signature verification (``isValidSignature(_:for:hash:padding:)``) for `Data` input.
+    /// - Returns: true only for a valid signature of exactly k bytes. Never throws.
+    public func isValidSignature(
+        _ signature: Data, for message: Data, hash: RSAHashAlgorithm,
+        padding: RSASignaturePadding
+    ) -> Bool {
+        isValidSignature([UInt8](signature), for: [UInt8](message), hash: hash, padding: padding)
+    }
+
+    /// Apple's word for k: the modulus length in bytes, which is also the length of every
+    /// ciphertext block and signature (`SecKeyGetBlockSize`). Same as ``modulusByteCount``.
+    public var blockSize: Int { modulusByteCount }
+}
+
+extension RSAPrivateKey {
+    /// Read a private key from DER (PKCS#1 or unencrypted PKCS#8); see
+    /// ``init(derRepresentation:)-([UInt8])``.
+    /// - Parameter derRepresentation: exactly one DER structure, any `DataProtocol`. The
+    ///   internal copy is wiped after parsing (best effort); the caller owns its `Data`.
+    /// - Throws: every error of the `[UInt8]` form.
+    public init(derRepresentation: some DataProtocol) throws {
+        var bytes = [UInt8](derRepresentation)
+        defer { wipe(&bytes) }
+        try self.init(derRepresentation: bytes)
+    }
+
+    /// Read a private key from PEM bytes (UTF-8 text, as read from a file).
+    /// - Throws: `RSAError.malformedPEM` (line 1) for non-UTF-8 bytes, and every error of
+    ///   ``init(pemRepresentation:)``.
+    public init(pemBytes: some DataProtocol) throws {
+        var bytes = [UInt8](pemBytes)
+        defer { wipe(&bytes) }
+        guard let text = String(bytes: bytes, encoding: .utf8) else {
+            throw RSAError.malformedPEM(reason: "the bytes are not UTF-8 text", line: 1)
+        }
+        try self.init(pemRepresentation: text)
+    }
+
+    /// PKCS#1 `RSAPrivateKey` DER (``derRepresentation``) as `Data`. Secret.
+    public var derRepresentationData: Data { Data(derRepresentation) }
+
+    /// PKCS#8 `PrivateKeyInfo` DER (``pkcs8DERRepresentation``) as `Data`. Secret.
+    public var pkcs8DERRepresentationData: Data { Data(pkcs8DERRepresentation) }
+
+    /// RSAES decryption of one k-byte block (``decrypt(_:padding:)``) for `Data` input.
+    /// Constant-time and blinded as the `[UInt8]` form.
+    /// - Throws: `RSAError.ciphertextLengthInvalid`; `RSAError.decryptionFailed` (opaque).
+    public func decrypt(_ ciphertext: Data, padding: RSAEncryptionPadding) throws -> Data {
+        Data(try decrypt([UInt8](ciphertext), padding: padding))
+    }
+
+    /// A signature (``signature(for:hash:padding:random:)``) over `Data` input.
+    /// - Returns: exactly k bytes.
+    /// - Throws: every error of the `[UInt8]` form.
+    public func signature(
+        for message: Data, hash: RSAHashAlgorithm, padding: RSASignaturePadding,
+        random: RSARandomSource = SystemRandomSource()
+    ) throws -> Data {
+        Data(try signature(for: [UInt8](message), hash: hash, padding: padding, random: random))
+    }
+
+    /// Apple's word for k (``RSAPublicKey/blockSize``).
+    public var blockSize: Int { modulusByteCount }
+}
+
+extension RSAKeyFingerprint {
+    /// The 32 digest bytes as `Data`.
+    public var data: Data { Data(bytes) }
+
+    /// A fingerprint from 32 digest bytes in any `DataProtocol`; nil for another length.
+    public init?(data: some DataProtocol) {
+        self.init(bytes: [UInt8](data))
+    }
+}
+
+extension RSAHashAlgorithm {
+    /// The digest of `data` (``hash(_:)``) as `Data`.
+    public func hash(_ data: Data) -> Data {
+        Data(hash([UInt8](data)))
+    }
+}

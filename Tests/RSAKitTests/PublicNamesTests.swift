@@ -1,0 +1,131 @@
+import Foundation
+import XCTest
+
+/// Issue 16 §4: RSAKit's public top-level names must not collide with swift-crypto's (an app
+/// importing both `Crypto` and `RSAKit` would get "'SHA256' is ambiguous"). The names are
+/// read from the built module itself with the toolchain's `swift-symbolgraph-extract`
+/// (the same symbol graph DocC reads), not from a hand-kept list, so a colliding name that
+/// comes back fails here.
+final class PublicNamesTests: XCTestCase {
+    /// Names swift-crypto (Crypto, _CryptoExtras) and CryptoKit export at top level, plus
+    /// the unprefixed names RSAKit itself used before issue 16.
+    static let taken: Set<String> = [
+        "SHA256", "SHA384", "SHA512", "SHA1", "Insecure", "Digest", "HashFunction", "HMAC",
+        "SymmetricKey", "SymmetricKeySize", "AES", "ChaChaPoly", "SealedBox", "Curve25519", "P256",
+        "P384", "P521", "CryptoKitError", "CryptoError", "HKDF", "SharedSecret", "_RSA", "RSA",
+        "Certificate", "PublicKey", "PrivateKey", "Signature", "Nonce", "MessageAuthenticationCode",
+        "MessageContainer", "ArrayByteSink", "ArrayByteSource", "FileDescriptorSource",
+        "FileDescriptorSink", "FileDescriptorError", "PKCS1v15Chunking", "EMEOAEP", "EMSAPSS",
+        "EMEPKCS1v15", "EMSAPKCS1v15", "MGF1",
+    ]
+
+    /// Unprefixed top-level names that stay, each checked against swift-crypto's public
+    /// surface: neither `SystemRandomSource` nor `KeyValidationFailure` exists there.
+    static let allowedUnprefixed: Set<String> = ["SystemRandomSource", "KeyValidationFailure"]
+
+    func testPublicTopLevelNames_CarryThePrefix_AndAvoidSwiftCryptoNames() throws {
+        let names = try Self.topLevelNames()
+        XCTAssertTrue(names.contains("RSAPublicKey") && names.contains("RSAHazmat"),
+                      "the symbol graph did not list RSAKit's types: \(names.sorted())")
+        let colliding = names.intersection(Self.taken)
+        XCTAssertTrue(colliding.isEmpty, "public top-level names that collide: \(colliding.sorted())")
+        let unprefixed = names.filter { !$0.hasPrefix("RSA") && !Self.allowedUnprefixed.contains($0) }
+        XCTAssertTrue(unprefixed.isEmpty,
+                      "new public top-level names need an RSA prefix or nesting: \(unprefixed.sorted())")
+    }
+
+    /// The hazardous building blocks are reachable only through `RSAHazmat`.
+    func testHazardousBuildingBlocks_AreNestedInRSAHazmat() throws {
+        let paths = try Self.symbolPaths()
+        for name in ["EMEOAEP", "EMSAPSS", "EMEPKCS1v15", "EMSAPKCS1v15", "MGF1"] {
+            XCTAssertTrue(paths.contains(["RSAHazmat", name]), "RSAHazmat.\(name) missing")
+        }
+        XCTAssertTrue(paths.contains(["RSAHazmat", "rsaep(_:key:)"]))
+        XCTAssertTrue(paths.contains(["RSAHazmat", "rsadp(_:key:random:)"]))
+        XCTAssertFalse(paths.contains(["RSAPublicKey", "rsaep(_:)"]), "raw RSAEP beside encrypt")
+        XCTAssertFalse(paths.contains(["RSAPrivateKey", "rsadp(_:)"]), "raw RSADP beside decrypt")
+    }
+
+    // MARK: - The symbol graph of the built module
+
+    static func topLevelNames() throws -> Set<String> {
+        Set(try symbolPaths().filter { $0.count == 1 }.map { $0[0] })
+    }
+
+    nonisolated(unsafe) private static var cachedPaths: [[String]]?
+
+    /// Every public symbol's path components (["RSAHazmat", "MGF1"]), from
+    /// `swift-symbolgraph-extract` run over `.build/<config>/Modules/RSAKit.swiftmodule`.
+    static func symbolPaths() throws -> [[String]] {
+        if let cachedPaths { return cachedPaths }
+        let products = Bundle.main.bundleURL
+        let modules = products.appendingPathComponent("Modules")
+        guard FileManager.default.fileExists(atPath: modules.appendingPathComponent("RSAKit.swiftmodule").path) else {
+            throw XCTSkip("RSAKit.swiftmodule not found under \(modules.path)")
+        }
+        guard let tool = findTool("swift-symbolgraph-extract") else {
+            throw XCTSkip("swift-symbolgraph-extract not found beside swift on PATH")
+        }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-symbols-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: output) }
+
+        // RSAKit imports its C modules internally; the extractor still has to find their maps.
+        var arguments = ["-module-name", "RSAKit", "-I", modules.path, "-minimum-access-level", "public",
+                         "-output-dir", output.path]
+        #if arch(x86_64)
+        arguments += ["-target", "x86_64-unknown-linux-gnu"]
+        #elseif arch(arm64)
+        arguments += ["-target", "aarch64-unknown-linux-gnu"]
+        #endif
+        let sources = root.appendingPathComponent("Sources")
+        for target in (try? FileManager.default.contentsOfDirectory(atPath: sources.path)) ?? [] {
+            let map = sources.appendingPathComponent(target).appendingPathComponent("module.modulemap")
+            if FileManager.default.fileExists(atPath: map.path) { arguments += ["-Xcc", "-fmodule-map-file=" + map.path] }
+            let include = sources.appendingPathComponent(target).appendingPathComponent("include")
+            if FileManager.default.fileExists(atPath: include.path) { arguments += ["-I", include.path] }
+        }
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: products.path)) ?? [] where entry.hasSuffix(".build") {
+            let map = products.appendingPathComponent(entry).appendingPathComponent("module.modulemap")
+            if FileManager.default.fileExists(atPath: map.path) { arguments += ["-Xcc", "-fmodule-map-file=" + map.path] }
+        }
+
+        let process = Process()
+        process.executableURL = tool
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            XCTFail("swift-symbolgraph-extract failed: \(String(decoding: message, as: UTF8.self))")
+            throw CocoaError(.fileReadUnknown)
+        }
+        var paths: [[String]] = []
+        for file in try FileManager.default.contentsOfDirectory(atPath: output.path) where file.hasPrefix("RSAKit") {
+            let data = try Data(contentsOf: output.appendingPathComponent(file))
+            let graph = try JSONDecoder().decode(SymbolGraph.self, from: data)
+            // Only RSAKit.symbols.json holds RSAKit's own top-level declarations; the
+            // RSAKit@Other files are extensions of other modules' types.
+            paths += graph.symbols.map { file == "RSAKit.symbols.json" ? $0.pathComponents : ["@"] + $0.pathComponents }
+        }
+        cachedPaths = paths
+        return paths
+    }
+
+    private struct SymbolGraph: Decodable {
+        struct Symbol: Decodable { let pathComponents: [String] }
+        let symbols: [Symbol]
+    }
+
+    private static func findTool(_ name: String) -> URL? {
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
+            let candidate = URL(fileURLWithPath: String(dir)).appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return nil
+    }
+}
