@@ -131,6 +131,12 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// destroy the input, so nothing was written.
     case outputFileIsInput(path: String)
 
+    // MARK: lib (issue 16 §5)
+
+    /// An application identifier (for ``RSAKeyStore/defaultLocation(applicationIdentifier:environment:)``)
+    /// is not a reverse-DNS name of letters, digits, '-', '_' and '.' with at least one dot.
+    case invalidApplicationIdentifier(String, reason: String)
+
     /// A lower-case sentence, without secret bytes.
     public var description: String {
         switch self {
@@ -212,6 +218,8 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "cannot write output file '\(path)': \(reason)"
         case let .outputFileIsInput(path):
             return "output file '\(path)' is the input file; write to another file"
+        case let .invalidApplicationIdentifier(identifier, reason):
+            return "invalid application identifier \"\(identifier)\": \(reason)"
         }
     }
 }

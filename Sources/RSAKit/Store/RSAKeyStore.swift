@@ -90,7 +90,8 @@ public final class RSAKeyStore: Sendable {
 
     /// Open the store at `path` (default ``defaultLocation(environment:)``), creating it
     /// if it does not exist: missing folders (and missing parent folders) are made with mode
-    /// 0700.
+    /// 0700; an existing empty folder of this user is tightened to 0700 (see
+    /// ``init(url:allowInsecurePermissions:)``).
     ///
     /// Opening checks that the store folders and every private item file give no access to
     /// group or others, applies the journal of a write interrupted after its commit point, and
@@ -117,6 +118,7 @@ public final class RSAKeyStore: Sendable {
         self.path = root
         self.layout = layout
         self.allowsInsecurePermissions = allowInsecurePermissions
+        try RSAKeyStore.tightenIfEmptyFolder(root)  // a FileManager-made folder (RSAKeyStore+App.swift)
         try RSAKeyStore.prepare(layout)
         self.permissionWarnings = try RSAKeyStore.checkAndClean(
             layout, allowInsecurePermissions: allowInsecurePermissions)
@@ -141,6 +143,7 @@ public final class RSAKeyStore: Sendable {
         ]
         let foreign = try StoreFileSystem.listDirectory(layout.root).filter {
             !ours.contains($0) && !$0.hasPrefix(StoreFileSystem.temporaryPrefix)
+                && !RSAKeyStore.isNestedApplicationStore(layout, $0)
         }
         guard foreign.isEmpty else {
             throw RSAError.storeIOError(
