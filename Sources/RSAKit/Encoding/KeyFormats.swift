@@ -40,7 +40,7 @@ extension RSAPublicKey {
     /// says; use ``RSAKeyFile`` to see the mislabel warning. With several blocks, the first
     /// public-key block is used. Reading is as lenient as OpenSSL (see ``RSAKeyFile``).
     /// - Throws: `RSAError.malformedPEM` for text without a usable PEM block or with bad
-    ///   base64, plus every error of ``init(derRepresentation:)``.
+    ///   base64, plus every error of ``init(derRepresentation:)-([UInt8])``.
     public init(pemRepresentation: String) throws {
         let file = try RSAKeyFile(bytes: Array(pemRepresentation.utf8), requirePEM: true, preferring: .publicKey)
         switch file.key {
@@ -128,7 +128,7 @@ extension RSAPrivateKey {
     /// (PKCS#8); the structure decides. An "ENCRYPTED PRIVATE KEY" block, or an OpenSSL
     /// "Proc-Type: 4,ENCRYPTED" block, is refused with "encrypted private keys are not
     /// supported yet". With several blocks, the first private-key block is used.
-    /// - Throws: `RSAError.malformedPEM`, and every error of ``init(derRepresentation:)``.
+    /// - Throws: `RSAError.malformedPEM`, and every error of ``init(derRepresentation:)-([UInt8])``.
     public init(pemRepresentation: String) throws {
         var bytes = Array(pemRepresentation.utf8)
         defer { wipe(&bytes) }

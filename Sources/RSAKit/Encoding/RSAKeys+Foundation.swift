@@ -29,7 +29,7 @@ extension RSAPublicKey {
     /// PKCS#1 `RSAPublicKey` DER (``pkcs1DERRepresentation``) as `Data`.
     public var pkcs1DERRepresentationData: Data { Data(pkcs1DERRepresentation) }
 
-    /// RSAES encryption of one block (``encrypt(_:padding:random:)``) for `Data` input.
+    /// RSAES encryption of one block (``encrypt(_:padding:random:)-([UInt8],_,_)``) for `Data` input.
     /// - Returns: exactly k bytes.
     /// - Throws: `RSAError.messageTooLong(byteCount:maximum:)`, `RSAError.keySizeUnsupported`.
     public func encrypt(
@@ -82,7 +82,7 @@ extension RSAPrivateKey {
     /// PKCS#8 `PrivateKeyInfo` DER (``pkcs8DERRepresentation``) as `Data`. Secret.
     public var pkcs8DERRepresentationData: Data { Data(pkcs8DERRepresentation) }
 
-    /// RSAES decryption of one k-byte block (``decrypt(_:padding:)``) for `Data` input.
+    /// RSAES decryption of one k-byte block (``decrypt(_:padding:)-([UInt8],_)``) for `Data` input.
     /// Constant-time and blinded as the `[UInt8]` form.
     /// - Throws: `RSAError.ciphertextLengthInvalid`; `RSAError.decryptionFailed` (opaque).
     public func decrypt(_ ciphertext: Data, padding: RSAEncryptionPadding) throws -> Data {

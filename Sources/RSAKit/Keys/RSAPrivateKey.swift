@@ -2,7 +2,7 @@
 /// n, e, d, p, q, dP = d mod (p - 1), dQ = d mod (q - 1), qInv = q^-1 mod p.
 ///
 /// A value type: copies share one immutable storage object, whose GMP limbs are zeroed
-/// when the last copy goes away. Private-key operations (``decrypt(_:)``, ``rsadp(_:)``)
+/// when the last copy goes away. Private-key operations (``decrypt(_:)``, ``RSAHazmat/rsadp(_:key:random:)``)
 /// use GMP's constant-time exponentiation, base blinding and a re-encryption check.
 ///
 /// Every instance has passed the checks of ``KeyValidationFailure``.

@@ -26,7 +26,7 @@ extension RSAPrivateKey {
     /// - Throws: `RSAError.decryptionFailed` for every failure: wrong length (step 1),
     ///   C >= n (step 2.b), and any padding error (step 3). One error, no detail.
     /// - Note: RSADP uses constant-time exponentiation with blinding and a re-encryption
-    ///   check; the padding check is branch-free over EM (see ``EMEPKCS1v15/decode(_:)``).
+    ///   check; the padding check is branch-free over EM (see ``RSAHazmat/EMEPKCS1v15/decode(_:)``).
     public func decrypt(_ ciphertext: [UInt8]) throws -> [UInt8] {
         try decrypt(ciphertext, random: SystemRandomSource())
     }

@@ -29,7 +29,7 @@ extension RSAPrivateKey {
     ///   representative out of range", reported opaquely); `RSAError.internalError` if the
     ///   re-encryption check fails (a fault, never caused by the input).
     /// - Note: Constant-time exponentiations (GMP `mpz_powm_sec`) on a blinded base;
-    ///   the CRT recombination works on blinded values. See ``rsadp(_:random:)``.
+    ///   the CRT recombination works on blinded values. See `rsadp(_:random:)`.
     internal func rsadp(_ ciphertext: [UInt8]) throws -> [UInt8] {
         try rsadp(ciphertext, random: SystemRandomSource())
     }

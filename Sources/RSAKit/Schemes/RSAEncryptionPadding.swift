@@ -20,7 +20,7 @@ public enum RSAEncryptionPadding: Sendable, Hashable, CustomStringConvertible {
 extension RSAPublicKey {
     /// The most plaintext bytes one block carries with `padding`: k - 11 for PKCS#1 v1.5,
     /// k - 2 hLen - 2 for OAEP; 0 when the key is too small for the padding (then
-    /// ``encrypt(_:padding:random:)`` throws `keyTooSmallForPadding`).
+    /// ``encrypt(_:padding:random:)-([UInt8],_,_)`` throws `keyTooSmallForPadding`).
     public func maximumMessageByteCount(padding: RSAEncryptionPadding) -> Int {
         switch padding {
         case .pkcs1v15: return maximumMessageByteCount
@@ -64,12 +64,12 @@ extension RSAPrivateKey {
     /// - Throws: `RSAError.decryptionFailed` for every failure (wrong length, C >= n, any
     ///   padding error, wrong hash or label): one error, no detail.
     /// - Note: RSADP is constant-time, blinded and checked; the padding check is branch-free
-    ///   over EM (``EMEPKCS1v15/decode(_:)``, ``EMEOAEP/decode(_:parameters:)``).
+    ///   over EM (``RSAHazmat/EMEPKCS1v15/decode(_:)``, ``RSAHazmat/EMEOAEP/decode(_:parameters:)``).
     public func decrypt(_ ciphertext: [UInt8], padding: RSAEncryptionPadding) throws -> [UInt8] {
         try decrypt(ciphertext, padding: padding, random: SystemRandomSource())
     }
 
-    /// ``decrypt(_:padding:)`` with an explicit random source for the blinding factor.
+    /// ``decrypt(_:padding:)-([UInt8],_)`` with an explicit random source for the blinding factor.
     public func decrypt(_ ciphertext: [UInt8], padding: RSAEncryptionPadding, random: RSARandomSource) throws -> [UInt8] {
         switch padding {
         case .pkcs1v15:

@@ -31,7 +31,7 @@ extension RSAPrivateKey {
     ///   modulus cannot hold the encoding (for example SHA-512 PSS on a 1024-bit key with
     ///   salt = digest); `RSAError.saltLengthInvalid`.
     /// - Note: RSASP1 is the blinded, constant-time CRT operation with its re-encryption check
-    ///   (``rsadp(_:random:)``); a fault gives `RSAError.internalError`, never a bad signature.
+    ///   (``RSAHazmat/rsadp(_:key:random:)``); a fault gives `RSAError.internalError`, never a bad signature.
     public func signature(
         forDigest digest: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding,
         random: RSARandomSource = SystemRandomSource()

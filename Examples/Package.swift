@@ -1,0 +1,28 @@
+// swift-tools-version:6.0
+// An app's-eye use of RSAKit (issue 16): the six steps a developer does, in the Swift 6
+// language mode with complete concurrency checking, depending on RSAKit by path.
+// Run it with `scripts/examples.sh` from the repository root.
+import Foundation
+import PackageDescription
+
+// A path dependency's package identity is the name of its folder, which is whatever the
+// clone was called ("rsakit", "main", ...): read it from this manifest's location. In an
+// app of your own, write `.package(url: "https://github.com/<owner>/rsakit.git", from: "0.16.0")`
+// and `.product(name: "RSAKit", package: "rsakit")`.
+let rsakitFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+let rsakitIdentity = rsakitFolder.lastPathComponent.lowercased()
+
+let package = Package(
+    name: "RSAKitExamples",
+    dependencies: [
+        .package(path: ".."),
+    ],
+    targets: [
+        .executableTarget(
+            name: "SixSteps",
+            dependencies: [.product(name: "RSAKit", package: rsakitIdentity)],
+            path: "Sources/SixSteps"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
