@@ -1,2 +1,3 @@
 #include <nettle/sha2.h>
 #include <nettle/base64.h>
+#include <nettle/version.h>

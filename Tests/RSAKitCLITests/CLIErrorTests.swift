@@ -21,7 +21,7 @@ final class CLIErrorTests: CLITestCase {
         let sealed = try rsakitOK(["encrypt", "--tag", "other"], stdin: [1, 2, 3])
         let out = path("out.bin")
         let result = try rsakit(["decrypt", "--tag", "mine", "--out", out], stdin: sealed.stdout)
-        assertFailure(result, status: 65, contains: "encrypted for key \(fingerprint), not mine")
+        assertFailure(result, status: 65, contains: "encrypted for key \(fingerprint), which is stored as 'other', not 'mine'")
         XCTAssertFalse(exists(out))
     }
 
@@ -48,10 +48,12 @@ final class CLIErrorTests: CLITestCase {
 
     func testEmptyInput() throws {
         assertFailure(try rsakit(["decrypt", "--tag", "mine"], stdin: []), status: 65, contains: "input is empty")
-        // Raw mode: empty in, empty out, as for the engine.
+        // Raw mode, as openssl pkeyutl and SecKeyEncrypt: empty in, one block of an empty message out.
         let raw = try rsakitOK(["encrypt", "--tag", "mine", "--raw"], stdin: [])
-        XCTAssertEqual(raw.stdout, [])
-        XCTAssertEqual(try rsakitOK(["decrypt", "--tag", "mine", "--raw"], stdin: []).stdout, [])
+        XCTAssertEqual(raw.stdout.count, 128)
+        XCTAssertEqual(try rsakitOK(["decrypt", "--tag", "mine", "--raw"], stdin: raw.stdout).stdout, [])
+        // Raw decryption of nothing is a data error.
+        assertFailure(try rsakit(["decrypt", "--tag", "mine", "--raw"], stdin: []), status: 65, contains: "no ciphertext blocks")
     }
 
     func testUnreadableInputAndUnwritableOutput() throws {
@@ -94,7 +96,10 @@ final class CLIErrorTests: CLITestCase {
         assertFailure(try rsakit(["encrypt", "--tag", "mine", "--bogus"]), status: 64, contains: "unknown option '--bogus'")
         assertFailure(try rsakit(["frobnicate"]), status: 64, contains: "unknown command 'frobnicate'")
         assertFailure(try rsakit(["export", "--tag", "mine", "--format", "spki", "--private"]), status: 64, contains: "public-key format")
-        assertFailure(try rsakit(["decrypt"], stdin: testBytes(128)), status: 64, contains: "raw blocks need --tag or --key")
+        assertFailure(try rsakit(["decrypt", "--raw"], stdin: testBytes(128)), status: 64, contains: "--raw needs --tag or --key")
+        // Data that is neither a container nor usable raw blocks is a data error, with or without --tag.
+        assertFailure(try rsakit(["decrypt"], stdin: testBytes(128)), status: 65, contains: "raw blocks need --tag or --key")
+        assertFailure(try rsakit(["decrypt", "--tag", "mine"], stdin: testBytes(100)), status: 65, contains: "neither an rsakit container")
     }
 
     func testUnprotectedStore_IsRefusedUnlessOverridden() throws {

@@ -34,18 +34,21 @@ struct DecryptCommand: RSAKitCommand {
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }
         let output = try OutputFile(arguments.value("out"), input: input)
+        let meter = ProgressMeter.make(arguments, verb: "decrypted", inputDescriptor: input.fileDescriptor)
         do {
             var sink = FileDescriptorSink(fileDescriptor: output.fileDescriptor)
-            try decrypt(input: input, to: &sink)
+            try decrypt(input: input, to: &sink, meter: meter)
             try output.commit()
+            meter?.finish()
         } catch {
+            meter?.abandon()
             output.discard()
             throw error
         }
     }
 
-    private func decrypt(input: InputFile, to sink: inout FileDescriptorSink) throws {
-        var base = FileDescriptorSource(fileDescriptor: input.fileDescriptor)
+    private func decrypt(input: InputFile, to sink: inout FileDescriptorSink, meter: ProgressMeter?) throws {
+        var base = ProgressSource(FileDescriptorSource(fileDescriptor: input.fileDescriptor), meter)
         var prefix = try peek(&base, MessageContainer.headerByteCount)
         if !MessageContainer.hasMagic(prefix) && prefix.count == MessageContainer.headerByteCount {
             // Armor may follow some text (a pasted e-mail): look a little further for it.
@@ -58,8 +61,8 @@ struct DecryptCommand: RSAKitCommand {
             source = AnySource(PrefixedSource(prefix: prefix, inner: source))
         }
         let raw = arguments.flag("raw")
-        if prefix.isEmpty && !raw {
-            throw CLIFailure("input is empty: nothing to decrypt", .dataError)
+        if prefix.isEmpty {
+            throw CLIFailure(raw ? "no ciphertext blocks: the input is empty" : "input is empty: nothing to decrypt", .dataError)
         }
         if !raw && MessageContainer.hasMagic(prefix) {
             let header = try MessageContainer.Header(parsing: prefix)
@@ -67,12 +70,15 @@ struct DecryptCommand: RSAKitCommand {
             let (key, name) = try containerKey(for: header)
             guard key.publicKey.fingerprint.bytes == header.recipientFingerprint else {
                 let wanted = RSAKeyFingerprint(bytes: header.recipientFingerprint)!
-                throw CLIFailure("encrypted for key \(wanted.base64String), not \(name)", .dataError)
+                let stored = (try? openStore(arguments, create: false).items(fingerprint: wanted))?.first?.applicationTag
+                let which = stored.map { ", which is stored as '\(terminalSafe($0))'" } ?? ""
+                throw CLIFailure("encrypted for key \(wanted.base64String)\(which), not \(name)", .dataError)
             }
             try MessageContainer.decrypt(header: header, from: &source, to: &sink, with: key)
         } else {
             guard let (key, _) = try explicitKey() else {
-                throw UsageError(message: "input is not an rsakit container; raw blocks need --tag or --key", command: Self.spec.name)
+                if raw { throw UsageError(message: "--raw needs --tag or --key", command: Self.spec.name) }
+                throw CLIFailure("input is not an rsakit container (no magic); raw blocks need --tag or --key", .dataError)
             }
             do {
                 try PKCS1v15Chunking.decrypt(from: &source, to: &sink, with: key)
@@ -106,7 +112,7 @@ struct DecryptCommand: RSAKitCommand {
             return (key, "the key in '\(path)'")
         }
         if let tag = arguments.value("tag") {
-            return (try storePrivateKey(try openStore(arguments), tag: tag), tag)
+            return (try storePrivateKey(try openStore(arguments, create: false), tag: tag), "'\(terminalSafe(tag))'")
         }
         return nil
     }
@@ -115,7 +121,7 @@ struct DecryptCommand: RSAKitCommand {
     private func containerKey(for header: MessageContainer.Header) throws -> (RSAPrivateKey, String) {
         if let explicit = try explicitKey() { return explicit }
         let fingerprint = RSAKeyFingerprint(bytes: header.recipientFingerprint)!
-        let store = try openStore(arguments)
+        let store = try openStore(arguments, create: false)
         let items = try store.items(fingerprint: fingerprint)
         guard let item = items.first(where: { $0.keyClass == .private }) else {
             if items.contains(where: { $0.keyClass == .public }) {

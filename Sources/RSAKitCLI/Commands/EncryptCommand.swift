@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import RSAKit
 
 /// `rsakit encrypt`: SecKeyEncrypt with PKCS#1 v1.5 padding over data of any length.
@@ -39,13 +42,18 @@ struct EncryptCommand: RSAKitCommand {
         if let path = arguments.value("key") {
             key = try loadKeyFile(path).publicKey
         } else {
-            key = try storePublicKey(try openStore(arguments), tag: arguments.value("tag")!)
+            key = try storePublicKey(try openStore(arguments, create: false), tag: arguments.value("tag")!)
         }
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }
         let output = try OutputFile(arguments.value("out"), input: input)
+        let meter = ProgressMeter.make(arguments, verb: "encrypted", inputDescriptor: input.fileDescriptor)
         do {
-            var source = FileDescriptorSource(fileDescriptor: input.fileDescriptor)
+            if !arguments.flag("armor") && isatty(output.fileDescriptor) == 1 {
+                // As age does: binary on a terminal is garbage and may drive the terminal.
+                throw UsageError(message: "refusing to write binary ciphertext to a terminal; add --armor (-a), give --out FILE (-o), or redirect standard output", command: Self.spec.name)
+            }
+            var source = ProgressSource(FileDescriptorSource(fileDescriptor: input.fileDescriptor), meter)
             let sink = FileDescriptorSink(fileDescriptor: output.fileDescriptor)
             if arguments.flag("armor") {
                 var armored = try ArmorEncodingSink(sink)
@@ -56,7 +64,9 @@ struct EncryptCommand: RSAKitCommand {
                 try encrypt(&source, &plain, key)
             }
             try output.commit()
+            meter?.finish()
         } catch {
+            meter?.abandon()
             output.discard()
             throw error
         }
@@ -66,7 +76,11 @@ struct EncryptCommand: RSAKitCommand {
         _ source: inout Source, _ sink: inout Sink, _ key: RSAPublicKey
     ) throws {
         if arguments.flag("raw") {
-            try PKCS1v15Chunking.encrypt(from: &source, to: &sink, with: key)
+            // Empty input is one block of an empty message, as openssl pkeyutl and SecKeyEncrypt do.
+            let first = try peek(&source, 1)
+            guard !first.isEmpty else { return try sink.write(try key.encrypt([])) }
+            var rest = PrefixedSource(prefix: first, inner: source)
+            try PKCS1v15Chunking.encrypt(from: &rest, to: &sink, with: key)
         } else {
             try MessageContainer.encrypt(from: &source, to: &sink, with: key)
         }
