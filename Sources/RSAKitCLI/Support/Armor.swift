@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import RSAKit
 
 /// ASCII armor for containers sent over text channels:
@@ -62,7 +66,7 @@ struct ArmorDecodingSource<Inner: RSAByteSource>: RSAByteSource {
                 let line = Array(buffered[..<newline])
                 buffered.removeFirst(newline + 1)
                 lineNumber += 1
-                return String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                return String(decoding: line, as: UTF8.self).trimmingWhitespace()
             }
             let piece = try inner.read(upTo: 65536)
             if piece.isEmpty {
@@ -70,7 +74,7 @@ struct ArmorDecodingSource<Inner: RSAByteSource>: RSAByteSource {
                 let line = buffered
                 buffered = []
                 lineNumber += 1
-                return String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                return String(decoding: line, as: UTF8.self).trimmingWhitespace()
             }
             buffered += piece
             if buffered.count > 1 << 20 && !buffered.contains(0x0A) {

@@ -56,3 +56,13 @@ extension String {
         return out + rest
     }
 }
+
+extension String {
+    /// The string without leading and trailing spaces, tabs, CR and LF (no Foundation needed,
+    /// so the CLI runs on FoundationEssentials without loading ICU).
+    func trimmingWhitespace() -> String {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
+        guard let first = firstIndex(where: { !blank($0) }), let last = lastIndex(where: { !blank($0) }) else { return "" }
+        return String(self[first...last])
+    }
+}
