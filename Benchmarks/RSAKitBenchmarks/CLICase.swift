@@ -34,7 +34,7 @@ struct CLIBenchmark {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let key = try Fixtures.loadPrivateKey(path: keyPath)
         let publicPath = folder + "/pub.pem", messagePath = folder + "/message.bin", blockPath = folder + "/block.bin"
-        let message = (0..<100).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 7) }
+        let message = (0..<100).map { UInt8(0x21 + ($0 * 29 + 7) % 94) } // printable: the check reads stdout as text
         try Data(key.publicKey.pemRepresentation.utf8).write(to: URL(fileURLWithPath: publicPath))
         try Data(message).write(to: URL(fileURLWithPath: messagePath))
         // One raw PKCS#1 v1.5 block: both tools decrypt the same input.
