@@ -142,7 +142,7 @@ final class CLIMessagesTests: CLITestCase {
         try rsakitOK(["genpair", "--tag", "only", "--bits", "1024"])
         let show = try rsakitOK(["show", "--tag", "only"]).stdoutText
         XCTAssertTrue(show.contains("maximum raw block payload: 117 bytes"), show)
-        XCTAssertTrue(show.contains("maximum container block payload: 100 bytes"), show)
+        XCTAssertTrue(show.contains("maximum container block payload: 60 bytes"), show)
         let created = show.split(separator: "\n").first { $0.hasPrefix("created: ") }.map { String($0.dropFirst(9)) } ?? ""
         let rfc3339 = ISO8601DateFormatter()
         rfc3339.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

@@ -31,7 +31,7 @@ final class CLIStoreAndHelpTests: CLITestCase {
         XCTAssertEqual(a.first?["keySizeInBits"] as? Int, 1024)
         XCTAssertEqual(a.first?["blockSize"] as? Int, 128)
         XCTAssertEqual(a.first?["maximumRawBlockPayload"] as? Int, 117)
-        XCTAssertEqual(a.first?["maximumContainerBlockPayload"] as? Int, 100)
+        XCTAssertEqual(a.first?["maximumContainerBlockPayload"] as? Int, 60)
         XCTAssertTrue(list.first { $0["applicationTag"] as? String == "json-b" }?["label"] is NSNull, "label: null when absent")
 
         let show = try JSONSerialization.jsonObject(with: Data(try rsakitOK(["show", "--tag", "json-b", "--json"]).stdout)) as! [[String: Any]]
@@ -42,7 +42,7 @@ final class CLIStoreAndHelpTests: CLITestCase {
             XCTAssertEqual(item["keySizeInBits"] as? Int, 2048)
             XCTAssertEqual(item["blockSize"] as? Int, 256)
             XCTAssertEqual(item["maximumRawBlockPayload"] as? Int, 245)
-            XCTAssertEqual(item["maximumContainerBlockPayload"] as? Int, 228)
+            XCTAssertEqual(item["maximumContainerBlockPayload"] as? Int, 188)
             XCTAssertTrue((item["fingerprintBase64"] as? String)?.hasPrefix("SHA256:") ?? false)
             XCTAssertEqual((item["fingerprint"] as? String)?.count, 64)
             XCTAssertFalse((item["itemID"] as? String ?? "").isEmpty)

@@ -183,7 +183,7 @@ struct ShowCommand: RSAKitCommand {
             bits: \(item.keySizeInBits)
             block size: \(sizes.blockSize) bytes
             maximum raw block payload: \(sizes.rawBlockPayload) bytes (k - 11, --raw)
-            maximum container block payload: \(sizes.containerBlockPayload) bytes (k - 28, rsakit container)
+            maximum container block payload: \(sizes.containerBlockPayload) bytes (k - 68, rsakit container v2 with PKCS#1 v1.5)
             fingerprint: \(item.fingerprint.base64String)
             fingerprint (hex): \(item.fingerprint.hexString)
             label: \(item.label.map(terminalSafe) ?? "(none)")
@@ -228,8 +228,8 @@ struct DeleteCommand: RSAKitCommand {
 }
 
 /// k (the block size, ceil(bits / 8) bytes), k - 11 (the most plaintext bytes in one raw
-/// PKCS#1 v1.5 block) and k - 28 (the most in one rsakit container block, after its
-/// 17-byte frame), for show and the JSON forms.
+/// PKCS#1 v1.5 block) and k - 68 (the most in one version 2 rsakit container block, after its
+/// 57-byte frame), for show and the JSON forms.
 func blockSizes(_ item: RSAKeyItemAttributes) -> (blockSize: Int, rawBlockPayload: Int, containerBlockPayload: Int) {
     let k = (item.keySizeInBits + 7) / 8
     return (k, k - EMEPKCS1v15.overheadByteCount, MessageContainer.payloadByteCount(blockSize: k))

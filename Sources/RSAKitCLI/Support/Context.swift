@@ -8,23 +8,6 @@ import Foundation
 #endif
 import RSAKit
 
-/// A type-erased byte source, so commands can stack armor and peeking freely.
-final class AnySource: RSAByteSource {
-    private let readFunction: (Int) throws -> [UInt8]
-    private let remainingFunction: () -> Int?
-
-    init<S: RSAByteSource>(_ inner: S) {
-        let box = Box(inner)
-        readFunction = { try box.value.read(upTo: $0) }
-        remainingFunction = { box.value.remainingByteCount }
-    }
-
-    private final class Box<S> { var value: S; init(_ value: S) { self.value = value } }
-
-    func read(upTo maximumCount: Int) throws -> [UInt8] { try readFunction(maximumCount) }
-    var remainingByteCount: Int? { remainingFunction() }
-}
-
 /// Read up to `count` bytes, fewer only at end of input.
 func peek<S: RSAByteSource>(_ source: inout S, _ count: Int) throws -> [UInt8] {
     var out: [UInt8] = []

@@ -69,23 +69,6 @@ final class OutputFile {
     func discard() { file.discard() }
 }
 
-/// A source that first yields bytes already read (a peeked prefix), then the inner source.
-struct PrefixedSource<Inner: RSAByteSource>: RSAByteSource {
-    var prefix: [UInt8]
-    var inner: Inner
-
-    mutating func read(upTo maximumCount: Int) throws -> [UInt8] {
-        if !prefix.isEmpty {
-            let n = min(maximumCount, prefix.count)
-            defer { prefix.removeFirst(n) }
-            return Array(prefix[0..<n])
-        }
-        return try inner.read(upTo: maximumCount)
-    }
-
-    var remainingByteCount: Int? { inner.remainingByteCount.map { $0 + prefix.count } }
-}
-
 /// Read a whole (small) file, such as a key file.
 func readWholeFile(_ path: String, what: String) throws -> [UInt8] {
     let input = try InputFile.open(path, what: what)
