@@ -250,7 +250,8 @@ final class PEMTests: XCTestCase {
         let lines = key.pkcs1PEMRepresentation.split(separator: "\n")
         let text = ([lines[0], "Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-256-CBC,00112233445566778899AABBCCDDEEFF", ""] + lines.dropFirst()).joined(separator: "\n")
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
-            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "encrypted private keys are not supported yet"))
+            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: RSAKeyFile.legacyEncryptedReason(cipher: "AES-256-CBC")))
+            XCTAssertTrue("\(error)".contains("legacy encrypted PEM format (Proc-Type: 4,ENCRYPTED, DEK-Info AES-256-CBC)"), "\(error)")
         }
     }
 
@@ -260,18 +261,18 @@ final class PEMTests: XCTestCase {
         let der = F.sequence(F.sequence(F.tlv(0x06, pbes2), F.sequence()), F.tlv(0x04, [UInt8](repeating: 0xA5, count: 48)))
         for text in [pem(label: "ENCRYPTED PRIVATE KEY", der: der), pem(label: "PRIVATE KEY", der: der)] {
             XCTAssertThrowsError(try RSAPrivateKey(pemRepresentation: text)) { error in
-                XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "encrypted private keys are not supported yet"))
+                XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: RSAKeyFile.encryptedPKCS8Reason))
             }
         }
         XCTAssertThrowsError(try RSAPrivateKey(derRepresentation: der)) { error in
-            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "encrypted private keys are not supported yet"))
+            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: RSAKeyFile.encryptedPKCS8Reason))
         }
     }
 
     func testRead_CertificateOnly_IsRefused() {
         let text = pem(label: "CERTIFICATE", der: [0x30, 0x03, 0x02, 0x01, 0x01])
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
-            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "certificates are not supported yet"))
+            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: RSAKeyFile.certificateReason))
         }
     }
 

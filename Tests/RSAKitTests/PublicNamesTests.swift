@@ -14,8 +14,8 @@ final class PublicNamesTests: XCTestCase {
         "SymmetricKey", "SymmetricKeySize", "AES", "ChaChaPoly", "SealedBox", "Curve25519", "P256",
         "P384", "P521", "CryptoKitError", "CryptoError", "HKDF", "SharedSecret", "_RSA", "RSA",
         "Certificate", "PublicKey", "PrivateKey", "Signature", "Nonce", "MessageAuthenticationCode",
-        "MessageContainer", "ArrayByteSink", "ArrayByteSource", "FileDescriptorSource",
-        "FileDescriptorSink", "FileDescriptorError", "PKCS1v15Chunking", "EMEOAEP", "EMSAPSS",
+        "RSAMessageContainer", "RSAArrayByteSink", "RSAArrayByteSource", "RSAFileDescriptorSource",
+        "RSAFileDescriptorSink", "RSAFileDescriptorError", "RSAPKCS1v15Chunking", "EMEOAEP", "EMSAPSS",
         "EMEPKCS1v15", "EMSAPKCS1v15", "MGF1",
     ]
 

@@ -133,9 +133,9 @@ internal enum KeyDecoder {
         case .privateKeyInfo:
             decoded = DecodedKey(key: .privateKey(try readPrivateKeyInfo(reader, top)), structure: structure)
         case .encryptedPrivateKeyInfo:
-            throw RSAError.unsupportedKeyFormat(reason: "encrypted private keys are not supported yet")
+            throw RSAError.unsupportedKeyFormat(reason: RSAKeyFile.encryptedPKCS8Reason)
         case .certificate:
-            throw RSAError.unsupportedKeyFormat(reason: "certificates are not supported yet")
+            throw RSAError.unsupportedKeyFormat(reason: RSAKeyFile.certificateReason)
         case .certificationRequest:
             throw RSAError.unsupportedKeyFormat(reason: "certification requests (CSRs) are not supported")
         }
@@ -170,6 +170,9 @@ internal enum KeyDecoder {
                 return .certificate
             }
             return .certificationRequest
+        case (DERTag.integer, 2...3) where tags[1] == DERTag.sequence && (tags.count == 2 || tags[2] == DERTag.sequence):
+            // PKCS#12 PFX (RFC 7292 §4): version 3, authSafe ContentInfo, optional MacData.
+            throw RSAError.unsupportedKeyFormat(reason: RSAKeyFile.pkcs12Reason)
         default:
             let shape = tags.map { DERTag.name($0) }.joined(separator: ", ")
             throw RSAError.malformedKey(reason: "unrecognised structure SEQUENCE { \(shape) }; expected PKCS#1 RSAPublicKey or RSAPrivateKey, SubjectPublicKeyInfo or PKCS#8 PrivateKeyInfo")

@@ -140,7 +140,7 @@ public struct RSAKeyFile: Sendable {
                 throw RSAError.malformedPEM(reason: problem.reason, line: problem.line)
             }
             if blocks.contains(where: \.isCertificateLabel) {
-                throw RSAError.unsupportedKeyFormat(reason: "certificates are not supported yet")
+                throw RSAError.unsupportedKeyFormat(reason: RSAKeyFile.certificateReason)
             }
             if blocks.contains(where: { $0.label == "CERTIFICATE REQUEST" || $0.label == "NEW CERTIFICATE REQUEST" }) {
                 throw RSAError.unsupportedKeyFormat(reason: "certification requests (CSRs) are not supported")
@@ -160,7 +160,8 @@ public struct RSAKeyFile: Sendable {
         var (headers, der) = try document.decode(block)
         defer { wipe(&der) }
         if headers.contains(where: { $0.name == "Proc-Type" && $0.value.uppercased().contains("ENCRYPTED") }) {
-            throw RSAError.unsupportedKeyFormat(reason: "encrypted private keys are not supported yet")
+            let cipher = headers.first(where: { $0.name == "DEK-Info" })?.value.split(separator: ",").first.map(String.init)
+            throw RSAError.unsupportedKeyFormat(reason: RSAKeyFile.legacyEncryptedReason(cipher: cipher))
         }
         let decoded: DecodedKey
         do {
@@ -174,6 +175,25 @@ public struct RSAKeyFile: Sendable {
         }
         self.init(decoded: decoded, isPEM: true, warnings: warnings)
     }
+
+    // MARK: What to do with files RSAKit cannot use (yet)
+
+    /// The reason given for an X.509 certificate (PEM "CERTIFICATE" or DER), with the
+    /// command that extracts its public key.
+    internal static let certificateReason = "certificates are not supported yet: this is an X.509 certificate, not a key; extract its public key with `openssl x509 -pubkey -noout -in CERT`"
+
+    /// The reason given for a PKCS#8 EncryptedPrivateKeyInfo (RFC 5208 §6).
+    internal static let encryptedPKCS8Reason = "encrypted private keys are not supported yet: this is an encrypted PKCS#8 private key (EncryptedPrivateKeyInfo, \"ENCRYPTED PRIVATE KEY\"); decrypt it with `openssl pkey -in FILE -out key.pem`"
+
+    /// The reason given for OpenSSL's legacy encrypted PEM (RFC 1421 headers
+    /// "Proc-Type: 4,ENCRYPTED" and "DEK-Info: CIPHER,IV").
+    internal static func legacyEncryptedReason(cipher: String?) -> String {
+        let dek = cipher.map { ", DEK-Info \($0)" } ?? ""
+        return "encrypted private keys are not supported yet: this is a private key in OpenSSL's legacy encrypted PEM format (Proc-Type: 4,ENCRYPTED\(dek)); decrypt it with `openssl pkey -in FILE -out key.pem`"
+    }
+
+    /// The reason given for a PKCS#12 file (RFC 7292 PFX: SEQUENCE { INTEGER 3, ContentInfo, MacData }).
+    internal static let pkcs12Reason = "PKCS#12 files (.p12, .pfx) are not supported yet: extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`, or the certificate's public key with `openssl pkcs12 -in FILE -nokeys -clcerts | openssl x509 -pubkey -noout`"
 
     /// Key labels whose contents RSAKit cannot read at all.
     private static func refuseUnsupportedLabel(_ block: PEMBlock) throws {

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import RSAKit
 
 /// `rsakit encrypt`: SecKeyEncrypt / SecKeyCreateEncryptedData over data of any length, in
@@ -50,17 +53,24 @@ struct EncryptCommand: RSAKitCommand {
         if let path = arguments.value("key") {
             key = try loadKeyFile(path).publicKey
         } else {
-            key = try storePublicKey(try openStore(arguments), tag: arguments.value("tag")!)
+            key = try storePublicKey(try openStore(arguments, create: false), tag: arguments.value("tag")!)
         }
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }
         let output = try OutputFile(arguments.value("out"), input: input)
+        let meter = ProgressMeter.make(arguments, verb: "encrypted", inputDescriptor: input.fileDescriptor)
         do {
-            var source = RSAFileDescriptorSource(fileDescriptor: input.fileDescriptor)
+            if !format.armored && isatty(output.fileDescriptor) == 1 {
+                // As age does: binary on a terminal is garbage and may drive the terminal.
+                throw UsageError(message: "refusing to write binary ciphertext to a terminal; add --armor (-a), give --out FILE (-o), or redirect standard output", command: Self.spec.name)
+            }
+            var source = ProgressSource(RSAFileDescriptorSource(fileDescriptor: input.fileDescriptor), meter)
             var sink = RSAFileDescriptorSink(fileDescriptor: output.fileDescriptor)
             try RSAMessage.encrypt(from: &source, to: &sink, for: key, format: format)
             try output.commit()
+            meter?.finish()
         } catch {
+            meter?.abandon()
             output.discard()
             throw error
         }
