@@ -102,13 +102,11 @@ extension RSAKeyStore {
         try RSAKeyStore.validateTag(privateTag)
         try RSAKeyStore.validateLabel(label)
         if !replace {
-            for (candidate, keyClass) in [(tag, RSAKeyClass.public), (privateTag, .private)] {
-                do {
-                    _ = try item(tag: candidate, keyClass: keyClass)
-                    throw RSAError.keyAlreadyExists(tag: candidate)
-                } catch RSAError.keyNotFound {
-                    continue
-                }
+            // As `rsakit genpair` checks: only an item that reads back counts as taken here;
+            // any other state (a damaged item file) is left to addKeyPair's check under the lock.
+            for (candidate, keyClass) in [(tag, RSAKeyClass.public), (privateTag, .private)]
+            where (try? item(tag: candidate, keyClass: keyClass)) != nil {
+                throw RSAError.keyAlreadyExists(tag: candidate)
             }
         }
         let key = try RSAPrivateKey.generate(bitCount: bitCount, publicExponent: publicExponent, progress: progress)
