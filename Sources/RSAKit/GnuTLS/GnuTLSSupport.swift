@@ -77,6 +77,7 @@ internal func gnutlsSizedQuery(
 /// made with an empty password need "", not NULL).
 /// - Throws: `RSAError.passphraseUnusable` when the passphrase contains a NUL byte,
 ///   which no C API can carry.
+@discardableResult
 internal func withPassphraseCString<R>(_ passphrase: [UInt8]?, _ body: (UnsafePointer<CChar>?) throws -> R) throws -> R {
     guard let passphrase else { return try body(nil) }
     guard !passphrase.contains(0) else {
