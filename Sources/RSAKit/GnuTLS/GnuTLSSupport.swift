@@ -14,6 +14,9 @@ internal struct GnuTLSFailure: Error, CustomStringConvertible {
 
     var description: String { "\(function): \(message)" }
 
+    /// GNUTLS_E_MAC_VERIFY_FAILED, for callers outside this folder.
+    static let macVerifyFailed: Int32 = GNUTLS_E_MAC_VERIFY_FAILED
+
     /// Whether GnuTLS reports a failed decryption or a password mismatch (the wrong passphrase).
     var isDecryptionFailure: Bool {
         code == GNUTLS_E_DECRYPTION_FAILED || code == GNUTLS_E_MAC_VERIFY_FAILED
