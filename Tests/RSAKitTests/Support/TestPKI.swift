@@ -5,12 +5,12 @@ import XCTest
 /// A small PKI made by the real `openssl` CLI, once per test process, in the scratch folder.
 /// Every file's command is written beside the code that runs it.
 ///
-///   Root CA        "RSAKit Test Root CA"      self-signed, CA:TRUE, keyCertSign+cRLSign
-///   Intermediate   "RSAKit Test Intermediate" signed by the root, CA:TRUE pathlen:0
+///   Root CA        "RSAKit Test Root CA"      self-signed, CA:TRUE, keyCertSign+cRLSign, 2019-2039
+///   Intermediate   "RSAKit Test Intermediate" signed by the root, CA:TRUE pathlen:0, 2019-2039
 ///   server         "server.rsakit.test"       by the intermediate, serverAuth, SAN DNS/IP
 ///   client         "RSAKit Test Client"       by the intermediate, clientAuth, SAN email
 ///   expired        "expired.rsakit.test"      `openssl ca -startdate 20200101000000Z -enddate 20210101000000Z`
-///   notYetValid    "future.rsakit.test"       `openssl ca -startdate 20400101000000Z -enddate 20410101000000Z`
+///   notYetValid    "future.rsakit.test"       `openssl ca -startdate 20380101000000Z -enddate 20390101000000Z`
 ///   untrustedRoot  "RSAKit Untrusted Root"    self-signed, not given as an anchor
 ///   untrustedLeaf  "untrusted.rsakit.test"    by the untrusted root
 ///   tampered       the server certificate with the last signature octet flipped
@@ -18,6 +18,7 @@ import XCTest
 ///   wrongEKU       "codesign.rsakit.test"     by the intermediate, codeSigning only
 final class TestPKI: @unchecked Sendable {
     let directory: URL
+    private var caSerial = 0x5E5E10
     private(set) var rootKey = "", intermediateKey = "", leafKey = "", untrustedRootKey = ""
 
     private static let lock = NSLock()
@@ -50,15 +51,19 @@ final class TestPKI: @unchecked Sendable {
         rootKey = path("root.key"); intermediateKey = path("intermediate.key")
         leafKey = path("leaf.key"); untrustedRootKey = path("untrusted-root.key")
 
-        let caExtensions = "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\n"
+        // Root and intermediate are valid 2019-01-01 .. 2039-12-31 (openssl ca sets the
+        // dates), so the expired leaf (2020) evaluates at a verify date inside its validity.
         // openssl req -new -key root.key -subj "/CN=RSAKit Test Root CA/O=RSAKit Tests" -out root.csr
-        // openssl x509 -req -in root.csr -signkey root.key -days 3650 -sha256 -set_serial 1 -extfile ca.ext -out root.pem
-        try selfSigned("root", key: rootKey, subject: "/CN=RSAKit Test Root CA/O=RSAKit Tests", extensions: caExtensions)
-        try selfSigned("untrusted-root", key: untrustedRootKey, subject: "/CN=RSAKit Untrusted Root/O=Elsewhere", extensions: caExtensions)
-        // openssl x509 -req -in intermediate.csr -CA root.pem -CAkey root.key -days 3650 -sha256 -set_serial 4097 -extfile int.ext
-        try issue("intermediate", key: intermediateKey, subject: "/CN=RSAKit Test Intermediate/O=RSAKit Tests",
-                  issuer: "root", issuerKey: rootKey, serial: "4097",
-                  extensions: "basicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n")
+        // openssl ca -batch -config ca.cnf -selfsign -keyfile root.key -in root.csr
+        //   -startdate 20190101000000Z -enddate 20391231000000Z -extensions ca_ext -notext -out root.pem
+        try caIssued("root", key: rootKey, subject: "/CN=RSAKit Test Root CA/O=RSAKit Tests", signer: nil, signerKey: rootKey,
+                     start: "20190101000000Z", end: "20391231000000Z", section: "ca_ext")
+        try caIssued("untrusted-root", key: untrustedRootKey, subject: "/CN=RSAKit Untrusted Root/O=Elsewhere", signer: nil,
+                     signerKey: untrustedRootKey, start: "20190101000000Z", end: "20391231000000Z", section: "ca_ext")
+        // openssl ca -batch -config ca.cnf -cert root.pem -keyfile root.key -in intermediate.csr
+        //   -startdate 20190101000000Z -enddate 20391231000000Z -extensions intermediate_ext -notext -out intermediate.pem
+        try caIssued("intermediate", key: intermediateKey, subject: "/CN=RSAKit Test Intermediate/O=RSAKit Tests", signer: "root",
+                     signerKey: rootKey, start: "20190101000000Z", end: "20391231000000Z", section: "intermediate_ext")
         let serverExtensions = "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:server.rsakit.test,DNS:*.wild.rsakit.test,IP:127.0.0.1\n"
         try issue("server", key: leafKey, subject: "/CN=server.rsakit.test/O=RSAKit Tests",
                   issuer: "intermediate", issuerKey: intermediateKey, serial: "0x5e5e01", extensions: serverExtensions)
@@ -74,8 +79,13 @@ final class TestPKI: @unchecked Sendable {
         try issue("non-ca-issued", key: leafKey, subject: "/CN=victim.rsakit.test",
                   issuer: "server", issuerKey: leafKey, serial: "0x5e5e05",
                   extensions: "basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:victim.rsakit.test\n")
-        try caIssued("expired", subject: "/CN=expired.rsakit.test", start: "20200101000000Z", end: "20210101000000Z")
-        try caIssued("not-yet-valid", subject: "/CN=future.rsakit.test", start: "20400101000000Z", end: "20410101000000Z")
+        // openssl ca -batch -config ca.cnf -cert intermediate.pem -keyfile intermediate.key -in expired.csr
+        //   -startdate 20200101000000Z -enddate 20210101000000Z -extensions expired_ext -notext -out expired.pem
+        try caIssued("expired", key: leafKey, subject: "/CN=expired.rsakit.test", signer: "intermediate", signerKey: intermediateKey,
+                     start: "20200101000000Z", end: "20210101000000Z", section: "expired_ext")
+        // The same with -startdate 20380101000000Z -enddate 20390101000000Z (inside the CAs' validity).
+        try caIssued("not-yet-valid", key: leafKey, subject: "/CN=future.rsakit.test", signer: "intermediate", signerKey: intermediateKey,
+                     start: "20380101000000Z", end: "20390101000000Z", section: "future_ext")
         // tampered.pem: openssl x509 -in server.pem -outform DER, last octet (inside the
         // signature BIT STRING) XOR 0x01, back to PEM.
         var der = try OpenSSL.run(["x509", "-in", path("server.pem"), "-outform", "DER"])
@@ -93,13 +103,6 @@ final class TestPKI: @unchecked Sendable {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path(name)))
     }
 
-    private func selfSigned(_ name: String, key: String, subject: String, extensions: String) throws {
-        try write(extensions, to: name + ".ext")
-        try OpenSSL.run(["req", "-new", "-key", key, "-subj", subject, "-out", path(name + ".csr")])
-        try OpenSSL.run(["x509", "-req", "-in", path(name + ".csr"), "-signkey", key, "-days", "3650", "-sha256",
-                         "-set_serial", "1", "-extfile", path(name + ".ext"), "-out", path(name + ".pem")])
-    }
-
     private func issue(_ name: String, key: String, subject: String, issuer: String, issuerKey: String,
                        serial: String, extensions: String, days: Int = 825) throws {
         try write(extensions, to: name + ".ext")
@@ -111,13 +114,15 @@ final class TestPKI: @unchecked Sendable {
                          "-out", path(name + ".pem")])
     }
 
-    /// `openssl ca -batch -config ca.cnf -cert intermediate.pem -keyfile intermediate.key
-    ///  -in NAME.csr -startdate START -enddate END -extensions leaf_ext -notext -out NAME.pem`
-    private func caIssued(_ name: String, subject: String, start: String, end: String) throws {
+    /// `openssl ca -batch -config ca-NAME.cnf (-cert SIGNER.pem | -selfsign) -keyfile SIGNERKEY -in NAME.csr
+    ///  -startdate START -enddate END -extensions SECTION -notext -out NAME.pem`, the config below.
+    private func caIssued(_ name: String, key: String, subject: String, signer: String?, signerKey: String,
+                          start: String, end: String, section: String) throws {
         let ca = directory.appendingPathComponent("ca-\(name)")
         try FileManager.default.createDirectory(at: ca.appendingPathComponent("newcerts"), withIntermediateDirectories: true)
         try Data().write(to: ca.appendingPathComponent("index.txt"))
-        try Data("5E5E10\n".utf8).write(to: ca.appendingPathComponent("serial"))
+        caSerial += 1
+        try Data((String(caSerial, radix: 16) + "\n").utf8).write(to: ca.appendingPathComponent("serial"))
         let config = """
         [ ca ]
         default_ca = CA_default
@@ -128,20 +133,37 @@ final class TestPKI: @unchecked Sendable {
         default_md = sha256
         policy = policy_any
         unique_subject = no
+        preserve = yes
         [ policy_any ]
         commonName = supplied
-        [ leaf_ext ]
+        organizationName = optional
+        [ ca_ext ]
+        basicConstraints = critical,CA:TRUE
+        keyUsage = critical,keyCertSign,cRLSign
+        subjectKeyIdentifier = hash
+        [ intermediate_ext ]
+        basicConstraints = critical,CA:TRUE,pathlen:0
+        keyUsage = critical,keyCertSign,cRLSign
+        subjectKeyIdentifier = hash
+        authorityKeyIdentifier = keyid
+        [ expired_ext ]
         basicConstraints = CA:FALSE
         keyUsage = critical,digitalSignature,keyEncipherment
         extendedKeyUsage = serverAuth
-        subjectAltName = DNS:\(subject.dropFirst(4))
+        subjectAltName = DNS:expired.rsakit.test
+        [ future_ext ]
+        basicConstraints = CA:FALSE
+        keyUsage = critical,digitalSignature,keyEncipherment
+        extendedKeyUsage = serverAuth
+        subjectAltName = DNS:future.rsakit.test
 
         """
         try write(config, to: "ca-\(name).cnf")
-        try OpenSSL.run(["req", "-new", "-key", leafKey, "-subj", subject, "-out", path(name + ".csr")])
-        try OpenSSL.run(["ca", "-batch", "-config", path("ca-\(name).cnf"), "-cert", path("intermediate.pem"),
-                         "-keyfile", intermediateKey, "-in", path(name + ".csr"), "-startdate", start, "-enddate", end,
-                         "-extensions", "leaf_ext", "-notext", "-out", path(name + ".pem")])
+        try OpenSSL.run(["req", "-new", "-key", key, "-subj", subject, "-out", path(name + ".csr")])
+        let signing = signer.map { ["-cert", path($0 + ".pem")] } ?? ["-selfsign"]
+        try OpenSSL.run(["ca", "-batch", "-config", path("ca-\(name).cnf")] + signing + ["-keyfile", signerKey,
+                         "-in", path(name + ".csr"), "-startdate", start, "-enddate", end,
+                         "-extensions", section, "-notext", "-out", path(name + ".pem")])
     }
 }
 
