@@ -1,12 +1,10 @@
-internal import CRSAKitShims
-
 /// Secret bytes (a passphrase, a derived key, a password value) that are zeroed when the
 /// object is freed: the one owner of its buffer, so no copy is left behind by this type.
 ///
 /// The library takes passphrases as `RSASecretBytes` (or `[UInt8]`, which it copies into one
 /// and zeroes what it copied). Bytes handed out through ``withUnsafeBytes(_:)`` are not
 /// copied; ``bytes`` makes an ordinary array the caller must treat (and wipe) as secret.
-/// Zeroing uses `explicit_bzero`, which the compiler may not remove.
+/// Zeroing uses libsodium's `sodium_memzero`, which the compiler may not remove.
 public final class RSASecretBytes: @unchecked Sendable {
     // NOTE: @unchecked: the buffer is written only in init and deinit (and by
     // ``withUnsafeMutableBytes(_:)``, whose caller owns the object exclusively).
@@ -35,7 +33,7 @@ public final class RSASecretBytes: @unchecked Sendable {
     public convenience init(consuming bytes: inout [UInt8]) {
         self.init(copying: bytes)
         bytes.withUnsafeMutableBytes { buffer in
-            if let base = buffer.baseAddress { rsakit_secure_zero(base, buffer.count) }
+            if let base = buffer.baseAddress { Sodium.memzero(base, buffer.count) }
         }
         bytes = []
     }
@@ -46,7 +44,7 @@ public final class RSASecretBytes: @unchecked Sendable {
     }
 
     deinit {
-        if let base = pointer.baseAddress { rsakit_secure_zero(base, pointer.count) }
+        if let base = pointer.baseAddress { Sodium.memzero(base, pointer.count) }
         pointer.deallocate()
     }
 
