@@ -31,8 +31,8 @@ extension RSAKeyStore {
     ///   (unless the store was opened with `allowInsecurePermissions`); `RSAError.invalidTag`;
     ///   `RSAError.storeIOError`.
     public func privateKey(tag: String) throws -> RSAPrivateKey {
-        // A private item always yields its key (loadItem parses it).
-        try loadByTag(tag, .private).privateKey!
+        // A private item always yields its key (loadItem parses or opens it, or throws).
+        try loadByTag(tag, .private, secrets: .current).privateKey!
     }
 
     /// The attributes of the item with this tag and key class. Opens one file.

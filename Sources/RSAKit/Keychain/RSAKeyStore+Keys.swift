@@ -54,7 +54,7 @@ extension RSAKeyStore {
             NewItem(keyClass: .public, tag: tag, label: label, keySizeInBits: key.modulusBitCount,
                     fingerprint: fingerprint, pem: publicPEM),
             NewItem(keyClass: .private, tag: privateTag, label: label, keySizeInBits: key.modulusBitCount,
-                    fingerprint: fingerprint, pem: privatePEM),
+                    fingerprint: fingerprint, pem: privatePEM, privateKey: key),
         ]
         let added = try withWriteTransaction(crashPoint: crashPoint) { tx in
             try stage(requests, replace: replace, into: &tx)
@@ -123,12 +123,16 @@ extension RSAKeyStore {
         var keySizeInBits: Int
         var fingerprint: RSAKeyFingerprint
         var pem: String
+        /// The key of a private item (sealed instead of `pem` in a protected store).
+        var privateKey: RSAPrivateKey? = nil
     }
 
     /// Plan the writes of `requests` (under the exclusive lock): duplicate checks, item
     /// files, fingerprint index entries (and removal of a replaced item's entry).
     func stage(_ requests: [NewItem], replace: Bool, into tx: inout StoreTransaction) throws -> [RSAKeyItemAttributes] {
         let milliseconds = StoreItemRecord.nowMilliseconds()
+        // A protected store seals private items: it must be unlocked (public items need nothing).
+        let storeKey = requests.contains { $0.keyClass == .private } ? try currentStoreKey() : nil
         var seen = Set<String>()
         var result: [RSAKeyItemAttributes] = []
         for request in requests {
@@ -148,13 +152,19 @@ extension RSAKeyStore {
                 }
             }
             let fingerprintHex = StoreHex.encode(request.fingerprint.bytes)
-            let metadata = StoreItemMetadata(
+            var metadata = StoreItemMetadata(
                 format: StoreItemRecord.format,
                 itemID: StoreLayout.newItemID(tagHash: tagHash, keyClass: request.keyClass),
                 keyClass: request.keyClass, applicationTag: request.tag, label: request.label,
                 keySizeInBits: request.keySizeInBits, fingerprint: fingerprintHex,
-                creationDate: StoreItemRecord.formatDate(milliseconds: milliseconds))
-            var contents = try StoreItemRecord.encode(metadata, pem: request.pem)
+                creationDate: StoreItemRecord.formatDate(milliseconds: milliseconds), sealed: nil)
+            metadata.sealed = nil
+            var contents: [UInt8]
+            if let storeKey, let key = request.privateKey {
+                contents = try encodeKeyItem(metadata, privateKey: key, publicKey: key.publicKey, storeKey: storeKey)
+            } else {
+                contents = try StoreItemRecord.encode(metadata, pem: request.pem)
+            }
             defer { wipe(&contents) }
             try tx.stageFile(itemPath, contents: contents)
             let entry = StoreLayout.fingerprintEntry(

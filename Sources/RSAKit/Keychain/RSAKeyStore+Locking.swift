@@ -47,6 +47,16 @@ extension RSAKeyStore {
         var tx = StoreTransaction(layout: layout)
         do {
             let result = try body(&tx)
+            // Migration: a store made before the keychain says "rsakit key store 1"; its layout
+            // is a subset of this one, so its first write also rewrites VERSION (in the same
+            // journal as the write itself) and adds the new folders.
+            if !tx.isEmpty, let version = try StoreFileSystem.readFile(layout.versionPath, maximumByteCount: 256),
+               version.bytes.elementsEqual(StoreLayout.versionTextV1.utf8) {
+                for folder in [StoreLayout.passwordDirectory, StoreLayout.certificateDirectory] {
+                    try StoreFileSystem.makeDirectory(layout.absolute(folder))
+                }
+                try tx.stageFile(StoreLayout.versionName, contents: Array(StoreLayout.versionText.utf8))
+            }
             try tx.commit(crashPoint: crashPoint)
             return result
         } catch {

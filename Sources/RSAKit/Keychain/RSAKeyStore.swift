@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -54,6 +55,8 @@ public final class RSAKeyStore: Sendable {
     public let permissionWarnings: [RSAError]
 
     internal let layout: StoreLayout
+    /// The store key while the store is unlocked (protected stores only).
+    internal let unlocked = Mutex<UnlockedStoreKey?>(nil)
 
     // MARK: Location
 
@@ -127,7 +130,8 @@ public final class RSAKeyStore: Sendable {
     static func prepare(_ layout: StoreLayout) throws {
         try makeDirectories(layout.root)
         if let version = try StoreFileSystem.readFile(layout.versionPath, maximumByteCount: 256) {
-            guard version.bytes.elementsEqual(StoreLayout.versionText.utf8) else {
+            guard version.bytes.elementsEqual(StoreLayout.versionText.utf8)
+                    || version.bytes.elementsEqual(StoreLayout.versionTextV1.utf8) else {
                 throw RSAError.storeIOError(
                     path: layout.versionPath,
                     reason: "unsupported store format \"\(String(decoding: version.bytes, as: UTF8.self).trimmingNewlines)\"")
@@ -138,6 +142,7 @@ public final class RSAKeyStore: Sendable {
         let ours: Set<String> = [
             StoreLayout.lockName, StoreLayout.journalName, StoreLayout.indexDirectory,
             RSAKeyClass.public.rawValue, RSAKeyClass.private.rawValue,
+            StoreLayout.passwordDirectory, StoreLayout.certificateDirectory, StoreLayout.protectionName,
         ]
         let foreign = try StoreFileSystem.listDirectory(layout.root).filter {
             !ours.contains($0) && !$0.hasPrefix(StoreFileSystem.temporaryPrefix)
@@ -151,7 +156,8 @@ public final class RSAKeyStore: Sendable {
         let lock = try StoreLock(path: layout.lockPath, exclusive: true)
         defer { lock.release() }
         for folder in [RSAKeyClass.public.rawValue, RSAKeyClass.private.rawValue,
-                       StoreLayout.indexDirectory, StoreLayout.fingerprintIndexDirectory] {
+                       StoreLayout.indexDirectory, StoreLayout.fingerprintIndexDirectory,
+                       StoreLayout.passwordDirectory, StoreLayout.certificateDirectory] {
             try StoreFileSystem.makeDirectory(layout.absolute(folder))
         }
         if try StoreFileSystem.status(layout.versionPath) == nil {
@@ -228,6 +234,24 @@ public final class RSAKeyStore: Sendable {
                         stale.append(shardFolder + "/" + String(cString: name))
                     } else if StoreFileSystem.permissions(st) & UInt32(StoreFileSystem.groupOtherBits) != 0 {
                         try check(shardFolder + "/" + String(cString: name), st)
+                    }
+                }
+            }
+        }
+        // Password items hold secrets: checked (and cleaned) as private items are.
+        for folder in [StoreLayout.passwordDirectory, StoreLayout.certificateDirectory] {
+            let classFolder = layout.absolute(folder)
+            try checkFolder(classFolder)
+            for shard in try StoreFileSystem.listDirectory(classFolder).sorted() where StoreLayout.isShardName(shard) {
+                let shardFolder = classFolder + "/" + shard
+                try checkFolder(shardFolder)
+                guard folder == StoreLayout.passwordDirectory else { continue }
+                for name in try StoreFileSystem.listDirectory(shardFolder) {
+                    let path = shardFolder + "/" + name
+                    if name.hasPrefix(StoreFileSystem.temporaryPrefix) {
+                        stale.append(path)
+                    } else if let st = try StoreFileSystem.status(path) {
+                        try check(path, st)
                     }
                 }
             }

@@ -1,6 +1,10 @@
 // Where everything lives inside a store folder (see README, "Key store"):
 //
-//   <store>/VERSION                         "rsakit key store 1"
+//   <store>/VERSION                         "rsakit keychain 2" ("rsakit key store 1" before the
+//                                           first write by this version: same layout, keys only)
+//   <store>/protection                      only in a protected store: the sealed store key
+//   <store>/passwords/<ss>/<S><A>.item      generic password; S, A = SHA-256 of service, account
+//   <store>/certificates/<hh>/<C>.item      certificate; C = SHA-256 of issuer and serial
 //   <store>/lock                            empty; flock(2) target
 //   <store>/journal                         only while a write is being applied (or after a crash)
 //   <store>/public/<hh>/<H>.pem             public item for the tag whose SHA-256 is H
@@ -16,7 +20,14 @@ internal struct StoreLayout: Sendable {
     let root: String
 
     static let versionName = "VERSION"
-    static let versionText = "rsakit key store 1\n"
+    static let versionText = "rsakit keychain 2\n"
+    /// The VERSION of stores made before the keychain (keys only); read as they are and
+    /// rewritten to ``versionText`` by the first write.
+    static let versionTextV1 = "rsakit key store 1\n"
+    static let passwordDirectory = "passwords"
+    static let certificateDirectory = "certificates"
+    static let protectionName = StoreProtectionRecord.fileName
+    static let recordSuffix = ".item"
     static let lockName = "lock"
     static let journalName = "journal"
     static let indexDirectory = "index"
@@ -29,6 +40,7 @@ internal struct StoreLayout: Sendable {
     var lockPath: String { absolute(Self.lockName) }
     var journalPath: String { absolute(Self.journalName) }
     var versionPath: String { absolute(Self.versionName) }
+    var protectionPath: String { absolute(Self.protectionName) }
 
     /// "public" or "private": the folder of one key class.
     static func classDirectory(_ keyClass: RSAKeyClass) -> String { keyClass.rawValue }
@@ -88,6 +100,63 @@ internal struct StoreLayout: Sendable {
         var random = [UInt8](repeating: 0, count: 8)
         random.withUnsafeMutableBytes { SystemRandomSource().fill($0) }
         return tagHash + "-" + keyClass.rawValue + "-" + StoreHex.encode(random)
+    }
+
+    /// A new item id "H-kind-R" for a password ("password", H = S A, 128 digits) or a
+    /// certificate ("certificate", H = C, 64 digits).
+    static func newItemID(hash: String, kind: String) -> String {
+        hash + "-" + kind + "-" + StoreHex.encode(SystemRandomSource().bytes(8))
+    }
+
+    /// What an item id names: the file of its item.
+    enum ItemReference: Equatable {
+        case key(tagHash: String, keyClass: RSAKeyClass)
+        case password(hash: String)
+        case certificate(hash: String)
+    }
+
+    /// The item an id names, or nil when the text is not an item id.
+    static func parseAnyItemID(_ id: String) -> ItemReference? {
+        if let key = parseItemID(id) { return .key(tagHash: key.tagHash, keyClass: key.keyClass) }
+        let parts = id.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, StoreHex.isLowerHex(parts[2], count: 16) else { return nil }
+        if parts[1] == "password", StoreHex.isLowerHex(parts[0], count: 128) { return .password(hash: String(parts[0])) }
+        if parts[1] == "certificate", StoreHex.isLowerHex(parts[0], count: 64) { return .certificate(hash: String(parts[0])) }
+        return nil
+    }
+
+    // MARK: Passwords and certificates
+
+    /// S A: hex SHA-256 of the service's UTF-8 bytes, then of the account's (128 digits).
+    static func passwordHash(service: String, account: String) -> String {
+        serviceHash(service) + StoreHex.encode(SHA256.hash(Array(account.utf8)))
+    }
+
+    /// S: hex SHA-256 of the service's UTF-8 bytes (64 digits).
+    static func serviceHash(_ service: String) -> String {
+        StoreHex.encode(SHA256.hash(Array(service.utf8)))
+    }
+
+    /// "passwords/ss" for a service hash S (the folder holding every account of S).
+    static func passwordShard(serviceHash: String) -> String {
+        passwordDirectory + "/" + serviceHash.prefix(2)
+    }
+
+    /// "passwords/ss/SA.item".
+    static func passwordPath(hash: String) -> String {
+        passwordShard(serviceHash: String(hash.prefix(64))) + "/" + hash + recordSuffix
+    }
+
+    /// "certificates/cc/C.item".
+    static func certificatePath(hash: String) -> String {
+        certificateDirectory + "/" + hash.prefix(2) + "/" + hash + recordSuffix
+    }
+
+    /// The hash in a record file name "X.item" of `digits` hex digits, or nil.
+    static func recordHash(fromName name: String, digits: Int) -> String? {
+        guard name.hasSuffix(recordSuffix) else { return nil }
+        let hash = name.dropLast(recordSuffix.count)
+        return StoreHex.isLowerHex(hash, count: digits) ? String(hash) : nil
     }
 
     /// (H, class) from an item id, or nil when it is not in the form ``newItemID(tagHash:keyClass:)`` makes.
