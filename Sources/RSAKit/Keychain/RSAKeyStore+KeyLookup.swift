@@ -24,9 +24,23 @@ extension RSAKeyStore {
         try loadByTag(tag, .public).publicKey
     }
 
-    /// The private key stored under `tag` (class private). Opens one file.
+    /// The public key of the key under `tag`: its public item, else the public half of its
+    /// private item (a pair stored with two tags has only the private item under the second).
+    /// Needs no passphrase in a protected store: sealed private items keep their SPKI readable.
     ///
-    /// - Throws: `RSAError.keyNotFound(tag:)`; `RSAError.damagedItem`;
+    /// - Throws: as ``publicKey(tag:)``.
+    public func publicKeyOfAnyItem(tag: String) throws -> RSAPublicKey {
+        do {
+            return try publicKey(tag: tag)
+        } catch RSAError.keyNotFound {
+            return try loadByTag(tag, .private).publicKey
+        }
+    }
+
+    /// The private key stored under `tag` (class private). Opens one file. In a protected
+    /// store the key is opened with the store key (unlock first).
+    ///
+    /// - Throws: `RSAError.keyNotFound(tag:)`; `RSAError.keychainLocked`; `RSAError.damagedItem`;
     ///   `RSAError.insecureStorePermissions` when the file is readable by group or others
     ///   (unless the store was opened with `allowInsecurePermissions`); `RSAError.invalidTag`;
     ///   `RSAError.storeIOError`.
