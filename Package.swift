@@ -38,7 +38,7 @@ let package = Package(
         ),
         .target(
             name: "RSAKit",
-            dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CSodium"],
+            dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CSodium", "CGnuTLS"],
             path: "Sources/RSAKit"
         ),
         // The `rsakit` command-line tool.
@@ -78,6 +78,14 @@ let package = Package(
             name: "RSAKitCLITests",
             dependencies: ["RSAKitCLI"],
             path: "Tests/RSAKitCLITests"
+        ),
+        // GnuTLS (libgnutls28-dev): X.509, PKCS#8 decryption, PKCS#12, chain verification.
+        // Only RSAKit/GnuTLS imports it.
+        .systemLibrary(
+            name: "CGnuTLS",
+            path: "Sources/CGnuTLS",
+            pkgConfig: "gnutls",
+            providers: [.apt(["libgnutls28-dev"])]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -108,6 +108,24 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     case noSuchItem(item: String)
     /// An attribute value is not usable (an empty service, one too long...): `reason` says which.
     case invalidAttribute(reason: String)
+    // MARK: Certificates, encrypted key files, PKCS#12 (x509)
+
+    /// The bytes are not an X.509 certificate (RFC 5280 §4.1) that GnuTLS can read, or a
+    /// file holds no certificate; `reason` says what was found instead.
+    case malformedCertificate(reason: String)
+    /// The input is encrypted (`what` names it: "PKCS#8 EncryptedPrivateKeyInfo",
+    /// "PKCS#12 file"...) and no passphrase was given.
+    case passphraseNeeded(what: String)
+    /// The passphrase does not decrypt `what` (the decryption or the padding check failed).
+    case passphraseIncorrect(what: String)
+    /// The passphrase cannot be used: `reason` says why (a NUL byte, which C APIs cannot carry).
+    case passphraseUnusable(reason: String)
+    /// A PKCS#12 file's MAC (RFC 7292 §4) does not match its contents, which the passphrase
+    /// does decrypt: the file was altered after it was made.
+    case pkcs12IntegrityCheckFailed
+    /// A PKCS#12 file that cannot be read or used: `reason` says why (not PKCS#12, no private
+    /// key, several private keys, no certificate for the key...).
+    case pkcs12Unusable(reason: String)
 
     /// A lower-case sentence, without secret bytes.
     public var description: String {
@@ -180,6 +198,18 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "no \(item) found"
         case let .invalidAttribute(reason):
             return "invalid attribute: \(reason)"
+        case let .malformedCertificate(reason):
+            return "malformed certificate: \(reason)"
+        case let .passphraseNeeded(what):
+            return "passphrase required: the \(what) is encrypted"
+        case let .passphraseIncorrect(what):
+            return "wrong passphrase for the \(what)"
+        case let .passphraseUnusable(reason):
+            return "unusable passphrase: \(reason)"
+        case .pkcs12IntegrityCheckFailed:
+            return "integrity check failed: the PKCS#12 MAC does not match its contents (the file was altered)"
+        case let .pkcs12Unusable(reason):
+            return "unusable PKCS#12 file: \(reason)"
         }
     }
 }
