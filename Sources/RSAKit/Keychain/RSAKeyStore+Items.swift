@@ -8,6 +8,7 @@ extension RSAKeyStore {
     public func allKeychainItems() throws -> RSAKeychainListing {
         let keys = try allItems()
         var passwords: [RSAGenericPasswordAttributes] = []
+        var certificates: [RSACertificateAttributes] = []
         var problems = keys.problems
         try withReadLock {
             let folder = StoreLayout.passwordDirectory
@@ -21,12 +22,25 @@ extension RSAKeyStore {
                     }
                 }
             }
+            let certificateFolder = StoreLayout.certificateDirectory
+            for shard in try StoreFileSystem.listDirectory(layout.absolute(certificateFolder)).sorted() where StoreLayout.isShardName(shard) {
+                for name in try StoreFileSystem.listDirectory(layout.absolute(certificateFolder + "/" + shard)) {
+                    guard let hash = StoreLayout.recordHash(fromName: name, digits: 64) else { continue }
+                    do {
+                        if let loaded = try loadCertificate(hash: hash) { certificates.append(loaded.attributes) }
+                    } catch let error as RSAError {
+                        problems.append(RSAKeyStoreProblem(path: layout.absolute(StoreLayout.certificatePath(hash: hash)), error: error))
+                    }
+                }
+            }
         }
         passwords.sort {
             if !$0.service.utf8.elementsEqual($1.service.utf8) { return $0.service.utf8.lexicographicallyPrecedes($1.service.utf8) }
             return $0.account.utf8.lexicographicallyPrecedes($1.account.utf8)
         }
-        return RSAKeychainListing(keys: keys.items, passwords: passwords, problems: problems.sorted { $0.path < $1.path })
+        return RSAKeychainListing(
+            keys: keys.items, passwords: passwords, certificates: RSAKeyStore.sortedCertificates(certificates),
+            problems: problems.sorted { $0.path < $1.path })
     }
 
     /// The item with this item id, of any class (`kSecValuePersistentRef`). Opens one file.
@@ -43,7 +57,12 @@ extension RSAKeyStore {
                 throw RSAError.itemNotFound(itemID: id)
             }
             return .genericPassword(loaded.attributes)
-        case .certificate?, nil:
+        case let .certificate(hash)?:
+            guard let loaded = try withReadLock({ try loadCertificate(hash: hash) }), loaded.metadata.itemID == id else {
+                throw RSAError.itemNotFound(itemID: id)
+            }
+            return .certificate(loaded.attributes)
+        case nil:
             throw RSAError.itemNotFound(itemID: id)
         }
     }
@@ -58,6 +77,8 @@ extension RSAKeyStore {
             try delete(tag: attributes.applicationTag, keyClass: attributes.keyClass)
         case let .genericPassword(attributes):
             try deleteGenericPassword(service: attributes.service, account: attributes.account)
+        case .certificate:
+            try deleteCertificate(itemID: id)
         }
     }
 }
@@ -68,20 +89,24 @@ public enum RSAKeychainItem: Sendable, Hashable {
     case key(RSAKeyItemAttributes)
     /// A generic password item (`kSecClassGenericPassword`).
     case genericPassword(RSAGenericPasswordAttributes)
+    /// A certificate item (`kSecClassCertificate`).
+    case certificate(RSACertificateAttributes)
 
     /// The item's id (persistent reference).
     public var itemID: String {
         switch self {
         case let .key(a): return a.itemID
         case let .genericPassword(a): return a.itemID
+        case let .certificate(a): return a.itemID
         }
     }
 
-    /// Apple's class name: "key" or "genericPassword".
+    /// The class name rsakit prints: "key", "password" or "certificate".
     public var className: String {
         switch self {
         case .key: return "key"
         case .genericPassword: return "password"
+        case .certificate: return "certificate"
         }
     }
 }
@@ -92,6 +117,8 @@ public struct RSAKeychainListing: Sendable {
     public let keys: [RSAKeyItemAttributes]
     /// Every readable generic password, sorted by service then account (UTF-8 bytes).
     public let passwords: [RSAGenericPasswordAttributes]
+    /// Every readable certificate, sorted by label.
+    public let certificates: [RSACertificateAttributes]
     /// Every item file that could not be read, sorted by path.
     public let problems: [RSAKeyStoreProblem]
 }

@@ -259,11 +259,22 @@ extension RSAKeyStore {
                     }
                 }
             }
+            // Certificates: label, certificate fingerprint and public-key fingerprint entries.
+            let certificateFolder = StoreLayout.certificateDirectory
+            for shard in try StoreFileSystem.listDirectory(layout.absolute(certificateFolder)) where StoreLayout.isShardName(shard) {
+                for name in try StoreFileSystem.listDirectory(layout.absolute(certificateFolder + "/" + shard)) {
+                    guard let hash = StoreLayout.recordHash(fromName: name, digits: 64),
+                          let loaded = try? loadCertificate(hash: hash) else { continue }
+                    wanted.formUnion(RSAKeyStore.indexEntries(loaded.metadata, hash: hash))
+                }
+            }
             var present = Set<String>()
-            let indexFolder = StoreLayout.fingerprintIndexDirectory
-            for shard in try StoreFileSystem.listDirectory(layout.absolute(indexFolder)) where StoreLayout.isShardName(shard) {
-                for name in try StoreFileSystem.listDirectory(layout.absolute(indexFolder + "/" + shard)) {
-                    present.insert(indexFolder + "/" + shard + "/" + name)
+            for indexFolder in [StoreLayout.fingerprintIndexDirectory, StoreLayout.labelIndexDirectory,
+                                StoreLayout.certificateIndexDirectory] {
+                for shard in try StoreFileSystem.listDirectory(layout.absolute(indexFolder)) where StoreLayout.isShardName(shard) {
+                    for name in try StoreFileSystem.listDirectory(layout.absolute(indexFolder + "/" + shard)) {
+                        present.insert(indexFolder + "/" + shard + "/" + name)
+                    }
                 }
             }
             let missing = wanted.subtracting(present).sorted()

@@ -147,6 +147,41 @@ internal struct StoreLayout: Sendable {
         passwordShard(serviceHash: String(hash.prefix(64))) + "/" + hash + recordSuffix
     }
 
+    /// C: hex SHA-256 of (4-byte big-endian length of the issuer's UTF-8, the issuer, the
+    /// serial number's bytes): one name per (issuer, serial).
+    static func certificateHash(issuer: String, serialNumber: [UInt8]) -> String {
+        let name = Array(issuer.utf8)
+        let n = UInt32(name.count)
+        let bytes = [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)] + name + serialNumber
+        return StoreHex.encode(SHA256.hash(bytes))
+    }
+
+    static let labelIndexDirectory = "index/label"
+    static let certificateIndexDirectory = "index/certificate"
+
+    /// "index/label/ll/L.C": certificate C has a label whose SHA-256 is L.
+    static func labelEntry(label: String, certificateHash: String) -> String {
+        let l = StoreHex.encode(SHA256.hash(Array(label.utf8)))
+        return labelIndexDirectory + "/" + l.prefix(2) + "/" + l + "." + certificateHash
+    }
+
+    /// "index/certificate/ff/F.C": certificate C has the DER fingerprint F.
+    static func certificateFingerprintEntry(fingerprintHex: String, certificateHash: String) -> String {
+        certificateIndexDirectory + "/" + fingerprintHex.prefix(2) + "/" + fingerprintHex + "." + certificateHash
+    }
+
+    /// "index/fingerprint/ff/F.C.certificate": certificate C's public key has fingerprint F
+    /// (beside the key entries "F.H.public" / "F.H.private", which is how identities link).
+    static func certificateKeyEntry(fingerprintHex: String, certificateHash: String) -> String {
+        fingerprintShard(fingerprintHex) + "/" + fingerprintHex + "." + certificateHash + ".certificate"
+    }
+
+    /// The folder and the name prefix under which index entries for `key` (a 64-digit hash)
+    /// live in `directory`.
+    static func indexShard(_ directory: String, key: String) -> String {
+        directory + "/" + key.prefix(2)
+    }
+
     /// "certificates/cc/C.item".
     static func certificatePath(hash: String) -> String {
         certificateDirectory + "/" + hash.prefix(2) + "/" + hash + recordSuffix

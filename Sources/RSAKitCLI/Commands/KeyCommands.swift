@@ -112,9 +112,9 @@ struct ListCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "list",
         overview: "List the items in the store (keys, then generic passwords); needs no passphrase.",
-        usage: "rsakit list [--class key|password] [--json] [--store <DIR>]",
+        usage: "rsakit list [--class key|password|certificate] [--json] [--store <DIR>]",
         options: [
-            .value("class", "CLASS", "Only items of this class: key or password."),
+            .value("class", "CLASS", "Only items of this class: key, password or certificate."),
             .flag("json", "Print a JSON array of items."),
         ])
 
@@ -123,12 +123,12 @@ struct ListCommand: RSAKitCommand {
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
         if let name = arguments.value("class") {
-            guard ["key", "password"].contains(name) else {
-                throw UsageError(message: "--class must be key or password, got '\(name)'", command: Self.spec.name)
+            guard ["key", "password", "certificate"].contains(name) else {
+                throw UsageError(message: "--class must be key, password or certificate, got '\(name)'", command: Self.spec.name)
             }
             classes = [name]
         } else {
-            classes = ["key", "password"]
+            classes = ["key", "password", "certificate"]
         }
     }
 
@@ -137,13 +137,20 @@ struct ListCommand: RSAKitCommand {
         for problem in listing.problems { printError("rsakit: warning: \(problem.description)\n") }
         let keys = classes.contains("key") ? listing.keys : []
         let passwords = classes.contains("password") ? listing.passwords : []
+        let certificates = classes.contains("certificate") ? listing.certificates : []
         if arguments.flag("json") {
-            try printOutput(try jsonText(keys.map(itemJSON) + passwords.map(passwordJSON)))
+            try printOutput(try jsonText(keys.map(itemJSON) + passwords.map(passwordJSON) + certificates.map(certificateJSON)))
             return
         }
-        if keys.isEmpty && passwords.isEmpty {
-            try printOutput(classes == ["password"] ? "no generic passwords in the store\n"
-                            : passwords.isEmpty && listing.passwords.isEmpty ? "no keys in the store\n" : "no items in the store\n")
+        if keys.isEmpty && passwords.isEmpty && certificates.isEmpty {
+            let empty: String
+            switch classes {
+            case ["password"]: empty = "no generic passwords in the store\n"
+            case ["certificate"]: empty = "no certificates in the store\n"
+            case ["key"]: empty = "no keys in the store\n"
+            default: empty = "no items in the store\n"
+            }
+            try printOutput(empty)
             return
         }
         var text = ""
@@ -165,6 +172,10 @@ struct ListCommand: RSAKitCommand {
                 if let label = item.label { text += "  (\(label))" }
                 text += "\n"
             }
+        }
+        if !certificates.isEmpty {
+            if !text.isEmpty { text += "\n" }
+            text += certificateTable(certificates)
         }
         try printOutput(text)
     }
@@ -205,6 +216,9 @@ struct ShowCommand: RSAKitCommand {
                 items = [item]
             case let .genericPassword(item):
                 try printOutput(arguments.flag("json") ? try jsonText([passwordJSON(item)]) : passwordText(item))
+                return
+            case let .certificate(item):
+                try printOutput(arguments.flag("json") ? try jsonText([certificateJSON(item)]) : certificateText(item))
                 return
             }
         } else {
