@@ -71,7 +71,7 @@ let package = Package(
             name: "RSAKitTests",
             dependencies: ["RSAKit"],
             path: "Tests/RSAKitTests",
-            exclude: ["Fixtures/README.md"]
+            exclude: ["Fixtures/README.md", "Fixtures/legacy-store-v1"]
         ),
         // End-to-end tests of the built `rsakit` binary.
         .testTarget(

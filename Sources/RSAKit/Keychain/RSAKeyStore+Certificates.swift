@@ -29,27 +29,44 @@ extension RSAKeyStore {
         _ certificate: X509Certificate, label: String? = nil, trust: RSACertificateTrust = .unspecified,
         chain: [X509Certificate] = [], replace: Bool = false
     ) throws -> RSACertificateAttributes {
-        let label = label ?? (certificate.subjectSummary.isEmpty ? certificate.subject : certificate.subjectSummary)
-        try RSAKeyStore.validateLabel(label)
+        try addCertificates([(certificate, label, trust, chain)], replace: replace)[0]
+    }
+
+    /// Add several certificates in one atomic step (all or none), for importing.
+    ///
+    /// - Throws: as ``addCertificate(_:label:trust:chain:replace:)`` for the first that fails;
+    ///   a certificate given twice is a duplicate.
+    @discardableResult
+    public func addCertificates(
+        _ entries: [(certificate: X509Certificate, label: String?, trust: RSACertificateTrust, chain: [X509Certificate])],
+        replace: Bool = false
+    ) throws -> [RSACertificateAttributes] {
+        func defaultLabel(_ c: X509Certificate) -> String { c.subjectSummary.isEmpty ? c.subject : c.subjectSummary }
+        for entry in entries { try RSAKeyStore.validateLabel(entry.label ?? defaultLabel(entry.certificate)) }
         return try withWriteTransaction { tx in
             let now = StoreItemRecord.nowMilliseconds()
             var staged = Set<String>()
-            for issuer in chain where issuer.fingerprint != certificate.fingerprint {
-                let hash = StoreLayout.certificateHash(issuer: issuer.issuer, serialNumber: issuer.serialNumber)
-                guard try StoreFileSystem.status(layout.absolute(StoreLayout.certificatePath(hash: hash))) == nil,
-                      staged.insert(hash).inserted else { continue }
-                let chainLabel = issuer.subjectSummary.isEmpty ? issuer.subject : issuer.subjectSummary
-                _ = try stageCertificate(issuer, label: chainLabel, trust: .unspecified, chain: [], milliseconds: now, into: &tx)
+            var result: [RSACertificateAttributes] = []
+            for (certificate, label, trust, chain) in entries {
+                let hash = StoreLayout.certificateHash(issuer: certificate.issuer, serialNumber: certificate.serialNumber)
+                guard staged.insert(hash).inserted else { throw RSAError.duplicateItem(item: Self.describeCertificate(certificate)) }
+                if let old = try? loadCertificate(hash: hash) {
+                    guard replace else { throw RSAError.duplicateItem(item: Self.describeCertificate(certificate)) }
+                    removeCertificateIndex(old.metadata, hash: hash, into: &tx)
+                } else if try StoreFileSystem.status(layout.absolute(StoreLayout.certificatePath(hash: hash))) != nil {
+                    guard replace else { throw RSAError.duplicateItem(item: Self.describeCertificate(certificate)) }
+                }
+                result.append(try stageCertificate(
+                    certificate, label: label ?? defaultLabel(certificate), trust: trust,
+                    chain: chain.map(\.fingerprint), milliseconds: now, into: &tx))
+                for issuer in chain where issuer.fingerprint != certificate.fingerprint {
+                    let issuerHash = StoreLayout.certificateHash(issuer: issuer.issuer, serialNumber: issuer.serialNumber)
+                    guard try StoreFileSystem.status(layout.absolute(StoreLayout.certificatePath(hash: issuerHash))) == nil,
+                          staged.insert(issuerHash).inserted else { continue }
+                    _ = try stageCertificate(issuer, label: defaultLabel(issuer), trust: .unspecified, chain: [], milliseconds: now, into: &tx)
+                }
             }
-            let hash = StoreLayout.certificateHash(issuer: certificate.issuer, serialNumber: certificate.serialNumber)
-            if let old = try? loadCertificate(hash: hash) {
-                guard replace else { throw RSAError.duplicateItem(item: Self.describeCertificate(certificate)) }
-                removeCertificateIndex(old.metadata, hash: hash, into: &tx)
-            } else if try StoreFileSystem.status(layout.absolute(StoreLayout.certificatePath(hash: hash))) != nil {
-                guard replace else { throw RSAError.duplicateItem(item: Self.describeCertificate(certificate)) }
-            }
-            return try stageCertificate(
-                certificate, label: label, trust: trust, chain: chain.map(\.fingerprint), milliseconds: now, into: &tx)
+            return result
         }
     }
 
@@ -62,8 +79,8 @@ extension RSAKeyStore {
         let name = StoreFileSystem.baseName(entry)
         let found: [RSACertificateAttributes] = try withReadLock {
             try StoreFileSystem.listDirectory(layout.absolute(StoreFileSystem.parent(of: entry))).compactMap { file in
-                guard file.hasPrefix(name), let hash = Optional(String(file.dropFirst(name.count))),
-                      StoreHex.isLowerHex(Substring(hash), count: 64),
+                let hash = String(file.dropFirst(name.count))
+                guard file.hasPrefix(name), StoreHex.isLowerHex(Substring(hash), count: 64),
                       let loaded = try? loadCertificate(hash: hash),
                       loaded.attributes.label.utf8.elementsEqual(label.utf8) else { return nil }
                 return loaded.attributes

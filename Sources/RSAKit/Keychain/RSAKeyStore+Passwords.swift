@@ -33,37 +33,59 @@ extension RSAKeyStore {
         _ value: RSASecretBytes, service: String, account: String, label: String? = nil,
         comment: String? = nil, update: Bool = false
     ) throws -> RSAGenericPasswordAttributes {
-        try RSAKeyStore.validateService(service, account: account)
-        try RSAKeyStore.validateLabel(label)
-        try RSAKeyStore.validateLabel(comment)
-        guard value.count <= RSAKeyStore.maximumPasswordByteCount else {
-            throw RSAError.invalidAttribute(
-                reason: "the password is \(value.count) bytes; at most \(RSAKeyStore.maximumPasswordByteCount) are allowed")
+        try addGenericPasswords([(value, service, account, label, comment)], update: update)[0]
+    }
+
+    /// Add several generic passwords in one atomic step (all or none), for importing.
+    ///
+    /// - Parameter entries: (value, service, account, label, comment); (service, account)
+    ///   pairs must be distinct.
+    /// - Throws: as ``addGenericPassword(_:service:account:label:comment:update:)``, for the
+    ///   first entry that fails (nothing is written).
+    @discardableResult
+    public func addGenericPasswords(
+        _ entries: [(value: RSASecretBytes, service: String, account: String, label: String?, comment: String?)],
+        update: Bool = false
+    ) throws -> [RSAGenericPasswordAttributes] {
+        for entry in entries {
+            try RSAKeyStore.validateService(entry.service, account: entry.account)
+            try RSAKeyStore.validateLabel(entry.label)
+            try RSAKeyStore.validateLabel(entry.comment)
+            guard entry.value.count <= RSAKeyStore.maximumPasswordByteCount else {
+                throw RSAError.invalidAttribute(
+                    reason: "the password is \(entry.value.count) bytes; at most \(RSAKeyStore.maximumPasswordByteCount) are allowed")
+            }
         }
-        let hash = StoreLayout.passwordHash(service: service, account: account)
-        let path = StoreLayout.passwordPath(hash: hash)
         return try withWriteTransaction { tx in
             let storeKey = try currentStoreKey()
             let now = StoreItemRecord.nowMilliseconds()
-            var metadata: StorePasswordMetadata
-            if let existing = try loadPassword(hash: hash) {
-                guard update else { throw RSAError.duplicateItem(item: Self.describePassword(service, account)) }
-                metadata = existing.metadata
-                if label != nil { metadata.label = label }
-                if comment != nil { metadata.comment = comment }
-            } else {
-                metadata = StorePasswordMetadata(
-                    itemID: StoreLayout.newItemID(hash: hash, kind: "password"), service: service,
-                    account: account, label: label, comment: comment,
-                    creationDate: StoreItemRecord.formatDate(milliseconds: now),
-                    modificationDate: "", valueByteCount: 0)
+            var seen = Set<String>()
+            var result: [RSAGenericPasswordAttributes] = []
+            for entry in entries {
+                let (value, service, account, label, comment) = entry
+                let hash = StoreLayout.passwordHash(service: service, account: account)
+                guard seen.insert(hash).inserted else { throw RSAError.duplicateItem(item: Self.describePassword(service, account)) }
+                var metadata: StorePasswordMetadata
+                if let existing = try loadPassword(hash: hash) {
+                    guard update else { throw RSAError.duplicateItem(item: Self.describePassword(service, account)) }
+                    metadata = existing.metadata
+                    if label != nil { metadata.label = label }
+                    if comment != nil { metadata.comment = comment }
+                } else {
+                    metadata = StorePasswordMetadata(
+                        itemID: StoreLayout.newItemID(hash: hash, kind: "password"), service: service,
+                        account: account, label: label, comment: comment,
+                        creationDate: StoreItemRecord.formatDate(milliseconds: now),
+                        modificationDate: "", valueByteCount: 0)
+                }
+                metadata.modificationDate = StoreItemRecord.formatDate(milliseconds: now)
+                metadata.valueByteCount = value.count
+                var contents = try encodePassword(metadata, value: value, storeKey: storeKey)
+                defer { wipe(&contents) }
+                try tx.stageFile(StoreLayout.passwordPath(hash: hash), contents: contents)
+                result.append(metadata.attributes()!)
             }
-            metadata.modificationDate = StoreItemRecord.formatDate(milliseconds: now)
-            metadata.valueByteCount = value.count
-            var contents = try encodePassword(metadata, value: value, storeKey: storeKey)
-            defer { wipe(&contents) }
-            try tx.stageFile(path, contents: contents)
-            return metadata.attributes()!
+            return result
         }
     }
 
