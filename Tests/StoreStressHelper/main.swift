@@ -3,7 +3,7 @@
 // Not installed; the tests run it from the build products folder.
 //
 // USAGE
-//   StoreStressHelper add-pairs   --store DIR --key PEM --prefix P --count N [--replace]
+//   StoreStressHelper add-pairs   --store DIR --key PEM --prefix P --count N [--replace] [--passphrase FILE]
 //       Add pairs P0 ... P(N-1) with the private key in PEM. Prints "added TAG" or
 //       "exists TAG" per tag. Exit 0 when every pair was added, 3 when some existed.
 //   StoreStressHelper churn       --store DIR --key PEM --key PEM --prefix P --count N
@@ -120,6 +120,7 @@ func run(_ args: Arguments) throws -> Int32 {
         guard let keyPath = args.keys.first else { throw Usage(message: "--key is required") }
         let key = try readPrivateKey(keyPath)
         let store = try RSAKeyStore(path: args.store)
+        if !args.passphrase.isEmpty { try store.unlock(passphrase: try readSecret(args.passphrase)) }
         var status: Int32 = 0
         for i in 0..<args.count {
             let tag = args.prefix + String(i)
