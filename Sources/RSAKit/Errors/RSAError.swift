@@ -88,6 +88,26 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No item in the store has this item id (the analogue of a persistent reference).
     case itemNotFound(itemID: String)
 
+    // MARK: Keychain
+
+    /// The passphrase does not open the store key of a protected store (the Poly1305 tag of
+    /// the sealed store key did not verify). Nothing was changed.
+    case wrongPassphrase
+    /// The store is protected and this operation needs a secret: unlock it with the
+    /// passphrase first (``RSAKeyStore/unlock(passphrase:)``).
+    case keychainLocked
+    /// Protecting, unprotecting or changing the passphrase is not possible in this state
+    /// (`reason` says why: "the store is not protected", "the store is already protected"...).
+    case keychainProtection(reason: String)
+    /// Argon2id parameters libsodium refuses, or a derivation that failed (`reason` says which).
+    case invalidKDFParameters(reason: String)
+    /// An item with the same unique attributes exists (errSecDuplicateItem): `item` describes
+    /// it ("generic password for service \"s\" and account \"a\"").
+    case duplicateItem(item: String)
+    /// No item matches the query (errSecItemNotFound): `item` describes the query.
+    case noSuchItem(item: String)
+    /// An attribute value is not usable (an empty service, one too long...): `reason` says which.
+    case invalidAttribute(reason: String)
     // MARK: Certificates, encrypted key files, PKCS#12 (x509)
 
     /// The bytes are not an X.509 certificate (RFC 5280 §4.1) that GnuTLS can read, or a
@@ -164,6 +184,20 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "key store i/o error at \(path): \(reason)"
         case let .itemNotFound(itemID):
             return "no key store item with id \(itemID)"
+        case .wrongPassphrase:
+            return "wrong passphrase"
+        case .keychainLocked:
+            return "the store is protected by a passphrase and is locked"
+        case let .keychainProtection(reason):
+            return reason
+        case let .invalidKDFParameters(reason):
+            return "invalid argon2id parameters: \(reason)"
+        case let .duplicateItem(item):
+            return "a \(item) already exists"
+        case let .noSuchItem(item):
+            return "no \(item) found"
+        case let .invalidAttribute(reason):
+            return "invalid attribute: \(reason)"
         case let .malformedCertificate(reason):
             return "malformed certificate: \(reason)"
         case let .passphraseNeeded(what):

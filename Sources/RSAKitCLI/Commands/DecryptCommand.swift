@@ -106,7 +106,7 @@ struct DecryptCommand: RSAKitCommand {
             return (key, "the key in '\(path)'")
         }
         if let tag = arguments.value("tag") {
-            return (try storePrivateKey(try openStore(arguments), tag: tag), tag)
+            return (try storePrivateKey(try openStore(arguments), tag: tag, arguments: arguments, command: Self.spec.name), tag)
         }
         return nil
     }
@@ -123,6 +123,6 @@ struct DecryptCommand: RSAKitCommand {
             }
             throw CLIFailure("encrypted for key \(fingerprint.base64String), which is not in the store; give --key or --tag", .notFound)
         }
-        return (try store.privateKey(tag: item.applicationTag), item.applicationTag)
+        return (try storePrivateKey(store, tag: item.applicationTag, arguments: arguments, command: Self.spec.name), item.applicationTag)
     }
 }

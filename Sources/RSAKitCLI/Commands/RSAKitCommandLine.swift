@@ -16,6 +16,7 @@ enum RSAKitCommandLine {
     static let commands: [RSAKitCommand.Type] = [
         GenPairCommand.self, EncryptCommand.self, DecryptCommand.self, ImportCommand.self,
         ExportCommand.self, ListCommand.self, ShowCommand.self, DeleteCommand.self,
+        StoreCommand.self, PasswordCommand.self, CertCommand.self,
     ]
 
     static var mainHelp: String {

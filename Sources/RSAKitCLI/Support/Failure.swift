@@ -48,13 +48,14 @@ struct CLIFailure: Error, CustomStringConvertible {
         switch error {
         case .decryptionFailed, .ciphertextLengthInvalid, .containerInvalid, .malformedKey,
              .messageTooLong, .integerTooLarge, .messageRepresentativeOutOfRange, .invalidKey,
-             .malformedDER, .malformedPEM, .unsupportedKeyFormat, .keyTypeMismatch, .damagedItem:
+             .malformedDER, .malformedPEM, .unsupportedKeyFormat, .keyTypeMismatch, .damagedItem,
+             .wrongPassphrase:
             return .dataError
-        case .keyNotFound, .itemNotFound:
+        case .keyNotFound, .itemNotFound, .noSuchItem:
             return .notFound
-        case .invalidTag, .invalidLabel:
+        case .invalidTag, .invalidLabel, .invalidAttribute, .invalidKDFParameters:
             return .usage
-        case .keyAlreadyExists:
+        case .keyAlreadyExists, .duplicateItem:
             return .alreadyExists
         case .keySizeUnsupported, .publicExponentUnsupported:
             return .usage
