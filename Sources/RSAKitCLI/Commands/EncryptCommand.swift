@@ -37,7 +37,7 @@ struct EncryptCommand: RSAKitCommand {
     func run() throws {
         let key: RSAPublicKey
         if let path = arguments.value("key") {
-            key = try loadKeyFile(path).publicKey
+            key = try loadKeyFile(path, arguments: arguments, command: Self.spec.name).publicKey
         } else {
             key = try storePublicKey(try openStore(arguments), tag: arguments.value("tag")!)
         }

@@ -7,6 +7,8 @@ struct OptionSpec {
     let name: String
     let valueName: String?
     let help: String
+    /// Whether the option may be given several times (`--anchor A --anchor B`).
+    var repeatable = false
 
     static func flag(_ name: String, _ help: String) -> OptionSpec {
         OptionSpec(name: name, valueName: nil, help: help)
@@ -14,6 +16,11 @@ struct OptionSpec {
 
     static func value(_ name: String, _ valueName: String, _ help: String) -> OptionSpec {
         OptionSpec(name: name, valueName: valueName, help: help)
+    }
+
+    /// A value option that may be repeated; read all values with `ParsedArguments.values(_:)`.
+    static func repeated(_ name: String, _ valueName: String, _ help: String) -> OptionSpec {
+        OptionSpec(name: name, valueName: valueName, help: help, repeatable: true)
     }
 }
 
@@ -68,6 +75,7 @@ struct UsageError: Error, CustomStringConvertible {
 /// Parsed options of one command.
 struct ParsedArguments {
     private(set) var values: [String: String] = [:]
+    private(set) var repeatedValues: [String: [String]] = [:]
     private(set) var flags: Set<String> = []
     private(set) var positionals: [String] = []
 
@@ -115,6 +123,11 @@ struct ParsedArguments {
                 value = arguments[i]
                 i += 1
             }
+            if option.repeatable {
+                repeatedValues[name, default: []].append(value)
+                if values[name] == nil { values[name] = value }
+                continue
+            }
             guard values[name] == nil else {
                 throw UsageError(message: "option '--\(name)' given more than once", command: spec.name)
             }
@@ -126,6 +139,8 @@ struct ParsedArguments {
     }
 
     func value(_ name: String) -> String? { values[name] }
+    /// Every value of a repeatable option, in command-line order.
+    func values(_ name: String) -> [String] { repeatedValues[name] ?? values[name].map { [$0] } ?? [] }
     func flag(_ name: String) -> Bool { flags.contains(name) }
 
     /// A required option's value, or a usage error naming it.

@@ -49,8 +49,11 @@ struct CLIFailure: Error, CustomStringConvertible {
         case .decryptionFailed, .ciphertextLengthInvalid, .containerInvalid, .malformedKey,
              .messageTooLong, .integerTooLarge, .messageRepresentativeOutOfRange, .invalidKey,
              .malformedDER, .malformedPEM, .unsupportedKeyFormat, .keyTypeMismatch, .damagedItem,
-             .wrongPassphrase:
+             .wrongPassphrase,
+             .malformedCertificate, .passphraseIncorrect, .pkcs12IntegrityCheckFailed, .pkcs12Unusable:
             return .dataError
+        case .passphraseNeeded, .passphraseUnusable:
+            return .usage
         case .keyNotFound, .itemNotFound, .noSuchItem:
             return .notFound
         case .invalidTag, .invalidLabel, .invalidAttribute, .invalidKDFParameters:
