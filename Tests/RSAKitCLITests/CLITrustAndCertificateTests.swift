@@ -192,4 +192,55 @@ final class CLITrustAndCertificateTests: CLITestCase {
         XCTAssertNotEqual(try runProcess(openssl, ["pkey", "-in", path("out.pem"), "-passin", "pass:wrong", "-noout"]).status, 0)
         assertFailure(try rsakit(["export", "--tag", "enc", "--encrypt"]), status: 64, contains: "--encrypt applies to private keys")
     }
+    func testIdentity_ImportListShowExportDelete() throws {
+        let openssl = try openssl()
+        _ = try write(try read(try file("intermediate.pem")) + read(try file("root.pem")), to: "chain.pem")
+        // openssl pkcs12 -export -inkey leaf.key -in server.pem -certfile chain.pem -name "Web Server" -passout pass:p12-secret -out id.p12
+        let p12 = path("id.p12")
+        XCTAssertEqual(try runProcess(openssl, ["pkcs12", "-export", "-inkey", try file("leaf.key"), "-in", try file("server.pem"),
+                                                "-certfile", path("chain.pem"), "-name", "Web Server", "-passout", "pass:p12-secret", "-out", p12]).status, 0)
+        // Wrong passphrase: exit 65, nothing stored.
+        assertFailure(try rsakit(["identity", "import", p12, "--passin", "pass:nope"]), status: 65, contains: "wrong passphrase for the PKCS#12 file")
+        // A tampered MAC (the last octets are the MAC's salt and iterations; the digest sits
+        // before them): flip an octet of the 32-byte digest.
+        var tampered = try read(p12)
+        tampered[tampered.count - 16] ^= 0x01
+        let tamperedPath = try write(tampered, to: "tampered.p12")
+        assertFailure(try rsakit(["identity", "import", tamperedPath, "--passin", "pass:p12-secret"]), status: 65, contains: "integrity check failed")
+        XCTAssertEqual(try rsakitOK(["identity", "list"]).stdoutText, "")
+        XCTAssertEqual(try rsakitOK(["list", "--class", "certificate"]).stdoutText.contains("server.rsakit.test"), false)
+
+        let imported = try rsakitOK(["identity", "import", p12, "--passin", "pass:p12-secret"])
+        let text = imported.stdoutText
+        XCTAssertTrue(text.hasPrefix("imported identity: server.rsakit.test\nlabel: Web Server\nprivate key tag: Web Server\n"), text)
+        XCTAssertTrue(text.contains("chain: 2 certificates\n"), text)
+        // The test root is not a system anchor: recoverable until it is trusted.
+        XCTAssertTrue(text.contains("trust (basic X.509): recoverable-trust-failure\n"), text)
+        XCTAssertTrue(try rsakitOK(["identity", "list"]).stdoutText.hasPrefix("Web Server  tag: Web Server"))
+        let shown = try rsakitOK(["identity", "show", "--label", "Web Server"]).stdoutText
+        XCTAssertTrue(shown.contains("subject summary: server.rsakit.test\n"), shown)
+        XCTAssertTrue(shown.contains("chain: CLI Test Intermediate"), shown)
+
+        // export p12 -> openssl pkcs12 -info reads it, with the same key and certificates.
+        try rsakitOK(["identity", "export", "--label", "Web Server", "--format", "p12", "--passout", "pass:out-secret", "--out", path("out.p12")])
+        let info = try runProcess(openssl, ["pkcs12", "-info", "-in", path("out.p12"), "-passin", "pass:out-secret", "-noenc"])
+        XCTAssertEqual(info.status, 0, info.stderr)
+        XCTAssertTrue(info.stderr.contains("MAC: sha256"), info.stderr)
+        XCTAssertTrue(info.stdoutText.contains("friendlyName: Web Server"), info.stdoutText)
+        XCTAssertEqual(info.stdoutText.components(separatedBy: "-----BEGIN CERTIFICATE-----").count - 1, 3)
+        let exportedKey = try runProcess(openssl, ["pkey", "-traditional"], stdin: info.stdout)
+        XCTAssertEqual(exportedKey.stdout, try runProcess(openssl, ["pkey", "-in", try file("leaf.key"), "-traditional"]).stdout)
+        // export pem: key + certificate + chain.
+        try rsakitOK(["identity", "export", "--label", "Web Server", "--format", "pem", "--out", path("out.pem")])
+        let pem = String(decoding: try read("out.pem"), as: UTF8.self)
+        XCTAssertTrue(pem.hasPrefix("-----BEGIN PRIVATE KEY-----\n"), pem)
+        XCTAssertEqual(pem.components(separatedBy: "-----BEGIN CERTIFICATE-----").count - 1, 3)
+        var status = stat()
+        XCTAssertEqual(stat(path("out.pem"), &status), 0)
+        XCTAssertEqual(status.st_mode & 0o777, 0o600)
+
+        try rsakitOK(["identity", "delete", "--label", "Web Server"])
+        XCTAssertEqual(try rsakitOK(["identity", "list"]).stdoutText, "")
+        assertFailure(try rsakit(["identity", "show", "--label", "Web Server"]), status: 66, contains: "identity with label")
+    }
 }

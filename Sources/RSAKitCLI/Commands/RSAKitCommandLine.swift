@@ -17,7 +17,7 @@ enum RSAKitCommandLine {
         GenPairCommand.self, EncryptCommand.self, DecryptCommand.self, ImportCommand.self,
         ExportCommand.self, ListCommand.self, ShowCommand.self, DeleteCommand.self,
         StoreCommand.self, PasswordCommand.self, CertCommand.self,
-        TrustCommand.self,
+        TrustCommand.self, IdentityCommand.self,
     ]
 
     static var mainHelp: String {

@@ -89,16 +89,7 @@ struct TrustCommand: RSAKitCommand {
         // (evaluating never creates one).
         if let location = try? (arguments.value("store") ?? RSAKeyStore.defaultLocation()),
            FileManager.default.fileExists(atPath: location) {
-            let store = try openStore(arguments)
-            let listing = try store.allKeychainItems()
-            for item in listing.certificates where item.trust != .unspecified {
-                if item.trust == .trusted {
-                    trust.userTrustedFingerprints.insert(item.fingerprint)
-                    if let certificate = try? store.certificate(itemID: item.itemID) { trust.anchorCertificates.append(certificate) }
-                } else {
-                    trust.userDistrustedFingerprints.insert(item.fingerprint)
-                }
-            }
+            addStoreTrust(try openStore(arguments), to: &trust)
         }
         let evaluation = trust.evaluate()
         try printOutput(arguments.flag("json") ? try jsonText(json(evaluation)) : text(evaluation, userTrusted: trust.userTrustedFingerprints))
