@@ -243,4 +243,29 @@ final class CLITrustAndCertificateTests: CLITestCase {
         XCTAssertEqual(try rsakitOK(["identity", "list"]).stdoutText, "")
         assertFailure(try rsakit(["identity", "show", "--label", "Web Server"]), status: 66, contains: "identity with label")
     }
+    func testEncrypt_ToACertificate() throws {
+        let message = try write(Array("for the server".utf8), to: "m.txt")
+        try rsakitOK(["import", "--tag", "leaf", try file("leaf.key")])
+        let result = try rsakitOK(["encrypt", "--cert", try file("server.pem"), "--in", message, "--out", path("m.rsa")])
+        XCTAssertEqual(result.stderr, "")
+        XCTAssertEqual(try rsakitOK(["decrypt", "--tag", "leaf", "--in", path("m.rsa")]).stdoutText, "for the server")
+        // Expired: a warning on stderr, the output still made.
+        let expired = try rsakitOK(["encrypt", "--cert", try file("expired.pem"), "--in", message, "--out", path("e.rsa")])
+        XCTAssertEqual(expired.stderr, "rsakit: warning: \(try file("expired.pem")): the certificate expired at 2021-01-01T00:00:00Z\n")
+        XCTAssertEqual(try rsakitOK(["decrypt", "--tag", "leaf", "--in", path("e.rsa")]).stdoutText, "for the server")
+        // A CA certificate's key usage (keyCertSign, cRLSign) forbids key encipherment: a warning.
+        let ca = try rsakitOK(["encrypt", "--cert", try file("root.pem"), "--in", message, "--out", path("c.rsa")])
+        XCTAssertTrue(ca.stderr.contains("does not allow key encipherment"), ca.stderr)
+        // By label from the store.
+        try rsakitOK(["cert", "add", try file("server.pem"), "--label", "web"])
+        try rsakitOK(["encrypt", "--cert-label", "web", "--in", message, "--out", path("l.rsa")])
+        XCTAssertEqual(try rsakitOK(["decrypt", "--tag", "leaf", "--in", path("l.rsa")]).stdoutText, "for the server")
+        assertFailure(try rsakit(["encrypt", "--cert", try file("server.pem"), "--tag", "leaf", "--in", message]), status: 64, contains: "give one of")
+        // A non-RSA certificate: openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=ec -keyout ec.key -out ec.pem
+        let ecResult = try runProcess(try openssl(), ["req", "-x509", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                                      "-subj", "/CN=ec", "-keyout", path("ec.key"), "-out", path("ec.pem")])
+        XCTAssertEqual(ecResult.status, 0, ecResult.stderr)
+        assertFailure(try rsakit(["encrypt", "--cert", path("ec.pem"), "--in", message, "--out", path("x.rsa")]), status: 65, contains: "not RSA")
+        XCTAssertFalse(exists("x.rsa"))
+    }
 }
