@@ -133,7 +133,8 @@ internal enum KeyDecoder {
         case .privateKeyInfo:
             decoded = DecodedKey(key: .privateKey(try readPrivateKeyInfo(reader, top)), structure: structure)
         case .encryptedPrivateKeyInfo:
-            throw RSAError.unsupportedKeyFormat(reason: RSAKeyFile.encryptedPKCS8Reason)
+            // Decrypted by EncryptedKeyDecoder when the caller has a passphrase.
+            throw RSAError.passphraseNeeded(what: EncryptedKeyDecoder.pkcs8Name)
         case .certificate:
             throw RSAError.unsupportedKeyFormat(reason: RSAKeyFile.certificateReason)
         case .certificationRequest:
