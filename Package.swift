@@ -59,6 +59,14 @@ let package = Package(
             path: "Benchmarks/RSAKitBenchmarks",
             exclude: ["Keys"]
         ),
+        // Montgomery exponentiation in radix 2^52 (issue 14): the AVX-512 IFMA kernel (function
+        // target attributes, no unsafeFlags), its portable reference, and the runtime dispatch.
+        .target(
+            name: "CRSAKitVector",
+            dependencies: ["CGMP", "CRSAKitShims"],
+            path: "Sources/CRSAKitVector",
+            exclude: ["rsakit_vector_kernel.inc"]
+        ),
         .testTarget(
             name: "RSAKitTests",
             dependencies: ["RSAKit"],
