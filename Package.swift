@@ -30,7 +30,7 @@ let package = Package(
         ),
         .target(
             name: "RSAKit",
-            dependencies: ["CGMP", "CNettle", "CRSAKitShims"],
+            dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CRSAKitVector"],
             path: "Sources/RSAKit"
         ),
         // The `rsakit` command-line tool.

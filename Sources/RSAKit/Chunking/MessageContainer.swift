@@ -169,24 +169,28 @@ public enum MessageContainer {
         let shortID = Array(header.messageID[0..<8])
         let pipeline = BlockPipeline(inputBlockSize: k, concurrency: max(1, concurrency))
         let random = random
+        // Eight blocks per worker call when the multi-buffer kernel runs for this key.
         let count = try pipeline.run(
-            source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false
-        ) { block in
-            var frame = try key.decrypt(Array(block.bytes), random: random)
-            defer { wipe(&frame) }
-            guard frame.count >= frameByteCount else { throw RSAError.decryptionFailed }
-            var index: UInt64 = 0
-            for i in 8..<16 { index = index << 8 | UInt64(frame[i]) }
-            let expectedFlags: UInt8 = block.isFinal ? 0x01 : 0x00
-            let payloadCount = frame.count - frameByteCount
-            // Frame checks. The frame is authenticated only by the block it sits in, so these
-            // comparisons are on data an attacker can choose; all fail the same way.
-            guard Array(frame[0..<8]) == shortID,
-                  index == block.index,
-                  frame[16] == expectedFlags,
-                  block.isFinal || payloadCount == payloadByteCount(blockSize: k)
-            else { throw RSAError.decryptionFailed }
-            return Array(frame[frameByteCount...])
+            source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false,
+            groupSize: key.preferredBlockGroupSize
+        ) { group in
+            var frames = try key.decrypt(blocks: group.map(\.bytes), random: random)
+            defer { for i in frames.indices { wipe(&frames[i]) } }
+            return try zip(group, frames).map { block, frame in
+                guard frame.count >= frameByteCount else { throw RSAError.decryptionFailed }
+                var index: UInt64 = 0
+                for i in 8..<16 { index = index << 8 | UInt64(frame[i]) }
+                let expectedFlags: UInt8 = block.isFinal ? 0x01 : 0x00
+                let payloadCount = frame.count - frameByteCount
+                // Frame checks. The frame is authenticated only by the block it sits in, so these
+                // comparisons are on data an attacker can choose; all fail the same way.
+                guard Array(frame[0..<8]) == shortID,
+                      index == block.index,
+                      frame[16] == expectedFlags,
+                      block.isFinal || payloadCount == payloadByteCount(blockSize: k)
+                else { throw RSAError.decryptionFailed }
+                return Array(frame[frameByteCount...])
+            }
         }.blockCount
         // An empty body has no final block: truncated.
         guard count > 0 else { throw RSAError.decryptionFailed }

@@ -70,10 +70,12 @@ public enum PKCS1v15Chunking {
         }
         let pipeline = BlockPipeline(inputBlockSize: k, concurrency: max(1, concurrency))
         let random = random
+        // Eight blocks per worker call when the multi-buffer kernel runs for this key.
         return try pipeline.run(
-            source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false
-        ) { block in
-            try key.decrypt(Array(block.bytes), random: random)
+            source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false,
+            groupSize: key.preferredBlockGroupSize
+        ) { group in
+            try key.decrypt(blocks: group.map(\.bytes), random: random)
         }.blockCount
     }
 

@@ -16,11 +16,26 @@ internal final class PrivateKeyStorage: Sendable {
 
     let blinding: Mutex<BlindingPair?> = Mutex(nil)
 
+    /// The radix-2^52 vector kernel for the two exponentiations, when the dispatch runs it
+    /// (``RSAKitEngine/privateKeyPath`` is `.ifma`) or a test asked for an implementation;
+    /// nil: GMP's `mpz_powm_sec`.
+    let vectorCRT: VectorCRT?
+
+    /// - Parameter vector: `nil` asks the dispatch; `.some(impl)` forces an implementation
+    ///   (tests of the vector path on any CPU).
     init(n: BigNumber, e: BigNumber, d: BigNumber, p: BigNumber, q: BigNumber,
-         dP: BigNumber, dQ: BigNumber, qInv: BigNumber) {
+         dP: BigNumber, dQ: BigNumber, qInv: BigNumber, vector: VectorImplementation? = nil) {
         self.n = n; self.e = e; self.d = d; self.p = p; self.q = q
         self.dP = dP; self.dQ = dQ; self.qInv = qInv
+        if let vector {
+            self.vectorCRT = VectorCRT(p: p, q: q, dP: dP, dQ: dQ, implementation: vector)
+        } else {
+            self.vectorCRT = VectorCRT.forDispatch(p: p, q: q, dP: dP, dQ: dQ)
+        }
     }
+
+    /// True when chunked decryption should hand this key eight blocks at a time.
+    var prefersBlockGroups: Bool { vectorCRT != nil }
 
     /// c^d mod n by the CRT (RFC 8017 §5.1.2 step 2.b, cases i-iii), for 0 <= c < n:
     ///
@@ -33,8 +48,24 @@ internal final class PrivateKeyStorage: Sendable {
     /// adds around it. The exponentiations are constant-time; the reductions and the
     /// recombination are not, which is why callers pass a blinded c.
     func crtExponentiation(_ c: BigNumber) -> BigNumber {
+        if let vectorCRT {
+            let (m1, m2) = vectorCRT.exponentiate([c])[0]
+            return recombine(m1, m2)
+        }
         let m1 = c.mod(p).powMod(dP, p)
         let m2 = c.mod(q).powMod(dQ, q)
+        return recombine(m1, m2)
+    }
+
+    /// ``crtExponentiation(_:)`` for up to eight values (RSAKIT_VEC_LANES) at once: one
+    /// multi-buffer kernel call per prime when the vector path runs, else one by one.
+    func crtExponentiation(batch cs: [BigNumber]) -> [BigNumber] {
+        guard let vectorCRT, cs.count > 1 else { return cs.map { crtExponentiation($0) } }
+        return vectorCRT.exponentiate(cs).map { recombine($0.m1, $0.m2) }
+    }
+
+    /// Garner (RFC 8017 §5.1.2 step 2.b iii): h = qInv (m1 - m2) mod p, m = m2 + q h.
+    private func recombine(_ m1: BigNumber, _ m2: BigNumber) -> BigNumber {
         let h = ((m1 - m2) * qInv).mod(p)
         return m2 + q * h
     }

@@ -43,6 +43,31 @@ extension RSAPrivateKey {
         defer { wipe(&em) }
         return try EMEPKCS1v15.decode(em)
     }
+
+    /// ``decrypt(_:random:)`` for a group of blocks of this key (chunked decryption): the
+    /// RSADP steps of the whole group run together (``rsadp(batch:random:)``), each block
+    /// with its own blinding factor, check and padding decode.
+    /// - Returns: the plaintexts, in order. - Throws: `RSAError.decryptionFailed` when any
+    ///   block fails (wrong length, C >= n, bad padding), as ``decrypt(_:)`` would for it.
+    internal func decrypt(blocks: [ArraySlice<UInt8>], random: RSARandomSource) throws -> [[UInt8]] {
+        let k = modulusByteCount
+        guard k >= EMEPKCS1v15.overheadByteCount, blocks.allSatisfy({ $0.count == k }) else {
+            throw RSAError.decryptionFailed
+        }
+        if blocks.count == 1 || !storage.prefersBlockGroups {
+            return try blocks.map { try decrypt(Array($0), random: random) }
+        }
+        let ms = try rsadp(batch: blocks.map { BigNumber(bytes: $0) }, random: random)
+        return try ms.map { m in
+            var em = try m.bytes(count: k)
+            defer { wipe(&em) }
+            return try EMEPKCS1v15.decode(em)
+        }
+    }
+
+    /// Blocks per group that chunked decryption should hand to ``decrypt(blocks:random:)``:
+    /// 8 (the kernel's lanes) when the vector path runs for this key, else 1.
+    internal var preferredBlockGroupSize: Int { storage.prefersBlockGroups ? 8 : 1 }
 }
 
 /// Overwrite a byte array's contents with zeros (best effort: Swift may have made copies).

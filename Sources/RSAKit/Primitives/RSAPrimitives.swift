@@ -70,6 +70,38 @@ extension RSAPrivateKey {
         return mBlinded
     }
 
+    /// ``rsadp(_:random:)`` for several integers of one key (a group of chunked blocks): each
+    /// value gets its own blinding pair (every lane its own random factor), the exponentiations
+    /// run together (eight lanes of the vector kernel when it runs), then each value is checked
+    /// by re-encryption and unblinded on its own.
+    /// - Throws: `RSAError.decryptionFailed` if any c is out of range (before any private-key
+    ///   work); `RSAError.internalError` if any re-encryption check fails.
+    internal func rsadp(batch cs: [BigNumber], random: RSARandomSource) throws -> [BigNumber] {
+        let key = storage
+        for c in cs {
+            guard c.sign >= 0, c.compare(key.n) < 0 else { throw RSAError.decryptionFailed }
+        }
+        var results: [BigNumber] = []
+        results.reserveCapacity(cs.count)
+        let lanes = 8
+        var start = 0
+        while start < cs.count {
+            let group = cs[start..<min(start + lanes, cs.count)]
+            let pairs = group.map { _ in nextBlindingPair(random: random) }
+            let blinded = zip(group, pairs).map { c, pair in (c * pair.0).mod(key.n) }
+            let mBlinded = key.crtExponentiation(batch: blinded)
+            for j in mBlinded.indices {
+                guard mBlinded[j].powModVarTime(key.e, key.n) == blinded[j] else {
+                    throw RSAError.internalError("private-key operation failed its consistency check")
+                }
+                mBlinded[j].multiplyMod(by: pairs[j].1, key.n)
+                results.append(mBlinded[j])
+            }
+            start += lanes
+        }
+        return results
+    }
+
     /// Take the cached blinding pair (drawing a new one when due) and leave its square behind.
     /// Returns copies the caller owns.
     private func nextBlindingPair(random: RSARandomSource) -> (BigNumber, BigNumber) {
