@@ -134,10 +134,10 @@ static int disabled_by_environment(void) {
 }
 
 static void path_init(void) {
-    if (!rsakit_vec_cpu_has_ifma()) {
-        path_value = RSAKIT_VEC_PATH_GMP_NO_IFMA;
-    } else if (disabled_by_environment()) {
+    if (disabled_by_environment()) {
         path_value = RSAKIT_VEC_PATH_GMP_DISABLED;
+    } else if (!rsakit_vec_cpu_has_ifma()) {
+        path_value = RSAKIT_VEC_PATH_GMP_NO_IFMA;
     } else if (rsakit_vec_selftest(RSAKIT_VEC_IMPL_IFMA) != 0) {
         path_value = RSAKIT_VEC_PATH_GMP_SELFTEST_FAILED;
     } else {

@@ -9,7 +9,6 @@
  */
 #include "rsakit_vector_internal.h"
 
-#include <gmp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,20 +71,48 @@ void rsakit_vec_from_lane(const rsakit_vec_modulus *m, uint64_t *limbs, const ui
     digits_to_limbs(limbs, m->limbs, digits8 + lane, m->digits, 8);
 }
 
+/* rr = 2^(104 N) mod n in N normalized digits: start from 1 and double 104 N times, each
+ * time subtracting n under a mask when the double is >= n. Constant-time: the loop count is
+ * fixed by N and the subtraction is selected by a borrow mask. (GMP's mpn_sec_div_r would
+ * do, but it normalizes the divisor by its leading zeros and looks up a table by its top
+ * bits, which memcheck rightly reports when the divisor is a secret prime.) Needs n < 2^(52 N - 1). */
+static void rr_by_doubling(uint64_t *rr, const uint64_t *n, size_t N) {
+    uint64_t x[RK_MAX_DIGITS], d[RK_MAX_DIGITS];
+    for (size_t i = 0; i < N; i++) {
+        x[i] = i == 0;
+    }
+    for (size_t step = 0; step < 104 * N; step++) {
+        uint64_t carry = 0;
+        for (size_t i = 0; i < N; i++) {
+            uint64_t t = (x[i] << 1) | carry;
+            carry = t >> 52;
+            x[i] = t & RK_MASK52;
+        }
+        uint64_t borrow = 0;
+        for (size_t i = 0; i < N; i++) {
+            uint64_t t = x[i] - n[i] - borrow;
+            borrow = t >> 63;
+            d[i] = t & RK_MASK52;
+        }
+        uint64_t keep_x = 0 - borrow; /* x < n: keep x */
+        for (size_t i = 0; i < N; i++) {
+            x[i] = (x[i] & keep_x) | (d[i] & ~keep_x);
+        }
+    }
+    for (size_t i = 0; i < N; i++) {
+        rr[i] = x[i];
+    }
+    rk_zero(x, sizeof x);
+    rk_zero(d, sizeof d);
+}
+
 rsakit_vec_modulus *rsakit_vec_modulus_create(const uint64_t *n, size_t limbs) {
-    if (n == NULL || limbs == 0 || limbs > RSAKIT_VEC_MAX_LIMBS || (n[0] & 1) == 0) {
+    /* Only the public limb count is examined: n itself (a secret prime) is never branched
+     * on, which is why oddness and a non-zero top limb are the caller's promise. */
+    if (n == NULL || limbs == 0 || limbs > RSAKIT_VEC_MAX_LIMBS) {
         return NULL;
     }
-    /* The bit length of n: public (it is fixed by the key size). */
-    size_t top = limbs;
-    while (top > 0 && n[top - 1] == 0) {
-        top--;
-    }
-    size_t bits = 64 * (top - 1) + (size_t)(64 - __builtin_clzll(n[top - 1]));
-    if (bits < 2) {
-        return NULL; /* n = 1 */
-    }
-    size_t N = bits <= 1024 ? 20 : bits <= 1536 ? 30 : 40;
+    size_t N = limbs <= 16 ? 20 : limbs <= 24 ? 30 : 40;
 
     rsakit_vec_modulus *m = aligned_alloc(64, (sizeof *m + 63) / 64 * 64);
     if (m == NULL) {
@@ -104,32 +131,14 @@ rsakit_vec_modulus *rsakit_vec_modulus_create(const uint64_t *n, size_t limbs) {
     }
     m->k0 = (0 - inv) & RK_MASK52;
 
-    /* R^2 mod n = 2^(104 N) mod n by mpn_sec_div_r (GMP's side-channel-silent division). */
-    size_t dn = top;
-    size_t nn = (104 * N) / 64 + 1;
-    mp_limb_t num[(104 * 40) / 64 + 1];
-    memset(num, 0, sizeof num);
-    num[(104 * N) / 64] = (mp_limb_t)1 << ((104 * N) % 64);
-    mp_size_t itch = mpn_sec_div_r_itch((mp_size_t)nn, (mp_size_t)dn);
-    mp_limb_t *tp = malloc((size_t)itch * sizeof(mp_limb_t));
-    if (tp == NULL) {
-        rk_zero(m, sizeof *m);
-        free(m);
-        return NULL;
-    }
-    mpn_sec_div_r(num, (mp_size_t)nn, (const mp_limb_t *)n, (mp_size_t)dn, tp);
-    rk_zero(tp, (size_t)itch * sizeof(mp_limb_t));
-    free(tp);
+    /* R^2 mod n = 2^(104 N) mod n, computed below from the digits of n. */
     uint64_t rr[RSAKIT_VEC_MAX_LIMBS];
-    memset(rr, 0, sizeof rr);
-    memcpy(rr, num, dn * sizeof(uint64_t));
-    rk_zero(num, sizeof num);
-
     uint64_t one[RSAKIT_VEC_MAX_LIMBS];
     memset(one, 0, sizeof one);
     one[0] = 1;
     rsakit_vec_to_digits(m, m->n1, n);
-    rsakit_vec_to_digits(m, m->rr1, rr);
+    rr_by_doubling(m->rr1, m->n1, N);
+    rsakit_vec_from_digits(m, rr, m->rr1);
     rsakit_vec_to_digits(m, m->one1, one);
     for (size_t l = 0; l < 8; l++) {
         rsakit_vec_to_lane(m, m->n8, l, n);

@@ -4,8 +4,9 @@
  * dispatch between them and GMP. GMP stays the engine for everything variable-time.
  *
  * Moduli: odd, 1 to 32 64-bit limbs (at most 2048 bits). Three size classes, chosen by the
- * public bit length of the modulus: <= 1024 bits -> 20 digits of 52 bits, <= 1536 -> 30,
- * <= 2048 -> 40 (R = 2^(52 * digits) > 4n, so almost-Montgomery values stay below 2n).
+ * public limb count of the modulus: <= 16 limbs (1024 bits) -> 20 digits of 52 bits,
+ * <= 24 (1536) -> 30, <= 32 (2048) -> 40 (R = 2^(52 * digits) > 4n, so almost-Montgomery
+ * values stay below 2n).
  *
  * Data layouts (shared by the kernel and the reference):
  *   single buffer: one number = ceil(digits / 8) * 8 uint64 words, digit i in word i
@@ -61,10 +62,12 @@ typedef enum rsakit_vec_path {
 
 typedef struct rsakit_vec_modulus rsakit_vec_modulus;
 
-/* Per-modulus constants for odd n (limbs 64-bit limbs, top limb may be zero; 1 <= limbs
- * <= 32 and n > 1), computed once in constant time (R^2 mod n by mpn_sec_div_r, the
- * inverse by Newton iteration). NULL for an even or too large n or on allocation failure.
- * The size class depends on the bit length of n, which the caller treats as public. */
+/* Per-modulus constants for n given as `limbs` 64-bit limbs (1 <= limbs <= 32), computed
+ * once in constant time (R^2 mod n by mpn_sec_div_r, -n^-1 mod 2^52 by Newton iteration).
+ * n MUST be odd, > 1, with n[limbs - 1] != 0: n is not examined (it may be a secret
+ * prime), so other values give wrong results, not an error. The size class follows the
+ * public limb count: <= 16 limbs -> 20 digits, <= 24 -> 30, <= 32 -> 40. NULL for a limb
+ * count out of range or on allocation failure. */
 rsakit_vec_modulus *rsakit_vec_modulus_create(const uint64_t *n, size_t limbs);
 
 /* Zero and free (NULL is ignored). */
@@ -104,8 +107,8 @@ void rsakit_vec_from_lane(const rsakit_vec_modulus *m, uint64_t *limbs, const ui
  * xgetbv shows the OS saving the opmask and zmm state. Detected once. */
 int rsakit_vec_cpu_has_ifma(void);
 
-/* The path private-key exponentiations take, decided once per process: the CPU check,
- * then RSAKIT_DISABLE_IFMA=1, then a self-test of the kernel (single and multi buffer,
+/* The path private-key exponentiations take, decided once per process:
+ * RSAKIT_DISABLE_IFMA=1 (any value but "" and "0") first, then the CPU check, then a self-test of the kernel (single and multi buffer,
  * each size class) against GMP's mpz_powm. */
 rsakit_vec_path rsakit_vec_private_path(void);
 

@@ -43,7 +43,8 @@ internal final class VectorCRT: @unchecked Sendable {
     /// nil when a prime has more than 2048 bits (GMP serves those) or memory runs out.
     init?(p: BigNumber, q: BigNumber, dP: BigNumber, dQ: BigNumber, implementation: VectorImplementation) {
         let pl = p.limbCount, ql = q.limbCount
-        guard pl >= 1, ql >= 1, pl <= Int(RSAKIT_VEC_MAX_LIMBS), ql <= Int(RSAKIT_VEC_MAX_LIMBS) else { return nil }
+        // Odd primes with their trimmed limb counts: what rsakit_vec_modulus_create requires.
+        guard p.isOdd, q.isOdd, pl >= 1, ql >= 1, pl <= Int(RSAKIT_VEC_MAX_LIMBS), ql <= Int(RSAKIT_VEC_MAX_LIMBS) else { return nil }
         var pArray = p.limbs(count: pl), qArray = q.limbs(count: ql)
         guard let pc = rsakit_vec_modulus_create(&pArray, pl) else { return nil }
         guard let qc = rsakit_vec_modulus_create(&qArray, ql) else {
