@@ -25,8 +25,9 @@ extension RSAPrivateKey {
     /// - Returns: M, 0 to k - 11 bytes.
     /// - Throws: `RSAError.decryptionFailed` for every failure: wrong length (step 1),
     ///   C >= n (step 2.b), and any padding error (step 3). One error, no detail.
-    /// - Note: RSADP uses constant-time exponentiation with blinding and a re-encryption
-    ///   check; the padding check is branch-free over EM (see ``EMEPKCS1v15/decode(_:)``).
+    /// - Note: Constant-time: RSADP on GMP's `mpn_sec_*` layer with blinding and a
+    ///   re-encryption check; the padding check is branch-free over EM (see
+    ///   ``EMEPKCS1v15/decode(_:)``). Only the verdict and the message length are revealed.
     public func decrypt(_ ciphertext: [UInt8]) throws -> [UInt8] {
         try decrypt(ciphertext, random: SystemRandomSource())
     }
@@ -38,8 +39,7 @@ extension RSAPrivateKey {
         guard ciphertext.count == k, k >= EMEPKCS1v15.overheadByteCount else {
             throw RSAError.decryptionFailed
         }
-        let m = try rsadp(BigNumber(bytes: ciphertext), random: random)
-        var em = try m.bytes(count: k)
+        var em = try rsadp(ciphertext, random: random)
         defer { wipe(&em) }
         return try EMEPKCS1v15.decode(em)
     }
