@@ -56,6 +56,21 @@ internal final class ConstantTimeKey: @unchecked Sendable {
 
     deinit { rsakit_sec_key_destroy(key) }
 
+    /// Attach a kernel that returns one wrong residue bit (a simulated fault in a CRT
+    /// half), so that tests can see the re-encryption check refuse the result. Tests only;
+    /// the key must not be shared.
+    func attachFaultyKernelForTests() {
+        let faulty: rsakit_sec_powm_kernel = { context, key, count, bases, residues in
+            let status = rsakit_sec_crt_powm_gmp(context, key, count, bases, residues)
+            if let first = residues?[0] { first[0] ^= 1 }
+            return status
+        }
+        rsakit_sec_key_set_kernel(key, faulty, nil, nil)
+    }
+
+    /// The C handle, for the constant-time harness's test kernel.
+    func withHandle<R>(_ body: (OpaquePointer) throws -> R) rethrows -> R { try body(key) }
+
     /// Run `body` with `rsakit_sec_octets` views of every buffer (valid only inside).
     private static func withOctets<R>(_ buffers: [[UInt8]], _ body: ([rsakit_sec_octets]) -> R) -> R {
         var octets: [rsakit_sec_octets] = []

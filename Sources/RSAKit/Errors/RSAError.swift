@@ -59,8 +59,7 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// END line...), `line` is the 1-based line number in the input.
     case malformedPEM(reason: String, line: Int)
     /// The input is a recognised structure that RSAKit does not (yet) support. `reason` is
-    /// one of the fixed sentences "multi-prime keys are not supported", "encrypted private
-    /// keys are not supported yet", "certificates are not supported yet", "this looks like
+    /// one of the fixed sentences "encrypted private keys are not supported yet", "certificates are not supported yet", "this looks like
     /// base64-encoded PEM; decode it first (for example with base64 -d)", or names the
     /// unsupported algorithm or format.
     case unsupportedKeyFormat(reason: String)
