@@ -86,6 +86,20 @@ let package = Package(
             dependencies: ["RSAKitCLI"],
             path: "Tests/RSAKitCLITests"
         ),
+        // A deliberately leaky test kernel (one branch on a secret limb) that shows the
+        // constant-time harness catches what it should. Test-only; not part of RSAKit.
+        .target(
+            name: "CConstantTimePlant",
+            dependencies: ["CRSAKitShims", "CGMP"],
+            path: "Tests/CConstantTimePlant"
+        ),
+        // Runs the private-key path with its secrets marked undefined, under valgrind's
+        // memcheck (RSAKitTests.ConstantTimeHarnessTests starts it).
+        .executableTarget(
+            name: "ConstantTimeHarness",
+            dependencies: ["RSAKit", "CConstantTimePlant"],
+            path: "Tests/ConstantTimeHarness"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -169,4 +169,13 @@ int rsakit_sec_crt_unprotected(
     const rsakit_sec_key *key, uint8_t *out, size_t out_length,
     const uint8_t *in, size_t in_length);
 
+/* MARK: - The constant-time harness */
+
+/* Mark every secret limb of the key undefined for valgrind's memcheck (rsakit_ct.h): the
+ * primes, the exponents d_i, the coefficients and the products of primes. With
+ * keep_table_limbs != 0 the lowest limb and the top two limbs of each prime stay defined,
+ * as in Nettle's testsuite/rsa-sec-decrypt-test.c: GMP's binvert_limb (mpn_sec_powm) and
+ * invert_limb (mpn_sec_div_r) look those limbs up in small tables. No-op outside valgrind. */
+void rsakit_sec_key_poison(const rsakit_sec_key *key, int keep_table_limbs);
+
 #endif

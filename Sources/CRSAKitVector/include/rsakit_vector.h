@@ -119,6 +119,17 @@ const char *rsakit_vec_private_path_description(void);
  * -1 when it disagrees or cannot run here. */
 int rsakit_vec_selftest(rsakit_vec_impl impl);
 
+/* MARK: - The kernel seam of the constant-time private path (rsakit_secret.h) */
+
+struct rsakit_sec_key;
+
+/* Attach impl as the key's exponentiation kernel (rsakit_sec_key_set_kernel, before the
+ * key is shared): one call per private operation or batch of up to 8 blocks; 1-2 inputs
+ * run single-buffer, 3-8 one multi-buffer call per prime. Returns 0, or -1 (nothing
+ * attached, the GMP path stays) when a prime has more than 2048 bits, impl cannot run on
+ * this CPU, or memory runs out. The per-prime constants are zeroed when the key is destroyed. */
+int rsakit_vec_sec_attach(struct rsakit_sec_key *key, rsakit_vec_impl impl);
+
 #ifdef __cplusplus
 }
 #endif

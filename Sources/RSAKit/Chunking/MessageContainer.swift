@@ -37,6 +37,22 @@ public enum MessageContainer {
     /// Payload bytes per block for a key with block size k: k - 11 - 17.
     public static func payloadByteCount(blockSize k: Int) -> Int { k - EMEPKCS1v15.overheadByteCount - frameByteCount }
 
+    /// The frame check of one decrypted block: message id, index and final flag, compared
+    /// without branching on the frame's bytes (they are decrypted plaintext): the
+    /// differences are OR-ed into one word, and only the verdict is declassified and
+    /// returned. `frame` holds at least ``frameByteCount`` bytes.
+    internal static func frameMatches(_ frame: [UInt8], shortID: [UInt8], index: UInt64, isFinal: Bool) -> Bool {
+        var difference: UInt8 = 0
+        for i in 0..<8 {
+            difference |= frame[i] ^ shortID[i]
+            difference |= frame[8 + i] ^ UInt8(truncatingIfNeeded: index >> UInt64(56 - 8 * i))
+        }
+        difference |= frame[16] ^ (isFinal ? 0x01 : 0x00)
+        var matches = ConstantTime.isZero(difference)
+        ConstantTimeAudit.declassify(&matches)
+        return matches != 0
+    }
+
     /// The parsed header of a container.
     public struct Header: Sendable, Equatable {
         /// Format version (1).
@@ -175,20 +191,15 @@ public enum MessageContainer {
             groupSize: key.preferredBlockGroupSize
         ) { group in
             var frames = try key.decrypt(blocks: group.map(\.bytes), random: random)
-            defer { for i in frames.indices { wipe(&frames[i]) } }
+            defer { for j in frames.indices { wipe(&frames[j]) } }
             return try zip(group, frames).map { block, frame in
-                guard frame.count >= frameByteCount else { throw RSAError.decryptionFailed }
-                var index: UInt64 = 0
-                for i in 8..<16 { index = index << 8 | UInt64(frame[i]) }
-                let expectedFlags: UInt8 = block.isFinal ? 0x01 : 0x00
-                let payloadCount = frame.count - frameByteCount
-                // Frame checks. The frame is authenticated only by the block it sits in, so these
-                // comparisons are on data an attacker can choose; all fail the same way.
-                guard Array(frame[0..<8]) == shortID,
-                      index == block.index,
-                      frame[16] == expectedFlags,
-                      block.isFinal || payloadCount == payloadByteCount(blockSize: k)
+                // The frame length is the message length EME-PKCS1-v1_5 revealed: public.
+                guard frame.count >= frameByteCount,
+                      block.isFinal || frame.count - frameByteCount == payloadByteCount(blockSize: k)
                 else { throw RSAError.decryptionFailed }
+                guard frameMatches(frame, shortID: shortID, index: block.index, isFinal: block.isFinal) else {
+                    throw RSAError.decryptionFailed
+                }
                 return Array(frame[frameByteCount...])
             }
         }.blockCount

@@ -13,8 +13,8 @@
 ///    without armour, and OpenSSH keys.
 ///
 /// Structures recognised: PKCS#1 RSAPublicKey / RSAPrivateKey, SubjectPublicKeyInfo,
-/// PKCS#8 PrivateKeyInfo (loaded); PKCS#8 EncryptedPrivateKeyInfo, X.509 certificates,
-/// multi-prime keys (refused with `RSAError.unsupportedKeyFormat`).
+/// PKCS#8 PrivateKeyInfo, two-prime and multi-prime (loaded); PKCS#8
+/// EncryptedPrivateKeyInfo, X.509 certificates (refused with `RSAError.unsupportedKeyFormat`).
 public struct RSAKeyFile: Sendable {
     /// A public or a private key.
     public enum Key: Sendable {
