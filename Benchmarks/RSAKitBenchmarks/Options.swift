@@ -10,6 +10,9 @@ enum CaseGroup: String, CaseIterable, Codable {
     case chunked
     /// openssl-sign, openssl-verify (per size) and openssl-genpkey (per key-generation size).
     case openssl
+    /// anchor-crt, vector-1-IMPL, vector-8-IMPL: the radix-2^52 kernel in the private path
+    /// (IMPL = ifma where the CPU has it, else the portable reference).
+    case vector
 }
 
 /// A usage error: reported on stderr with the usage line, exit status 64.
@@ -61,8 +64,8 @@ struct BenchmarkOptions {
                               cases (default 1024,2048,3072,4096; fixed keys rsaBITS.pem).
       --keygen LIST           Key-generation sizes and key counts per generator, as
                               BITS:COUNT,... (default 2048:100,4096:20; quick 2048:3,4096:1).
-      --cases LIST            Groups to run, from private, public, keygen, chunked, openssl
-                              (default: all).
+      --cases LIST            Groups to run, from private, public, keygen, chunked, openssl,
+                              vector (default: all).
       --runs N                Timed runs per operation case (default 7; quick 3).
       --run-time SECONDS      Target length of one timed run (default 1; quick 0.03).
       --chunk-mib MIB         Buffer for the chunked cases in MiB (default 10; quick 0.0625).
@@ -83,6 +86,7 @@ struct BenchmarkOptions {
       -h, --help              Show this help.
 
     OUTPUT:
+      The first line names the private-key path (ifma or gmp) and the CPU's vector flags.
       One line per case on stdout: `rsakit-bench case=NAME bits=B unit=U median=... min=...
       max=... runs=N ...`, then `rsakit-bench ratio ...` lines (with goal= and verdict= where
       the design sets a goal). Progress notes go to stderr. Exit 0 on success, 1 when a
