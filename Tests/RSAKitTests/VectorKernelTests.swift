@@ -335,6 +335,53 @@ final class VectorKernelTests: XCTestCase {
         XCTAssertEqual(try key.decrypt(ciphertext), message)
     }
 
+    /// Every Wycheproof RSAES-PKCS1-v1_5 case through the vector kernel (the IFMA kernel where
+    /// the CPU has it, else its emulation): each case alone (single-buffer), then the valid
+    /// ones in groups of 8 (multi-buffer). The GMP fallback runs them in WycheproofPKCS1Tests.
+    /// Without IFMA (the emulation is slow in a debug build): the 2048-bit file in full with
+    /// RSAKIT_LONG_TESTS=1 (else its first 24 cases), the 3072/4096-bit files' first 12 cases.
+    func testWycheproof_EveryCaseThroughTheVectorKernel() throws {
+        let impl: VectorImplementation = RSAKitEngine.cpuSupportsIFMA ? .ifma : .ifmaEmulated
+        let long = ProcessInfo.processInfo.environment["RSAKIT_LONG_TESTS"] == "1"
+        var ran = 0
+        for name in WycheproofPKCS1Tests.files {
+            let file = try JSONDecoder().decode(WycheproofPKCS1Tests.File.self, from: try Vectors.load(name))
+            let limit = impl == .ifma ? Int.max : name.contains("2048") ? (long ? Int.max : 24) : 12
+            for group in file.testGroups {
+                let c = group.privateKey
+                let gmpKey = try RSAPrivateKey(
+                    modulus: Hex.decode(c.modulus), publicExponent: Hex.decode(c.publicExponent),
+                    privateExponent: Hex.decode(c.privateExponent),
+                    prime1: Hex.decode(c.prime1), prime2: Hex.decode(c.prime2),
+                    exponent1: Hex.decode(c.exponent1), exponent2: Hex.decode(c.exponent2),
+                    coefficient: Hex.decode(c.coefficient))
+                let key = try XCTUnwrap(try gmpKey.withVectorKernel(impl))
+                var valid: [(ct: [UInt8], msg: String)] = []
+                for test in group.tests.prefix(limit) {
+                    ran += 1
+                    let where_ = "\(name) tcId \(test.tcId) (\(test.comment)) on \(impl)"
+                    if test.result == "valid" {
+                        XCTAssertEqual(Hex.encode(try key.decrypt(Hex.decode(test.ct))), test.msg, where_)
+                        valid.append((Hex.decode(test.ct), test.msg))
+                    } else {
+                        XCTAssertThrowsError(try key.decrypt(Hex.decode(test.ct)), where_) { error in
+                            XCTAssertEqual(error as? RSAError, .decryptionFailed, where_)
+                        }
+                    }
+                }
+                var start = 0
+                while start < valid.count {
+                    let chunk = Array(valid[start..<min(start + 8, valid.count)])
+                    let got = try key.decrypt(blocks: chunk.map { $0.ct[...] }, random: SystemRandomSource())
+                    XCTAssertEqual(got.map(Hex.encode), chunk.map(\.msg), "\(name) valid cases \(start)... in one group")
+                    start += 8
+                }
+            }
+        }
+        print("Wycheproof through the vector kernel (\(impl)): \(ran) cases")
+        XCTAssertGreaterThanOrEqual(ran, impl == .ifma ? 201 : long ? 100 : 48)
+    }
+
     // MARK: - The real kernel (AVX-512 IFMA machines only)
 
     func requireIFMA() throws {
