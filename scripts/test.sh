@@ -28,6 +28,11 @@ if [ -n "$summary" ]; then
     echo "$result_line"
 fi
 
+# The constant-time check on the release build (valgrind memcheck; skips without valgrind).
+if [ "$status" -eq 0 ]; then
+    scripts/constant-time.sh || status=$?
+fi
+
 # Benchmark smoke run (BENCHMARKS.md): every case at every key size, briefly, in release mode.
 # Its figures are indicative only and speed is never asserted: it fails only when the
 # benchmark itself fails (a wrong result, a missing key). Skipped when the tests failed.
