@@ -26,6 +26,11 @@ void rsakit_ct_declassify(const void *p, size_t length) {
 #endif
 }
 
+__attribute__((noinline)) uint64_t rsakit_ct_opaque(uint64_t x) {
+    __asm__ volatile("" : "+r"(x));
+    return x;
+}
+
 int rsakit_ct_running_on_valgrind(void) {
 #ifdef RSAKIT_HAVE_MEMCHECK
     return RUNNING_ON_VALGRIND ? 1 : 0;

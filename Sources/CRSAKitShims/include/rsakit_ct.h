@@ -17,12 +17,19 @@
 #define RSAKIT_CT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Mark length bytes at p undefined (secret) for memcheck. */
 void rsakit_ct_poison(const void *p, size_t length);
 
 /* Mark length bytes at p defined (public from here on) for memcheck. */
 void rsakit_ct_declassify(const void *p, size_t length);
+
+/* x, returned through an empty asm statement in a function the caller's compiler cannot
+ * see into: the caller's optimiser can no longer tell that x is a 0 / all-ones mask, so it
+ * cannot turn `mask & value` back into a branch (Swift's optimiser turned the EME-PKCS1-v1_5
+ * length check into a `jns`; the harness caught it in a release build). */
+uint64_t rsakit_ct_opaque(uint64_t x);
 
 /* 1 when the process runs under valgrind, else 0. */
 int rsakit_ct_running_on_valgrind(void);

@@ -16,6 +16,11 @@ internal enum ConstantTimeAudit {
         withUnsafeBytes(of: &value) { rsakit_ct_declassify($0.baseAddress, $0.count) }
     }
 
+    /// `x` unchanged, through a C function the optimiser cannot see into, so that a mask
+    /// combined with it cannot be turned back into a branch (`rsakit_ct_opaque`).
+    @inline(__always)
+    static func opaque(_ x: UInt) -> UInt { UInt(rsakit_ct_opaque(UInt64(x))) }
+
     /// Mark `bytes` undefined (secret) for memcheck.
     static func poison(_ bytes: UnsafeRawBufferPointer) {
         rsakit_ct_poison(bytes.baseAddress, bytes.count)
