@@ -19,7 +19,7 @@ internal enum ConstantTimeAudit {
     /// `x` unchanged, through a C function the optimiser cannot see into, so that a mask
     /// combined with it cannot be turned back into a branch (`rsakit_ct_opaque`).
     @inline(__always)
-    static func opaque(_ x: UInt) -> UInt { UInt(rsakit_ct_opaque(UInt64(x))) }
+    static func opaque(_ x: UInt) -> UInt { UInt(truncatingIfNeeded: rsakit_ct_opaque(UInt64(truncatingIfNeeded: x))) }
 
     /// Mark `bytes` undefined (secret) for memcheck.
     static func poison(_ bytes: UnsafeRawBufferPointer) {
