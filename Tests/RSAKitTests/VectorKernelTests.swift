@@ -326,6 +326,25 @@ final class VectorKernelTests: XCTestCase {
         try checkPrivatePath(.reference, bits: [1024])
     }
 
+    /// A 3-prime key (`openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -pkeyopt
+    /// rsa_keygen_primes:3`): the seam runs one exponentiation per prime, each its own class.
+    func testPrivatePath_MultiPrimeKeyOnTheEmulatedKernel() throws {
+        let path = TestKeys.scratch.appendingPathComponent("vector-multi-3.pem").path
+        _ = try OpenSSL.run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
+                             "-pkeyopt", "rsa_keygen_primes:3", "-out", path])
+        let gmpKey = try RSAPrivateKey(pemRepresentation: String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self))
+        XCTAssertEqual(gmpKey.storage.otherPrimes.count, 1)
+        let key = try XCTUnwrap(try gmpKey.withVectorKernel(.ifmaEmulated))
+        let random = DeterministicRandomSource(seed: 11)
+        let inputs = try ConstantTimePathTests.inputs(for: gmpKey, randomInputs: 2)
+        for (i, c) in inputs.enumerated() {
+            XCTAssertEqual(try key.rsadp(c, random: random), try ConstantTimePathTests.plainRSADP(gmpKey, c), "input \(i)")
+        }
+        let batch = Array(inputs.prefix(8))
+        XCTAssertEqual(try key.rsadp(batch: batch, random: random),
+                       try batch.map { try ConstantTimePathTests.plainRSADP(gmpKey, $0) })
+    }
+
     func testPrivatePath_DecryptsOpenSSLCiphertextOnTheVectorKernel() throws {
         let (path, gmpKey) = try TestKeys.openssl(bits: 2048)
         let key = try XCTUnwrap(try gmpKey.withVectorKernel(RSAKitEngine.cpuSupportsIFMA ? .ifma : .ifmaEmulated))
