@@ -22,6 +22,14 @@ let package = Package(
             pkgConfig: "nettle",
             providers: [.apt(["nettle-dev"])]
         ),
+        // libsodium (libsodium-dev): Argon2id and XChaCha20-Poly1305 for the keychain's secrets
+        // at rest. Only RSAKit/Sodium imports it.
+        .systemLibrary(
+            name: "CSodium",
+            path: "Sources/CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
         // GMP macros as real functions, fixed-length I2OSP, the zeroing allocator.
         .target(
             name: "CRSAKitShims",
@@ -30,7 +38,7 @@ let package = Package(
         ),
         .target(
             name: "RSAKit",
-            dependencies: ["CGMP", "CNettle", "CRSAKitShims"],
+            dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CRSAKitVector", "CSodium", "CGnuTLS"],
             path: "Sources/RSAKit"
         ),
         // The `rsakit` command-line tool.
@@ -59,17 +67,54 @@ let package = Package(
             path: "Benchmarks/RSAKitBenchmarks",
             exclude: ["Keys"]
         ),
+        // Montgomery exponentiation in radix 2^52 (issue 14): the AVX-512 IFMA kernel (function
+        // target attributes, no unsafeFlags), its portable reference, and the runtime dispatch.
+        .target(
+            name: "CRSAKitVector",
+            dependencies: ["CGMP", "CRSAKitShims"],
+            path: "Sources/CRSAKitVector",
+            exclude: ["rsakit_vector_kernel.inc"]
+        ),
+        // The portable radix-2^52 reference under valgrind with secrets marked undefined
+        // (run by VectorKernelTests; not a product).
+        .executableTarget(
+            name: "VectorCTHarness",
+            dependencies: ["CRSAKitVector", "CGMP"],
+            path: "Tests/VectorCTHarness"
+        ),
         .testTarget(
             name: "RSAKitTests",
-            dependencies: ["RSAKit"],
+            dependencies: ["RSAKit", "CRSAKitVector"],
             path: "Tests/RSAKitTests",
-            exclude: ["Fixtures/README.md"]
+            exclude: ["Fixtures/README.md", "Fixtures/legacy-store-v1"]
         ),
         // End-to-end tests of the built `rsakit` binary.
         .testTarget(
             name: "RSAKitCLITests",
             dependencies: ["RSAKitCLI"],
             path: "Tests/RSAKitCLITests"
+        ),
+        // GnuTLS (libgnutls28-dev): X.509, PKCS#8 decryption, PKCS#12, chain verification.
+        // Only RSAKit/GnuTLS imports it.
+        .systemLibrary(
+            name: "CGnuTLS",
+            path: "Sources/CGnuTLS",
+            pkgConfig: "gnutls",
+            providers: [.apt(["libgnutls28-dev"])]
+        ),
+        // A deliberately leaky test kernel (one branch on a secret limb) that shows the
+        // constant-time harness catches what it should. Test-only; not part of RSAKit.
+        .target(
+            name: "CConstantTimePlant",
+            dependencies: ["CRSAKitShims", "CGMP"],
+            path: "Tests/CConstantTimePlant"
+        ),
+        // Runs the private-key path with its secrets marked undefined, under valgrind's
+        // memcheck (RSAKitTests.ConstantTimeHarnessTests starts it).
+        .executableTarget(
+            name: "ConstantTimeHarness",
+            dependencies: ["RSAKit", "CConstantTimePlant"],
+            path: "Tests/ConstantTimeHarness"
         ),
     ],
     swiftLanguageModes: [.v6]

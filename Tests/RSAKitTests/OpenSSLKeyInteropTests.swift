@@ -287,7 +287,7 @@ final class OpenSSLKeyInteropTests: XCTestCase {
 
     // MARK: Inputs OpenSSL writes that rsakit refuses on purpose
 
-    func testEncryptedKeysFromOpenSSL_AreRefusedAsEncrypted() throws {
+    func testEncryptedKeysFromOpenSSL_NeedTheirPassphrase() throws {
         let key = try F.generatedKey(bits: 1024, exponent: 65537)
         let commands: [[String]] = [
             ["pkcs8", "-topk8", "-in", key.path, "-v2", "aes-256-cbc", "-passout", "pass:secret"],
@@ -299,10 +299,9 @@ final class OpenSSLKeyInteropTests: XCTestCase {
             let bytes = try F.opensslChecked(args)
             let context = "openssl " + args.joined(separator: " ")
             XCTAssertThrowsError(try RSAKeyFile(bytes: bytes), context) { error in
-                guard case let .unsupportedKeyFormat(reason)? = error as? RSAError else { return XCTFail("\(error)", file: #filePath) }
-                XCTAssertTrue(reason.hasPrefix("encrypted private keys are not supported yet: this is "), reason)
-                XCTAssertTrue(reason.contains(args.contains("-traditional") ? "legacy encrypted PEM format (Proc-Type: 4,ENCRYPTED, DEK-Info AES-256-CBC)" : "encrypted PKCS#8 private key"), "\(context): \(reason)")
+                guard case .passphraseNeeded? = error as? RSAError else { return XCTFail("\(context): \(error)") }
             }
+            XCTAssertEqual(try RSAKeyFile(bytes: bytes, passphrase: Array("secret".utf8)).privateKey, try RSAKeyFile(bytes: Array(key.pem.utf8)).privateKey, context)
         }
     }
 
@@ -326,17 +325,21 @@ final class OpenSSLKeyInteropTests: XCTestCase {
         }
     }
 
-    func testMultiPrimeKeysFromOpenSSL_AreRefused() throws {
+    func testMultiPrimeKeysFromOpenSSL_LoadAndExportByteIdentical() throws {
+        // Multi-prime interop in depth (decrypt, sign, both directions): MultiPrimeKeyTests.
         let path = F.path("multiprime.pem")
         try F.opensslChecked(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
                               "-pkeyopt", "rsa_keygen_primes:3", "-out", path])
+        // NOTE: OpenSSL 3.0's `pkey -outform DER` writes a multi-prime key as PKCS#1; `pkcs8 -topk8` gives PKCS#8.
+        let pkcs8 = try F.opensslChecked(["pkcs8", "-topk8", "-nocrypt", "-in", path, "-outform", "DER"])
         let traditional = try F.opensslChecked(["rsa", "-in", path, "-traditional", "-outform", "DER"])
-        for bytes in [try F.readFile(path), traditional] {
-            XCTAssertThrowsError(try RSAKeyFile(bytes: bytes)) { error in
-                XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "multi-prime keys are not supported"))
-            }
+        for bytes in [try F.readFile(path), pkcs8, traditional] {
+            let file = try RSAKeyFile(bytes: bytes)
+            guard case let .privateKey(key) = file.key else { return XCTFail("not a private key") }
+            XCTAssertEqual(key.primeCount, 3)
+            XCTAssertEqual(key.pkcs8DERRepresentation, pkcs8)
+            XCTAssertEqual(key.pkcs1DERRepresentation, traditional)
         }
-        // Its public key is an ordinary one.
         let spki = try F.opensslChecked(["pkey", "-in", path, "-pubout", "-outform", "DER"])
         XCTAssertEqual(try RSAPublicKey(derRepresentation: spki).modulusBitCount, 2048)
     }

@@ -77,7 +77,7 @@ extension RSAPrivateKey {
     }
 
     /// PKCS#1 `RSAPrivateKey` DER (``derRepresentation``) as `Data`. Secret.
-    public var derRepresentationData: Data { Data(derRepresentation) }
+    public var derRepresentationData: Data { Data(pkcs1DERRepresentation) }
 
     /// PKCS#8 `PrivateKeyInfo` DER (``pkcs8DERRepresentation``) as `Data`. Secret.
     public var pkcs8DERRepresentationData: Data { Data(pkcs8DERRepresentation) }

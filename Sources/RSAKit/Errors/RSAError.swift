@@ -59,10 +59,10 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// END line...), `line` is the 1-based line number in the input.
     case malformedPEM(reason: String, line: Int)
     /// The input is a recognised structure that RSAKit does not (yet) support. `reason` is
-    /// one of the fixed sentences "multi-prime keys are not supported", "encrypted private
-    /// keys are not supported yet: ..." (naming PKCS#8 or legacy PEM encryption),
-    /// "certificates are not supported yet: ..." (with the `openssl x509 -pubkey` command),
-    /// "PKCS#12 files (.p12, .pfx) are not supported yet: ...", "this looks like
+    /// one of the fixed sentences "scrypt-encrypted keys are not supported" (or a cipher GnuTLS lacks),
+    /// "this is an X.509 certificate, not a key file: ..." (naming `rsakit encrypt --cert` and
+    /// the `openssl x509 -pubkey` command), "this is a PKCS#12 file (.p12, .pfx), not a key
+    /// file: ..." (naming `rsakit identity import`), "this looks like
     /// base64-encoded PEM; decode it first (for example with base64 -d)", or names the
     /// unsupported algorithm or format.
     case unsupportedKeyFormat(reason: String)
@@ -132,6 +132,44 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The output path is the same regular file as the command's input; writing it would
     /// destroy the input, so nothing was written.
     case outputFileIsInput(path: String)
+    // MARK: Keychain
+
+    /// The passphrase does not open the store key of a protected store (the Poly1305 tag of
+    /// the sealed store key did not verify). Nothing was changed.
+    case wrongPassphrase
+    /// The store is protected and this operation needs a secret: unlock it with the
+    /// passphrase first (``RSAKeyStore/unlock(passphrase:)``).
+    case keychainLocked
+    /// Protecting, unprotecting or changing the passphrase is not possible in this state
+    /// (`reason` says why: "the store is not protected", "the store is already protected"...).
+    case keychainProtection(reason: String)
+    /// Argon2id parameters libsodium refuses, or a derivation that failed (`reason` says which).
+    case invalidKDFParameters(reason: String)
+    /// An item with the same unique attributes exists (errSecDuplicateItem): `item` describes
+    /// it ("generic password for service \"s\" and account \"a\"").
+    case duplicateItem(item: String)
+    /// No item matches the query (errSecItemNotFound): `item` describes the query.
+    case noSuchItem(item: String)
+    /// An attribute value is not usable (an empty service, one too long...): `reason` says which.
+    case invalidAttribute(reason: String)
+    // MARK: Certificates, encrypted key files, PKCS#12 (x509)
+
+    /// The bytes are not an X.509 certificate (RFC 5280 §4.1) that GnuTLS can read, or a
+    /// file holds no certificate; `reason` says what was found instead.
+    case malformedCertificate(reason: String)
+    /// The input is encrypted (`what` names it: "PKCS#8 EncryptedPrivateKeyInfo",
+    /// "PKCS#12 file"...) and no passphrase was given.
+    case passphraseNeeded(what: String)
+    /// The passphrase does not decrypt `what` (the decryption or the padding check failed).
+    case passphraseIncorrect(what: String)
+    /// The passphrase cannot be used: `reason` says why (a NUL byte, which C APIs cannot carry).
+    case passphraseUnusable(reason: String)
+    /// A PKCS#12 file's MAC (RFC 7292 §4) does not match its contents, which the passphrase
+    /// does decrypt: the file was altered after it was made.
+    case pkcs12IntegrityCheckFailed
+    /// A PKCS#12 file that cannot be read or used: `reason` says why (not PKCS#12, no private
+    /// key, several private keys, no certificate for the key...).
+    case pkcs12Unusable(reason: String)
 
     // MARK: lib (issue 16 §5)
 
@@ -220,6 +258,32 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "cannot write output file '\(path)': \(reason)"
         case let .outputFileIsInput(path):
             return "output file '\(path)' is the input file; write to another file"
+        case .wrongPassphrase:
+            return "wrong passphrase"
+        case .keychainLocked:
+            return "the store is protected by a passphrase and is locked"
+        case let .keychainProtection(reason):
+            return reason
+        case let .invalidKDFParameters(reason):
+            return "invalid argon2id parameters: \(reason)"
+        case let .duplicateItem(item):
+            return "a \(item) already exists"
+        case let .noSuchItem(item):
+            return "no \(item) found"
+        case let .invalidAttribute(reason):
+            return "invalid attribute: \(reason)"
+        case let .malformedCertificate(reason):
+            return "malformed certificate: \(reason)"
+        case let .passphraseNeeded(what):
+            return "passphrase required: the \(what) is encrypted"
+        case let .passphraseIncorrect(what):
+            return "wrong passphrase for the \(what)"
+        case let .passphraseUnusable(reason):
+            return "unusable passphrase: \(reason)"
+        case .pkcs12IntegrityCheckFailed:
+            return "integrity check failed: the PKCS#12 MAC does not match its contents (the file was altered)"
+        case let .pkcs12Unusable(reason):
+            return "unusable PKCS#12 file: \(reason)"
         case let .invalidApplicationIdentifier(identifier, reason):
             return "invalid application identifier \"\(identifier)\": \(reason)"
         }
@@ -256,6 +320,18 @@ public enum KeyValidationFailure: Equatable, Sendable, CustomStringConvertible {
     /// qInv is not in [1, p) or qInv * q != 1 mod p.
     case crtCoefficientMismatch
 
+    // MARK: multi-prime keys (helper ct)
+    /// More primes than RSAKit takes (RFC 8017 §3.2 has no limit; RSAKit takes 16).
+    case tooManyPrimes(count: Int)
+    /// Prime r_i (RFC numbering, i >= 3) is <= 1 or equals an earlier prime.
+    case otherPrimeInvalid(index: Int)
+    /// The product of all primes is not n.
+    case multiPrimeProductMismatch
+    /// d_i is not in [1, r_i - 1) or e * d_i != 1 mod (r_i - 1).
+    case otherPrimeExponentMismatch(index: Int)
+    /// t_i is not in [1, r_i) or t_i * (r_1 ... r_(i-1)) != 1 mod r_i.
+    case otherPrimeCoefficientMismatch(index: Int)
+
     /// A lower-case phrase naming the failed relation.
     public var description: String {
         switch self {
@@ -271,6 +347,11 @@ public enum KeyValidationFailure: Equatable, Sendable, CustomStringConvertible {
         case .firstCRTExponentMismatch: return "dP is not the inverse of e modulo p - 1"
         case .secondCRTExponentMismatch: return "dQ is not the inverse of e modulo q - 1"
         case .crtCoefficientMismatch: return "qInv * q is not 1 modulo p"
+        case .tooManyPrimes(let count): return "\(count) primes are more than the 16 rsakit supports"
+        case .otherPrimeInvalid(let index): return "prime r_\(index) must be greater than 1 and differ from the other primes"
+        case .multiPrimeProductMismatch: return "the product of the primes does not equal n"
+        case .otherPrimeExponentMismatch(let index): return "d_\(index) is not the inverse of e modulo r_\(index) - 1"
+        case .otherPrimeCoefficientMismatch(let index): return "t_\(index) is not the inverse of r_1 ... r_\(index - 1) modulo r_\(index)"
         }
     }
 }

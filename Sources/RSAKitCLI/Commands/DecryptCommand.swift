@@ -62,7 +62,10 @@ struct DecryptCommand: RSAKitCommand {
                                    rawPadding: options.padding) { fingerprint in
                 if let (key, _) = explicit { return key }
                 guard let fingerprint else { throw RSAError.messageNamesNoRecipient }
-                return try RSAMessage.recipientPrivateKey(in: try openStore(arguments, create: false), fingerprint: fingerprint)
+                let store = try openStore(arguments, create: false)
+                return try withUnlockedStore(store, arguments, command: Self.spec.name) {
+                    try RSAMessage.recipientPrivateKey(in: store, fingerprint: fingerprint)
+                }
             }
         } catch let RSAError.encryptedForAnotherKey(expected) {
             let stored = (try? openStore(arguments, create: false).items(fingerprint: expected))?.first?.applicationTag
@@ -85,13 +88,13 @@ struct DecryptCommand: RSAKitCommand {
     /// The key named by --key or --tag, with a name for messages; nil when neither is given.
     private func explicitKey() throws -> (RSAPrivateKey, String)? {
         if let path = arguments.value("key") {
-            guard case let .privateKey(key) = try loadKeyFile(path).key else {
+            guard case let .privateKey(key) = try loadKeyFile(path, arguments: arguments, command: Self.spec.name).key else {
                 throw CLIFailure("key file '\(path)' holds only a public key; decryption needs the private key", .notFound)
             }
             return (key, "the key in '\(path)'")
         }
         if let tag = arguments.value("tag") {
-            return (try storePrivateKey(try openStore(arguments, create: false), tag: tag), "'\(terminalSafe(tag))'")
+            return (try storePrivateKey(try openStore(arguments, create: false), tag: tag, arguments: arguments, command: Self.spec.name), "'\(terminalSafe(tag))'")
         }
         return nil
     }

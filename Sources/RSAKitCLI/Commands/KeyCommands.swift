@@ -8,14 +8,14 @@ struct ImportCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "import",
         overview: "Import a key file into the store under an application tag.",
-        usage: "rsakit import --tag <TAG> [<FILE>] [--label <TEXT>] [--replace] [--store <DIR>]",
+        usage: "rsakit import --tag <TAG> [<FILE>] [--label <TEXT>] [--replace] [--protect] [--passin <SPEC>] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Application tag for the imported key."),
             .value("label", "TEXT", "A free-text label."),
             .flag("replace", "Replace existing items with the same tag."),
-        ],
+        ] + protectOptions,
         positionals: ["FILE"],
-        discussion: "A public key creates a public item; a private key creates both a public and a private item.\nWithout FILE (or with '-') the key is read from standard input.")
+        discussion: "A public key creates a public item; a private key creates both a public and a private item.\nWithout FILE (or with '-') the key is read from standard input.\nAn encrypted key file (PKCS#8 \"ENCRYPTED PRIVATE KEY\", or OpenSSL \"Proc-Type: 4,ENCRYPTED\") is decrypted with\nthe --passin passphrase (also the store's, if it is protected).")
 
     let arguments: ParsedArguments
     let tag: String
@@ -32,17 +32,20 @@ struct ImportCommand: RSAKitCommand {
     func run() throws {
         let file: RSAKeyFile
         if let path {
-            file = try loadKeyFile(path)
+            file = try loadKeyFile(path, arguments: arguments, command: Self.spec.name)
         } else {
             var source = RSAFileDescriptorSource(fileDescriptor: STDIN_FILENO)
             let bytes = try peek(&source, RSAKeyFile.maximumByteCount + 1)
-            file = try parseKeyFile(bytes, name: "standard input")
+            file = try parseKeyFile(bytes, name: "standard input", arguments: arguments, command: Self.spec.name)
         }
         let store = try openStore(arguments)
+        try protectNewStoreIfAsked(store, arguments, command: Self.spec.name)
         let label = arguments.value("label"), replace = arguments.flag("replace")
         switch file.key {
         case let .privateKey(key):
-            let items = try store.addKeyPair(key, tag: tag, privateTag: nil, label: label, replace: replace)
+            let items = try withUnlockedStore(store, arguments, command: Self.spec.name) {
+                try store.addKeyPair(key, tag: tag, privateTag: nil, label: label, replace: replace)
+            }
             try printOutput("imported key pair: tag: \(tag), bits: \(key.modulusBitCount), fingerprint: \(items.public.fingerprint.base64String)\n")
         case let .publicKey(key):
             let item = try store.addPublicKey(key, tag: tag, label: label, replace: replace)
@@ -56,11 +59,13 @@ struct ExportCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "export",
         overview: "Export a stored key (public SPKI PEM by default).",
-        usage: "rsakit export --tag <TAG> [--private] [--format pkcs1|spki|pkcs8] [--der] [--out <FILE>] [--store <DIR>]",
+        usage: "rsakit export --tag <TAG> [--private [--encrypt [--passout <SPEC>]]] [--format pkcs1|spki|pkcs8] [--der] [--out <FILE>] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Application tag of the key."),
             .flag("private", "Export the private key (PKCS#8 by default); written with mode 0600."),
             .value("format", "FORMAT", "pkcs1 (iOS SecKeyCopyExternalRepresentation), spki (OpenSSL/Java public), pkcs8 (private)."),
+            .flag("encrypt", "With --private: write encrypted PKCS#8 (PBES2: PBKDF2-HMAC-SHA256, 600,000 iterations, AES-256-CBC), as `openssl pkey -passin` reads."),
+            .value("passout", "SPEC", "The passphrase for --encrypt, same syntax as --passin (default: $RSAKIT_PASSOUT, else a prompt, asked twice)."),
             .flag("der", "Write DER instead of PEM."),
             .value("out", "FILE", "Write to FILE (default: standard output)."),
         ])
@@ -68,6 +73,7 @@ struct ExportCommand: RSAKitCommand {
     let arguments: ParsedArguments
     let tag: String
     let format: RSAKeyFormat
+    let encrypt: Bool
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
@@ -87,6 +93,16 @@ struct ExportCommand: RSAKitCommand {
         } else {
             format = isPrivate ? .pkcs8 : .spki
         }
+        encrypt = arguments.flag("encrypt")
+        if encrypt && !isPrivate {
+            throw UsageError(message: "--encrypt applies to private keys; add --private", command: Self.spec.name)
+        }
+        if encrypt && format != .pkcs8 {
+            throw UsageError(message: "--encrypt writes PKCS#8; use --format pkcs8 (the default)", command: Self.spec.name)
+        }
+        if arguments.value("passout") != nil && !encrypt {
+            throw UsageError(message: "--passout needs --encrypt", command: Self.spec.name)
+        }
     }
 
     func run() throws {
@@ -94,8 +110,15 @@ struct ExportCommand: RSAKitCommand {
         let der = arguments.flag("der")
         let bytes: [UInt8]
         if arguments.flag("private") {
-            let key = try storePrivateKey(store, tag: tag)
-            bytes = der ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)
+            let key = try storePrivateKey(store, tag: tag, arguments: arguments, command: Self.spec.name)
+            if encrypt {
+                let passphrase = try Passphrase.read(arguments, command: Self.spec.name, option: "passout", variable: "RSAKIT_PASSOUT",
+                                                     prompt: "Passphrase for the exported key: ", confirm: true)
+                bytes = der ? try key.encryptedPKCS8DERRepresentation(passphrase: passphrase.bytes)
+                    : Array(try key.encryptedPKCS8PEMRepresentation(passphrase: passphrase.bytes).utf8)
+            } else {
+                bytes = der ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)
+            }
         } else {
             let key = try storePublicKey(store, tag: tag)
             bytes = der ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)
@@ -112,36 +135,77 @@ struct ExportCommand: RSAKitCommand {
     }
 }
 
-/// `rsakit list`: every item with its attributes.
+/// `rsakit list`: every item of every class with its attributes.
 struct ListCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "list",
-        overview: "List the items in the key store.",
-        usage: "rsakit list [--json] [--store <DIR>]",
-        options: [.flag("json", "Print a JSON array of items.")])
+        overview: "List the items in the store (keys, then generic passwords); needs no passphrase.",
+        usage: "rsakit list [--class key|password|certificate] [--json] [--store <DIR>]",
+        options: [
+            .value("class", "CLASS", "Only items of this class: key, password or certificate."),
+            .flag("json", "Print a JSON array of items."),
+        ])
 
     let arguments: ParsedArguments
-    init(_ arguments: ParsedArguments) throws { self.arguments = arguments }
+    let classes: Set<String>
+    init(_ arguments: ParsedArguments) throws {
+        self.arguments = arguments
+        if let name = arguments.value("class") {
+            guard ["key", "password", "certificate"].contains(name) else {
+                throw UsageError(message: "--class must be key, password or certificate, got '\(name)'", command: Self.spec.name)
+            }
+            classes = [name]
+        } else {
+            classes = ["key", "password", "certificate"]
+        }
+    }
 
     func run() throws {
-        let listing = try openStore(arguments, create: false).allItems()
+        let listing = try openStore(arguments, create: false).allKeychainItems()
         for problem in listing.problems { printError("rsakit: warning: \(problem.description)\n") }
+        let keys = classes.contains("key") ? listing.keys : []
+        let passwords = classes.contains("password") ? listing.passwords : []
+        let certificates = classes.contains("certificate") ? listing.certificates : []
         if arguments.flag("json") {
-            try printOutput(try jsonText(listing.items.map(ItemJSON.init)))
+            try printOutput(try jsonText(try keys.map(itemJSON) + passwords.map(passwordJSON) + certificates.map(certificateJSON)))
             return
         }
-        if listing.items.isEmpty {
-            try printOutput("no keys in the store\n")
+        if keys.isEmpty && passwords.isEmpty && certificates.isEmpty {
+            let empty: String
+            switch classes {
+            case ["password"]: empty = "no generic passwords in the store\n"
+            case ["certificate"]: empty = "no certificates in the store\n"
+            case ["key"]: empty = "no keys in the store\n"
+            default: empty = "no items in the store\n"
+            }
+            try printOutput(empty)
             return
         }
-        // Tags and labels are escaped (terminalSafe): a tag cannot forge a row or send escapes.
-        var text = "CLASS    BITS   " + padded("FINGERPRINT", 52) + "TAG\n"
-        for item in listing.items {
-            let keyClass = padded(item.keyClass.rawValue, 8)
-            let bits = padded(String(item.keySizeInBits), 6)
-            text += "\(keyClass) \(bits) \(item.fingerprint.base64String)  \(terminalSafe(item.applicationTag))"
-            if let label = item.label { text += "  (\(terminalSafe(label)))" }
-            text += "\n"
+        // Tags, labels, services and accounts are escaped (terminalSafe): an item cannot forge
+        // a row or send escapes to the terminal.
+        var text = ""
+        if !keys.isEmpty {
+            text += "CLASS    BITS   " + padded("FINGERPRINT", 52) + "TAG\n"
+            for item in keys {
+                let keyClass = padded(item.keyClass.rawValue, 8)
+                let bits = padded(String(item.keySizeInBits), 6)
+                text += "\(keyClass) \(bits) \(item.fingerprint.base64String)  \(terminalSafe(item.applicationTag))"
+                if let label = item.label { text += "  (\(terminalSafe(label)))" }
+                text += "\n"
+            }
+        }
+        if !passwords.isEmpty {
+            if !text.isEmpty { text += "\n" }
+            text += "CLASS    SERVICE / ACCOUNT\n"
+            for item in passwords {
+                text += "password \(terminalSafe(item.service)) / \(terminalSafe(item.account))"
+                if let label = item.label { text += "  (\(terminalSafe(label)))" }
+                text += "\n"
+            }
+        }
+        if !certificates.isEmpty {
+            if !text.isEmpty { text += "\n" }
+            text += certificateTable(certificates)
         }
         try printOutput(text)
     }
@@ -151,10 +215,11 @@ struct ListCommand: RSAKitCommand {
 struct ShowCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "show",
-        overview: "Show the items stored under an application tag.",
-        usage: "rsakit show --tag <TAG> [--json] [--store <DIR>]",
+        overview: "Show the items stored under an application tag, or any item by its id.",
+        usage: "rsakit show --tag <TAG> | --id <ID> [--json] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Application tag."),
+            .value("id", "ID", "Item id (persistent reference) of an item of any class."),
             .flag("json", "Print a JSON array of items."),
         ])
 
@@ -162,12 +227,33 @@ struct ShowCommand: RSAKitCommand {
     let tag: String
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        tag = try arguments.required("tag", Self.spec.name)
+        if arguments.value("id") != nil {
+            guard arguments.value("tag") == nil else {
+                throw UsageError(message: "give --tag or --id, not both", command: Self.spec.name)
+            }
+            tag = ""
+        } else {
+            tag = try arguments.required("tag", Self.spec.name)
+        }
     }
 
     func run() throws {
         let store = try openStore(arguments, create: false)
-        let items = RSAKeyClass.allCases.compactMap { try? store.item(tag: tag, keyClass: $0) }
+        var items: [RSAKeyItemAttributes]
+        if let id = arguments.value("id") {
+            switch try store.keychainItem(id: id) {
+            case let .key(item):
+                items = [item]
+            case let .genericPassword(item):
+                try printOutput(arguments.flag("json") ? try jsonText([passwordJSON(item)]) : passwordText(item))
+                return
+            case let .certificate(item):
+                try printOutput(arguments.flag("json") ? try jsonText([certificateJSON(item)]) : certificateText(item))
+                return
+            }
+        } else {
+            items = RSAKeyClass.allCases.compactMap { try? store.item(tag: tag, keyClass: $0) }
+        }
         guard !items.isEmpty else { throw tagNotFound(store, tag: tag) }
         if arguments.flag("json") {
             try printOutput(try jsonText(items.map(ItemJSON.init)))
@@ -200,10 +286,11 @@ struct ShowCommand: RSAKitCommand {
 struct DeleteCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "delete",
-        overview: "Delete the items stored under an application tag.",
-        usage: "rsakit delete --tag <TAG> [--public-only] [--store <DIR>]",
+        overview: "Delete the items stored under an application tag, or any item by its id.",
+        usage: "rsakit delete --tag <TAG> [--public-only] | --id <ID> [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Application tag."),
+            .value("id", "ID", "Item id (persistent reference) of an item of any class."),
             .flag("public-only", "Delete only the public item."),
         ])
 
@@ -211,11 +298,24 @@ struct DeleteCommand: RSAKitCommand {
     let tag: String
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        tag = try arguments.required("tag", Self.spec.name)
+        if arguments.value("id") != nil {
+            guard arguments.value("tag") == nil, !arguments.flag("public-only") else {
+                throw UsageError(message: "--id takes neither --tag nor --public-only", command: Self.spec.name)
+            }
+            tag = ""
+        } else {
+            tag = try arguments.required("tag", Self.spec.name)
+        }
     }
 
     func run() throws {
         let store = try openStore(arguments, create: false)
+        if let id = arguments.value("id") {
+            let item = try store.keychainItem(id: id)
+            try store.deleteItem(id: id)
+            try printOutput("deleted \(item.className) item: \(id)\n")
+            return
+        }
         do {
             try store.delete(tag: tag, keyClass: arguments.flag("public-only") ? .public : nil)
         } catch RSAError.keyNotFound where arguments.flag("public-only") {

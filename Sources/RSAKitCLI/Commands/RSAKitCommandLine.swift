@@ -17,6 +17,8 @@ enum RSAKitCommandLine {
         GenPairCommand.self, EncryptCommand.self, DecryptCommand.self, ImportCommand.self,
         ExportCommand.self, ListCommand.self, ShowCommand.self, DeleteCommand.self,
         SignCommand.self, VerifyCommand.self,
+        StoreCommand.self, PasswordCommand.self, CertCommand.self,
+        TrustCommand.self, IdentityCommand.self,
     ]
 
     /// Every command name, for "did you mean".

@@ -7,6 +7,8 @@ struct OptionSpec {
     let name: String
     let valueName: String?
     let help: String
+    /// Whether the option may be given several times (`--anchor A --anchor B`).
+    var repeatable = false
 
     static func flag(_ name: String, _ help: String) -> OptionSpec {
         OptionSpec(name: name, valueName: nil, help: help)
@@ -14,6 +16,11 @@ struct OptionSpec {
 
     static func value(_ name: String, _ valueName: String, _ help: String) -> OptionSpec {
         OptionSpec(name: name, valueName: valueName, help: help)
+    }
+
+    /// A value option that may be repeated; read all values with `ParsedArguments.values(_:)`.
+    static func repeated(_ name: String, _ valueName: String, _ help: String) -> OptionSpec {
+        OptionSpec(name: name, valueName: valueName, help: help, repeatable: true)
     }
 }
 
@@ -37,6 +44,7 @@ struct CommandSpec {
             .value("store", "DIR", "Key store folder (default: $RSAKIT_STORE, else $XDG_DATA_HOME/rsakit, else ~/.local/share/rsakit)."),
             .flag("allow-insecure-store", "Open a store whose private files or folders are open to group or others (not recommended)."),
             .flag("quiet", "Show no progress on stderr (progress is only ever shown on a terminal)."),
+            .value("passin", "SPEC", "Passphrase of a protected store: pass:TEXT (visible in ps; tests only), env:VAR, file:PATH, fd:N or stdin (default: $RSAKIT_PASSIN, else a prompt on the terminal)."),
             .flag("help", "Show this help."),
         ]
         self.positionals = positionals
@@ -73,6 +81,7 @@ struct UsageError: Error, CustomStringConvertible {
 /// Parsed options of one command.
 struct ParsedArguments {
     private(set) var values: [String: String] = [:]
+    private(set) var repeatedValues: [String: [String]] = [:]
     private(set) var flags: Set<String> = []
     private(set) var positionals: [String] = []
 
@@ -129,6 +138,11 @@ struct ParsedArguments {
                 value = arguments[i]
                 i += 1
             }
+            if option.repeatable {
+                repeatedValues[name, default: []].append(value)
+                if values[name] == nil { values[name] = value }
+                continue
+            }
             guard values[name] == nil else {
                 throw UsageError(message: "option '--\(name)' given more than once", command: spec.name)
             }
@@ -140,6 +154,8 @@ struct ParsedArguments {
     }
 
     func value(_ name: String) -> String? { values[name] }
+    /// Every value of a repeatable option, in command-line order.
+    func values(_ name: String) -> [String] { repeatedValues[name] ?? values[name].map { [$0] } ?? [] }
     func flag(_ name: String) -> Bool { flags.contains(name) }
 
     /// A required option's value, or a usage error naming it.

@@ -68,21 +68,18 @@ func tagNotFound(_ store: RSAKeyStore, tag: String) -> CLIFailure {
 /// item (a pair stored with --private-tag has only the private item under that tag).
 func storePublicKey(_ store: RSAKeyStore, tag: String) throws -> RSAPublicKey {
     do {
-        return try store.publicKey(tag: tag)
+        return try store.publicKeyOfAnyItem(tag: tag)
     } catch RSAError.keyNotFound {
-        do {
-            return try store.privateKey(tag: tag).publicKey
-        } catch RSAError.keyNotFound {
-            throw tagNotFound(store, tag: tag)
-        }
+        throw tagNotFound(store, tag: tag)
     }
 }
 
 /// The private key stored under `tag`, with a clear message when only the public half is
 /// there (naming the private tag of the pair when it is stored under another tag).
-func storePrivateKey(_ store: RSAKeyStore, tag: String) throws -> RSAPrivateKey {
+/// In a protected store the passphrase is asked for (see ``withUnlockedStore``).
+func storePrivateKey(_ store: RSAKeyStore, tag: String, arguments: ParsedArguments, command: String) throws -> RSAPrivateKey {
     do {
-        return try store.privateKey(tag: tag)
+        return try withUnlockedStore(store, arguments, command: command) { try store.privateKey(tag: tag) }
     } catch RSAError.keyNotFound {
         if let publicItem = try? store.item(tag: tag, keyClass: .public) {
             let shown = terminalSafe(tag)
@@ -96,20 +93,38 @@ func storePrivateKey(_ store: RSAKeyStore, tag: String) throws -> RSAPrivateKey 
     }
 }
 
-/// Read a key file of any format the formats layer knows, printing its warnings.
-func loadKeyFile(_ path: String) throws -> RSAKeyFile {
-    let bytes = try readWholeFile(path, what: "key file")
-    return try parseKeyFile(bytes, name: path)
+/// Read a key file of any format the formats layer knows, printing its warnings. An
+/// encrypted one (PKCS#8 or OpenSSL legacy PEM) is decrypted with the passphrase from
+/// `--passin` / `RSAKIT_PASSIN` / a terminal prompt, asked for only when the file is encrypted.
+func loadKeyFile(_ path: String, arguments: ParsedArguments? = nil, command: String = "") throws -> RSAKeyFile {
+    var bytes = try readWholeFile(path, what: "key file")
+    defer { wipe(&bytes) }
+    return try parseKeyFile(bytes, name: path, arguments: arguments, command: command)
 }
 
-/// Parse key bytes (a file's or standard input's), printing their warnings.
-func parseKeyFile(_ bytes: [UInt8], name path: String) throws -> RSAKeyFile {
+/// Parse key bytes (a file's or standard input's), printing their warnings; an encrypted
+/// key is decrypted as ``loadKeyFile(_:arguments:command:)`` says.
+func parseKeyFile(_ bytes: [UInt8], name path: String, arguments: ParsedArguments? = nil, command: String = "") throws -> RSAKeyFile {
     do {
-        let file = try RSAKeyFile(bytes: bytes)
+        let file: RSAKeyFile
+        do {
+            file = try RSAKeyFile(bytes: bytes, passphrase: nil)
+        } catch let RSAError.passphraseNeeded(what) where arguments != nil {
+            // Asked for only now that the file is known to be encrypted; the message names
+            // the format when no passphrase can be had.
+            let passphrase: RSASecretBytes
+            do {
+                passphrase = try Passphrase.read(arguments!, command: command, prompt: "Passphrase for the key file \(path): ")
+            } catch let failure as CLIFailure where failure.status == .usage {
+                throw CLIFailure("key file '\(path)' is encrypted (\(what)); give its passphrase with --passin SPEC or RSAKIT_PASSIN", .usage)
+            }
+            file = try RSAKeyFile(bytes: bytes, passphrase: passphrase.bytes)
+        }
         for warning in file.warnings { printError("rsakit: warning: \(path): \(warning)\n") }
         return file
     } catch let error as RSAError {
-        throw CLIFailure("cannot load key file '\(path)': \(error.description)", .dataError)
+        let status: ExitStatus = { if case .passphraseNeeded = error { return .usage } else { return .dataError } }()
+        throw CLIFailure("cannot load key file '\(path)': \(error.description)", status)
     }
 }
 
@@ -128,6 +143,13 @@ func rfc3339(_ date: Date) -> String {
     return pad(Int(parts.tm_year) + 1900, 4) + "-" + pad(Int(parts.tm_mon) + 1, 2) + "-" + pad(Int(parts.tm_mday), 2)
         + "T" + pad(Int(parts.tm_hour), 2) + ":" + pad(Int(parts.tm_min), 2) + ":" + pad(Int(parts.tm_sec), 2)
         + "." + pad(millis, 3) + "Z"
+}
+
+/// A date as RFC 3339 in UTC to the whole second ("2025-01-31T12:00:00Z"), for text meant
+/// for people (certificate validity, trust reasons); JSON and item files use ``rfc3339(_:)``.
+func iso8601(_ date: Date) -> String {
+    let full = rfc3339(date)
+    return String(full.prefix(19)) + "Z"
 }
 
 /// Serialise a JSON value with sorted keys, one trailing newline; an empty array is "[]".

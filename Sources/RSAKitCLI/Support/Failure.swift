@@ -49,19 +49,22 @@ struct CLIFailure: Error, CustomStringConvertible {
         case .decryptionFailed, .ciphertextLengthInvalid, .containerInvalid, .malformedKey,
              .messageTooLong, .integerTooLarge, .messageRepresentativeOutOfRange, .invalidKey,
              .malformedDER, .malformedPEM, .unsupportedKeyFormat, .keyTypeMismatch, .damagedItem,
-             .encryptedForAnotherKey, .messageInvalid:
+             .encryptedForAnotherKey, .messageInvalid,
+             .wrongPassphrase,
+             .malformedCertificate, .passphraseIncorrect, .pkcs12IntegrityCheckFailed, .pkcs12Unusable:
             return .dataError
         case .recipientKeyNotFound:
             return .notFound
-        case .messageFormatUnsupported, .messageNamesNoRecipient:
-            return .usage
         case let .inputFileFailed(_, reason):
             return reason == "no such file or directory" ? .notFound : .failure
-        case .keyNotFound, .itemNotFound:
-            return .notFound
-        case .invalidTag, .invalidLabel:
+        case .messageFormatUnsupported, .messageNamesNoRecipient,
+             .passphraseNeeded, .passphraseUnusable:
             return .usage
-        case .keyAlreadyExists:
+        case .keyNotFound, .itemNotFound, .noSuchItem:
+            return .notFound
+        case .invalidTag, .invalidLabel, .invalidAttribute, .invalidKDFParameters:
+            return .usage
+        case .keyAlreadyExists, .duplicateItem:
             return .alreadyExists
         case .keySizeUnsupported, .publicExponentUnsupported:
             return .usage
