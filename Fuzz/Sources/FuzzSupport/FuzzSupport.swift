@@ -4,6 +4,7 @@
 import Glibc
 #endif
 import RSAKit
+import Synchronization
 
 /// Stop the process when a property does not hold. libFuzzer sees the abort as a crash and
 /// saves the input (crash-<sha1>), which becomes a regression fixture.
@@ -54,11 +55,14 @@ public struct FuzzReader {
 
 /// A deterministic random source (xorshift64*): harness runs must be reproducible, and the
 /// re-encryptions inside properties need no real randomness. Never used outside Fuzz/.
-public struct FuzzRandomSource: RSARandomSource {
-    let seed: UInt64
-    public init(seed: UInt64) { self.seed = seed == 0 ? 0x9E37_79B9_7F4A_7C15 : seed }
+/// Each call continues the stream (a source that repeats itself would make rejection sampling,
+/// as in the blinding factor's, loop forever).
+public final class FuzzRandomSource: RSARandomSource {
+    private let state: Atomic<UInt64>
+    public init(seed: UInt64) { state = Atomic(seed == 0 ? 0x9E37_79B9_7F4A_7C15 : seed) }
     public func fill(_ buffer: UnsafeMutableRawBufferPointer) {
-        var state = seed
+        // One fresh 64-bit state per call (a Weyl step), then xorshift64* inside the call.
+        var state = self.state.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue | 1
         for index in buffer.indices {
             state ^= state >> 12; state ^= state << 25; state ^= state >> 27
             buffer[index] = UInt8(truncatingIfNeeded: (state &* 0x2545_F491_4F6C_DD1D) >> 56)
