@@ -63,7 +63,7 @@ let package = Package(
             name: "RSAKitTests",
             dependencies: ["RSAKit"],
             path: "Tests/RSAKitTests",
-            exclude: ["Fixtures/README.md"]
+            exclude: ["Fixtures/README.md", "Fixtures/fuzz"]
         ),
         // End-to-end tests of the built `rsakit` binary.
         .testTarget(

@@ -25,14 +25,20 @@ for t in "${targets[@]}"; do
     [[ " ${all[*]} " == *" $t "* ]] || { echo "fuzz.sh: unknown target '$t' (one of: ${all[*]} all)" >&2; exit 64; }
 done
 
-# Both sanitizers on every module of the harness, RSAKit and its C shims included (coverage
-# instrumentation comes with -sanitize=fuzzer).
+# libFuzzer and AddressSanitizer on every module of the harness, RSAKit and its C shims included.
+# NOTE: not `--sanitize=fuzzer --sanitize=address`: SwiftPM 6.3.1 passes them to swiftc as two
+# `-sanitize=` flags in no fixed order, and swiftc keeps only the last one, so about half the
+# builds came out without coverage instrumentation in the Swift code (libFuzzer then reports
+# ~110 counters, the C shims', instead of ~16000). `--sanitize=fuzzer` still tells SwiftPM to
+# let libFuzzer supply `main`; the one combined swiftc flag and -fsanitize=address for clang
+# give both sanitizers everywhere.
+build_flags=(-c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address)
 if [ "${FUZZ_SKIP_BUILD:-0}" != 1 ]; then
-    swift build --package-path Fuzz -c release --sanitize=fuzzer --sanitize=address 2>&1 \
+    swift build --package-path Fuzz "${build_flags[@]}" 2>&1 \
         | grep -v "Cannot export local symbol '__asan_extra_spill_area'" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "fuzz.sh: build failed" >&2; exit 1; }
 fi
-bin=$(swift build --package-path Fuzz -c release --sanitize=fuzzer --sanitize=address --show-bin-path)
+bin=$(swift build --package-path Fuzz "${build_flags[@]}" --show-bin-path)
 
 if [ ! -d "$corpus_root/${targets[0]}" ]; then
     python3 Fuzz/make-seeds.py "$corpus_root"

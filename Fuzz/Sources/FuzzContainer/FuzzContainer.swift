@@ -143,7 +143,8 @@ func referenceMessage(_ frames: [[UInt8]?], shortID: [UInt8]) -> [UInt8]? {
         guard Array(frame[0..<8]) == shortID,
               UInt64(bigEndian: Array(frame[8..<16])) == UInt64(index),
               frame[16] == (isLast ? 1 : 0),
-              isLast || frame.count - 17 == payloadMax else { return nil }
+              isLast || frame.count - 17 == payloadMax,
+              frame.count > 17 || index == 0 else { return nil }  // empty final block only alone
         message += frame[17...]
     }
     return message

@@ -17,8 +17,9 @@
 ///      16   1  flags            bit 0 set on the final block, other bits zero
 ///      17   …  payload          0 to k - 11 - 17 bytes of the message
 ///
-/// Every block but the final one carries a full payload; an empty message is one final
-/// block with an empty payload. Decryption rejects, with the same opaque error, any block
+/// Every block but the final one carries a full payload; the final block's payload is empty
+/// only when it is the only block (an empty message), so every message has exactly one
+/// encoding up to the random parts. Decryption rejects, with the same opaque error, any block
 /// whose frame does not match: wrong message id (spliced from another message), wrong
 /// index (reordered, dropped or duplicated), final flag on a block that is not last or
 /// missing on the last (truncated or extended).
@@ -184,7 +185,10 @@ public enum MessageContainer {
             guard Array(frame[0..<8]) == shortID,
                   index == block.index,
                   frame[16] == expectedFlags,
-                  block.isFinal || payloadCount == payloadByteCount(blockSize: k)
+                  block.isFinal || payloadCount == payloadByteCount(blockSize: k),
+                  // An empty final block after full ones is not what encrypt writes (found by
+                  // Fuzz/FuzzContainer: it decrypted, but re-encrypted to one block fewer).
+                  payloadCount > 0 || block.index == 0
             else { throw RSAError.decryptionFailed }
             return Array(frame[frameByteCount...])
         }.blockCount

@@ -73,7 +73,8 @@ func storePrivateKey(_ store: RSAKeyStore, tag: String) throws -> RSAPrivateKey 
 
 /// Read a key file of any format the formats layer knows, printing its warnings.
 func loadKeyFile(_ path: String) throws -> RSAKeyFile {
-    let bytes = try readWholeFile(path, what: "key file")
+    var bytes = try readWholeFile(path, what: "key file")
+    defer { RSAKitProcessHardening.wipe(&bytes) }  // the file may hold a private key
     do {
         let file = try RSAKeyFile(bytes: bytes)
         for warning in file.warnings { printError("rsakit: warning: \(path): \(warning)\n") }
