@@ -15,7 +15,8 @@
 #   compiler's own overflow and bounds traps in every build.
 # - thread: ThreadSanitizer over the block pipeline and the store's locks (threads and processes).
 # Findings in rsakit are fixed in the code, never suppressed; scripts/lsan.supp lists only
-# leaks inside the toolchain's Foundation and XCTest, each with its reason.
+# leaks inside the toolchain's Foundation and XCTest, scripts/tsan.supp one TSan false positive
+# (a lock TSan cannot see), each with its reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitizers=("$@")
@@ -26,7 +27,7 @@ export RSAKIT_LONG_TESTS=0
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1"
 export LSAN_OPTIONS="suppressions=$(pwd)/scripts/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$(pwd)/scripts/tsan.supp"
 export SWIFT_BACKTRACE=enable=no
 status=0
 for sanitizer in "${sanitizers[@]}"; do
