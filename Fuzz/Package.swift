@@ -10,8 +10,8 @@
 // One executable target per harness, each a single `LLVMFuzzerTestOneInput` (no main.swift:
 // libFuzzer supplies `main`). The library is reached through its public API and, for the
 // internal parsers, `@_spi(Fuzzing) import RSAKit` (Sources/RSAKit/Fuzzing/). The CLI is an
-// executable target and cannot be imported, so FuzzArmor and FuzzCLIArguments compile the
-// CLI's own sources: `RSAKitCLI` in their folders is a symbolic link to ../../../Sources/RSAKitCLI,
+// executable target and cannot be imported, so FuzzCLIArguments compiles the CLI's own
+// sources: `RSAKitCLI` in its folder is a symbolic link to ../../../Sources/RSAKitCLI,
 // with main.swift excluded. The harnesses thus always test the CLI code as it is.
 import PackageDescription
 
@@ -38,8 +38,7 @@ let package = Package(
         // The store's item-file parser: parse, write, parse again gives the same record.
         .executableTarget(name: "FuzzStoreItem", dependencies: ["FuzzSupport", rsakit]),
         // ASCII armor: decode of encode is the identity; bad armor fails as a data error.
-        .executableTarget(name: "FuzzArmor", dependencies: ["FuzzSupport", rsakit],
-                          exclude: ["RSAKitCLI/main.swift"]),
+        .executableTarget(name: "FuzzArmor", dependencies: ["FuzzSupport", rsakit]),
         // The CLI argument parser with the real command specs.
         .executableTarget(name: "FuzzCLIArguments", dependencies: ["FuzzSupport", rsakit],
                           exclude: ["RSAKitCLI/main.swift"]),

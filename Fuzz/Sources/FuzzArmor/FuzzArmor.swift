@@ -1,7 +1,7 @@
-// ASCII armor harness, over the CLI's own Armor.swift (compiled in through the RSAKitCLI link).
+// ASCII armor harness, over the library's RSAArmor (Sources/RSAKit/Messages/Armor.swift).
 // Properties:
-// 1. Decoding any input either yields bytes or fails with a CLIFailure whose status is
-//    .dataError (exit 65), never another error.
+// 1. Decoding any input either yields bytes or fails with RSAError.messageInvalid (the CLI's
+//    data error, exit 65), never another error.
 // 2. Whatever decodes re-encodes to armor that decodes to the same bytes.
 // 3. Encoding the input (written in fuzz-chosen pieces) gives 64-column lines between the
 //    BEGIN and END lines, and decodes back to the input: decode . encode == identity.
@@ -27,16 +27,16 @@ public func fuzzArmor(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     }
     let armor = encodeArmor(input, pieces: pieces)
     let lines = String(decoding: armor, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-    require(lines.first == Substring(Armor.beginLine) && lines.dropLast().last == Substring(Armor.endLine) && lines.last == "",
+    require(lines.first == Substring(RSAArmor.beginLine) && lines.dropLast().last == Substring(RSAArmor.endLine) && lines.last == "",
             "armor is not framed by BEGIN and END lines")
     require(lines.dropFirst().dropLast(2).allSatisfy { $0.count <= 64 && $0.count % 4 == 0 }, "armor line longer than 64 columns")
     require(decodeArmor(armor, readSize: 1 + input.count % 4096) == input, "decode of encode is not the identity")
     return 0
 }
 
-/// The decoded bytes, or nil after a CLIFailure with the data-error status.
+/// The decoded bytes, or nil after RSAError.messageInvalid.
 func decodeArmor(_ bytes: [UInt8], readSize: Int) -> [UInt8]? {
-    var source = ArmorDecodingSource(ArrayByteSource(bytes))
+    var source = RSAArmorDecodingSource(ArrayByteSource(bytes))
     var out: [UInt8] = []
     do {
         while true {
@@ -45,8 +45,7 @@ func decodeArmor(_ bytes: [UInt8], readSize: Int) -> [UInt8]? {
             if piece.isEmpty { return out }
             out += piece
         }
-    } catch let failure as CLIFailure {
-        require(failure.status == .dataError, "armor failure with status \(failure.status)")
+    } catch RSAError.messageInvalid {
         return nil
     } catch {
         unreachable("armor decoding threw \(error)")
@@ -55,7 +54,7 @@ func decodeArmor(_ bytes: [UInt8], readSize: Int) -> [UInt8]? {
 
 func encodeArmor(_ bytes: [UInt8], pieces: [Int]) -> [UInt8] {
     do {
-        var sink = try ArmorEncodingSink(ArrayByteSink())
+        var sink = RSAArmorEncodingSink(ArrayByteSink())
         var offset = 0
         for size in pieces where size > 0 {
             try sink.write(Array(bytes[offset..<(offset + size)]))
