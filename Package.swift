@@ -86,7 +86,7 @@ let package = Package(
             name: "RSAKitTests",
             dependencies: ["RSAKit", "CRSAKitVector"],
             path: "Tests/RSAKitTests",
-            exclude: ["Fixtures/README.md", "Fixtures/legacy-store-v1"]
+            exclude: ["Fixtures/README.md", "Fixtures/legacy-store-v1", "Fixtures/fuzz"]
         ),
         // End-to-end tests of the built `rsakit` binary.
         .testTarget(

@@ -6,6 +6,18 @@ import RSAKit
 // rsakit: RSA encryption with a tagged key store. Data on stdout, diagnostics on stderr,
 // exit statuses as documented in README.md (see ExitStatus).
 
+// No core dumps, no same-user ptrace or /proc/PID/mem, from the first instruction on (issue
+// 15 §5): every command may hold a private key or passphrase (decrypt, genpair, import,
+// export, and encrypt or show given a private key file), so the simplest correct moment is
+// before anything is parsed. README "Security notes".
+do {
+    try RSAKitProcessHardening.disableCoreDumps()
+} catch {
+    var line = Array("rsakit: error: \(error)\n".utf8)
+    _ = write(STDERR_FILENO, &line, line.count)
+    exit(ExitStatus.failure.rawValue)
+}
+
 // SIGPIPE keeps its default action: `rsakit decrypt | head` ends quietly, as cat does.
 let status = RSAKitCommandLine.run(Array(CommandLine.arguments.dropFirst()))
 exit(status.rawValue)

@@ -333,7 +333,10 @@ internal enum KeyDecoder {
 /// Writes RSA key structures as DER.
 internal enum KeyEncoder {
     /// AlgorithmIdentifier { rsaEncryption, NULL } (RFC 3279 §2.3.1).
-    static let rsaEncryptionAlgorithm = DERValue.sequence([.objectIdentifier(KnownOID.rsaEncryption), .null])
+    /// Computed, not a stored global: LeakSanitizer reported a stored `static let` of this
+    /// indirect enum as leaked (its box pointer is kept with enum tag bits set, which LSan's
+    /// scan does not recognise as a pointer), and a value this small costs nothing to build.
+    static var rsaEncryptionAlgorithm: DERValue { .sequence([.objectIdentifier(KnownOID.rsaEncryption), .null]) }
 
     /// RSAPublicKey (RFC 8017 A.1.1).
     static func pkcs1PublicKey(modulus: [UInt8], publicExponent: [UInt8]) -> DERValue {

@@ -42,9 +42,10 @@ internal struct PEMDocument {
         guard bytes.count >= marker.count else { return false }
         var lineStart = 0
         while lineStart + marker.count <= bytes.count {
-            // Blanks may precede the marker on its line.
+            // Blanks may precede the marker on its line: the same blanks the scanner trims
+            // (space, tab, CR), so both agree on which texts hold a BEGIN line.
             var index = lineStart
-            while index < bytes.count && (bytes[index] == 0x20 || bytes[index] == 0x09) { index += 1 }
+            while index < bytes.count && isBlank(bytes[index]) { index += 1 }
             if index + marker.count <= bytes.count && bytes[index..<(index + marker.count)].elementsEqual(marker) {
                 return true
             }

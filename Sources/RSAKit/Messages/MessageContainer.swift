@@ -190,8 +190,11 @@ public enum RSAMessageContainer {
             defer { for j in frames.indices { wipe(&frames[j]) } }
             return try zip(group, frames).map { block, frame in
                 // The frame length is the message length the padding decode revealed: public.
+                // An empty final block after full ones is not what encrypt writes (found by
+                // Fuzz/FuzzContainer: it decrypted, but re-encrypted to one block fewer).
                 guard frame.count >= frameByteCount,
-                      block.isFinal || frame.count - frameByteCount == fullPayload
+                      block.isFinal || frame.count - frameByteCount == fullPayload,
+                      frame.count > frameByteCount || block.index == 0
                 else { throw RSAError.decryptionFailed }
                 // The digest, index and flags are compared without branching on the decrypted
                 // frame; only the verdict is declassified. The secret is checked in constant
@@ -219,7 +222,8 @@ public enum RSAMessageContainer {
             defer { for j in frames.indices { wipe(&frames[j]) } }
             return try zip(group, frames).map { block, frame in
                 guard frame.count >= v1FrameByteCount,
-                      block.isFinal || frame.count - v1FrameByteCount == fullPayload
+                      block.isFinal || frame.count - v1FrameByteCount == fullPayload,
+                      frame.count > v1FrameByteCount || block.index == 0
                 else { throw RSAError.decryptionFailed }
                 // Version 1 frames hold only public values; still compared without branching
                 // on the decrypted bytes, and all fail the same way.

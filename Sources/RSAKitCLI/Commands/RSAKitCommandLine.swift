@@ -1,7 +1,8 @@
 import RSAKit
 
 /// One subcommand: a spec (options and help), a validating initialiser, and `run`.
-protocol RSAKitCommand {
+/// `SendableMetatype`: the command list below is a global of metatypes, shared by any thread.
+protocol RSAKitCommand: SendableMetatype {
     static var spec: CommandSpec { get }
     /// Validate the parsed options (usage errors here exit 64 before any work).
     init(_ arguments: ParsedArguments) throws
@@ -13,7 +14,7 @@ protocol RSAKitCommand {
 enum RSAKitCommandLine {
     static let version = "0.1.0"
 
-    nonisolated(unsafe) static let commands: [RSAKitCommand.Type] = [
+    static let commands: [RSAKitCommand.Type] = [
         GenPairCommand.self, EncryptCommand.self, DecryptCommand.self, ImportCommand.self,
         ExportCommand.self, ListCommand.self, ShowCommand.self, DeleteCommand.self,
         SignCommand.self, VerifyCommand.self,

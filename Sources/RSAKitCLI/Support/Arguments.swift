@@ -114,9 +114,12 @@ struct ParsedArguments {
                 name = String(argument.dropFirst(2))
             }
             var inlineValue: String?
-            if let eq = name.firstIndex(of: "=") {
-                inlineValue = String(name[name.index(after: eq)...])
-                name = String(name[..<eq])
+            // Split at the first "=" scalar, not Character: "=" followed by a combining mark
+            // is one Character, and `--label=\u{301}x` must still give the value "\u{301}x".
+            let scalars = name.unicodeScalars
+            if let eq = scalars.firstIndex(of: "=") {
+                inlineValue = String(scalars[scalars.index(after: eq)...])
+                name = String(scalars[..<eq])
             }
             guard let option = spec.options.first(where: { $0.name == name }) else {
                 throw UsageError(message: "unknown option '--\(name)'" + didYouMean(name, spec.options.map(\.name), prefix: "--"), command: spec.name)

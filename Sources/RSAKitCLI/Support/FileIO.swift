@@ -74,14 +74,31 @@ func readWholeFile(_ path: String, what: String) throws -> [UInt8] {
     let input = try InputFile.open(path, what: what)
     defer { input.close() }
     var source = RSAFileDescriptorSource(fileDescriptor: input.fileDescriptor)
+    // Key files may hold private keys: every buffer is zeroed before it is released, on
+    // every path, growth included (an array that outgrows its storage leaves the old copy
+    // in freed memory, so growing is done by hand, wiping the old storage).
     var bytes: [UInt8] = []
-    while true {
-        let piece = try source.read(upTo: 65536)
-        if piece.isEmpty { break }
-        bytes += piece
-        if bytes.count > 16 << 20 {
-            throw CLIFailure("\(what) '\(path)' is larger than 16 MiB; not a key file", .dataError)
+    bytes.reserveCapacity(16 << 10)
+    do {
+        while true {
+            var piece = try source.read(upTo: 65536)
+            defer { RSAKitProcessHardening.wipe(&piece) }
+            if piece.isEmpty { break }
+            if bytes.count + piece.count > bytes.capacity {
+                var grown: [UInt8] = []
+                grown.reserveCapacity(max(2 * bytes.capacity, bytes.count + piece.count))
+                grown += bytes
+                RSAKitProcessHardening.wipe(&bytes)
+                bytes = grown
+            }
+            bytes += piece
+            if bytes.count > 16 << 20 {
+                throw CLIFailure("\(what) '\(path)' is larger than 16 MiB; not a key file", .dataError)
+            }
         }
+    } catch {
+        RSAKitProcessHardening.wipe(&bytes)
+        throw error
     }
     return bytes
 }

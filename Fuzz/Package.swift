@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+// libFuzzer harnesses for rsakit's parsers (issue 15 §1). A package of its own, so the normal
+// build of the root package never compiles them. Build and run with scripts/fuzz.sh; by hand:
+//
+//   cd Fuzz && swift build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address
+//   .build/release/FuzzDER -dict=Dictionaries/der.dict Corpus/FuzzDER
+// (Why not `--sanitize=fuzzer --sanitize=address`: see scripts/fuzz.sh; SwiftPM 6.3.1 then
+// builds the Swift code without coverage about half the time.)
+//
+// One executable target per harness, each a single `LLVMFuzzerTestOneInput` (no main.swift:
+// libFuzzer supplies `main`). The library is reached through its public API and, for the
+// internal parsers, `@_spi(Fuzzing) import RSAKit` (Sources/RSAKit/Fuzzing/). The CLI is an
+// executable target and cannot be imported, so FuzzCLIArguments compiles the CLI's own
+// sources: `RSAKitCLI` in its folder is a symbolic link to ../../../Sources/RSAKitCLI,
+// with main.swift excluded. The harnesses thus always test the CLI code as it is.
+import PackageDescription
+
+let rsakit = Target.Dependency.product(name: "RSAKit", package: "rsakit")
+
+let package = Package(
+    name: "rsakit-fuzz",
+    dependencies: [
+        // Through the link `rsakit` -> `..`, so the package identity is "rsakit" whatever the
+        // checkout folder is called (SwiftPM names a path dependency after its last component).
+        .package(path: "rsakit"),
+    ],
+    targets: [
+        // Property checks that stop the process (so libFuzzer saves the input), the fixed key.
+        .target(name: "FuzzSupport", dependencies: [rsakit]),
+        // DER reader: decode then re-encode gives the same bytes; typed reads agree.
+        .executableTarget(name: "FuzzDER", dependencies: ["FuzzSupport", rsakit]),
+        // PEM scanner and base64: every decoded block re-encodes and re-reads to itself.
+        .executableTarget(name: "FuzzPEM", dependencies: ["FuzzSupport", rsakit]),
+        // Key-file auto-detection, every format: a key that loads exports and reloads to itself.
+        .executableTarget(name: "FuzzKeyFile", dependencies: ["FuzzSupport", rsakit]),
+        // Container header and block stream with a fixed key, against a reference model.
+        .executableTarget(name: "FuzzContainer", dependencies: ["FuzzSupport", rsakit]),
+        // The store's item-file parser: parse, write, parse again gives the same record.
+        .executableTarget(name: "FuzzStoreItem", dependencies: ["FuzzSupport", rsakit]),
+        // ASCII armor: decode of encode is the identity; bad armor fails as a data error.
+        .executableTarget(name: "FuzzArmor", dependencies: ["FuzzSupport", rsakit]),
+        // The CLI argument parser with the real command specs.
+        .executableTarget(name: "FuzzCLIArguments", dependencies: ["FuzzSupport", rsakit],
+                          exclude: ["RSAKitCLI/main.swift"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,95 @@
+// Shared pieces of the harnesses: property checks that stop the process, the fixed test
+// key, a deterministic random source, and a reader over the fuzzer's bytes.
+#if canImport(Glibc)
+import Glibc
+#endif
+import RSAKit
+import Synchronization
+
+/// Stop the process when a property does not hold. libFuzzer sees the abort as a crash and
+/// saves the input (crash-<sha1>), which becomes a regression fixture.
+public func require(_ condition: Bool, _ message: @autoclosure () -> String,
+                    file: StaticString = #fileID, line: UInt = #line) {
+    guard !condition else { return }
+    let text = "PROPERTY FAILED at \(file):\(line): \(message())\n"
+    var bytes = Array(text.utf8)
+    _ = write(2, &bytes, bytes.count)
+    abort()
+}
+
+/// Stop the process: code that must not be reached.
+public func unreachable(_ message: String, file: StaticString = #fileID, line: UInt = #line) -> Never {
+    require(false, message, file: file, line: line)
+    abort()
+}
+
+/// The fuzzer's input as a byte array.
+public func fuzzInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> [UInt8] {
+    guard let start, count > 0 else { return [] }
+    return Array(UnsafeBufferPointer(start: start, count: count))
+}
+
+/// Takes bytes and small numbers from the front of the input (structure-aware harnesses).
+public struct FuzzReader {
+    public private(set) var bytes: ArraySlice<UInt8>
+    public init(_ bytes: [UInt8]) { self.bytes = bytes[...] }
+    public var isEmpty: Bool { bytes.isEmpty }
+    /// One byte, 0 when the input is used up.
+    public mutating func byte() -> UInt8 {
+        guard let first = bytes.first else { return 0 }
+        bytes = bytes.dropFirst()
+        return first
+    }
+    /// Up to `count` bytes.
+    public mutating func take(_ count: Int) -> [UInt8] {
+        let piece = bytes.prefix(max(0, count))
+        bytes = bytes.dropFirst(piece.count)
+        return Array(piece)
+    }
+    /// Everything left.
+    public mutating func rest() -> [UInt8] {
+        defer { bytes = bytes[bytes.endIndex...] }
+        return Array(bytes)
+    }
+}
+
+/// A deterministic random source (xorshift64*): harness runs must be reproducible, and the
+/// re-encryptions inside properties need no real randomness. Never used outside Fuzz/.
+/// Each call continues the stream (a source that repeats itself would make rejection sampling,
+/// as in the blinding factor's, loop forever).
+public final class FuzzRandomSource: RSARandomSource {
+    private let state: Atomic<UInt64>
+    public init(seed: UInt64) { state = Atomic(seed == 0 ? 0x9E37_79B9_7F4A_7C15 : seed) }
+    public func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+        // One fresh 64-bit state per call (a Weyl step), then xorshift64* inside the call.
+        var state = self.state.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue | 1
+        for index in buffer.indices {
+            state ^= state >> 12; state ^= state << 25; state ^= state >> 27
+            buffer[index] = UInt8(truncatingIfNeeded: (state &* 0x2545_F491_4F6C_DD1D) >> 56)
+        }
+    }
+}
+
+/// The fixed key of the container harness: a 512-bit test key, small so that each private
+/// operation is cheap and the fuzzer runs many inputs. Made with
+/// `openssl genrsa 512 | openssl pkey` (a test key, used nowhere else; never use 512 bits for data).
+public let fuzzPrivateKeyPEM = """
+-----BEGIN PRIVATE KEY-----
+MIIBVAIBADANBgkqhkiG9w0BAQEFAASCAT4wggE6AgEAAkEAsIGB705qGS/tKyP9
+DtfKqeHFwvVOMiUwh7WZYXyEz0289le48xUlEnliq8RRZK+qzfah4qfqBQ31Ok5a
+lnh50wIDAQABAkEArU0LIcbRH5fR+sikH926i+A0Rz6Jn2yqYKTqSzBySgL9aLJR
+WpKn2BDdwW55VC9EShiLPP/hFjmetWi+k57yOQIhANgzf0VlqURGe++t+R4DcPZn
+Elbs/b5Rbc3j7xjzcQ9tAiEA0P9d0OssTRhC/CFxjDk5On5SR3XegKwr0xwlXswZ
+pj8CIG2QS2Mjzc/n2E7yX1iybcCxIz4iA8U7BuZcKIMAe79RAiABbBt5VoBgre+W
+w6uAJsuK6F0q+1ReT82kjCZ89KqgBQIgKE/x25gN8UdyjVaO7lzirWfhv2xQAGDM
+WhxDlSruPek=
+-----END PRIVATE KEY-----
+
+"""
+
+/// The fixed key, loaded once.
+public let fuzzPrivateKey: RSAPrivateKey = {
+    do { return try RSAPrivateKey(pemRepresentation: fuzzPrivateKeyPEM) } catch {
+        unreachable("the fixed fuzz key does not load: \(error)")
+    }
+}()
