@@ -22,6 +22,14 @@ let package = Package(
             pkgConfig: "nettle",
             providers: [.apt(["nettle-dev"])]
         ),
+        // libsodium (libsodium-dev): Argon2id and XChaCha20-Poly1305 for the keychain's secrets
+        // at rest. Only RSAKit/Sodium imports it.
+        .systemLibrary(
+            name: "CSodium",
+            path: "Sources/CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
         // GMP macros as real functions, fixed-length I2OSP, the zeroing allocator.
         .target(
             name: "CRSAKitShims",
@@ -30,7 +38,7 @@ let package = Package(
         ),
         .target(
             name: "RSAKit",
-            dependencies: ["CGMP", "CNettle", "CRSAKitShims"],
+            dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CSodium", "CGnuTLS"],
             path: "Sources/RSAKit"
         ),
         // The `rsakit` command-line tool.
@@ -63,13 +71,21 @@ let package = Package(
             name: "RSAKitTests",
             dependencies: ["RSAKit"],
             path: "Tests/RSAKitTests",
-            exclude: ["Fixtures/README.md"]
+            exclude: ["Fixtures/README.md", "Fixtures/legacy-store-v1"]
         ),
         // End-to-end tests of the built `rsakit` binary.
         .testTarget(
             name: "RSAKitCLITests",
             dependencies: ["RSAKitCLI"],
             path: "Tests/RSAKitCLITests"
+        ),
+        // GnuTLS (libgnutls28-dev): X.509, PKCS#8 decryption, PKCS#12, chain verification.
+        // Only RSAKit/GnuTLS imports it.
+        .systemLibrary(
+            name: "CGnuTLS",
+            path: "Sources/CGnuTLS",
+            pkgConfig: "gnutls",
+            providers: [.apt(["libgnutls28-dev"])]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Install what rsakit needs on a Debian machine, only where it is missing:
-# pkg-config, GMP (libgmp-dev), Nettle (nettle-dev) and the openssl CLI (interop tests).
+# pkg-config, GMP (libgmp-dev), Nettle (nettle-dev), GnuTLS (libgnutls28-dev), libsodium (libsodium-dev), the openssl CLI
+# (interop tests) and certtool (gnutls-bin, PKCS#12 interop tests).
 set -euo pipefail
 need=()
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 pkg-config --exists gmp 2>/dev/null || need+=(libgmp-dev)
 pkg-config --exists nettle 2>/dev/null || need+=(nettle-dev)
+pkg-config --exists libsodium 2>/dev/null || need+=(libsodium-dev)
+pkg-config --exists gnutls 2>/dev/null || need+=(libgnutls28-dev)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
+command -v certtool >/dev/null 2>&1 || need+=(gnutls-bin)
 if [ "${#need[@]}" -gt 0 ]; then
     echo "rsakit: installing ${need[*]}" >&2
     SUDO=""

@@ -4,7 +4,7 @@ import XCTest
 /// Help, version, JSON output, store location precedence, import/export with openssl.
 final class CLIStoreAndHelpTests: CLITestCase {
     func testHelp_EveryCommandHasFixedSections() throws {
-        for command in ["genpair", "encrypt", "decrypt", "import", "export", "list", "show", "delete"] {
+        for command in ["genpair", "encrypt", "decrypt", "import", "export", "list", "show", "delete", "store", "password", "cert"] {
             for form in [[command, "--help"], ["help", command]] {
                 let result = try rsakitOK(form)
                 let text = result.stdoutText

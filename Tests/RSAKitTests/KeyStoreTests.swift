@@ -95,12 +95,13 @@ final class KeyStoreTests: XCTestCase {
         let store = try RSAKeyStore(path: nested + "/")
         XCTAssertEqual(store.path, nested)
         for path in [folder + "/a", folder + "/a/b", nested, nested + "/public", nested + "/private",
-                     nested + "/index", nested + "/index/fingerprint"] {
+                     nested + "/index", nested + "/index/fingerprint", nested + "/passwords", nested + "/certificates"] {
             XCTAssertEqual(mode(path), 0o700, path)
         }
         XCTAssertEqual(mode(nested + "/lock"), 0o600)
         XCTAssertEqual(mode(nested + "/VERSION"), 0o600)
-        XCTAssertEqual(try String(contentsOfFile: nested + "/VERSION", encoding: .utf8), "rsakit key store 1\n")
+        // New stores are made in the keychain layout (KeychainMigrationTests covers version 1).
+        XCTAssertEqual(try String(contentsOfFile: nested + "/VERSION", encoding: .utf8), "rsakit keychain 2\n")
     }
 
     func testOpen_RefusesAFolderThatIsNotAStore() throws {

@@ -250,21 +250,30 @@ final class PEMTests: XCTestCase {
         let lines = key.pkcs1PEMRepresentation.split(separator: "\n")
         let text = ([lines[0], "Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-256-CBC,00112233445566778899AABBCCDDEEFF", ""] + lines.dropFirst()).joined(separator: "\n")
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
-            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "encrypted private keys are not supported yet"))
+            XCTAssertEqual(error as? RSAError, .passphraseNeeded(what: "OpenSSL encrypted PEM key"))
         }
     }
 
     func testRead_EncryptedPrivateKeyBlock_IsRefusedAsEncrypted() {
-        // EncryptedPrivateKeyInfo { { PBES2 OID, {} }, OCTET STRING }: the shape is enough.
+        // EncryptedPrivateKeyInfo { { PBES2, { { PBKDF2, { salt, 2048 } }, { aes256-CBC, iv } } },
+        // OCTET STRING }: the shape and parameters are enough to ask for a passphrase.
         let pbes2: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x05, 0x0D]
-        let der = F.sequence(F.sequence(F.tlv(0x06, pbes2), F.sequence()), F.tlv(0x04, [UInt8](repeating: 0xA5, count: 48)))
+        let pbkdf2: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x05, 0x0C]
+        let aes256: [UInt8] = [0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x01, 0x2A]
+        let parameters = F.sequence(F.sequence(F.tlv(0x06, pbkdf2), F.sequence(F.tlv(0x04, [UInt8](repeating: 1, count: 8)), F.tlv(0x02, [0x08, 0x00]))),
+                                    F.sequence(F.tlv(0x06, aes256), F.tlv(0x04, [UInt8](repeating: 2, count: 16))))
+        let der = F.sequence(F.sequence(F.tlv(0x06, pbes2), parameters), F.tlv(0x04, [UInt8](repeating: 0xA5, count: 48)))
         for text in [pem(label: "ENCRYPTED PRIVATE KEY", der: der), pem(label: "PRIVATE KEY", der: der)] {
             XCTAssertThrowsError(try RSAPrivateKey(pemRepresentation: text)) { error in
-                XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "encrypted private keys are not supported yet"))
+                XCTAssertEqual(error as? RSAError, .passphraseNeeded(what: "PKCS#8 EncryptedPrivateKeyInfo"))
+            }
+            // With a passphrase, the random ciphertext does not decrypt.
+            XCTAssertThrowsError(try RSAPrivateKey(pemRepresentation: text, passphrase: Array("secret".utf8))) { error in
+                XCTAssertEqual(error as? RSAError, .passphraseIncorrect(what: "PKCS#8 EncryptedPrivateKeyInfo"))
             }
         }
         XCTAssertThrowsError(try RSAPrivateKey(derRepresentation: der)) { error in
-            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "encrypted private keys are not supported yet"))
+            XCTAssertEqual(error as? RSAError, .passphraseNeeded(what: "PKCS#8 EncryptedPrivateKeyInfo"))
         }
     }
 

@@ -115,9 +115,10 @@ extension RSAPrivateKey {
     /// the DER length fields reveal anyway), and validation uses variable-time GMP
     /// arithmetic once per import. Decoded secret bytes from PEM are wiped (best effort).
     /// - Throws: `RSAError.malformedDER(reason:offset:)`; `RSAError.unsupportedKeyFormat`
-    ///   with "multi-prime keys are not supported" (version 1), "encrypted private keys are
-    ///   not supported yet" (EncryptedPrivateKeyInfo), "certificates are not supported yet",
-    ///   or a non-RSA algorithm; `RSAError.keyTypeMismatch` for a public key;
+    ///   with "multi-prime keys are not supported" (version 1), "certificates are not
+    ///   supported yet", or a non-RSA algorithm; `RSAError.passphraseNeeded` for an
+    ///   EncryptedPrivateKeyInfo (read it with ``RSAKeyFile/init(bytes:passphrase:)``);
+    ///   `RSAError.keyTypeMismatch` for a public key;
     ///   `RSAError.invalidKey` for inconsistent components.
     public init(derRepresentation: [UInt8]) throws {
         let decoded = try KeyDecoder.decode(der: derRepresentation)
@@ -126,8 +127,9 @@ extension RSAPrivateKey {
 
     /// Read a private key from PEM text: label "RSA PRIVATE KEY" (PKCS#1) or "PRIVATE KEY"
     /// (PKCS#8); the structure decides. An "ENCRYPTED PRIVATE KEY" block, or an OpenSSL
-    /// "Proc-Type: 4,ENCRYPTED" block, is refused with "encrypted private keys are not
-    /// supported yet". With several blocks, the first private-key block is used.
+    /// "Proc-Type: 4,ENCRYPTED" block, throws `RSAError.passphraseNeeded` (use
+    /// ``init(pemRepresentation:passphrase:)``). With several blocks, the first private-key
+    /// block is used.
     /// - Throws: `RSAError.malformedPEM`, and every error of ``init(derRepresentation:)``.
     public init(pemRepresentation: String) throws {
         var bytes = Array(pemRepresentation.utf8)
@@ -138,6 +140,20 @@ extension RSAPrivateKey {
         case .publicKey:
             throw RSAError.keyTypeMismatch(expected: "a private key", found: "a public key (\(file.structureName))")
         }
+    }
+
+    /// Read a private key from PEM text that may be encrypted (PKCS#8 "ENCRYPTED PRIVATE
+    /// KEY" or OpenSSL "Proc-Type: 4,ENCRYPTED"), decrypted by GnuTLS with `passphrase`.
+    /// - Throws: every error of ``RSAKeyFile/init(bytes:passphrase:)``, and
+    ///   `RSAError.keyTypeMismatch` for a public key.
+    public init(pemRepresentation: String, passphrase: [UInt8]?) throws {
+        var bytes = Array(pemRepresentation.utf8)
+        defer { wipe(&bytes) }
+        let file = try RSAKeyFile(bytes: bytes, requirePEM: true, preferring: .privateKey, passphrase: passphrase)
+        guard let key = file.privateKey else {
+            throw RSAError.keyTypeMismatch(expected: "a private key", found: "a public key (\(file.structureName))")
+        }
+        self = key
     }
 
     /// The eight components in PKCS#1 order (n, e, d, p, q, dP, dQ, qInv), minimal big-endian.

@@ -133,7 +133,8 @@ internal enum KeyDecoder {
         case .privateKeyInfo:
             decoded = DecodedKey(key: .privateKey(try readPrivateKeyInfo(reader, top)), structure: structure)
         case .encryptedPrivateKeyInfo:
-            throw RSAError.unsupportedKeyFormat(reason: "encrypted private keys are not supported yet")
+            // Decrypted by EncryptedKeyDecoder when the caller has a passphrase.
+            throw RSAError.passphraseNeeded(what: EncryptedKeyDecoder.pkcs8Name)
         case .certificate:
             throw RSAError.unsupportedKeyFormat(reason: "certificates are not supported yet")
         case .certificationRequest:

@@ -182,6 +182,16 @@ internal struct PEMDocument {
         out += "-----END \(label)-----\n"
         return out
     }
+
+    /// Write one PEM block with RFC 1421 header lines ("Proc-Type: 4,ENCRYPTED"), a blank
+    /// line after them, then the base64 body, as OpenSSL writes legacy encrypted keys.
+    static func encode(_ der: [UInt8], label: String, headers: [(name: String, value: String)]) -> String {
+        guard !headers.isEmpty else { return encode(der, label: label) }
+        let plain = encode(der, label: label)
+        let begin = "-----BEGIN \(label)-----\n"
+        let headerText = headers.map { "\($0.name): \($0.value)\n" }.joined() + "\n"
+        return begin + headerText + plain.dropFirst(begin.count)
+    }
 }
 
 extension String {

@@ -13,8 +13,11 @@
 ///    without armour, and OpenSSH keys.
 ///
 /// Structures recognised: PKCS#1 RSAPublicKey / RSAPrivateKey, SubjectPublicKeyInfo,
-/// PKCS#8 PrivateKeyInfo (loaded); PKCS#8 EncryptedPrivateKeyInfo, X.509 certificates,
-/// multi-prime keys (refused with `RSAError.unsupportedKeyFormat`).
+/// PKCS#8 PrivateKeyInfo (loaded); PKCS#8 EncryptedPrivateKeyInfo (PBES2 with PBKDF2 and
+/// AES or 3DES, PBES1, the PKCS#12 PBE schemes) and OpenSSL's legacy "Proc-Type:
+/// 4,ENCRYPTED" PEM, decrypted by GnuTLS with the passphrase given (see
+/// ``init(bytes:passphrase:)``); X.509 certificates, multi-prime keys and scrypt-encrypted
+/// PKCS#8 (refused with `RSAError.unsupportedKeyFormat`).
 public struct RSAKeyFile: Sendable {
     /// A public or a private key.
     public enum Key: Sendable {
@@ -36,8 +39,11 @@ public struct RSAKeyFile: Sendable {
     /// redundant leading zero octets, rsaEncryption without NULL parameters). Empty for a
     /// file exactly as rsakit or OpenSSL writes it.
     public let warnings: [String]
-    /// The name of the structure read ("SubjectPublicKeyInfo", "PKCS#1 RSAPrivateKey"...).
+    /// The name of the structure read ("SubjectPublicKeyInfo", "PKCS#1 RSAPrivateKey",
+    /// "PKCS#8 EncryptedPrivateKeyInfo"...).
     public let structureName: String
+    /// How the file was encrypted, nil for a plain key file.
+    public let encryption: RSAKeyFileEncryption?
 
     /// The largest input accepted, in bytes (1 MiB; an RSA key file is a few kilobytes).
     public static let maximumByteCount = 1 << 20
@@ -52,7 +58,37 @@ public struct RSAKeyFile: Sendable {
     ///   non-RSA, OpenSSH, base64-encoded PEM), `RSAError.invalidKey`,
     ///   `RSAError.keySizeUnsupported`.
     public init(bytes: [UInt8]) throws {
-        try self.init(bytes: bytes, requirePEM: false, preferring: nil)
+        try self.init(bytes: bytes, requirePEM: false, preferring: nil, passphrase: nil)
+    }
+
+    /// Read a key file that may be encrypted: as ``init(bytes:)``, and an encrypted PKCS#8
+    /// `EncryptedPrivateKeyInfo` (RFC 5208 §6; DER or PEM "ENCRYPTED PRIVATE KEY") or an
+    /// OpenSSL legacy encrypted PEM ("Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-256-CBC,...")
+    /// is decrypted by GnuTLS with `passphrase`, and the plain key parsed by RSAKit.
+    /// A plain file is read as it is, whatever `passphrase` says.
+    ///
+    /// Decryption is GnuTLS's (PBKDF2, AES/3DES/DES/RC2/RC4, EVP_BytesToKey); the plain key
+    /// bytes are wiped after parsing (best effort), as are RSAKit's copies of `passphrase`.
+    /// - Parameter passphrase: the passphrase's bytes (UTF-8 for text), nil for none.
+    /// - Throws: every error of ``init(bytes:)``; `RSAError.passphraseNeeded(what:)` for an
+    ///   encrypted file without a passphrase, `RSAError.passphraseIncorrect(what:)` when it
+    ///   does not decrypt, `RSAError.passphraseUnusable` (NUL byte),
+    ///   `RSAError.unsupportedKeyFormat` naming scrypt or a cipher GnuTLS lacks.
+    public init(bytes: [UInt8], passphrase: [UInt8]?) throws {
+        try self.init(bytes: bytes, requirePEM: false, preferring: nil, passphrase: passphrase)
+    }
+
+    /// Whether `bytes` hold an encrypted private key (PKCS#8 EncryptedPrivateKeyInfo, DER
+    /// or PEM, or OpenSSL legacy encrypted PEM), so a caller knows to ask for a passphrase.
+    public static func isEncrypted(_ bytes: [UInt8]) -> Bool {
+        do {
+            _ = try RSAKeyFile(bytes: bytes)
+            return false
+        } catch RSAError.passphraseNeeded {
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// The public key: the key itself, or the public half of a private key.
@@ -74,7 +110,7 @@ public struct RSAKeyFile: Sendable {
         case publicKey, privateKey
     }
 
-    internal init(bytes: [UInt8], requirePEM: Bool, preferring preference: Preference?) throws {
+    internal init(bytes: [UInt8], requirePEM: Bool, preferring preference: Preference?, passphrase: [UInt8]? = nil) throws {
         guard bytes.count <= RSAKeyFile.maximumByteCount else {
             throw RSAError.malformedKey(reason: "input of \(bytes.count) bytes is larger than the \(RSAKeyFile.maximumByteCount)-byte limit for key files")
         }
@@ -86,8 +122,8 @@ public struct RSAKeyFile: Sendable {
         }
         let hasPEM = PEMDocument.containsBeginLine(bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes)
         if !requirePEM && RSAKeyFile.looksLikeDER(bytes, hasPEM: hasPEM) {
-            let decoded = try KeyDecoder.decode(der: bytes)
-            self.init(decoded: decoded, isPEM: false, warnings: [])
+            let (decoded, encryption) = try EncryptedKeyDecoder.decode(der: bytes, passphrase: passphrase)
+            self.init(decoded: decoded, isPEM: false, warnings: [], encryption: encryption)
             return
         }
         guard hasPEM else {
@@ -95,15 +131,17 @@ public struct RSAKeyFile: Sendable {
         }
         // A UTF-8 byte order mark (Windows editors) is text before the first line.
         let text = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
-        try self.init(pem: PEMDocument(scanning: text), preferring: preference)
+        try self.init(pem: PEMDocument(scanning: text), preferring: preference, passphrase: passphrase)
     }
 
-    private init(decoded: DecodedKey, isPEM: Bool, warnings: [String]) {
+    private init(decoded: DecodedKey, isPEM: Bool, warnings: [String], encryption: RSAKeyFileEncryption?) {
         self.key = decoded.key
         self.format = decoded.format
         self.isPEM = isPEM
         self.warnings = warnings + decoded.notes
-        self.structureName = decoded.structure.name
+        self.structureName = encryption?.scheme == "OpenSSL legacy PEM"
+            ? "\(decoded.structure.name) (OpenSSL encrypted PEM)" : decoded.structure.name
+        self.encryption = encryption
     }
 
     /// DER when the bytes are exactly one SEQUENCE TLV, or start with 0x30 and are not
@@ -123,7 +161,7 @@ public struct RSAKeyFile: Sendable {
         bytes.allSatisfy { ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
     }
 
-    private init(pem document: PEMDocument, preferring preference: Preference?) throws {
+    private init(pem document: PEMDocument, preferring preference: Preference?, passphrase: [UInt8]?) throws {
         let blocks = document.blocks
         let keyBlocks = blocks.filter(\.isKeyLabel)
         let preferred: PEMBlock?
@@ -160,11 +198,15 @@ public struct RSAKeyFile: Sendable {
         var (headers, der) = try document.decode(block)
         defer { wipe(&der) }
         if headers.contains(where: { $0.name == "Proc-Type" && $0.value.uppercased().contains("ENCRYPTED") }) {
-            throw RSAError.unsupportedKeyFormat(reason: "encrypted private keys are not supported yet")
+            let (decoded, encryption) = try EncryptedKeyDecoder.decodeLegacyPEM(
+                label: block.label, headers: headers, der: der, line: block.beginLine, passphrase: passphrase)
+            self.init(decoded: decoded, isPEM: true, warnings: warnings, encryption: encryption)
+            return
         }
         let decoded: DecodedKey
+        let encryption: RSAKeyFileEncryption?
         do {
-            decoded = try KeyDecoder.decode(der: der)
+            (decoded, encryption) = try EncryptedKeyDecoder.decode(der: der, passphrase: passphrase)
         } catch let RSAError.malformedDER(reason, offset) {
             // Offsets count from the start of the block's decoded bytes; say which block.
             throw RSAError.malformedDER(reason: "\(reason) (in the base64-decoded PEM block \"\(block.label)\" at line \(block.beginLine))", offset: offset)
@@ -172,7 +214,7 @@ public struct RSAKeyFile: Sendable {
         if block.label != decoded.structure.pemLabel {
             warnings.append("PEM label \"\(block.label)\" does not match the contents: the block holds a \(decoded.structure.name), whose label is \"\(decoded.structure.pemLabel)\"; the key was read by its structure")
         }
-        self.init(decoded: decoded, isPEM: true, warnings: warnings)
+        self.init(decoded: decoded, isPEM: true, warnings: warnings, encryption: encryption)
     }
 
     /// Key labels whose contents RSAKit cannot read at all.

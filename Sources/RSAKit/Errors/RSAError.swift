@@ -130,6 +130,44 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The output path is the same regular file as the command's input; writing it would
     /// destroy the input, so nothing was written.
     case outputFileIsInput(path: String)
+    // MARK: Keychain
+
+    /// The passphrase does not open the store key of a protected store (the Poly1305 tag of
+    /// the sealed store key did not verify). Nothing was changed.
+    case wrongPassphrase
+    /// The store is protected and this operation needs a secret: unlock it with the
+    /// passphrase first (``RSAKeyStore/unlock(passphrase:)``).
+    case keychainLocked
+    /// Protecting, unprotecting or changing the passphrase is not possible in this state
+    /// (`reason` says why: "the store is not protected", "the store is already protected"...).
+    case keychainProtection(reason: String)
+    /// Argon2id parameters libsodium refuses, or a derivation that failed (`reason` says which).
+    case invalidKDFParameters(reason: String)
+    /// An item with the same unique attributes exists (errSecDuplicateItem): `item` describes
+    /// it ("generic password for service \"s\" and account \"a\"").
+    case duplicateItem(item: String)
+    /// No item matches the query (errSecItemNotFound): `item` describes the query.
+    case noSuchItem(item: String)
+    /// An attribute value is not usable (an empty service, one too long...): `reason` says which.
+    case invalidAttribute(reason: String)
+    // MARK: Certificates, encrypted key files, PKCS#12 (x509)
+
+    /// The bytes are not an X.509 certificate (RFC 5280 §4.1) that GnuTLS can read, or a
+    /// file holds no certificate; `reason` says what was found instead.
+    case malformedCertificate(reason: String)
+    /// The input is encrypted (`what` names it: "PKCS#8 EncryptedPrivateKeyInfo",
+    /// "PKCS#12 file"...) and no passphrase was given.
+    case passphraseNeeded(what: String)
+    /// The passphrase does not decrypt `what` (the decryption or the padding check failed).
+    case passphraseIncorrect(what: String)
+    /// The passphrase cannot be used: `reason` says why (a NUL byte, which C APIs cannot carry).
+    case passphraseUnusable(reason: String)
+    /// A PKCS#12 file's MAC (RFC 7292 §4) does not match its contents, which the passphrase
+    /// does decrypt: the file was altered after it was made.
+    case pkcs12IntegrityCheckFailed
+    /// A PKCS#12 file that cannot be read or used: `reason` says why (not PKCS#12, no private
+    /// key, several private keys, no certificate for the key...).
+    case pkcs12Unusable(reason: String)
 
     /// A lower-case sentence, without secret bytes.
     public var description: String {
@@ -212,6 +250,32 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "cannot write output file '\(path)': \(reason)"
         case let .outputFileIsInput(path):
             return "output file '\(path)' is the input file; write to another file"
+        case .wrongPassphrase:
+            return "wrong passphrase"
+        case .keychainLocked:
+            return "the store is protected by a passphrase and is locked"
+        case let .keychainProtection(reason):
+            return reason
+        case let .invalidKDFParameters(reason):
+            return "invalid argon2id parameters: \(reason)"
+        case let .duplicateItem(item):
+            return "a \(item) already exists"
+        case let .noSuchItem(item):
+            return "no \(item) found"
+        case let .invalidAttribute(reason):
+            return "invalid attribute: \(reason)"
+        case let .malformedCertificate(reason):
+            return "malformed certificate: \(reason)"
+        case let .passphraseNeeded(what):
+            return "passphrase required: the \(what) is encrypted"
+        case let .passphraseIncorrect(what):
+            return "wrong passphrase for the \(what)"
+        case let .passphraseUnusable(reason):
+            return "unusable passphrase: \(reason)"
+        case .pkcs12IntegrityCheckFailed:
+            return "integrity check failed: the PKCS#12 MAC does not match its contents (the file was altered)"
+        case let .pkcs12Unusable(reason):
+            return "unusable PKCS#12 file: \(reason)"
         }
     }
 }

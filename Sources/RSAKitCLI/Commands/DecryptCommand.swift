@@ -59,7 +59,10 @@ struct DecryptCommand: RSAKitCommand {
                                    rawPadding: options.padding) { fingerprint in
                 if let (key, _) = explicit { return key }
                 guard let fingerprint else { throw RSAError.messageNamesNoRecipient }
-                return try RSAMessage.recipientPrivateKey(in: try openStore(arguments), fingerprint: fingerprint)
+                let store = try openStore(arguments)
+                return try withUnlockedStore(store, arguments, command: Self.spec.name) {
+                    try RSAMessage.recipientPrivateKey(in: store, fingerprint: fingerprint)
+                }
             }
         } catch let RSAError.encryptedForAnotherKey(expected) {
             throw CLIFailure("encrypted for key \(expected.base64String), not \(explicit?.1 ?? "this key")", .dataError)
@@ -86,7 +89,7 @@ struct DecryptCommand: RSAKitCommand {
             return (key, "the key in '\(path)'")
         }
         if let tag = arguments.value("tag") {
-            return (try storePrivateKey(try openStore(arguments), tag: tag), tag)
+            return (try storePrivateKey(try openStore(arguments), tag: tag, arguments: arguments, command: Self.spec.name), tag)
         }
         return nil
     }

@@ -5,7 +5,7 @@ struct GenPairCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "genpair",
         overview: "Generate an RSA key pair and store it under an application tag.",
-        usage: "rsakit genpair --tag <TAG> [--bits <N>] [--exponent <E>] [--private-tag <TAG2>] [--label <TEXT>] [--replace] [--store <DIR>]",
+        usage: "rsakit genpair --tag <TAG> [--bits <N>] [--exponent <E>] [--private-tag <TAG2>] [--label <TEXT>] [--replace] [--protect] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Application tag of the pair (of its public half when --private-tag is given)."),
             .value("bits", "N", "Modulus size in bits, 1024 to 16384 (default 2048)."),
@@ -13,7 +13,7 @@ struct GenPairCommand: RSAKitCommand {
             .value("private-tag", "TAG2", "Store the private half under this tag instead."),
             .value("label", "TEXT", "A free-text label for both items."),
             .flag("replace", "Replace existing items with the same tags."),
-        ],
+        ] + protectOptions,
         discussion: "Prints the tag, the size in bits, the block size k and the SHA-256 fingerprint.\nProgress is shown on stderr for sizes of 4096 bits and more when stderr is a terminal.")
 
     let arguments: ParsedArguments
@@ -40,6 +40,8 @@ struct GenPairCommand: RSAKitCommand {
 
     func run() throws {
         let store = try openStore(arguments)
+        try protectNewStoreIfAsked(store, arguments, command: Self.spec.name)
+        try unlockIfProtected(store, arguments, command: Self.spec.name)
         let privateTag = arguments.value("private-tag") ?? tag
         let replace = arguments.flag("replace")
         // Fail before the (possibly long) generation when the tag is taken; the store checks
@@ -69,8 +71,10 @@ struct GenPairCommand: RSAKitCommand {
             return true
         }
         if showProgress { printError("\r\u{1B}[K") }
-        let items = try store.addKeyPair(
-            key, tag: tag, privateTag: arguments.value("private-tag"), label: arguments.value("label"), replace: replace)
+        let items = try withUnlockedStore(store, arguments, command: Self.spec.name) {
+            try store.addKeyPair(
+                key, tag: tag, privateTag: arguments.value("private-tag"), label: arguments.value("label"), replace: replace)
+        }
         var text = "tag: \(tag)\n"
         if privateTag != tag { text += "private tag: \(privateTag)\n" }
         text += "bits: \(key.modulusBitCount)\n"

@@ -6,12 +6,12 @@ struct ImportCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "import",
         overview: "Import a key file into the store under an application tag.",
-        usage: "rsakit import --tag <TAG> <FILE> [--label <TEXT>] [--replace] [--store <DIR>]",
+        usage: "rsakit import --tag <TAG> <FILE> [--label <TEXT>] [--replace] [--protect] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Application tag for the imported key."),
             .value("label", "TEXT", "A free-text label."),
             .flag("replace", "Replace existing items with the same tag."),
-        ],
+        ] + protectOptions,
         positionals: ["FILE"],
         discussion: "A public key creates a public item; a private key creates both a public and a private item.")
 
@@ -31,10 +31,13 @@ struct ImportCommand: RSAKitCommand {
     func run() throws {
         let file = try loadKeyFile(path)
         let store = try openStore(arguments)
+        try protectNewStoreIfAsked(store, arguments, command: Self.spec.name)
         let label = arguments.value("label"), replace = arguments.flag("replace")
         switch file.key {
         case let .privateKey(key):
-            let items = try store.addKeyPair(key, tag: tag, privateTag: nil, label: label, replace: replace)
+            let items = try withUnlockedStore(store, arguments, command: Self.spec.name) {
+                try store.addKeyPair(key, tag: tag, privateTag: nil, label: label, replace: replace)
+            }
             try printOutput("imported key pair: tag: \(tag), bits: \(key.modulusBitCount), fingerprint: \(items.public.fingerprint.base64String)\n")
         case let .publicKey(key):
             let item = try store.addPublicKey(key, tag: tag, label: label, replace: replace)
@@ -86,7 +89,7 @@ struct ExportCommand: RSAKitCommand {
         let der = arguments.flag("der")
         let bytes: [UInt8]
         if arguments.flag("private") {
-            let key = try storePrivateKey(store, tag: tag)
+            let key = try storePrivateKey(store, tag: tag, arguments: arguments, command: Self.spec.name)
             bytes = der ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)
         } else {
             let key = try storePublicKey(store, tag: tag)
@@ -104,35 +107,75 @@ struct ExportCommand: RSAKitCommand {
     }
 }
 
-/// `rsakit list`: every item with its attributes.
+/// `rsakit list`: every item of every class with its attributes.
 struct ListCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "list",
-        overview: "List the items in the key store.",
-        usage: "rsakit list [--json] [--store <DIR>]",
-        options: [.flag("json", "Print a JSON array of items.")])
+        overview: "List the items in the store (keys, then generic passwords); needs no passphrase.",
+        usage: "rsakit list [--class key|password|certificate] [--json] [--store <DIR>]",
+        options: [
+            .value("class", "CLASS", "Only items of this class: key, password or certificate."),
+            .flag("json", "Print a JSON array of items."),
+        ])
 
     let arguments: ParsedArguments
-    init(_ arguments: ParsedArguments) throws { self.arguments = arguments }
+    let classes: Set<String>
+    init(_ arguments: ParsedArguments) throws {
+        self.arguments = arguments
+        if let name = arguments.value("class") {
+            guard ["key", "password", "certificate"].contains(name) else {
+                throw UsageError(message: "--class must be key, password or certificate, got '\(name)'", command: Self.spec.name)
+            }
+            classes = [name]
+        } else {
+            classes = ["key", "password", "certificate"]
+        }
+    }
 
     func run() throws {
-        let listing = try openStore(arguments).allItems()
+        let listing = try openStore(arguments).allKeychainItems()
         for problem in listing.problems { printError("rsakit: warning: \(problem.description)\n") }
+        let keys = classes.contains("key") ? listing.keys : []
+        let passwords = classes.contains("password") ? listing.passwords : []
+        let certificates = classes.contains("certificate") ? listing.certificates : []
         if arguments.flag("json") {
-            try printOutput(try jsonText(listing.items.map(itemJSON)))
+            try printOutput(try jsonText(keys.map(itemJSON) + passwords.map(passwordJSON) + certificates.map(certificateJSON)))
             return
         }
-        if listing.items.isEmpty {
-            try printOutput("no keys in the store\n")
+        if keys.isEmpty && passwords.isEmpty && certificates.isEmpty {
+            let empty: String
+            switch classes {
+            case ["password"]: empty = "no generic passwords in the store\n"
+            case ["certificate"]: empty = "no certificates in the store\n"
+            case ["key"]: empty = "no keys in the store\n"
+            default: empty = "no items in the store\n"
+            }
+            try printOutput(empty)
             return
         }
-        var text = "CLASS    BITS   " + "FINGERPRINT".padding(toLength: 52, withPad: " ", startingAt: 0) + "TAG\n"
-        for item in listing.items {
-            let keyClass = item.keyClass.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
-            let bits = String(item.keySizeInBits).padding(toLength: 6, withPad: " ", startingAt: 0)
-            text += "\(keyClass) \(bits) \(item.fingerprint.base64String)  \(item.applicationTag)"
-            if let label = item.label { text += "  (\(label))" }
-            text += "\n"
+        var text = ""
+        if !keys.isEmpty {
+            text += "CLASS    BITS   " + "FINGERPRINT".padding(toLength: 52, withPad: " ", startingAt: 0) + "TAG\n"
+            for item in keys {
+                let keyClass = item.keyClass.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
+                let bits = String(item.keySizeInBits).padding(toLength: 6, withPad: " ", startingAt: 0)
+                text += "\(keyClass) \(bits) \(item.fingerprint.base64String)  \(item.applicationTag)"
+                if let label = item.label { text += "  (\(label))" }
+                text += "\n"
+            }
+        }
+        if !passwords.isEmpty {
+            if !text.isEmpty { text += "\n" }
+            text += "CLASS    SERVICE / ACCOUNT\n"
+            for item in passwords {
+                text += "password \(item.service) / \(item.account)"
+                if let label = item.label { text += "  (\(label))" }
+                text += "\n"
+            }
+        }
+        if !certificates.isEmpty {
+            if !text.isEmpty { text += "\n" }
+            text += certificateTable(certificates)
         }
         try printOutput(text)
     }
@@ -142,10 +185,11 @@ struct ListCommand: RSAKitCommand {
 struct ShowCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "show",
-        overview: "Show the items stored under an application tag.",
-        usage: "rsakit show --tag <TAG> [--json] [--store <DIR>]",
+        overview: "Show the items stored under an application tag, or any item by its id.",
+        usage: "rsakit show --tag <TAG> | --id <ID> [--json] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Application tag."),
+            .value("id", "ID", "Item id (persistent reference) of an item of any class."),
             .flag("json", "Print a JSON array of items."),
         ])
 
@@ -153,12 +197,33 @@ struct ShowCommand: RSAKitCommand {
     let tag: String
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        tag = try arguments.required("tag", Self.spec.name)
+        if arguments.value("id") != nil {
+            guard arguments.value("tag") == nil else {
+                throw UsageError(message: "give --tag or --id, not both", command: Self.spec.name)
+            }
+            tag = ""
+        } else {
+            tag = try arguments.required("tag", Self.spec.name)
+        }
     }
 
     func run() throws {
         let store = try openStore(arguments)
-        let items = RSAKeyClass.allCases.compactMap { try? store.item(tag: tag, keyClass: $0) }
+        var items: [RSAKeyItemAttributes]
+        if let id = arguments.value("id") {
+            switch try store.keychainItem(id: id) {
+            case let .key(item):
+                items = [item]
+            case let .genericPassword(item):
+                try printOutput(arguments.flag("json") ? try jsonText([passwordJSON(item)]) : passwordText(item))
+                return
+            case let .certificate(item):
+                try printOutput(arguments.flag("json") ? try jsonText([certificateJSON(item)]) : certificateText(item))
+                return
+            }
+        } else {
+            items = RSAKeyClass.allCases.compactMap { try? store.item(tag: tag, keyClass: $0) }
+        }
         guard !items.isEmpty else { throw RSAError.keyNotFound(tag: tag) }
         if arguments.flag("json") {
             try printOutput(try jsonText(items.map(itemJSON)))
@@ -190,10 +255,11 @@ struct ShowCommand: RSAKitCommand {
 struct DeleteCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "delete",
-        overview: "Delete the items stored under an application tag.",
-        usage: "rsakit delete --tag <TAG> [--public-only] [--store <DIR>]",
+        overview: "Delete the items stored under an application tag, or any item by its id.",
+        usage: "rsakit delete --tag <TAG> [--public-only] | --id <ID> [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Application tag."),
+            .value("id", "ID", "Item id (persistent reference) of an item of any class."),
             .flag("public-only", "Delete only the public item."),
         ])
 
@@ -201,11 +267,24 @@ struct DeleteCommand: RSAKitCommand {
     let tag: String
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        tag = try arguments.required("tag", Self.spec.name)
+        if arguments.value("id") != nil {
+            guard arguments.value("tag") == nil, !arguments.flag("public-only") else {
+                throw UsageError(message: "--id takes neither --tag nor --public-only", command: Self.spec.name)
+            }
+            tag = ""
+        } else {
+            tag = try arguments.required("tag", Self.spec.name)
+        }
     }
 
     func run() throws {
         let store = try openStore(arguments)
+        if let id = arguments.value("id") {
+            let item = try store.keychainItem(id: id)
+            try store.deleteItem(id: id)
+            try printOutput("deleted \(item.className) item: \(id)\n")
+            return
+        }
         do {
             try store.delete(tag: tag, keyClass: arguments.flag("public-only") ? .public : nil)
         } catch RSAError.keyNotFound where arguments.flag("public-only") {

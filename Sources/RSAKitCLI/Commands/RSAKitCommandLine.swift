@@ -17,6 +17,7 @@ enum RSAKitCommandLine {
         GenPairCommand.self, EncryptCommand.self, DecryptCommand.self, ImportCommand.self,
         ExportCommand.self, ListCommand.self, ShowCommand.self, DeleteCommand.self,
         SignCommand.self, VerifyCommand.self,
+        StoreCommand.self, PasswordCommand.self, CertCommand.self,
     ]
 
     static var mainHelp: String {

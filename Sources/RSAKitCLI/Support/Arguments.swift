@@ -36,6 +36,7 @@ struct CommandSpec {
         self.options = options + [
             .value("store", "DIR", "Key store folder (default: $RSAKIT_STORE, else $XDG_DATA_HOME/rsakit, else ~/.local/share/rsakit)."),
             .flag("allow-insecure-store", "Open a store whose private files or folders are open to group or others (not recommended)."),
+            .value("passin", "SPEC", "Passphrase of a protected store: pass:TEXT (visible in ps; tests only), env:VAR, file:PATH, fd:N or stdin (default: $RSAKIT_PASSIN, else a prompt on the terminal)."),
             .flag("help", "Show this help."),
         ]
         self.positionals = positionals

@@ -52,17 +52,14 @@ func openStore(_ arguments: ParsedArguments) throws -> RSAKeyStore {
 /// The public key stored under `tag`: its public item, else the public half of its private
 /// item (a pair stored with --private-tag has only the private item under that tag).
 func storePublicKey(_ store: RSAKeyStore, tag: String) throws -> RSAPublicKey {
-    do {
-        return try store.publicKey(tag: tag)
-    } catch RSAError.keyNotFound {
-        return try store.privateKey(tag: tag).publicKey
-    }
+    try store.publicKeyOfAnyItem(tag: tag)
 }
 
 /// The private key stored under `tag`, with a clear message when only the public half is there.
-func storePrivateKey(_ store: RSAKeyStore, tag: String) throws -> RSAPrivateKey {
+/// In a protected store the passphrase is asked for (see ``withUnlockedStore``).
+func storePrivateKey(_ store: RSAKeyStore, tag: String, arguments: ParsedArguments, command: String) throws -> RSAPrivateKey {
     do {
-        return try store.privateKey(tag: tag)
+        return try withUnlockedStore(store, arguments, command: command) { try store.privateKey(tag: tag) }
     } catch RSAError.keyNotFound {
         if (try? store.item(tag: tag, keyClass: .public)) != nil {
             throw CLIFailure("the store holds only the public key for tag '\(tag)'; this needs the private key", .notFound)

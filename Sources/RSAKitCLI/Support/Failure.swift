@@ -49,7 +49,7 @@ struct CLIFailure: Error, CustomStringConvertible {
         case .decryptionFailed, .ciphertextLengthInvalid, .containerInvalid, .malformedKey,
              .messageTooLong, .integerTooLarge, .messageRepresentativeOutOfRange, .invalidKey,
              .malformedDER, .malformedPEM, .unsupportedKeyFormat, .keyTypeMismatch, .damagedItem,
-             .encryptedForAnotherKey, .messageInvalid:
+             .encryptedForAnotherKey, .messageInvalid, .wrongPassphrase:
             return .dataError
         case .recipientKeyNotFound:
             return .notFound
@@ -57,11 +57,11 @@ struct CLIFailure: Error, CustomStringConvertible {
             return .usage
         case let .inputFileFailed(_, reason):
             return reason == "no such file or directory" ? .notFound : .failure
-        case .keyNotFound, .itemNotFound:
+        case .keyNotFound, .itemNotFound, .noSuchItem:
             return .notFound
-        case .invalidTag, .invalidLabel:
+        case .invalidTag, .invalidLabel, .invalidAttribute, .invalidKDFParameters:
             return .usage
-        case .keyAlreadyExists:
+        case .keyAlreadyExists, .duplicateItem:
             return .alreadyExists
         case .keySizeUnsupported, .publicExponentUnsupported:
             return .usage

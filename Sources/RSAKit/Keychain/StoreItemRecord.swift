@@ -36,6 +36,13 @@ internal struct StoreItemMetadata: Codable, Equatable {
     var fingerprint: String
     /// "YYYY-MM-DDTHH:MM:SS.mmmZ", UTC.
     var creationDate: String
+    /// True for a private item whose key is sealed (protected store); absent otherwise.
+    var sealed: Bool?
+
+    /// The associated data of a sealed private key: ("private", tag, fingerprint, item id).
+    var sealedAssociatedData: [UInt8] {
+        StoreSealing.associatedData(kind: keyClass.rawValue, identity: [applicationTag, fingerprint], itemID: itemID)
+    }
 }
 
 internal enum StoreItemRecord {

@@ -63,6 +63,15 @@ internal struct StoreTransaction {
     /// Write `contents` to a temporary file beside `relativePath` (creating its shard folder
     /// with mode 0700 if needed) and plan the rename onto it.
     mutating func stageFile(_ relativePath: String, contents: [UInt8]) throws {
+        guard relativePath.contains("/") else {
+            // A file of the store folder itself (VERSION, protection): its stale temporary
+            // files were removed when the write began.
+            let temporary = StoreFileSystem.temporaryName(for: relativePath)
+            try StoreFileSystem.createFile(layout.absolute(temporary), contents: contents)
+            temporaryFiles.append(temporary)
+            operations.append(StoreJournalOperation(kind: .rename, path: relativePath, from: temporary))
+            return
+        }
         let folder = StoreFileSystem.parent(of: relativePath)
         if cleanedFolders.insert(folder).inserted {
             try ensureFolder(folder)

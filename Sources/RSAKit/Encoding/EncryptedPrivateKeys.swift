@@ -1,0 +1,272 @@
+// Encrypted private-key files, read through the GnuTLS wrapper:
+//
+//   EncryptedPrivateKeyInfo ::= SEQUENCE {                                    RFC 5208 §6
+//       encryptionAlgorithm AlgorithmIdentifier, encryptedData OCTET STRING }
+//   PBES2-params ::= SEQUENCE { keyDerivationFunc, encryptionScheme }          RFC 8018 A.4
+//   PBKDF2-params ::= SEQUENCE { salt OCTET STRING, iterationCount INTEGER,
+//       keyLength INTEGER OPTIONAL, prf AlgorithmIdentifier DEFAULT hmacWithSHA1 } RFC 8018 A.2
+//   PBEParameter ::= SEQUENCE { salt OCTET STRING, iterationCount INTEGER }   RFC 8018 A.3
+//   pkcs-12PbeParams ::= SEQUENCE { salt OCTET STRING, iterations INTEGER }   RFC 7292 App. C
+//
+// and OpenSSL's legacy PEM encryption ("Proc-Type: 4,ENCRYPTED", "DEK-Info: CIPHER,IV").
+// RSAKit reads only the public parameters itself (to name the scheme, and to refuse the
+// ones GnuTLS lacks, such as scrypt, by name); GnuTLS decrypts; RSAKit parses the plain key.
+//
+// NOTE: Encoding calls the GnuTLS wrapper here (STYLE.md: "PKCS#8, encrypted ones through
+// the GnuTLS wrapper"); the wrapper itself depends on nothing above Encoding.
+
+/// How an encrypted key file is protected, read from its unencrypted parameters.
+public struct RSAKeyFileEncryption: Sendable, Hashable, CustomStringConvertible {
+    /// The scheme: "PBES2", "PBES1" (RFC 8018 §6.1), "PKCS#12 PBE" (RFC 7292 Appendix C)
+    /// or "OpenSSL legacy PEM".
+    public let scheme: String
+    /// The key derivation: "PBKDF2-HMAC-SHA256", "scrypt", "MD5" (PBES1), "EVP_BytesToKey-MD5"...
+    public let keyDerivation: String
+    /// The iteration count (PBKDF2, PBES1, PKCS#12), nil where the scheme has none.
+    public let iterationCount: Int?
+    /// The cipher: "AES-256-CBC", "DES-EDE3-CBC", "RC2-40-CBC"...
+    public let cipher: String
+
+    /// "PBES2: PBKDF2-HMAC-SHA256, 600000 iterations, AES-256-CBC".
+    public var description: String {
+        var text = "\(scheme): \(keyDerivation)"
+        if let iterationCount { text += ", \(iterationCount) iterations" }
+        return text + ", \(cipher)"
+    }
+}
+
+/// Reads encrypted key structures (see the top of this file).
+internal enum EncryptedKeyDecoder {
+    /// What error messages call an encrypted PKCS#8 file.
+    static let pkcs8Name = "PKCS#8 EncryptedPrivateKeyInfo"
+    /// What error messages call a legacy encrypted PEM file.
+    static let legacyPEMName = "OpenSSL encrypted PEM key"
+
+    /// Decode a DER key of any structure; an `EncryptedPrivateKeyInfo` is decrypted with
+    /// `passphrase`.
+    /// - Throws: every error of `KeyDecoder.decode(der:)`, and for encrypted input
+    ///   `RSAError.passphraseNeeded` (no passphrase), `RSAError.passphraseIncorrect`,
+    ///   `RSAError.passphraseUnusable`, `RSAError.unsupportedKeyFormat` (scrypt or a cipher
+    ///   GnuTLS lacks, by name).
+    static func decode(der: [UInt8], passphrase: [UInt8]?) throws -> (DecodedKey, RSAKeyFileEncryption?) {
+        let reader = DERReader(der)
+        let top = try reader.topLevelElement(in: 0..<der.count, name: "key")
+        guard try KeyDecoder.detect(reader, top) == .encryptedPrivateKeyInfo else {
+            return (try KeyDecoder.decode(der: der), nil)
+        }
+        let encryption = try inspectPKCS8(reader, top)
+        guard let passphrase else { throw RSAError.passphraseNeeded(what: pkcs8Name) }
+        let key: GnuTLSPrivateKey
+        do {
+            key = try GnuTLSPrivateKey.decryptPKCS8(der: der, passphrase: passphrase)
+        } catch let failure as GnuTLSFailure {
+            throw mapFailure(failure, what: pkcs8Name, encryption: encryption)
+        }
+        var decoded = try plainKey(from: key)
+        decoded = DecodedKey(key: decoded.key, structure: .encryptedPrivateKeyInfo, notes: decoded.notes)
+        return (decoded, encryption)
+    }
+
+    /// Decrypt an OpenSSL legacy encrypted PEM block ("Proc-Type: 4,ENCRYPTED").
+    /// - Parameters:
+    ///   - label: the block's label ("RSA PRIVATE KEY").
+    ///   - headers: its RFC 1421 headers, with "DEK-Info: CIPHER,IV-HEX".
+    ///   - der: the still-encrypted base64-decoded body.
+    /// - Throws: as ``decode(der:passphrase:)``; `RSAError.malformedPEM` without DEK-Info.
+    static func decodeLegacyPEM(label: String, headers: [(name: String, value: String)], der: [UInt8],
+                                line: Int, passphrase: [UInt8]?) throws -> (DecodedKey, RSAKeyFileEncryption) {
+        guard let dekInfo = headers.first(where: { $0.name == "DEK-Info" })?.value,
+              let cipher = dekInfo.split(separator: ",").first.map(String.init), !cipher.isEmpty else {
+            throw RSAError.malformedPEM(reason: "encrypted PEM block \"\(label)\" has no DEK-Info header", line: line)
+        }
+        let encryption = RSAKeyFileEncryption(scheme: "OpenSSL legacy PEM", keyDerivation: "EVP_BytesToKey-MD5",
+                                              iterationCount: nil, cipher: cipher.uppercased())
+        guard label == "RSA PRIVATE KEY" else {
+            throw RSAError.unsupportedKeyFormat(reason: "not an RSA key: encrypted PEM block \"\(label)\"")
+        }
+        guard let passphrase else { throw RSAError.passphraseNeeded(what: legacyPEMName) }
+        var pem = Array(PEMDocument.encode(der, label: label, headers: headers).utf8)
+        defer { wipe(&pem) }
+        let key: GnuTLSPrivateKey
+        do {
+            key = try GnuTLSPrivateKey.decryptOpenSSLPEM(pem, passphrase: passphrase)
+        } catch let failure as GnuTLSFailure {
+            throw mapFailure(failure, what: legacyPEMName, encryption: encryption)
+        }
+        let decoded = try plainKey(from: key)
+        return (DecodedKey(key: decoded.key, structure: .pkcs1PrivateKey, notes: decoded.notes), encryption)
+    }
+
+    /// The plain key GnuTLS decrypted, parsed by RSAKit's own PKCS#8 reader.
+    private static func plainKey(from key: GnuTLSPrivateKey) throws -> DecodedKey {
+        var plain: [UInt8]
+        do {
+            plain = try key.plainPKCS8DER()
+        } catch let failure as GnuTLSFailure {
+            throw RSAError.internalError("GnuTLS could not export the decrypted key: \(failure)")
+        }
+        defer { wipe(&plain) }
+        return try KeyDecoder.decode(der: plain)
+    }
+
+    private static func mapFailure(_ failure: GnuTLSFailure, what: String, encryption: RSAKeyFileEncryption) -> RSAError {
+        if GnuTLSPrivateKey.isUnsupportedScheme(failure) {
+            return .unsupportedKeyFormat(reason: "\(what) encrypted with \(encryption) is not supported (GnuTLS: \(failure.message.lowercased()))")
+        }
+        if GnuTLSPrivateKey.isUnusablePassphrase(failure) {
+            return .passphraseUnusable(reason: "GnuTLS refuses it as a password string (not valid UTF-8)")
+        }
+        if GnuTLSPrivateKey.isWrongPassphrase(failure) {
+            return .passphraseIncorrect(what: what)
+        }
+        return .malformedKey(reason: "\(what) could not be decrypted: \(failure.message.lowercased())")
+    }
+
+    // MARK: Public parameters
+
+    /// Name the scheme of an `EncryptedPrivateKeyInfo`, refusing by name what GnuTLS cannot
+    /// decrypt (scrypt; ciphers outside GnuTLS's list).
+    static func inspectPKCS8(_ reader: DERReader, _ top: DERElement) throws -> RSAKeyFileEncryption {
+        let fields = try reader.sequence(top, what: "EncryptedPrivateKeyInfo")
+        let algorithm = try reader.sequence(fields[0], what: "encryptionAlgorithm")
+        guard let first = algorithm.first else {
+            throw RSAError.malformedDER(reason: "empty encryptionAlgorithm", offset: fields[0].offset)
+        }
+        let oid = dottedObjectIdentifier(try reader.objectIdentifier(first, what: "encryption algorithm"))
+        let parameters = algorithm.count > 1 ? algorithm[1] : nil
+        if oid == "1.2.840.113549.1.5.13" {
+            guard let parameters else {
+                throw RSAError.malformedDER(reason: "PBES2 without parameters", offset: first.offset)
+            }
+            return try inspectPBES2(reader, parameters)
+        }
+        let iterations = try parameters.flatMap { element -> Int? in
+            let values = try reader.sequence(element, what: "PBE parameters")
+            return values.count >= 2 ? try reader.smallInteger(values[1], what: "iteration count") : nil
+        }
+        if let (kdf, cipher) = pbes1Schemes[oid] {
+            return RSAKeyFileEncryption(scheme: "PBES1", keyDerivation: kdf, iterationCount: iterations, cipher: cipher)
+        }
+        if let cipher = pkcs12Schemes[oid] {
+            return RSAKeyFileEncryption(scheme: "PKCS#12 PBE", keyDerivation: "PKCS#12 KDF (SHA-1)", iterationCount: iterations, cipher: cipher)
+        }
+        throw RSAError.unsupportedKeyFormat(reason: "\(pkcs8Name) with the unknown encryption algorithm \(oid) is not supported")
+    }
+
+    private static func inspectPBES2(_ reader: DERReader, _ element: DERElement) throws -> RSAKeyFileEncryption {
+        let parts = try reader.sequence(element, what: "PBES2-params")
+        guard parts.count == 2 else {
+            throw RSAError.malformedDER(reason: "PBES2-params must hold keyDerivationFunc and encryptionScheme", offset: element.offset)
+        }
+        let kdf = try reader.sequence(parts[0], what: "keyDerivationFunc")
+        let scheme = try reader.sequence(parts[1], what: "encryptionScheme")
+        guard let kdfOIDElement = kdf.first, let cipherOIDElement = scheme.first else {
+            throw RSAError.malformedDER(reason: "empty AlgorithmIdentifier in PBES2-params", offset: element.offset)
+        }
+        let kdfOID = dottedObjectIdentifier(try reader.objectIdentifier(kdfOIDElement, what: "key derivation function"))
+        let cipherOID = dottedObjectIdentifier(try reader.objectIdentifier(cipherOIDElement, what: "encryption scheme"))
+        let cipher = pbes2Ciphers[cipherOID]
+        if kdfOID == "1.3.6.1.4.1.11591.4.11" {
+            throw RSAError.unsupportedKeyFormat(reason: "scrypt-based PKCS#8 encryption (openssl pkcs8 -scrypt) is not supported, since GnuTLS cannot derive scrypt keys; re-encrypt the key with `openssl pkcs8 -topk8 -v2 aes-256-cbc -v2prf hmacWithSHA256`")
+        }
+        guard kdfOID == "1.2.840.113549.1.5.12", kdf.count == 2 else {
+            throw RSAError.unsupportedKeyFormat(reason: "PBES2 with the key derivation function \(kdfOID) is not supported (only PBKDF2)")
+        }
+        let pbkdf2 = try reader.sequence(kdf[1], what: "PBKDF2-params")
+        guard pbkdf2.count >= 2 else {
+            throw RSAError.malformedDER(reason: "PBKDF2-params without an iteration count", offset: kdf[1].offset)
+        }
+        let iterations = try reader.smallInteger(pbkdf2[1], what: "PBKDF2 iteration count")
+        var prf = "HMAC-SHA1"
+        if let last = pbkdf2.last, last.tag == DERTag.sequence, let prfOID = try reader.children(of: last).first {
+            let dotted = dottedObjectIdentifier(try reader.objectIdentifier(prfOID, what: "PBKDF2 prf"))
+            prf = pbkdf2PRFs[dotted] ?? dotted
+        }
+        guard let cipher else {
+            let name = unsupportedCiphers[cipherOID] ?? cipherOID
+            throw RSAError.unsupportedKeyFormat(reason: "PBES2 with the cipher \(name) is not supported by GnuTLS; re-encrypt the key with `openssl pkcs8 -topk8 -v2 aes-256-cbc`")
+        }
+        return RSAKeyFileEncryption(scheme: "PBES2", keyDerivation: "PBKDF2-" + prf, iterationCount: iterations, cipher: cipher)
+    }
+
+    /// PBES2 encryption schemes GnuTLS decrypts (RFC 8018 B.2, NIST AES OIDs).
+    static let pbes2Ciphers: [String: String] = [
+        "2.16.840.1.101.3.4.1.2": "AES-128-CBC", "2.16.840.1.101.3.4.1.22": "AES-192-CBC",
+        "2.16.840.1.101.3.4.1.42": "AES-256-CBC", "1.2.840.113549.3.7": "DES-EDE3-CBC",
+        "1.3.14.3.2.7": "DES-CBC",
+    ]
+    /// Ciphers PBES2 may name that GnuTLS 3.7 does not decrypt, for messages.
+    static let unsupportedCiphers: [String: String] = [
+        "1.2.392.200011.61.1.1.1.2": "CAMELLIA-128-CBC", "1.2.392.200011.61.1.1.1.3": "CAMELLIA-192-CBC",
+        "1.2.392.200011.61.1.1.1.4": "CAMELLIA-256-CBC", "1.2.840.113549.3.2": "RC2-CBC",
+        "1.2.410.200004.1.4": "SEED-CBC", "1.2.156.10197.1.104.2": "SM4-CBC",
+        "1.2.840.113549.3.9": "RC5-CBC", "1.3.6.1.4.1.188.7.1.1.2": "IDEA-CBC",
+    ]
+    /// PBKDF2 pseudo-random functions (RFC 8018 B.1.1, RFC 8018 B.1.2).
+    static let pbkdf2PRFs: [String: String] = [
+        "1.2.840.113549.2.7": "HMAC-SHA1", "1.2.840.113549.2.8": "HMAC-SHA224", "1.2.840.113549.2.9": "HMAC-SHA256",
+        "1.2.840.113549.2.10": "HMAC-SHA384", "1.2.840.113549.2.11": "HMAC-SHA512",
+    ]
+    /// PBES1 (RFC 8018 §6.1, A.3): digest and cipher.
+    static let pbes1Schemes: [String: (String, String)] = [
+        "1.2.840.113549.1.5.1": ("MD2", "DES-CBC"), "1.2.840.113549.1.5.3": ("MD5", "DES-CBC"),
+        "1.2.840.113549.1.5.4": ("MD2", "RC2-64-CBC"), "1.2.840.113549.1.5.6": ("MD5", "RC2-64-CBC"),
+        "1.2.840.113549.1.5.10": ("SHA-1", "DES-CBC"), "1.2.840.113549.1.5.11": ("SHA-1", "RC2-64-CBC"),
+    ]
+    /// PKCS#12 password-based encryption (RFC 7292 Appendix C).
+    static let pkcs12Schemes: [String: String] = [
+        "1.2.840.113549.1.12.1.1": "RC4-128", "1.2.840.113549.1.12.1.2": "RC4-40",
+        "1.2.840.113549.1.12.1.3": "DES-EDE3-CBC", "1.2.840.113549.1.12.1.4": "DES-EDE-CBC (2-key)",
+        "1.2.840.113549.1.12.1.5": "RC2-128-CBC", "1.2.840.113549.1.12.1.6": "RC2-40-CBC",
+    ]
+}
+
+extension RSAPrivateKey {
+    /// The private key as PKCS#8 `EncryptedPrivateKeyInfo` DER with PBES2 (RFC 8018 §6.2):
+    /// PBKDF2 with HMAC-SHA256, a random salt and 600,000 iterations (GnuTLS 3.7.9's
+    /// default, checked: never fewer), AES-256-CBC with a random IV; what
+    /// `openssl pkey -passin` reads. Made by GnuTLS (`gnutls_x509_privkey_export2_pkcs8`
+    /// with GNUTLS_PKCS_PBES2_AES_256); salt and IV come from GnuTLS's random generator.
+    ///
+    /// - Parameter passphrase: the passphrase's bytes (UTF-8 for text), not empty, no NUL.
+    ///   RSAKit's copies are wiped.
+    /// - Throws: `RSAError.passphraseUnusable` (empty, NUL byte, or not valid UTF-8 for
+    ///   GnuTLS), `RSAError.internalError` when GnuTLS fails.
+    public func encryptedPKCS8DERRepresentation(passphrase: [UInt8]) throws -> [UInt8] {
+        guard !passphrase.isEmpty else {
+            throw RSAError.passphraseUnusable(reason: "an empty passphrase does not protect the key")
+        }
+        var plain = derRepresentation
+        defer { wipe(&plain) }
+        let encrypted: [UInt8]
+        do {
+            let key = try GnuTLSPrivateKey.plain(der: plain)
+            encrypted = try key.pbes2AES256DER(passphrase: passphrase)
+        } catch let failure as GnuTLSFailure {
+            if GnuTLSPrivateKey.isUnusablePassphrase(failure) {
+                throw RSAError.passphraseUnusable(reason: "GnuTLS refuses it as a password string (not valid UTF-8)")
+            }
+            throw RSAError.internalError("GnuTLS could not encrypt the key: \(failure)")
+        }
+        // Never hand out fewer iterations than promised, whatever GnuTLS's default becomes.
+        let reader = DERReader(encrypted)
+        let top = try reader.topLevelElement(in: 0..<encrypted.count, name: "EncryptedPrivateKeyInfo")
+        let encryption = try EncryptedKeyDecoder.inspectPKCS8(reader, top)
+        guard encryption.keyDerivation == "PBKDF2-HMAC-SHA256", encryption.cipher == "AES-256-CBC",
+              (encryption.iterationCount ?? 0) >= RSAPrivateKey.minimumPBKDF2IterationCount else {
+            throw RSAError.internalError("GnuTLS wrote \(encryption), not PBKDF2-HMAC-SHA256 with at least \(RSAPrivateKey.minimumPBKDF2IterationCount) iterations and AES-256-CBC")
+        }
+        return encrypted
+    }
+
+    /// ``encryptedPKCS8DERRepresentation(passphrase:)`` as PEM, "-----BEGIN ENCRYPTED PRIVATE KEY-----".
+    /// - Throws: as ``encryptedPKCS8DERRepresentation(passphrase:)``.
+    public func encryptedPKCS8PEMRepresentation(passphrase: [UInt8]) throws -> String {
+        PEMDocument.encode(try encryptedPKCS8DERRepresentation(passphrase: passphrase),
+                           label: DERKeyStructure.encryptedPrivateKeyInfo.pemLabel)
+    }
+
+    /// The fewest PBKDF2 iterations an encrypted key file RSAKit writes uses (600,000,
+    /// OWASP's 2023 figure for PBKDF2-HMAC-SHA256).
+    public static let minimumPBKDF2IterationCount = 600_000
+}

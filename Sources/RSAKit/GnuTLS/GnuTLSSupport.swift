@@ -1,0 +1,92 @@
+// Shared plumbing for the GnuTLS wrapper: error codes, datums, size-query calls and
+// passphrases as C strings. Nothing here is public; the rest of RSAKit sees Swift types.
+internal import CGnuTLS
+
+/// A GnuTLS call returned a negative error code.
+internal struct GnuTLSFailure: Error, CustomStringConvertible {
+    /// The GnuTLS error code (`GNUTLS_E_*`, negative).
+    let code: Int32
+    /// The GnuTLS function that failed, for messages.
+    let function: String
+
+    /// GnuTLS's own sentence for the code (`gnutls_strerror`).
+    var message: String { String(cString: gnutls_strerror(code)) }
+
+    var description: String { "\(function): \(message)" }
+
+    /// GNUTLS_E_MAC_VERIFY_FAILED, for callers outside this folder.
+    static let macVerifyFailed: Int32 = GNUTLS_E_MAC_VERIFY_FAILED
+
+    /// Whether GnuTLS reports a failed decryption or a password mismatch (the wrong passphrase).
+    var isDecryptionFailure: Bool {
+        code == GNUTLS_E_DECRYPTION_FAILED || code == GNUTLS_E_MAC_VERIFY_FAILED
+    }
+}
+
+/// Throw ``GnuTLSFailure`` when `code` is negative; return it otherwise.
+@discardableResult
+internal func gnutlsCheck(_ code: Int32, _ function: String) throws -> Int32 {
+    if code < 0 { throw GnuTLSFailure(code: code, function: function) }
+    return code
+}
+
+/// Run `body` with a datum pointing at a copy of `bytes`; the copy is wiped afterwards
+/// (the bytes may be secret: a key, a PKCS#12 file).
+@discardableResult
+internal func withDatum<R>(_ bytes: [UInt8], _ body: (UnsafePointer<gnutls_datum_t>) throws -> R) rethrows -> R {
+    var copy = bytes
+    defer { wipe(&copy) }
+    if copy.isEmpty { copy.reserveCapacity(1) }
+    return try copy.withUnsafeMutableBufferPointer { buffer in
+        var datum = gnutls_datum_t(data: buffer.baseAddress, size: UInt32(buffer.count))
+        return try body(&datum)
+    }
+}
+
+/// The bytes of a datum GnuTLS allocated, which is then zeroed and freed.
+internal func takeDatum(_ datum: inout gnutls_datum_t) -> [UInt8] {
+    defer { rsakit_gnutls_free_datum(&datum) }
+    guard let data = datum.data, datum.size > 0 else { return [] }
+    return Array(UnsafeBufferPointer(start: data, count: Int(datum.size)))
+}
+
+/// Call a GnuTLS getter of the "buffer, inout size" kind twice: once to learn the size
+/// (GNUTLS_E_SHORT_MEMORY_BUFFER), once to fill. Returns nil when GnuTLS says the data is
+/// not there (GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE), else the bytes (without a final NUL
+/// when `isString`).
+internal func gnutlsSizedQuery(
+    _ function: String, isString: Bool = false,
+    _ call: (UnsafeMutableRawPointer?, UnsafeMutablePointer<Int>) -> Int32
+) throws -> [UInt8]? {
+    var size = 0
+    var code = call(nil, &size)
+    if code == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE { return nil }
+    if code != GNUTLS_E_SHORT_MEMORY_BUFFER && code < 0 {
+        throw GnuTLSFailure(code: code, function: function)
+    }
+    var buffer = [UInt8](repeating: 0, count: max(size, 1) + 1)
+    size = buffer.count
+    code = buffer.withUnsafeMutableBytes { call($0.baseAddress, &size) }
+    if code == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE { return nil }
+    try gnutlsCheck(code, function)
+    buffer.removeSubrange(min(size, buffer.count)...)
+    if isString, buffer.last == 0 { buffer.removeLast() }
+    return buffer
+}
+
+/// A passphrase as a NUL-terminated C string for GnuTLS, wiped when `body` returns.
+///
+/// `nil` passes a NULL pointer (no passphrase); an empty array passes "" (PKCS#12 files
+/// made with an empty password need "", not NULL).
+/// - Throws: `RSAError.passphraseUnusable` when the passphrase contains a NUL byte,
+///   which no C API can carry.
+@discardableResult
+internal func withPassphraseCString<R>(_ passphrase: [UInt8]?, _ body: (UnsafePointer<CChar>?) throws -> R) throws -> R {
+    guard let passphrase else { return try body(nil) }
+    guard !passphrase.contains(0) else {
+        throw RSAError.passphraseUnusable(reason: "it contains a NUL byte")
+    }
+    var bytes = passphrase.map { CChar(bitPattern: $0) } + [0]
+    defer { for index in bytes.indices { bytes[index] = 0 } }
+    return try bytes.withUnsafeBufferPointer { try body($0.baseAddress) }
+}

@@ -1,0 +1,124 @@
+// Every item class together: listing, lookup and deletion by item id (persistent reference).
+
+extension RSAKeyStore {
+    /// Every item of every class, and every item file that could not be read (listed, not
+    /// thrown). Reads every item file; needs no passphrase.
+    ///
+    /// - Throws: `RSAError.storeIOError` when a store folder cannot be listed.
+    public func allKeychainItems() throws -> RSAKeychainListing {
+        let keys = try allItems()
+        var passwords: [RSAGenericPasswordAttributes] = []
+        var certificates: [RSACertificateAttributes] = []
+        var problems = keys.problems
+        try withReadLock {
+            let folder = StoreLayout.passwordDirectory
+            for shard in try StoreFileSystem.listDirectory(layout.absolute(folder)).sorted() where StoreLayout.isShardName(shard) {
+                for name in try StoreFileSystem.listDirectory(layout.absolute(folder + "/" + shard)) {
+                    guard let hash = StoreLayout.recordHash(fromName: name, digits: 128) else { continue }
+                    do {
+                        if let loaded = try loadPassword(hash: hash) { passwords.append(loaded.attributes) }
+                    } catch let error as RSAError {
+                        problems.append(RSAKeyStoreProblem(path: layout.absolute(StoreLayout.passwordPath(hash: hash)), error: error))
+                    }
+                }
+            }
+            let certificateFolder = StoreLayout.certificateDirectory
+            for shard in try StoreFileSystem.listDirectory(layout.absolute(certificateFolder)).sorted() where StoreLayout.isShardName(shard) {
+                for name in try StoreFileSystem.listDirectory(layout.absolute(certificateFolder + "/" + shard)) {
+                    guard let hash = StoreLayout.recordHash(fromName: name, digits: 64) else { continue }
+                    do {
+                        if let loaded = try loadCertificate(hash: hash) { certificates.append(loaded.attributes) }
+                    } catch let error as RSAError {
+                        problems.append(RSAKeyStoreProblem(path: layout.absolute(StoreLayout.certificatePath(hash: hash)), error: error))
+                    }
+                }
+            }
+        }
+        passwords.sort {
+            if !$0.service.utf8.elementsEqual($1.service.utf8) { return $0.service.utf8.lexicographicallyPrecedes($1.service.utf8) }
+            return $0.account.utf8.lexicographicallyPrecedes($1.account.utf8)
+        }
+        return RSAKeychainListing(
+            keys: keys.items, passwords: passwords, certificates: RSAKeyStore.sortedCertificates(certificates),
+            problems: problems.sorted { $0.path < $1.path })
+    }
+
+    /// The item with this item id, of any class (`kSecValuePersistentRef`). Opens one file.
+    ///
+    /// - Throws: `RSAError.itemNotFound(itemID:)` when no item has this id (also for ids of
+    ///   deleted items and strings that are not ids); `RSAError.damagedItem`;
+    ///   `RSAError.storeIOError`.
+    public func keychainItem(id: String) throws -> RSAKeychainItem {
+        switch StoreLayout.parseAnyItemID(id) {
+        case .key?:
+            return .key(try item(id: id))
+        case let .password(hash)?:
+            guard let loaded = try withReadLock({ try loadPassword(hash: hash) }), loaded.attributes.itemID == id else {
+                throw RSAError.itemNotFound(itemID: id)
+            }
+            return .genericPassword(loaded.attributes)
+        case let .certificate(hash)?:
+            guard let loaded = try withReadLock({ try loadCertificate(hash: hash) }), loaded.metadata.itemID == id else {
+                throw RSAError.itemNotFound(itemID: id)
+            }
+            return .certificate(loaded.attributes)
+        case nil:
+            throw RSAError.itemNotFound(itemID: id)
+        }
+    }
+
+    /// Delete the item with this id, of any class (`SecItemDelete` with
+    /// `kSecValuePersistentRef`). Deleting one half of a key pair leaves the other.
+    ///
+    /// - Throws: `RSAError.itemNotFound(itemID:)`; `RSAError.storeIOError`.
+    public func deleteItem(id: String) throws {
+        switch try keychainItem(id: id) {
+        case let .key(attributes):
+            try delete(tag: attributes.applicationTag, keyClass: attributes.keyClass)
+        case let .genericPassword(attributes):
+            try deleteGenericPassword(service: attributes.service, account: attributes.account)
+        case .certificate:
+            try deleteCertificate(itemID: id)
+        }
+    }
+}
+
+/// One keychain item of any class, as ``RSAKeyStore/keychainItem(id:)`` returns it.
+public enum RSAKeychainItem: Sendable, Hashable {
+    /// A key item (`kSecClassKey`).
+    case key(RSAKeyItemAttributes)
+    /// A generic password item (`kSecClassGenericPassword`).
+    case genericPassword(RSAGenericPasswordAttributes)
+    /// A certificate item (`kSecClassCertificate`).
+    case certificate(RSACertificateAttributes)
+
+    /// The item's id (persistent reference).
+    public var itemID: String {
+        switch self {
+        case let .key(a): return a.itemID
+        case let .genericPassword(a): return a.itemID
+        case let .certificate(a): return a.itemID
+        }
+    }
+
+    /// The class name rsakit prints: "key", "password" or "certificate".
+    public var className: String {
+        switch self {
+        case .key: return "key"
+        case .genericPassword: return "password"
+        case .certificate: return "certificate"
+        }
+    }
+}
+
+/// Everything ``RSAKeyStore/allKeychainItems()`` found.
+public struct RSAKeychainListing: Sendable {
+    /// Every readable key item, sorted by application tag, public before private.
+    public let keys: [RSAKeyItemAttributes]
+    /// Every readable generic password, sorted by service then account (UTF-8 bytes).
+    public let passwords: [RSAGenericPasswordAttributes]
+    /// Every readable certificate, sorted by label.
+    public let certificates: [RSACertificateAttributes]
+    /// Every item file that could not be read, sorted by path.
+    public let problems: [RSAKeyStoreProblem]
+}

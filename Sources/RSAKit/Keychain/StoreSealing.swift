@@ -1,0 +1,133 @@
+// Sealing of secrets at rest in a protected store.
+//
+//   store key  K  = 32 random bytes (getrandom), made by `store protect`
+//   KEK           = Argon2id(passphrase, salt (16 random bytes), opslimit, memlimit)   RFC 9106
+//   protection    = nonce || XChaCha20-Poly1305(KEK, K, AAD = "rsakit keychain store key 1" ||
+//                   opslimit || memlimit || salt || key id)
+//   secret S of an item = nonce || XChaCha20-Poly1305(K, S, AAD = item identity)
+//
+// The item identity is the class, the unique attributes (application tag; service and
+// account; issuer and serial), the item id and, for keys, the fingerprint, each
+// length-prefixed (4 bytes, big-endian): a sealed value copied onto another item's file does
+// not open there. Changing the passphrase reseals K alone; the items do not change.
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The key that opens the secrets of a protected store, while it is unlocked.
+internal struct UnlockedStoreKey: Sendable {
+    /// The random id recorded beside the sealed key (hex), to notice a store re-protected
+    /// by another process with a new key.
+    let keyID: String
+    let key: RSASecretBytes
+}
+
+internal enum StoreSealing {
+    /// The associated data of one item's sealed secret.
+    static func associatedData(kind: String, identity: [String], itemID: String) -> [UInt8] {
+        var out = Array("rsakit keychain item 1".utf8)
+        for field in [kind] + identity + [itemID] {
+            let bytes = Array(field.utf8)
+            let n = UInt32(bytes.count)
+            out += [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)]
+            out += bytes
+        }
+        return out
+    }
+
+    /// The associated data of the sealed store key.
+    static func storeKeyAssociatedData(_ record: StoreProtectionRecord) -> [UInt8] {
+        Array("rsakit keychain store key 1\u{0}\(record.opsLimit)\u{0}\(record.memoryLimitByteCount)\u{0}\(record.salt)\u{0}\(record.keyID)".utf8)
+    }
+
+    /// Seal `secret` with the store key.
+    static func seal(_ secret: [UInt8], key: UnlockedStoreKey, associatedData: [UInt8]) -> [UInt8] {
+        secret.withUnsafeBytes { Sodium.seal($0, key: key.key, associatedData: associatedData) }
+    }
+
+    /// Open a sealed secret, or nil when it does not open under this key and identity.
+    static func open(_ sealed: [UInt8], key: UnlockedStoreKey, associatedData: [UInt8]) -> RSASecretBytes? {
+        Sodium.open(sealed, key: key.key, associatedData: associatedData)
+    }
+}
+
+/// The file `<store>/protection`: present exactly when the store is protected.
+internal struct StoreProtectionRecord: Codable, Equatable {
+    static let fileName = "protection"
+    static let magicLine = "rsakit keychain protection 1"
+
+    var format: Int = 1
+    /// "argon2id13".
+    var kdf: String = "argon2id13"
+    var opsLimit: UInt64
+    var memoryLimitByteCount: UInt64
+    /// Base64 of the 16-byte salt.
+    var salt: String
+    /// 16 hex digits, random, new at each `protect`.
+    var keyID: String
+    /// Base64 of nonce || ciphertext || tag of the 32-byte store key.
+    var sealedStoreKey: String
+    /// "YYYY-MM-DDTHH:MM:SS.mmmZ" of the last passphrase change.
+    var passphraseDate: String
+
+    var parameters: RSAArgon2idParameters {
+        get throws { try RSAArgon2idParameters(opsLimit: opsLimit, memoryLimitByteCount: memoryLimitByteCount) }
+    }
+
+    func encode() throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array((Self.magicLine + "\n").utf8) + Array(try encoder.encode(self)) + [0x0A]
+    }
+
+    static func decode(_ bytes: [UInt8], path: String) throws -> StoreProtectionRecord {
+        let magic = Array((magicLine + "\n").utf8)
+        guard bytes.starts(with: magic),
+              let record = try? JSONDecoder().decode(StoreProtectionRecord.self, from: Data(bytes[magic.count...])),
+              record.format == 1, record.kdf == "argon2id13" else {
+            throw RSAError.storeIOError(path: path, reason: "the protection record is damaged or of an unknown format")
+        }
+        return record
+    }
+
+    /// A new record sealing `storeKey` under a key derived from `passphrase`.
+    static func make(storeKey: UnlockedStoreKey, passphrase: RSASecretBytes, parameters: RSAArgon2idParameters) throws -> StoreProtectionRecord {
+        let salt = SystemRandomSource().bytes(Sodium.saltByteCount)
+        var record = StoreProtectionRecord(
+            opsLimit: parameters.opsLimit, memoryLimitByteCount: parameters.memoryLimitByteCount,
+            salt: Base64.encode(salt), keyID: storeKey.keyID, sealedStoreKey: "",
+            passphraseDate: StoreItemRecord.formatDate(milliseconds: StoreItemRecord.nowMilliseconds()))
+        let kek = try Sodium.argon2id(passphrase: passphrase, salt: salt, parameters: parameters)
+        let sealed = storeKey.key.withUnsafeBytes {
+            Sodium.seal($0, key: kek, associatedData: StoreSealing.storeKeyAssociatedData(record))
+        }
+        record.sealedStoreKey = Base64.encode(sealed)
+        return record
+    }
+
+    /// The store key, opened with `passphrase`.
+    ///
+    /// - Throws: `RSAError.wrongPassphrase`; `RSAError.invalidKDFParameters`.
+    func open(passphrase: RSASecretBytes) throws -> UnlockedStoreKey {
+        guard let salt = try? Base64.decode(Array(self.salt.utf8), strict: true), salt.count == Sodium.saltByteCount,
+              let sealed = try? Base64.decode(Array(sealedStoreKey.utf8), strict: true) else {
+            throw RSAError.keychainProtection(reason: "the protection record is damaged")
+        }
+        let kek = try Sodium.argon2id(passphrase: passphrase, salt: salt, parameters: try parameters)
+        guard let key = Sodium.open(sealed, key: kek, associatedData: StoreSealing.storeKeyAssociatedData(self)),
+              key.count == Sodium.keyByteCount else {
+            throw RSAError.wrongPassphrase
+        }
+        return UnlockedStoreKey(keyID: keyID, key: key)
+    }
+
+    /// A fresh random store key with a new key id.
+    static func newStoreKey() -> UnlockedStoreKey {
+        let key = RSASecretBytes(zeroedCount: Sodium.keyByteCount)
+        key.withUnsafeMutableBytes { SystemRandomSource().fill($0) }
+        return UnlockedStoreKey(keyID: StoreHex.encode(SystemRandomSource().bytes(8)), key: key)
+    }
+}

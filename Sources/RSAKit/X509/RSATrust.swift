@@ -1,0 +1,216 @@
+// Trust evaluation mirroring Apple's SecTrust: a trust object made from certificates and a
+// policy (SecTrustCreateWithCertificates, SecPolicyCreateBasicX509, SecPolicyCreateSSL),
+// anchors (SecTrustSetAnchorCertificates, SecTrustSetAnchorCertificatesOnly), a verify
+// date (SecTrustSetVerifyDate) and user trust settings, evaluated (SecTrustEvaluate) into
+// Apple's results. GnuTLS verifies signatures, CA rights and constraints with its time
+// checks disabled; RSAKit checks every date against the chosen verify date, the policy's
+// purpose and hostname, and the user's trust settings.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What a chain is evaluated for (SecPolicyRef).
+public enum RSATrustPolicy: Sendable, Hashable {
+    /// SecPolicyCreateBasicX509: chain, signatures, validity, basic constraints, CA key usage.
+    case basicX509
+    /// SecPolicyCreateSSL(true, hostname): basic, plus the serverAuth purpose and, when
+    /// given, the hostname against the leaf's DNS/IP subjectAltNames (or CN without them).
+    case sslServer(hostname: String?)
+    /// SecPolicyCreateSSL(false, nil): basic, plus the clientAuth purpose.
+    case sslClient
+
+    /// The purpose the leaf's extendedKeyUsage must allow, if any.
+    var requiredPurpose: X509Certificate.ExtendedKeyUsage? {
+        switch self {
+        case .basicX509: return nil
+        case .sslServer: return .serverAuth
+        case .sslClient: return .clientAuth
+        }
+    }
+}
+
+/// A trust object: certificates to evaluate, a policy, anchors, a verify date and the
+/// user's trust settings. A value type; ``evaluate()`` may be called repeatedly after
+/// changing any setting (the guide's "change the verify date and evaluate again").
+public struct RSATrust: Sendable {
+    /// The Debian/Ubuntu system CA bundle (package ca-certificates).
+    public static let systemAnchorsPath = "/etc/ssl/certs/ca-certificates.crt"
+
+    /// The leaf first, then any certificates that may help build the chain, in any order.
+    public var certificates: [X509Certificate]
+    /// The policy.
+    public var policy: RSATrustPolicy
+    /// Extra anchors (SecTrustSetAnchorCertificates); the store's trusted certificates belong here.
+    public var anchorCertificates: [X509Certificate] = []
+    /// Whether only ``anchorCertificates`` (and user-trusted certificates) are anchors,
+    /// dropping the system's (SecTrustSetAnchorCertificatesOnly).
+    public var anchorCertificatesOnly = false
+    /// The date validity periods are checked against (SecTrustSetVerifyDate); now by default.
+    public var verifyDate = Date()
+    /// SHA-256 fingerprints (``X509Certificate/fingerprint``) of certificates the user
+    /// marked trusted: they act as anchors, and a chain containing one gives ``RSATrustResult/proceed``.
+    public var userTrustedFingerprints: Set<[UInt8]> = []
+    /// SHA-256 fingerprints of certificates the user marked distrusted: a chain containing
+    /// one gives ``RSATrustResult/deny``.
+    public var userDistrustedFingerprints: Set<[UInt8]> = []
+    /// The system anchor bundle read unless ``anchorCertificatesOnly`` (PEM).
+    public var systemAnchorsFile = RSATrust.systemAnchorsPath
+
+    /// A trust object for `certificates` (leaf first) under `policy` (SecTrustCreateWithCertificates).
+    public init(certificates: [X509Certificate], policy: RSATrustPolicy) {
+        self.certificates = certificates
+        self.policy = policy
+    }
+
+    /// The longest chain built, in certificates.
+    static let maximumChainLength = 16
+
+    /// Evaluate (SecTrustEvaluate): build the chain from the leaf through the given
+    /// certificates to an anchor, let GnuTLS verify it without time checks, check every
+    /// certificate's dates (the anchor's too) against ``verifyDate``, the policy, and the
+    /// user's trust settings. Never throws: problems are failures in the result.
+    /// - Returns: the result, every failure with its certificate, the chain and anchor.
+    public func evaluate() -> RSATrustEvaluation {
+        guard let leaf = certificates.first else {
+            return RSATrustEvaluation(result: .invalid, failures: [], chain: [], anchor: nil, isUserTrusted: false,
+                                      verifyDate: verifyDate, warnings: ["no certificate to evaluate"])
+        }
+        do {
+            return try evaluate(leaf: leaf)
+        } catch {
+            let failure = RSATrustFailure(kind: .invalidCertificate(detail: "\(error)"), certificate: leaf, chainIndex: 0, suggestedVerifyDate: nil)
+            return RSATrustEvaluation(result: .fatalTrustFailure, failures: [failure], chain: [leaf], anchor: nil,
+                                      isUserTrusted: false, verifyDate: verifyDate, warnings: [])
+        }
+    }
+
+    private func evaluate(leaf: X509Certificate) throws -> RSATrustEvaluation {
+        var warnings: [String] = []
+        let anchors = try GnuTLSTrustList()
+        if !anchorCertificatesOnly {
+            do {
+                try anchors.addAnchors(pemFile: systemAnchorsFile)
+            } catch {
+                warnings.append("the system anchors could not be read from \(systemAnchorsFile) (\(error))")
+            }
+        }
+        for anchor in anchorCertificates {
+            try anchors.addAnchor(der: anchor.derRepresentation)
+        }
+        for certificate in certificates where userTrustedFingerprints.contains(certificate.fingerprint) {
+            try anchors.addAnchor(der: certificate.derRepresentation)
+        }
+
+        // Build the chain: leaf, then issuers from the pool, until an anchor issues the top.
+        var chain = [leaf]
+        var native = [try leaf.gnutlsCertificate()]
+        var pool = try certificates.dropFirst().map { ($0, try $0.gnutlsCertificate()) }
+        var anchor: X509Certificate?
+        while chain.count < RSATrust.maximumChainLength, let top = native.last {
+            if let der = try anchors.anchorDER(issuing: top) {
+                anchor = try X509Certificate(derRepresentation: der)
+                break
+            }
+            if chain[chain.count - 1].isSelfIssued { break }
+            let candidates = pool.indices.filter { GnuTLSTrustList.isIssuer(pool[$0].1, of: top) }
+            // Prefer the candidate whose signature verifies.
+            guard let index = candidates.first(where: { (try? GnuTLSTrustList.verifyLink(top, issuer: pool[$0].1))?.contains(.signatureFailure) == false })
+                ?? candidates.first else { break }
+            let (certificate, handle) = pool.remove(at: index)
+            chain.append(certificate)
+            native.append(handle)
+        }
+        var full = chain
+        var fullNative = native
+        if let anchor, anchor != chain.last {
+            full.append(anchor)
+            fullNative.append(try anchor.gnutlsCertificate())
+        }
+
+        var failures: [RSATrustFailure] = []
+        func fail(_ kind: RSATrustFailure.Kind, _ index: Int, suggested: Date? = nil) {
+            let failure = RSATrustFailure(kind: kind, certificate: full[index], chainIndex: index, suggestedVerifyDate: suggested)
+            if !failures.contains(failure) { failures.append(failure) }
+        }
+
+        // Signatures and CA rights, link by link, so each reason names its certificate.
+        var attributed: GnuTLSVerifyStatus = [.invalid, .signerNotFound, .expired, .notActivated]
+        for index in 0..<(full.count - 1) {
+            let status = try GnuTLSTrustList.verifyLink(fullNative[index], issuer: fullNative[index + 1])
+            attributed.formUnion(status)
+            if status.contains(.signatureFailure) { fail(.badSignature, index) }
+            if status.contains(.signerNotCA) { fail(.issuerNotCA, index + 1) }
+            if status.contains(.insecureAlgorithm) { fail(.insecureAlgorithm, index) }
+            if status.contains(.unknownCriticalExtensions) { fail(.unknownCriticalExtension, index) }
+            // A non-CA issuer also breaks the path-length count; report the cause only.
+            if status.contains(.signerConstraintsFailure) && !status.contains(.signerNotCA) { fail(.constraintsViolated, index) }
+            if status.contains(.invalid) && status.isDisjoint(with: [.signatureFailure, .signerNotCA, .insecureAlgorithm,
+                                                                    .unknownCriticalExtensions, .signerConstraintsFailure]) {
+                fail(.invalidCertificate(detail: status.gnutlsDescription.lowercased()), index)
+            }
+        }
+        if anchor == nil {
+            let top = chain.count - 1
+            fail(chain[top].isSelfIssued ? .untrustedRoot : .unknownIssuer(issuer: chain[top].issuer), top)
+        }
+        // The whole chain at once: what only a path shows (path length, name constraints).
+        let overall = try anchors.verify(native)
+        let rest = overall.subtracting(attributed)
+        let issuerNotCAFound = failures.contains { $0.kind == .issuerNotCA }
+        if rest.contains(.signerConstraintsFailure) && !issuerNotCAFound { fail(.constraintsViolated, 0) }
+        if rest.contains(.signerNotCA) && !issuerNotCAFound { fail(.issuerNotCA, min(1, full.count - 1)) }
+        if rest.contains(.signatureFailure) { fail(.badSignature, 0) }
+        if rest.contains(.insecureAlgorithm) { fail(.insecureAlgorithm, 0) }
+        if rest.contains(.unknownCriticalExtensions) { fail(.unknownCriticalExtension, 0) }
+        if !rest.subtracting([.signerConstraintsFailure, .signerNotCA, .signatureFailure, .insecureAlgorithm,
+                              .unknownCriticalExtensions, .purposeMismatch, .unexpectedOwner]).isEmpty {
+            fail(.invalidCertificate(detail: rest.gnutlsDescription.lowercased()), 0)
+        }
+        if overall.contains(.signerNotFound) && anchor != nil && failures.isEmpty {
+            fail(.unknownIssuer(issuer: chain[chain.count - 1].issuer), chain.count - 1)
+        }
+
+        // Dates, against the verify date: every certificate, the anchor included.
+        let windowStart = full.map(\.notValidBefore).max()!
+        let windowEnd = full.map(\.notValidAfter).min()!
+        for (index, certificate) in full.enumerated() {
+            if verifyDate > certificate.notValidAfter {
+                let suggested = windowStart <= windowEnd ? max(windowStart, windowEnd.addingTimeInterval(-86_400)) : nil
+                fail(.expired(notAfter: certificate.notValidAfter), index, suggested: suggested)
+            } else if verifyDate < certificate.notValidBefore {
+                let suggested = windowStart <= windowEnd ? min(windowEnd, windowStart.addingTimeInterval(86_400)) : nil
+                fail(.notYetValid(notBefore: certificate.notValidBefore), index, suggested: suggested)
+            }
+        }
+
+        // The policy: purpose and hostname of the leaf.
+        if let purpose = policy.requiredPurpose, !native[0].allowsKeyPurpose(purpose.oid) {
+            fail(.purposeMismatch(required: purpose), 0)
+        }
+        if case let .sslServer(hostname?) = policy, !native[0].matchesHostname(hostname) {
+            fail(.hostnameMismatch(hostname: hostname), 0)
+        }
+
+        // The user's trust settings.
+        for (index, certificate) in full.enumerated() where userDistrustedFingerprints.contains(certificate.fingerprint) {
+            fail(.distrusted, index)
+        }
+        let isUserTrusted = full.contains { userTrustedFingerprints.contains($0.fingerprint) }
+
+        failures.sort { $0.chainIndex < $1.chainIndex }
+        let result: RSATrustResult
+        if failures.contains(where: { $0.kind.result == .deny }) {
+            result = .deny
+        } else if failures.contains(where: { $0.kind.result == .fatalTrustFailure }) {
+            result = .fatalTrustFailure
+        } else if !failures.isEmpty {
+            result = .recoverableTrustFailure
+        } else {
+            result = isUserTrusted ? .proceed : .unspecified
+        }
+        return RSATrustEvaluation(result: result, failures: failures, chain: full, anchor: anchor,
+                                  isUserTrusted: isUserTrusted, verifyDate: verifyDate, warnings: warnings)
+    }
+}

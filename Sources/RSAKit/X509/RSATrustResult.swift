@@ -1,0 +1,159 @@
+// What a trust evaluation returns: Apple's SecTrustResultType names, and every reason
+// with the certificate it concerns.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The outcome of ``RSATrust/evaluate()``, named as Apple's `SecTrustResultType`.
+public enum RSATrustResult: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// kSecTrustResultProceed: the chain is good and ends at (or contains) a certificate the
+    /// user marked trusted.
+    case proceed
+    /// kSecTrustResultUnspecified: the chain is good and ends at a system or given anchor.
+    case unspecified
+    /// kSecTrustResultRecoverableTrustFailure: expired or not yet valid, unknown issuer or
+    /// untrusted root, hostname or purpose mismatch; a different verify date, anchor,
+    /// hostname or policy may make it pass.
+    case recoverableTrustFailure = "recoverable-trust-failure"
+    /// kSecTrustResultDeny: a certificate in the chain is marked distrusted by the user.
+    case deny
+    /// kSecTrustResultFatalTrustFailure: a bad signature, a CA without CA rights, an
+    /// unknown critical extension, an insecure algorithm, a constraint violated, a
+    /// certificate GnuTLS calls invalid.
+    case fatalTrustFailure = "fatal-trust-failure"
+    /// kSecTrustResultInvalid: nothing to evaluate.
+    case invalid
+
+    /// Whether the result means "trusted" (proceed or unspecified), as Apple's guide tests it.
+    public var isTrusted: Bool { self == .proceed || self == .unspecified }
+
+    /// The raw value ("recoverable-trust-failure").
+    public var description: String { rawValue }
+}
+
+/// One reason an evaluation did not succeed, with the certificate it concerns.
+public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong.
+    public enum Kind: Sendable, Hashable {
+        /// The verify date is after the certificate's notAfter.
+        case expired(notAfter: Date)
+        /// The verify date is before the certificate's notBefore.
+        case notYetValid(notBefore: Date)
+        /// The issuer (named by its RFC 4514 DN) is neither among the certificates nor an anchor.
+        case unknownIssuer(issuer: String)
+        /// A self-signed certificate that is not an anchor.
+        case untrustedRoot
+        /// The SSL policy's hostname matches no DNS/IP subjectAltName (nor the CN without SANs).
+        case hostnameMismatch(hostname: String)
+        /// The extendedKeyUsage does not allow the policy's purpose.
+        case purposeMismatch(required: X509Certificate.ExtendedKeyUsage)
+        /// The signature does not verify with the issuer's public key.
+        case badSignature
+        /// The certificate issued another but is not a CA (basicConstraints cA false or
+        /// absent, or keyUsage without keyCertSign).
+        case issuerNotCA
+        /// A CA constraint is violated (path length, name constraints).
+        case constraintsViolated
+        /// A critical extension GnuTLS does not know.
+        case unknownCriticalExtension
+        /// A signature algorithm or key size GnuTLS deems insecure (MD5, SHA-1, short keys).
+        case insecureAlgorithm
+        /// GnuTLS calls the certificate invalid for another reason (its sentence).
+        case invalidCertificate(detail: String)
+        /// The user marked the certificate distrusted.
+        case distrusted
+
+        /// A stable short code for JSON and scripts ("expired", "bad-signature").
+        public var code: String {
+            switch self {
+            case .expired: return "expired"
+            case .notYetValid: return "not-yet-valid"
+            case .unknownIssuer: return "unknown-issuer"
+            case .untrustedRoot: return "untrusted-root"
+            case .hostnameMismatch: return "hostname-mismatch"
+            case .purposeMismatch: return "purpose-mismatch"
+            case .badSignature: return "bad-signature"
+            case .issuerNotCA: return "issuer-not-ca"
+            case .constraintsViolated: return "constraints-violated"
+            case .unknownCriticalExtension: return "unknown-critical-extension"
+            case .insecureAlgorithm: return "insecure-algorithm"
+            case .invalidCertificate: return "invalid-certificate"
+            case .distrusted: return "distrusted"
+            }
+        }
+
+        /// The result this reason alone gives.
+        public var result: RSATrustResult {
+            switch self {
+            case .distrusted: return .deny
+            case .badSignature, .issuerNotCA, .constraintsViolated, .unknownCriticalExtension, .insecureAlgorithm, .invalidCertificate:
+                return .fatalTrustFailure
+            case .expired, .notYetValid, .unknownIssuer, .untrustedRoot, .hostnameMismatch, .purposeMismatch:
+                return .recoverableTrustFailure
+            }
+        }
+    }
+
+    /// What is wrong.
+    public let kind: Kind
+    /// The certificate concerned.
+    public let certificate: X509Certificate
+    /// Its position in the evaluated chain (0 = the leaf; the anchor last).
+    public let chainIndex: Int
+    /// For an expired or not-yet-valid certificate: a verify date inside the validity of
+    /// every certificate in the chain, at which the dates would pass (the guide's recovery
+    /// by SecTrustSetVerifyDate); nil when the validity periods do not overlap.
+    public let suggestedVerifyDate: Date?
+
+    /// A sentence: "certificate 0 (server.rsakit.test): expired at 2021-01-01T00:00:00Z".
+    public var description: String {
+        "certificate \(chainIndex) (\(certificate.subjectSummary)): \(message)"
+    }
+
+    /// The reason alone, lower case.
+    public var message: String {
+        switch kind {
+        case let .expired(notAfter):
+            var text = "expired at \(notAfter.formatted(.iso8601)) (notAfter)"
+            if let suggestedVerifyDate { text += "; a verify date of \(suggestedVerifyDate.formatted(.iso8601)) would evaluate it" }
+            return text
+        case let .notYetValid(notBefore):
+            var text = "not valid before \(notBefore.formatted(.iso8601)) (notBefore)"
+            if let suggestedVerifyDate { text += "; a verify date of \(suggestedVerifyDate.formatted(.iso8601)) would evaluate it" }
+            return text
+        case let .unknownIssuer(issuer): return "issuer \"\(issuer)\" not found among the certificates and anchors"
+        case .untrustedRoot: return "self-signed root that is not an anchor"
+        case let .hostnameMismatch(hostname): return "not valid for the hostname \"\(hostname)\""
+        case let .purposeMismatch(required): return "extended key usage does not allow \(required) (\(required.oid))"
+        case .badSignature: return "signature does not verify with the issuer's key"
+        case .issuerNotCA: return "issued a certificate but is not a CA (basicConstraints / keyUsage)"
+        case .constraintsViolated: return "a CA constraint (path length or name constraints) is violated"
+        case .unknownCriticalExtension: return "has a critical extension that is not understood"
+        case .insecureAlgorithm: return "uses an insecure algorithm or key size"
+        case let .invalidCertificate(detail): return "invalid: \(detail)"
+        case .distrusted: return "marked distrusted by the user"
+        }
+    }
+}
+
+/// The full outcome of an evaluation (SecTrustEvaluateWithError plus SecTrustCopyResult).
+public struct RSATrustEvaluation: Sendable {
+    /// The result.
+    public let result: RSATrustResult
+    /// Every reason, in chain order; empty for proceed and unspecified.
+    public let failures: [RSATrustFailure]
+    /// The chain evaluated: the leaf first, then the issuers found, the anchor last when
+    /// one was found (SecTrustCopyCertificateChain).
+    public let chain: [X509Certificate]
+    /// The anchor the chain ends at, nil when none was found.
+    public let anchor: X509Certificate?
+    /// Whether a certificate of the chain is marked trusted by the user.
+    public let isUserTrusted: Bool
+    /// The date the validity periods were checked against.
+    public let verifyDate: Date
+    /// Problems with the inputs that are not trust failures (a system anchor file that
+    /// could not be read).
+    public let warnings: [String]
+}

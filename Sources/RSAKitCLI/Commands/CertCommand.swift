@@ -1,0 +1,196 @@
+import Foundation
+import RSAKit
+
+/// `rsakit cert add | find | list | export | delete`: certificate items, after macOS
+/// `security add-certificate`, `add-trusted-cert`, `find-certificate`, `delete-certificate`.
+struct CertCommand: RSAKitCommand {
+    static let spec = CommandSpec(
+        name: "cert",
+        overview: "Add, find, list, export or delete certificates (unique on issuer + serial).",
+        usage: "rsakit cert add <FILE> [--label <L>] [--trust|--distrust] [--replace] | find|export|delete --label <L>|--fingerprint <F>|--id <ID> [--der] [--out <FILE>] | list [--json] [--store <DIR>]",
+        options: [
+            .value("label", "L", "The label (add: default the subject summary, i.e. the common name)."),
+            .value("fingerprint", "F", "find, export, delete: SHA-256 of the certificate's DER (64 hex digits, colons allowed)."),
+            .value("id", "ID", "find, export, delete: the item id."),
+            .flag("trust", "add: mark the certificate trusted (an anchor for trust evaluation, like security add-trusted-cert)."),
+            .flag("distrust", "add: mark the certificate distrusted (trust evaluation denies chains through it)."),
+            .flag("replace", "add: replace a certificate with the same issuer and serial."),
+            .flag("der", "export: write DER instead of PEM."),
+            .value("out", "FILE", "export: write to FILE (default: standard output)."),
+            .flag("json", "find, list: print JSON."),
+        ],
+        positionals: ["SUBCOMMAND", "FILE"],
+        discussion: "add reads DER, PEM or a PEM bundle; with several certificates the first is the certificate and the others its chain, stored with it.")
+
+    let arguments: ParsedArguments
+    let subcommand: String
+
+    init(_ arguments: ParsedArguments) throws {
+        self.arguments = arguments
+        guard let sub = arguments.positionals.first else {
+            throw UsageError(message: "missing subcommand: add, find, list, export or delete", command: Self.spec.name)
+        }
+        guard ["add", "find", "list", "export", "delete"].contains(sub) else {
+            throw UsageError(message: "unknown subcommand '\(sub)'", command: Self.spec.name)
+        }
+        subcommand = sub
+        if sub == "add" {
+            guard arguments.positionals.count == 2 else {
+                throw UsageError(message: "missing certificate file argument <FILE>", command: Self.spec.name)
+            }
+            guard !(arguments.flag("trust") && arguments.flag("distrust")) else {
+                throw UsageError(message: "give --trust or --distrust, not both", command: Self.spec.name)
+            }
+        } else if arguments.positionals.count > 1 {
+            throw UsageError(message: "unexpected argument '\(arguments.positionals[1])'", command: Self.spec.name)
+        }
+        if ["find", "export", "delete"].contains(sub) {
+            let given = ["label", "fingerprint", "id"].filter { arguments.value($0) != nil }
+            guard given.count == 1 else {
+                throw UsageError(message: "\(sub) needs one of --label, --fingerprint or --id", command: Self.spec.name)
+            }
+        }
+    }
+
+    func run() throws {
+        let store = try openStore(arguments)
+        switch subcommand {
+        case "add":
+            let path = arguments.positionals[1]
+            let bytes = try readWholeFile(path, what: "certificate file")
+            let certificates: [X509Certificate]
+            do {
+                certificates = try X509Certificate.certificates(from: bytes)
+            } catch let error as RSAError {
+                throw CLIFailure("cannot load certificate file '\(path)': \(error.description)", .dataError)
+            }
+            let trust: RSACertificateTrust = arguments.flag("trust") ? .trusted : arguments.flag("distrust") ? .distrusted : .unspecified
+            let item = try store.addCertificate(
+                certificates[0], label: arguments.value("label"), trust: trust,
+                chain: Array(certificates.dropFirst()), replace: arguments.flag("replace"))
+            var text = "added certificate: label: \(item.label), fingerprint: \(item.fingerprintHex), item id: \(item.itemID)\n"
+            if let identity = try store.identity(for: item) {
+                text += "identity: private key tag \(identity.privateKey.applicationTag)\n"
+            }
+            try printOutput(text)
+        case "find":
+            let items = try selected(store)
+            if arguments.flag("json") {
+                try printOutput(try jsonText(items.map(certificateJSON)))
+            } else {
+                try printOutput(items.map(certificateText).joined(separator: "\n"))
+            }
+        case "export":
+            let items = try selected(store)
+            guard items.count == 1 else {
+                throw CLIFailure("\(items.count) certificates have this label; use --fingerprint or --id", .usage)
+            }
+            let certificate = try store.certificate(itemID: items[0].itemID)
+            let bytes = arguments.flag("der") ? certificate.derRepresentation : Array(certificate.pemRepresentation.utf8)
+            let output = try OutputFile(arguments.value("out"), input: nil, mode: 0o644)
+            do {
+                var sink = FileDescriptorSink(fileDescriptor: output.fileDescriptor)
+                try sink.write(bytes)
+                try output.commit()
+            } catch {
+                output.discard()
+                throw error
+            }
+        case "delete":
+            let items = try selected(store)
+            for item in items { try store.deleteCertificate(itemID: item.itemID) }
+            try printOutput(items.map { "deleted certificate: label: \($0.label), item id: \($0.itemID)\n" }.joined())
+        default:
+            let listing = try store.allKeychainItems()
+            for problem in listing.problems { printError("rsakit: warning: \(problem.description)\n") }
+            if arguments.flag("json") {
+                try printOutput(try jsonText(listing.certificates.map(certificateJSON)))
+            } else if listing.certificates.isEmpty {
+                try printOutput("no certificates in the store\n")
+            } else {
+                try printOutput(certificateTable(listing.certificates))
+            }
+        }
+    }
+
+    /// The certificates named by --label, --fingerprint or --id (never empty).
+    private func selected(_ store: RSAKeyStore) throws -> [RSACertificateAttributes] {
+        if let label = arguments.value("label") {
+            let items = try store.certificates(label: label)
+            guard !items.isEmpty else { throw RSAError.noSuchItem(item: "certificate with label \"\(label)\"") }
+            return items
+        }
+        if let text = arguments.value("fingerprint") {
+            let hex = text.replacingOccurrences(of: ":", with: "").lowercased()
+            guard hex.count == 64, let bytes = hexBytes(hex) else {
+                throw UsageError(message: "--fingerprint must be 64 hex digits (SHA-256 of the DER)", command: Self.spec.name)
+            }
+            return [try store.certificate(fingerprint: bytes)]
+        }
+        let id = arguments.value("id")!
+        guard case let .certificate(item) = try store.keychainItem(id: id) else {
+            throw CLIFailure("item \(id) is not a certificate", .usage)
+        }
+        return [item]
+    }
+}
+
+/// Bytes of an even-length hex string, or nil.
+func hexBytes(_ hex: String) -> [UInt8]? {
+    var out: [UInt8] = []
+    var iterator = hex.makeIterator()
+    while let hi = iterator.next() {
+        guard let lo = iterator.next(), let byte = UInt8(String([hi, lo]), radix: 16) else { return nil }
+        out.append(byte)
+    }
+    return out
+}
+
+/// The table of `cert list`.
+func certificateTable(_ items: [RSACertificateAttributes]) -> String {
+    var text = "TRUST        NOT AFTER             " + "FINGERPRINT (SHA-256)".padding(toLength: 66, withPad: " ", startingAt: 0) + "LABEL\n"
+    for item in items {
+        text += item.trust.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + " "
+            + iso8601(item.notValidAfter).padding(toLength: 21, withPad: " ", startingAt: 0) + " "
+            + item.fingerprintHex + "  " + item.label + "\n"
+    }
+    return text
+}
+
+/// The attribute lines of one certificate item.
+func certificateText(_ item: RSACertificateAttributes) -> String {
+    """
+    class: certificate
+    label: \(item.label)
+    subject: \(item.subject)
+    issuer: \(item.issuer)
+    serial: \(item.serialNumberHex)
+    not before: \(iso8601(item.notValidBefore))
+    not after: \(iso8601(item.notValidAfter))
+    fingerprint (sha-256): \(item.fingerprintHex)
+    public key fingerprint: \(item.publicKeyFingerprint?.base64String ?? "(none)")
+    trust: \(item.trust.rawValue)
+    item id: \(item.itemID)
+    created: \(iso8601(item.creationDate))
+
+    """
+}
+
+/// The JSON object of one certificate item.
+func certificateJSON(_ item: RSACertificateAttributes) -> [String: Any] {
+    [
+        "class": "certificate",
+        "label": item.label,
+        "subject": item.subject,
+        "issuer": item.issuer,
+        "serial": item.serialNumberHex,
+        "notBefore": iso8601(item.notValidBefore),
+        "notAfter": iso8601(item.notValidAfter),
+        "fingerprintHex": item.fingerprintHex,
+        "publicKeyFingerprint": item.publicKeyFingerprint?.base64String as Any? ?? NSNull(),
+        "trust": item.trust.rawValue,
+        "chain": item.chainFingerprints.map { $0.map { String(format: "%02x", $0) }.joined() },
+        "itemID": item.itemID,
+        "created": iso8601(item.creationDate),
+    ]
+}

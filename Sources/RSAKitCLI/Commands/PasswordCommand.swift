@@ -1,0 +1,169 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import RSAKit
+
+/// `rsakit password add | find | delete | list`: generic passwords, after macOS `security`
+/// (`add-generic-password -s -a -U`, `find-generic-password -w`, `delete-generic-password`).
+struct PasswordCommand: RSAKitCommand {
+    static let spec = CommandSpec(
+        name: "password",
+        overview: "Add, find, delete or list generic passwords (service + account).",
+        usage: "rsakit password add|find|delete|list [--service <S>] [--account <A>] [--label <L>] [--comment <C>] [--update] [--value] [--json] [--store <DIR>]",
+        options: [
+            .value("service", "S", "The service (kSecAttrService); required except for list."),
+            .value("account", "A", "The account (kSecAttrAccount); required for add and delete."),
+            .value("label", "L", "add: a label."),
+            .value("comment", "C", "add: a comment."),
+            .flag("update", "add: change the value of an existing item instead of failing (security -U)."),
+            .flag("value", "find: print the value alone, exactly as stored (security find-generic-password -w)."),
+            .flag("json", "find, list: print JSON."),
+        ] + protectOptions,
+        positionals: ["SUBCOMMAND"],
+        discussion: """
+        add reads the value from standard input (every byte, exactly; use printf, not echo, to avoid a
+        newline), or, when standard input is a terminal, from a prompt without echo. Never from the command line.
+        An existing (service, account) is refused (exit 73) unless --update; a missing one exits 66.
+        find prints the attributes; the value only with --value (it needs the passphrase of a protected store).
+        """)
+
+    let arguments: ParsedArguments
+    let subcommand: String
+
+    init(_ arguments: ParsedArguments) throws {
+        self.arguments = arguments
+        guard let sub = arguments.positionals.first else {
+            throw UsageError(message: "missing subcommand: add, find, delete or list", command: Self.spec.name)
+        }
+        guard ["add", "find", "delete", "list"].contains(sub) else {
+            throw UsageError(message: "unknown subcommand '\(sub)'", command: Self.spec.name)
+        }
+        subcommand = sub
+        if sub != "list" { _ = try arguments.required("service", Self.spec.name) }
+        if sub == "add" || sub == "delete" { _ = try arguments.required("account", Self.spec.name) }
+    }
+
+    func run() throws {
+        let store = try openStore(arguments)
+        let name = Self.spec.name
+        let service = arguments.value("service") ?? ""
+        let account = arguments.value("account") ?? ""
+        switch subcommand {
+        case "add":
+            try protectNewStoreIfAsked(store, arguments, command: name)
+            // Passphrase before the value: both may come from standard input, in that order.
+            try unlockIfProtected(store, arguments, command: name)
+            if !arguments.flag("update"), (try? store.genericPassword(service: service, account: account)) != nil {
+                throw RSAError.duplicateItem(item: RSAKeyStoreDescriptions.password(service, account))
+            }
+            let value = try readValue()
+            let item = try store.addGenericPassword(
+                value, service: service, account: account, label: arguments.value("label"),
+                comment: arguments.value("comment"), update: arguments.flag("update"))
+            try printOutput("\(arguments.flag("update") ? "stored" : "added") generic password: service: \(item.service), account: \(item.account), item id: \(item.itemID)\n")
+        case "find":
+            let items: [RSAGenericPasswordAttributes]
+            if let account = arguments.value("account") {
+                items = [try store.genericPassword(service: service, account: account)]
+            } else {
+                items = try store.genericPasswords(service: service)
+                guard !items.isEmpty else { throw RSAError.noSuchItem(item: "generic password for service \"\(service)\"") }
+            }
+            if arguments.flag("value") {
+                guard items.count == 1 else {
+                    throw CLIFailure("service \"\(service)\" has \(items.count) accounts; give --account", .usage)
+                }
+                let value = try withUnlockedStore(store, arguments, command: name) {
+                    try store.genericPasswordValue(service: service, account: items[0].account)
+                }
+                var sink = FileDescriptorSink(fileDescriptor: STDOUT_FILENO)
+                var bytes = value.bytes
+                defer { wipe(&bytes) }
+                try sink.write(bytes)
+                return
+            }
+            try printPasswords(items)
+        case "delete":
+            try store.deleteGenericPassword(service: service, account: account)
+            try printOutput("deleted generic password: service: \(service), account: \(account)\n")
+        default:
+            var items = try store.allKeychainItems().passwords
+            if let only = arguments.value("service") { items = items.filter { $0.service.utf8.elementsEqual(only.utf8) } }
+            if items.isEmpty && !arguments.flag("json") {
+                try printOutput("no generic passwords in the store\n")
+                return
+            }
+            try printPasswords(items)
+        }
+    }
+
+    private func printPasswords(_ items: [RSAGenericPasswordAttributes]) throws {
+        if arguments.flag("json") {
+            try printOutput(try jsonText(items.map(passwordJSON)))
+            return
+        }
+        try printOutput(items.map(passwordText).joined(separator: "\n"))
+    }
+
+    /// The value: all of standard input, or a no-echo prompt (twice) when it is a terminal.
+    private func readValue() throws -> RSASecretBytes {
+        if isatty(STDIN_FILENO) == 1 {
+            return try Passphrase.prompted("Password value: ", confirm: true, hint: "the value on standard input")
+        }
+        var bytes = [UInt8](repeating: 0, count: RSAKeyStore.maximumPasswordByteCount + 1)
+        defer { wipe(&bytes) }
+        var total = 0
+        while total < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress! + total, $0.count - total) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CLIFailure("cannot read the value from standard input: \(String(cString: strerror(errno)).lowercased())", .failure)
+            }
+            if n == 0 { break }
+            total += n
+        }
+        guard total <= RSAKeyStore.maximumPasswordByteCount else {
+            throw CLIFailure("the value is longer than \(RSAKeyStore.maximumPasswordByteCount) bytes", .dataError)
+        }
+        return RSASecretBytes(copying: bytes[0..<total])
+    }
+}
+
+/// Descriptions shared by the password commands.
+enum RSAKeyStoreDescriptions {
+    static func password(_ service: String, _ account: String) -> String {
+        "generic password for service \"\(service)\" and account \"\(account)\""
+    }
+}
+
+/// The attribute lines of one generic password (never the value).
+func passwordText(_ item: RSAGenericPasswordAttributes) -> String {
+    """
+    class: generic password
+    service: \(item.service)
+    account: \(item.account)
+    label: \(item.label ?? "(none)")
+    comment: \(item.comment ?? "(none)")
+    value: \(item.valueByteCount) bytes
+    item id: \(item.itemID)
+    created: \(iso8601(item.creationDate))
+    modified: \(iso8601(item.modificationDate))
+
+    """
+}
+
+/// The JSON object of one generic password (never the value).
+func passwordJSON(_ item: RSAGenericPasswordAttributes) -> [String: Any] {
+    [
+        "class": "password",
+        "service": item.service,
+        "account": item.account,
+        "label": item.label as Any? ?? NSNull(),
+        "comment": item.comment as Any? ?? NSNull(),
+        "valueBytes": item.valueByteCount,
+        "itemID": item.itemID,
+        "created": iso8601(item.creationDate),
+        "modified": iso8601(item.modificationDate),
+    ]
+}

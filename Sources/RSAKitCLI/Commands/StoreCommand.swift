@@ -1,0 +1,96 @@
+import Foundation
+import RSAKit
+
+/// `rsakit store protect | change-passphrase | unprotect | info`: secrets at rest.
+struct StoreCommand: RSAKitCommand {
+    static let spec = CommandSpec(
+        name: "store",
+        overview: "Protect the store's secrets with a passphrase, change it, remove it, or show the state.",
+        usage: "rsakit store protect|change-passphrase|unprotect|info [--passin <SPEC>] [--new-passin <SPEC>] [--kdf <COST>] [--json] [--store <DIR>]",
+        options: [
+            .value("new-passin", "SPEC", "change-passphrase: the new passphrase, same syntax as --passin (default: $RSAKIT_NEW_PASSIN, else a prompt)."),
+            .value("kdf", "COST", "protect, change-passphrase: Argon2id cost interactive, moderate (default; kept by change-passphrase) or sensitive."),
+            .flag("json", "info: print a JSON object."),
+        ],
+        positionals: ["SUBCOMMAND"],
+        discussion: """
+        protect            seal every private key and password value under a new random store key,
+                           itself sealed by a key derived from the passphrase (Argon2id); one atomic step.
+        change-passphrase  reseal the store key alone (asks for the old passphrase, then the new one).
+        unprotect          write every secret back in the clear (asks for the passphrase).
+        info               say whether the store is protected, and the Argon2id parameters.
+        Item attributes (tags, labels, fingerprints, services, accounts) stay readable: list needs no passphrase.
+        A wrong passphrase exits with status 65 and changes nothing.
+        """)
+
+    let arguments: ParsedArguments
+    let subcommand: String
+
+    init(_ arguments: ParsedArguments) throws {
+        self.arguments = arguments
+        guard let sub = arguments.positionals.first else {
+            throw UsageError(message: "missing subcommand: protect, change-passphrase, unprotect or info", command: Self.spec.name)
+        }
+        guard ["protect", "change-passphrase", "unprotect", "info"].contains(sub) else {
+            throw UsageError(message: "unknown subcommand '\(sub)'", command: Self.spec.name)
+        }
+        subcommand = sub
+        if arguments.value("kdf") != nil { _ = try kdfParameters(arguments, command: Self.spec.name) }
+    }
+
+    func run() throws {
+        let store = try openStore(arguments)
+        let name = Self.spec.name
+        switch subcommand {
+        case "protect":
+            if try store.isProtected {
+                throw CLIFailure("the store \(store.path) is already protected (use 'rsakit store change-passphrase')", .failure)
+            }
+            let passphrase = try Passphrase.read(
+                arguments, command: name, prompt: "New passphrase for the rsakit store \(store.path): ", confirm: true)
+            try store.protect(passphrase: passphrase, parameters: try kdfParameters(arguments, command: name))
+            try printOutput("protected: \(store.path)\n")
+        case "change-passphrase":
+            guard try store.isProtected else {
+                throw CLIFailure("the store \(store.path) is not protected (use 'rsakit store protect')", .failure)
+            }
+            let old = try Passphrase.read(arguments, command: name, prompt: "Passphrase for the rsakit store \(store.path): ")
+            // Check the old passphrase before asking for a new one.
+            try store.unlock(passphrase: old)
+            let new = try Passphrase.read(
+                arguments, command: name, option: "new-passin", variable: "RSAKIT_NEW_PASSIN",
+                prompt: "New passphrase for the rsakit store \(store.path): ", confirm: true)
+            let parameters = arguments.value("kdf") != nil ? try kdfParameters(arguments, command: name) : nil
+            try store.changePassphrase(from: old, to: new, parameters: parameters)
+            try printOutput("passphrase changed: \(store.path)\n")
+        case "unprotect":
+            guard try store.isProtected else {
+                throw CLIFailure("the store \(store.path) is not protected", .failure)
+            }
+            let passphrase = try Passphrase.read(arguments, command: name, prompt: "Passphrase for the rsakit store \(store.path): ")
+            try store.unprotect(passphrase: passphrase)
+            try printOutput("unprotected: \(store.path) (secrets are now stored in the clear)\n")
+        default:
+            let info = try store.protectionInfo()
+            if arguments.flag("json") {
+                var object: [String: Any] = ["path": store.path, "protected": info.isProtected]
+                if let p = info.parameters {
+                    object["kdf"] = "argon2id"
+                    object["opsLimit"] = p.opsLimit
+                    object["memoryLimitBytes"] = p.memoryLimitByteCount
+                    object["cipher"] = "xchacha20-poly1305"
+                }
+                if let date = info.passphraseDate { object["passphraseChanged"] = iso8601(date) }
+                try printOutput(try jsonText(object))
+                return
+            }
+            var text = "store: \(store.path)\nprotected: \(info.isProtected ? "yes" : "no")\n"
+            if let p = info.parameters {
+                text += "kdf: argon2id (opslimit \(p.opsLimit), memlimit \(p.memoryLimitByteCount) bytes)\n"
+                text += "cipher: xchacha20-poly1305 (store key 256 bits)\n"
+            }
+            if let date = info.passphraseDate { text += "passphrase changed: \(iso8601(date))\n" }
+            try printOutput(text)
+        }
+    }
+}

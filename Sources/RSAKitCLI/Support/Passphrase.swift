@@ -1,0 +1,240 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import RSAKit
+
+// Passphrases, never from the command line proper (argv is visible in `ps`):
+//
+//   --passin SPEC         OpenSSL's syntax (openssl-passphrase-options(1)):
+//     pass:TEXT           the text itself (for tests only: it is visible in `ps`; README warns)
+//     env:VAR             the value of the environment variable VAR
+//     file:PATH           the first line of the file PATH
+//     fd:N                the first line read from file descriptor N
+//     stdin               the first line of standard input
+//   RSAKIT_PASSIN=SPEC    the same syntax, used when the option is absent
+//   otherwise             a prompt on /dev/tty with echo off
+//   otherwise             a clear error (no terminal and no source given)
+//
+// "First line" means up to the first "\n" (a "\r" before it is dropped too), as OpenSSL
+// reads them. Bytes are read one at a time from descriptors, so whatever follows the line
+// stays unread for the command (for example a password value after the passphrase on stdin).
+// Every buffer holding passphrase bytes is zeroed; the result is an `RSASecretBytes`.
+
+/// Where a passphrase comes from, parsed from a `--passin`-style SPEC.
+enum PassphraseSource: Equatable {
+    case literal(String)
+    case environment(String)
+    case file(String)
+    case fileDescriptor(Int32)
+    case standardInput
+
+    /// Parse SPEC. - Throws: `UsageError` for an unknown form.
+    init(spec: String, option: String, command: String?) throws {
+        if spec == "stdin" {
+            self = .standardInput
+        } else if spec.hasPrefix("pass:") {
+            self = .literal(String(spec.dropFirst(5)))
+        } else if spec.hasPrefix("env:") {
+            let name = String(spec.dropFirst(4))
+            guard !name.isEmpty else {
+                throw UsageError(message: "\(option) env: needs a variable name (env:VAR)", command: command)
+            }
+            self = .environment(name)
+        } else if spec.hasPrefix("file:") {
+            let path = String(spec.dropFirst(5))
+            guard !path.isEmpty else {
+                throw UsageError(message: "\(option) file: needs a path (file:PATH)", command: command)
+            }
+            self = .file(path)
+        } else if spec.hasPrefix("fd:") {
+            guard let fd = Int32(spec.dropFirst(3)), fd >= 0 else {
+                throw UsageError(message: "\(option) fd: needs a file descriptor number (fd:N)", command: command)
+            }
+            self = .fileDescriptor(fd)
+        } else {
+            throw UsageError(
+                message: "\(option) must be pass:TEXT, env:VAR, file:PATH, fd:N or stdin (got '\(Self.redacted(spec))')",
+                command: command)
+        }
+    }
+
+    /// SPEC with anything after a "pass:" hidden, for error messages.
+    private static func redacted(_ spec: String) -> String {
+        spec.count > 24 ? String(spec.prefix(8)) + "..." : spec
+    }
+}
+
+/// Reading passphrases for commands (`--passin`, `RSAKIT_PASSIN`, a /dev/tty prompt).
+enum Passphrase {
+    /// The longest passphrase accepted, in bytes.
+    static let maximumByteCount = 64 * 1024
+
+    /// The passphrase named by option `option` (default `passin`) of `arguments`, else by the
+    /// environment variable `variable` (default `RSAKIT_PASSIN`), else read from /dev/tty
+    /// after printing `prompt` (asked twice when `confirm`, for a new passphrase).
+    ///
+    /// - Throws: `UsageError` for a malformed SPEC; `CLIFailure` when the source cannot be
+    ///   read or no source exists (no option, no variable, no terminal).
+    static func read(
+        _ arguments: ParsedArguments, command: String, option: String = "passin",
+        variable: String = "RSAKIT_PASSIN", prompt: String, confirm: Bool = false
+    ) throws -> RSASecretBytes {
+        if let spec = arguments.value(option) {
+            return try read(source: PassphraseSource(spec: spec, option: "--\(option)", command: command))
+        }
+        if let spec = getenv(variable).map({ String(cString: $0) }), !spec.isEmpty {
+            return try read(source: PassphraseSource(spec: spec, option: variable, command: command))
+        }
+        return try prompted(prompt, confirm: confirm, hint: "--\(option) SPEC or \(variable)")
+    }
+
+    /// Whether a passphrase source is configured without a prompt (option or variable).
+    static func isConfigured(_ arguments: ParsedArguments, option: String = "passin", variable: String = "RSAKIT_PASSIN") -> Bool {
+        arguments.value(option) != nil || (getenv(variable).map { $0.pointee != 0 } ?? false)
+    }
+
+    /// The passphrase from one parsed source.
+    static func read(source: PassphraseSource) throws -> RSASecretBytes {
+        switch source {
+        case let .literal(text):
+            return RSASecretBytes(utf8: text)
+        case let .environment(name):
+            guard let value = getenv(name) else {
+                throw CLIFailure("passphrase variable \(name) is not set", .usage)
+            }
+            let length = strlen(value)
+            let secret = RSASecretBytes(copying: UnsafeRawBufferPointer(start: value, count: length))
+            return secret
+        case let .file(path):
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                let code = errno
+                throw CLIFailure("cannot read passphrase file '\(path)': \(String(cString: strerror(code)).lowercased())",
+                                 code == ENOENT ? .notFound : .failure)
+            }
+            defer { close(fd) }
+            return try firstLine(fd, what: "passphrase file '\(path)'")
+        case let .fileDescriptor(fd):
+            return try firstLine(fd, what: "passphrase descriptor \(fd)")
+        case .standardInput:
+            return try firstLine(STDIN_FILENO, what: "standard input")
+        }
+    }
+
+    /// Read bytes one at a time from `fd` up to the first "\n" (not included; a "\r" before
+    /// it is dropped) or the end of input.
+    static func firstLine(_ fd: Int32, what: String) throws -> RSASecretBytes {
+        var line = [UInt8]()
+        line.reserveCapacity(256)
+        defer { wipe(&line) }
+        var byte: UInt8 = 0
+        while true {
+            let n = Glibc.read(fd, &byte, 1)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CLIFailure("cannot read the passphrase from \(what): \(String(cString: strerror(errno)).lowercased())", .failure)
+            }
+            if n == 0 || byte == 0x0A { break }
+            if line.count == line.capacity {
+                // Grow by hand so that no unwiped copy of the old storage is left behind.
+                var bigger = [UInt8]()
+                bigger.reserveCapacity(line.capacity * 2)
+                bigger.append(contentsOf: line)
+                wipe(&line)
+                line = bigger
+            }
+            line.append(byte)
+            guard line.count <= maximumByteCount else {
+                throw CLIFailure("the passphrase from \(what) is longer than \(maximumByteCount) bytes", .dataError)
+            }
+        }
+        byte = 0
+        if line.last == 0x0D { line[line.count - 1] = 0; line.removeLast() }
+        return RSASecretBytes(copying: line)
+    }
+
+    /// Prompt on /dev/tty with echo off; twice when `confirm`.
+    ///
+    /// - Throws: `CLIFailure` (exit 64) when there is no terminal, naming `hint`; (exit 65)
+    ///   when the two entries differ.
+    static func prompted(_ prompt: String, confirm: Bool, hint: String) throws -> RSASecretBytes {
+        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else {
+            throw CLIFailure("a passphrase is needed and there is no terminal to ask on; give \(hint)", .usage)
+        }
+        defer { close(fd) }
+        let first = try readNoEcho(fd, prompt: prompt)
+        guard confirm else { return first }
+        let second = try readNoEcho(fd, prompt: "Verifying - " + prompt)
+        guard first.constantTimeEquals(second) else {
+            throw CLIFailure("the passphrases entered do not match", .dataError)
+        }
+        return first
+    }
+
+    /// Write `prompt` to the terminal `fd`, turn echo off, read one line, restore the
+    /// terminal (also on SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP: the handler restores it
+    /// and re-raises the signal).
+    private static func readNoEcho(_ fd: Int32, prompt: String) throws -> RSASecretBytes {
+        var saved = termios()
+        let isTerminal = tcgetattr(fd, &saved) == 0
+        writeAll(fd, prompt)
+        if isTerminal {
+            var quiet = saved
+            quiet.c_lflag &= ~tcflag_t(ECHO | ECHONL)
+            quiet.c_lflag |= tcflag_t(ICANON)
+            TerminalRestore.arm(fd: fd, saved: saved)
+            tcsetattr(fd, TCSAFLUSH, &quiet)
+        }
+        defer {
+            if isTerminal {
+                tcsetattr(fd, TCSAFLUSH, &saved)
+                TerminalRestore.disarm()
+            }
+            writeAll(fd, "\n")
+        }
+        return try firstLine(fd, what: "the terminal")
+    }
+
+    private static func writeAll(_ fd: Int32, _ text: String) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return }
+            offset += n
+        }
+    }
+}
+
+/// Restores the terminal if a signal ends the process while echo is off.
+private enum TerminalRestore {
+    nonisolated(unsafe) static var fd: Int32 = -1
+    nonisolated(unsafe) static var saved = termios()
+    static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP]
+
+    static func arm(fd: Int32, saved: termios) {
+        Self.saved = saved
+        Self.fd = fd
+        for signal in signals {
+            Glibc.signal(signal) { number in
+                if TerminalRestore.fd >= 0 { tcsetattr(TerminalRestore.fd, TCSANOW, &TerminalRestore.saved) }
+                Glibc.signal(number, SIG_DFL)
+                raise(number)
+            }
+        }
+    }
+
+    static func disarm() {
+        for signal in signals { Glibc.signal(signal, SIG_DFL) }
+        fd = -1
+    }
+}
+
+/// Zero an array's bytes (the CLI's copy of the library's best-effort wipe).
+func wipe(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { buffer in
+        if let base = buffer.baseAddress { explicit_bzero(base, buffer.count) }
+    }
+}

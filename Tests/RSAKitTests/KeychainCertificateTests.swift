@@ -1,0 +1,122 @@
+import Foundation
+import XCTest
+@testable import RSAKit
+
+/// Certificate items and identities, with certificates made by the real openssl (TestPKI).
+final class KeychainCertificateTests: KeychainTestCase {
+    private func leafKey(_ pki: TestPKI) throws -> RSAPrivateKey {
+        try RSAPrivateKey(pemRepresentation: pki.read("leaf.key"))
+    }
+
+    func testAddAndFind_ByLabelFingerprintAndIDWithTheAttributesOfTheCertificate() throws {
+        let pki = try TestPKI.shared()
+        let store = try RSAKeyStore(path: storePath)
+        let server = try pki.certificate("server")
+        let item = try store.addCertificate(server)
+        XCTAssertEqual(item.label, "server.rsakit.test", "default label: the subject summary")
+        XCTAssertEqual(item.subject, server.subject)
+        XCTAssertEqual(item.issuer, server.issuer)
+        XCTAssertEqual(item.serialNumber, [0x5e, 0x5e, 0x01])
+        XCTAssertEqual(item.fingerprint, server.fingerprint)
+        XCTAssertEqual(item.publicKeyFingerprint, server.publicKeyFingerprint)
+        XCTAssertEqual(item.notValidAfter.timeIntervalSince1970, server.notValidAfter.timeIntervalSince1970, accuracy: 0.001)
+        XCTAssertEqual(item.trust, .unspecified)
+        XCTAssertEqual(try store.certificates(label: "server.rsakit.test"), [item])
+        XCTAssertEqual(try store.certificate(fingerprint: server.fingerprint), item)
+        XCTAssertEqual(try store.keychainItem(id: item.itemID), .certificate(item))
+        XCTAssertEqual(try store.certificate(itemID: item.itemID).derRepresentation, server.derRepresentation)
+        XCTAssertEqual(try store.certificates(label: "nobody"), [])
+        XCTAssertThrowsError(try store.certificate(fingerprint: [UInt8](repeating: 7, count: 32)))
+    }
+
+    func testAdd_SameIssuerAndSerialIsADuplicateUnlessReplaced() throws {
+        let pki = try TestPKI.shared()
+        let store = try RSAKeyStore(path: storePath)
+        let server = try pki.certificate("server")
+        let first = try store.addCertificate(server, label: "Romeo Montegue")
+        assertThrows(.duplicateItem(item: "certificate issued by \"\(server.issuer)\" with serial 5e5e01"),
+                     try store.addCertificate(server))
+        // tampered.pem has the same issuer and serial (only the signature differs).
+        let tampered = try pki.certificate("tampered")
+        XCTAssertThrowsError(try store.addCertificate(tampered))
+        let replaced = try store.addCertificate(tampered, label: "Juliet", replace: true)
+        XCTAssertNotEqual(replaced.itemID, first.itemID)
+        XCTAssertEqual(try store.certificates(label: "Romeo Montegue"), [], "the old label entry went with the old item")
+        XCTAssertEqual(try store.certificates(label: "Juliet").map(\.fingerprint), [tampered.fingerprint])
+        XCTAssertEqual(try store.allKeychainItems().certificates.count, 1)
+    }
+
+    func testUpdateAndDelete_LabelAndTrustChangeAndTheItemGoes() throws {
+        let pki = try TestPKI.shared()
+        let store = try RSAKeyStore(path: storePath)
+        let root = try store.addCertificate(try pki.certificate("root"), trust: .trusted)
+        XCTAssertEqual(root.trust, .trusted)
+        let updated = try store.updateCertificate(itemID: root.itemID, label: "My Root", trust: .distrusted)
+        XCTAssertEqual(updated.itemID, root.itemID)
+        XCTAssertEqual(try store.certificates(label: "My Root").map(\.trust), [.distrusted])
+        XCTAssertEqual(try store.certificates(label: "RSAKit Test Root CA"), [])
+        try store.deleteItem(id: root.itemID)
+        assertThrows(.itemNotFound(itemID: root.itemID), try store.keychainItem(id: root.itemID))
+        XCTAssertEqual(try store.certificates(label: "My Root"), [])
+        assertThrows(.itemNotFound(itemID: root.itemID), try store.deleteCertificate(itemID: root.itemID))
+    }
+
+    func testIdentity_LinksCertificateAndPrivateKeyByFingerprintWithItsChain() throws {
+        let pki = try TestPKI.shared()
+        let store = try RSAKeyStore(path: storePath)
+        let chain = try X509Certificate.certificates(from: Array(pki.read("chain.pem").utf8))
+        let server = try store.addCertificate(try pki.certificate("server"), chain: chain)
+        // No private key yet: a certificate, not an identity.
+        XCTAssertNil(try store.identity(for: server))
+        XCTAssertEqual(try store.identities(label: "server.rsakit.test"), [])
+        let key = try leafKey(pki)
+        try store.addKeyPair(key, tag: "com.example.server")
+        let identities = try store.identities(label: "server.rsakit.test")
+        XCTAssertEqual(identities.count, 1)
+        XCTAssertEqual(identities[0].privateKey.applicationTag, "com.example.server")
+        XCTAssertEqual(identities[0].privateKey.keyClass, .private)
+        XCTAssertEqual(identities[0].chain.map(\.label), ["RSAKit Test Intermediate", "RSAKit Test Root CA"])
+        XCTAssertEqual(try store.privateKey(tag: identities[0].privateKey.applicationTag), key)
+        // By the key's tag: every certificate of that key (client.pem shares the leaf key).
+        try store.addCertificate(try pki.certificate("client"))
+        XCTAssertEqual(try store.identities(tag: "com.example.server").map(\.certificate.label),
+                       ["RSAKit Test Client", "server.rsakit.test"])
+        XCTAssertEqual(try store.allIdentities().count, 2)
+        // The chain certificates are items of their own (stored once).
+        XCTAssertEqual(try store.allKeychainItems().certificates.count, 4)
+        // The root is not an identity (no private key of its own).
+        XCTAssertNil(try store.identity(for: try store.certificates(label: "RSAKit Test Root CA")[0]))
+    }
+
+    func testRebuildIndex_KeepsCertificateEntriesAndRestoresThem() throws {
+        let pki = try TestPKI.shared()
+        let store = try RSAKeyStore(path: storePath)
+        try store.addKeyPair(try leafKey(pki), tag: "k")
+        try store.addCertificate(try pki.certificate("server"))
+        XCTAssertEqual(try store.rebuildIndex().removed, 0, "certificate entries are not strays")
+        try FileManager.default.removeItem(atPath: storePath + "/index")
+        XCTAssertEqual(try store.identities(tag: "k"), [])
+        let rebuilt = try store.rebuildIndex()
+        XCTAssertEqual(rebuilt.added, 5, "2 key entries, label, certificate fingerprint, key fingerprint")
+        XCTAssertEqual(try store.identities(tag: "k").count, 1)
+        XCTAssertEqual(try store.certificates(label: "server.rsakit.test").count, 1)
+    }
+
+    func testDamagedCertificate_IsReportedAndOthersStayUsable() throws {
+        let pki = try TestPKI.shared()
+        let store = try RSAKeyStore(path: storePath)
+        let server = try store.addCertificate(try pki.certificate("server"))
+        try store.addCertificate(try pki.certificate("root"))
+        let hash = StoreLayout.certificateHash(issuer: server.issuer, serialNumber: server.serialNumber)
+        let path = storePath + "/" + StoreLayout.certificatePath(hash: hash)
+        var text = String(decoding: FileManager.default.contents(atPath: path)!, as: UTF8.self)
+        // Change one base64 character of the certificate: its fingerprint no longer matches.
+        let index = text.index(text.endIndex, offsetBy: -60)
+        text.replaceSubrange(index...index, with: text[index] == "A" ? "B" : "A")
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        let listing = try store.allKeychainItems()
+        XCTAssertEqual(listing.certificates.map(\.label), ["RSAKit Test Root CA"])
+        XCTAssertEqual(listing.problems.map(\.path), [path])
+        XCTAssertThrowsError(try store.certificate(itemID: server.itemID))
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import XCTest
+@testable import RSAKit
+
+/// Generic password items: add, find, update, delete, duplicates, hostile services.
+final class KeychainPasswordTests: KeychainTestCase {
+    func testAddAndFind_ValueWithNULBytesComesBackExactly() throws {
+        let store = try RSAKeyStore(path: storePath)
+        let value: [UInt8] = [0x70, 0x00, 0x61, 0x73, 0x00, 0x00, 0xFF]
+        let added = try store.addGenericPassword(
+            RSASecretBytes(copying: value), service: "com.example.mail", account: "romeo", label: "Mail", comment: "imap")
+        let found = try store.genericPassword(service: "com.example.mail", account: "romeo")
+        XCTAssertEqual(found, added)
+        XCTAssertEqual(found.label, "Mail")
+        XCTAssertEqual(found.comment, "imap")
+        XCTAssertEqual(found.valueByteCount, 7)
+        XCTAssertEqual(try store.genericPasswordValue(service: "com.example.mail", account: "romeo").testBytes, value)
+        // The id finds the item (persistent reference).
+        XCTAssertEqual(try store.keychainItem(id: added.itemID), .genericPassword(added))
+    }
+
+    func testAdd_DuplicateIsRefusedUnlessUpdateWhichKeepsIDAndCreationDate() throws {
+        let store = try RSAKeyStore(path: storePath)
+        let first = try store.addGenericPassword(RSASecretBytes(utf8: "one"), service: "svc", account: "a")
+        assertThrows(.duplicateItem(item: "generic password for service \"svc\" and account \"a\""),
+                     try store.addGenericPassword(RSASecretBytes(utf8: "two"), service: "svc", account: "a"))
+        XCTAssertEqual(try store.genericPasswordValue(service: "svc", account: "a").testBytes, Array("one".utf8))
+        usleep(5_000)
+        let second = try store.addGenericPassword(RSASecretBytes(utf8: "two"), service: "svc", account: "a", update: true)
+        XCTAssertEqual(second.itemID, first.itemID)
+        XCTAssertEqual(second.creationDate, first.creationDate)
+        XCTAssertGreaterThan(second.modificationDate, first.modificationDate)
+        XCTAssertEqual(try store.genericPasswordValue(service: "svc", account: "a").testBytes, Array("two".utf8))
+    }
+
+    func testUpdate_ChangesLabelAndCommentNotTheValue() throws {
+        let store = try RSAKeyStore(path: storePath)
+        try store.addGenericPassword(RSASecretBytes(utf8: "v"), service: "svc", account: "a", label: "old")
+        let updated = try store.updateGenericPassword(service: "svc", account: "a", label: "new", comment: "c")
+        XCTAssertEqual(updated.label, "new")
+        XCTAssertEqual(try store.genericPassword(service: "svc", account: "a").comment, "c")
+        XCTAssertEqual(try store.genericPasswordValue(service: "svc", account: "a").testBytes, [0x76])
+        assertThrows(.noSuchItem(item: "generic password for service \"svc\" and account \"b\""),
+                     try store.updateGenericPassword(service: "svc", account: "b", label: "x"))
+    }
+
+    func testDelete_RemovesOnlyThatItemAndMissingIsNotFound() throws {
+        let store = try RSAKeyStore(path: storePath)
+        try store.addGenericPassword(RSASecretBytes(utf8: "1"), service: "svc", account: "a")
+        try store.addGenericPassword(RSASecretBytes(utf8: "2"), service: "svc", account: "b")
+        try store.deleteGenericPassword(service: "svc", account: "a")
+        assertThrows(.noSuchItem(item: "generic password for service \"svc\" and account \"a\""),
+                     try store.genericPassword(service: "svc", account: "a"))
+        assertThrows(.noSuchItem(item: "generic password for service \"svc\" and account \"a\""),
+                     try store.deleteGenericPassword(service: "svc", account: "a"))
+        XCTAssertEqual(try store.genericPasswordValue(service: "svc", account: "b").testBytes, [0x32])
+    }
+
+    func testFindByService_ListsEveryAccountOfThatServiceOnly() throws {
+        let store = try RSAKeyStore(path: storePath)
+        for account in ["carol", "alice", "bob"] {
+            try store.addGenericPassword(RSASecretBytes(utf8: account), service: "svc", account: account)
+        }
+        try store.addGenericPassword(RSASecretBytes(utf8: "x"), service: "other", account: "alice")
+        XCTAssertEqual(try store.genericPasswords(service: "svc").map(\.account), ["alice", "bob", "carol"])
+        XCTAssertEqual(try store.genericPasswords(service: "nothing"), [])
+        XCTAssertEqual(try store.allKeychainItems().passwords.count, 4)
+    }
+
+    func testHostileServicesAndAccounts_StayInsideTheStoreAndAreDistinct() throws {
+        let store = try RSAKeyStore(path: storePath)
+        let hostile = ["../../etc/passwd", "/absolute", "a\u{0}b", "e\u{301}", "\u{e9}", "A", "a", "..", "svc\nline"]
+        for (index, service) in hostile.enumerated() {
+            try store.addGenericPassword(RSASecretBytes(utf8: "v\(index)"), service: service, account: service)
+        }
+        for (index, service) in hostile.enumerated() {
+            XCTAssertEqual(try store.genericPasswordValue(service: service, account: service).testBytes, Array("v\(index)".utf8))
+        }
+        // Nothing was written outside the store folder, and file names never contain the names.
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder), ["store"])
+        for file in allFiles(storePath) {
+            XCTAssertFalse(file.path.contains("passwd"), file.path)
+        }
+        assertThrows(.invalidAttribute(reason: "the service is empty"),
+                     try store.addGenericPassword(RSASecretBytes(utf8: "v"), service: "", account: "a"))
+        XCTAssertThrowsError(try store.addGenericPassword(
+            RSASecretBytes(utf8: "v"), service: String(repeating: "s", count: 256), account: "a"))
+    }
+
+    func testPasswordFile_Is0600AndDamageIsReportedWhileTheRestWorks() throws {
+        let store = try RSAKeyStore(path: storePath)
+        let a = try store.addGenericPassword(RSASecretBytes(utf8: "va"), service: "svc", account: "a")
+        try store.addGenericPassword(RSASecretBytes(utf8: "vb"), service: "svc", account: "b")
+        let path = storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "a"))
+        XCTAssertEqual(mode(path), 0o600)
+        // Truncate the first item's value line.
+        var bytes = [UInt8](FileManager.default.contents(atPath: path)!)
+        bytes.removeLast(3)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        XCTAssertThrowsError(try store.genericPasswordValue(service: "svc", account: "a")) { error in
+            guard case RSAError.damagedItem(_, let damagedPath, _)? = error as? RSAError else { return XCTFail("\(error)") }
+            XCTAssertEqual(damagedPath, path)
+        }
+        let listing = try store.allKeychainItems()
+        XCTAssertEqual(listing.passwords.map(\.account), ["b"])
+        XCTAssertEqual(listing.problems.map(\.path), [path])
+        // A damaged item can still be deleted by service and account.
+        try store.deleteGenericPassword(service: "svc", account: "a")
+        assertThrows(.itemNotFound(itemID: a.itemID), try store.keychainItem(id: a.itemID))
+    }
+}

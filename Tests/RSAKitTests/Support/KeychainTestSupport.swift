@@ -1,0 +1,102 @@
+import Foundation
+import XCTest
+@testable import RSAKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Keys generated once for the keychain suites (1024 bits, the fastest size generate() takes).
+enum KeychainTestKeys {
+    static let keys: [RSAPrivateKey] = (0..<2).map { _ in try! RSAPrivateKey.generate(bitCount: 1024) }
+}
+
+/// A fresh temporary folder per test, and helpers shared by the keychain suites.
+class KeychainTestCase: XCTestCase {
+    var folder = ""
+    var storePath: String { folder + "/store" }
+
+    override func setUpWithError() throws {
+        folder = NSTemporaryDirectory() + "rsakit-keychain-" + UUID().uuidString
+        XCTAssertEqual(mkdir(folder, 0o700), 0)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    func assertThrows<T>(
+        _ expected: RSAError, _ expression: @autoclosure () throws -> T,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
+        XCTAssertThrowsError(try expression(), file: file, line: line) { error in
+            XCTAssertEqual(error as? RSAError, expected, file: file, line: line)
+        }
+    }
+
+    /// Every regular file under `root` with its bytes (from the real file system).
+    func allFiles(_ root: String) -> [(path: String, bytes: [UInt8])] {
+        let names = (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []).sorted()
+        return names.compactMap { name in
+            let path = root + "/" + name
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                  let data = FileManager.default.contents(atPath: path) else { return nil }
+            return (path, [UInt8](data))
+        }
+    }
+
+    /// The paths of files under `root` containing `needle`.
+    func files(under root: String, containing needle: [UInt8]) -> [String] {
+        precondition(needle.count >= 4)
+        return allFiles(root).filter { file in
+            guard file.bytes.count >= needle.count else { return false }
+            for i in 0...(file.bytes.count - needle.count) where file.bytes[i] == needle[0] {
+                if file.bytes[i..<(i + needle.count)].elementsEqual(needle) { return true }
+            }
+            return false
+        }.map(\.path)
+    }
+
+    /// Permission bits of `path` (lstat), or nil.
+    func mode(_ path: String) -> UInt32? {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return nil }
+        return UInt32(st.st_mode & 0o7777)
+    }
+
+    /// The StoreStressHelper executable built beside the test bundle.
+    func helperPath() throws -> String {
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        var products = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        if products.lastPathComponent.hasSuffix(".xctest") { products.deleteLastPathComponent() }
+        let helper = products.appendingPathComponent("StoreStressHelper").path
+        guard FileManager.default.isExecutableFile(atPath: helper) else {
+            throw RSAError.storeIOError(path: helper, reason: "StoreStressHelper is not built; run `swift build` first")
+        }
+        return helper
+    }
+
+    /// Start `executable` with stdout and stderr piped.
+    func start(_ executable: String, _ arguments: [String]) throws -> (process: Process, out: Pipe, err: Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        return (process, out, err)
+    }
+
+    /// Write `text` to a 0600 file in the test folder; returns its path.
+    func secretFile(_ name: String, _ text: String) throws -> String {
+        let path = folder + "/" + name
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]))
+        return path
+    }
+}
+
+extension RSASecretBytes {
+    /// The bytes, for assertions.
+    var testBytes: [UInt8] { bytes }
+}
