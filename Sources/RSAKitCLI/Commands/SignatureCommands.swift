@@ -108,7 +108,7 @@ struct SignCommand: RSAKitCommand {
             }
             key = privateKey
         } else {
-            key = try storePrivateKey(try openStore(arguments), tag: arguments.value("tag")!)
+            key = try storePrivateKey(try openStore(arguments), tag: arguments.value("tag")!, arguments: arguments, command: Self.spec.name)
         }
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }

@@ -7,6 +7,8 @@ struct OptionSpec {
     let name: String
     let valueName: String?
     let help: String
+    /// Whether the option may be given several times (its values are collected in order).
+    var repeatable = false
 
     static func flag(_ name: String, _ help: String) -> OptionSpec {
         OptionSpec(name: name, valueName: nil, help: help)
@@ -14,6 +16,11 @@ struct OptionSpec {
 
     static func value(_ name: String, _ valueName: String, _ help: String) -> OptionSpec {
         OptionSpec(name: name, valueName: valueName, help: help)
+    }
+
+    /// An option that may be repeated (`--anchor A --anchor B`); read with `values(_:)`.
+    static func values(_ name: String, _ valueName: String, _ help: String) -> OptionSpec {
+        OptionSpec(name: name, valueName: valueName, help: help, repeatable: true)
     }
 }
 
@@ -70,6 +77,7 @@ struct ParsedArguments {
     private(set) var values: [String: String] = [:]
     private(set) var flags: Set<String> = []
     private(set) var positionals: [String] = []
+    private(set) var repeatedValues: [String: [String]] = [:]
 
     /// Parse `arguments` (without the command name) against `spec`.
     /// Accepts `--name value`, `--name=value`, flags, positionals, `-` as a positional or
@@ -86,6 +94,7 @@ struct ParsedArguments {
             }
             if argument == "--" { optionsEnded = true; continue }
             if argument == "-h" { flags.insert("help"); continue }
+            if argument == "-v", spec.options.contains(where: { $0.name == "verbose" }) { flags.insert("verbose"); continue }
             guard argument.hasPrefix("--") else {
                 throw UsageError(message: "unknown option '\(argument)'", command: spec.name)
             }
@@ -115,6 +124,10 @@ struct ParsedArguments {
                 value = arguments[i]
                 i += 1
             }
+            if option.repeatable {
+                repeatedValues[name, default: []].append(value)
+                continue
+            }
             guard values[name] == nil else {
                 throw UsageError(message: "option '--\(name)' given more than once", command: spec.name)
             }
@@ -125,7 +138,9 @@ struct ParsedArguments {
         }
     }
 
-    func value(_ name: String) -> String? { values[name] }
+    func value(_ name: String) -> String? { values[name] ?? repeatedValues[name]?.last }
+    /// Every value of a repeatable option, in order (empty when absent).
+    func values(_ name: String) -> [String] { repeatedValues[name] ?? [] }
     func flag(_ name: String) -> Bool { flags.contains(name) }
 
     /// A required option's value, or a usage error naming it.
