@@ -44,6 +44,19 @@ extension RSAKeyStore {
         func defaultLabel(_ c: X509Certificate) -> String { c.subjectSummary.isEmpty ? c.subject : c.subjectSummary }
         for entry in entries { try RSAKeyStore.validateLabel(entry.label ?? defaultLabel(entry.certificate)) }
         return try withWriteTransaction { tx in
+            try stageCertificates(entries, replace: replace, into: &tx)
+        }
+    }
+
+    /// Plan the writes of ``addCertificates(_:replace:)`` inside a write transaction (also
+    /// used by ``addIdentity(privateKey:certificate:chain:tag:label:replace:)``, which
+    /// stages the key pair in the same transaction).
+    func stageCertificates(
+        _ entries: [(certificate: X509Certificate, label: String?, trust: RSACertificateTrust, chain: [X509Certificate])],
+        replace: Bool, into tx: inout StoreTransaction
+    ) throws -> [RSACertificateAttributes] {
+        func defaultLabel(_ c: X509Certificate) -> String { c.subjectSummary.isEmpty ? c.subject : c.subjectSummary }
+        do {
             let now = StoreItemRecord.nowMilliseconds()
             var staged = Set<String>()
             var result: [RSACertificateAttributes] = []

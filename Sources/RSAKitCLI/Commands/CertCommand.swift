@@ -7,7 +7,7 @@ struct CertCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "cert",
         overview: "Add, find, list, export or delete certificates (unique on issuer + serial).",
-        usage: "rsakit cert add <FILE> [--label <L>] [--trust|--distrust] [--replace] | find|export|delete --label <L>|--fingerprint <F>|--id <ID> [--der] [--out <FILE>] | list [--json] [--store <DIR>]",
+        usage: "rsakit cert show <FILE> [--json] | add <FILE> [--label <L>] [--trust|--distrust] [--replace] | find|export|delete --label <L>|--fingerprint <F>|--id <ID> [--der] [--out <FILE>] | list [--json] [--store <DIR>]",
         options: [
             .value("label", "L", "The label (add: default the subject summary, i.e. the common name)."),
             .value("fingerprint", "F", "find, export, delete: SHA-256 of the certificate's DER (64 hex digits, colons allowed)."),
@@ -17,7 +17,7 @@ struct CertCommand: RSAKitCommand {
             .flag("replace", "add: replace a certificate with the same issuer and serial."),
             .flag("der", "export: write DER instead of PEM."),
             .value("out", "FILE", "export: write to FILE (default: standard output)."),
-            .flag("json", "find, list: print JSON."),
+            .flag("json", "show, find, list: print JSON."),
         ],
         positionals: ["SUBCOMMAND", "FILE"],
         discussion: "add reads DER, PEM or a PEM bundle; with several certificates the first is the certificate and the others its chain, stored with it.")
@@ -28,13 +28,17 @@ struct CertCommand: RSAKitCommand {
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
         guard let sub = arguments.positionals.first else {
-            throw UsageError(message: "missing subcommand: add, find, list, export or delete", command: Self.spec.name)
+            throw UsageError(message: "missing subcommand: show, add, find, list, export or delete", command: Self.spec.name)
         }
-        guard ["add", "find", "list", "export", "delete"].contains(sub) else {
+        guard ["show", "add", "find", "list", "export", "delete"].contains(sub) else {
             throw UsageError(message: "unknown subcommand '\(sub)'", command: Self.spec.name)
         }
         subcommand = sub
-        if sub == "add" {
+        if sub == "show" {
+            guard arguments.positionals.count == 2 else {
+                throw UsageError(message: "missing certificate file argument <FILE>", command: Self.spec.name)
+            }
+        } else if sub == "add" {
             guard arguments.positionals.count == 2 else {
                 throw UsageError(message: "missing certificate file argument <FILE>", command: Self.spec.name)
             }
@@ -53,6 +57,10 @@ struct CertCommand: RSAKitCommand {
     }
 
     func run() throws {
+        if subcommand == "show" {
+            // A file, not the store (x509's CertShowCommand.swift).
+            return try CertShow.run(path: arguments.positionals[1], json: arguments.flag("json"))
+        }
         let store = try openStore(arguments)
         switch subcommand {
         case "add":

@@ -83,7 +83,7 @@ struct DecryptCommand: RSAKitCommand {
     /// The key named by --key or --tag, with a name for messages; nil when neither is given.
     private func explicitKey() throws -> (RSAPrivateKey, String)? {
         if let path = arguments.value("key") {
-            guard case let .privateKey(key) = try loadKeyFile(path).key else {
+            guard case let .privateKey(key) = try loadKeyFile(path, arguments: arguments, command: Self.spec.name).key else {
                 throw CLIFailure("key file '\(path)' holds only a public key; decryption needs the private key", .notFound)
             }
             return (key, "the key in '\(path)'")

@@ -6,10 +6,12 @@ struct EncryptCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "encrypt",
         overview: "Encrypt data for a public key (rsakit container, raw blocks, or Apple's RSA-OAEP + AES-GCM).",
-        usage: "rsakit encrypt (--tag <TAG> | --key <FILE>) [--in <FILE>] [--out <FILE>] [--format container|raw|apple-aesgcm] [--raw] [--armor] [--padding pkcs1|oaep] [--oaep-hash <HASH>] [--mgf1-hash <HASH>] [--label <TEXT> | --label-hex <HEX>] [--store <DIR>]",
+        usage: "rsakit encrypt (--tag <TAG> | --key <FILE> | --cert <FILE> | --cert-label <L>) [--in <FILE>] [--out <FILE>] [--format container|raw|apple-aesgcm] [--raw] [--armor] [--padding pkcs1|oaep] [--oaep-hash <HASH>] [--mgf1-hash <HASH>] [--label <TEXT> | --label-hex <HEX>] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Encrypt for the public key stored under this application tag."),
             .value("key", "FILE", "Encrypt for the key in this file (PEM or DER; PKCS#1, SPKI or PKCS#8)."),
+            .value("cert", "FILE", "Encrypt for the RSA key of this certificate (DER or PEM; warns when expired or its key usage forbids key encipherment)."),
+            .value("cert-label", "L", "Encrypt for the RSA key of the stored certificate with this label."),
             .value("in", "FILE", "Read plaintext from FILE (default: standard input; '-' too)."),
             .value("out", "FILE", "Write to FILE, only if the command succeeds (default: standard output)."),
         ] + MessageOptions.specs + [
@@ -29,10 +31,10 @@ struct EncryptCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        let hasTag = arguments.value("tag") != nil
-        let hasKey = arguments.value("key") != nil
-        guard hasTag != hasKey else {
-            throw UsageError(message: hasTag ? "give either --tag or --key, not both" : "missing --tag <TAG> or --key <FILE>", command: Self.spec.name)
+        let given = ["tag", "key", "cert", "cert-label"].filter { arguments.value($0) != nil }
+        guard given.count == 1 else {
+            throw UsageError(message: given.isEmpty ? "missing --tag <TAG>, --key <FILE>, --cert <FILE> or --cert-label <L>"
+                                                    : "give one of --tag, --key, --cert or --cert-label", command: Self.spec.name)
         }
         let options = try MessageOptions(arguments, command: Self.spec.name)
         if arguments.flag("armor") && (options.kind ?? .container) != .container {
@@ -48,7 +50,11 @@ struct EncryptCommand: RSAKitCommand {
     func run() throws {
         let key: RSAPublicKey
         if let path = arguments.value("key") {
-            key = try loadKeyFile(path).publicKey
+            key = try loadKeyFile(path, arguments: arguments, command: Self.spec.name).publicKey
+        } else if let path = arguments.value("cert") {
+            key = try CertificateRecipient.publicKey(file: path)
+        } else if let label = arguments.value("cert-label") {
+            key = try CertificateRecipient.publicKey(label: label, store: try openStore(arguments))
         } else {
             key = try storePublicKey(try openStore(arguments), tag: arguments.value("tag")!)
         }

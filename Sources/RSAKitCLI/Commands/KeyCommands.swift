@@ -6,14 +6,14 @@ struct ImportCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "import",
         overview: "Import a key file into the store under an application tag.",
-        usage: "rsakit import --tag <TAG> <FILE> [--label <TEXT>] [--replace] [--protect] [--store <DIR>]",
+        usage: "rsakit import --tag <TAG> <FILE> [--label <TEXT>] [--replace] [--protect] [--passin <SPEC>] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Application tag for the imported key."),
             .value("label", "TEXT", "A free-text label."),
             .flag("replace", "Replace existing items with the same tag."),
         ] + protectOptions,
         positionals: ["FILE"],
-        discussion: "A public key creates a public item; a private key creates both a public and a private item.")
+        discussion: "A public key creates a public item; a private key creates both a public and a private item.\nAn encrypted key file (PKCS#8 \"ENCRYPTED PRIVATE KEY\", or OpenSSL \"Proc-Type: 4,ENCRYPTED\") is decrypted with\nthe --passin passphrase (also the store's, if it is protected).")
 
     let arguments: ParsedArguments
     let tag: String
@@ -29,7 +29,7 @@ struct ImportCommand: RSAKitCommand {
     }
 
     func run() throws {
-        let file = try loadKeyFile(path)
+        let file = try loadKeyFile(path, arguments: arguments, command: Self.spec.name)
         let store = try openStore(arguments)
         try protectNewStoreIfAsked(store, arguments, command: Self.spec.name)
         let label = arguments.value("label"), replace = arguments.flag("replace")
@@ -51,11 +51,13 @@ struct ExportCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "export",
         overview: "Export a stored key (public SPKI PEM by default).",
-        usage: "rsakit export --tag <TAG> [--private] [--format pkcs1|spki|pkcs8] [--der] [--out <FILE>] [--store <DIR>]",
+        usage: "rsakit export --tag <TAG> [--private [--encrypt [--passout <SPEC>]]] [--format pkcs1|spki|pkcs8] [--der] [--out <FILE>] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Application tag of the key."),
             .flag("private", "Export the private key (PKCS#8 by default); written with mode 0600."),
             .value("format", "FORMAT", "pkcs1 (iOS SecKeyCopyExternalRepresentation), spki (OpenSSL/Java public), pkcs8 (private)."),
+            .flag("encrypt", "With --private: write encrypted PKCS#8 (PBES2: PBKDF2-HMAC-SHA256, 600,000 iterations, AES-256-CBC), as `openssl pkey -passin` reads."),
+            .value("passout", "SPEC", "The passphrase for --encrypt, same syntax as --passin (default: $RSAKIT_PASSOUT, else a prompt, asked twice)."),
             .flag("der", "Write DER instead of PEM."),
             .value("out", "FILE", "Write to FILE (default: standard output)."),
         ])
@@ -63,6 +65,7 @@ struct ExportCommand: RSAKitCommand {
     let arguments: ParsedArguments
     let tag: String
     let format: RSAKeyFormat
+    let encrypt: Bool
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
@@ -82,6 +85,16 @@ struct ExportCommand: RSAKitCommand {
         } else {
             format = isPrivate ? .pkcs8 : .spki
         }
+        encrypt = arguments.flag("encrypt")
+        if encrypt && !isPrivate {
+            throw UsageError(message: "--encrypt applies to private keys; add --private", command: Self.spec.name)
+        }
+        if encrypt && format != .pkcs8 {
+            throw UsageError(message: "--encrypt writes PKCS#8; use --format pkcs8 (the default)", command: Self.spec.name)
+        }
+        if arguments.value("passout") != nil && !encrypt {
+            throw UsageError(message: "--passout needs --encrypt", command: Self.spec.name)
+        }
     }
 
     func run() throws {
@@ -90,7 +103,14 @@ struct ExportCommand: RSAKitCommand {
         let bytes: [UInt8]
         if arguments.flag("private") {
             let key = try storePrivateKey(store, tag: tag, arguments: arguments, command: Self.spec.name)
-            bytes = der ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)
+            if encrypt {
+                let passphrase = try Passphrase.read(arguments, command: Self.spec.name, option: "passout", variable: "RSAKIT_PASSOUT",
+                                                     prompt: "Passphrase for the exported key: ", confirm: true)
+                bytes = der ? try key.encryptedPKCS8DERRepresentation(passphrase: passphrase.bytes)
+                    : Array(try key.encryptedPKCS8PEMRepresentation(passphrase: passphrase.bytes).utf8)
+            } else {
+                bytes = der ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)
+            }
         } else {
             let key = try storePublicKey(store, tag: tag)
             bytes = der ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)

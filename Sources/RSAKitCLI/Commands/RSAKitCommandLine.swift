@@ -18,6 +18,7 @@ enum RSAKitCommandLine {
         ExportCommand.self, ListCommand.self, ShowCommand.self, DeleteCommand.self,
         SignCommand.self, VerifyCommand.self,
         StoreCommand.self, PasswordCommand.self, CertCommand.self,
+        TrustCommand.self, IdentityCommand.self,
         TLSCommand.self,
     ]
 

@@ -13,7 +13,7 @@ struct TLSCommand: RSAKitCommand {
             .value("identity", "LABEL", "Authenticate with the identity whose certificate has this label."),
             .value("tag", "TAG", "Authenticate with the identity of the private key stored under this application tag."),
             .value("servername", "NAME", "The name the server certificate must match and the SNI sent (default: HOST)."),
-            .values("anchor", "FILE", "Trust this CA certificate (PEM, DER or a bundle) as an anchor; may be repeated."),
+            .repeated("anchor", "FILE", "Trust this CA certificate (PEM, DER or a bundle) as an anchor; may be repeated."),
             .flag("anchors-only", "Trust only --anchor files and certificates marked trusted in the store, not the system's CAs."),
             .flag("tls1.2", "Negotiate TLS 1.2 only."),
             .flag("tls1.3", "Negotiate TLS 1.3 only."),

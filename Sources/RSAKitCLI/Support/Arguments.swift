@@ -7,7 +7,7 @@ struct OptionSpec {
     let name: String
     let valueName: String?
     let help: String
-    /// Whether the option may be given several times (its values are collected in order).
+    /// Whether the option may be given several times (`--anchor A --anchor B`).
     var repeatable = false
 
     static func flag(_ name: String, _ help: String) -> OptionSpec {
@@ -18,8 +18,8 @@ struct OptionSpec {
         OptionSpec(name: name, valueName: valueName, help: help)
     }
 
-    /// An option that may be repeated (`--anchor A --anchor B`); read with `values(_:)`.
-    static func values(_ name: String, _ valueName: String, _ help: String) -> OptionSpec {
+    /// A value option that may be repeated; read all values with `ParsedArguments.values(_:)`.
+    static func repeated(_ name: String, _ valueName: String, _ help: String) -> OptionSpec {
         OptionSpec(name: name, valueName: valueName, help: help, repeatable: true)
     }
 }
@@ -75,9 +75,9 @@ struct UsageError: Error, CustomStringConvertible {
 /// Parsed options of one command.
 struct ParsedArguments {
     private(set) var values: [String: String] = [:]
+    private(set) var repeatedValues: [String: [String]] = [:]
     private(set) var flags: Set<String> = []
     private(set) var positionals: [String] = []
-    private(set) var repeatedValues: [String: [String]] = [:]
 
     /// Parse `arguments` (without the command name) against `spec`.
     /// Accepts `--name value`, `--name=value`, flags, positionals, `-` as a positional or
@@ -126,6 +126,7 @@ struct ParsedArguments {
             }
             if option.repeatable {
                 repeatedValues[name, default: []].append(value)
+                if values[name] == nil { values[name] = value }
                 continue
             }
             guard values[name] == nil else {
@@ -138,9 +139,9 @@ struct ParsedArguments {
         }
     }
 
-    func value(_ name: String) -> String? { values[name] ?? repeatedValues[name]?.last }
-    /// Every value of a repeatable option, in order (empty when absent).
-    func values(_ name: String) -> [String] { repeatedValues[name] ?? [] }
+    func value(_ name: String) -> String? { values[name] }
+    /// Every value of a repeatable option, in command-line order.
+    func values(_ name: String) -> [String] { repeatedValues[name] ?? values[name].map { [$0] } ?? [] }
     func flag(_ name: String) -> Bool { flags.contains(name) }
 
     /// A required option's value, or a usage error naming it.

@@ -68,15 +68,23 @@ func storePrivateKey(_ store: RSAKeyStore, tag: String, arguments: ParsedArgumen
     }
 }
 
-/// Read a key file of any format the formats layer knows, printing its warnings.
-func loadKeyFile(_ path: String) throws -> RSAKeyFile {
-    let bytes = try readWholeFile(path, what: "key file")
+/// Read a key file of any format the formats layer knows, printing its warnings. An
+/// encrypted one (PKCS#8 or OpenSSL legacy PEM) is decrypted with the passphrase from
+/// `--passin` / `RSAKIT_PASSIN` / a terminal prompt, asked for only when the file is encrypted.
+func loadKeyFile(_ path: String, arguments: ParsedArguments? = nil, command: String = "") throws -> RSAKeyFile {
+    var bytes = try readWholeFile(path, what: "key file")
+    defer { wipe(&bytes) }
     do {
-        let file = try RSAKeyFile(bytes: bytes)
+        var passphrase: RSASecretBytes?
+        if RSAKeyFile.isEncrypted(bytes), let arguments {
+            passphrase = try Passphrase.read(arguments, command: command, prompt: "Passphrase for the key file \(path): ")
+        }
+        let file = try RSAKeyFile(bytes: bytes, passphrase: passphrase?.bytes)
         for warning in file.warnings { printError("rsakit: warning: \(path): \(warning)\n") }
         return file
     } catch let error as RSAError {
-        throw CLIFailure("cannot load key file '\(path)': \(error.description)", .dataError)
+        let status: ExitStatus = { if case .passphraseNeeded = error { return .usage } else { return .dataError } }()
+        throw CLIFailure("cannot load key file '\(path)': \(error.description)", status)
     }
 }
 

@@ -1,0 +1,46 @@
+// Identities added in one journaled write: a private key (as a key pair) and its
+// certificate with the chain (SecPKCS12Import followed by SecItemAdd of the identity).
+
+extension RSAKeyStore {
+    /// Add an identity: the key pair under `tag` and the certificate (label `label`) with
+    /// its chain, in ONE write transaction, so a failure stores nothing.
+    ///
+    /// - Parameters:
+    ///   - privateKey: the key; `certificate` must hold its public key.
+    ///   - certificate: the leaf certificate.
+    ///   - chain: the chain certificates (stored as certificate items when absent).
+    ///   - tag: the application tag of the key pair.
+    ///   - label: the certificate's label (default: its subject summary); also the key's label.
+    ///   - replace: replace existing items with the same tag or issuer + serial.
+    /// - Returns: the identity as stored.
+    /// - Throws: `RSAError.keyTypeMismatch` when the certificate is not the key's,
+    ///   `RSAError.keyAlreadyExists`, `RSAError.duplicateItem`, `RSAError.invalidTag`,
+    ///   `RSAError.invalidLabel`, `RSAError.keychainLocked` (protected store, locked),
+    ///   `RSAError.storeIOError`.
+    @discardableResult
+    public func addIdentity(
+        privateKey: RSAPrivateKey, certificate: X509Certificate, chain: [X509Certificate] = [],
+        tag: String, label: String? = nil, replace: Bool = false
+    ) throws -> RSAIdentityItem {
+        let fingerprint = privateKey.publicKey.fingerprint
+        guard certificate.publicKeyFingerprint == fingerprint else {
+            throw RSAError.keyTypeMismatch(expected: "the certificate of the private key",
+                                           found: "a certificate for another key (\(certificate.subjectSummary))")
+        }
+        let certificateLabel = label ?? (certificate.subjectSummary.isEmpty ? certificate.subject : certificate.subjectSummary)
+        try RSAKeyStore.validateTag(tag)
+        try RSAKeyStore.validateLabel(certificateLabel)
+        let requests = [
+            NewItem(keyClass: .public, tag: tag, label: certificateLabel, keySizeInBits: privateKey.modulusBitCount,
+                    fingerprint: fingerprint, pem: privateKey.publicKey.pemRepresentation),
+            NewItem(keyClass: .private, tag: tag, label: certificateLabel, keySizeInBits: privateKey.modulusBitCount,
+                    fingerprint: fingerprint, pem: privateKey.pemRepresentation, privateKey: privateKey),
+        ]
+        let (keys, certificates) = try withWriteTransaction { tx in
+            let keys = try stage(requests, replace: replace, into: &tx)
+            let certificates = try stageCertificates([(certificate, certificateLabel, .unspecified, chain)], replace: replace, into: &tx)
+            return (keys, certificates)
+        }
+        return try identity(for: certificates[0]) ?? RSAIdentityItem(certificate: certificates[0], privateKey: keys[1], chain: [])
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import RSAKit
+
+/// `rsakit cert show FILE`: every field of the certificates in a file (issue 12 §2), like
+/// `openssl x509 -text` in fewer lines. Reads DER, PEM or a bundle; needs no store.
+enum CertShow {
+    static func run(path: String, json: Bool) throws {
+        let bytes = try readWholeFile(path, what: "certificate file")
+        let certificates: [X509Certificate]
+        do {
+            certificates = try X509Certificate.certificates(from: bytes)
+        } catch let error as RSAError {
+            throw CLIFailure("cannot load certificate file '\(path)': \(error.description)", .dataError)
+        }
+        if json {
+            try printOutput(try jsonText(certificates.map(jsonObject)))
+        } else {
+            try printOutput(certificates.map(text).joined(separator: "\n"))
+        }
+    }
+
+    static func keyDescription(_ certificate: X509Certificate) -> String {
+        "\(certificate.publicKeyAlgorithmName) \(certificate.publicKeyBitCount) bits" + (certificate.publicKey == nil ? " (not usable by rsakit)" : "")
+    }
+
+    static func text(_ certificate: X509Certificate) -> String {
+        let now = Date()
+        let state = now > certificate.notValidAfter ? " (expired)" : now < certificate.notValidBefore ? " (not yet valid)" : ""
+        var lines = [
+            "subject: \(certificate.subject)",
+            "subject summary: \(certificate.subjectSummary)",
+            "issuer: \(certificate.issuer)",
+            "serial: \(certificate.serialNumberHex)",
+            "version: \(certificate.version)",
+            "not valid before: \(iso8601(certificate.notValidBefore))",
+            "not valid after: \(iso8601(certificate.notValidAfter))\(state)",
+            "public key: \(keyDescription(certificate))",
+            "signature algorithm: \(certificate.signatureAlgorithmName)",
+            "key usage: \(certificate.keyUsage.map { $0.description } ?? "(none: any)")",
+            "extended key usage: \(certificate.extendedKeyUsage.map { $0.map(\.description).joined(separator: ", ") } ?? "(none: any)")",
+            "subject alternative names: \(certificate.subjectAlternativeNames.isEmpty ? "(none)" : certificate.subjectAlternativeNames.map(\.description).joined(separator: ", "))",
+        ]
+        if let constraints = certificate.basicConstraints {
+            lines.append("basic constraints: CA:\(constraints.isCertificateAuthority ? "TRUE" : "FALSE")"
+                         + (constraints.pathLengthConstraint.map { ", pathlen:\($0)" } ?? "") + (constraints.isCritical ? " (critical)" : ""))
+        }
+        lines.append("fingerprint (SHA-256): \(certificate.fingerprintHex)")
+        if let spki = certificate.publicKeyFingerprint {
+            lines.append("public key fingerprint (SHA-256 of the SPKI): \(spki.base64String)")
+            lines.append("public key fingerprint (hex): \(spki.hexString)")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func jsonObject(_ certificate: X509Certificate) -> [String: Any] {
+        var value: [String: Any] = [
+            "subject": certificate.subject, "subjectSummary": certificate.subjectSummary, "issuer": certificate.issuer,
+            "serialNumber": certificate.serialNumberHex, "version": certificate.version,
+            "notValidBefore": iso8601(certificate.notValidBefore), "notValidAfter": iso8601(certificate.notValidAfter),
+            "publicKeyAlgorithm": certificate.publicKeyAlgorithmName, "publicKeyBits": certificate.publicKeyBitCount,
+            "signatureAlgorithm": certificate.signatureAlgorithmName, "fingerprint": certificate.fingerprintHex,
+            "subjectAlternativeNames": certificate.subjectAlternativeNames.map(\.description),
+        ]
+        if let usage = certificate.keyUsage { value["keyUsage"] = usage.description.components(separatedBy: ", ") }
+        if let purposes = certificate.extendedKeyUsage { value["extendedKeyUsage"] = purposes.map(\.oid) }
+        if let constraints = certificate.basicConstraints {
+            var entry: [String: Any] = ["ca": constraints.isCertificateAuthority, "critical": constraints.isCritical]
+            if let length = constraints.pathLengthConstraint { entry["pathLength"] = length }
+            value["basicConstraints"] = entry
+        }
+        if let spki = certificate.publicKeyFingerprint { value["publicKeyFingerprint"] = spki.hexString }
+        return value
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import RSAKit
+
+/// `rsakit identity import | list | show | export | delete`: identities (a certificate
+/// whose public key matches a stored private key), after Apple's SecPKCS12Import and
+/// SecIdentity. A thin layer over `RSAPKCS12`, `RSAKeyStore.addIdentity` and `RSATrust`.
+struct IdentityCommand: RSAKitCommand {
+    static let spec = CommandSpec(
+        name: "identity",
+        overview: "Import (PKCS#12), list, show, export or delete identities (key + certificate + chain).",
+        usage: "rsakit identity import <FILE.p12> [--label <L>] [--tag <T>] [--replace] [--passin <SPEC>] | list [--json] | show --label <L> | export --label <L> --format p12|pem [--passout <SPEC>] [--out <FILE>] | delete --label <L> [--store <DIR>]",
+        options: [
+            .value("label", "L", "import: the certificate's label (default: the p12 friendly name, else the subject summary); show, export, delete: which identity."),
+            .value("tag", "T", "import: the private key's application tag (default: the label)."),
+            .flag("replace", "import: replace items with the same tag or issuer + serial."),
+            .value("format", "FORMAT", "export: p12 (as OpenSSL 3.0 writes it) or pem (key, certificate and chain, for curl --cert/--key)."),
+            .value("passout", "SPEC", "export --format p12: its passphrase, same syntax as --passin (default: $RSAKIT_PASSOUT, else a prompt, asked twice)."),
+            .value("out", "FILE", "export: write to FILE (mode 0600; default: standard output)."),
+            .flag("json", "list: print JSON."),
+        ],
+        positionals: ["SUBCOMMAND", "FILE"],
+        discussion: """
+        import verifies the PKCS#12 MAC first, then stores the key pair, the certificate and its chain in one
+        write (nothing is stored on any failure), and prints the trust result of the chain under the Basic
+        X.509 policy. The p12 passphrase is read with --passin (a protected store is unlocked with the same one).
+        """)
+
+    let arguments: ParsedArguments
+    let subcommand: String
+
+    init(_ arguments: ParsedArguments) throws {
+        self.arguments = arguments
+        guard let sub = arguments.positionals.first else {
+            throw UsageError(message: "missing subcommand: import, list, show, export or delete", command: Self.spec.name)
+        }
+        guard ["import", "list", "show", "export", "delete"].contains(sub) else {
+            throw UsageError(message: "unknown subcommand '\(sub)'", command: Self.spec.name)
+        }
+        subcommand = sub
+        if sub == "import" {
+            guard arguments.positionals.count == 2 else {
+                throw UsageError(message: "missing PKCS#12 file argument <FILE.p12>", command: Self.spec.name)
+            }
+        } else if arguments.positionals.count > 1 {
+            throw UsageError(message: "unexpected argument '\(arguments.positionals[1])'", command: Self.spec.name)
+        }
+        if ["show", "export", "delete"].contains(sub), arguments.value("label") == nil {
+            throw UsageError(message: "\(sub) needs --label", command: Self.spec.name)
+        }
+        if sub == "export" {
+            guard let format = arguments.value("format"), ["p12", "pem"].contains(format) else {
+                throw UsageError(message: "export needs --format p12 or --format pem", command: Self.spec.name)
+            }
+            if format == "pem" && arguments.value("passout") != nil {
+                throw UsageError(message: "--passout applies to --format p12", command: Self.spec.name)
+            }
+        }
+    }
+
+    func run() throws {
+        let store = try openStore(arguments)
+        switch subcommand {
+        case "import": try importIdentity(store)
+        case "list": try list(store)
+        case "show": try printOutput(describe(try identity(store), store))
+        case "export": try export(store)
+        default:
+            let identity = try identity(store)
+            try store.deleteCertificate(itemID: identity.certificate.itemID)
+            try store.delete(tag: identity.privateKey.applicationTag)
+            try printOutput("deleted identity: label: \(identity.certificate.label), private key tag: \(identity.privateKey.applicationTag)\n")
+        }
+    }
+
+    private func importIdentity(_ store: RSAKeyStore) throws {
+        let path = arguments.positionals[1]
+        var bytes = try readWholeFile(path, what: "PKCS#12 file")
+        defer { wipe(&bytes) }
+        let passphrase = try Passphrase.read(arguments, command: Self.spec.name, prompt: "Passphrase for \(path): ")
+        let p12: RSAPKCS12
+        do {
+            p12 = try RSAPKCS12(derRepresentation: bytes, passphrase: passphrase.bytes)
+        } catch let error as RSAError {
+            throw CLIFailure("cannot import '\(path)': \(error.description)", CLIFailure.status(for: error))
+        }
+        for warning in p12.warnings { printError("rsakit: warning: \(path): \(warning)\n") }
+        let label = arguments.value("label") ?? p12.friendlyName ?? p12.certificate.subjectSummary
+        let tag = arguments.value("tag") ?? label
+        let identity = try withUnlockedStore(store, arguments, command: Self.spec.name) {
+            try store.addIdentity(privateKey: p12.privateKey, certificate: p12.certificate, chain: p12.chain,
+                                  tag: tag, label: label, replace: arguments.flag("replace"))
+        }
+        var trust = RSATrust(certificates: [p12.certificate] + p12.chain, policy: .basicX509)
+        addStoreTrust(store, to: &trust)
+        let evaluation = trust.evaluate()
+        var text = "imported identity: \(p12.certificate.subjectSummary)\n"
+        text += "label: \(identity.certificate.label)\nprivate key tag: \(identity.privateKey.applicationTag)\n"
+        text += "certificate fingerprint (SHA-256): \(p12.certificate.fingerprintHex)\n"
+        text += "public key fingerprint: \(p12.privateKey.fingerprint.base64String)\n"
+        text += "certificate item id: \(identity.certificate.itemID)\nprivate key item id: \(identity.privateKey.itemID)\n"
+        text += "chain: \(identity.chain.count) certificate\(identity.chain.count == 1 ? "" : "s")\n"
+        text += "trust (basic X.509): \(evaluation.result.rawValue)\n"
+        for failure in evaluation.failures { text += "  \(failure.description)\n" }
+        try printOutput(text)
+    }
+
+    private func list(_ store: RSAKeyStore) throws {
+        let identities = try store.allIdentities()
+        if arguments.flag("json") {
+            try printOutput(try jsonText(identities.map { identity -> [String: Any] in
+                ["label": identity.certificate.label, "subject": identity.certificate.subject,
+                 "privateKeyTag": identity.privateKey.applicationTag, "fingerprint": identity.certificate.fingerprintHex,
+                 "notValidAfter": iso8601(identity.certificate.notValidAfter), "certificateItemID": identity.certificate.itemID,
+                 "privateKeyItemID": identity.privateKey.itemID, "chain": identity.chain.map(\.label)]
+            }))
+            return
+        }
+        var text = ""
+        for identity in identities {
+            text += "\(identity.certificate.label)  tag: \(identity.privateKey.applicationTag)  not after: \(iso8601(identity.certificate.notValidAfter))  fingerprint: \(identity.certificate.fingerprintHex)\n"
+        }
+        try printOutput(text)
+    }
+
+    private func identity(_ store: RSAKeyStore) throws -> RSAIdentityItem {
+        let label = arguments.value("label") ?? ""
+        let found = try store.identities(label: label)
+        guard let first = found.first else { throw RSAError.noSuchItem(item: "identity with label \"\(label)\"") }
+        guard found.count == 1 else {
+            throw CLIFailure("\(found.count) identities have the label \"\(label)\"; give a unique label", .usage)
+        }
+        return first
+    }
+
+    private func describe(_ identity: RSAIdentityItem, _ store: RSAKeyStore) throws -> String {
+        let certificate = try store.certificate(itemID: identity.certificate.itemID)
+        var text = "label: \(identity.certificate.label)\nprivate key tag: \(identity.privateKey.applicationTag)\n"
+        text += "private key item id: \(identity.privateKey.itemID)\ncertificate item id: \(identity.certificate.itemID)\n"
+        text += CertShow.text(certificate)
+        for member in identity.chain { text += "chain: \(member.label) (\(member.fingerprintHex))\n" }
+        return text
+    }
+
+    private func export(_ store: RSAKeyStore) throws {
+        let identity = try identity(store)
+        let key = try withUnlockedStore(store, arguments, command: Self.spec.name) {
+            try store.privateKey(tag: identity.privateKey.applicationTag)
+        }
+        let certificate = try store.certificate(itemID: identity.certificate.itemID)
+        let chain = try identity.chain.map { try store.certificate(itemID: $0.itemID) }
+        var bytes: [UInt8]
+        if arguments.value("format") == "p12" {
+            let passphrase = try Passphrase.read(arguments, command: Self.spec.name, option: "passout", variable: "RSAKIT_PASSOUT",
+                                                 prompt: "Passphrase for the PKCS#12 file: ", confirm: true)
+            bytes = try RSAPKCS12.derRepresentation(privateKey: key, certificate: certificate, chain: chain,
+                                                    friendlyName: identity.certificate.label, passphrase: passphrase.bytes)
+        } else {
+            bytes = Array((key.pemRepresentation + certificate.pemRepresentation + chain.map(\.pemRepresentation).joined()).utf8)
+        }
+        defer { wipe(&bytes) }
+        let output = try OutputFile(arguments.value("out"), input: nil, mode: 0o600)
+        do {
+            var sink = FileDescriptorSink(fileDescriptor: output.fileDescriptor)
+            try sink.write(bytes)
+            try output.commit()
+        } catch {
+            output.discard()
+            throw error
+        }
+    }
+}
+
+/// Add the store's trust settings (cert add --trust / --distrust) to `trust`.
+func addStoreTrust(_ store: RSAKeyStore, to trust: inout RSATrust) {
+    guard let listing = try? store.allKeychainItems() else { return }
+    for item in listing.certificates where item.trust != .unspecified {
+        if item.trust == .trusted {
+            trust.userTrustedFingerprints.insert(item.fingerprint)
+            if let certificate = try? store.certificate(itemID: item.itemID) { trust.anchorCertificates.append(certificate) }
+        } else {
+            trust.userDistrustedFingerprints.insert(item.fingerprint)
+        }
+    }
+}

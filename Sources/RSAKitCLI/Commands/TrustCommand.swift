@@ -1,0 +1,166 @@
+import Foundation
+import RSAKit
+
+/// `rsakit trust evaluate`: evaluate a certificate chain under a policy (Apple's
+/// SecTrustEvaluate; macOS `security verify-cert`). A thin layer over `RSATrust`.
+struct TrustCommand: RSAKitCommand {
+    static let spec = CommandSpec(
+        name: "trust",
+        overview: "Evaluate a certificate chain (trust evaluate), with Apple's trust results.",
+        usage: "rsakit trust evaluate <CERT> [--chain <FILE>]... [--policy basic|ssl-server|ssl-client] [--hostname <H>] [--anchor <FILE>]... [--anchors-only] [--verify-date <DATE>] [--json] [--store <DIR>]",
+        options: [
+            .repeated("chain", "FILE", "Intermediate (or other) certificates to build the chain from; DER, PEM or a bundle; repeatable."),
+            .value("policy", "POLICY", "basic (default: chain, signatures, validity, CA rights), ssl-server (adds serverAuth and --hostname), ssl-client (adds clientAuth)."),
+            .value("hostname", "H", "ssl-server: the name (or IP address) the leaf must be valid for."),
+            .repeated("anchor", "FILE", "Extra trust anchors; repeatable."),
+            .flag("anchors-only", "Use only --anchor files and the store's trusted certificates, not the system's (/etc/ssl/certs/ca-certificates.crt)."),
+            .value("verify-date", "DATE", "Check validity at DATE instead of now: RFC 3339 (2020-06-15T12:00:00Z) or YYYY-MM-DD (midnight UTC)."),
+            .flag("json", "Print the result as JSON."),
+        ],
+        positionals: ["SUBCOMMAND", "CERT"],
+        discussion: """
+        Anchors: the system's, the store's certificates added with 'cert add --trust', and --anchor files.
+        Results: proceed (chains to a certificate you marked trusted), unspecified (chains to a system or
+        given anchor), recoverable-trust-failure, deny (a certificate you marked distrusted),
+        fatal-trust-failure, invalid. Every reason is printed with its certificate; an expired one with
+        the --verify-date that would evaluate it.
+        Exit status: 0 for proceed and unspecified, 65 for every failure.
+        """)
+
+    let arguments: ParsedArguments
+    let certificatePath: String
+    let policy: RSATrustPolicy
+    let policyName: String
+    let verifyDate: Date?
+
+    init(_ arguments: ParsedArguments) throws {
+        self.arguments = arguments
+        guard let sub = arguments.positionals.first else {
+            throw UsageError(message: "missing subcommand: evaluate", command: Self.spec.name)
+        }
+        guard sub == "evaluate" else {
+            throw UsageError(message: "unknown subcommand '\(sub)'", command: Self.spec.name)
+        }
+        guard arguments.positionals.count == 2 else {
+            throw UsageError(message: "missing certificate file argument <CERT>", command: Self.spec.name)
+        }
+        certificatePath = arguments.positionals[1]
+        policyName = arguments.value("policy") ?? "basic"
+        let hostname = arguments.value("hostname")
+        switch policyName {
+        case "basic": policy = .basicX509
+        case "ssl-server": policy = .sslServer(hostname: hostname)
+        case "ssl-client": policy = .sslClient
+        default:
+            throw UsageError(message: "--policy must be basic, ssl-server or ssl-client, got '\(policyName)'", command: Self.spec.name)
+        }
+        if hostname != nil && policyName != "ssl-server" {
+            throw UsageError(message: "--hostname needs --policy ssl-server", command: Self.spec.name)
+        }
+        if let text = arguments.value("verify-date") {
+            guard let date = TrustCommand.parseDate(text) else {
+                throw UsageError(message: "--verify-date expects RFC 3339 (2020-06-15T12:00:00Z) or YYYY-MM-DD, got '\(text)'", command: Self.spec.name)
+            }
+            verifyDate = date
+        } else {
+            verifyDate = nil
+        }
+    }
+
+    /// RFC 3339 date-time (with Z or an offset, optional fractional seconds) or a full date (midnight UTC).
+    static func parseDate(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return date }
+        guard text.count == 10 else { return nil }
+        formatter.formatOptions = [.withFullDate]
+        return formatter.date(from: text)
+    }
+
+    func run() throws {
+        let given = try loadCertificates(certificatePath)
+        var trust = RSATrust(certificates: given + (try arguments.values("chain").flatMap(loadCertificates)), policy: policy)
+        trust.anchorCertificates = try arguments.values("anchor").flatMap(loadCertificates)
+        trust.anchorCertificatesOnly = arguments.flag("anchors-only")
+        if let verifyDate { trust.verifyDate = verifyDate }
+        // The store's trust settings (cert add --trust / --distrust), when a store exists
+        // (evaluating never creates one).
+        if let location = try? (arguments.value("store") ?? RSAKeyStore.defaultLocation()),
+           FileManager.default.fileExists(atPath: location) {
+            addStoreTrust(try openStore(arguments), to: &trust)
+        }
+        let evaluation = trust.evaluate()
+        try printOutput(arguments.flag("json") ? try jsonText(json(evaluation)) : text(evaluation, userTrusted: trust.userTrustedFingerprints))
+        guard evaluation.result.isTrusted else {
+            throw CLIFailure("trust evaluation failed: \(evaluation.result.rawValue)", .dataError)
+        }
+    }
+
+    private func loadCertificates(_ path: String) throws -> [X509Certificate] {
+        let bytes = try readWholeFile(path, what: "certificate file")
+        do {
+            return try X509Certificate.certificates(from: bytes)
+        } catch let error as RSAError {
+            throw CLIFailure("cannot load certificate file '\(path)': \(error.description)", .dataError)
+        }
+    }
+
+    private var policyDescription: String {
+        if case let .sslServer(hostname?) = policy { return "\(policyName) (hostname \(hostname))" }
+        return policyName
+    }
+
+    private func text(_ evaluation: RSATrustEvaluation, userTrusted: Set<[UInt8]>) -> String {
+        var text = "result: \(evaluation.result.rawValue)\npolicy: \(policyDescription)\nverify date: \(iso8601(evaluation.verifyDate))\nchain:\n"
+        for (index, certificate) in evaluation.chain.enumerated() {
+            var notes: [String] = []
+            if certificate == evaluation.anchor { notes.append("anchor") }
+            if userTrusted.contains(certificate.fingerprint) { notes.append("trusted by the user") }
+            text += "  \(index): \(certificate.subjectSummary) (not after \(iso8601(certificate.notValidAfter)))"
+                + (notes.isEmpty ? "" : " [\(notes.joined(separator: ", "))]") + "\n"
+        }
+        if !evaluation.failures.isEmpty {
+            text += "failures:\n"
+            for failure in evaluation.failures {
+                text += "  \(failure.description)"
+                if let date = failure.suggestedVerifyDate { text += " (--verify-date \(iso8601(date)))" }
+                text += "\n"
+            }
+        }
+        for warning in evaluation.warnings { printError("rsakit: warning: \(warning)\n") }
+        return text
+    }
+
+    private func json(_ evaluation: RSATrustEvaluation) -> [String: Any] {
+        var value: [String: Any] = [
+            "result": evaluation.result.rawValue,
+            "trusted": evaluation.result.isTrusted,
+            "policy": policyName,
+            "verifyDate": iso8601(evaluation.verifyDate),
+            "userTrusted": evaluation.isUserTrusted,
+            "warnings": evaluation.warnings,
+        ]
+        if case let .sslServer(hostname?) = policy { value["hostname"] = hostname }
+        value["chain"] = evaluation.chain.enumerated().map { index, certificate -> [String: Any] in
+            [
+                "index": index, "subject": certificate.subject, "issuer": certificate.issuer,
+                "subjectSummary": certificate.subjectSummary, "serialNumber": certificate.serialNumberHex,
+                "notValidBefore": iso8601(certificate.notValidBefore), "notValidAfter": iso8601(certificate.notValidAfter),
+                "fingerprint": certificate.fingerprintHex, "anchor": certificate == evaluation.anchor,
+            ]
+        }
+        value["failures"] = evaluation.failures.map { failure -> [String: Any] in
+            var entry: [String: Any] = [
+                "reason": failure.kind.code, "result": failure.kind.result.rawValue, "certificateIndex": failure.chainIndex,
+                "subjectSummary": failure.certificate.subjectSummary, "message": failure.message,
+            ]
+            if case let .expired(notAfter) = failure.kind { entry["notValidAfter"] = iso8601(notAfter) }
+            if case let .notYetValid(notBefore) = failure.kind { entry["notValidBefore"] = iso8601(notBefore) }
+            if let date = failure.suggestedVerifyDate { entry["suggestedVerifyDate"] = iso8601(date) }
+            return entry
+        }
+        return value
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import RSAKit
+
+/// The public key of a certificate to encrypt to (`encrypt --cert FILE | --cert-label L`):
+/// refuses a non-RSA key, warns when the certificate is expired or not yet valid, or when
+/// its keyUsage does not allow keyEncipherment (RFC 5280 §4.2.1.3).
+enum CertificateRecipient {
+    static func publicKey(file path: String) throws -> RSAPublicKey {
+        let bytes = try readWholeFile(path, what: "certificate file")
+        let certificate: X509Certificate
+        do {
+            certificate = try X509Certificate.certificates(from: bytes)[0]
+        } catch let error as RSAError {
+            throw CLIFailure("cannot load certificate file '\(path)': \(error.description)", .dataError)
+        }
+        return try publicKey(certificate, name: path)
+    }
+
+    static func publicKey(label: String, store: RSAKeyStore) throws -> RSAPublicKey {
+        let items = try store.certificates(label: label)
+        guard let item = items.first else { throw RSAError.noSuchItem(item: "certificate with label \"\(label)\"") }
+        guard items.count == 1 else {
+            throw CLIFailure("\(items.count) certificates have the label \"\(label)\"; use --cert with a file", .usage)
+        }
+        return try publicKey(try store.certificate(itemID: item.itemID), name: "certificate \"\(label)\"")
+    }
+
+    static func publicKey(_ certificate: X509Certificate, name: String) throws -> RSAPublicKey {
+        guard let key = certificate.publicKey else {
+            throw CLIFailure("\(name): the certificate's public key is \(certificate.publicKeyAlgorithmName), not RSA; rsakit encrypts to RSA keys only", .dataError)
+        }
+        let now = Date()
+        if now > certificate.notValidAfter {
+            printError("rsakit: warning: \(name): the certificate expired at \(iso8601(certificate.notValidAfter))\n")
+        } else if now < certificate.notValidBefore {
+            printError("rsakit: warning: \(name): the certificate is not valid before \(iso8601(certificate.notValidBefore))\n")
+        }
+        if let usage = certificate.keyUsage, !usage.contains(.keyEncipherment) {
+            printError("rsakit: warning: \(name): the certificate's key usage (\(usage)) does not allow key encipherment\n")
+        }
+        return key
+    }
+}

@@ -1,0 +1,271 @@
+import Foundation
+import XCTest
+
+/// `rsakit trust evaluate`, `rsakit cert show` and encrypted key files through the built
+/// binary. Fixtures are made by openssl once per process (commands beside them).
+final class CLITrustAndCertificateTests: CLITestCase {
+    /// root.pem (self-signed CA, 2019-2039), intermediate.pem, server.pem (serverAuth,
+    /// DNS:server.rsakit.test), expired.pem (2020-01-01 .. 2021-01-01), leaf.key.
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var pkiDirectory: URL?
+
+    private func pki() throws -> URL {
+        let openssl = try openssl()
+        Self.lock.lock(); defer { Self.lock.unlock() }
+        if let directory = Self.pkiDirectory { return directory }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-cli-pki-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        func run(_ arguments: [String]) throws {
+            let result = try runProcess(openssl, arguments)
+            guard result.status == 0 else {
+                XCTFail("openssl \(arguments.joined(separator: " ")): \(result.stderr)")
+                throw CocoaError(.fileReadUnknown)
+            }
+        }
+        func p(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        // openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out NAME.key
+        for name in ["root", "intermediate", "leaf"] {
+            try run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", p(name + ".key")])
+        }
+        var serial = 0x1000
+        // openssl ca -batch -config ca-NAME.cnf (-selfsign | -cert SIGNER.pem) -keyfile KEY -in NAME.csr
+        //   -startdate S -enddate E -extensions SECTION -notext -out NAME.pem
+        func issue(_ name: String, key: String, subject: String, signer: String?, signerKey: String, start: String, end: String, section: String) throws {
+            let ca = directory.appendingPathComponent("ca-" + name)
+            try FileManager.default.createDirectory(at: ca.appendingPathComponent("new"), withIntermediateDirectories: true)
+            try Data().write(to: ca.appendingPathComponent("index.txt"))
+            serial += 1
+            try Data((String(serial, radix: 16) + "\n").utf8).write(to: ca.appendingPathComponent("serial"))
+            let config = """
+            [ ca ]
+            default_ca = d
+            [ d ]
+            database = \(ca.path)/index.txt
+            new_certs_dir = \(ca.path)/new
+            serial = \(ca.path)/serial
+            default_md = sha256
+            policy = p
+            unique_subject = no
+            preserve = yes
+            [ p ]
+            commonName = supplied
+            [ ca_ext ]
+            basicConstraints = critical,CA:TRUE
+            keyUsage = critical,keyCertSign,cRLSign
+            [ leaf_ext ]
+            basicConstraints = CA:FALSE
+            keyUsage = critical,digitalSignature,keyEncipherment
+            extendedKeyUsage = serverAuth
+            subjectAltName = DNS:\(subject.dropFirst(4))
+
+            """
+            try Data(config.utf8).write(to: URL(fileURLWithPath: p("ca-\(name).cnf")))
+            try run(["req", "-new", "-key", key, "-subj", subject, "-out", p(name + ".csr")])
+            try run(["ca", "-batch", "-config", p("ca-\(name).cnf")] + (signer.map { ["-cert", p($0 + ".pem")] } ?? ["-selfsign"])
+                    + ["-keyfile", signerKey, "-in", p(name + ".csr"), "-startdate", start, "-enddate", end,
+                       "-extensions", section, "-notext", "-out", p(name + ".pem")])
+        }
+        try issue("root", key: p("root.key"), subject: "/CN=CLI Test Root", signer: nil, signerKey: p("root.key"),
+                  start: "20190101000000Z", end: "20391231000000Z", section: "ca_ext")
+        try issue("intermediate", key: p("intermediate.key"), subject: "/CN=CLI Test Intermediate", signer: "root", signerKey: p("root.key"),
+                  start: "20190101000000Z", end: "20391231000000Z", section: "ca_ext")
+        try issue("server", key: p("leaf.key"), subject: "/CN=server.rsakit.test", signer: "intermediate", signerKey: p("intermediate.key"),
+                  start: "20250101000000Z", end: "20380101000000Z", section: "leaf_ext")
+        try issue("expired", key: p("leaf.key"), subject: "/CN=expired.rsakit.test", signer: "intermediate", signerKey: p("intermediate.key"),
+                  start: "20200101000000Z", end: "20210101000000Z", section: "leaf_ext")
+        Self.pkiDirectory = directory
+        return directory
+    }
+
+    private func file(_ name: String) throws -> String { try pki().appendingPathComponent(name).path }
+
+    func testTrustEvaluate_ServerChain_Unspecified() throws {
+        let result = try rsakitOK(["trust", "evaluate", try file("server.pem"), "--chain", try file("intermediate.pem"),
+                                   "--anchor", try file("root.pem"), "--anchors-only", "--policy", "ssl-server", "--hostname", "server.rsakit.test"])
+        let text = result.stdoutText
+        XCTAssertTrue(text.hasPrefix("result: unspecified\npolicy: ssl-server (hostname server.rsakit.test)\n"), text)
+        XCTAssertTrue(text.contains("  2: CLI Test Root (not after 2039-12-31T00:00:00Z) [anchor]"), text)
+        XCTAssertFalse(text.contains("failures:"), text)
+    }
+
+    func testTrustEvaluate_WrongHostname_Exits65WithReasonInJSON() throws {
+        let result = try rsakit(["trust", "evaluate", try file("server.pem"), "--chain", try file("intermediate.pem"),
+                                 "--anchor", try file("root.pem"), "--anchors-only", "--policy", "ssl-server", "--hostname", "other.test", "--json"])
+        assertFailure(result, status: 65, contains: "trust evaluation failed: recoverable-trust-failure")
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any])
+        XCTAssertEqual(json["result"] as? String, "recoverable-trust-failure")
+        XCTAssertEqual(json["trusted"] as? Bool, false)
+        let failures = try XCTUnwrap(json["failures"] as? [[String: Any]])
+        XCTAssertEqual(failures.count, 1)
+        XCTAssertEqual(failures[0]["reason"] as? String, "hostname-mismatch")
+        XCTAssertEqual(failures[0]["certificateIndex"] as? Int, 0)
+        XCTAssertEqual((json["chain"] as? [[String: Any]])?.count, 3)
+    }
+
+    func testTrustEvaluate_Expired_ThenAtTheSuggestedVerifyDate() throws {
+        let arguments = ["trust", "evaluate", try file("expired.pem"), "--chain", try file("intermediate.pem"),
+                         "--anchor", try file("root.pem"), "--anchors-only"]
+        let expired = try rsakit(arguments)
+        assertFailure(expired, status: 65, contains: "trust evaluation failed: recoverable-trust-failure")
+        XCTAssertTrue(expired.stdoutText.contains("certificate 0 (expired.rsakit.test): expired at 2021-01-01T00:00:00Z (notAfter); a verify date of 2020-12-31T00:00:00Z would evaluate it (--verify-date 2020-12-31T00:00:00Z)"),
+                      expired.stdoutText)
+        for date in ["2020-12-31T00:00:00Z", "2020-06-15", "2020-06-15T14:00:00+02:00"] {
+            let result = try rsakitOK(arguments + ["--verify-date", date])
+            XCTAssertTrue(result.stdoutText.hasPrefix("result: unspecified\n"), result.stdoutText)
+        }
+        assertFailure(try rsakit(arguments + ["--verify-date", "June 2020"]), status: 64, contains: "--verify-date expects RFC 3339")
+        // Without anchors: the test root is not a system anchor.
+        assertFailure(try rsakit(["trust", "evaluate", try file("server.pem"), "--chain", try file("intermediate.pem"), "--anchors-only"]),
+                      status: 65, contains: "recoverable-trust-failure")
+    }
+
+    func testTrustEvaluate_StoreTrustedRoot_Proceeds_DistrustedDenies() throws {
+        try rsakitOK(["cert", "add", try file("root.pem"), "--trust"])
+        let result = try rsakitOK(["trust", "evaluate", try file("server.pem"), "--chain", try file("intermediate.pem"), "--anchors-only"])
+        XCTAssertTrue(result.stdoutText.hasPrefix("result: proceed\n"), result.stdoutText)
+        XCTAssertTrue(result.stdoutText.contains("[anchor, trusted by the user]"), result.stdoutText)
+        try rsakitOK(["cert", "add", try file("intermediate.pem"), "--distrust"])
+        let denied = try rsakit(["trust", "evaluate", try file("server.pem"), "--chain", try file("intermediate.pem"), "--anchors-only"])
+        assertFailure(denied, status: 65, contains: "trust evaluation failed: deny")
+        XCTAssertTrue(denied.stdoutText.contains("certificate 1 (CLI Test Intermediate): marked distrusted by the user"), denied.stdoutText)
+    }
+
+    func testTrustEvaluate_UsageErrors() throws {
+        assertFailure(try rsakit(["trust", "evaluate"]), status: 64, contains: "missing certificate file argument")
+        assertFailure(try rsakit(["trust", "check", "x"]), status: 64, contains: "unknown subcommand 'check'")
+        assertFailure(try rsakit(["trust", "evaluate", try file("server.pem"), "--policy", "tls"]), status: 64, contains: "--policy must be")
+        assertFailure(try rsakit(["trust", "evaluate", try file("server.pem"), "--hostname", "a"]), status: 64, contains: "--hostname needs --policy ssl-server")
+        assertFailure(try rsakit(["trust", "evaluate", try file("leaf.key")]), status: 65, contains: "no CERTIFICATE block found")
+        XCTAssertFalse(exists(storeDirectory.path), "evaluating must not create a store")
+    }
+
+    func testCertShow_PrintsTheFields() throws {
+        let result = try rsakitOK(["cert", "show", try file("server.pem")])
+        let text = result.stdoutText
+        for line in ["subject: CN=server.rsakit.test", "subject summary: server.rsakit.test", "issuer: CN=CLI Test Intermediate",
+                     "not valid before: 2025-01-01T00:00:00Z", "not valid after: 2038-01-01T00:00:00Z", "public key: RSA 2048 bits",
+                     "signature algorithm: RSA-SHA256", "key usage: Digital Signature, Key Encipherment",
+                     "extended key usage: TLS Web Server Authentication", "subject alternative names: DNS:server.rsakit.test",
+                     "basic constraints: CA:FALSE"] {
+            XCTAssertTrue(text.contains(line + "\n"), "\(line) in \(text)")
+        }
+        // The fingerprint is openssl's: openssl x509 -in server.pem -noout -fingerprint -sha256.
+        let openssl = try runProcess(try openssl(), ["x509", "-in", try file("server.pem"), "-noout", "-fingerprint", "-sha256"])
+        let hex = openssl.stdoutText.split(separator: "=")[1].replacingOccurrences(of: ":", with: "").lowercased().trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(text.contains("fingerprint (SHA-256): \(hex)\n"), text)
+        XCTAssertTrue(text.contains("public key fingerprint (SHA-256 of the SPKI): SHA256:"), text)
+        // A bundle shows every certificate; JSON too.
+        let bundle = try write(try read(try file("intermediate.pem")) + read(try file("root.pem")), to: "bundle.pem")
+        let json = try rsakitOK(["cert", "show", bundle, "--json"])
+        let array = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stdout)) as? [[String: Any]])
+        XCTAssertEqual(array.map { $0["subjectSummary"] as? String }, ["CLI Test Intermediate", "CLI Test Root"])
+        XCTAssertEqual((array[1]["basicConstraints"] as? [String: Any])?["ca"] as? Bool, true)
+        assertFailure(try rsakit(["cert", "show", path("missing.pem")]), status: 66, contains: "missing.pem")
+    }
+
+    func testEncryptedKeyFiles_ImportDecryptAndExport() throws {
+        let openssl = try openssl()
+        let key = try file("leaf.key")
+        // openssl pkcs8 -topk8 -v2 aes-256-cbc -in leaf.key -passout pass:in-secret -out encrypted.pem
+        let encrypted = path("encrypted.pem")
+        XCTAssertEqual(try runProcess(openssl, ["pkcs8", "-topk8", "-v2", "aes-256-cbc", "-in", key, "-passout", "pass:in-secret", "-out", encrypted]).status, 0)
+        // openssl rsa -aes128 -traditional -in leaf.key -passout pass:in-secret -out legacy.pem
+        let legacy = path("legacy.pem")
+        XCTAssertEqual(try runProcess(openssl, ["rsa", "-aes128", "-traditional", "-in", key, "-passout", "pass:in-secret", "-out", legacy]).status, 0)
+        for (tag, file) in [("enc", encrypted), ("legacy", legacy)] {
+            assertFailure(try rsakit(["import", "--tag", tag, file, "--passin", "pass:wrong"]), status: 65, contains: "wrong passphrase")
+            try rsakitOK(["import", "--tag", tag, file, "--passin", "pass:in-secret"])
+        }
+        // encrypt to the public key; decrypt with the encrypted key file.
+        let message = try write(Array("attack at dawn".utf8), to: "message.txt")
+        try rsakitOK(["encrypt", "--tag", "enc", "--in", message, "--out", path("message.rsa")])
+        let viaEnv = try rsakit(["decrypt", "--key", legacy, "--passin", "env:KEYPASS", "--in", path("message.rsa")], environment: ["KEYPASS": "in-secret"])
+        XCTAssertEqual(viaEnv.status, 0, viaEnv.stderr)
+        XCTAssertEqual(viaEnv.stdoutText, "attack at dawn")
+        // export --private --encrypt: openssl pkey -passin reads it, the same key.
+        try rsakitOK(["export", "--tag", "enc", "--private", "--encrypt", "--passout", "pass:out-secret", "--out", path("out.pem")])
+        XCTAssertTrue(String(decoding: try read("out.pem"), as: UTF8.self).hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----\n"))
+        let plain = try runProcess(openssl, ["pkey", "-in", path("out.pem"), "-passin", "pass:out-secret", "-traditional"])
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        let original = try runProcess(openssl, ["pkey", "-in", key, "-traditional"])
+        XCTAssertEqual(plain.stdout, original.stdout)
+        XCTAssertNotEqual(try runProcess(openssl, ["pkey", "-in", path("out.pem"), "-passin", "pass:wrong", "-noout"]).status, 0)
+        assertFailure(try rsakit(["export", "--tag", "enc", "--encrypt"]), status: 64, contains: "--encrypt applies to private keys")
+    }
+    func testIdentity_ImportListShowExportDelete() throws {
+        let openssl = try openssl()
+        _ = try write(try read(try file("intermediate.pem")) + read(try file("root.pem")), to: "chain.pem")
+        // openssl pkcs12 -export -inkey leaf.key -in server.pem -certfile chain.pem -name "Web Server" -passout pass:p12-secret -out id.p12
+        let p12 = path("id.p12")
+        XCTAssertEqual(try runProcess(openssl, ["pkcs12", "-export", "-inkey", try file("leaf.key"), "-in", try file("server.pem"),
+                                                "-certfile", path("chain.pem"), "-name", "Web Server", "-passout", "pass:p12-secret", "-out", p12]).status, 0)
+        // Wrong passphrase: exit 65, nothing stored.
+        assertFailure(try rsakit(["identity", "import", p12, "--passin", "pass:nope"]), status: 65, contains: "wrong passphrase for the PKCS#12 file")
+        // A tampered MAC (the last octets are the MAC's salt and iterations; the digest sits
+        // before them): flip an octet of the 32-byte digest.
+        var tampered = try read(p12)
+        tampered[tampered.count - 16] ^= 0x01
+        let tamperedPath = try write(tampered, to: "tampered.p12")
+        assertFailure(try rsakit(["identity", "import", tamperedPath, "--passin", "pass:p12-secret"]), status: 65, contains: "integrity check failed")
+        XCTAssertEqual(try rsakitOK(["identity", "list"]).stdoutText, "")
+        XCTAssertEqual(try rsakitOK(["list", "--class", "certificate"]).stdoutText.contains("server.rsakit.test"), false)
+
+        let imported = try rsakitOK(["identity", "import", p12, "--passin", "pass:p12-secret"])
+        let text = imported.stdoutText
+        XCTAssertTrue(text.hasPrefix("imported identity: server.rsakit.test\nlabel: Web Server\nprivate key tag: Web Server\n"), text)
+        XCTAssertTrue(text.contains("chain: 2 certificates\n"), text)
+        // The test root is not a system anchor: recoverable until it is trusted.
+        XCTAssertTrue(text.contains("trust (basic X.509): recoverable-trust-failure\n"), text)
+        XCTAssertTrue(try rsakitOK(["identity", "list"]).stdoutText.hasPrefix("Web Server  tag: Web Server"))
+        let shown = try rsakitOK(["identity", "show", "--label", "Web Server"]).stdoutText
+        XCTAssertTrue(shown.contains("subject summary: server.rsakit.test\n"), shown)
+        XCTAssertTrue(shown.contains("chain: CLI Test Intermediate"), shown)
+
+        // export p12 -> openssl pkcs12 -info reads it, with the same key and certificates.
+        try rsakitOK(["identity", "export", "--label", "Web Server", "--format", "p12", "--passout", "pass:out-secret", "--out", path("out.p12")])
+        let info = try runProcess(openssl, ["pkcs12", "-info", "-in", path("out.p12"), "-passin", "pass:out-secret", "-noenc"])
+        XCTAssertEqual(info.status, 0, info.stderr)
+        XCTAssertTrue(info.stderr.contains("MAC: sha256"), info.stderr)
+        XCTAssertTrue(info.stdoutText.contains("friendlyName: Web Server"), info.stdoutText)
+        XCTAssertEqual(info.stdoutText.components(separatedBy: "-----BEGIN CERTIFICATE-----").count - 1, 3)
+        let exportedKey = try runProcess(openssl, ["pkey", "-traditional"], stdin: info.stdout)
+        XCTAssertEqual(exportedKey.stdout, try runProcess(openssl, ["pkey", "-in", try file("leaf.key"), "-traditional"]).stdout)
+        // export pem: key + certificate + chain.
+        try rsakitOK(["identity", "export", "--label", "Web Server", "--format", "pem", "--out", path("out.pem")])
+        let pem = String(decoding: try read("out.pem"), as: UTF8.self)
+        XCTAssertTrue(pem.hasPrefix("-----BEGIN PRIVATE KEY-----\n"), pem)
+        XCTAssertEqual(pem.components(separatedBy: "-----BEGIN CERTIFICATE-----").count - 1, 3)
+        var status = stat()
+        XCTAssertEqual(stat(path("out.pem"), &status), 0)
+        XCTAssertEqual(status.st_mode & 0o777, 0o600)
+
+        try rsakitOK(["identity", "delete", "--label", "Web Server"])
+        XCTAssertEqual(try rsakitOK(["identity", "list"]).stdoutText, "")
+        assertFailure(try rsakit(["identity", "show", "--label", "Web Server"]), status: 66, contains: "identity with label")
+    }
+    func testEncrypt_ToACertificate() throws {
+        let message = try write(Array("for the server".utf8), to: "m.txt")
+        try rsakitOK(["import", "--tag", "leaf", try file("leaf.key")])
+        let result = try rsakitOK(["encrypt", "--cert", try file("server.pem"), "--in", message, "--out", path("m.rsa")])
+        XCTAssertEqual(result.stderr, "")
+        XCTAssertEqual(try rsakitOK(["decrypt", "--tag", "leaf", "--in", path("m.rsa")]).stdoutText, "for the server")
+        // Expired: a warning on stderr, the output still made.
+        let expired = try rsakitOK(["encrypt", "--cert", try file("expired.pem"), "--in", message, "--out", path("e.rsa")])
+        XCTAssertEqual(expired.stderr, "rsakit: warning: \(try file("expired.pem")): the certificate expired at 2021-01-01T00:00:00Z\n")
+        XCTAssertEqual(try rsakitOK(["decrypt", "--tag", "leaf", "--in", path("e.rsa")]).stdoutText, "for the server")
+        // A CA certificate's key usage (keyCertSign, cRLSign) forbids key encipherment: a warning.
+        let ca = try rsakitOK(["encrypt", "--cert", try file("root.pem"), "--in", message, "--out", path("c.rsa")])
+        XCTAssertTrue(ca.stderr.contains("does not allow key encipherment"), ca.stderr)
+        // By label from the store.
+        try rsakitOK(["cert", "add", try file("server.pem"), "--label", "web"])
+        try rsakitOK(["encrypt", "--cert-label", "web", "--in", message, "--out", path("l.rsa")])
+        XCTAssertEqual(try rsakitOK(["decrypt", "--tag", "leaf", "--in", path("l.rsa")]).stdoutText, "for the server")
+        assertFailure(try rsakit(["encrypt", "--cert", try file("server.pem"), "--tag", "leaf", "--in", message]), status: 64, contains: "give one of")
+        // A non-RSA certificate: openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=ec -keyout ec.key -out ec.pem
+        let ecResult = try runProcess(try openssl(), ["req", "-x509", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                                      "-subj", "/CN=ec", "-keyout", path("ec.key"), "-out", path("ec.pem")])
+        XCTAssertEqual(ecResult.status, 0, ecResult.stderr)
+        assertFailure(try rsakit(["encrypt", "--cert", path("ec.pem"), "--in", message, "--out", path("x.rsa")]), status: 65, contains: "not RSA")
+        XCTAssertFalse(exists("x.rsa"))
+    }
+}
