@@ -63,6 +63,7 @@ public final class RSATLSConnection {
     private let ownsFileDescriptor: Bool
     private var hasRead = false
     private var isClosed = false
+    private var peerClosed = false
 
     /// What the handshake's callbacks record (a class: the callbacks hold it, not the connection).
     private final class HandshakeState {
@@ -238,13 +239,14 @@ public final class RSATLSConnection {
     /// Receive application data: at most `maximumByteCount` bytes, as soon as some arrive.
     ///
     /// - Parameter timeout: seconds to wait for data (nil: no limit).
-    /// - Returns: the bytes, or nil once the server closed the connection (close_notify).
+    /// - Returns: the bytes, or nil once the server closed the connection (close_notify),
+    ///   and nil again on every later call.
     /// - Throws: `RSAError.tlsClientCertificateRejected` when the first read of a TLS 1.3
     ///   connection meets the alert a server sends after refusing the client certificate;
     ///   `RSAError.tlsConnectionFailed` for other alerts, resets, a close without
     ///   close_notify; `RSAError.tlsTimedOut`.
     public func read(maximumByteCount: Int = 16_384, timeout: Double? = nil) throws -> [UInt8]? {
-        guard !isClosed else { return nil }
+        guard !isClosed && !peerClosed else { return nil }
         let deadline = timeout.map { RSATLSSocket.monotonicSeconds() + $0 }
         while true {
             if session.pendingByteCount == 0 {
@@ -271,7 +273,8 @@ public final class RSATLSConnection {
             throw readOrWriteError(error)
         }
         switch received {
-        case .data, .closed: hasRead = true
+        case .data: hasRead = true
+        case .closed: hasRead = true; peerClosed = true
         case .nothing: break
         }
         return received
