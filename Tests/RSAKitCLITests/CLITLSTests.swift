@@ -240,7 +240,8 @@ final class CLITLSTests: CLITestCase {
         for arguments in [["tls"], ["tls", "listen", "127.0.0.1:1"], ["tls", "connect"], ["tls", "connect", "nohostport"],
                           ["tls", "connect", "127.0.0.1:0"], ["tls", "connect", "127.0.0.1:1", "--tls1.2", "--tls1.3"],
                           ["tls", "connect", "127.0.0.1:1", "--identity", "a", "--tag", "b"],
-                          ["tls", "connect", "127.0.0.1:1", "--timeout", "-3"]] {
+                          ["tls", "connect", "127.0.0.1:1", "--timeout", "-3"],
+                          ["tls", "connect", "127.0.0.1:1", "--identity", "a", "--passin", "stdin"]] {
             let result = try bounded(arguments, stdin: [])
             XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
             XCTAssertTrue(result.stderr.hasPrefix("rsakit: error: "), result.stderr)

@@ -172,14 +172,14 @@ internal final class GnuTLSClientSession {
     /// The verify callback's body: the peer's DER certificates to the verifier.
     private func verifyPeer() -> Int32 {
         var count: UInt32 = 0
-        guard let list = gnutls_certificate_get_peers(session, &count), count > 0 else {
-            rejection = .badCertificate
-            return GNUTLS_E_NO_CERTIFICATE_FOUND
-        }
-        let ders = (0..<Int(count)).map { index -> [UInt8] in
-            let datum = list[index]
-            return datum.data.map { Array(UnsafeBufferPointer(start: $0, count: Int(datum.size))) } ?? []
-        }
+        let list = gnutls_certificate_get_peers(session, &count)
+        // No certificate at all goes to the verifier too (as an empty list), which rejects it.
+        let ders = list.map { list in
+            (0..<Int(count)).map { index -> [UInt8] in
+                let datum = list[index]
+                return datum.data.map { Array(UnsafeBufferPointer(start: $0, count: Int(datum.size))) } ?? []
+            }
+        } ?? []
         switch verifier(ders) {
         case .accept:
             return 0

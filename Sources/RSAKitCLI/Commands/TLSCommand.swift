@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import RSAKit
 
 /// `rsakit tls connect HOST:PORT`: a TLS client in the manner of `openssl s_client -quiet`
@@ -66,6 +73,11 @@ struct TLSCommand: RSAKitCommand {
             timeout = seconds
         } else {
             timeout = 30
+        }
+        // Standard input carries the data for the server, so it cannot carry the passphrase too.
+        let passin = arguments.value("passin") ?? ProcessInfo.processInfo.environment["RSAKIT_PASSIN"]
+        if passin == "stdin" {
+            throw UsageError(message: "--passin stdin cannot be used here: standard input goes to the server; use fd:N, file:PATH, env:VAR or the terminal prompt", command: name)
         }
         if arguments.flag("anchors-only") && arguments.values("anchor").isEmpty {
             printError("rsakit: warning: --anchors-only without --anchor: only certificates marked trusted in the store are anchors\n")
