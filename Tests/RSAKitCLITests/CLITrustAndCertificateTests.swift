@@ -260,7 +260,7 @@ final class CLITrustAndCertificateTests: CLITestCase {
         try rsakitOK(["cert", "add", try file("server.pem"), "--label", "web"])
         try rsakitOK(["encrypt", "--cert-label", "web", "--in", message, "--out", path("l.rsa")])
         XCTAssertEqual(try rsakitOK(["decrypt", "--tag", "leaf", "--in", path("l.rsa")]).stdoutText, "for the server")
-        assertFailure(try rsakit(["encrypt", "--cert", try file("server.pem"), "--tag", "leaf", "--in", message]), status: 64, contains: "give one of")
+        assertFailure(try rsakit(["encrypt", "--cert", try file("server.pem"), "--tag", "leaf", "--in", message]), status: 64, contains: "give either --tag or --key (or --cert, --cert-label), not several")
         // A non-RSA certificate: openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=ec -keyout ec.key -out ec.pem
         let ecResult = try runProcess(try openssl(), ["req", "-x509", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                                                       "-subj", "/CN=ec", "-keyout", path("ec.key"), "-out", path("ec.pem")])

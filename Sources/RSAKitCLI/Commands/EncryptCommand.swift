@@ -33,8 +33,8 @@ struct EncryptCommand: RSAKitCommand {
         self.arguments = arguments
         let given = ["tag", "key", "cert", "cert-label"].filter { arguments.value($0) != nil }
         guard given.count == 1 else {
-            throw UsageError(message: given.isEmpty ? "missing --tag <TAG>, --key <FILE>, --cert <FILE> or --cert-label <L>"
-                                                    : "give one of --tag, --key, --cert or --cert-label", command: Self.spec.name)
+            throw UsageError(message: given.isEmpty ? "missing --tag <TAG> or --key <FILE> (or --cert <FILE>, --cert-label <L>)"
+                                                    : "give either --tag or --key (or --cert, --cert-label), not several", command: Self.spec.name)
         }
         let options = try MessageOptions(arguments, command: Self.spec.name)
         if arguments.flag("armor") && (options.kind ?? .container) != .container {
