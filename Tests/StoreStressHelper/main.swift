@@ -262,14 +262,6 @@ func run(_ args: Arguments) throws -> Int32 {
         let service = args.prefix + "service-\(probe % 100)", account = "account-\(probe)"
         let label = args.prefix + "cert-\(probe)"
         let certificate = try store.certificates(label: label)[0]
-        try time("key-by-tag") { _ = try store.publicKey(tag: tag) }
-        try time("key-item-by-id") { _ = try store.item(id: try store.item(tag: tag, keyClass: .public).itemID) }
-        try time("password-by-service-account") { _ = try store.genericPassword(service: service, account: account) }
-        try time("password-value") { _ = try store.genericPasswordValue(service: service, account: account) }
-        try time("passwords-by-service") { _ = try store.genericPasswords(service: service) }
-        try time("certificate-by-label") { _ = try store.certificates(label: label) }
-        try time("certificate-by-fingerprint") { _ = try store.certificate(fingerprint: certificate.fingerprint) }
-        try time("certificate-by-id") { _ = try store.certificate(itemID: certificate.itemID) }
         if !args.passphrase.isEmpty {
             let passphrase = try readSecret(args.passphrase)
             var samples: [Double] = []
@@ -283,8 +275,15 @@ func run(_ args: Arguments) throws -> Int32 {
             let info = try store.protectionInfo()
             print("unlock \(info.parameters?.description ?? "unprotected") " + String(format: "median_ms=%.1f min_ms=%.1f max_ms=%.1f runs=%d",
                   samples[samples.count / 2], samples[0], samples[samples.count - 1], samples.count))
-            try time("password-value-protected") { _ = try store.genericPasswordValue(service: service, account: account) }
         }
+        try time("key-by-tag") { _ = try store.publicKey(tag: tag) }
+        try time("key-item-by-id") { _ = try store.item(id: try store.item(tag: tag, keyClass: .public).itemID) }
+        try time("password-by-service-account") { _ = try store.genericPassword(service: service, account: account) }
+        try time("password-value") { _ = try store.genericPasswordValue(service: service, account: account) }
+        try time("passwords-by-service") { _ = try store.genericPasswords(service: service) }
+        try time("certificate-by-label") { _ = try store.certificates(label: label) }
+        try time("certificate-by-fingerprint") { _ = try store.certificate(fingerprint: certificate.fingerprint) }
+        try time("certificate-by-id") { _ = try store.certificate(itemID: certificate.itemID) }
         return 0
     default:
         throw Usage(message: "unknown command \(args.command)")

@@ -8,18 +8,23 @@
 public final class RSASecretBytes: @unchecked Sendable {
     // NOTE: @unchecked: the buffer is written only in init and deinit (and by
     // ``withUnsafeMutableBytes(_:)``, whose caller owns the object exclusively).
-    private let pointer: UnsafeMutableRawBufferPointer
+    // At least one byte is allocated, so that the buffers handed out always have a base
+    // address (C APIs want a valid pointer even for an empty passphrase).
+    private let storage: UnsafeMutableRawBufferPointer
+    private var pointer: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(rebasing: storage[0..<byteCount]) }
+    private let byteCount: Int
 
     /// The number of bytes.
-    public var count: Int { pointer.count }
+    public var count: Int { byteCount }
 
     /// Whether there are no bytes (an empty passphrase).
-    public var isEmpty: Bool { pointer.count == 0 }
+    public var isEmpty: Bool { byteCount == 0 }
 
     /// `count` zero bytes, to be filled by ``withUnsafeMutableBytes(_:)``.
     public init(zeroedCount count: Int) {
-        pointer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 0), alignment: 16)
-        pointer.initializeMemory(as: UInt8.self, repeating: 0)
+        byteCount = max(count, 0)
+        storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
+        storage.initializeMemory(as: UInt8.self, repeating: 0)
     }
 
     /// A copy of `bytes`. The caller remains responsible for wiping its own array.
@@ -44,11 +49,11 @@ public final class RSASecretBytes: @unchecked Sendable {
     }
 
     deinit {
-        if let base = pointer.baseAddress { Sodium.memzero(base, pointer.count) }
-        pointer.deallocate()
+        Sodium.memzero(storage.baseAddress!, storage.count)
+        storage.deallocate()
     }
 
-    /// Run `body` over the bytes, without copying them.
+    /// Run `body` over the bytes, without copying them. The base address is never nil.
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try body(UnsafeRawBufferPointer(pointer))
     }

@@ -88,11 +88,9 @@ internal enum Sodium {
         let key = RSASecretBytes(zeroedCount: keyByteCount)
         let status = key.withUnsafeMutableBytes { out in
             passphrase.withUnsafeBytes { pass in
-                var empty: CChar = 0
-                return crypto_pwhash(
+                crypto_pwhash(
                     out.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(out.count),
-                    pass.baseAddress?.assumingMemoryBound(to: CChar.self) ?? withUnsafePointer(to: &empty) { $0 },
-                    UInt64(pass.count),
+                    pass.baseAddress!.assumingMemoryBound(to: CChar.self), UInt64(pass.count),
                     salt, parameters.opsLimit, Int(parameters.memoryLimitByteCount),
                     crypto_pwhash_alg_argon2id13())
             }
@@ -139,11 +137,9 @@ internal enum Sodium {
             sealed.withUnsafeBytes { buffer in
                 key.withUnsafeBytes { k in
                     var length: UInt64 = 0
-                    // A zero-length plaintext still needs a valid pointer.
-                    var empty: UInt8 = 0
-                    let target = out.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? withUnsafeMutablePointer(to: &empty) { $0 }
+                    // RSASecretBytes always has a base address, also for an empty plaintext.
                     return crypto_aead_xchacha20poly1305_ietf_decrypt(
-                        target, &length, nil,
+                        out.baseAddress!.assumingMemoryBound(to: UInt8.self), &length, nil,
                         (buffer.baseAddress! + nonceByteCount).assumingMemoryBound(to: UInt8.self),
                         UInt64(sealed.count - nonceByteCount),
                         associatedData, UInt64(associatedData.count),
