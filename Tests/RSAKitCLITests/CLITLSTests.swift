@@ -231,6 +231,13 @@ final class CLITLSTests: CLITestCase {
         assertFailure(unknown, status: 66, contains: "no identity with label \"nobody\" found")
         let unknownTag = try connect(server, ["--tag", "nobody", "--anchor", pki.path("ca.pem")])
         XCTAssertEqual(unknownTag.status, 66, unknownTag.stderr)
+        // A certificate without its key, and a key without a certificate, are no identities.
+        try rsakitOK(["cert", "add", pki.path("bob.pem"), "--label", "bob"])
+        let certificateOnly = try connect(server, ["--identity", "bob", "--anchor", pki.path("ca.pem")])
+        assertFailure(certificateOnly, status: 66, contains: "(the certificate is stored, but no private key for it)")
+        try rsakitOK(["import", "--tag", "alice-key", pki.path("alice.key")])
+        let keyOnly = try connect(server, ["--tag", "alice-key", "--anchor", pki.path("ca.pem")])
+        assertFailure(keyOnly, status: 66, contains: "no certificate for the private key with tag \"alice-key\"")
         let port = try TLSTestServer.freePort()
         let refused = try bounded(["tls", "connect", "127.0.0.1:\(port)", "--anchor", pki.path("ca.pem"), "--timeout", "5"], stdin: [])
         assertFailure(refused, status: 1, contains: "cannot connect to 127.0.0.1:\(port): connection refused")
