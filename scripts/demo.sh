@@ -34,12 +34,12 @@ echo "== rsakit genpair --tag com.example.pub      (store: $RSAKIT_STORE)"
 "$bin" genpair --tag com.example.pub
 
 echo
-echo "== rsakit encrypt --tag com.example.pub < report.pdf > report.rsa   ($input, $size bytes)"
-t0=$(now); "$bin" encrypt --tag com.example.pub < "$work/report.pdf" > "$work/report.rsa"; t1=$(now)
+echo "== rsakit encrypt --tag com.example.pub --in report.pdf --out report.rsa   ($input, $size bytes)"
+t0=$(now); "$bin" encrypt --tag com.example.pub --in "$work/report.pdf" --out "$work/report.rsa"; t1=$(now)
 echo "   wrote $(stat -c %s "$work/report.rsa") bytes in $(elapsed "$t0" "$t1") s"
 
-echo "== rsakit decrypt --tag com.example.pub < report.rsa > report.out.pdf"
-t0=$(now); "$bin" decrypt --tag com.example.pub < "$work/report.rsa" > "$work/report.out.pdf"; t1=$(now)
+echo "== rsakit decrypt --tag com.example.pub --in report.rsa --out report.out.pdf"
+t0=$(now); "$bin" decrypt --tag com.example.pub --in "$work/report.rsa" --out "$work/report.out.pdf"; t1=$(now)
 echo "   wrote $(stat -c %s "$work/report.out.pdf") bytes in $(elapsed "$t0" "$t1") s"
 cmp -s "$work/report.pdf" "$work/report.out.pdf" || fail "decrypted file differs from the original"
 echo "   identical to the original: yes"

@@ -32,6 +32,8 @@ fi
 # Its figures are indicative only and speed is never asserted: it fails only when the
 # benchmark itself fails (a wrong result, a missing key). Skipped when the tests failed.
 if [ "$status" -eq 0 ]; then
+    # The release rsakit beside the benchmark, for its cli case (whole processes vs openssl).
+    swift build -c release --product rsakit || status=$?
     swift run -c release RSAKitBenchmarks --quick || status=$?
 fi
 # The test summary again, as the last line.

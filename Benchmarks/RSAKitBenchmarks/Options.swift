@@ -13,6 +13,9 @@ enum CaseGroup: String, CaseIterable, Codable {
     /// sign-pkcs1, sign-pss, verify-pkcs1, verify-pss, oaep-encrypt, oaep-decrypt (ops/s per
     /// size), each beside `openssl speed rsaN` when the peer is there (SchemeCases.swift).
     case schemes
+    /// cli-encrypt, cli-decrypt against openssl-pkeyutl-encrypt/-decrypt: whole processes,
+    /// 2048 bits, 100 bytes (CLIBenchmark).
+    case cli
 }
 
 /// A usage error: reported on stderr with the usage line, exit status 64.
@@ -41,6 +44,10 @@ struct BenchmarkOptions {
     var keygenWarmUp = true
     var opensslSeconds = 1
     var opensslRuns = 7
+    /// The rsakit binary of the cli case, or nil for CLIBenchmark.findBinary's default.
+    var rsakitPath: String?
+    /// Process pairs per cli command (quick: 5).
+    var cliPairs = 41
     /// Explicit openssl binary, or nil for the first `openssl` on PATH.
     var opensslPath: String?
     var useOpenSSL = true
@@ -65,7 +72,11 @@ struct BenchmarkOptions {
       --keygen LIST           Key-generation sizes and key counts per generator, as
                               BITS:COUNT,... (default 2048:100,4096:20; quick 2048:3,4096:1).
       --cases LIST            Groups to run, from private, public, keygen, chunked, openssl,
-                              schemes (signatures and OAEP beside openssl speed; default: all).
+                              schemes (signatures and OAEP beside openssl speed),
+                              cli (default: all).
+      --rsakit PATH           The rsakit binary for the cli case (default: rsakit on PATH, as
+                              scripts/install.sh puts it, else the one beside this program).
+      --cli-pairs N           rsakit/openssl process pairs per cli command (default 41; quick 5).
       --runs N                Timed runs per operation case (default 7; quick 3).
       --run-time SECONDS      Target length of one timed run (default 1; quick 0.03).
       --chunk-mib MIB         Buffer for the chunked cases in MiB (default 10; quick 0.0625).
@@ -136,7 +147,7 @@ struct BenchmarkOptions {
                 var groups = Set<CaseGroup>()
                 for name in text.split(separator: ",") {
                     guard let group = CaseGroup(rawValue: String(name)) else {
-                        throw UsageError(description: "unknown case group '\(name)' (private, public, keygen, chunked, openssl, schemes)")
+                        throw UsageError(description: "unknown case group '\(name)' (private, public, keygen, chunked, openssl, schemes, cli)")
                     }
                     groups.insert(group)
                 }
@@ -158,6 +169,10 @@ struct BenchmarkOptions {
                 options.opensslRuns = try positiveInt(argument)
             case "--openssl":
                 options.opensslPath = try value(argument)
+            case "--rsakit":
+                options.rsakitPath = try value(argument)
+            case "--cli-pairs":
+                options.cliPairs = try positiveInt(argument)
             case "--no-openssl":
                 options.useOpenSSL = false
             case "--keys":
@@ -175,7 +190,7 @@ struct BenchmarkOptions {
             }
             index += 1
         }
-        if !options.useOpenSSL { options.groups.remove(.openssl) }
+        if !options.useOpenSSL { options.groups.remove(.openssl); options.groups.remove(.cli) }
         return options
     }
 
@@ -189,6 +204,7 @@ struct BenchmarkOptions {
         keygenWarmUp = false
         chunkRuns = 1
         opensslRuns = 1
+        cliPairs = 5
     }
 
     private static func parseSizes(_ text: String, option: String) throws -> [Int] {

@@ -76,7 +76,8 @@ struct RatioResult: Codable {
     let value: Double
     /// The design goal, e.g. ">=0.90", or nil when the ratio is informative only.
     let goal: String?
-    /// `met`, `missed`, `no-goal`, or `too-few-samples` (a goal that needs more samples
+    /// `met`, `missed`, `no-goal`, `indicative` (every goal of a --quick run: information,
+    /// not a judgement), or `too-few-samples` (a goal that needs more samples
     /// than this run took, e.g. in --quick mode).
     let verdict: String
 }
@@ -88,9 +89,15 @@ final class Reporter {
     private(set) var results: [CaseResult] = []
     private(set) var ratios: [RatioResult] = []
 
-    init(json: Bool) { self.json = json }
+    /// A --quick run: goals are printed as information (verdict `indicative`).
+    let quick: Bool
 
-    /// Progress notes: always stderr, never mixed with the data.
+    init(json: Bool, quick: Bool = false) {
+        self.json = json
+        self.quick = quick
+    }
+
+    /// Progress notes: always stderr, never mixed with the data; one write per note.
     func note(_ text: String) {
         FileHandle.standardError.write(Data(("rsakit-bench: " + text + "\n").utf8))
     }
@@ -104,7 +111,7 @@ final class Reporter {
         if let perRun = result.perRun { line += " per_run=\(perRun)" }
         if let threads = result.threads { line += " threads=\(threads)" }
         if let busy = result.cpuPerWall { line += " cpu_per_wall=" + String(format: "%.2f", busy) }
-        print(line)
+        emit(line)
     }
 
     /// Record numerator / denominator of `statistic` for two recorded cases.
@@ -129,7 +136,9 @@ final class Reporter {
         }
         let verdict: String
         if let goal {
-            if Swift.min(a.runs, b.runs) < minimumSamples {
+            if quick {
+                verdict = "indicative"
+            } else if Swift.min(a.runs, b.runs) < minimumSamples {
                 verdict = "too-few-samples"
             } else {
                 verdict = goal.isMet(by: value) ? "met" : "missed"
@@ -141,7 +150,7 @@ final class Reporter {
                             value: value, goal: goal?.text, verdict: verdict)
         ratios.append(r)
         guard !json else { return }
-        print(ratioLine(r))
+        emit(ratioLine(r))
     }
 
     private func ratioLine(_ r: RatioResult) -> String {
@@ -163,14 +172,18 @@ final class Reporter {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             let data = try encoder.encode(Document(meta: meta, results: results, ratios: ratios))
-            print(String(decoding: data, as: UTF8.self))
+            emit(String(decoding: data, as: UTF8.self))
             return
         }
         let goals = ratios.filter { $0.goal != nil }
         guard !goals.isEmpty else { return }
-        print("rsakit-bench summary: \(goals.filter { $0.verdict == "met" }.count) of \(goals.count) goals met"
-              + (meta.mode == "quick" ? " (quick run: indicative only)" : ""))
-        for r in goals { print(ratioLine(r)) }
+        if meta.mode == "quick" {
+            // A smoke run proves the benchmark works; its few short samples judge nothing.
+            emit("rsakit-bench goals (quick run: figures indicative only; goals are judged in full runs, see BENCHMARKS.md):")
+        } else {
+            emit("rsakit-bench summary: \(goals.filter { $0.verdict == "met" }.count) of \(goals.count) goals met")
+        }
+        for r in goals { emit(ratioLine(r)) }
     }
 
     func format(_ x: Double) -> String {
@@ -205,4 +218,11 @@ func cpuModelName() -> String {
         }
     }
     return "unknown"
+}
+
+/// Write one line of data (or the JSON document) to stdout with a single write(2), unbuffered:
+/// with the notes on stderr also one write each, lines never interleave mid-line when both
+/// streams go to one terminal or pipe (`2>&1 | tee`).
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

@@ -10,7 +10,7 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
         try OneCase.run(name: one.caseName, bits: one.bits, options: options, peer: peer)
         return
     }
-    let reporter = Reporter(json: options.json)
+    let reporter = Reporter(json: options.json, quick: options.quick)
     let usePeer = options.groups.contains(.openssl) ? peer : nil
     if options.groups.contains(.openssl), peer == nil {
         reporter.note("openssl CLI not found: skipping the OpenSSL peer (no rsakit/OpenSSL ratios)")
@@ -36,7 +36,7 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
             "opensslRuns": String(options.opensslRuns),
         ])
     if !options.json {
-        print("rsakit-bench run date=\(meta.date) mode=\(meta.mode) processors=\(meta.processors)"
+        emit("rsakit-bench run date=\(meta.date) mode=\(meta.mode) processors=\(meta.processors)"
               + " cpu=\"\(meta.cpuModel)\" gmp=\(meta.gmpVersion) openssl=\"\(meta.openssl ?? "absent")\""
               + " loadavg=" + (meta.loadAverageAtStart.map { String(format: "%.2f", $0) } ?? "unknown"))
     }
@@ -92,6 +92,16 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
             guard let key = keys[bits] else { continue }
             reporter.note("chunked cases at \(bits) bits")
             try suite.runChunked(key)
+        }
+    }
+    if options.groups.contains(.cli) {
+        if let openssl = peer?.path, let binary = CLIBenchmark.findBinary(explicitPath: options.rsakitPath) {
+            reporter.note("cli: whole processes, \(binary) against openssl pkeyutl, 2048 bits")
+            let directory = options.keysDirectory ?? Fixtures.defaultKeysDirectory()
+            try CLIBenchmark(rsakit: binary, openssl: openssl, reporter: reporter, pairs: options.cliPairs)
+                .run(keyPath: directory + "/rsa2048.pem")
+        } else {
+            reporter.note("cli: skipped (needs the rsakit binary, see scripts/install.sh or --rsakit, and the openssl CLI)")
         }
     }
     meta.loadAverageAtEnd = loadAverage()

@@ -5,3 +5,4 @@
 #include <nettle/base64.h>
 #include <nettle/gcm.h>
 #include <nettle/memops.h>
+#include <nettle/version.h>

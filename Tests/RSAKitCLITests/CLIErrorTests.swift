@@ -21,7 +21,7 @@ final class CLIErrorTests: CLITestCase {
         let sealed = try rsakitOK(["encrypt", "--tag", "other"], stdin: [1, 2, 3])
         let out = path("out.bin")
         let result = try rsakit(["decrypt", "--tag", "mine", "--out", out], stdin: sealed.stdout)
-        assertFailure(result, status: 65, contains: "encrypted for key \(fingerprint), not mine")
+        assertFailure(result, status: 65, contains: "encrypted for key \(fingerprint), which is stored as 'other', not 'mine'")
         XCTAssertFalse(exists(out))
     }
 

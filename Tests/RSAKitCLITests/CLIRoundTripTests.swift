@@ -142,7 +142,7 @@ final class CLIRoundTripTests: CLITestCase {
         XCTAssertEqual(processes.map(\.terminationStatus), [0, 0])
         let list = try rsakitOK(["list", "--json"])
         let items = try JSONSerialization.jsonObject(with: Data(list.stdout)) as! [[String: Any]]
-        XCTAssertEqual(Set(items.map { $0["tag"] as! String }), ["parallel-0", "parallel-1"])
+        XCTAssertEqual(Set(items.map { $0["applicationTag"] as! String }), ["parallel-0", "parallel-1"])
         XCTAssertEqual(items.count, 4)
     }
 }

@@ -25,23 +25,30 @@ final class CLIStoreAndHelpTests: CLITestCase {
         try rsakitOK(["genpair", "--tag", "json-b", "--bits", "2048"])
         let list = try JSONSerialization.jsonObject(with: Data(try rsakitOK(["list", "--json"]).stdout)) as! [[String: Any]]
         XCTAssertEqual(list.count, 4)
-        let a = list.filter { $0["tag"] as? String == "json-a" }
-        XCTAssertEqual(Set(a.map { $0["class"] as! String }), ["public", "private"])
+        let a = list.filter { $0["applicationTag"] as? String == "json-a" }
+        XCTAssertEqual(Set(a.map { $0["keyClass"] as! String }), ["public", "private"])
         XCTAssertEqual(a.first?["label"] as? String, "first key")
-        XCTAssertEqual(a.first?["bits"] as? Int, 1024)
+        XCTAssertEqual(a.first?["keySizeInBits"] as? Int, 1024)
         XCTAssertEqual(a.first?["blockSize"] as? Int, 128)
-        XCTAssertEqual(a.first?["maximumChunk"] as? Int, 117)
+        XCTAssertEqual(a.first?["maximumRawBlockPayload"] as? Int, 117)
+        XCTAssertEqual(a.first?["maximumContainerBlockPayload"] as? Int, 60)
+        XCTAssertTrue(list.first { $0["applicationTag"] as? String == "json-b" }?["label"] is NSNull, "label: null when absent")
 
         let show = try JSONSerialization.jsonObject(with: Data(try rsakitOK(["show", "--tag", "json-b", "--json"]).stdout)) as! [[String: Any]]
         XCTAssertEqual(show.count, 2)
+        let rfc3339 = ISO8601DateFormatter()
+        rfc3339.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         for item in show {
-            XCTAssertEqual(item["bits"] as? Int, 2048)
+            XCTAssertEqual(item["keySizeInBits"] as? Int, 2048)
             XCTAssertEqual(item["blockSize"] as? Int, 256)
-            XCTAssertEqual(item["maximumChunk"] as? Int, 245)
-            XCTAssertTrue((item["fingerprint"] as? String)?.hasPrefix("SHA256:") ?? false)
-            XCTAssertEqual((item["fingerprintHex"] as? String)?.count, 64)
+            XCTAssertEqual(item["maximumRawBlockPayload"] as? Int, 245)
+            XCTAssertEqual(item["maximumContainerBlockPayload"] as? Int, 188)
+            XCTAssertTrue((item["fingerprintBase64"] as? String)?.hasPrefix("SHA256:") ?? false)
+            XCTAssertEqual((item["fingerprint"] as? String)?.count, 64)
             XCTAssertFalse((item["itemID"] as? String ?? "").isEmpty)
-            XCTAssertNotNil(ISO8601DateFormatter().date(from: item["created"] as? String ?? ""))
+            let created = item["creationDate"] as? String ?? ""
+            XCTAssertNotNil(rfc3339.date(from: created), created)
+            XCTAssertEqual(created.count, "2025-01-31T12:00:00.000Z".count, created)
         }
         XCTAssertEqual(show[0]["fingerprint"] as? String, show[1]["fingerprint"] as? String)
     }

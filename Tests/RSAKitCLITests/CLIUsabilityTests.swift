@@ -23,8 +23,13 @@ final class CLIUsabilityTests: CLITestCase {
     }
 
     func testArgumentEdges() throws {
+        // No arguments: the usage summary on stderr, exit 64, nothing on stdout.
         let none = try rsakit([])
-        assertFailure(none, status: 64, contains: "missing command")
+        XCTAssertEqual(none.status, 64)
+        XCTAssertEqual(none.stdout, [])
+        XCTAssertTrue(none.stderr.hasPrefix("OVERVIEW: "), none.stderr)
+        XCTAssertTrue(none.stderr.contains("SUBCOMMANDS:") && none.stderr.contains("  encrypt "), none.stderr)
+        XCTAssertTrue(none.stderr.hasSuffix("rsakit: error: missing command\n"), none.stderr)
         XCTAssertTrue(try rsakitOK(["help", "help"]).stdoutText.contains("SUBCOMMANDS:"))
         assertFailure(try rsakit(["genpair", "--tag", ""]), status: 64, contains: "tag")
         assertFailure(try rsakit(["encrypt", "--tag", "x", "--raw", "--armor"]), status: 64, contains: "cannot be combined with --raw")

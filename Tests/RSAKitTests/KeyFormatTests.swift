@@ -112,7 +112,7 @@ final class KeyFormatTests: XCTestCase {
         let tbs = F.sequence(F.tlv(0xA0, F.integer([2])), F.integer([1]), F.sequence(), F.sequence(), F.sequence(), F.sequence(), F.sequence())
         let der = F.sequence(tbs, F.sequence(), F.tlv(0x03, [0x00, 0x01]))
         XCTAssertThrowsError(try RSAKeyFile(bytes: der)) { error in
-            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "certificates are not supported yet"))
+            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: RSAKeyFile.certificateReason))
         }
     }
 

@@ -308,11 +308,11 @@ final class OpenSSLKeyInteropTests: XCTestCase {
         let der = try F.opensslChecked(["x509", "-in", pemPath, "-outform", "DER"])
         for bytes in [pem, der] {
             XCTAssertThrowsError(try RSAKeyFile(bytes: bytes)) { error in
-                XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "certificates are not supported yet"))
+                XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: RSAKeyFile.certificateReason))
             }
         }
         XCTAssertThrowsError(try RSAPublicKey(derRepresentation: der)) { error in
-            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "certificates are not supported yet"))
+            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: RSAKeyFile.certificateReason))
         }
         let csr = try F.opensslChecked(["req", "-new", "-key", key.path, "-subj", "/CN=rsakit test", "-outform", "DER"])
         XCTAssertThrowsError(try RSAKeyFile(bytes: csr)) { error in

@@ -280,7 +280,7 @@ final class PEMTests: XCTestCase {
     func testRead_CertificateOnly_IsRefused() {
         let text = pem(label: "CERTIFICATE", der: [0x30, 0x03, 0x02, 0x01, 0x01])
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
-            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "certificates are not supported yet"))
+            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: RSAKeyFile.certificateReason))
         }
     }
 

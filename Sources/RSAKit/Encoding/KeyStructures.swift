@@ -136,7 +136,7 @@ internal enum KeyDecoder {
             // Decrypted by EncryptedKeyDecoder when the caller has a passphrase.
             throw RSAError.passphraseNeeded(what: EncryptedKeyDecoder.pkcs8Name)
         case .certificate:
-            throw RSAError.unsupportedKeyFormat(reason: "certificates are not supported yet")
+            throw RSAError.unsupportedKeyFormat(reason: RSAKeyFile.certificateReason)
         case .certificationRequest:
             throw RSAError.unsupportedKeyFormat(reason: "certification requests (CSRs) are not supported")
         }
@@ -171,6 +171,9 @@ internal enum KeyDecoder {
                 return .certificate
             }
             return .certificationRequest
+        case (DERTag.integer, 2...3) where tags[1] == DERTag.sequence && (tags.count == 2 || tags[2] == DERTag.sequence):
+            // PKCS#12 PFX (RFC 7292 §4): version 3, authSafe ContentInfo, optional MacData.
+            throw RSAError.unsupportedKeyFormat(reason: RSAKeyFile.pkcs12Reason)
         default:
             let shape = tags.map { DERTag.name($0) }.joined(separator: ", ")
             throw RSAError.malformedKey(reason: "unrecognised structure SEQUENCE { \(shape) }; expected PKCS#1 RSAPublicKey or RSAPrivateKey, SubjectPublicKeyInfo or PKCS#8 PrivateKeyInfo")

@@ -178,7 +178,7 @@ public struct RSAKeyFile: Sendable {
                 throw RSAError.malformedPEM(reason: problem.reason, line: problem.line)
             }
             if blocks.contains(where: \.isCertificateLabel) {
-                throw RSAError.unsupportedKeyFormat(reason: "certificates are not supported yet")
+                throw RSAError.unsupportedKeyFormat(reason: RSAKeyFile.certificateReason)
             }
             if blocks.contains(where: { $0.label == "CERTIFICATE REQUEST" || $0.label == "NEW CERTIFICATE REQUEST" }) {
                 throw RSAError.unsupportedKeyFormat(reason: "certification requests (CSRs) are not supported")
@@ -216,6 +216,15 @@ public struct RSAKeyFile: Sendable {
         }
         self.init(decoded: decoded, isPEM: true, warnings: warnings, encryption: encryption)
     }
+
+    // MARK: What to do with files RSAKit cannot use (yet)
+
+    /// The reason given for an X.509 certificate (PEM "CERTIFICATE" or DER), with the
+    /// command that extracts its public key.
+    internal static let certificateReason = "certificates are not supported yet: this is an X.509 certificate, not a key; extract its public key with `openssl x509 -pubkey -noout -in CERT`"
+
+    /// The reason given for a PKCS#12 file (RFC 7292 PFX: SEQUENCE { INTEGER 3, ContentInfo, MacData }).
+    internal static let pkcs12Reason = "PKCS#12 files (.p12, .pfx) are not supported yet: extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`, or the certificate's public key with `openssl pkcs12 -in FILE -nokeys -clcerts | openssl x509 -pubkey -noout`"
 
     /// Key labels whose contents RSAKit cannot read at all.
     private static func refuseUnsupportedLabel(_ block: PEMBlock) throws {

@@ -60,7 +60,9 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformedPEM(reason: String, line: Int)
     /// The input is a recognised structure that RSAKit does not (yet) support. `reason` is
     /// one of the fixed sentences "multi-prime keys are not supported", "encrypted private
-    /// keys are not supported yet", "certificates are not supported yet", "this looks like
+    /// keys are not supported yet: ..." (naming PKCS#8 or legacy PEM encryption),
+    /// "certificates are not supported yet: ..." (with the `openssl x509 -pubkey` command),
+    /// "PKCS#12 files (.p12, .pfx) are not supported yet: ...", "this looks like
     /// base64-encoded PEM; decode it first (for example with base64 -d)", or names the
     /// unsupported algorithm or format.
     case unsupportedKeyFormat(reason: String)

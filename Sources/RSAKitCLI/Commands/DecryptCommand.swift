@@ -41,12 +41,15 @@ struct DecryptCommand: RSAKitCommand {
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }
         let output = try OutputFile(arguments.value("out"), input: input)
+        let meter = ProgressMeter.make(arguments, verb: "decrypted", inputDescriptor: input.fileDescriptor)
         do {
-            var source = FileDescriptorSource(fileDescriptor: input.fileDescriptor)
+            var source = ProgressSource(FileDescriptorSource(fileDescriptor: input.fileDescriptor), meter)
             var sink = FileDescriptorSink(fileDescriptor: output.fileDescriptor)
             try decrypt(&source, &sink)
             try output.commit()
+            meter?.finish()
         } catch {
+            meter?.abandon()
             output.discard()
             throw error
         }
@@ -59,13 +62,15 @@ struct DecryptCommand: RSAKitCommand {
                                    rawPadding: options.padding) { fingerprint in
                 if let (key, _) = explicit { return key }
                 guard let fingerprint else { throw RSAError.messageNamesNoRecipient }
-                let store = try openStore(arguments)
+                let store = try openStore(arguments, create: false)
                 return try withUnlockedStore(store, arguments, command: Self.spec.name) {
                     try RSAMessage.recipientPrivateKey(in: store, fingerprint: fingerprint)
                 }
             }
         } catch let RSAError.encryptedForAnotherKey(expected) {
-            throw CLIFailure("encrypted for key \(expected.base64String), not \(explicit?.1 ?? "this key")", .dataError)
+            let stored = (try? openStore(arguments, create: false).items(fingerprint: expected))?.first?.applicationTag
+            let which = stored.map { ", which is stored as '\(terminalSafe($0))'" } ?? ""
+            throw CLIFailure("encrypted for key \(expected.base64String)\(which), not \(explicit?.1 ?? "this key")", .dataError)
         } catch RSAError.messageNamesNoRecipient {
             switch options.kind {
             case .raw?: throw UsageError(message: "--raw needs --tag or --key", command: Self.spec.name)
@@ -89,7 +94,7 @@ struct DecryptCommand: RSAKitCommand {
             return (key, "the key in '\(path)'")
         }
         if let tag = arguments.value("tag") {
-            return (try storePrivateKey(try openStore(arguments), tag: tag, arguments: arguments, command: Self.spec.name), tag)
+            return (try storePrivateKey(try openStore(arguments, create: false), tag: tag, arguments: arguments, command: Self.spec.name), "'\(terminalSafe(tag))'")
         }
         return nil
     }

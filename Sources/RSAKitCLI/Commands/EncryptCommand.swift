@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import RSAKit
 
 /// `rsakit encrypt`: SecKeyEncrypt / SecKeyCreateEncryptedData over data of any length, in
@@ -54,19 +57,26 @@ struct EncryptCommand: RSAKitCommand {
         } else if let path = arguments.value("cert") {
             key = try CertificateRecipient.publicKey(file: path)
         } else if let label = arguments.value("cert-label") {
-            key = try CertificateRecipient.publicKey(label: label, store: try openStore(arguments))
+            key = try CertificateRecipient.publicKey(label: label, store: try openStore(arguments, create: false))
         } else {
-            key = try storePublicKey(try openStore(arguments), tag: arguments.value("tag")!)
+            key = try storePublicKey(try openStore(arguments, create: false), tag: arguments.value("tag")!)
         }
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }
         let output = try OutputFile(arguments.value("out"), input: input)
+        let meter = ProgressMeter.make(arguments, verb: "encrypted", inputDescriptor: input.fileDescriptor)
         do {
-            var source = FileDescriptorSource(fileDescriptor: input.fileDescriptor)
+            if !format.armored && isatty(output.fileDescriptor) == 1 {
+                // As age does: binary on a terminal is garbage and may drive the terminal.
+                throw UsageError(message: "refusing to write binary ciphertext to a terminal; add --armor (-a), give --out FILE (-o), or redirect standard output", command: Self.spec.name)
+            }
+            var source = ProgressSource(FileDescriptorSource(fileDescriptor: input.fileDescriptor), meter)
             var sink = FileDescriptorSink(fileDescriptor: output.fileDescriptor)
             try RSAMessage.encrypt(from: &source, to: &sink, for: key, format: format)
             try output.commit()
+            meter?.finish()
         } catch {
+            meter?.abandon()
             output.discard()
             throw error
         }

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import RSAKit
 
 /// `rsakit import`: add a key from a file (any format the formats layer reads).
@@ -6,30 +8,36 @@ struct ImportCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "import",
         overview: "Import a key file into the store under an application tag.",
-        usage: "rsakit import --tag <TAG> <FILE> [--label <TEXT>] [--replace] [--protect] [--passin <SPEC>] [--store <DIR>]",
+        usage: "rsakit import --tag <TAG> [<FILE>] [--label <TEXT>] [--replace] [--protect] [--passin <SPEC>] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Application tag for the imported key."),
             .value("label", "TEXT", "A free-text label."),
             .flag("replace", "Replace existing items with the same tag."),
         ] + protectOptions,
         positionals: ["FILE"],
-        discussion: "A public key creates a public item; a private key creates both a public and a private item.\nAn encrypted key file (PKCS#8 \"ENCRYPTED PRIVATE KEY\", or OpenSSL \"Proc-Type: 4,ENCRYPTED\") is decrypted with\nthe --passin passphrase (also the store's, if it is protected).")
+        discussion: "A public key creates a public item; a private key creates both a public and a private item.\nWithout FILE (or with '-') the key is read from standard input.\nAn encrypted key file (PKCS#8 \"ENCRYPTED PRIVATE KEY\", or OpenSSL \"Proc-Type: 4,ENCRYPTED\") is decrypted with\nthe --passin passphrase (also the store's, if it is protected).")
 
     let arguments: ParsedArguments
     let tag: String
-    let path: String
+    /// The key file, or nil for standard input.
+    let path: String?
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
         tag = try arguments.required("tag", Self.spec.name)
-        guard let path = arguments.positionals.first else {
-            throw UsageError(message: "missing key file argument <FILE>", command: Self.spec.name)
-        }
-        self.path = path
+        let given = arguments.positionals.first
+        path = given == "-" ? nil : given
     }
 
     func run() throws {
-        let file = try loadKeyFile(path, arguments: arguments, command: Self.spec.name)
+        let file: RSAKeyFile
+        if let path {
+            file = try loadKeyFile(path, arguments: arguments, command: Self.spec.name)
+        } else {
+            var source = FileDescriptorSource(fileDescriptor: STDIN_FILENO)
+            let bytes = try peek(&source, RSAKeyFile.maximumByteCount + 1)
+            file = try parseKeyFile(bytes, name: "standard input", arguments: arguments, command: Self.spec.name)
+        }
         let store = try openStore(arguments)
         try protectNewStoreIfAsked(store, arguments, command: Self.spec.name)
         let label = arguments.value("label"), replace = arguments.flag("replace")
@@ -98,7 +106,7 @@ struct ExportCommand: RSAKitCommand {
     }
 
     func run() throws {
-        let store = try openStore(arguments)
+        let store = try openStore(arguments, create: false)
         let der = arguments.flag("der")
         let bytes: [UInt8]
         if arguments.flag("private") {
@@ -153,13 +161,13 @@ struct ListCommand: RSAKitCommand {
     }
 
     func run() throws {
-        let listing = try openStore(arguments).allKeychainItems()
+        let listing = try openStore(arguments, create: false).allKeychainItems()
         for problem in listing.problems { printError("rsakit: warning: \(problem.description)\n") }
         let keys = classes.contains("key") ? listing.keys : []
         let passwords = classes.contains("password") ? listing.passwords : []
         let certificates = classes.contains("certificate") ? listing.certificates : []
         if arguments.flag("json") {
-            try printOutput(try jsonText(keys.map(itemJSON) + passwords.map(passwordJSON) + certificates.map(certificateJSON)))
+            try printOutput(try jsonText(try keys.map(itemJSON) + passwords.map(passwordJSON) + certificates.map(certificateJSON)))
             return
         }
         if keys.isEmpty && passwords.isEmpty && certificates.isEmpty {
@@ -173,14 +181,16 @@ struct ListCommand: RSAKitCommand {
             try printOutput(empty)
             return
         }
+        // Tags, labels, services and accounts are escaped (terminalSafe): an item cannot forge
+        // a row or send escapes to the terminal.
         var text = ""
         if !keys.isEmpty {
-            text += "CLASS    BITS   " + "FINGERPRINT".padding(toLength: 52, withPad: " ", startingAt: 0) + "TAG\n"
+            text += "CLASS    BITS   " + padded("FINGERPRINT", 52) + "TAG\n"
             for item in keys {
-                let keyClass = item.keyClass.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
-                let bits = String(item.keySizeInBits).padding(toLength: 6, withPad: " ", startingAt: 0)
-                text += "\(keyClass) \(bits) \(item.fingerprint.base64String)  \(item.applicationTag)"
-                if let label = item.label { text += "  (\(label))" }
+                let keyClass = padded(item.keyClass.rawValue, 8)
+                let bits = padded(String(item.keySizeInBits), 6)
+                text += "\(keyClass) \(bits) \(item.fingerprint.base64String)  \(terminalSafe(item.applicationTag))"
+                if let label = item.label { text += "  (\(terminalSafe(label)))" }
                 text += "\n"
             }
         }
@@ -188,8 +198,8 @@ struct ListCommand: RSAKitCommand {
             if !text.isEmpty { text += "\n" }
             text += "CLASS    SERVICE / ACCOUNT\n"
             for item in passwords {
-                text += "password \(item.service) / \(item.account)"
-                if let label = item.label { text += "  (\(label))" }
+                text += "password \(terminalSafe(item.service)) / \(terminalSafe(item.account))"
+                if let label = item.label { text += "  (\(terminalSafe(label)))" }
                 text += "\n"
             }
         }
@@ -228,7 +238,7 @@ struct ShowCommand: RSAKitCommand {
     }
 
     func run() throws {
-        let store = try openStore(arguments)
+        let store = try openStore(arguments, create: false)
         var items: [RSAKeyItemAttributes]
         if let id = arguments.value("id") {
             switch try store.keychainItem(id: id) {
@@ -244,26 +254,27 @@ struct ShowCommand: RSAKitCommand {
         } else {
             items = RSAKeyClass.allCases.compactMap { try? store.item(tag: tag, keyClass: $0) }
         }
-        guard !items.isEmpty else { throw RSAError.keyNotFound(tag: tag) }
+        guard !items.isEmpty else { throw tagNotFound(store, tag: tag) }
         if arguments.flag("json") {
-            try printOutput(try jsonText(items.map(itemJSON)))
+            try printOutput(try jsonText(items.map(ItemJSON.init)))
             return
         }
         var text = ""
         for item in items {
-            let (k, maximumChunk) = blockSizes(item)
+            let sizes = blockSizes(item)
             if !text.isEmpty { text += "\n" }
             text += """
-            tag: \(item.applicationTag)
+            tag: \(terminalSafe(item.applicationTag))
             class: \(item.keyClass.rawValue)
             bits: \(item.keySizeInBits)
-            block size: \(k) bytes
-            maximum chunk: \(maximumChunk) bytes
+            block size: \(sizes.blockSize) bytes
+            maximum raw block payload: \(sizes.rawBlockPayload) bytes (k - 11, --raw)
+            maximum container block payload: \(sizes.containerBlockPayload) bytes (k - 68, rsakit container v2 with PKCS#1 v1.5)
             fingerprint: \(item.fingerprint.base64String)
             fingerprint (hex): \(item.fingerprint.hexString)
-            label: \(item.label ?? "(none)")
+            label: \(item.label.map(terminalSafe) ?? "(none)")
             item id: \(item.itemID)
-            created: \(iso8601(item.creationDate))
+            created: \(rfc3339(item.creationDate))
 
             """
         }
@@ -298,7 +309,7 @@ struct DeleteCommand: RSAKitCommand {
     }
 
     func run() throws {
-        let store = try openStore(arguments)
+        let store = try openStore(arguments, create: false)
         if let id = arguments.value("id") {
             let item = try store.keychainItem(id: id)
             try store.deleteItem(id: id)
@@ -308,32 +319,46 @@ struct DeleteCommand: RSAKitCommand {
         do {
             try store.delete(tag: tag, keyClass: arguments.flag("public-only") ? .public : nil)
         } catch RSAError.keyNotFound where arguments.flag("public-only") {
-            throw CLIFailure("no public key with tag \"\(tag)\"", .notFound)
+            throw CLIFailure("no public key with tag \"\(terminalSafe(tag))\"", .notFound)
+        } catch RSAError.keyNotFound {
+            throw tagNotFound(store, tag: tag)
         }
-        try printOutput("deleted \(arguments.flag("public-only") ? "public item" : "items") for tag: \(tag)\n")
+        try printOutput("deleted \(arguments.flag("public-only") ? "public item" : "items") for tag: \(terminalSafe(tag))\n")
     }
 }
 
-/// k (the block size, ceil(bits / 8) bytes) and k - 11 (the most plaintext bytes per
-/// PKCS#1 v1.5 block) of an item, for show and the JSON forms.
-func blockSizes(_ item: RSAKeyItemAttributes) -> (blockSize: Int, maximumChunk: Int) {
+/// k (the block size, ceil(bits / 8) bytes), k - 11 (the most plaintext bytes in one raw
+/// PKCS#1 v1.5 block) and k - 68 (the most in one version 2 rsakit container block, after its
+/// 57-byte frame), for show and the JSON forms.
+func blockSizes(_ item: RSAKeyItemAttributes) -> (blockSize: Int, rawBlockPayload: Int, containerBlockPayload: Int) {
     let k = (item.keySizeInBits + 7) / 8
-    return (k, k - EMEPKCS1v15.overheadByteCount)
+    return (k, k - EMEPKCS1v15.overheadByteCount, MessageContainer.payloadByteCount(blockSize: k))
 }
 
-/// The JSON object for one item (list and show).
-func itemJSON(_ item: RSAKeyItemAttributes) -> [String: Any] {
-    let (k, maximumChunk) = blockSizes(item)
-    return [
-        "class": item.keyClass.rawValue,
-        "tag": item.applicationTag,
-        "label": item.label as Any? ?? NSNull(),
-        "bits": item.keySizeInBits,
-        "blockSize": k,
-        "maximumChunk": maximumChunk,
-        "fingerprint": item.fingerprint.base64String,
-        "fingerprintHex": item.fingerprint.hexString,
-        "itemID": item.itemID,
-        "created": iso8601(item.creationDate),
-    ]
+/// The JSON object for one item (list and show). Keys are the item file's names
+/// (applicationTag, keyClass, keySizeInBits, fingerprint as 64 hex digits, creationDate as
+/// RFC 3339 with milliseconds, itemID, label: null when absent) plus derived values.
+struct ItemJSON: Encodable {
+    let item: RSAKeyItemAttributes
+
+    enum CodingKeys: String, CodingKey {
+        case applicationTag, keyClass, keySizeInBits, fingerprint, fingerprintBase64, creationDate, itemID, label
+        case blockSize, maximumRawBlockPayload, maximumContainerBlockPayload
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        let sizes = blockSizes(item)
+        try c.encode(item.applicationTag, forKey: .applicationTag)
+        try c.encode(item.keyClass.rawValue, forKey: .keyClass)
+        try c.encode(item.keySizeInBits, forKey: .keySizeInBits)
+        try c.encode(item.fingerprint.hexString, forKey: .fingerprint)
+        try c.encode(item.fingerprint.base64String, forKey: .fingerprintBase64)
+        try c.encode(rfc3339(item.creationDate), forKey: .creationDate)
+        try c.encode(item.itemID, forKey: .itemID)
+        if let label = item.label { try c.encode(label, forKey: .label) } else { try c.encodeNil(forKey: .label) }
+        try c.encode(sizes.blockSize, forKey: .blockSize)
+        try c.encode(sizes.rawBlockPayload, forKey: .maximumRawBlockPayload)
+        try c.encode(sizes.containerBlockPayload, forKey: .maximumContainerBlockPayload)
+    }
 }

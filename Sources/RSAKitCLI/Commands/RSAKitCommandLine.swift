@@ -22,6 +22,9 @@ enum RSAKitCommandLine {
         TLSCommand.self,
     ]
 
+    /// Every command name, for "did you mean".
+    static var commandNames: [String] { commands.map { $0.spec.name } + ["help"] }
+
     static var mainHelp: String {
         var text = """
         OVERVIEW: RSA encryption (PKCS#1 v1.5) with a tagged key store, interoperable with
@@ -30,7 +33,7 @@ enum RSAKitCommandLine {
         USAGE: rsakit <command> [options]
 
         OPTIONS:
-          --version                 Show the version.
+          --version                 Show the version of rsakit and of the libraries it runs with.
           --help                    Show this help.
 
         SUBCOMMANDS:
@@ -47,13 +50,14 @@ enum RSAKitCommandLine {
 
     static func run(_ arguments: [String]) -> ExitStatus {
         guard let first = arguments.first else {
-            printError("rsakit: error: missing command; see 'rsakit --help'\n")
+            // Like git and swift-argument-parser: the summary, on stderr, and exit 64.
+            printError(mainHelp + "\nrsakit: error: missing command\n")
             return .usage
         }
         do {
             switch first {
             case "--version", "version":
-                try printOutput("rsakit \(version)\n")
+                try printOutput(VersionInfo.text)
                 return .success
             case "--help", "-h":
                 try printOutput(mainHelp)
@@ -64,7 +68,7 @@ enum RSAKitCommandLine {
                 }
                 if arguments.count == 2 && arguments[1] != "help" {
                     guard let command = commands.first(where: { $0.spec.name == arguments[1] }) else {
-                        throw UsageError(message: "unknown command '\(arguments[1])'", command: nil)
+                        throw UsageError(message: "unknown command '\(arguments[1])'" + didYouMean(arguments[1], commandNames), command: nil)
                     }
                     try printOutput(command.spec.helpText)
                 } else {
@@ -73,7 +77,7 @@ enum RSAKitCommandLine {
                 return .success
             default:
                 guard let command = commands.first(where: { $0.spec.name == first }) else {
-                    throw UsageError(message: "unknown command '\(first)'; see 'rsakit --help'", command: nil)
+                    throw UsageError(message: "unknown command '\(first)'" + didYouMean(first, commandNames) + " (see 'rsakit --help')", command: nil)
                 }
                 let parsed = try ParsedArguments(Array(arguments.dropFirst()), spec: command.spec)
                 if parsed.flag("help") {

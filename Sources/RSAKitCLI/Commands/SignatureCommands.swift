@@ -103,12 +103,12 @@ struct SignCommand: RSAKitCommand {
     func run() throws {
         let key: RSAPrivateKey
         if let path = arguments.value("key") {
-            guard case let .privateKey(privateKey) = try loadKeyFile(path).key else {
+            guard case let .privateKey(privateKey) = try loadKeyFile(path, arguments: arguments, command: Self.spec.name).key else {
                 throw CLIFailure("key file '\(path)' holds a public key; signing needs the private key", .dataError)
             }
             key = privateKey
         } else {
-            key = try storePrivateKey(try openStore(arguments), tag: arguments.value("tag")!, arguments: arguments, command: Self.spec.name)
+            key = try storePrivateKey(try openStore(arguments, create: false), tag: arguments.value("tag")!, arguments: arguments, command: Self.spec.name)
         }
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }
@@ -158,9 +158,9 @@ struct VerifyCommand: RSAKitCommand {
     func run() throws {
         let key: RSAPublicKey
         if let path = arguments.value("key") {
-            key = try loadKeyFile(path).publicKey
+            key = try loadKeyFile(path, arguments: arguments, command: Self.spec.name).publicKey
         } else {
-            key = try storePublicKey(try openStore(arguments), tag: arguments.value("tag")!)
+            key = try storePublicKey(try openStore(arguments, create: false), tag: arguments.value("tag")!)
         }
         let signaturePath = arguments.value("signature")!
         let signature = try readWholeFile(signaturePath, what: "signature file")

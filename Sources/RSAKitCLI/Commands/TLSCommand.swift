@@ -124,7 +124,7 @@ struct TLSCommand: RSAKitCommand {
         let identity: RSATLSClientIdentity?
         let label = arguments.value("identity"), tag = arguments.value("tag")
         if label != nil || tag != nil || storeExists() {
-            let store = try openStore(arguments)
+            let store = try openStore(arguments, create: false)
             try configuration.addTrustSettings(from: store)
             if let label {
                 identity = try withUnlockedStore(store, arguments, command: Self.spec.name) { try RSATLSClientIdentity(store: store, label: label) }

@@ -43,6 +43,7 @@ struct CommandSpec {
         self.options = options + [
             .value("store", "DIR", "Key store folder (default: $RSAKIT_STORE, else $XDG_DATA_HOME/rsakit, else ~/.local/share/rsakit)."),
             .flag("allow-insecure-store", "Open a store whose private files or folders are open to group or others (not recommended)."),
+            .flag("quiet", "Show no progress on stderr (progress is only ever shown on a terminal)."),
             .value("passin", "SPEC", "Passphrase of a protected store: pass:TEXT (visible in ps; tests only), env:VAR, file:PATH, fd:N or stdin (default: $RSAKIT_PASSIN, else a prompt on the terminal)."),
             .flag("help", "Show this help."),
         ]
@@ -53,7 +54,8 @@ struct CommandSpec {
     var helpText: String {
         var text = "OVERVIEW: \(overview)\n\nUSAGE: \(usage)\n\nOPTIONS:\n"
         let rows = options.map { option -> (String, String) in
-            ("--\(option.name)" + (option.valueName.map { " <\($0)>" } ?? ""), option.help)
+            let short = shortOptions.first(where: { $0.value == option.name }).map { "-\($0.key), " } ?? ""
+            return (short + "--\(option.name)" + (option.valueName.map { " <\($0)>" } ?? ""), option.help)
         }
         let width = min(28, (rows.map { $0.0.count }.max() ?? 0) + 2)
         for (left, right) in rows {
@@ -64,6 +66,10 @@ struct CommandSpec {
         return text
     }
 }
+
+/// One-letter options, where users expect them (as openssl, age, curl): each stands for
+/// its long option in every command that has that option.
+let shortOptions: [Character: String] = ["o": "out", "i": "in", "a": "armor", "t": "tag", "k": "key", "q": "quiet", "v": "verbose"]
 
 /// A usage error: exit status 64, the message, and a pointer to help.
 struct UsageError: Error, CustomStringConvertible {
@@ -94,18 +100,26 @@ struct ParsedArguments {
             }
             if argument == "--" { optionsEnded = true; continue }
             if argument == "-h" { flags.insert("help"); continue }
-            if argument == "-v", spec.options.contains(where: { $0.name == "verbose" }) { flags.insert("verbose"); continue }
-            guard argument.hasPrefix("--") else {
-                throw UsageError(message: "unknown option '\(argument)'", command: spec.name)
+            var name: String
+            if !argument.hasPrefix("--") {
+                // -o FILE, -oFILE; flags may not be bundled (-aq is not accepted).
+                let letter = argument.dropFirst().first!
+                guard let long = shortOptions[letter], spec.options.contains(where: { $0.name == long }) else {
+                    let known = spec.options.map(\.name)
+                    throw UsageError(message: "unknown option '\(argument)'" + didYouMean(String(argument.drop { $0 == "-" }), known, prefix: "--"), command: spec.name)
+                }
+                let rest = argument.dropFirst(2)
+                name = rest.isEmpty ? long : long + "=" + rest
+            } else {
+                name = String(argument.dropFirst(2))
             }
-            var name = String(argument.dropFirst(2))
             var inlineValue: String?
             if let eq = name.firstIndex(of: "=") {
                 inlineValue = String(name[name.index(after: eq)...])
                 name = String(name[..<eq])
             }
             guard let option = spec.options.first(where: { $0.name == name }) else {
-                throw UsageError(message: "unknown option '--\(name)'", command: spec.name)
+                throw UsageError(message: "unknown option '--\(name)'" + didYouMean(name, spec.options.map(\.name), prefix: "--"), command: spec.name)
             }
             if option.valueName == nil {
                 guard inlineValue == nil else {

@@ -1,25 +1,12 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import RSAKit
-
-/// A type-erased byte source, so commands can stack armor and peeking freely.
-final class AnySource: RSAByteSource {
-    private let readFunction: (Int) throws -> [UInt8]
-    private let remainingFunction: () -> Int?
-
-    init<S: RSAByteSource>(_ inner: S) {
-        let box = Box(inner)
-        readFunction = { try box.value.read(upTo: $0) }
-        remainingFunction = { box.value.remainingByteCount }
-    }
-
-    private final class Box<S> { var value: S; init(_ value: S) { self.value = value } }
-
-    func read(upTo maximumCount: Int) throws -> [UInt8] { try readFunction(maximumCount) }
-    var remainingByteCount: Int? { remainingFunction() }
-}
 
 /// Read up to `count` bytes, fewer only at end of input.
 func peek<S: RSAByteSource>(_ source: inout S, _ count: Int) throws -> [UInt8] {
@@ -33,38 +20,76 @@ func peek<S: RSAByteSource>(_ source: inout S, _ count: Int) throws -> [UInt8] {
 }
 
 /// Open the key store named by --store (else $RSAKIT_STORE, else the XDG default).
-func openStore(_ arguments: ParsedArguments) throws -> RSAKeyStore {
+///
+/// - Parameter create: false for commands that only read (encrypt, decrypt, show, list,
+///   export, delete): a store that does not exist is reported, never created.
+func openStore(_ arguments: ParsedArguments, create: Bool = true) throws -> RSAKeyStore {
     let allowInsecure = arguments.flag("allow-insecure-store")
+    let location = try arguments.value("store") ?? RSAKeyStore.defaultLocation()
+    if !create {
+        var info = stat()
+        if stat(location + "/VERSION", &info) != 0 && errno == ENOENT {
+            throw CLIFailure("no key store at \(terminalSafe(location)): it does not exist (genpair or import creates it; --store or RSAKIT_STORE choose another)", .notFound)
+        }
+    }
     let store: RSAKeyStore
     do {
-        store = try RSAKeyStore(path: arguments.value("store"), allowInsecurePermissions: allowInsecure)
-    } catch let RSAError.insecureStorePermissions(path, mode) {
-        throw CLIFailure("unprotected key store: \(path) has mode 0\(String(mode, radix: 8)), which lets group or others read it; run 'chmod go-rwx' on it, or pass --allow-insecure-store", .failure)
+        store = try RSAKeyStore(path: location, allowInsecurePermissions: allowInsecure)
+    } catch RSAError.insecureStorePermissions(let firstPath, let firstMode) {
+        // Name every offending path at once, with the one chmod that fixes them all.
+        var findings = [(firstPath, firstMode)]
+        if let all = try? RSAKeyStore(path: location, allowInsecurePermissions: true) {
+            let listed = all.permissionWarnings.compactMap { warning -> (String, UInt32)? in
+                if case let RSAError.insecureStorePermissions(path, mode) = warning { return (path, mode) }
+                return nil
+            }
+            if !listed.isEmpty { findings = listed }
+        }
+        let list = findings.map { "\(terminalSafe($0.0)) (mode 0\(String($0.1, radix: 8)))" }.joined(separator: ", ")
+        let command = "chmod go-rwx " + findings.map { shellQuoted($0.0) }.joined(separator: " ")
+        let subject = findings.count == 1 ? "this path lets" : "these \(findings.count) paths let"
+        throw CLIFailure("unprotected key store: \(subject) group or others read it: \(list); run '\(terminalSafe(command))', or pass --allow-insecure-store", .failure)
     }
     for warning in store.permissionWarnings {
         if case let RSAError.insecureStorePermissions(path, mode) = warning {
-            printError("rsakit: warning: unprotected key store: \(path) has mode 0\(String(mode, radix: 8)); continuing because of --allow-insecure-store\n")
+            printError("rsakit: warning: unprotected key store: \(terminalSafe(path)) has mode 0\(String(mode, radix: 8)); continuing because of --allow-insecure-store\n")
         }
     }
     return store
 }
 
+/// "no key with tag "x"", with the nearest stored tags when one is a likely slip.
+func tagNotFound(_ store: RSAKeyStore, tag: String) -> CLIFailure {
+    let tags = (try? store.allItems().items.map(\.applicationTag)) ?? []
+    return CLIFailure("no key with tag \"\(terminalSafe(tag))\"" + didYouMean(tag, tags, show: terminalSafe), .notFound)
+}
+
 /// The public key stored under `tag`: its public item, else the public half of its private
 /// item (a pair stored with --private-tag has only the private item under that tag).
 func storePublicKey(_ store: RSAKeyStore, tag: String) throws -> RSAPublicKey {
-    try store.publicKeyOfAnyItem(tag: tag)
+    do {
+        return try store.publicKeyOfAnyItem(tag: tag)
+    } catch RSAError.keyNotFound {
+        throw tagNotFound(store, tag: tag)
+    }
 }
 
-/// The private key stored under `tag`, with a clear message when only the public half is there.
+/// The private key stored under `tag`, with a clear message when only the public half is
+/// there (naming the private tag of the pair when it is stored under another tag).
 /// In a protected store the passphrase is asked for (see ``withUnlockedStore``).
 func storePrivateKey(_ store: RSAKeyStore, tag: String, arguments: ParsedArguments, command: String) throws -> RSAPrivateKey {
     do {
         return try withUnlockedStore(store, arguments, command: command) { try store.privateKey(tag: tag) }
     } catch RSAError.keyNotFound {
-        if (try? store.item(tag: tag, keyClass: .public)) != nil {
-            throw CLIFailure("the store holds only the public key for tag '\(tag)'; this needs the private key", .notFound)
+        if let publicItem = try? store.item(tag: tag, keyClass: .public) {
+            let shown = terminalSafe(tag)
+            if let privateItem = (try? store.items(fingerprint: publicItem.fingerprint))?.first(where: { $0.keyClass == .private }) {
+                let other = terminalSafe(privateItem.applicationTag)
+                throw CLIFailure("the store holds only the public key for tag '\(shown)'; its private key is stored under tag '\(other)' (use --tag \(shellQuoted(other)))", .notFound)
+            }
+            throw CLIFailure("the store holds only the public key for tag '\(shown)'; this needs the private key", .notFound)
         }
-        throw RSAError.keyNotFound(tag: tag)
+        throw tagNotFound(store, tag: tag)
     }
 }
 
@@ -74,6 +99,12 @@ func storePrivateKey(_ store: RSAKeyStore, tag: String, arguments: ParsedArgumen
 func loadKeyFile(_ path: String, arguments: ParsedArguments? = nil, command: String = "") throws -> RSAKeyFile {
     var bytes = try readWholeFile(path, what: "key file")
     defer { wipe(&bytes) }
+    return try parseKeyFile(bytes, name: path, arguments: arguments, command: command)
+}
+
+/// Parse key bytes (a file's or standard input's), printing their warnings; an encrypted
+/// key is decrypted as ``loadKeyFile(_:arguments:command:)`` says.
+func parseKeyFile(_ bytes: [UInt8], name path: String, arguments: ParsedArguments? = nil, command: String = "") throws -> RSAKeyFile {
     do {
         var passphrase: RSASecretBytes?
         if RSAKeyFile.isEncrypted(bytes), let arguments {
@@ -88,17 +119,36 @@ func loadKeyFile(_ path: String, arguments: ParsedArguments? = nil, command: Str
     }
 }
 
-/// Date as ISO 8601 (UTC, seconds).
-func iso8601(_ date: Date) -> String {
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime]
-    return formatter.string(from: date)
+/// A date as RFC 3339 in UTC with milliseconds ("2025-01-31T12:00:00.000Z"), the form the
+/// store's item files use.
+func rfc3339(_ date: Date) -> String {
+    let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    var seconds = time_t(milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000)
+    let millis = Int(milliseconds - Int64(seconds) * 1000)
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    func pad(_ value: Int, _ width: Int) -> String {
+        let text = String(value)
+        return String(repeating: "0", count: max(0, width - text.count)) + text
+    }
+    return pad(Int(parts.tm_year) + 1900, 4) + "-" + pad(Int(parts.tm_mon) + 1, 2) + "-" + pad(Int(parts.tm_mday), 2)
+        + "T" + pad(Int(parts.tm_hour), 2) + ":" + pad(Int(parts.tm_min), 2) + ":" + pad(Int(parts.tm_sec), 2)
+        + "." + pad(millis, 3) + "Z"
 }
 
-/// Serialise a JSON value with sorted keys, one trailing newline.
-func jsonText(_ value: Any) throws -> String {
-    let data = try JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-    return String(decoding: data, as: UTF8.self) + "\n"
+/// A date as RFC 3339 in UTC to the whole second ("2025-01-31T12:00:00Z"), for text meant
+/// for people (certificate validity, trust reasons); JSON and item files use ``rfc3339(_:)``.
+func iso8601(_ date: Date) -> String {
+    let full = rfc3339(date)
+    return String(full.prefix(19)) + "Z"
+}
+
+/// Serialise a JSON value with sorted keys, one trailing newline; an empty array is "[]".
+func jsonText<Value: Encodable>(_ value: Value) throws -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    let text = String(decoding: try encoder.encode(value), as: UTF8.self)
+    return (text.filter { !$0.isWhitespace } == "[]" ? "[]" : text) + "\n"
 }
 
 /// True when file descriptor 2 is a terminal.

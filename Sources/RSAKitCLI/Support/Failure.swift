@@ -49,15 +49,17 @@ struct CLIFailure: Error, CustomStringConvertible {
         case .decryptionFailed, .ciphertextLengthInvalid, .containerInvalid, .malformedKey,
              .messageTooLong, .integerTooLarge, .messageRepresentativeOutOfRange, .invalidKey,
              .malformedDER, .malformedPEM, .unsupportedKeyFormat, .keyTypeMismatch, .damagedItem,
-             .encryptedForAnotherKey, .messageInvalid, .wrongPassphrase,
+             .encryptedForAnotherKey, .messageInvalid,
+             .wrongPassphrase,
              .malformedCertificate, .passphraseIncorrect, .pkcs12IntegrityCheckFailed, .pkcs12Unusable:
             return .dataError
         case .recipientKeyNotFound:
             return .notFound
-        case .messageFormatUnsupported, .messageNamesNoRecipient, .passphraseNeeded, .passphraseUnusable:
-            return .usage
         case let .inputFileFailed(_, reason):
             return reason == "no such file or directory" ? .notFound : .failure
+        case .messageFormatUnsupported, .messageNamesNoRecipient,
+             .passphraseNeeded, .passphraseUnusable:
+            return .usage
         case .keyNotFound, .itemNotFound, .noSuchItem:
             return .notFound
         case .invalidTag, .invalidLabel, .invalidAttribute, .invalidKDFParameters:

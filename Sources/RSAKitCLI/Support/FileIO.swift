@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 import RSAKit
 
 /// Opening the command's input: a file (`--in FILE`) or standard input (absent or `-`).
@@ -11,7 +10,7 @@ struct InputFile {
     /// (st_dev, st_ino) of a regular file, to refuse writing output over the input.
     let identity: (UInt, UInt)?
 
-    static func open(_ path: String?) throws -> InputFile {
+    static func open(_ path: String?, what: String = "input file") throws -> InputFile {
         guard let path, path != "-" else {
             return InputFile(fileDescriptor: STDIN_FILENO, path: nil, identity: nil)
         }
@@ -19,14 +18,14 @@ struct InputFile {
         guard fd >= 0 else {
             let code = errno
             let reason = String(cString: strerror(code)).lowercased()
-            throw CLIFailure("cannot read input file '\(path)': \(reason)", code == ENOENT ? .notFound : .failure)
+            throw CLIFailure("cannot read \(what) '\(path)': \(reason)", code == ENOENT ? .notFound : .failure)
         }
         var info = stat()
         var identity: (UInt, UInt)?
         if fstat(fd, &info) == 0 {
             if (info.st_mode & S_IFMT) == S_IFDIR {
                 _ = Glibc.close(fd)
-                throw CLIFailure("cannot read input file '\(path)': is a directory", .failure)
+                throw CLIFailure("cannot read \(what) '\(path)': is a directory", .failure)
             }
             identity = (UInt(info.st_dev), UInt(info.st_ino))
         }
@@ -70,26 +69,9 @@ final class OutputFile {
     func discard() { file.discard() }
 }
 
-/// A source that first yields bytes already read (a peeked prefix), then the inner source.
-struct PrefixedSource<Inner: RSAByteSource>: RSAByteSource {
-    var prefix: [UInt8]
-    var inner: Inner
-
-    mutating func read(upTo maximumCount: Int) throws -> [UInt8] {
-        if !prefix.isEmpty {
-            let n = min(maximumCount, prefix.count)
-            defer { prefix.removeFirst(n) }
-            return Array(prefix[0..<n])
-        }
-        return try inner.read(upTo: maximumCount)
-    }
-
-    var remainingByteCount: Int? { inner.remainingByteCount.map { $0 + prefix.count } }
-}
-
 /// Read a whole (small) file, such as a key file.
 func readWholeFile(_ path: String, what: String) throws -> [UInt8] {
-    let input = try InputFile.open(path)
+    let input = try InputFile.open(path, what: what)
     defer { input.close() }
     var source = FileDescriptorSource(fileDescriptor: input.fileDescriptor)
     var bytes: [UInt8] = []
