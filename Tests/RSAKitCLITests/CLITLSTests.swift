@@ -227,12 +227,16 @@ final class CLITLSTests: CLITestCase {
 
     func testConnect_UnknownIdentityIs66_RefusedConnectionIs1() throws {
         let server = try startServer()
+        // No store at all: reported, not created.
+        let noStore = try connect(server, ["--identity", "nobody", "--anchor", pki.path("ca.pem")])
+        assertFailure(noStore, status: 66, contains: "no key store at")
+        XCTAssertFalse(exists("store"))
+        // A certificate without its key, and a key without a certificate, are no identities.
+        try rsakitOK(["cert", "add", pki.path("bob.pem"), "--label", "bob"])
         let unknown = try connect(server, ["--identity", "nobody", "--anchor", pki.path("ca.pem")])
         assertFailure(unknown, status: 66, contains: "no identity with label \"nobody\" found")
         let unknownTag = try connect(server, ["--tag", "nobody", "--anchor", pki.path("ca.pem")])
         XCTAssertEqual(unknownTag.status, 66, unknownTag.stderr)
-        // A certificate without its key, and a key without a certificate, are no identities.
-        try rsakitOK(["cert", "add", pki.path("bob.pem"), "--label", "bob"])
         let certificateOnly = try connect(server, ["--identity", "bob", "--anchor", pki.path("ca.pem")])
         assertFailure(certificateOnly, status: 66, contains: "(the certificate is stored, but no private key for it)")
         try rsakitOK(["import", "--tag", "alice-key", pki.path("alice.key")])
