@@ -38,7 +38,7 @@ let package = Package(
         ),
         .target(
             name: "RSAKit",
-            dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CSodium", "CGnuTLS"],
+            dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CRSAKitVector", "CSodium", "CGnuTLS"],
             path: "Sources/RSAKit"
         ),
         // The `rsakit` command-line tool.
@@ -67,9 +67,24 @@ let package = Package(
             path: "Benchmarks/RSAKitBenchmarks",
             exclude: ["Keys"]
         ),
+        // Montgomery exponentiation in radix 2^52 (issue 14): the AVX-512 IFMA kernel (function
+        // target attributes, no unsafeFlags), its portable reference, and the runtime dispatch.
+        .target(
+            name: "CRSAKitVector",
+            dependencies: ["CGMP", "CRSAKitShims"],
+            path: "Sources/CRSAKitVector",
+            exclude: ["rsakit_vector_kernel.inc"]
+        ),
+        // The portable radix-2^52 reference under valgrind with secrets marked undefined
+        // (run by VectorKernelTests; not a product).
+        .executableTarget(
+            name: "VectorCTHarness",
+            dependencies: ["CRSAKitVector", "CGMP"],
+            path: "Tests/VectorCTHarness"
+        ),
         .testTarget(
             name: "RSAKitTests",
-            dependencies: ["RSAKit"],
+            dependencies: ["RSAKit", "CRSAKitVector"],
             path: "Tests/RSAKitTests",
             exclude: ["Fixtures/README.md", "Fixtures/legacy-store-v1"]
         ),
@@ -86,6 +101,20 @@ let package = Package(
             path: "Sources/CGnuTLS",
             pkgConfig: "gnutls",
             providers: [.apt(["libgnutls28-dev"])]
+        ),
+        // A deliberately leaky test kernel (one branch on a secret limb) that shows the
+        // constant-time harness catches what it should. Test-only; not part of RSAKit.
+        .target(
+            name: "CConstantTimePlant",
+            dependencies: ["CRSAKitShims", "CGMP"],
+            path: "Tests/CConstantTimePlant"
+        ),
+        // Runs the private-key path with its secrets marked undefined, under valgrind's
+        // memcheck (RSAKitTests.ConstantTimeHarnessTests starts it).
+        .executableTarget(
+            name: "ConstantTimeHarness",
+            dependencies: ["RSAKit", "CConstantTimePlant"],
+            path: "Tests/ConstantTimeHarness"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -43,7 +43,7 @@ struct BenchmarkSuite {
         ]
         let what = [
             "anchor-crt": "C on system GMP: CRT c^d mod n with mpz_powm_sec, no blinding, no check, preallocated",
-            "private-raw": "RSAKit's CRT exponentiation as rsadp runs it (mpz_powm_sec), no blinding, no check",
+            "private-raw": "RSAKit's constant-time CRT exponentiation and recombination as rsadp runs it (mpn_sec_powm, mpn_sec_mul, mpn_sec_div_r), no blinding, no check",
             "decrypt": "RSAKit one-block RSAES-PKCS1-v1_5 decrypt: blinding, CRT, re-encryption check, padding",
         ]
         for result in try measureInterleaved(operations, runs: options.runs, runTime: options.runTime,

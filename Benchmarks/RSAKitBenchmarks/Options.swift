@@ -16,6 +16,9 @@ enum CaseGroup: String, CaseIterable, Codable {
     /// cli-encrypt, cli-decrypt against openssl-pkeyutl-encrypt/-decrypt: whole processes,
     /// 2048 bits, 100 bytes (CLIBenchmark).
     case cli
+    /// anchor-crt, vector-1-IMPL, vector-8-IMPL: the radix-2^52 kernel in the private path
+    /// (IMPL = ifma where the CPU has it, else the portable reference).
+    case vector
 }
 
 /// A usage error: reported on stderr with the usage line, exit status 64.
@@ -73,7 +76,7 @@ struct BenchmarkOptions {
                               BITS:COUNT,... (default 2048:100,4096:20; quick 2048:3,4096:1).
       --cases LIST            Groups to run, from private, public, keygen, chunked, openssl,
                               schemes (signatures and OAEP beside openssl speed),
-                              cli (default: all).
+                              cli, vector (default: all).
       --rsakit PATH           The rsakit binary for the cli case (default: rsakit on PATH, as
                               scripts/install.sh puts it, else the one beside this program).
       --cli-pairs N           rsakit/openssl process pairs per cli command (default 41; quick 5).
@@ -97,6 +100,7 @@ struct BenchmarkOptions {
       -h, --help              Show this help.
 
     OUTPUT:
+      The first line names the private-key path (ifma or gmp) and the CPU's vector flags.
       One line per case on stdout: `rsakit-bench case=NAME bits=B unit=U median=... min=...
       max=... runs=N ...`, then `rsakit-bench ratio ...` lines (with goal= and verdict= where
       the design sets a goal). Progress notes go to stderr. Exit 0 on success, 1 when a
@@ -147,7 +151,7 @@ struct BenchmarkOptions {
                 var groups = Set<CaseGroup>()
                 for name in text.split(separator: ",") {
                     guard let group = CaseGroup(rawValue: String(name)) else {
-                        throw UsageError(description: "unknown case group '\(name)' (private, public, keygen, chunked, openssl, schemes, cli)")
+                        throw UsageError(description: "unknown case group '\(name)' (private, public, keygen, chunked, openssl, schemes, cli, vector)")
                     }
                     groups.insert(group)
                 }

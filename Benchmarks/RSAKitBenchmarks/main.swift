@@ -34,8 +34,14 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
             "chunkRuns": String(options.chunkRuns),
             "opensslSeconds": String(options.opensslSeconds),
             "opensslRuns": String(options.opensslRuns),
+            "privateKeyPath": RSAKitEngine.privateKeyPath.rawValue,
+            "privateKeyPathDescription": RSAKitEngine.privateKeyPathDescription,
+            "cpuFlags": cpuVectorFlags().joined(separator: ","),
         ])
     if !options.json {
+        emit("rsakit-bench path private=\(RSAKitEngine.privateKeyPath.rawValue)"
+              + " description=\"\(RSAKitEngine.privateKeyPathDescription)\""
+              + " cpu_flags=\(cpuVectorFlags().joined(separator: ","))")
         emit("rsakit-bench run date=\(meta.date) mode=\(meta.mode) processors=\(meta.processors)"
               + " cpu=\"\(meta.cpuModel)\" gmp=\(meta.gmpVersion) openssl=\"\(meta.openssl ?? "absent")\""
               + " loadavg=" + (meta.loadAverageAtStart.map { String(format: "%.2f", $0) } ?? "unknown"))
@@ -43,7 +49,7 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
     let suite = BenchmarkSuite(options: options, reporter: reporter, peer: usePeer)
     let start = now()
 
-    let needsKeys = !options.groups.isDisjoint(with: [.private, .public, .chunked, .schemes])
+    let needsKeys = !options.groups.isDisjoint(with: [.private, .public, .chunked, .schemes, .vector])
     var keys: [Int: BenchmarkKey] = [:]
     if needsKeys {
         let directory = options.keysDirectory ?? Fixtures.defaultKeysDirectory()
@@ -85,6 +91,13 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
         for (bits, count) in options.keygen {
             reporter.note("key generation at \(bits) bits, \(count) keys per generator")
             try suite.runKeyGeneration(bits: bits, count: count)
+        }
+    }
+    if options.groups.contains(.vector) {
+        for bits in options.sizes {
+            guard let key = keys[bits] else { continue }
+            reporter.note("vector-kernel cases at \(bits) bits")
+            try suite.runVector(key)
         }
     }
     if options.groups.contains(.chunked) {

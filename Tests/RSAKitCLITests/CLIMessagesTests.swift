@@ -68,11 +68,14 @@ final class CLIMessagesTests: CLITestCase {
         XCTAssertEqual(try runProcess(openssl, ["x509", "-in", cert, "-outform", "DER", "-out", der]).status, 0)
         assertFailure(try rsakit(["import", "--tag", "c", der]), status: 65, contains: "this is an X.509 certificate")
         let pkcs12 = try rsakit(["import", "--tag", "p", p12])
-        assertFailure(pkcs12, status: 65, contains: "PKCS#12 files (.p12, .pfx) are not supported yet")
+        assertFailure(pkcs12, status: 65, contains: "this is a PKCS#12 file (.p12, .pfx), not a key file: import its identity (key, certificate and chain) with `rsakit identity import FILE`")
         XCTAssertFalse(pkcs12.stderr.contains("unrecognised structure"), pkcs12.stderr)
-        assertFailure(try rsakit(["decrypt", "--key", encrypted], stdin: [1]), status: 65, contains: "encrypted PKCS#8 private key")
-        assertFailure(try rsakit(["decrypt", "--key", legacy], stdin: [1]), status: 65,
-                      contains: "legacy encrypted PEM format (Proc-Type: 4,ENCRYPTED, DEK-Info AES-128-CBC)")
+        // Encrypted keys are read with --passin; without one (and no terminal) the message
+        // names the format and says how to give the passphrase.
+        assertFailure(try rsakit(["decrypt", "--key", encrypted], stdin: [1]), status: 64,
+                      contains: "key file '\(encrypted)' is encrypted (PKCS#8 EncryptedPrivateKeyInfo); give its passphrase with --passin SPEC or RSAKIT_PASSIN")
+        assertFailure(try rsakit(["decrypt", "--key", legacy], stdin: [1]), status: 64,
+                      contains: "key file '\(legacy)' is encrypted (OpenSSL encrypted PEM key); give its passphrase with --passin SPEC or RSAKIT_PASSIN")
         assertFailure(try rsakit(["encrypt", "--key", path("absent.pem")], stdin: [1]), status: 66,
                       contains: "cannot read key file '\(path("absent.pem"))': no such file or directory")
     }
@@ -149,7 +152,7 @@ final class CLIMessagesTests: CLITestCase {
         XCTAssertNotNil(rfc3339.date(from: created), created)
         try rsakitOK(["delete", "--tag", "only"])
         XCTAssertEqual(try rsakitOK(["list", "--json"]).stdoutText, "[]\n")
-        XCTAssertEqual(try rsakitOK(["list"]).stdoutText, "no keys in the store\n")
+        XCTAssertEqual(try rsakitOK(["list"]).stdoutText, "no items in the store\n")
     }
 
     func testVersion_NamesTheLibraries() throws {

@@ -89,16 +89,27 @@ final class KeyFormatTests: XCTestCase {
 
     // MARK: Refusals
 
-    func testDecode_MultiPrimeVersion1_IsRefused() {
+    func testDecode_MultiPrimeVersion1_ValidatesOtherPrimeInfos() {
         let key = F.rsakitKey
-        // version 1 with an otherPrimeInfos SEQUENCE (RFC 8017 A.1.2); the numbers need not be real.
+        // version 1 with an otherPrimeInfos SEQUENCE (RFC 8017 A.1.2) whose numbers are not
+        // a real third prime: loaded, then refused by validation (the product is not n).
         let components = [key.modulus, key.publicExponent, key.privateExponent, key.prime1, key.prime2,
                           key.exponent1, key.exponent2, key.coefficient].map(F.integer)
         let other = F.sequence(F.sequence(F.integer([7]), F.integer([3]), F.integer([5])))
         let der = F.tlv(0x30, F.integer([1]) + components.flatMap { $0 } + other)
         XCTAssertThrowsError(try RSAPrivateKey(derRepresentation: der)) { error in
-            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "multi-prime keys are not supported"))
-            XCTAssertEqual((error as? RSAError)?.description, "unsupported key format: multi-prime keys are not supported")
+            XCTAssertEqual(error as? RSAError, .invalidKey(.multiPrimeProductMismatch))
+        }
+        // Version 1 without otherPrimeInfos, and an empty otherPrimeInfos, are malformed.
+        let missing = F.tlv(0x30, F.integer([1]) + components.flatMap { $0 })
+        XCTAssertThrowsError(try RSAPrivateKey(derRepresentation: missing)) { error in
+            guard case let .malformedDER(reason, _)? = error as? RSAError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.contains("has no otherPrimeInfos"), reason)
+        }
+        let empty = F.tlv(0x30, F.integer([1]) + components.flatMap { $0 } + F.sequence())
+        XCTAssertThrowsError(try RSAPrivateKey(derRepresentation: empty)) { error in
+            guard case let .malformedDER(reason, _)? = error as? RSAError else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.contains("otherPrimeInfos is empty"), reason)
         }
         // Version 0 with an extra field is malformed, not multi-prime.
         let extra = F.tlv(0x30, F.integer([0]) + components.flatMap { $0 } + other)

@@ -320,17 +320,21 @@ final class OpenSSLKeyInteropTests: XCTestCase {
         }
     }
 
-    func testMultiPrimeKeysFromOpenSSL_AreRefused() throws {
+    func testMultiPrimeKeysFromOpenSSL_LoadAndExportByteIdentical() throws {
+        // Multi-prime interop in depth (decrypt, sign, both directions): MultiPrimeKeyTests.
         let path = F.path("multiprime.pem")
         try F.opensslChecked(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
                               "-pkeyopt", "rsa_keygen_primes:3", "-out", path])
+        // NOTE: OpenSSL 3.0's `pkey -outform DER` writes a multi-prime key as PKCS#1; `pkcs8 -topk8` gives PKCS#8.
+        let pkcs8 = try F.opensslChecked(["pkcs8", "-topk8", "-nocrypt", "-in", path, "-outform", "DER"])
         let traditional = try F.opensslChecked(["rsa", "-in", path, "-traditional", "-outform", "DER"])
-        for bytes in [try F.readFile(path), traditional] {
-            XCTAssertThrowsError(try RSAKeyFile(bytes: bytes)) { error in
-                XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "multi-prime keys are not supported"))
-            }
+        for bytes in [try F.readFile(path), pkcs8, traditional] {
+            let file = try RSAKeyFile(bytes: bytes)
+            guard case let .privateKey(key) = file.key else { return XCTFail("not a private key") }
+            XCTAssertEqual(key.primeCount, 3)
+            XCTAssertEqual(key.derRepresentation, pkcs8)
+            XCTAssertEqual(key.pkcs1DERRepresentation, traditional)
         }
-        // Its public key is an ordinary one.
         let spki = try F.opensslChecked(["pkey", "-in", path, "-pubout", "-outform", "DER"])
         XCTAssertEqual(try RSAPublicKey(derRepresentation: spki).modulusBitCount, 2048)
     }

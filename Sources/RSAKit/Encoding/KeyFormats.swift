@@ -156,9 +156,11 @@ extension RSAPrivateKey {
         self = key
     }
 
-    /// The eight components in PKCS#1 order (n, e, d, p, q, dP, dQ, qInv), minimal big-endian.
+    /// The components in PKCS#1 order (n, e, d, p, q, dP, dQ, qInv, then r_i, d_i, t_i for
+    /// each otherPrimeInfo), minimal big-endian.
     private var pkcs1Components: [[UInt8]] {
         [modulus, publicExponent, privateExponent, prime1, prime2, exponent1, exponent2, coefficient]
+            + otherPrimeInfos.flatMap { [$0.prime, $0.exponent, $0.coefficient] }
     }
 
     /// Encode with the component copies wiped afterwards (best effort; the returned
@@ -170,8 +172,9 @@ extension RSAPrivateKey {
     }
 
     /// PKCS#1 `RSAPrivateKey` DER (RFC 8017 A.1.2): SEQUENCE { version 0, n, e, d, p, q,
-    /// dP, dQ, qInv }, INTEGERs minimal and positive; what `openssl rsa -traditional
-    /// -outform DER` writes. Secret: the caller owns the bytes and should wipe them.
+    /// dP, dQ, qInv }, INTEGERs minimal and positive; for a multi-prime key version 1 and
+    /// otherPrimeInfos SEQUENCE OF { prime, exponent, coefficient }; what `openssl rsa
+    /// -traditional -outform DER` writes. Secret: the caller owns the bytes and should wipe them.
     public var pkcs1DERRepresentation: [UInt8] {
         encodeWipingComponents { KeyEncoder.pkcs1PrivateKey($0) }
     }

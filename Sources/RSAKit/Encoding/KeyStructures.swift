@@ -115,8 +115,8 @@ internal enum KeyDecoder {
     /// Identify and decode a DER key.
     ///
     /// - Throws: `RSAError.malformedDER` (with offset), `RSAError.malformedKey` for an
-    ///   unrecognised structure, `RSAError.unsupportedKeyFormat` for multi-prime,
-    ///   encrypted, certificate or non-RSA input, `RSAError.keySizeUnsupported` above
+    ///   unrecognised structure, `RSAError.unsupportedKeyFormat` for encrypted, certificate
+    ///   or non-RSA input, `RSAError.keySizeUnsupported` above
     ///   16384 bits, `RSAError.invalidKey` when the numbers do not form a key.
     static func decode(der: [UInt8]) throws -> DecodedKey {
         let reader = DERReader(der)
@@ -192,24 +192,27 @@ internal enum KeyDecoder {
         return try RSAPublicKey(n: n, e: e)
     }
 
-    /// RSAPrivateKey (RFC 8017 A.1.2) at `top`; two-prime (version 0) only.
+    /// RSAPrivateKey (RFC 8017 A.1.2) at `top`: version 0 (two-prime, 9 fields) or
+    /// version 1 (multi-prime, 10 fields, the last `otherPrimeInfos` SEQUENCE SIZE(1..MAX)
+    /// OF SEQUENCE { prime, exponent, coefficient }).
     static func readPKCS1PrivateKey(_ reader: DERReader, _ top: DERElement) throws -> RSAPrivateKey {
         let fields = try reader.sequence(top, what: "RSAPrivateKey")
         guard let versionField = fields.first else {
             throw RSAError.malformedDER(reason: "RSAPrivateKey is empty", offset: top.offset)
         }
         let version = try reader.smallInteger(versionField, what: "RSAPrivateKey version")
-        if version == 1 {
-            throw RSAError.unsupportedKeyFormat(reason: "multi-prime keys are not supported")
-        }
-        guard version == 0 else {
+        guard version == 0 || version == 1 else {
             throw RSAError.malformedDER(reason: "RSAPrivateKey version \(version) is neither 0 (two-prime) nor 1 (multi-prime)", offset: versionField.offset)
         }
-        guard fields.count == 9 else {
-            if fields.count > 9 {
+        let expected = version == 0 ? 9 : 10
+        guard fields.count == expected else {
+            if version == 0 && fields.count > 9 {
                 throw RSAError.malformedDER(reason: "RSAPrivateKey version 0 has \(fields.count) fields; expected 9 (otherPrimeInfos requires version 1)", offset: fields[9].offset)
             }
-            throw RSAError.malformedDER(reason: "RSAPrivateKey has \(fields.count) fields; expected 9", offset: top.end)
+            if version == 1 && fields.count == 9 {
+                throw RSAError.malformedDER(reason: "RSAPrivateKey version 1 (multi-prime) has no otherPrimeInfos", offset: top.end)
+            }
+            throw RSAError.malformedDER(reason: "RSAPrivateKey version \(version) has \(fields.count) fields; expected \(expected)", offset: fields.count > expected ? fields[expected].offset : top.end)
         }
         let names = ["modulus", "publicExponent", "privateExponent", "prime1", "prime2",
                      "exponent1", "exponent2", "coefficient"]
@@ -217,9 +220,26 @@ internal enum KeyDecoder {
         for (index, name) in names.enumerated() {
             numbers.append(BigNumber(bytes: try reader.unsignedInteger(fields[index + 1], what: name)))
         }
+        var otherPrimes: [OtherPrime] = []
+        if version == 1 {
+            let infos = try reader.sequence(fields[9], what: "otherPrimeInfos")
+            guard !infos.isEmpty else {
+                throw RSAError.malformedDER(reason: "otherPrimeInfos is empty (SIZE(1..MAX))", offset: fields[9].offset)
+            }
+            for (offset, info) in infos.enumerated() {
+                let parts = try reader.sequence(info, what: "OtherPrimeInfo")
+                guard parts.count == 3 else {
+                    throw RSAError.malformedDER(reason: "OtherPrimeInfo \(offset + 1) has \(parts.count) fields; expected 3 (prime, exponent, coefficient)", offset: info.offset)
+                }
+                otherPrimes.append(OtherPrime(
+                    prime: BigNumber(bytes: try reader.unsignedInteger(parts[0], what: "prime")),
+                    exponent: BigNumber(bytes: try reader.unsignedInteger(parts[1], what: "exponent")),
+                    coefficient: BigNumber(bytes: try reader.unsignedInteger(parts[2], what: "coefficient"))))
+            }
+        }
         try checkImportSize(numbers[0])
         return try RSAPrivateKey(n: numbers[0], e: numbers[1], d: numbers[2], p: numbers[3], q: numbers[4],
-                                 dP: numbers[5], dQ: numbers[6], qInv: numbers[7])
+                                 dP: numbers[5], dQ: numbers[6], qInv: numbers[7], otherPrimes: otherPrimes)
     }
 
     /// SubjectPublicKeyInfo (RFC 5280 §4.1.2.7) with rsaEncryption at `top`.
@@ -320,9 +340,16 @@ internal enum KeyEncoder {
         .sequence([.unsignedInteger(modulus), .unsignedInteger(publicExponent)])
     }
 
-    /// RSAPrivateKey, version 0 (RFC 8017 A.1.2), from the eight components in order
-    /// n, e, d, p, q, dP, dQ, qInv.
+    /// RSAPrivateKey (RFC 8017 A.1.2) from the components in order n, e, d, p, q, dP, dQ,
+    /// qInv: version 0 for those eight; version 1 with otherPrimeInfos when they are
+    /// followed by (r_i, d_i, t_i) triples.
     static func pkcs1PrivateKey(_ components: [[UInt8]]) -> DERValue {
-        .sequence([.unsignedInteger([0])] + components.map { .unsignedInteger($0) })
+        let twoPrime = components.prefix(8).map { DERValue.unsignedInteger($0) }
+        guard components.count > 8 else { return .sequence([.unsignedInteger([0])] + twoPrime) }
+        let others = components.dropFirst(8)
+        let infos: [DERValue] = stride(from: others.startIndex, to: others.endIndex, by: 3).map { i in
+            .sequence([.unsignedInteger(others[i]), .unsignedInteger(others[i + 1]), .unsignedInteger(others[i + 2])])
+        }
+        return .sequence([.unsignedInteger([1])] + twoPrime + [.sequence(infos)])
     }
 }

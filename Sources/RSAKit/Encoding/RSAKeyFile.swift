@@ -13,11 +13,11 @@
 ///    without armour, and OpenSSH keys.
 ///
 /// Structures recognised: PKCS#1 RSAPublicKey / RSAPrivateKey, SubjectPublicKeyInfo,
-/// PKCS#8 PrivateKeyInfo (loaded); PKCS#8 EncryptedPrivateKeyInfo (PBES2 with PBKDF2 and
-/// AES or 3DES, PBES1, the PKCS#12 PBE schemes) and OpenSSL's legacy "Proc-Type:
-/// 4,ENCRYPTED" PEM, decrypted by GnuTLS with the passphrase given (see
-/// ``init(bytes:passphrase:)``); X.509 certificates, multi-prime keys and scrypt-encrypted
-/// PKCS#8 (refused with `RSAError.unsupportedKeyFormat`).
+/// PKCS#8 PrivateKeyInfo, two-prime and multi-prime (loaded); PKCS#8 EncryptedPrivateKeyInfo
+/// (PBES2 with PBKDF2 and AES or 3DES, PBES1, the PKCS#12 PBE schemes) and OpenSSL's legacy
+/// "Proc-Type: 4,ENCRYPTED" PEM, decrypted by GnuTLS with the passphrase given (see
+/// ``init(bytes:passphrase:)``); X.509 certificates and scrypt-encrypted PKCS#8 (refused with
+/// `RSAError.unsupportedKeyFormat`).
 public struct RSAKeyFile: Sendable {
     /// A public or a private key.
     public enum Key: Sendable {
@@ -221,10 +221,10 @@ public struct RSAKeyFile: Sendable {
 
     /// The reason given for an X.509 certificate (PEM "CERTIFICATE" or DER), with the
     /// command that extracts its public key.
-    internal static let certificateReason = "certificates are not supported yet: this is an X.509 certificate, not a key; extract its public key with `openssl x509 -pubkey -noout -in CERT`"
+    internal static let certificateReason = "this is an X.509 certificate, not a key file: encrypt to it with `rsakit encrypt --cert FILE`, keep it with `rsakit cert add FILE`, or extract its public key with `openssl x509 -pubkey -noout -in CERT`"
 
     /// The reason given for a PKCS#12 file (RFC 7292 PFX: SEQUENCE { INTEGER 3, ContentInfo, MacData }).
-    internal static let pkcs12Reason = "PKCS#12 files (.p12, .pfx) are not supported yet: extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`, or the certificate's public key with `openssl pkcs12 -in FILE -nokeys -clcerts | openssl x509 -pubkey -noout`"
+    internal static let pkcs12Reason = "this is a PKCS#12 file (.p12, .pfx), not a key file: import its identity (key, certificate and chain) with `rsakit identity import FILE`, or extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`"
 
     /// Key labels whose contents RSAKit cannot read at all.
     private static func refuseUnsupportedLabel(_ block: PEMBlock) throws {

@@ -59,10 +59,10 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// END line...), `line` is the 1-based line number in the input.
     case malformedPEM(reason: String, line: Int)
     /// The input is a recognised structure that RSAKit does not (yet) support. `reason` is
-    /// one of the fixed sentences "multi-prime keys are not supported", "encrypted private
-    /// keys are not supported yet: ..." (naming PKCS#8 or legacy PEM encryption),
-    /// "certificates are not supported yet: ..." (with the `openssl x509 -pubkey` command),
-    /// "PKCS#12 files (.p12, .pfx) are not supported yet: ...", "this looks like
+    /// one of the fixed sentences "scrypt-encrypted keys are not supported" (or a cipher GnuTLS lacks),
+    /// "this is an X.509 certificate, not a key file: ..." (naming `rsakit encrypt --cert` and
+    /// the `openssl x509 -pubkey` command), "this is a PKCS#12 file (.p12, .pfx), not a key
+    /// file: ..." (naming `rsakit identity import`), "this looks like
     /// base64-encoded PEM; decode it first (for example with base64 -d)", or names the
     /// unsupported algorithm or format.
     case unsupportedKeyFormat(reason: String)
@@ -356,6 +356,18 @@ public enum KeyValidationFailure: Equatable, Sendable, CustomStringConvertible {
     /// qInv is not in [1, p) or qInv * q != 1 mod p.
     case crtCoefficientMismatch
 
+    // MARK: multi-prime keys (helper ct)
+    /// More primes than RSAKit takes (RFC 8017 §3.2 has no limit; RSAKit takes 16).
+    case tooManyPrimes(count: Int)
+    /// Prime r_i (RFC numbering, i >= 3) is <= 1 or equals an earlier prime.
+    case otherPrimeInvalid(index: Int)
+    /// The product of all primes is not n.
+    case multiPrimeProductMismatch
+    /// d_i is not in [1, r_i - 1) or e * d_i != 1 mod (r_i - 1).
+    case otherPrimeExponentMismatch(index: Int)
+    /// t_i is not in [1, r_i) or t_i * (r_1 ... r_(i-1)) != 1 mod r_i.
+    case otherPrimeCoefficientMismatch(index: Int)
+
     /// A lower-case phrase naming the failed relation.
     public var description: String {
         switch self {
@@ -371,6 +383,11 @@ public enum KeyValidationFailure: Equatable, Sendable, CustomStringConvertible {
         case .firstCRTExponentMismatch: return "dP is not the inverse of e modulo p - 1"
         case .secondCRTExponentMismatch: return "dQ is not the inverse of e modulo q - 1"
         case .crtCoefficientMismatch: return "qInv * q is not 1 modulo p"
+        case .tooManyPrimes(let count): return "\(count) primes are more than the 16 rsakit supports"
+        case .otherPrimeInvalid(let index): return "prime r_\(index) must be greater than 1 and differ from the other primes"
+        case .multiPrimeProductMismatch: return "the product of the primes does not equal n"
+        case .otherPrimeExponentMismatch(let index): return "d_\(index) is not the inverse of e modulo r_\(index) - 1"
+        case .otherPrimeCoefficientMismatch(let index): return "t_\(index) is not the inverse of r_1 ... r_\(index - 1) modulo r_\(index)"
         }
     }
 }

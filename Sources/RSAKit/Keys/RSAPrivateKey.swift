@@ -1,9 +1,11 @@
-/// An RSA private key in the two-prime CRT form of RFC 8017 §3.2 (second representation):
-/// n, e, d, p, q, dP = d mod (p - 1), dQ = d mod (q - 1), qInv = q^-1 mod p.
+/// An RSA private key in the CRT form of RFC 8017 §3.2 (second representation):
+/// n, e, d, p, q, dP = d mod (p - 1), dQ = d mod (q - 1), qInv = q^-1 mod p, and for a
+/// multi-prime key (version 1) the ``otherPrimeInfos`` (r_i, d_i, t_i), i = 3 ... u.
 ///
-/// A value type: copies share one immutable storage object, whose GMP limbs are zeroed
+/// A value type: copies share one immutable storage object, whose limbs are zeroed
 /// when the last copy goes away. Private-key operations (``decrypt(_:)``, ``rsadp(_:)``)
-/// use GMP's constant-time exponentiation, base blinding and a re-encryption check.
+/// are constant-time (GMP's `mpn_sec_*` layer), blinded and checked by re-encryption,
+/// with the CRT over every prime.
 ///
 /// Every instance has passed the checks of ``KeyValidationFailure``.
 public struct RSAPrivateKey: Sendable, CustomStringConvertible {
@@ -38,12 +40,18 @@ public struct RSAPrivateKey: Sendable, CustomStringConvertible {
 
     internal init(
         n: BigNumber, e: BigNumber, d: BigNumber, p: BigNumber, q: BigNumber,
-        dP: BigNumber, dQ: BigNumber, qInv: BigNumber
+        dP: BigNumber, dQ: BigNumber, qInv: BigNumber, otherPrimes: [OtherPrime] = []
     ) throws {
         let publicKey = try RSAPublicKey(n: n, e: e)
-        try RSAPrivateKey.validate(n: n, e: e, d: d, p: p, q: q, dP: dP, dQ: dQ, qInv: qInv)
+        if otherPrimes.isEmpty {
+            try RSAPrivateKey.validate(n: n, e: e, d: d, p: p, q: q, dP: dP, dQ: dQ, qInv: qInv)
+        } else {
+            try RSAPrivateKey.validateMultiPrime(n: n, e: e, d: d, p: p, q: q, dP: dP, dQ: dQ,
+                                                 qInv: qInv, otherPrimes: otherPrimes)
+        }
         self.publicKey = publicKey
-        self.storage = PrivateKeyStorage(n: n, e: e, d: d, p: p, q: q, dP: dP, dQ: dQ, qInv: qInv)
+        self.storage = try PrivateKeyStorage(n: n, e: e, d: d, p: p, q: q, dP: dP, dQ: dQ,
+                                             qInv: qInv, otherPrimes: otherPrimes)
     }
 
     /// Build the key from two primes and e, computing d = e^-1 mod lcm(p - 1, q - 1),
@@ -120,10 +128,15 @@ public struct RSAPrivateKey: Sendable, CustomStringConvertible {
 }
 
 extension RSAPrivateKey: Equatable {
-    /// Component-wise equality of (n, e, d, p, q, dP, dQ, qInv). Not constant-time.
+    /// Component-wise equality of (n, e, d, p, q, dP, dQ, qInv) and of every
+    /// otherPrimeInfo (r_i, d_i, t_i). Not constant-time.
     public static func == (a: RSAPrivateKey, b: RSAPrivateKey) -> Bool {
         let x = a.storage, y = b.storage
         return x.n == y.n && x.e == y.e && x.d == y.d && x.p == y.p && x.q == y.q
             && x.dP == y.dP && x.dQ == y.dQ && x.qInv == y.qInv
+            && x.otherPrimes.count == y.otherPrimes.count
+            && zip(x.otherPrimes, y.otherPrimes).allSatisfy {
+                $0.prime == $1.prime && $0.exponent == $1.exponent && $0.coefficient == $1.coefficient
+            }
     }
 }

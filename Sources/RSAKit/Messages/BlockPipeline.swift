@@ -44,6 +44,23 @@ internal struct BlockPipeline {
         finalBlock: FinalBlockPolicy, emitBlockForEmptyInput: Bool,
         transform: @escaping @Sendable (PipelineBlock) throws -> [UInt8]
     ) throws -> (blockCount: UInt64, byteCount: UInt64) {
+        try run(source: &source, sink: &sink, finalBlock: finalBlock,
+                emitBlockForEmptyInput: emitBlockForEmptyInput, groupSize: 1) { group in
+            try group.map(transform)
+        }
+    }
+
+    /// ``run(source:sink:finalBlock:emitBlockForEmptyInput:transform:)`` handing each worker
+    /// `groupSize` consecutive blocks at a time (the multi-buffer kernel's 8 lanes; the last
+    /// group of a batch may be shorter). `transform` returns one output per block of its
+    /// group, in order. Output order and the memory bound are the same as per block.
+    @discardableResult
+    func run<Source: RSAByteSource, Sink: RSAByteSink>(
+        source: inout Source, sink: inout Sink,
+        finalBlock: FinalBlockPolicy, emitBlockForEmptyInput: Bool, groupSize: Int,
+        transform: @escaping @Sendable ([PipelineBlock]) throws -> [[UInt8]]
+    ) throws -> (blockCount: UInt64, byteCount: UInt64) {
+        let groupSize = max(1, groupSize)
         let batchBytes = blocksPerBatch * inputBlockSize
         var current = try source.readFully(batchBytes)
         var nextIndex: UInt64 = 0
@@ -51,8 +68,8 @@ internal struct BlockPipeline {
 
         if current.isEmpty {
             guard emitBlockForEmptyInput else { return (0, 0) }
-            let output = try transform(PipelineBlock(bytes: [], index: 0, isFinal: true))
-            try sink.write(output)
+            let output = try transform([PipelineBlock(bytes: [], index: 0, isFinal: true)])
+            try sink.write(output[0])
             return (1, 0)
         }
 
@@ -74,7 +91,7 @@ internal struct BlockPipeline {
                 nextIndex += 1
                 offset = end
             }
-            for output in try transformBatch(blocks, transform) {
+            for output in try transformBatch(blocks, groupSize: groupSize, transform) {
                 try sink.write(output)
             }
             totalBytes += UInt64(current.count)
@@ -83,26 +100,43 @@ internal struct BlockPipeline {
         return (nextIndex, totalBytes)
     }
 
-    /// Apply `transform` to every block, on up to `concurrency` threads; results in order.
+    /// Apply `transform` to every group of `groupSize` consecutive blocks, on up to
+    /// `concurrency` threads; results in block order.
     private func transformBatch(
-        _ blocks: [PipelineBlock], _ transform: @escaping @Sendable (PipelineBlock) throws -> [UInt8]
+        _ blocks: [PipelineBlock], groupSize: Int,
+        _ transform: @escaping @Sendable ([PipelineBlock]) throws -> [[UInt8]]
     ) throws -> [[UInt8]] {
-        let workers = min(concurrency, blocks.count)
+        let groupCount = (blocks.count + groupSize - 1) / groupSize
+        let workers = min(concurrency, groupCount)
         if workers <= 1 {
-            return try blocks.map(transform)
+            var outputs: [[UInt8]] = []
+            outputs.reserveCapacity(blocks.count)
+            var start = 0
+            while start < blocks.count {
+                let group = Array(blocks[start..<min(start + groupSize, blocks.count)])
+                let produced = try transform(group)
+                precondition(produced.count == group.count, "a group transform returns one output per block")
+                outputs += produced
+                start += groupSize
+            }
+            return outputs
         }
         let results = ResultSlots(count: blocks.count)
         let firstError = Mutex<Error?>(nil)
         let shared = UnsafeSendable(blocks)
-        // Blocks go to whichever worker asks next (not a fixed stride per worker): a worker
-        // that another process slows down takes fewer blocks instead of holding up the batch.
+        // Groups go to whichever worker asks next (not a fixed stride per worker): a worker
+        // that another process slows down takes fewer groups instead of holding up the batch.
         let next = WorkCounter()
         DispatchQueue.concurrentPerform(iterations: workers) { _ in
             while true {
-                let i = next.take()
-                guard i < shared.value.count else { return }
+                let g = next.take()
+                guard g < groupCount else { return }
+                let start = g * groupSize
+                let end = min(start + groupSize, shared.value.count)
                 do {
-                    results.set(i, try transform(shared.value[i]))
+                    let produced = try transform(Array(shared.value[start..<end]))
+                    precondition(produced.count == end - start, "a group transform returns one output per block")
+                    for (offset, output) in produced.enumerated() { results.set(start + offset, output) }
                 } catch {
                     firstError.withLock { if $0 == nil { $0 = error } }
                     return

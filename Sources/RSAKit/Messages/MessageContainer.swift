@@ -181,23 +181,27 @@ public enum MessageContainer {
         let digest = header.digest
         let padding = header.padding
         let fullPayload = payloadByteCount(blockSize: header.blockSize, padding: padding)
+        // Eight blocks per worker call when the multi-buffer kernel runs for this key.
         return try pipeline.run(
-            source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false
-        ) { block in
-            var frame = try key.decrypt(Array(block.bytes), padding: padding, random: random)
-            defer { wipe(&frame) }
-            guard frame.count >= frameByteCount else { throw RSAError.decryptionFailed }
-            let payloadCount = frame.count - frameByteCount
-            // The digest, index and flags are not secret (an attacker may choose them in a
-            // block of their own); the secret is checked in constant time by the sink.
-            guard constantTimeEqual(frame[16..<48], digest[...]),
-                  readBigEndian(frame[48..<56]) == block.index,
-                  frame[56] == (block.isFinal ? 0x01 : 0x00),
-                  block.isFinal || payloadCount == fullPayload
-            else { throw RSAError.decryptionFailed }
-            // Hand the secret and the payload to SecretCheckingSink, which compares the secret
-            // with block 0's before it writes the payload.
-            return Array(frame[0..<secretByteCount]) + Array(frame[frameByteCount...])
+            source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false,
+            groupSize: padding == .pkcs1v15 ? key.preferredBlockGroupSize : 1
+        ) { group in
+            var frames = try key.decrypt(blocks: group.map(\.bytes), padding: padding, random: random)
+            defer { for j in frames.indices { wipe(&frames[j]) } }
+            return try zip(group, frames).map { block, frame in
+                // The frame length is the message length the padding decode revealed: public.
+                guard frame.count >= frameByteCount,
+                      block.isFinal || frame.count - frameByteCount == fullPayload
+                else { throw RSAError.decryptionFailed }
+                // The digest, index and flags are compared without branching on the decrypted
+                // frame; only the verdict is declassified. The secret is checked in constant
+                // time by SecretCheckingSink, which compares it with block 0's before it
+                // writes the payload.
+                guard frameMatchesVersion2(frame, headerDigest: digest, index: block.index, isFinal: block.isFinal) else {
+                    throw RSAError.decryptionFailed
+                }
+                return Array(frame[0..<secretByteCount]) + Array(frame[frameByteCount...])
+            }
         }.blockCount
     }
 
@@ -208,20 +212,51 @@ public enum MessageContainer {
         let shortID = Array(header.messageID[0..<8])
         let fullPayload = header.blockSize - EMEPKCS1v15.overheadByteCount - v1FrameByteCount
         return try pipeline.run(
-            source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false
-        ) { block in
-            var frame = try key.decrypt(Array(block.bytes), random: random)
-            defer { wipe(&frame) }
-            guard frame.count >= v1FrameByteCount else { throw RSAError.decryptionFailed }
-            let payloadCount = frame.count - v1FrameByteCount
-            // Version 1 frames hold only public values: all fail the same way.
-            guard Array(frame[0..<8]) == shortID,
-                  readBigEndian(frame[8..<16]) == block.index,
-                  frame[16] == (block.isFinal ? 0x01 : 0x00),
-                  block.isFinal || payloadCount == fullPayload
-            else { throw RSAError.decryptionFailed }
-            return Array(frame[v1FrameByteCount...])
+            source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false,
+            groupSize: key.preferredBlockGroupSize
+        ) { group in
+            var frames = try key.decrypt(blocks: group.map(\.bytes), random: random)
+            defer { for j in frames.indices { wipe(&frames[j]) } }
+            return try zip(group, frames).map { block, frame in
+                guard frame.count >= v1FrameByteCount,
+                      block.isFinal || frame.count - v1FrameByteCount == fullPayload
+                else { throw RSAError.decryptionFailed }
+                // Version 1 frames hold only public values; still compared without branching
+                // on the decrypted bytes, and all fail the same way.
+                guard frameMatchesVersion1(frame, shortID: shortID, index: block.index, isFinal: block.isFinal) else {
+                    throw RSAError.decryptionFailed
+                }
+                return Array(frame[v1FrameByteCount...])
+            }
         }.blockCount
+    }
+
+    /// The version 2 frame check of one decrypted block (bytes 16-56: header digest, index,
+    /// final flag), without branching on the frame's bytes: the differences are OR-ed into
+    /// one byte and only the verdict is declassified. `frame` holds at least
+    /// ``frameByteCount`` bytes; `headerDigest` is 32 bytes.
+    internal static func frameMatchesVersion2(_ frame: [UInt8], headerDigest: [UInt8], index: UInt64, isFinal: Bool) -> Bool {
+        var difference: UInt8 = 0
+        for i in 0..<32 { difference |= frame[16 + i] ^ headerDigest[i] }
+        for i in 0..<8 { difference |= frame[48 + i] ^ UInt8(truncatingIfNeeded: index >> UInt64(56 - 8 * i)) }
+        difference |= frame[56] ^ (isFinal ? 0x01 : 0x00)
+        var matches = ConstantTime.isZero(difference)
+        ConstantTimeAudit.declassify(&matches)
+        return matches != 0
+    }
+
+    /// The version 1 frame check (message id prefix, index, final flag), branch-free over the
+    /// frame like ``frameMatchesVersion2(_:headerDigest:index:isFinal:)``. `frame` holds at least 17 bytes.
+    internal static func frameMatchesVersion1(_ frame: [UInt8], shortID: [UInt8], index: UInt64, isFinal: Bool) -> Bool {
+        var difference: UInt8 = 0
+        for i in 0..<8 {
+            difference |= frame[i] ^ shortID[i]
+            difference |= frame[8 + i] ^ UInt8(truncatingIfNeeded: index >> UInt64(56 - 8 * i))
+        }
+        difference |= frame[16] ^ (isFinal ? 0x01 : 0x00)
+        var matches = ConstantTime.isZero(difference)
+        ConstantTimeAudit.declassify(&matches)
+        return matches != 0
     }
 
     /// Encrypt `plaintext` held in memory into a version 2 container.

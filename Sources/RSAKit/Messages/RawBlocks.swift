@@ -77,10 +77,12 @@ public enum RSARawBlocks {
         }
         let pipeline = BlockPipeline(inputBlockSize: k, concurrency: max(1, concurrency))
         let random = random
+        // Eight blocks per worker call when the multi-buffer kernel runs for this key.
         return try pipeline.run(
-            source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false
-        ) { block in
-            try key.decrypt(Array(block.bytes), padding: padding, random: random)
+            source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false,
+            groupSize: padding == .pkcs1v15 ? key.preferredBlockGroupSize : 1
+        ) { group in
+            try key.decrypt(blocks: group.map(\.bytes), padding: padding, random: random)
         }.blockCount
     }
 }

@@ -9,12 +9,14 @@ extension RSAPrivateKey {
     /// - Parameter ciphertext: c as big-endian octets, 0 <= c < n.
     /// - Returns: m, exactly k (``modulusByteCount``) bytes.
     /// - Throws: `RSAError.decryptionFailed` unless 0 <= c < n.
-    /// - Warning: No blinding and no fault check: the exponentiations are constant-time
-    ///   (`mpz_powm_sec`), but the reductions around them are not. For benchmarks only.
+    /// - Warning: No blinding and no fault check (the constant-time `mpn_sec_*` path of
+    ///   `rsakit_secret.h` without them). For benchmarks only.
     @_spi(Benchmarks)
     public func unprotectedCRTExponentiationForBenchmarks(_ ciphertext: [UInt8]) throws -> [UInt8] {
         let c = BigNumber(bytes: ciphertext)
         guard c.sign >= 0, c.compare(storage.n) < 0 else { throw RSAError.decryptionFailed }
-        return try storage.crtExponentiation(c).bytes(count: modulusByteCount)
+        let result = storage.secret.unprotectedCRT(try c.bytes(count: modulusByteCount))
+        guard result.status == .ok else { throw RSAError.decryptionFailed }
+        return result.output
     }
 }

@@ -1,9 +1,19 @@
 import Synchronization
 
+/// One additional prime of a multi-prime key (RFC 8017 §3.2, `OtherPrimeInfo`): r_i,
+/// d_i = d mod (r_i - 1) and t_i = (r_1 ... r_(i-1))^-1 mod r_i, for i >= 3.
+internal struct OtherPrime: @unchecked Sendable {
+    let prime: BigNumber
+    let exponent: BigNumber
+    let coefficient: BigNumber
+}
+
 /// The shared, immutable storage behind ``RSAPrivateKey`` plus its blinding cache.
 ///
-/// The integers are never mutated after construction. The only mutable state is the
-/// blinding pair, guarded by a mutex so that many threads may decrypt with one key.
+/// The integers are never mutated after construction. `secret` is the constant-time form
+/// the private-key operation runs on (`rsakit_secret.h`); the `BigNumber` components serve
+/// export, equality and validation. The only mutable state is the blinding pair, guarded
+/// by a mutex so that many threads may decrypt with one key.
 internal final class PrivateKeyStorage: Sendable {
     let n: BigNumber
     let e: BigNumber
@@ -13,76 +23,66 @@ internal final class PrivateKeyStorage: Sendable {
     let dP: BigNumber
     let dQ: BigNumber
     let qInv: BigNumber
+    /// r_3 ... r_u of a multi-prime key (empty for two primes).
+    let otherPrimes: [OtherPrime]
+    /// The constant-time key (all primes, exponents and coefficients as fixed-size limbs).
+    let secret: ConstantTimeKey
 
-    let blinding: Mutex<BlindingPair?> = Mutex(nil)
+    let blinding: Mutex<BlindingState?> = Mutex(nil)
+    /// The blinding cache of the variable-time mpz reference path (``RSAPrivateKey/rsadpReferenceVarTime(_:random:)``).
+    let referenceBlinding: Mutex<BlindingPair?> = Mutex(nil)
 
+    /// The vector kernel attached to `secret` (issue 14), nil when the exponentiations run
+    /// on GMP's `mpn_sec_powm`.
+    let vectorKernel: VectorImplementation?
+
+    /// True when chunked decryption should hand this key eight blocks at a time.
+    var prefersBlockGroups: Bool { vectorKernel != nil }
+
+    /// - Parameter vector: nil attaches the IFMA kernel when the dispatch runs it
+    ///   (``RSAKitEngine/privateKeyPath``); `.some(impl)` attaches impl (tests on any CPU).
+    /// - Throws: `RSAError.internalError` when the constant-time form cannot be built (a
+    ///   validated key always can).
     init(n: BigNumber, e: BigNumber, d: BigNumber, p: BigNumber, q: BigNumber,
-         dP: BigNumber, dQ: BigNumber, qInv: BigNumber) {
+         dP: BigNumber, dQ: BigNumber, qInv: BigNumber, otherPrimes: [OtherPrime] = [],
+         vector: VectorImplementation? = nil) throws {
         self.n = n; self.e = e; self.d = d; self.p = p; self.q = q
         self.dP = dP; self.dQ = dQ; self.qInv = qInv
+        self.otherPrimes = otherPrimes
+        guard let secret = ConstantTimeKey(
+            n: n, e: e, primes: [p, q] + otherPrimes.map(\.prime),
+            exponents: [dP, dQ] + otherPrimes.map(\.exponent),
+            coefficients: [qInv] + otherPrimes.map(\.coefficient))
+        else { throw RSAError.internalError("the key has no constant-time form") }
+        self.secret = secret
+        self.vectorKernel = VectorKernel.attach(to: secret, implementation: vector)
     }
 
-    /// c^d mod n by the CRT (RFC 8017 §5.1.2 step 2.b, cases i-iii), for 0 <= c < n:
-    ///
-    ///     m1 = (c mod p)^dP mod p                (mpz_powm_sec)
-    ///     m2 = (c mod q)^dQ mod q                (mpz_powm_sec)
-    ///     h  = qInv * (m1 - m2) mod p
-    ///     m  = m2 + q * h
-    ///
-    /// The bare exponentiation: no blinding and no check, which ``RSAPrivateKey/rsadp(_:random:)``
-    /// adds around it. The exponentiations are constant-time; the reductions and the
-    /// recombination are not, which is why callers pass a blinded c.
-    func crtExponentiation(_ c: BigNumber) -> BigNumber {
-        let m1 = c.mod(p).powMod(dP, p)
-        let m2 = c.mod(q).powMod(dQ, q)
-        let h = ((m1 - m2) * qInv).mod(p)
-        return m2 + q * h
+    /// Hand out `count` blinding pairs, each used once: the cached pair, its square, its
+    /// fourth power... (drawing a fresh r from `random` when due), leaving the next square
+    /// behind. The squaring is constant-time (`mpn_sec_sqr`, `mpn_sec_div_r`).
+    func takeBlindingPairs(_ count: Int, random: RSARandomSource) -> [SecretLimbs] {
+        blinding.withLock { slot -> [SecretLimbs] in
+            var pairs: [SecretLimbs] = []
+            pairs.reserveCapacity(count)
+            for _ in 0..<count {
+                if slot == nil || slot!.usesLeft <= 0 {
+                    slot = BlindingState(pair: secret.freshBlindingPair(random: random),
+                                         usesLeft: BlindingPair.usesPerRandomValue)
+                }
+                let state = slot!
+                pairs.append(SecretLimbs(copying: state.pair))
+                secret.square(state.pair)
+                slot!.usesLeft -= 1
+            }
+            return pairs
+        }
     }
 }
 
-/// A blinding pair (vf, vi) = (r^e mod n, r^-1 mod n) for a random r, and how many more
-/// operations may use it before a fresh r is drawn.
-///
-/// Each use hands out the current pair and replaces it by (vf^2, vi^2) mod n, which is
-/// again a valid pair (for r^2) and costs two modular squarings instead of an inversion.
-/// Because squaring alone makes later pairs a function of the first, a fresh r is drawn
-/// every ``BlindingPair/usesPerRandomValue`` operations (OpenSSL's BN_BLINDING does the same).
-internal struct BlindingPair: @unchecked Sendable {
-    static let usesPerRandomValue = 32
-
-    var vf: BigNumber
-    var vi: BigNumber
+/// The cached blinding pair of the constant-time path: (vf, vi) = (r^e, r^-1) mod n as
+/// limbs (``SecretLimbs``, zeroed when freed) and its remaining uses.
+internal struct BlindingState: @unchecked Sendable {
+    let pair: SecretLimbs
     var usesLeft: Int
-
-    /// Draw r uniformly from [1, n) with gcd(r, n) = 1 and compute its pair.
-    ///
-    /// The inverse is computed on a blinded value: r^-1 = (r * s)^-1 * s mod n for a second
-    /// random s, so GMP's variable-time inversion never sees r itself.
-    static func fresh(n: BigNumber, e: BigNumber, random: RSARandomSource) -> BlindingPair {
-        while true {
-            let r = randomResidue(below: n, random: random)
-            let s = randomResidue(below: n, random: random)
-            let rs = (r * s).mod(n)
-            guard let rsInverse = rs.inverseVarTime(modulo: n) else { continue }
-            let vi = (rsInverse * s).mod(n)
-            let vf = r.powMod(e, n)
-            return BlindingPair(vf: vf, vi: vi, usesLeft: usesPerRandomValue)
-        }
-    }
-
-    /// A uniform value in [1, n): rejection sampling over bitCount(n) random bits.
-    static func randomResidue(below n: BigNumber, random: RSARandomSource) -> BigNumber {
-        let bits = n.bitCount
-        let byteCount = (bits + 7) / 8
-        let excessBits = byteCount * 8 - bits
-        while true {
-            var bytes = random.bytes(byteCount)
-            bytes[0] &= UInt8(0xFF >> excessBits)
-            let candidate = BigNumber(bytes: bytes)
-            for i in bytes.indices { bytes[i] = 0 }
-            if candidate.sign > 0 && candidate.compare(n) < 0 {
-                return candidate
-            }
-        }
-    }
 }

@@ -25,8 +25,9 @@ extension RSAPrivateKey {
     /// - Returns: M, 0 to k - 11 bytes.
     /// - Throws: `RSAError.decryptionFailed` for every failure: wrong length (step 1),
     ///   C >= n (step 2.b), and any padding error (step 3). One error, no detail.
-    /// - Note: RSADP uses constant-time exponentiation with blinding and a re-encryption
-    ///   check; the padding check is branch-free over EM (see ``EMEPKCS1v15/decode(_:)``).
+    /// - Note: Constant-time: RSADP on GMP's `mpn_sec_*` layer with blinding and a
+    ///   re-encryption check; the padding check is branch-free over EM (see
+    ///   ``EMEPKCS1v15/decode(_:)``). Only the verdict and the message length are revealed.
     public func decrypt(_ ciphertext: [UInt8]) throws -> [UInt8] {
         try decrypt(ciphertext, random: SystemRandomSource())
     }
@@ -38,11 +39,41 @@ extension RSAPrivateKey {
         guard ciphertext.count == k, k >= EMEPKCS1v15.overheadByteCount else {
             throw RSAError.decryptionFailed
         }
-        let m = try rsadp(BigNumber(bytes: ciphertext), random: random)
-        var em = try m.bytes(count: k)
+        var em = try rsadp(ciphertext, random: random)
         defer { wipe(&em) }
         return try EMEPKCS1v15.decode(em)
     }
+
+    /// ``decrypt(_:random:)`` for a group of blocks of this key (chunked decryption): the
+    /// RSADP steps of each 8 blocks run together (``rsadp(batch:random:)``: one call of the
+    /// kernel seam, eight lanes), each block with its own blinding factor, check and padding
+    /// decode.
+    /// - Returns: the plaintexts, in order. - Throws: `RSAError.decryptionFailed` when any
+    ///   block fails (wrong length, C >= n, bad padding), as ``decrypt(_:)`` would for it.
+    internal func decrypt(blocks: [ArraySlice<UInt8>], random: RSARandomSource) throws -> [[UInt8]] {
+        let k = modulusByteCount
+        guard k >= EMEPKCS1v15.overheadByteCount, blocks.allSatisfy({ $0.count == k }) else {
+            throw RSAError.decryptionFailed
+        }
+        if blocks.count == 1 || !storage.prefersBlockGroups {
+            return try blocks.map { try decrypt(Array($0), random: random) }
+        }
+        var outputs: [[UInt8]] = []
+        outputs.reserveCapacity(blocks.count)
+        var start = 0
+        while start < blocks.count {
+            let group = blocks[start..<min(start + ConstantTimeKey.batchLimit, blocks.count)]
+            var ems = try rsadp(batch: group.map { Array($0) }, random: random)
+            defer { for j in ems.indices { wipe(&ems[j]) } }
+            for em in ems { outputs.append(try EMEPKCS1v15.decode(em)) }
+            start += ConstantTimeKey.batchLimit
+        }
+        return outputs
+    }
+
+    /// Blocks per group that chunked decryption should hand to ``decrypt(blocks:random:)``:
+    /// 8 (the kernel's lanes) when the vector path runs for this key, else 1.
+    internal var preferredBlockGroupSize: Int { storage.prefersBlockGroups ? 8 : 1 }
 }
 
 /// Overwrite a byte array's contents with zeros (best effort: Swift may have made copies).

@@ -20,7 +20,7 @@ extension RSAPublicKey {
 }
 
 extension RSAPrivateKey {
-    /// RSADP (RFC 8017 §5.1.2, CRT form of step 2.b): m = c^d mod n.
+    /// RSADP (RFC 8017 §5.1.2, CRT form of step 2.b over every prime): m = c^d mod n.
     ///
     /// - Parameter ciphertext: the ciphertext representative c as big-endian octets.
     ///   Its length is not checked here (``decrypt(_:)`` requires exactly k bytes).
@@ -28,63 +28,60 @@ extension RSAPrivateKey {
     /// - Throws: `RSAError.decryptionFailed` unless 0 <= c < n (step 1: "ciphertext
     ///   representative out of range", reported opaquely); `RSAError.internalError` if the
     ///   re-encryption check fails (a fault, never caused by the input).
-    /// - Note: Constant-time exponentiations (GMP `mpz_powm_sec`) on a blinded base;
-    ///   the CRT recombination works on blinded values. See ``rsadp(_:random:)``.
+    /// - Note: Constant-time: GMP's side-channel-silent `mpn_sec_*` layer throughout
+    ///   (blinding, exponentiations, recombination, check, unblinding); see
+    ///   ``rsadp(_:random:)`` and `rsakit_secret.h`.
     public func rsadp(_ ciphertext: [UInt8]) throws -> [UInt8] {
         try rsadp(ciphertext, random: SystemRandomSource())
     }
 
     /// RSADP with an explicit random source for the blinding factor.
-    public func rsadp(_ ciphertext: [UInt8], random: RSARandomSource) throws -> [UInt8] {
-        let m = try rsadp(BigNumber(bytes: ciphertext), random: random)
-        return try m.bytes(count: modulusByteCount)
-    }
-
-    /// The private-key operation on integers.
     ///
-    /// With (vf, vi) = (r^e, r^-1) mod n for a secret random r:
+    /// With (vf, vi) = (r^e, r^-1) mod n for a secret random r (cached and squared between
+    /// uses, fresh every 32 operations), all on fixed-size limb arrays in C:
     ///
     ///     c' = c * vf mod n                      (blind: c' = (m r)^e)
-    ///     m1 = (c' mod p)^dP mod p               (mpz_powm_sec)
-    ///     m2 = (c' mod q)^dQ mod q               (mpz_powm_sec)
-    ///     h  = qInv * (m1 - m2) mod p
-    ///     m' = m2 + q * h                        (= m r mod n)
-    ///     check m'^e mod n == c'                 (fault-attack defence)
+    ///     m_i = (c' mod r_i)^(d_i) mod r_i       (mpn_sec_powm, per prime: the kernel seam)
+    ///     m' = Garner(m_1, ..., m_u)             (mpn_sec_mul, mpn_sec_div_r, mpn_cnd_add_n)
+    ///     check m'^e mod n == c'                 (fault-attack defence, before anything leaves)
     ///     m  = m' * vi mod n                     (unblind)
-    internal func rsadp(_ c: BigNumber, random: RSARandomSource) throws -> BigNumber {
-        let key = storage
-        // Step 1: 0 <= c < n. Range failures are reported like every other decryption failure.
-        guard c.sign >= 0, c.compare(key.n) < 0 else { throw RSAError.decryptionFailed }
-
-        let (vf, vi) = nextBlindingPair(random: random)
-        let blinded = (c * vf).mod(key.n)
-
-        let mBlinded = key.crtExponentiation(blinded)
-
-        // Re-encrypt before anything leaves: a fault in either half (Boneh-DeMillo-Lipton)
-        // would otherwise reveal a factor of n. Public exponent, blinded values: VarTime is fine.
-        guard mBlinded.powModVarTime(key.e, key.n) == blinded else {
-            throw RSAError.internalError("private-key operation failed its consistency check")
-        }
-        mBlinded.multiplyMod(by: vi, key.n)
-        return mBlinded
+    ///
+    /// - Throws: as ``rsadp(_:)``.
+    public func rsadp(_ ciphertext: [UInt8], random: RSARandomSource) throws -> [UInt8] {
+        try rsadp(batch: [ciphertext], random: random)[0]
     }
 
-    /// Take the cached blinding pair (drawing a new one when due) and leave its square behind.
-    /// Returns copies the caller owns.
-    private func nextBlindingPair(random: RSARandomSource) -> (BigNumber, BigNumber) {
+    /// RSADP on up to 8 ciphertext representatives of this key in one call (the batch
+    /// entry point of `rsakit_secret.h`: the exponentiations of all blocks reach the
+    /// kernel seam together). Each block has its own blinding pair.
+    ///
+    /// - Parameter ciphertexts: 1 to 8 values c_j as big-endian octets.
+    /// - Returns: m_j as exactly k bytes each, in order.
+    /// - Throws: `RSAError.decryptionFailed` when any c_j >= n, `RSAError.internalError`
+    ///   when any block fails its check.
+    internal func rsadp(batch ciphertexts: [[UInt8]], random: RSARandomSource) throws -> [[UInt8]] {
         let key = storage
-        return key.blinding.withLock { slot -> (BigNumber, BigNumber) in
-            var pair = slot ?? BlindingPair.fresh(n: key.n, e: key.e, random: random)
-            if pair.usesLeft <= 0 {
-                pair = BlindingPair.fresh(n: key.n, e: key.e, random: random)
-            }
-            let taken = (BigNumber(copying: pair.vf), BigNumber(copying: pair.vi))
-            pair.vf.squareMod(key.n)
-            pair.vi.squareMod(key.n)
-            pair.usesLeft -= 1
-            slot = pair
-            return taken
+        let k = modulusByteCount
+        precondition(!ciphertexts.isEmpty && ciphertexts.count <= ConstantTimeKey.batchLimit)
+        // Step 1: 0 <= c < n, on public data. A c of any length is brought to k octets.
+        var inputs: [[UInt8]] = []
+        for ciphertext in ciphertexts {
+            let c = BigNumber(bytes: ciphertext)
+            guard c.compare(key.n) < 0 else { throw RSAError.decryptionFailed }
+            inputs.append(try c.bytes(count: k))
         }
+        let pairs = key.takeBlindingPairs(inputs.count, random: random)
+        var results = key.secret.privateOperation(inputs, pairs: pairs)
+        defer { for j in results.indices { wipe(&results[j].output) } }
+        var outputs: [[UInt8]] = []
+        for result in results {
+            switch result.status {
+            case .ok: outputs.append(result.output)
+            case .outOfRange: throw RSAError.decryptionFailed
+            case .checkFailed, .badArgument:
+                throw RSAError.internalError("private-key operation failed its consistency check")
+            }
+        }
+        return outputs
     }
 }

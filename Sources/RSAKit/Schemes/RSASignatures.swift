@@ -92,8 +92,8 @@ extension RSAPrivateKey {
     private func rsasp1(_ em: [UInt8], random: RSARandomSource) throws -> [UInt8] {
         // Both encodings keep EM below n (a leading 0x00, or emBits < modBits), so the range
         // check inside RSADP cannot fail; a fault in the CRT is caught by its re-encryption.
-        let s = try rsadp(BigNumber(bytes: em), random: random)
-        return try s.bytes(count: modulusByteCount)
+        // rsadp returns exactly k octets (I2OSP with leading zeros kept).
+        return try rsadp(em, random: random)
     }
 }
 

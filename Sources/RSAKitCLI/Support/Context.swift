@@ -106,11 +106,20 @@ func loadKeyFile(_ path: String, arguments: ParsedArguments? = nil, command: Str
 /// key is decrypted as ``loadKeyFile(_:arguments:command:)`` says.
 func parseKeyFile(_ bytes: [UInt8], name path: String, arguments: ParsedArguments? = nil, command: String = "") throws -> RSAKeyFile {
     do {
-        var passphrase: RSASecretBytes?
-        if RSAKeyFile.isEncrypted(bytes), let arguments {
-            passphrase = try Passphrase.read(arguments, command: command, prompt: "Passphrase for the key file \(path): ")
+        let file: RSAKeyFile
+        do {
+            file = try RSAKeyFile(bytes: bytes, passphrase: nil)
+        } catch let RSAError.passphraseNeeded(what) where arguments != nil {
+            // Asked for only now that the file is known to be encrypted; the message names
+            // the format when no passphrase can be had.
+            let passphrase: RSASecretBytes
+            do {
+                passphrase = try Passphrase.read(arguments!, command: command, prompt: "Passphrase for the key file \(path): ")
+            } catch let failure as CLIFailure where failure.status == .usage {
+                throw CLIFailure("key file '\(path)' is encrypted (\(what)); give its passphrase with --passin SPEC or RSAKIT_PASSIN", .usage)
+            }
+            file = try RSAKeyFile(bytes: bytes, passphrase: passphrase.bytes)
         }
-        let file = try RSAKeyFile(bytes: bytes, passphrase: passphrase?.bytes)
         for warning in file.warnings { printError("rsakit: warning: \(path): \(warning)\n") }
         return file
     } catch let error as RSAError {

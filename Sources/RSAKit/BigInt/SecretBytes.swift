@@ -1,3 +1,5 @@
+internal import CRSAKitShims
+
 /// A small secret (a message secret, a session key) in memory that is zeroed when the last
 /// reference goes away, and that is never copied into a Swift array except by ``array``.
 final class SecretBytes: @unchecked Sendable {
@@ -11,6 +13,13 @@ final class SecretBytes: @unchecked Sendable {
         random.fill(UnsafeMutableRawBufferPointer(storage))
     }
 
+    /// `count` zero bytes, to be filled through ``baseAddress`` (decrypted blocks before they
+    /// are copied out).
+    init(count: Int) {
+        storage = .allocate(capacity: max(1, count))
+        storage.initialize(repeating: 0)
+    }
+
     /// A copy of `bytes`.
     init<C: Collection>(copying bytes: C) where C.Element == UInt8 {
         storage = .allocate(capacity: bytes.count)
@@ -18,9 +27,13 @@ final class SecretBytes: @unchecked Sendable {
     }
 
     deinit {
-        for i in storage.indices { storage[i] = 0 }
+        // explicit_bzero: a store the optimiser may not drop.
+        rsakit_secure_zero(storage.baseAddress, storage.count)
         storage.deallocate()
     }
+
+    /// The first byte, for C calls that fill or read the buffer in place.
+    var baseAddress: UnsafeMutablePointer<UInt8> { storage.baseAddress! }
 
     /// Length in bytes.
     var count: Int { storage.count }
@@ -38,6 +51,9 @@ final class SecretBytes: @unchecked Sendable {
         guard other.count == storage.count else { return false }
         var difference: UInt8 = 0
         for (x, y) in zip(storage, other) { difference |= x ^ y }
-        return difference == 0
+        // Only the verdict leaves: declassified for the constant-time harness.
+        var matches = ConstantTime.isZero(difference)
+        ConstantTimeAudit.declassify(&matches)
+        return matches != 0
     }
 }

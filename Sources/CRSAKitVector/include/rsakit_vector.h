@@ -1,0 +1,137 @@
+/*
+ * rsakit_vector.h - Montgomery modular exponentiation in radix 2^52 (issue 14): an AVX-512
+ * IFMA kernel (vpmadd52luq / vpmadd52huq), its portable C reference, and the runtime
+ * dispatch between them and GMP. GMP stays the engine for everything variable-time.
+ *
+ * Moduli: odd, 1 to 32 64-bit limbs (at most 2048 bits). Three size classes, chosen by the
+ * public limb count of the modulus: <= 16 limbs (1024 bits) -> 20 digits of 52 bits,
+ * <= 24 (1536) -> 30, <= 32 (2048) -> 40 (R = 2^(52 * digits) > 4n, so almost-Montgomery
+ * values stay below 2n).
+ *
+ * Data layouts (shared by the kernel and the reference):
+ *   single buffer: one number = ceil(digits / 8) * 8 uint64 words, digit i in word i
+ *                  (pad words zero);
+ *   multi buffer:  eight numbers = digits * 8 words, digit i of lane l in word 8 i + l.
+ * Callers see only 64-bit limbs (little-endian, GMP's order); the conversions are public
+ * for tests.
+ *
+ * Exponentiation: fixed window of 5 bits over exactly 64 * exp_limbs exponent bits (the
+ * caller pads the exponent to a public length), a 32-entry table read by a masked scan of
+ * every entry, real squarings. Constant-time in the base, the exponent and the modulus
+ * (a secret prime): no branch, memory index or loop count depends on them; loop counts
+ * depend only on the size class and exp_limbs. The outputs are fully reduced (< n).
+ *
+ * Secrets in scratch memory are zeroed before it is freed; a modulus context holds n,
+ * -n^-1 mod 2^52 and R^2 mod n (secret when n is a prime) and is zeroed by destroy.
+ * Contexts are read-only after creation and may be shared by threads.
+ */
+#ifndef RSAKIT_VECTOR_H
+#define RSAKIT_VECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Lanes of the multi-buffer functions. */
+#define RSAKIT_VEC_LANES 8
+/* Largest modulus, in 64-bit limbs. */
+#define RSAKIT_VEC_MAX_LIMBS 32
+
+/* Which implementation a call uses. */
+typedef enum rsakit_vec_impl {
+    /* Portable C, scalar 52-bit products through unsigned __int128. Runs everywhere. */
+    RSAKIT_VEC_IMPL_REFERENCE = 0,
+    /* The AVX-512 IFMA kernel. Calls fail (return -1) unless rsakit_vec_cpu_has_ifma(). */
+    RSAKIT_VEC_IMPL_IFMA = 1,
+    /* The kernel's own source compiled over a scalar emulation of the eight-lane vector
+     * operations (for tests on CPUs without IFMA: it checks the kernel's algorithm, not
+     * the mapping of each operation to its instruction). */
+    RSAKIT_VEC_IMPL_IFMA_EMULATED = 2
+} rsakit_vec_impl;
+
+/* Which private-key exponentiation path the library runs (rsakit_vec_private_path). */
+typedef enum rsakit_vec_path {
+    RSAKIT_VEC_PATH_GMP_NO_IFMA = 0,         /* CPU or OS lacks AVX-512 F/BW/VL/IFMA/zmm */
+    RSAKIT_VEC_PATH_GMP_DISABLED = 1,        /* RSAKIT_DISABLE_IFMA=1 in the environment */
+    RSAKIT_VEC_PATH_GMP_SELFTEST_FAILED = 2, /* the kernel disagreed with GMP at start-up */
+    RSAKIT_VEC_PATH_IFMA = 3                 /* the AVX-512 IFMA kernel */
+} rsakit_vec_path;
+
+typedef struct rsakit_vec_modulus rsakit_vec_modulus;
+
+/* Per-modulus constants for n given as `limbs` 64-bit limbs (1 <= limbs <= 32), computed
+ * once in constant time (R^2 mod n by mpn_sec_div_r, -n^-1 mod 2^52 by Newton iteration).
+ * n MUST be odd, > 1, with n[limbs - 1] != 0: n is not examined (it may be a secret
+ * prime), so other values give wrong results, not an error. The size class follows the
+ * public limb count: <= 16 limbs -> 20 digits, <= 24 -> 30, <= 32 -> 40. NULL for a limb
+ * count out of range or on allocation failure. */
+rsakit_vec_modulus *rsakit_vec_modulus_create(const uint64_t *n, size_t limbs);
+
+/* Zero and free (NULL is ignored). */
+void rsakit_vec_modulus_destroy(rsakit_vec_modulus *m);
+
+/* The limb count given at creation (the size of every base and result). */
+size_t rsakit_vec_modulus_limbs(const rsakit_vec_modulus *m);
+
+/* Radix-2^52 digits of the size class: 20, 30 or 40. */
+size_t rsakit_vec_modulus_digits(const rsakit_vec_modulus *m);
+
+/* Words of one single-buffer number: ceil(digits / 8) * 8. */
+size_t rsakit_vec_modulus_words(const rsakit_vec_modulus *m);
+
+/* r = base^exp mod n (single buffer). base and r: limbs(m) limbs, base < n (any value
+ * below 2^(64 limbs) gives base^exp mod n as long as base < 2^(52 digits)); exp:
+ * exp_limbs limbs (1 ... 64), all 64 * exp_limbs bits scanned. r may alias base.
+ * Returns 0, or -1 for a bad argument or an implementation this CPU cannot run (r is
+ * then zeroed). */
+int rsakit_vec_powm(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
+                    const uint64_t *base, const uint64_t *exp, size_t exp_limbs);
+
+/* Eight independent exponentiations with one modulus and one exponent, lane l's base at
+ * base + l * limbs(m), its result at r + l * limbs(m). Same contract as rsakit_vec_powm. */
+int rsakit_vec_powm8(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
+                     const uint64_t *base, const uint64_t *exp, size_t exp_limbs);
+
+/* Layout conversions (public for tests): limbs -> single-buffer digits (words(m) words)
+ * and back (the value must be < 2^(64 limbs); excess bits are dropped). Lane versions
+ * write / read lane `lane` of a multi-buffer array (digits(m) * 8 words). */
+void rsakit_vec_to_digits(const rsakit_vec_modulus *m, uint64_t *digits, const uint64_t *limbs);
+void rsakit_vec_from_digits(const rsakit_vec_modulus *m, uint64_t *limbs, const uint64_t *digits);
+void rsakit_vec_to_lane(const rsakit_vec_modulus *m, uint64_t *digits8, size_t lane, const uint64_t *limbs);
+void rsakit_vec_from_lane(const rsakit_vec_modulus *m, uint64_t *limbs, const uint64_t *digits8, size_t lane);
+
+/* 1 when this CPU and OS run the kernel: cpuid reports AVX-512 F, BW, VL, DQ and IFMA and
+ * xgetbv shows the OS saving the opmask and zmm state. Detected once. */
+int rsakit_vec_cpu_has_ifma(void);
+
+/* The path private-key exponentiations take, decided once per process:
+ * RSAKIT_DISABLE_IFMA=1 (any value but "" and "0") first, then the CPU check, then a self-test of the kernel (single and multi buffer,
+ * each size class) against GMP's mpz_powm. */
+rsakit_vec_path rsakit_vec_private_path(void);
+
+/* A one-line human-readable form of rsakit_vec_private_path(). */
+const char *rsakit_vec_private_path_description(void);
+
+/* Run the self-test of impl against GMP now (not cached). Returns 0 when it agrees,
+ * -1 when it disagrees or cannot run here. */
+int rsakit_vec_selftest(rsakit_vec_impl impl);
+
+/* MARK: - The kernel seam of the constant-time private path (rsakit_secret.h) */
+
+struct rsakit_sec_key;
+
+/* Attach impl as the key's exponentiation kernel (rsakit_sec_key_set_kernel, before the
+ * key is shared): one call per private operation or batch of up to 8 blocks; 1-2 inputs
+ * run single-buffer, 3-8 one multi-buffer call per prime. Returns 0, or -1 (nothing
+ * attached, the GMP path stays) when a prime has more than 2048 bits, impl cannot run on
+ * this CPU, or memory runs out. The per-prime constants are zeroed when the key is destroyed. */
+int rsakit_vec_sec_attach(struct rsakit_sec_key *key, rsakit_vec_impl impl);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

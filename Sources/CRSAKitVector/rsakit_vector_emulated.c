@@ -1,0 +1,97 @@
+/*
+ * rsakit_vector_emulated.c - the kernel (rsakit_vector_kernel.inc) over a scalar model of
+ * each AVX-512 operation it uses, lane by lane, with the instructions' exact semantics
+ * (vpmadd52luq/huq read the low 52 bits of each source; additions wrap mod 2^64).
+ * For tests on CPUs without IFMA; never selected by the dispatch.
+ */
+#include "rsakit_vector_internal.h"
+
+#include <string.h>
+
+typedef struct { uint64_t l[8]; } V;
+typedef uint8_t M8;
+
+#define KFN(name) emu_##name
+#define KINLINE inline __attribute__((always_inline))
+
+static inline V v_zero(void) { V r; memset(&r, 0, sizeof r); return r; }
+static inline V v_load(const uint64_t *p) { V r; memcpy(r.l, p, sizeof r.l); return r; }
+static inline V v_loadu(const uint64_t *p) { return v_load(p); }
+static inline void v_store(uint64_t *p, V x) { memcpy(p, x.l, sizeof x.l); }
+static inline void v_storeu(uint64_t *p, V x) { v_store(p, x); }
+static inline V v_bcast(uint64_t u) { V r; for (int i = 0; i < 8; i++) r.l[i] = u; return r; }
+static inline uint64_t v_lane0(V x) { return x.l[0]; }
+static inline V v_idx(uint64_t a, uint64_t b, uint64_t c, uint64_t d,
+                      uint64_t e, uint64_t f, uint64_t g, uint64_t h) {
+    V r = {{a, b, c, d, e, f, g, h}};
+    return r;
+}
+static inline V v_madd_lo(V acc, V a, V b) {
+    for (int i = 0; i < 8; i++) {
+        unsigned __int128 p = (unsigned __int128)(a.l[i] & RK_MASK52) * (b.l[i] & RK_MASK52);
+        acc.l[i] += (uint64_t)p & RK_MASK52;
+    }
+    return acc;
+}
+static inline V v_madd_hi(V acc, V a, V b) {
+    for (int i = 0; i < 8; i++) {
+        unsigned __int128 p = (unsigned __int128)(a.l[i] & RK_MASK52) * (b.l[i] & RK_MASK52);
+        acc.l[i] += (uint64_t)(p >> 52);
+    }
+    return acc;
+}
+static inline V v_add(V a, V b) { for (int i = 0; i < 8; i++) a.l[i] += b.l[i]; return a; }
+static inline V v_and(V a, V b) { for (int i = 0; i < 8; i++) a.l[i] &= b.l[i]; return a; }
+static inline V v_or(V a, V b) { for (int i = 0; i < 8; i++) a.l[i] |= b.l[i]; return a; }
+static inline V v_srli52(V a) { for (int i = 0; i < 8; i++) a.l[i] >>= 52; return a; }
+static inline V v_slli1(V a) { for (int i = 0; i < 8; i++) a.l[i] <<= 1; return a; }
+static inline V v_maskz(M8 k, V a) {
+    for (int i = 0; i < 8; i++) a.l[i] &= 0 - (uint64_t)((k >> i) & 1);
+    return a;
+}
+static inline V v_mask_add(V src, M8 k, V a, V b) {
+    for (int i = 0; i < 8; i++) {
+        uint64_t sel = 0 - (uint64_t)((k >> i) & 1);
+        src.l[i] = ((a.l[i] + b.l[i]) & sel) | (src.l[i] & ~sel);
+    }
+    return src;
+}
+/* valignq: (hi:lo) as 16 lanes, shifted right by `count` lanes, low 8 kept. */
+static inline V v_alignr(V hi, V lo, int count) {
+    uint64_t c[16];
+    memcpy(c, lo.l, sizeof lo.l);
+    memcpy(c + 8, hi.l, sizeof hi.l);
+    V r;
+    for (int i = 0; i < 8; i++) r.l[i] = c[i + count];
+    return r;
+}
+static inline V v_align1(V hi, V lo) { return v_alignr(hi, lo, 1); }
+static inline V v_align7(V hi, V lo) { return v_alignr(hi, lo, 7); }
+static inline V v_perm2(V a, V idx, V b) {
+    V r;
+    for (int i = 0; i < 8; i++) {
+        uint64_t j = idx.l[i] & 15;
+        r.l[i] = j < 8 ? a.l[j] : b.l[j - 8];
+    }
+    return r;
+}
+static inline M8 v_cmpgt(V a, V b) {
+    M8 k = 0;
+    for (int i = 0; i < 8; i++) k |= (M8)((a.l[i] > b.l[i]) << i);
+    return k;
+}
+static inline M8 v_cmpeq(V a, V b) {
+    M8 k = 0;
+    for (int i = 0; i < 8; i++) k |= (M8)((a.l[i] == b.l[i]) << i);
+    return k;
+}
+
+#include "rsakit_vector_kernel.inc"
+
+const rk_ops rk_emulated_ops = {
+    .mul1 = emu_mul1,
+    .sqr1 = emu_sqr1,
+    .mul8 = emu_mul8,
+    .sqr8 = emu_sqr8,
+    .select = emu_select,
+};

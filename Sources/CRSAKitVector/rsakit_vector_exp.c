@@ -1,0 +1,305 @@
+/*
+ * rsakit_vector_exp.c - per-modulus constants, layout conversions, and the fixed-window
+ * exponentiation driver shared by the reference, the kernel and its emulation.
+ *
+ * The driver calls the implementation's product, squaring and table scan through an ops
+ * table; everything it does itself runs on public positions (window offsets, digit
+ * indices) and masks, never on a branch or index derived from the exponent, the base or
+ * the modulus.
+ */
+#include "rsakit_vector_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void rk_zero(void *p, size_t len) {
+    volatile unsigned char *q = p;
+    while (len--) {
+        *q++ = 0;
+    }
+}
+
+/* Digit i (52 bits from bit 52 i) of a little-endian limb array. */
+static uint64_t limbs_digit(const uint64_t *limbs, size_t count, size_t i) {
+    size_t bit = 52 * i;
+    size_t w = bit / 64;
+    unsigned s = (unsigned)(bit % 64);
+    if (w >= count) {
+        return 0;
+    }
+    uint64_t d = limbs[w] >> s;
+    if (s > 12 && w + 1 < count) {
+        d |= limbs[w + 1] << (64 - s);
+    }
+    return d & RK_MASK52;
+}
+
+/* limbs = the digits d[i * stride], i < N (bits past 64 * count are dropped). */
+static void digits_to_limbs(uint64_t *limbs, size_t count, const uint64_t *d, size_t N, size_t stride) {
+    memset(limbs, 0, count * sizeof(uint64_t));
+    for (size_t i = 0; i < N; i++) {
+        uint64_t v = d[i * stride];
+        size_t bit = 52 * i;
+        size_t w = bit / 64;
+        unsigned s = (unsigned)(bit % 64);
+        if (w < count) {
+            limbs[w] |= v << s;
+        }
+        if (s > 12 && w + 1 < count) {
+            limbs[w + 1] |= v >> (64 - s);
+        }
+    }
+}
+
+void rsakit_vec_to_digits(const rsakit_vec_modulus *m, uint64_t *digits, const uint64_t *limbs) {
+    for (size_t i = 0; i < m->words; i++) {
+        digits[i] = i < m->digits ? limbs_digit(limbs, m->limbs, i) : 0;
+    }
+}
+
+void rsakit_vec_from_digits(const rsakit_vec_modulus *m, uint64_t *limbs, const uint64_t *digits) {
+    digits_to_limbs(limbs, m->limbs, digits, m->digits, 1);
+}
+
+void rsakit_vec_to_lane(const rsakit_vec_modulus *m, uint64_t *digits8, size_t lane, const uint64_t *limbs) {
+    for (size_t i = 0; i < m->digits; i++) {
+        digits8[8 * i + lane] = limbs_digit(limbs, m->limbs, i);
+    }
+}
+
+void rsakit_vec_from_lane(const rsakit_vec_modulus *m, uint64_t *limbs, const uint64_t *digits8, size_t lane) {
+    digits_to_limbs(limbs, m->limbs, digits8 + lane, m->digits, 8);
+}
+
+/* rr = 2^(104 N) mod n in N normalized digits: start from 1 and double 104 N times, each
+ * time subtracting n under a mask when the double is >= n. Constant-time: the loop count is
+ * fixed by N and the subtraction is selected by a borrow mask. (GMP's mpn_sec_div_r would
+ * do, but it normalizes the divisor by its leading zeros and looks up a table by its top
+ * bits, which memcheck rightly reports when the divisor is a secret prime.) Needs n < 2^(52 N - 1). */
+static void rr_by_doubling(uint64_t *rr, const uint64_t *n, size_t N) {
+    uint64_t x[RK_MAX_DIGITS], d[RK_MAX_DIGITS];
+    for (size_t i = 0; i < N; i++) {
+        x[i] = i == 0;
+    }
+    for (size_t step = 0; step < 104 * N; step++) {
+        uint64_t carry = 0;
+        for (size_t i = 0; i < N; i++) {
+            uint64_t t = (x[i] << 1) | carry;
+            carry = t >> 52;
+            x[i] = t & RK_MASK52;
+        }
+        uint64_t borrow = 0;
+        for (size_t i = 0; i < N; i++) {
+            uint64_t t = x[i] - n[i] - borrow;
+            borrow = t >> 63;
+            d[i] = t & RK_MASK52;
+        }
+        uint64_t keep_x = 0 - borrow; /* x < n: keep x */
+        for (size_t i = 0; i < N; i++) {
+            x[i] = (x[i] & keep_x) | (d[i] & ~keep_x);
+        }
+    }
+    for (size_t i = 0; i < N; i++) {
+        rr[i] = x[i];
+    }
+    rk_zero(x, sizeof x);
+    rk_zero(d, sizeof d);
+}
+
+rsakit_vec_modulus *rsakit_vec_modulus_create(const uint64_t *n, size_t limbs) {
+    /* Only the public limb count is examined: n itself (a secret prime) is never branched
+     * on, which is why oddness and a non-zero top limb are the caller's promise. */
+    if (n == NULL || limbs == 0 || limbs > RSAKIT_VEC_MAX_LIMBS) {
+        return NULL;
+    }
+    size_t N = limbs <= 16 ? 20 : limbs <= 24 ? 30 : 40;
+
+    rsakit_vec_modulus *m = aligned_alloc(64, (sizeof *m + 63) / 64 * 64);
+    if (m == NULL) {
+        return NULL;
+    }
+    memset(m, 0, sizeof *m);
+    m->limbs = limbs;
+    m->digits = N;
+    m->vectors = (N + 7) / 8;
+    m->words = m->vectors * 8;
+
+    /* -n^-1 mod 2^52: Newton, 3 -> 6 -> 12 -> 24 -> 48 -> 96 correct bits. */
+    uint64_t inv = n[0];
+    for (int i = 0; i < 5; i++) {
+        inv *= 2 - n[0] * inv;
+    }
+    m->k0 = (0 - inv) & RK_MASK52;
+
+    /* R^2 mod n = 2^(104 N) mod n, computed below from the digits of n. */
+    uint64_t rr[RSAKIT_VEC_MAX_LIMBS];
+    uint64_t one[RSAKIT_VEC_MAX_LIMBS];
+    memset(one, 0, sizeof one);
+    one[0] = 1;
+    rsakit_vec_to_digits(m, m->n1, n);
+    rr_by_doubling(m->rr1, m->n1, N);
+    rsakit_vec_from_digits(m, rr, m->rr1);
+    rsakit_vec_to_digits(m, m->one1, one);
+    for (size_t l = 0; l < 8; l++) {
+        rsakit_vec_to_lane(m, m->n8, l, n);
+        rsakit_vec_to_lane(m, m->rr8, l, rr);
+        rsakit_vec_to_lane(m, m->one8, l, one);
+        m->k08[l] = m->k0;
+    }
+    rk_zero(rr, sizeof rr);
+    return m;
+}
+
+void rsakit_vec_modulus_destroy(rsakit_vec_modulus *m) {
+    if (m != NULL) {
+        rk_zero(m, sizeof *m);
+        free(m);
+    }
+}
+
+size_t rsakit_vec_modulus_limbs(const rsakit_vec_modulus *m) { return m->limbs; }
+size_t rsakit_vec_modulus_digits(const rsakit_vec_modulus *m) { return m->digits; }
+size_t rsakit_vec_modulus_words(const rsakit_vec_modulus *m) { return m->words; }
+
+/* Bits [pos, pos + width) of the exponent (pos public, width <= 5). */
+static uint64_t exp_window(const uint64_t *exp, size_t exp_limbs, size_t pos, unsigned width) {
+    size_t w = pos / 64;
+    unsigned s = (unsigned)(pos % 64);
+    uint64_t v = exp[w] >> s;
+    if (s + width > 64 && w + 1 < exp_limbs) {
+        v |= exp[w + 1] << (64 - s);
+    }
+    return v & (((uint64_t)1 << width) - 1);
+}
+
+/* x = x - n when x >= n (x <= n on entry... any x < 2n), per lane, by masks. */
+static void final_subtract(uint64_t *x, const uint64_t *n, size_t N, size_t stride) {
+    uint64_t d[RK_MAX_DIGITS];
+    uint64_t borrow = 0;
+    for (size_t i = 0; i < N; i++) {
+        uint64_t t = x[i * stride] - n[i * stride] - borrow;
+        borrow = t >> 63;
+        d[i] = t & RK_MASK52;
+    }
+    uint64_t keep_x = 0 - borrow; /* borrow: x < n, keep x */
+    for (size_t i = 0; i < N; i++) {
+        x[i * stride] = (x[i * stride] & keep_x) | (d[i] & ~keep_x);
+    }
+    rk_zero(d, sizeof d);
+}
+
+int rk_powm_digits(const rk_ops *ops, const rsakit_vec_modulus *m, int lanes8,
+                   uint64_t *out, const uint64_t *base, const uint64_t *exp, size_t exp_limbs) {
+    size_t W = lanes8 ? m->digits * 8 : m->words;
+    rk_mul_fn mul = lanes8 ? ops->mul8 : ops->mul1;
+    rk_sqr_fn sqr = lanes8 ? ops->sqr8 : ops->sqr1;
+    const uint64_t *rr = lanes8 ? m->rr8 : m->rr1;
+    const uint64_t *one = lanes8 ? m->one8 : m->one1;
+    size_t bytes = (RK_TABLE + 2) * W * sizeof(uint64_t);
+    uint64_t *scratch = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (scratch == NULL) {
+        return -1;
+    }
+    memset(scratch, 0, bytes);
+    uint64_t *table = scratch;
+    uint64_t *acc = scratch + RK_TABLE * W;
+    uint64_t *t = acc + W;
+
+    /* table[i] = base^i R mod n (almost reduced). */
+    mul(table, rr, one, m);
+    mul(table + W, base, rr, m);
+    for (size_t i = 2; i < RK_TABLE; i++) {
+        if (i % 2 == 0) {
+            sqr(table + i * W, table + (i / 2) * W, m);
+        } else {
+            mul(table + i * W, table + (i - 1) * W, table + W, m);
+        }
+    }
+
+    size_t bits = 64 * exp_limbs;
+    size_t windows = (bits + RK_WINDOW - 1) / RK_WINDOW;
+    size_t top_pos = RK_WINDOW * (windows - 1);
+    ops->select(acc, table, W, exp_window(exp, exp_limbs, top_pos, (unsigned)(bits - top_pos)));
+    for (size_t win = windows - 1; win-- > 0;) {
+        for (int s = 0; s < RK_WINDOW; s++) {
+            sqr(acc, acc, m);
+        }
+        ops->select(t, table, W, exp_window(exp, exp_limbs, RK_WINDOW * win, RK_WINDOW));
+        mul(acc, acc, t, m);
+    }
+    /* Leave the Montgomery domain: acc / R mod n lies in [0, n]; subtract n once if needed. */
+    mul(out, acc, one, m);
+    if (lanes8) {
+        for (size_t l = 0; l < 8; l++) {
+            final_subtract(out + l, m->n8 + l, m->digits, 8);
+        }
+    } else {
+        final_subtract(out, m->n1, m->digits, 1);
+    }
+    rk_zero(scratch, bytes);
+    free(scratch);
+    return 0;
+}
+
+static const rk_ops *ops_for(rsakit_vec_impl impl) {
+    switch (impl) {
+    case RSAKIT_VEC_IMPL_REFERENCE:
+        return &rk_reference_ops;
+    case RSAKIT_VEC_IMPL_IFMA_EMULATED:
+        return &rk_emulated_ops;
+    case RSAKIT_VEC_IMPL_IFMA:
+        return (rk_ifma_compiled && rsakit_vec_cpu_has_ifma()) ? &rk_ifma_ops : NULL;
+    }
+    return NULL;
+}
+
+int rsakit_vec_powm(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
+                    const uint64_t *base, const uint64_t *exp, size_t exp_limbs) {
+    const rk_ops *ops = ops_for(impl);
+    if (ops == NULL || exp_limbs == 0 || exp_limbs > 64) {
+        memset(r, 0, m->limbs * sizeof(uint64_t));
+        return -1;
+    }
+    _Alignas(64) uint64_t x[RK_MAX_WORDS];
+    _Alignas(64) uint64_t y[RK_MAX_WORDS];
+    rsakit_vec_to_digits(m, x, base);
+    int status = rk_powm_digits(ops, m, 0, y, x, exp, exp_limbs);
+    if (status == 0) {
+        rsakit_vec_from_digits(m, r, y);
+    } else {
+        memset(r, 0, m->limbs * sizeof(uint64_t));
+    }
+    rk_zero(x, sizeof x);
+    rk_zero(y, sizeof y);
+    return status;
+}
+
+int rsakit_vec_powm8(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
+                     const uint64_t *base, const uint64_t *exp, size_t exp_limbs) {
+    const rk_ops *ops = ops_for(impl);
+    if (ops == NULL || exp_limbs == 0 || exp_limbs > 64) {
+        memset(r, 0, 8 * m->limbs * sizeof(uint64_t));
+        return -1;
+    }
+    size_t bytes = 2 * RK_MAX_DIGITS * 8 * sizeof(uint64_t);
+    uint64_t *x = aligned_alloc(64, bytes);
+    if (x == NULL) {
+        memset(r, 0, 8 * m->limbs * sizeof(uint64_t));
+        return -1;
+    }
+    uint64_t *y = x + RK_MAX_DIGITS * 8;
+    for (size_t l = 0; l < 8; l++) {
+        rsakit_vec_to_lane(m, x, l, base + l * m->limbs);
+    }
+    int status = rk_powm_digits(ops, m, 1, y, x, exp, exp_limbs);
+    for (size_t l = 0; l < 8; l++) {
+        if (status == 0) {
+            rsakit_vec_from_lane(m, r + l * m->limbs, y, l);
+        } else {
+            memset(r + l * m->limbs, 0, m->limbs * sizeof(uint64_t));
+        }
+    }
+    rk_zero(x, bytes);
+    free(x);
+    return status;
+}

@@ -1,0 +1,69 @@
+/*
+ * rsakit_vector_ifma.c - the kernel (rsakit_vector_kernel.inc) over AVX-512 IFMA
+ * intrinsics. Every function in this file carries the target attribute below (no
+ * unsafeFlags, no global -mavx512*): the rest of the library stays runnable on any
+ * x86-64, and the dispatch (rsakit_vector_dispatch.c) calls into this file only after
+ * cpuid/xgetbv and the self-test say so. On other architectures the file is empty and
+ * rk_ifma_compiled is 0.
+ */
+#include "rsakit_vector_internal.h"
+
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+
+#include <immintrin.h>
+
+const int rk_ifma_compiled = 1;
+
+#pragma clang attribute push(__attribute__((target("avx512f,avx512ifma,avx512vl,avx512bw,avx512dq"))), apply_to = function)
+
+typedef __m512i V;
+typedef __mmask8 M8;
+
+#define KFN(name) ifma_##name
+#define KINLINE inline __attribute__((always_inline))
+
+static inline V v_zero(void) { return _mm512_setzero_si512(); }
+static inline V v_load(const uint64_t *p) { return _mm512_loadu_si512((const void *)p); }
+static inline V v_loadu(const uint64_t *p) { return _mm512_loadu_si512((const void *)p); }
+static inline void v_store(uint64_t *p, V x) { _mm512_storeu_si512((void *)p, x); }
+static inline void v_storeu(uint64_t *p, V x) { _mm512_storeu_si512((void *)p, x); }
+static inline V v_bcast(uint64_t u) { return _mm512_set1_epi64((long long)u); }
+static inline uint64_t v_lane0(V x) { return (uint64_t)_mm_cvtsi128_si64(_mm512_castsi512_si128(x)); }
+static inline V v_idx(uint64_t a, uint64_t b, uint64_t c, uint64_t d,
+                      uint64_t e, uint64_t f, uint64_t g, uint64_t h) {
+    return _mm512_set_epi64((long long)h, (long long)g, (long long)f, (long long)e,
+                            (long long)d, (long long)c, (long long)b, (long long)a);
+}
+static inline V v_madd_lo(V acc, V a, V b) { return _mm512_madd52lo_epu64(acc, a, b); }
+static inline V v_madd_hi(V acc, V a, V b) { return _mm512_madd52hi_epu64(acc, a, b); }
+static inline V v_add(V a, V b) { return _mm512_add_epi64(a, b); }
+static inline V v_and(V a, V b) { return _mm512_and_si512(a, b); }
+static inline V v_or(V a, V b) { return _mm512_or_si512(a, b); }
+static inline V v_srli52(V a) { return _mm512_srli_epi64(a, 52); }
+static inline V v_slli1(V a) { return _mm512_slli_epi64(a, 1); }
+static inline V v_maskz(M8 k, V a) { return _mm512_maskz_mov_epi64(k, a); }
+static inline V v_mask_add(V src, M8 k, V a, V b) { return _mm512_mask_add_epi64(src, k, a, b); }
+static inline V v_align1(V hi, V lo) { return _mm512_alignr_epi64(hi, lo, 1); }
+static inline V v_align7(V hi, V lo) { return _mm512_alignr_epi64(hi, lo, 7); }
+static inline V v_perm2(V a, V idx, V b) { return _mm512_permutex2var_epi64(a, idx, b); }
+static inline M8 v_cmpgt(V a, V b) { return _mm512_cmpgt_epu64_mask(a, b); }
+static inline M8 v_cmpeq(V a, V b) { return _mm512_cmpeq_epu64_mask(a, b); }
+
+#include "rsakit_vector_kernel.inc"
+
+#pragma clang attribute pop
+
+const rk_ops rk_ifma_ops = {
+    .mul1 = ifma_mul1,
+    .sqr1 = ifma_sqr1,
+    .mul8 = ifma_mul8,
+    .sqr8 = ifma_sqr8,
+    .select = ifma_select,
+};
+
+#else
+
+const int rk_ifma_compiled = 0;
+const rk_ops rk_ifma_ops = {0};
+
+#endif

@@ -1,0 +1,67 @@
+/*
+ * rsakit_vector_internal.h - what the reference, the kernel and the dispatch share.
+ * Private to the CRSAKitVector target.
+ */
+#ifndef RSAKIT_VECTOR_INTERNAL_H
+#define RSAKIT_VECTOR_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "rsakit_vector.h"
+
+#define RK_MASK52 ((uint64_t)0xFFFFFFFFFFFFF)
+#define RK_WINDOW 5
+#define RK_TABLE (1u << RK_WINDOW)
+#define RK_MAX_DIGITS 40
+#define RK_MAX_WORDS 40 /* single-buffer words of the largest class */
+
+struct rsakit_vec_modulus {
+    /* Multi-buffer layout (digit i of every lane in words 8i...8i+7), 64-byte aligned. */
+    _Alignas(64) uint64_t n8[RK_MAX_DIGITS * 8];
+    _Alignas(64) uint64_t rr8[RK_MAX_DIGITS * 8];
+    _Alignas(64) uint64_t one8[RK_MAX_DIGITS * 8];
+    _Alignas(64) uint64_t k08[8];
+    /* Single-buffer layout. */
+    _Alignas(64) uint64_t n1[RK_MAX_WORDS];
+    _Alignas(64) uint64_t rr1[RK_MAX_WORDS];
+    _Alignas(64) uint64_t one1[RK_MAX_WORDS];
+    uint64_t k0;      /* -n^-1 mod 2^52 */
+    size_t limbs;     /* 64-bit limbs of n (inputs and outputs) */
+    size_t digits;    /* N: 20, 30 or 40 */
+    size_t vectors;   /* ceil(N / 8) */
+    size_t words;     /* vectors * 8 */
+};
+
+/* Almost-Montgomery products r = a b / R mod n, with a, b < 2n -> r < 2n, normalized
+ * digits. r may alias a or b. "1" = single buffer, "8" = eight lanes. */
+typedef void (*rk_mul_fn)(uint64_t *r, const uint64_t *a, const uint64_t *b, const rsakit_vec_modulus *m);
+typedef void (*rk_sqr_fn)(uint64_t *r, const uint64_t *a, const rsakit_vec_modulus *m);
+/* r = table[index] for a table of RK_TABLE entries of `words` words, scanning every entry. */
+typedef void (*rk_select_fn)(uint64_t *r, const uint64_t *table, size_t words, uint64_t index);
+
+typedef struct rk_ops {
+    rk_mul_fn mul1;
+    rk_sqr_fn sqr1;
+    rk_mul_fn mul8;
+    rk_sqr_fn sqr8;
+    rk_select_fn select;
+} rk_ops;
+
+extern const rk_ops rk_reference_ops;
+extern const rk_ops rk_emulated_ops;
+/* Defined only when the compiler can target AVX-512 IFMA (x86-64 clang or gcc). */
+extern const rk_ops rk_ifma_ops;
+extern const int rk_ifma_compiled;
+
+/* The exponentiation driver over any ops (rsakit_vector_exp.c). lanes8 selects the layout.
+ * out/base in that layout; returns 0 or -1 on allocation failure. */
+int rk_powm_digits(const rk_ops *ops, const rsakit_vec_modulus *m, int lanes8,
+                   uint64_t *out, const uint64_t *base, const uint64_t *exp, size_t exp_limbs);
+
+/* The scalar masked table scan (used by the reference and the emulation). */
+void rk_select_scalar(uint64_t *r, const uint64_t *table, size_t words, uint64_t index);
+
+/* Zero memory in a way the compiler keeps. */
+void rk_zero(void *p, size_t len);
+
+#endif

@@ -1,0 +1,126 @@
+/*
+ * rsakit_vector_seam.c - the radix-2^52 exponentiation as the kernel of the constant-time
+ * private path (rsakit_secret.h, "the kernel seam"): for each input and prime r_i,
+ * residue = (base mod r_i)^(d_i) mod r_i.
+ *
+ * base mod r_i is mpn_sec_div_r, as on the GMP path (rsakit_sec_crt_powm_gmp); the
+ * exponentiation is rsakit_vec_powm for one input or rsakit_vec_powm8 for several (unused
+ * lanes run on 0). Per-prime constants are computed once, when the kernel is attached.
+ */
+#include "rsakit_vector_internal.h"
+#include "rsakit_secret.h"
+
+#include <gmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Inputs from which one multi-buffer call per prime replaces single-buffer calls. NOTE: a
+ * guess (single-buffer assumed ~3x the per-lane cost of multi-buffer); to be tuned on an
+ * IFMA machine. */
+#define SEAM_MULTI_FROM 3
+
+typedef struct seam_context {
+    rsakit_vec_impl impl;
+    size_t primes;
+    rsakit_vec_modulus *moduli[RSAKIT_SEC_MAX_PRIMES];
+} seam_context;
+
+static void seam_destroy(void *opaque) {
+    seam_context *ctx = opaque;
+    if (ctx == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < ctx->primes; i++) {
+        rsakit_vec_modulus_destroy(ctx->moduli[i]);
+    }
+    rk_zero(ctx, sizeof *ctx);
+    free(ctx);
+}
+
+static int seam_kernel(void *opaque, const rsakit_sec_key *key, size_t count,
+                       const mp_limb_t *const bases[], mp_limb_t *const residues[]) {
+    const seam_context *ctx = opaque;
+    if (count == 0 || count > RSAKIT_SEC_BATCH) {
+        return 1;
+    }
+    size_t nn = rsakit_sec_key_modulus_limbs(key);
+    /* work: one copy of a base (nn limbs) + 8 reduced bases + 8 results (32 limbs each). */
+    size_t max_pl = 0;
+    for (size_t i = 0; i < ctx->primes; i++) {
+        size_t pl = rsakit_sec_key_prime_limbs(key, i);
+        max_pl = pl > max_pl ? pl : max_pl;
+    }
+    mp_size_t itch = mpn_sec_div_r_itch((mp_size_t)nn, (mp_size_t)max_pl);
+    size_t words = nn + 2 * 8 * RSAKIT_VEC_MAX_LIMBS + (size_t)itch;
+    uint64_t *work = malloc(words * sizeof(uint64_t));
+    if (work == NULL) {
+        return 1; /* the GMP reference runs instead */
+    }
+    memset(work, 0, words * sizeof(uint64_t));
+    uint64_t *copy = work;
+    uint64_t *reduced = copy + nn;
+    uint64_t *result = reduced + 8 * RSAKIT_VEC_MAX_LIMBS;
+    mp_limb_t *tp = (mp_limb_t *)(result + 8 * RSAKIT_VEC_MAX_LIMBS);
+    int status = 0;
+    for (size_t i = 0; i < ctx->primes && status == 0; i++) {
+        size_t pl = rsakit_sec_key_prime_limbs(key, i);
+        const mp_limb_t *prime = rsakit_sec_key_prime(key, i);
+        const uint64_t *exponent = (const uint64_t *)rsakit_sec_key_prime_exponent(key, i);
+        size_t offset = rsakit_sec_key_residue_offset(key, i);
+        memset(reduced, 0, 8 * RSAKIT_VEC_MAX_LIMBS * sizeof(uint64_t));
+        for (size_t j = 0; j < count; j++) {
+            memcpy(copy, bases[j], nn * sizeof(uint64_t));
+            mpn_sec_div_r((mp_limb_t *)copy, (mp_size_t)nn, prime, (mp_size_t)pl, tp);
+            memcpy(reduced + j * pl, copy, pl * sizeof(uint64_t));
+        }
+        if (count >= SEAM_MULTI_FROM) {
+            status = rsakit_vec_powm8(ctx->impl, ctx->moduli[i], result, reduced, exponent, pl);
+            for (size_t j = 0; j < count && status == 0; j++) {
+                memcpy(residues[j] + offset, result + j * pl, pl * sizeof(uint64_t));
+            }
+        } else {
+            for (size_t j = 0; j < count && status == 0; j++) {
+                status = rsakit_vec_powm(ctx->impl, ctx->moduli[i], result, reduced + j * pl, exponent, pl);
+                memcpy(residues[j] + offset, result, pl * sizeof(uint64_t));
+            }
+        }
+    }
+    rk_zero(work, words * sizeof(uint64_t));
+    free(work);
+    return status == 0 ? 0 : 1;
+}
+
+int rsakit_vec_sec_attach(rsakit_sec_key *key, rsakit_vec_impl impl) {
+    if (key == NULL) {
+        return -1;
+    }
+    if (impl == RSAKIT_VEC_IMPL_IFMA && !rsakit_vec_cpu_has_ifma()) {
+        return -1;
+    }
+    size_t u = rsakit_sec_key_prime_count(key);
+    if (u == 0 || u > RSAKIT_SEC_MAX_PRIMES) {
+        return -1;
+    }
+    for (size_t i = 0; i < u; i++) {
+        size_t pl = rsakit_sec_key_prime_limbs(key, i);
+        if (pl == 0 || pl > RSAKIT_VEC_MAX_LIMBS) {
+            return -1; /* a prime above 2048 bits: the key stays on GMP */
+        }
+    }
+    seam_context *ctx = calloc(1, sizeof *ctx);
+    if (ctx == NULL) {
+        return -1;
+    }
+    ctx->impl = impl;
+    for (size_t i = 0; i < u; i++) {
+        ctx->moduli[i] = rsakit_vec_modulus_create(
+            (const uint64_t *)rsakit_sec_key_prime(key, i), rsakit_sec_key_prime_limbs(key, i));
+        if (ctx->moduli[i] == NULL) {
+            seam_destroy(ctx);
+            return -1;
+        }
+        ctx->primes = i + 1;
+    }
+    rsakit_sec_key_set_kernel(key, seam_kernel, ctx, seam_destroy);
+    return 0;
+}

@@ -1,0 +1,51 @@
+// Hooks for the valgrind constant-time harness (Tests/ConstantTimeHarness) only, behind
+// `@_spi(ConstantTimeHarness)`: not API, not stable. They change no value; they tell
+// valgrind's memcheck which bytes are secret.
+
+/// Memcheck client requests for the constant-time harness (no-ops outside valgrind).
+@_spi(ConstantTimeHarness)
+public enum RSAKitConstantTimeHarness {
+    /// True when the client requests were compiled in (valgrind/memcheck.h was present).
+    public static var isAvailable: Bool { ConstantTimeAudit.isAvailable }
+
+    /// True when the process runs under valgrind.
+    public static var isRunningOnValgrind: Bool { ConstantTimeAudit.isRunningOnValgrind }
+
+    /// Mark `bytes` undefined (secret).
+    public static func poison(_ bytes: UnsafeRawBufferPointer) { ConstantTimeAudit.poison(bytes) }
+
+    /// Mark `bytes` defined (revealed).
+    public static func declassify(_ bytes: UnsafeRawBufferPointer) { ConstantTimeAudit.declassify(bytes) }
+}
+
+extension RSAPrivateKey {
+    /// Mark every secret of the key undefined for memcheck: in the constant-time form the
+    /// primes, d_i, the coefficients and the products of primes (see
+    /// `rsakit_sec_key_poison`; `keepGMPTableLimbs` as there), and the limbs of the
+    /// `BigNumber` components d, p, q, dP, dQ, qInv and every otherPrimeInfo (the mpz
+    /// reference path's view).
+    @_spi(ConstantTimeHarness)
+    public func poisonSecretsForHarness(keepGMPTableLimbs: Bool = true) {
+        let key = storage
+        key.secret.poisonForHarness(keepGMPTableLimbs: keepGMPTableLimbs)
+        var numbers = [key.d, key.p, key.q, key.dP, key.dQ, key.qInv]
+        for other in key.otherPrimes { numbers += [other.prime, other.exponent, other.coefficient] }
+        for number in numbers { number.poisonLimbsForHarness() }
+    }
+
+    /// Run `body` with the `rsakit_sec_key *` of this key (to attach a test kernel through
+    /// `rsakit_sec_key_set_kernel`, rsakit_secret.h). The key must not be in use elsewhere.
+    @_spi(ConstantTimeHarness)
+    public func withConstantTimeKeyHandleForHarness<R>(_ body: (OpaquePointer) throws -> R) rethrows -> R {
+        try storage.secret.withHandle(body)
+    }
+}
+
+extension RSAPrivateKey {
+    /// RSADP's batch entry point (1 to 8 blocks of this key in one call to the C layer).
+    /// - Throws: as ``rsadp(_:random:)``.
+    @_spi(ConstantTimeHarness)
+    public func rsadpBatchForHarness(_ ciphertexts: [[UInt8]], random: RSARandomSource) throws -> [[UInt8]] {
+        try rsadp(batch: ciphertexts, random: random)
+    }
+}

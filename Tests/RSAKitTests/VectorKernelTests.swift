@@ -1,0 +1,508 @@
+import Foundation
+import XCTest
+internal import CRSAKitVector
+@testable import RSAKit
+
+/// The radix-2^52 Montgomery exponentiation (CRSAKitVector, issue 14): the portable
+/// reference and the kernel's algorithm (its scalar emulation) against GMP on random and
+/// edge inputs, lane independence of the multi-buffer form, the dispatch
+/// (RSAKIT_DISABLE_IFMA, the reported path), the private path with the kernel plugged into
+/// the constant-time seam, the reference under valgrind with secrets marked undefined, and
+/// the real IFMA kernel where the CPU has it (skipped visibly elsewhere).
+final class VectorKernelTests: XCTestCase {
+    // MARK: - Helpers
+
+    struct Rng {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            return state
+        }
+        mutating func limbs(_ count: Int) -> [UInt64] { (0..<count).map { _ in next() } }
+    }
+
+    static func bytes(_ limbs: [UInt64]) -> [UInt8] {
+        limbs.reversed().flatMap { limb in (0..<8).reversed().map { UInt8(truncatingIfNeeded: limb >> (8 * UInt64($0))) } }
+    }
+
+    static func limbs(_ bytes: [UInt8]) -> [UInt64] {
+        precondition(bytes.count % 8 == 0)
+        return stride(from: bytes.count, to: 0, by: -8).map { end in
+            bytes[(end - 8)..<end].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        }
+    }
+
+    /// base^exp mod n by GMP (mpz_powm through BigNumber).
+    static func gmp(_ base: [UInt64], _ exp: [UInt64], _ n: [UInt64]) throws -> [UInt64] {
+        let r = BigNumber(bytes: bytes(base)).powModVarTime(BigNumber(bytes: bytes(exp)), BigNumber(bytes: bytes(n)))
+        return limbs(try r.bytes(count: 8 * n.count))
+    }
+
+    static func withModulus<R>(_ n: [UInt64], _ body: (OpaquePointer) throws -> R) throws -> R {
+        let m = try XCTUnwrap(n.withUnsafeBufferPointer { rsakit_vec_modulus_create($0.baseAddress, n.count) })
+        defer { rsakit_vec_modulus_destroy(m) }
+        return try body(m)
+    }
+
+    static func powm(_ impl: rsakit_vec_impl, _ m: OpaquePointer, _ base: [UInt64], _ exp: [UInt64]) -> (Int32, [UInt64]) {
+        var r = [UInt64](repeating: 0xAA, count: base.count)
+        let status = rsakit_vec_powm(impl, m, &r, base, exp, exp.count)
+        return (status, r)
+    }
+
+    static func powm8(_ impl: rsakit_vec_impl, _ m: OpaquePointer, _ bases: [[UInt64]], _ exp: [UInt64]) -> (Int32, [[UInt64]]) {
+        let l = bases[0].count
+        var r = [UInt64](repeating: 0xAA, count: 8 * l)
+        let status = rsakit_vec_powm8(impl, m, &r, bases.flatMap { $0 }, exp, exp.count)
+        return (status, (0..<8).map { Array(r[($0 * l)..<(($0 + 1) * l)]) })
+    }
+
+    /// An odd modulus of `count` limbs with its top bit set.
+    static func modulus(_ rng: inout Rng, _ count: Int) -> [UInt64] {
+        var n = rng.limbs(count)
+        n[0] |= 1
+        n[count - 1] |= 1 << 63
+        return n
+    }
+
+    /// Edge bases for n: 0, 1, 2, n - 1, n - 2, n - 2^20 (just below n), n with its low limb
+    /// cleared minus 1, all-ones limbs below a top limb of n's top - 1, then random ones.
+    static func edgeBases(_ n: [UInt64], _ rng: inout Rng, random: Int) -> [[UInt64]] {
+        let count = n.count
+        func minus(_ v: UInt64) -> [UInt64] {
+            var r = n, borrow = v
+            for i in 0..<count {
+                let (d, o) = r[i].subtractingReportingOverflow(borrow)
+                r[i] = d; borrow = o ? 1 : 0
+            }
+            return r
+        }
+        let zero = [UInt64](repeating: 0, count: count)
+        var one = zero; one[0] = 1
+        var two = zero; two[0] = 2
+        var lowCleared = n; lowCleared[0] = 0                // n with its low limb cleared
+        lowCleared[1] &-= 1; lowCleared[0] = ~0              // ... minus 1 (n[1] has no borrow issue: n[1] != 0 in practice)
+        var allOnes = [UInt64](repeating: ~0, count: count); allOnes[count - 1] = n[count - 1] - 1
+        var bases = [zero, one, two, minus(1), minus(2), minus(1 << 20), allOnes]
+        if n[1] != 0 { bases.append(lowCleared) }
+        for _ in 0..<random {
+            var b = rng.limbs(count)
+            b[count - 1] >>= 1
+            bases.append(b)
+        }
+        return bases
+    }
+
+    /// (limb count, exponent limbs) per case: the three size classes exactly, sizes below a
+    /// class, with full-length exponents where the debug build's speed allows.
+    static let sizes: [(limbs: Int, expLimbs: Int)] = [(16, 16), (24, 4), (32, 4), (7, 7), (17, 3), (32, 32)]
+
+    // MARK: - Reference and kernel algorithm against GMP
+
+    func checkAgainstGMP(_ impl: rsakit_vec_impl, name: String) throws {
+        var rng = Rng(state: 0x1234_5678_9ABC_DEF1)
+        for (count, expLimbs) in Self.sizes {
+            var moduli = [Self.modulus(&rng, count)]
+            if count == 16 { moduli.append([UInt64](repeating: ~0, count: count)) } // all-ones limbs
+            for n in moduli {
+                var exps = [rng.limbs(expLimbs)]
+                if count <= 16 {
+                    exps.append([UInt64](repeating: ~0, count: expLimbs))         // all-ones exponent
+                    exps.append([1] + [UInt64](repeating: 0, count: expLimbs - 1)) // e = 1
+                }
+                let bases = Self.edgeBases(n, &rng, random: count <= 16 ? 4 : 1)
+                try Self.withModulus(n) { m in
+                    for exp in exps {
+                        for (i, base) in bases.enumerated() where count <= 16 || i % 3 == 0 {
+                            let (status, r) = Self.powm(impl, m, base, exp)
+                            XCTAssertEqual(status, 0)
+                            XCTAssertEqual(r, try Self.gmp(base, exp, n), "\(name) single, \(count) limbs, base \(i)")
+                        }
+                        let lanes = Array(bases.prefix(8))
+                        let (status, r) = Self.powm8(impl, m, lanes, exp)
+                        XCTAssertEqual(status, 0)
+                        for l in 0..<8 {
+                            XCTAssertEqual(r[l], try Self.gmp(lanes[l], exp, n), "\(name) lane \(l), \(count) limbs")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    func testReference_MatchesGMP_EdgeAndRandomInputs() throws {
+        try checkAgainstGMP(RSAKIT_VEC_IMPL_REFERENCE, name: "reference")
+    }
+
+    func testKernelAlgorithmEmulated_MatchesGMP_EdgeAndRandomInputs() throws {
+        try checkAgainstGMP(RSAKIT_VEC_IMPL_IFMA_EMULATED, name: "emulated kernel")
+    }
+
+    func testSelfTest_ReferenceAndEmulatedKernelPass() {
+        XCTAssertEqual(rsakit_vec_selftest(RSAKIT_VEC_IMPL_REFERENCE), 0)
+        XCTAssertEqual(rsakit_vec_selftest(RSAKIT_VEC_IMPL_IFMA_EMULATED), 0)
+    }
+
+    /// Seven fixed lanes and one varying lane (at several positions): the fixed lanes'
+    /// results never move and every lane matches GMP.
+    func checkLanesIndependent(_ impl: rsakit_vec_impl) throws {
+        var rng = Rng(state: 0xDEAD_BEEF_F00D_0001)
+        for count in [16, 24] {
+            let n = Self.modulus(&rng, count)
+            let exp = rng.limbs(3)
+            var fixed = Self.edgeBases(n, &rng, random: 8)
+            fixed = Array(fixed.shuffledDeterministically(seed: UInt64(count)).prefix(8))
+            try Self.withModulus(n) { m in
+                let expected = try fixed.map { try Self.gmp($0, exp, n) }
+                for varying in [0, 3, 7] {
+                    for value in Self.edgeBases(n, &rng, random: 2).prefix(5) {
+                        var lanes = fixed
+                        lanes[varying] = value
+                        let (status, r) = Self.powm8(impl, m, lanes, exp)
+                        XCTAssertEqual(status, 0)
+                        for l in 0..<8 where l != varying {
+                            XCTAssertEqual(r[l], expected[l], "fixed lane \(l) moved (varying lane \(varying))")
+                        }
+                        XCTAssertEqual(r[varying], try Self.gmp(value, exp, n), "varying lane \(varying)")
+                    }
+                }
+            }
+        }
+    }
+
+    func testMultiBuffer_LanesIndependent_Reference() throws { try checkLanesIndependent(RSAKIT_VEC_IMPL_REFERENCE) }
+
+    func testMultiBuffer_LanesIndependent_EmulatedKernel() throws { try checkLanesIndependent(RSAKIT_VEC_IMPL_IFMA_EMULATED) }
+
+    func testLayoutConversions_RoundTripAndPlaceDigits() throws {
+        var rng = Rng(state: 99)
+        for count in [16, 24, 32, 5] {
+            let n = Self.modulus(&rng, count)
+            try Self.withModulus(n) { m in
+                let words = rsakit_vec_modulus_words(m), digits = rsakit_vec_modulus_digits(m)
+                XCTAssertEqual(digits, count <= 16 ? 20 : count <= 24 ? 30 : 40)
+                XCTAssertEqual(words, (digits + 7) / 8 * 8)
+                var x = rng.limbs(count)
+                var d = [UInt64](repeating: 0, count: words)
+                rsakit_vec_to_digits(m, &d, x)
+                // digit i = bits [52 i, 52 i + 52): check digit 1 by hand.
+                XCTAssertEqual(d[1], ((x[0] >> 52) | (x[1] << 12)) & 0xF_FFFF_FFFF_FFFF)
+                XCTAssertTrue(d.allSatisfy { $0 < 1 << 52 })
+                XCTAssertTrue(d[digits...].allSatisfy { $0 == 0 }, "pad words are zero")
+                var back = [UInt64](repeating: 0, count: count)
+                rsakit_vec_from_digits(m, &back, d)
+                XCTAssertEqual(back, x)
+                var d8 = [UInt64](repeating: 0, count: 8 * digits)
+                rsakit_vec_to_lane(m, &d8, 5, x)
+                XCTAssertEqual(d8[8 * 1 + 5], d[1])
+                XCTAssertEqual(d8[8 * 1 + 4], 0)
+                rsakit_vec_from_lane(m, &back, d8, 5)
+                XCTAssertEqual(back, x)
+                x[0] = 0
+            }
+        }
+    }
+
+    // MARK: - Dispatch
+
+    func testDispatch_ReportsThePathThatRuns() {
+        let env = ProcessInfo.processInfo.environment["RSAKIT_DISABLE_IFMA"] ?? ""
+        let disabled = !env.isEmpty && env != "0"
+        let path = RSAKitEngine.privateKeyPath
+        if disabled || !RSAKitEngine.cpuSupportsIFMA {
+            XCTAssertEqual(path, .gmp)
+            XCTAssertTrue(RSAKitEngine.privateKeyPathDescription.hasPrefix("gmp ("))
+        }
+        XCTAssertEqual(rsakit_vec_private_path() == RSAKIT_VEC_PATH_IFMA, path == .ifma)
+        XCTAssertTrue(RSAKitEngine.privateKeyPathDescription.hasPrefix(path.rawValue + " ("))
+        if !RSAKitEngine.cpuSupportsIFMA {
+            print("note: this CPU has no AVX-512 IFMA: the private path is \(RSAKitEngine.privateKeyPathDescription)")
+        }
+        // A key built now carries the kernel exactly when the dispatch says ifma.
+        if let key = try? TestKeys.generated(bits: 1024) {
+            XCTAssertEqual(key.storage.vectorKernel == .ifma, path == .ifma)
+            XCTAssertEqual(key.preferredBlockGroupSize, path == .ifma ? 8 : 1)
+        }
+    }
+
+    /// The built VectorCTHarness (beside the test bundle), or a visible skip.
+    static func harness() throws -> URL {
+        let url = Bundle.main.bundleURL.appendingPathComponent("VectorCTHarness")
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            throw XCTSkip("VectorCTHarness not built at \(url.path): run `swift build --build-tests` first")
+        }
+        return url
+    }
+
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = environment
+        let out = TestKeys.scratch.appendingPathComponent("vector-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: out)
+        defer { try? handle.close(); try? FileManager.default.removeItem(at: out) }
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: try Data(contentsOf: out), as: UTF8.self))
+    }
+
+    func testDispatch_DisableIFMAIsHonouredInAFreshProcess() throws {
+        let harness = try Self.harness().path
+        var env = ProcessInfo.processInfo.environment
+        env["RSAKIT_DISABLE_IFMA"] = "1"
+        let disabled = try Self.run(harness, ["--path"], environment: env)
+        XCTAssertEqual(disabled.status, 0)
+        XCTAssertTrue(disabled.output.hasPrefix("1 gmp ("), disabled.output)
+        XCTAssertTrue(disabled.output.contains("RSAKIT_DISABLE_IFMA"), disabled.output)
+        for value in [nil, "0"] as [String?] {
+            env["RSAKIT_DISABLE_IFMA"] = value
+            let free = try Self.run(harness, ["--path"], environment: env)
+            XCTAssertEqual(free.status, 0)
+            let expected = RSAKitEngine.cpuSupportsIFMA ? ["3 ifma (", "2 gmp ("] : ["0 gmp ("]
+            XCTAssertTrue(expected.contains { free.output.hasPrefix($0) }, "RSAKIT_DISABLE_IFMA=\(value ?? "unset"): \(free.output)")
+        }
+    }
+
+    func testDispatch_IFMACallsFailWhereTheCPULacksIt() throws {
+        guard !RSAKitEngine.cpuSupportsIFMA else {
+            throw XCTSkip("this CPU has AVX-512 IFMA: the refusal path is not reachable here")
+        }
+        var rng = Rng(state: 5)
+        let n = Self.modulus(&rng, 16)
+        try Self.withModulus(n) { m in
+            let (status, r) = Self.powm(RSAKIT_VEC_IMPL_IFMA, m, rng.limbs(16), [3])
+            XCTAssertEqual(status, -1)
+            XCTAssertEqual(r, [UInt64](repeating: 0, count: 16))
+            XCTAssertEqual(rsakit_vec_selftest(RSAKIT_VEC_IMPL_IFMA), -1)
+        }
+        let key = try TestKeys.generated(bits: 1024)
+        XCTAssertNil(try key.withVectorKernel(.ifma), "the IFMA kernel must not attach without the CPU")
+    }
+
+    // MARK: - The private path with the kernel in the constant-time seam
+
+    func checkPrivatePath(_ impl: VectorImplementation, bits: [Int]) throws {
+        for size in bits {
+            let gmpKey = try TestKeys.generated(bits: size)
+            let key = try XCTUnwrap(try gmpKey.withVectorKernel(impl))
+            XCTAssertEqual(key.storage.vectorKernel, impl)
+            XCTAssertEqual(key.preferredBlockGroupSize, 8)
+            let random = DeterministicRandomSource(seed: 3)
+            let inputs = try ConstantTimePathTests.inputs(for: gmpKey, randomInputs: 3)
+            for (i, c) in inputs.enumerated() {
+                XCTAssertEqual(try key.rsadp(c, random: random), try ConstantTimePathTests.plainRSADP(gmpKey, c),
+                               "\(impl) rsadp \(size) input \(i)")
+            }
+            // Batches of 2 (single-buffer) and 8 (multi-buffer).
+            for count in [2, 8] {
+                let batch = Array(inputs.prefix(count))
+                let got = try key.rsadp(batch: batch, random: random)
+                XCTAssertEqual(got, try batch.map { try ConstantTimePathTests.plainRSADP(gmpKey, $0) }, "\(impl) batch of \(count)")
+            }
+            // Chunked decryption in 8-block groups (19 blocks: two full groups and a short one),
+            // serial and parallel, against the GMP key's output.
+            let message = (0..<(19 * (gmpKey.modulusByteCount - 11) - 5)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            let ciphertext = try PKCS1v15Chunking.encrypt(message, with: gmpKey.publicKey)
+            for concurrency in [1, 3] {
+                XCTAssertEqual(try PKCS1v15Chunking.decrypt(ciphertext, with: key, concurrency: concurrency), message)
+            }
+            var broken = ciphertext
+            broken[ciphertext.count - 1] ^= 1
+            XCTAssertThrowsError(try PKCS1v15Chunking.decrypt(broken, with: key)) { error in
+                XCTAssertEqual(error as? RSAError, RSAError.decryptionFailed)
+            }
+        }
+    }
+
+    func testPrivatePath_EmulatedKernelInTheSeamMatchesGMP() throws {
+        try checkPrivatePath(.ifmaEmulated, bits: [1024, 2048])
+    }
+
+    func testPrivatePath_ReferenceInTheSeamMatchesGMP() throws {
+        try checkPrivatePath(.reference, bits: [1024])
+    }
+
+    /// A 3-prime key (`openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -pkeyopt
+    /// rsa_keygen_primes:3`): the seam runs one exponentiation per prime, each its own class.
+    func testPrivatePath_MultiPrimeKeyOnTheEmulatedKernel() throws {
+        let path = TestKeys.scratch.appendingPathComponent("vector-multi-3.pem").path
+        _ = try OpenSSL.run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
+                             "-pkeyopt", "rsa_keygen_primes:3", "-out", path])
+        let gmpKey = try RSAPrivateKey(pemRepresentation: String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self))
+        XCTAssertEqual(gmpKey.storage.otherPrimes.count, 1)
+        let key = try XCTUnwrap(try gmpKey.withVectorKernel(.ifmaEmulated))
+        let random = DeterministicRandomSource(seed: 11)
+        let inputs = try ConstantTimePathTests.inputs(for: gmpKey, randomInputs: 2)
+        for (i, c) in inputs.enumerated() {
+            XCTAssertEqual(try key.rsadp(c, random: random), try ConstantTimePathTests.plainRSADP(gmpKey, c), "input \(i)")
+        }
+        let batch = Array(inputs.prefix(8))
+        XCTAssertEqual(try key.rsadp(batch: batch, random: random),
+                       try batch.map { try ConstantTimePathTests.plainRSADP(gmpKey, $0) })
+    }
+
+    func testPrivatePath_DecryptsOpenSSLCiphertextOnTheVectorKernel() throws {
+        let (path, gmpKey) = try TestKeys.openssl(bits: 2048)
+        let key = try XCTUnwrap(try gmpKey.withVectorKernel(RSAKitEngine.cpuSupportsIFMA ? .ifma : .ifmaEmulated))
+        let message = Array("the multi-buffer lanes each decrypt their own block".utf8)
+        let ciphertext = try OpenSSL.run(["pkeyutl", "-encrypt", "-inkey", path, "-pkeyopt", "rsa_padding_mode:pkcs1"], input: message)
+        XCTAssertEqual(ciphertext.count, key.modulusByteCount)
+        XCTAssertEqual(try key.decrypt(ciphertext), message)
+    }
+
+    /// Every Wycheproof RSAES-PKCS1-v1_5 case through the vector kernel (the IFMA kernel where
+    /// the CPU has it, else its emulation): each case alone (single-buffer), then the valid
+    /// ones in groups of 8 (multi-buffer). The GMP fallback runs them in WycheproofTests.
+    /// Without IFMA (the emulation is slow in a debug build): the 2048-bit file in full with
+    /// RSAKIT_LONG_TESTS=1 (else its first 24 cases), the 3072/4096-bit files' first 12 cases.
+    func testWycheproof_EveryCaseThroughTheVectorKernel() throws {
+        let impl: VectorImplementation = RSAKitEngine.cpuSupportsIFMA ? .ifma : .ifmaEmulated
+        let long = ProcessInfo.processInfo.environment["RSAKIT_LONG_TESTS"] == "1"
+        var ran = 0
+        for name in PKCS1DecryptionVectors.files {
+            let file = try JSONDecoder().decode(PKCS1DecryptionVectors.File.self, from: try Vectors.load(name))
+            let limit = impl == .ifma ? Int.max : name.contains("2048") ? (long ? Int.max : 24) : 12
+            for group in file.testGroups {
+                let c = group.privateKey
+                let gmpKey = try RSAPrivateKey(
+                    modulus: Hex.decode(c.modulus), publicExponent: Hex.decode(c.publicExponent),
+                    privateExponent: Hex.decode(c.privateExponent),
+                    prime1: Hex.decode(c.prime1), prime2: Hex.decode(c.prime2),
+                    exponent1: Hex.decode(c.exponent1), exponent2: Hex.decode(c.exponent2),
+                    coefficient: Hex.decode(c.coefficient))
+                let key = try XCTUnwrap(try gmpKey.withVectorKernel(impl))
+                var valid: [(ct: [UInt8], msg: String)] = []
+                for test in group.tests.prefix(limit) {
+                    ran += 1
+                    let where_ = "\(name) tcId \(test.tcId) (\(test.comment)) on \(impl)"
+                    if test.result == "valid" {
+                        XCTAssertEqual(Hex.encode(try key.decrypt(Hex.decode(test.ct))), test.msg, where_)
+                        valid.append((Hex.decode(test.ct), test.msg))
+                    } else {
+                        XCTAssertThrowsError(try key.decrypt(Hex.decode(test.ct)), where_) { error in
+                            XCTAssertEqual(error as? RSAError, .decryptionFailed, where_)
+                        }
+                    }
+                }
+                var start = 0
+                while start < valid.count {
+                    let chunk = Array(valid[start..<min(start + 8, valid.count)])
+                    let got = try key.decrypt(blocks: chunk.map { $0.ct[...] }, random: SystemRandomSource())
+                    XCTAssertEqual(got.map(Hex.encode), chunk.map(\.msg), "\(name) valid cases \(start)... in one group")
+                    start += 8
+                }
+            }
+        }
+        print("Wycheproof through the vector kernel (\(impl)): \(ran) cases")
+        XCTAssertGreaterThanOrEqual(ran, impl == .ifma ? 201 : long ? 100 : 48)
+    }
+
+    // MARK: - The real kernel (AVX-512 IFMA machines only)
+
+    func requireIFMA() throws {
+        guard RSAKitEngine.cpuSupportsIFMA else {
+            let message = "THIS CPU HAS NO AVX-512 IFMA: the IFMA kernel itself is NOT TESTED here (the emulated kernel and the reference are)"
+            FileHandle.standardError.write(Data(("\n*** " + message + " ***\n").utf8))
+            throw XCTSkip(message)
+        }
+    }
+
+    func testIFMAKernel_MatchesGMP_EdgeAndRandomInputs() throws {
+        try requireIFMA()
+        XCTAssertEqual(rsakit_vec_selftest(RSAKIT_VEC_IMPL_IFMA), 0)
+        try checkAgainstGMP(RSAKIT_VEC_IMPL_IFMA, name: "IFMA kernel")
+    }
+
+    func testIFMAKernel_LanesIndependent() throws {
+        try requireIFMA()
+        try checkLanesIndependent(RSAKIT_VEC_IMPL_IFMA)
+    }
+
+    func testIFMAKernel_PrivatePathMatchesGMP() throws {
+        try requireIFMA()
+        try checkPrivatePath(.ifma, bits: [1024, 2048, 3072, 4096])
+    }
+
+    // MARK: - Constant time under valgrind
+
+    /// valgrind cannot read Swift's debug info, so the harness runs from a copy with its
+    /// debug sections stripped (symbols stay, for readable reports).
+    static func valgrindSetup() throws -> (valgrind: String, harness: String) {
+        let harness = try Self.harness()
+        let valgrind = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let valgrind, FileManager.default.isExecutableFile(atPath: "/usr/bin/objcopy") else {
+            throw XCTSkip("valgrind (and objcopy) not installed: the constant-time check of the radix-2^52 reference is NOT RUN")
+        }
+        let copy = TestKeys.scratch.appendingPathComponent("VectorCTHarness-nodebug").path
+        try? FileManager.default.removeItem(atPath: copy)
+        let strip = try run("/usr/bin/objcopy", ["--strip-debug", harness.path, copy], environment: [:])
+        XCTAssertEqual(strip.status, 0, strip.output)
+        return (valgrind, copy)
+    }
+
+    static func errorCount(_ output: String) -> Int? {
+        guard let range = output.range(of: "ERROR SUMMARY: ") else { return nil }
+        return Int(output[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    func testValgrind_ReferenceHasNoSecretDependentBranchOrIndex() throws {
+        let (valgrind, harness) = try Self.valgrindSetup()
+        let result = try Self.run(valgrind, ["--tool=memcheck", "--error-exitcode=99", harness], environment: [:])
+        XCTAssertEqual(result.status, 0, result.output)
+        XCTAssertTrue(result.output.contains("ok: 0 mismatches"), result.output)
+        XCTAssertEqual(Self.errorCount(result.output), 0, result.output)
+        XCTAssertFalse(result.output.contains("uninitialised value"), result.output)
+    }
+
+    func testValgrind_HarnessCatchesAPlantedSecretBranch() throws {
+        let (valgrind, harness) = try Self.valgrindSetup()
+        let result = try Self.run(valgrind, ["--tool=memcheck", "--error-exitcode=99", harness, "--plant-leak"], environment: [:])
+        XCTAssertEqual(result.status, 99, result.output)
+        XCTAssertTrue(result.output.contains("Conditional jump or move depends on uninitialised value"), result.output)
+        XCTAssertGreaterThan(Self.errorCount(result.output) ?? 0, 0)
+    }
+}
+
+private extension Array {
+    /// A fixed permutation (so "fixed lanes" mix edge and random values).
+    func shuffledDeterministically(seed: UInt64) -> [Element] {
+        var rng = VectorKernelTests.Rng(state: seed &+ 0x9E37_79B9)
+        var a = self
+        for i in stride(from: a.count - 1, to: 0, by: -1) {
+            let j = Int(rng.next() % UInt64(i + 1))
+            a.swapAt(i, j)
+        }
+        return a
+    }
+}
+
+/// The Wycheproof RSAES-PKCS1-v1_5 decryption files (schema rsaes_pkcs1_decrypt_schema_v1.json),
+/// decoded with the private-key components the vector kernel tests need.
+private enum PKCS1DecryptionVectors {
+    struct File: Decodable {
+        let numberOfTests: Int
+        let testGroups: [Group]
+    }
+    struct Group: Decodable {
+        let keySize: Int
+        let privateKey: PrivateKey
+        let tests: [Case]
+    }
+    struct PrivateKey: Decodable {
+        let modulus, publicExponent, privateExponent, prime1, prime2, exponent1, exponent2, coefficient: String
+    }
+    struct Case: Decodable {
+        let tcId: Int
+        let comment: String
+        let msg: String
+        let ct: String
+        let result: String
+        let flags: [String]
+    }
+
+    static let files = ["rsa_pkcs1_2048_test.json", "rsa_pkcs1_3072_test.json", "rsa_pkcs1_4096_test.json"]
+}
