@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install what rsakit needs on a Debian machine, only where it is missing:
 # pkg-config, GMP (libgmp-dev), Nettle (nettle-dev), GnuTLS (libgnutls28-dev), libsodium (libsodium-dev), the openssl CLI
-# (interop tests), certtool (gnutls-bin, PKCS#12 interop tests) and valgrind (the constant-time
-# harness under memcheck; also provides valgrind/memcheck.h).
+# (interop tests), certtool (gnutls-bin, PKCS#12 interop tests), curl (mutual TLS interop tests) and valgrind (the
+# constant-time harness under memcheck; also provides valgrind/memcheck.h).
 set -euo pipefail
 need=()
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
@@ -12,6 +12,7 @@ pkg-config --exists libsodium 2>/dev/null || need+=(libsodium-dev)
 pkg-config --exists gnutls 2>/dev/null || need+=(libgnutls28-dev)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v certtool >/dev/null 2>&1 || need+=(gnutls-bin)
+command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
 if [ "${#need[@]}" -gt 0 ]; then
     echo "rsakit: installing ${need[*]}" >&2

@@ -176,6 +176,33 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// An application identifier (for ``RSAKeyStore/defaultLocation(applicationIdentifier:environment:)``)
     /// is not a reverse-DNS name of letters, digits, '-', '_' and '.' with at least one dot.
     case invalidApplicationIdentifier(String, reason: String)
+    // MARK: TLS client (tls)
+
+    /// The TCP connection to `host`:`port` could not be made: `reason` is the `errno` text
+    /// ("connection refused", "network is unreachable") or the resolver's ("name or service
+    /// not known"). Nothing was sent.
+    case tlsConnectFailed(host: String, port: Int, reason: String)
+    /// `operation` ("connecting to 127.0.0.1:8443", "the TLS handshake", "waiting for the
+    /// server") did not finish within `seconds`.
+    case tlsTimedOut(operation: String, seconds: Double)
+    /// The server's certificate chain failed trust evaluation under the SSL server policy
+    /// (``RSATrust``): the `result` and every reason, each naming its certificate. The
+    /// handshake was stopped there: no client certificate, signature or application byte was sent.
+    case tlsServerNotTrusted(result: RSATrustResult, reasons: [String])
+    /// The server refused the client's authentication: it sent the fatal alert `alert`
+    /// (GnuTLS's name, "Unknown CA", "Certificate is required") after asking for a client
+    /// certificate; `certificateSent` says whether one was sent. In TLS 1.3 this is only
+    /// seen on the first read after the handshake.
+    case tlsClientCertificateRejected(alert: String, certificateSent: Bool)
+    /// The TLS handshake failed for another reason: `reason` (an alert the server sent, a
+    /// protocol version or cipher suite mismatch, the server closing the connection).
+    case tlsHandshakeFailed(reason: String)
+    /// The connection failed after the handshake (a fatal alert, a reset, a closed socket
+    /// without close_notify, a record that does not decrypt): `reason` says which.
+    case tlsConnectionFailed(reason: String)
+    /// The identity cannot authenticate a TLS client: `reason` (the certificate's public key
+    /// is not the private key's, the certificate has no RSA key).
+    case tlsIdentityUnusable(reason: String)
 
     /// A lower-case sentence, without secret bytes.
     public var description: String {
@@ -286,6 +313,22 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "unusable PKCS#12 file: \(reason)"
         case let .invalidApplicationIdentifier(identifier, reason):
             return "invalid application identifier \"\(identifier)\": \(reason)"
+        case let .tlsConnectFailed(host, port, reason):
+            return "cannot connect to \(host):\(port): \(reason)"
+        case let .tlsTimedOut(operation, seconds):
+            return "timed out after \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s: \(operation)"
+        case let .tlsServerNotTrusted(result, reasons):
+            return "the server's certificate is not trusted (\(result)): " + (reasons.isEmpty ? "no reason given" : reasons.joined(separator: "; "))
+        case let .tlsClientCertificateRejected(alert, certificateSent):
+            return certificateSent
+                ? "the server rejected the client certificate (alert: \(alert))"
+                : "the server requires a client certificate and none was given (alert: \(alert)); use --identity or --tag"
+        case let .tlsHandshakeFailed(reason):
+            return "TLS handshake failed: \(reason)"
+        case let .tlsConnectionFailed(reason):
+            return "TLS connection failed: \(reason)"
+        case let .tlsIdentityUnusable(reason):
+            return "the identity cannot be used for TLS: \(reason)"
         }
     }
 }

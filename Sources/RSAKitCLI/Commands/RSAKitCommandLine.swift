@@ -20,6 +20,7 @@ enum RSAKitCommandLine {
         SignCommand.self, VerifyCommand.self,
         StoreCommand.self, PasswordCommand.self, CertCommand.self,
         TrustCommand.self, IdentityCommand.self,
+        TLSCommand.self,
     ]
 
     /// Every command name, for "did you mean".

@@ -69,7 +69,7 @@ struct CommandSpec {
 
 /// One-letter options, where users expect them (as openssl, age, curl): each stands for
 /// its long option in every command that has that option.
-let shortOptions: [Character: String] = ["o": "out", "i": "in", "a": "armor", "t": "tag", "k": "key", "q": "quiet"]
+let shortOptions: [Character: String] = ["o": "out", "i": "in", "a": "armor", "t": "tag", "k": "key", "q": "quiet", "v": "verbose"]
 
 /// A usage error: exit status 64, the message, and a pointer to help.
 struct UsageError: Error, CustomStringConvertible {

@@ -74,6 +74,10 @@ struct CLIFailure: Error, CustomStringConvertible {
             return .dataError
         case .outputFileIsInput:
             return .usage
+        case .tlsServerNotTrusted, .tlsClientCertificateRejected, .tlsHandshakeFailed, .tlsIdentityUnusable:
+            return .dataError
+        case .tlsConnectFailed, .tlsTimedOut, .tlsConnectionFailed:
+            return .failure
         default:
             return .failure
         }

@@ -1,0 +1,79 @@
+// How a TLS client connection decides to trust its server, and what it negotiates: the
+// seeds' server trust pinning (evaluate the server trust against an anchor the app
+// imported itself) as RSATrust settings under the SSL server policy.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A TLS protocol version RSAKit's client negotiates.
+public enum RSATLSProtocolVersion: String, Sendable, Hashable, CaseIterable {
+    /// TLS 1.2 (RFC 5246).
+    case tls12 = "TLS1.2"
+    /// TLS 1.3 (RFC 8446).
+    case tls13 = "TLS1.3"
+}
+
+/// Settings of an ``RSATLSConnection``: the server's name, its trust (anchors, the store's
+/// trust settings, the verify date), the protocol version and the time limits.
+public struct RSATLSClientConfiguration: Sendable {
+    /// The name the server's certificate must match (SSL server policy: DNS or IP
+    /// subjectAltName, or the CN without them) and, unless an IP literal, the SNI sent.
+    public var serverName: String
+    /// The only version to negotiate; nil negotiates TLS 1.3 or 1.2.
+    public var protocolVersion: RSATLSProtocolVersion?
+    /// Extra anchors (SecTrustSetAnchorCertificates): `--anchor` files, pinned CAs.
+    public var anchorCertificates: [X509Certificate] = []
+    /// Only ``anchorCertificates`` and user-trusted certificates are anchors, not the
+    /// system's (SecTrustSetAnchorCertificatesOnly).
+    public var anchorCertificatesOnly = false
+    /// SHA-256 certificate fingerprints the user marked trusted (``RSATrust/userTrustedFingerprints``).
+    public var userTrustedFingerprints: Set<[UInt8]> = []
+    /// SHA-256 certificate fingerprints the user marked distrusted.
+    public var userDistrustedFingerprints: Set<[UInt8]> = []
+    /// The system anchor bundle (PEM) read unless ``anchorCertificatesOnly``.
+    public var systemAnchorsFile = RSATrust.systemAnchorsPath
+    /// The date certificates are checked against; nil means the time of the handshake.
+    public var verifyDate: Date?
+    /// Seconds allowed for connecting and, separately, for the handshake.
+    public var timeout: Double = 30
+
+    /// Settings for a server named `serverName`, with the system anchors, both versions
+    /// and a 30-second timeout.
+    public init(serverName: String) {
+        self.serverName = serverName
+    }
+
+    /// Add the store's trust settings (`cert add --trust` / `--distrust`, like
+    /// `security add-trusted-cert`): trusted certificates become anchors whose chains
+    /// evaluate to ``RSATrustResult/proceed``; distrusted ones deny.
+    ///
+    /// - Throws: the store's read errors (`RSAError.storeIOError`, `RSAError.damagedItem`).
+    public mutating func addTrustSettings(from store: RSAKeyStore) throws {
+        for item in try store.allKeychainItems().certificates {
+            switch item.trust {
+            case .trusted:
+                anchorCertificates.append(try store.certificate(itemID: item.itemID))
+                userTrustedFingerprints.insert(item.fingerprint)
+            case .distrusted:
+                userDistrustedFingerprints.insert(item.fingerprint)
+            default:
+                break
+            }
+        }
+    }
+
+    /// The trust object for the server's certificates (leaf first) under the SSL server
+    /// policy with ``serverName``.
+    public func trust(for certificates: [X509Certificate]) -> RSATrust {
+        var trust = RSATrust(certificates: certificates, policy: .sslServer(hostname: serverName))
+        trust.anchorCertificates = anchorCertificates
+        trust.anchorCertificatesOnly = anchorCertificatesOnly
+        trust.userTrustedFingerprints = userTrustedFingerprints
+        trust.userDistrustedFingerprints = userDistrustedFingerprints
+        trust.systemAnchorsFile = systemAnchorsFile
+        trust.verifyDate = verifyDate ?? Date()
+        return trust
+    }
+}

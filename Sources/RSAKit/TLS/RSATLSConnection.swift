@@ -1,0 +1,316 @@
+// A TLS client connection (RFC 8446, RFC 5246) whose client authentication uses an
+// identity from RSAKit's store and whose server trust is RSATrust under the SSL server
+// policy: the seeds' HTTPS mutual authentication (answering the client-certificate
+// challenge with NSURLCredential credentialWithIdentity:, pinning the server trust to an
+// anchor of their own) on Linux, with GnuTLS doing the protocol.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One rsakit private-key operation made during a handshake: the TLS signature scheme
+/// and its input length (for tests and `-v`: proof that the signature came from rsakit).
+public struct RSATLSPrivateKeyOperation: Sendable, Hashable, CustomStringConvertible {
+    /// "rsa_pss_rsae_sha256", or "rsa_pkcs1 (DigestInfo, 51 bytes)" for PKCS#1 v1.5.
+    public let scheme: String
+    /// The signature's length in bytes (k).
+    public let signatureByteCount: Int
+    /// The scheme.
+    public var description: String { scheme }
+}
+
+/// A TLS client connection over a TCP socket, after a completed handshake.
+///
+/// The handshake happens in the initialiser: the server's certificates are evaluated with
+/// ``RSATrust`` (SSL server policy, ``RSATLSClientConfiguration/serverName``) inside the
+/// handshake, and an untrusted server ends it before the client sends its certificate, its
+/// signature or any byte of application data. The client's signature (CertificateVerify)
+/// is made by RSAKit: RSASSA-PKCS1-v1_5 over the DigestInfo GnuTLS built, or RSASSA-PSS
+/// (RSAE, SHA-256/384/512, salt = hash length) over the hash; GnuTLS never sees the key.
+///
+/// Not thread-safe: use a connection from one thread at a time.
+public final class RSATLSConnection {
+    /// The settings it was made with.
+    public let configuration: RSATLSClientConfiguration
+    /// The identity offered to the server, if any.
+    public let identity: RSATLSClientIdentity?
+    /// The negotiated protocol ("TLS1.3", "TLS1.2").
+    public let protocolVersion: String
+    /// The negotiated cipher suite's IANA name ("TLS_AES_256_GCM_SHA384").
+    public let cipherSuite: String
+    /// GnuTLS's description of the session ("(TLS1.3)-(ECDHE-X25519)-(RSA-PSS-RSAE-SHA256)-(AES-256-GCM)").
+    public let sessionDescription: String
+    /// The server's certificates as sent, leaf first.
+    public let serverCertificates: [X509Certificate]
+    /// The evaluation of the server's chain (its result is trusted: the handshake went on).
+    public let trustEvaluation: RSATrustEvaluation
+    /// Whether the server asked for a client certificate (CertificateRequest).
+    public let clientCertificateRequested: Bool
+    /// Whether the client sent its certificate.
+    public let clientCertificateSent: Bool
+    /// The scheme of the client's CertificateVerify as GnuTLS names it ("RSA-PSS-RSAE-SHA256"), if one was sent.
+    public let clientSignatureAlgorithm: String?
+    /// Every private-key operation RSAKit's engine made for this connection, in order.
+    public var privateKeyOperations: [RSATLSPrivateKeyOperation] { state.operations }
+
+    private let session: GnuTLSClientSession
+    private let state: HandshakeState
+    private let fileDescriptor: Int32
+    private let ownsFileDescriptor: Bool
+    private var hasRead = false
+    private var isClosed = false
+    private var peerClosed = false
+
+    /// What the handshake's callbacks record (a class: the callbacks hold it, not the connection).
+    private final class HandshakeState {
+        var evaluation: RSATrustEvaluation?
+        var serverCertificates: [X509Certificate] = []
+        var parseFailure: String?
+        var operations: [RSATLSPrivateKeyOperation] = []
+    }
+
+    /// Connect to `host`:`port` over TCP and complete the handshake, within
+    /// ``RSATLSClientConfiguration/timeout`` for each step. The connection owns the socket.
+    ///
+    /// - Throws: as ``init(fileDescriptor:configuration:identity:)``, and
+    ///   `RSAError.tlsConnectFailed`, `RSAError.tlsTimedOut` for the TCP connection.
+    public static func connect(host: String, port: Int, configuration: RSATLSClientConfiguration,
+                               identity: RSATLSClientIdentity?) throws -> RSATLSConnection {
+        let fd = try RSATLSSocket.connect(host: host, port: port, timeout: configuration.timeout)
+        do {
+            return try RSATLSConnection(fileDescriptor: fd, configuration: configuration, identity: identity, ownsFileDescriptor: true)
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+    }
+
+    /// Run the client handshake on a connected, blocking TCP socket that stays the
+    /// caller's (close it after ``close()``).
+    ///
+    /// - Parameters:
+    ///   - fileDescriptor: the socket.
+    ///   - configuration: server name, trust, version, timeout.
+    ///   - identity: the client identity, or nil to offer none.
+    /// - Throws: `RSAError.tlsServerNotTrusted` (nothing was sent after the server's
+    ///   certificates); `RSAError.tlsClientCertificateRejected` (TLS 1.2: during the
+    ///   handshake; TLS 1.3: see ``read(maximumByteCount:timeout:)``);
+    ///   `RSAError.tlsHandshakeFailed`; `RSAError.tlsTimedOut`; `RSAError.tlsConnectionFailed`
+    ///   for socket errors.
+    public convenience init(fileDescriptor: Int32, configuration: RSATLSClientConfiguration, identity: RSATLSClientIdentity?) throws {
+        try self.init(fileDescriptor: fileDescriptor, configuration: configuration, identity: identity, ownsFileDescriptor: false)
+    }
+
+    private init(fileDescriptor: Int32, configuration: RSATLSClientConfiguration, identity: RSATLSClientIdentity?,
+                 ownsFileDescriptor: Bool) throws {
+        let state = HandshakeState()
+        var externalKey: GnuTLSExternalKey?
+        if let identity {
+            let key = identity.privateKey
+            externalKey = GnuTLSExternalKey(modulusBitCount: key.modulusBitCount) { [state] request in
+                let signature: [UInt8]
+                switch request {
+                case let .pkcs1v15DigestInfo(digestInfo):
+                    signature = try key.signature(forDigestInfo: digestInfo)
+                case let .pssRSAE(hash, digest):
+                    signature = try key.signature(forDigest: digest, hash: hash, padding: .pss(saltLength: .digestLength))
+                }
+                state.operations.append(RSATLSPrivateKeyOperation(scheme: request.schemeName, signatureByteCount: signature.count))
+                return signature
+            }
+        }
+        let versions: GnuTLSVersions
+        switch configuration.protocolVersion {
+        case nil: versions = .tls12AndTLS13
+        case .tls12?: versions = .tls12Only
+        case .tls13?: versions = .tls13Only
+        }
+        let chain = identity.map { [$0.certificate.derRepresentation] + $0.chain.map(\.derRepresentation) } ?? []
+        let session: GnuTLSClientSession
+        do {
+            session = try GnuTLSClientSession(
+                fileDescriptor: fileDescriptor, serverName: configuration.serverName, versions: versions,
+                clientChain: chain, clientKey: externalKey,
+                verifier: { [state] ders in RSATLSConnection.verify(ders, configuration: configuration, state: state) })
+        } catch let failure as GnuTLSFailure {
+            throw RSAError.tlsHandshakeFailed(reason: "cannot set up the TLS session: \(failure)")
+        }
+        do {
+            try session.handshake(timeoutMilliseconds: UInt32(max(1, min(configuration.timeout * 1000, 4_000_000_000))))
+        } catch let error as GnuTLSSessionError {
+            throw RSATLSConnection.handshakeError(error, session: session, state: state, configuration: configuration, identity: identity)
+        }
+        guard let evaluation = state.evaluation, evaluation.result.isTrusted else {
+            // The verify callback always runs for a server certificate; a handshake without
+            // one (anonymous, PSK) is not allowed by the priorities, but never trust it.
+            session.bye()
+            throw RSAError.tlsServerNotTrusted(result: .invalid, reasons: ["the server sent no certificate"])
+        }
+        self.configuration = configuration
+        self.identity = identity
+        self.session = session
+        self.state = state
+        self.fileDescriptor = fileDescriptor
+        self.ownsFileDescriptor = ownsFileDescriptor
+        trustEvaluation = evaluation
+        serverCertificates = state.serverCertificates
+        protocolVersion = session.protocolName
+        cipherSuite = session.cipherSuiteName
+        sessionDescription = session.sessionDescription
+        clientCertificateRequested = session.clientCertificateRequested
+        clientCertificateSent = session.clientCertificateSent
+        clientSignatureAlgorithm = session.clientSignatureAlgorithmName
+    }
+
+    deinit {
+        if ownsFileDescriptor { Glibc.close(fileDescriptor) }
+    }
+
+    /// The verify callback: parse the server's chain and evaluate it (SSL server policy).
+    private static func verify(_ ders: [[UInt8]], configuration: RSATLSClientConfiguration, state: HandshakeState) -> GnuTLSPeerVerdict {
+        do {
+            state.serverCertificates = try ders.map { try X509Certificate(derRepresentation: $0) }
+        } catch {
+            state.parseFailure = "the server's certificate cannot be read: \(error)"
+            return .reject(.badCertificate)
+        }
+        let evaluation = configuration.trust(for: state.serverCertificates).evaluate()
+        state.evaluation = evaluation
+        if evaluation.result.isTrusted { return .accept }
+        let kinds = evaluation.failures.map(\.kind)
+        if kinds.contains(where: { if case .expired = $0 { return true }; return false }) { return .reject(.certificateExpired) }
+        if kinds.contains(where: {
+            switch $0 { case .unknownIssuer, .untrustedRoot: return true; default: return false }
+        }) { return .reject(.unknownCA) }
+        return .reject(.badCertificate)
+    }
+
+    /// Alerts that, after a CertificateRequest, mean the client's authentication was refused
+    /// (RFC 8446 §6.2): handshake_failure, bad/unsupported/revoked/expired/unknown
+    /// certificate, unknown_ca, access_denied, decrypt_error, certificate_required.
+    static let clientAuthenticationAlerts: Set<Int> = [40, 42, 43, 44, 45, 46, 48, 49, 51, 116]
+
+    private static func handshakeError(_ error: GnuTLSSessionError, session: GnuTLSClientSession, state: HandshakeState,
+                                       configuration: RSATLSClientConfiguration, identity: RSATLSClientIdentity?) -> RSAError {
+        switch error {
+        case .peerRejected:
+            if let parseFailure = state.parseFailure {
+                return .tlsServerNotTrusted(result: .fatalTrustFailure, reasons: [parseFailure])
+            }
+            let evaluation = state.evaluation
+            return .tlsServerNotTrusted(result: evaluation?.result ?? .invalid,
+                                        reasons: evaluation.map { $0.failures.map(\.description) + $0.warnings } ?? [])
+        case let .alertReceived(code, name):
+            if session.clientCertificateRequested && clientAuthenticationAlerts.contains(code) {
+                return .tlsClientCertificateRejected(alert: name, certificateSent: identity != nil)
+            }
+            return .tlsHandshakeFailed(reason: "the server sent the fatal alert \"\(name)\"")
+        case .timedOut:
+            return .tlsTimedOut(operation: "the TLS handshake with \(configuration.serverName)", seconds: configuration.timeout)
+        case .closedByPeer:
+            return .tlsHandshakeFailed(reason: "the server closed the connection during the handshake")
+        case let .transport(reason):
+            return .tlsConnectionFailed(reason: reason.lowercased())
+        case let .signingFailed(underlying):
+            return .tlsHandshakeFailed(reason: "the client key could not sign: \(underlying.map { "\($0)" } ?? "unknown error")")
+        case let .failed(reason):
+            return .tlsHandshakeFailed(reason: reason)
+        }
+    }
+
+    // MARK: Application data
+
+    /// Send `bytes` as application data.
+    ///
+    /// - Throws: `RSAError.tlsConnectionFailed` (the connection is closed or failed).
+    public func write(_ bytes: [UInt8]) throws {
+        guard !isClosed else { throw RSAError.tlsConnectionFailed(reason: "the connection is closed") }
+        do {
+            try session.send(bytes)
+        } catch let error as GnuTLSSessionError {
+            throw readOrWriteError(error)
+        }
+    }
+
+    /// Receive application data: at most `maximumByteCount` bytes, as soon as some arrive.
+    ///
+    /// - Parameter timeout: seconds to wait for data (nil: no limit).
+    /// - Returns: the bytes, or nil once the server closed the connection (close_notify),
+    ///   and nil again on every later call.
+    /// - Throws: `RSAError.tlsClientCertificateRejected` when the first read of a TLS 1.3
+    ///   connection meets the alert a server sends after refusing the client certificate;
+    ///   `RSAError.tlsConnectionFailed` for other alerts, resets, a close without
+    ///   close_notify; `RSAError.tlsTimedOut`.
+    public func read(maximumByteCount: Int = 16_384, timeout: Double? = nil) throws -> [UInt8]? {
+        guard !isClosed && !peerClosed else { return nil }
+        let deadline = timeout.map { RSATLSSocket.monotonicSeconds() + $0 }
+        while true {
+            if session.pendingByteCount == 0 {
+                let remaining = deadline.map { max(0, $0 - RSATLSSocket.monotonicSeconds()) }
+                guard try RSATLSSocket.waitFor(fileDescriptor, events: Int16(POLLIN), timeout: remaining) else {
+                    throw RSAError.tlsTimedOut(operation: "waiting for data from \(configuration.serverName)", seconds: timeout ?? 0)
+                }
+            }
+            switch try receiveOnce(maximumByteCount: maximumByteCount) {
+            case let .data(bytes): return bytes
+            case .closed: return nil
+            case .nothing: continue
+            }
+        }
+    }
+
+    /// One `gnutls_record_recv`, errors mapped: blocks unless the socket is readable or
+    /// GnuTLS holds data.
+    func receiveOnce(maximumByteCount: Int) throws -> GnuTLSReceived {
+        let received: GnuTLSReceived
+        do {
+            received = try session.receive(maximumByteCount: maximumByteCount)
+        } catch let error as GnuTLSSessionError {
+            throw readOrWriteError(error)
+        }
+        switch received {
+        case .data: hasRead = true
+        case .closed: hasRead = true; peerClosed = true
+        case .nothing: break
+        }
+        return received
+    }
+
+    /// Whether decrypted bytes are waiting that ``read(maximumByteCount:timeout:)`` returns
+    /// without touching the socket.
+    public var hasBufferedData: Bool { session.pendingByteCount > 0 }
+
+    /// The socket, for polling it together with other descriptors.
+    public var socketFileDescriptor: Int32 { fileDescriptor }
+
+    /// Send close_notify. Further writes fail; reads return nil.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        session.bye()
+    }
+
+    private func readOrWriteError(_ error: GnuTLSSessionError) -> RSAError {
+        switch error {
+        case let .alertReceived(code, name):
+            if !hasRead && protocolVersion == RSATLSProtocolVersion.tls13.rawValue && clientCertificateRequested
+                && RSATLSConnection.clientAuthenticationAlerts.contains(code) {
+                return .tlsClientCertificateRejected(alert: name, certificateSent: clientCertificateSent || identity != nil)
+            }
+            return .tlsConnectionFailed(reason: "the server sent the fatal alert \"\(name)\"")
+        case .closedByPeer:
+            return .tlsConnectionFailed(reason: "the server closed the connection without close_notify (the data may be truncated)")
+        case let .transport(reason):
+            return .tlsConnectionFailed(reason: reason.lowercased())
+        case .timedOut:
+            return .tlsTimedOut(operation: "waiting for \(configuration.serverName)", seconds: configuration.timeout)
+        case .peerRejected, .signingFailed, .failed:
+            if case let .failed(reason) = error { return .tlsConnectionFailed(reason: reason) }
+            return .tlsConnectionFailed(reason: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,179 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import RSAKit
+
+/// `rsakit tls connect HOST:PORT`: a TLS client in the manner of `openssl s_client -quiet`
+/// and `gnutls-cli`, authenticating with an identity from the store whose private key never
+/// leaves rsakit's engine, and trusting the server by rsakit's trust evaluation.
+struct TLSCommand: RSAKitCommand {
+    static let spec = CommandSpec(
+        name: "tls",
+        overview: "Connect to a TLS server with a stored identity (mutual TLS); relay standard input and output.",
+        usage: "rsakit tls connect <HOST:PORT> [--identity <LABEL> | --tag <TAG>] [--servername <NAME>] [--anchor <FILE>]... [--anchors-only] [--tls1.2 | --tls1.3] [--timeout <S>] [-v] [--passin <SPEC>] [--store <DIR>]",
+        options: [
+            .value("identity", "LABEL", "Authenticate with the identity whose certificate has this label."),
+            .value("tag", "TAG", "Authenticate with the identity of the private key stored under this application tag."),
+            .value("servername", "NAME", "The name the server certificate must match and the SNI sent (default: HOST)."),
+            .repeated("anchor", "FILE", "Trust this CA certificate (PEM, DER or a bundle) as an anchor; may be repeated."),
+            .flag("anchors-only", "Trust only --anchor files and certificates marked trusted in the store, not the system's CAs."),
+            .flag("tls1.2", "Negotiate TLS 1.2 only."),
+            .flag("tls1.3", "Negotiate TLS 1.3 only."),
+            .value("timeout", "S", "Seconds allowed to connect, for the handshake, and to wait for the server once the input ended (default 30)."),
+            .flag("verbose", "(-v) Print the protocol, cipher suite, server subject, trust result and the client identity used to standard error."),
+        ],
+        positionals: ["SUBCOMMAND", "HOST:PORT"],
+        discussion: """
+        After the handshake, standard input goes to the server and the server's bytes to
+        standard output, until the server closes the connection (the end of standard input
+        is not sent: the answer is still read, as with s_client -quiet):
+          printf 'GET / HTTP/1.0\\r\\n\\r\\n' | rsakit tls connect 127.0.0.1:8443 --identity alice --anchor ca.pem
+        The server's chain is evaluated under the SSL server policy for the server name
+        (rsakit trust evaluate): the system's CAs, certificates marked trusted in the store
+        (cert add --trust) and --anchor files. If it is not trusted, the handshake stops
+        before the client certificate, any signature or any byte of input is sent.
+        The client's signatures (PKCS#1 v1.5 in TLS 1.2, RSA-PSS in TLS 1.3) are made by
+        rsakit; a protected store asks for its passphrase once, before connecting.
+        Exit status: 0 when the server closed the connection cleanly; 65 trust or handshake
+        failure (the reason is printed; also when the server rejects the client
+        certificate); 66 unknown identity; 1 network errors (refused, timeout, reset).
+        """)
+
+    let arguments: ParsedArguments
+    let host: String
+    let port: Int
+    let timeout: Double
+
+    init(_ arguments: ParsedArguments) throws {
+        self.arguments = arguments
+        let name = Self.spec.name
+        guard let sub = arguments.positionals.first else {
+            throw UsageError(message: "missing subcommand: connect", command: name)
+        }
+        guard sub == "connect" else { throw UsageError(message: "unknown subcommand '\(sub)'", command: name) }
+        guard arguments.positionals.count == 2 else {
+            throw UsageError(message: "missing server address <HOST:PORT>", command: name)
+        }
+        (host, port) = try Self.parseAddress(arguments.positionals[1], command: name)
+        guard arguments.value("identity") == nil || arguments.value("tag") == nil else {
+            throw UsageError(message: "give either --identity or --tag, not both", command: name)
+        }
+        guard !(arguments.flag("tls1.2") && arguments.flag("tls1.3")) else {
+            throw UsageError(message: "give --tls1.2 or --tls1.3, not both", command: name)
+        }
+        if let text = arguments.value("timeout") {
+            guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
+                throw UsageError(message: "--timeout expects seconds (a number above 0, at most 86400), got '\(text)'", command: name)
+            }
+            timeout = seconds
+        } else {
+            timeout = 30
+        }
+        // Standard input carries the data for the server, so it cannot carry the passphrase too.
+        let passin = arguments.value("passin") ?? ProcessInfo.processInfo.environment["RSAKIT_PASSIN"]
+        if passin == "stdin" {
+            throw UsageError(message: "--passin stdin cannot be used here: standard input goes to the server; use fd:N, file:PATH, env:VAR or the terminal prompt", command: name)
+        }
+        if arguments.flag("anchors-only") && arguments.values("anchor").isEmpty {
+            printError("rsakit: warning: --anchors-only without --anchor: only certificates marked trusted in the store are anchors\n")
+        }
+    }
+
+    /// "host:port", "[v6]:port".
+    static func parseAddress(_ text: String, command: String) throws -> (String, Int) {
+        var host: Substring
+        var portText: Substring
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":") else { throw UsageError(message: "expected HOST:PORT, got '\(text)'", command: command) }
+            portText = rest.dropFirst()
+        } else {
+            guard let colon = text.lastIndex(of: ":") else {
+                throw UsageError(message: "expected HOST:PORT, got '\(text)'", command: command)
+            }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty, let port = Int(portText), (1...65_535).contains(port) else {
+            throw UsageError(message: "expected HOST:PORT with a port from 1 to 65535, got '\(text)'", command: command)
+        }
+        return (String(host), port)
+    }
+
+    func run() throws {
+        var configuration = RSATLSClientConfiguration(serverName: arguments.value("servername") ?? host)
+        configuration.timeout = timeout
+        configuration.protocolVersion = arguments.flag("tls1.2") ? .tls12 : arguments.flag("tls1.3") ? .tls13 : nil
+        configuration.anchorCertificatesOnly = arguments.flag("anchors-only")
+        for path in arguments.values("anchor") {
+            let bytes = try readWholeFile(path, what: "anchor file")
+            do {
+                configuration.anchorCertificates += try X509Certificate.certificates(from: bytes)
+            } catch let error as RSAError {
+                throw CLIFailure("cannot load anchor file '\(path)': \(error.description)", .dataError)
+            }
+        }
+
+        // The store: for the identity, and for its trust settings when it exists.
+        let identity: RSATLSClientIdentity?
+        let label = arguments.value("identity"), tag = arguments.value("tag")
+        if label != nil || tag != nil || storeExists() {
+            let store = try openStore(arguments, create: false)
+            try configuration.addTrustSettings(from: store)
+            if let label {
+                identity = try withUnlockedStore(store, arguments, command: Self.spec.name) { try RSATLSClientIdentity(store: store, label: label) }
+            } else if let tag {
+                identity = try withUnlockedStore(store, arguments, command: Self.spec.name) { try RSATLSClientIdentity(store: store, tag: tag) }
+            } else {
+                identity = nil
+            }
+        } else {
+            identity = nil
+        }
+
+        let connection = try RSATLSConnection.connect(host: host, port: port, configuration: configuration, identity: identity)
+        if arguments.flag("verbose") { printError(summary(connection)) }
+        // A closed standard output must give an error, not kill the process mid-record.
+        signal(SIGPIPE, SIG_IGN)
+        let counts = try connection.relay(from: STDIN_FILENO, to: STDOUT_FILENO, idleTimeout: timeout)
+        if arguments.flag("verbose") {
+            printError("rsakit: connection closed by the server (\(counts.sent) bytes sent, \(counts.received) received)\n")
+        }
+    }
+
+    private func storeExists() -> Bool {
+        guard let path = arguments.value("store") ?? (try? RSAKeyStore.defaultLocation()) else { return false }
+        return FileManager.default.fileExists(atPath: path)
+    }
+
+    private func summary(_ connection: RSATLSConnection) -> String {
+        let evaluation = connection.trustEvaluation
+        var text = "rsakit: connected to \(host):\(port): \(connection.protocolVersion), \(connection.cipherSuite)\n"
+        if let leaf = connection.serverCertificates.first {
+            text += "rsakit: server: \(leaf.subject) (issuer: \(leaf.issuer))\n"
+        }
+        text += "rsakit: server trust: \(evaluation.result) for \"\(connection.configuration.serverName)\" (ssl-server policy)"
+        if let anchor = evaluation.anchor { text += ", anchor: \(anchor.subjectSummary)" }
+        text += "\n"
+        if let identity = connection.identity {
+            let sent = connection.clientCertificateSent ? "sent" : "not sent"
+            text += "rsakit: client identity: \(identity.name) (\(identity.certificate.subject)), \(sent)"
+            if !connection.clientCertificateRequested { text += ", the server did not ask for one" }
+            text += "\n"
+        } else {
+            text += "rsakit: client identity: none" + (connection.clientCertificateRequested ? " (the server asked for one)" : "") + "\n"
+        }
+        let operations = connection.privateKeyOperations
+        if !operations.isEmpty {
+            text += "rsakit: client signature: \(connection.clientSignatureAlgorithm ?? "?"), by rsakit's engine ("
+                + operations.map(\.scheme).joined(separator: ", ") + ")\n"
+        }
+        return text
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import XCTest
+@testable import RSAKit
+
+/// RSATLSConnection against a real `openssl s_server` on 127.0.0.1 (TestPKI's certificates:
+/// server.rsakit.test and the client certificate, both by the intermediate). Every
+/// private-key operation of a handshake is counted: the server verified a signature that
+/// RSAKit's engine made, once per handshake, with the scheme the server allowed.
+final class TLSConnectionTests: XCTestCase {
+    private var pki: TestPKI!
+    private var servers: [TLSTestServer] = []
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        pki = try TestPKI.shared()
+        directory = TestKeys.scratch.appendingPathComponent("tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        for server in servers { server.stop() }
+        servers = []
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// openssl s_server -accept 127.0.0.1:PORT -Verify 5 -verify_return_error -CAfile root.pem
+    ///   -cert server.pem -cert_chain intermediate.pem -key leaf.key -www [extra]
+    private func startServer(_ extra: [String] = []) throws -> TLSTestServer {
+        let server = try TLSTestServer(
+            openssl: try OpenSSL.require(),
+            arguments: ["-Verify", "5", "-verify_return_error", "-CAfile", pki.path("root.pem"),
+                        "-cert", pki.path("server.pem"), "-cert_chain", pki.path("intermediate.pem"),
+                        "-key", pki.leafKey, "-www"] + extra,
+            directory: directory.path)
+        servers.append(server)
+        return server
+    }
+
+    private func leafPrivateKey() throws -> RSAPrivateKey {
+        guard case let .privateKey(key) = try RSAKeyFile(bytes: [UInt8](Data(contentsOf: URL(fileURLWithPath: pki.leafKey)))).key else {
+            throw XCTSkip("leaf.key is not a private key")
+        }
+        return key
+    }
+
+    /// The client identity: leaf.key, client.pem, and the intermediate sent with it.
+    private func clientIdentity() throws -> RSATLSClientIdentity {
+        try RSATLSClientIdentity(privateKey: leafPrivateKey(), certificate: pki.certificate("client"),
+                                 chain: [pki.certificate("intermediate")], name: "client")
+    }
+
+    private func configuration(_ version: RSATLSProtocolVersion?, serverName: String = "server.rsakit.test") throws -> RSATLSClientConfiguration {
+        var configuration = RSATLSClientConfiguration(serverName: serverName)
+        configuration.protocolVersion = version
+        configuration.anchorCertificates = [try pki.certificate("root")]
+        configuration.anchorCertificatesOnly = true
+        configuration.timeout = 20
+        return configuration
+    }
+
+    /// Send a GET, read to the server's close_notify.
+    private func fetchPage(_ connection: RSATLSConnection) throws -> String {
+        try connection.write(Array("GET / HTTP/1.0\r\n\r\n".utf8))
+        var page: [UInt8] = []
+        while let bytes = try connection.read(timeout: 20) { page += bytes }
+        return String(decoding: page, as: UTF8.self)
+    }
+
+    func testHandshake_TLS12AndTLS13_OneRSAKitSignaturePerHandshake() throws {
+        let server = try startServer()
+        for version in RSATLSProtocolVersion.allCases {
+            let connection = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
+                                                          configuration: configuration(version), identity: clientIdentity())
+            XCTAssertEqual(connection.protocolVersion, version.rawValue)
+            XCTAssertEqual(connection.privateKeyOperations.map(\.scheme), ["rsa_pss_rsae_sha256"])
+            XCTAssertEqual(connection.privateKeyOperations.first?.signatureByteCount, 256)
+            XCTAssertEqual(connection.clientSignatureAlgorithm, "RSA-PSS-RSAE-SHA256")
+            XCTAssertTrue(connection.clientCertificateRequested)
+            XCTAssertTrue(connection.clientCertificateSent)
+            XCTAssertEqual(connection.trustEvaluation.result, .unspecified)
+            XCTAssertEqual(connection.serverCertificates.map(\.subjectSummary), ["server.rsakit.test", "RSAKit Test Intermediate"])
+            let page = try fetchPage(connection)
+            XCTAssertTrue(page.contains("Subject: CN=RSAKit Test Client, O=RSAKit Tests"), page)
+            XCTAssertTrue(page.contains("Peer signature type: RSA-PSS"), page)
+            // Reads after the server's close_notify return nil; writes fail after close().
+            XCTAssertNil(try connection.read(timeout: 1))
+            connection.close()
+            XCTAssertThrowsError(try connection.write([1]))
+        }
+    }
+
+    func testHandshake_SchemeTheServerAllows_IsTheOneRSAKitSigns() throws {
+        // (s_server -client_sigalgs, protocol, the scheme rsakit must have used)
+        let cases: [(String, RSATLSProtocolVersion, String, String)] = [
+            ("rsa_pss_rsae_sha384", .tls13, "rsa_pss_rsae_sha384", "RSA-PSS-RSAE-SHA384"),
+            ("rsa_pss_rsae_sha512", .tls12, "rsa_pss_rsae_sha512", "RSA-PSS-RSAE-SHA512"),
+            // PKCS#1 v1.5: GnuTLS hands over the DigestInfo (19 + 32 bytes for SHA-256).
+            ("RSA+SHA256", .tls12, "rsa_pkcs1 (DigestInfo, 51 bytes)", "RSA-SHA256"),
+            ("RSA+SHA512", .tls12, "rsa_pkcs1 (DigestInfo, 83 bytes)", "RSA-SHA512"),
+        ]
+        for (sigalgs, version, scheme, gnutlsName) in cases {
+            let server = try startServer(["-client_sigalgs", sigalgs])
+            let connection = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
+                                                          configuration: configuration(version), identity: clientIdentity())
+            XCTAssertEqual(connection.privateKeyOperations.map(\.scheme), [scheme], sigalgs)
+            XCTAssertEqual(connection.clientSignatureAlgorithm, gnutlsName, sigalgs)
+            XCTAssertTrue(try fetchPage(connection).contains("Subject: CN=RSAKit Test Client"), sigalgs)
+            server.stop()
+        }
+    }
+
+    func testClientCertificateRejected_TLS12InTheHandshake_TLS13OnTheFirstRead() throws {
+        // A certificate from a root the server does not know (untrusted-leaf.pem, leaf.key).
+        let stranger = try RSATLSClientIdentity(privateKey: leafPrivateKey(), certificate: pki.certificate("untrusted-leaf"))
+        let server = try startServer()
+        XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
+                                                          configuration: configuration(.tls12), identity: stranger)) { error in
+            guard case let RSAError.tlsClientCertificateRejected(alert, sent) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(sent)
+            XCTAssertEqual(alert, "CA is unknown")
+        }
+        let connection = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
+                                                      configuration: configuration(.tls13), identity: stranger)
+        XCTAssertEqual(connection.privateKeyOperations.count, 1)
+        try connection.write(Array("GET / HTTP/1.0\r\n\r\n".utf8))
+        XCTAssertThrowsError(try connection.read(timeout: 20)) { error in
+            XCTAssertEqual(error as? RSAError, .tlsClientCertificateRejected(alert: "CA is unknown", certificateSent: true))
+            XCTAssertEqual((error as? RSAError)?.description, "the server rejected the client certificate (alert: CA is unknown)")
+        }
+    }
+
+    func testNoIdentity_ServerRequiringOne_SaysNoneWasGiven() throws {
+        let server = try startServer()
+        XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
+                                                          configuration: configuration(.tls12), identity: nil)) { error in
+            guard case RSAError.tlsClientCertificateRejected(_, false) = error else { return XCTFail("\(error)") }
+        }
+    }
+
+    func testServerTrust_HostnameAndAnchors_FailBeforeTheClientSigns() throws {
+        let server = try startServer()
+        XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
+                                                          configuration: configuration(nil, serverName: "other.example"),
+                                                          identity: clientIdentity())) { error in
+            guard case let RSAError.tlsServerNotTrusted(result, reasons) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(result, .recoverableTrustFailure)
+            XCTAssertEqual(reasons, ["certificate 0 (server.rsakit.test): not valid for the hostname \"other.example\""])
+        }
+        var unknown = try configuration(.tls13)
+        unknown.anchorCertificates = [try pki.certificate("untrusted-root")]
+        XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: unknown,
+                                                          identity: clientIdentity())) { error in
+            guard case let RSAError.tlsServerNotTrusted(result, reasons) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(result, .recoverableTrustFailure)
+            XCTAssertEqual(reasons.count, 1)
+            XCTAssertTrue(reasons[0].contains("issuer \"O=RSAKit Tests,CN=RSAKit Test Root CA\" not found") || reasons[0].contains("not found among"), reasons[0])
+        }
+        // The IP address as the name: matched against the IP subjectAltName, no SNI sent.
+        let byAddress = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
+                                                     configuration: configuration(nil, serverName: "127.0.0.1"), identity: clientIdentity())
+        XCTAssertEqual(byAddress.trustEvaluation.result, .unspecified)
+    }
+
+    func testIdentity_CertificateForAnotherKey_IsRefused() throws {
+        let other = try RSAKeyFile(bytes: [UInt8](Data(contentsOf: URL(fileURLWithPath: pki.untrustedRootKey))))
+        guard case let .privateKey(otherKey) = other.key else { return XCTFail("not a private key") }
+        XCTAssertThrowsError(try RSATLSClientIdentity(privateKey: otherKey, certificate: pki.certificate("client"))) { error in
+            guard case RSAError.tlsIdentityUnusable = error else { return XCTFail("\(error)") }
+        }
+    }
+
+    func testHandshake_ServerThatNeverAnswers_TimesOut() throws {
+        // A listening socket nobody accepts on: TCP connects (the kernel's backlog), TLS waits.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        XCTAssertTrue(bound)
+        XCTAssertEqual(listen(fd, 4), 0)
+        var settings = try configuration(nil)
+        settings.timeout = 1
+        let start = Date()
+        XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: Int(UInt16(bigEndian: address.sin_port)),
+                                                          configuration: settings, identity: nil)) { error in
+            XCTAssertEqual(error as? RSAError, .tlsTimedOut(operation: "the TLS handshake with server.rsakit.test", seconds: 1))
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(start), 10)
+    }
+}
