@@ -28,6 +28,12 @@ if [ -n "$summary" ]; then
     echo "$result_line"
 fi
 
+# The Examples/ package (issue 16): a Swift 6 app that depends on RSAKit by path and does the
+# six steps of the README's "Using RSAKit from Swift" (about 2 minutes).
+if [ "$status" -eq 0 ]; then
+    bash scripts/examples.sh || status=$?
+fi
+
 # The constant-time check on the release build (valgrind memcheck; skips without valgrind).
 if [ "$status" -eq 0 ]; then
     scripts/constant-time.sh || status=$?
