@@ -15,8 +15,8 @@
 // OAEP SHA-224 with MGF1 SHA-1; bit 7 (described) change the last message id byte after the
 // blocks are made (version 2 binds it through the header digest; version 1 does not check it).
 // Block kind byte: bit 7 chosen EM; bit 6 a frame too short for the fields; otherwise bit 0
-// right id/secret, bit 1 right index, bit 2 right final flag, bit 3 full payload, bit 4 a
-// fuzzed header digest (version 2).
+// right id/secret (else one bit off), bit 1 right index, bit 2 right final flag, bit 3 full
+// payload, bit 4 a header digest one bit off (version 2).
 //
 // Properties:
 // 1. Every failure is RSAError.containerInvalid, .encryptedForAnotherKey,
@@ -69,9 +69,12 @@ public func fuzzContainer(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt 
             if kind & 0x40 != 0 {
                 frame = reader.take(Int(reader.byte()) % model.frameLength)  // too short to hold the fields
             } else {
-                frame = kind & 1 != 0 ? idOrSecret : padded(reader.take(idOrSecret.count), idOrSecret.count)
+                // A wrong id/secret or digest differs in one bit and takes no input bytes, so a
+                // one-bit change of the kind byte keeps the rest of the description in place.
+                frame = kind & 1 != 0 ? idOrSecret : flipped(idOrSecret, at: index)
                 if version == 2 {
-                    frame += kind & 0x10 == 0 ? RSAHashAlgorithm.sha256.hash(header) : padded(reader.take(32), 32)
+                    let digest = RSAHashAlgorithm.sha256.hash(header)
+                    frame += kind & 0x10 == 0 ? digest : flipped(digest, at: index)
                 }
                 let blockIndex = kind & 2 != 0 ? UInt64(index) : UInt64(bigEndian: padded(reader.take(8), 8))
                 for shift in stride(from: 56, through: 0, by: -8) { frame.append(UInt8(truncatingIfNeeded: blockIndex >> UInt64(shift))) }
@@ -144,6 +147,13 @@ func compare(_ outcome: Result<[UInt8], RSAError>, _ expected: [UInt8]?, model: 
     case let (.failure(error), nil):
         require(error == .decryptionFailed, "a bad block failed with \(error), not the opaque decryptionFailed")
     }
+}
+
+/// `bytes` with one bit changed (byte index % count).
+func flipped(_ bytes: [UInt8], at index: Int) -> [UInt8] {
+    var bytes = bytes
+    bytes[index % bytes.count] ^= 0x01
+    return bytes
 }
 
 func padded(_ bytes: [UInt8], _ count: Int) -> [UInt8] {
