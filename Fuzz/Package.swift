@@ -33,7 +33,7 @@ let package = Package(
         .executableTarget(name: "FuzzPEM", dependencies: ["FuzzSupport", rsakit]),
         // Key-file auto-detection, every format: a key that loads exports and reloads to itself.
         .executableTarget(name: "FuzzKeyFile", dependencies: ["FuzzSupport", rsakit]),
-        // Container header and block stream with a fixed key, against a reference model.
+        // Container header and block stream (versions 1 and 2) with two fixed keys, against a reference model.
         .executableTarget(name: "FuzzContainer", dependencies: ["FuzzSupport", rsakit]),
         // The store's item-file parser: parse, write, parse again gives the same record.
         .executableTarget(name: "FuzzStoreItem", dependencies: ["FuzzSupport", rsakit]),

@@ -3,7 +3,8 @@
 
 Sources: keys made here by openssl in every format rsakit reads (and some it refuses),
 the keys of the Wycheproof vectors ($RSAKIT_VECTORS or shared/vectors beside the package),
-containers, armor, item files and argv lists built for the fixed 512-bit fuzz key, and every
+containers (versions 1 and 2, for the fixed 512- and 1024-bit fuzz keys), armor, item files and
+argv lists built for the fixed 512-bit fuzz key, and every
 regression input under Tests/RSAKitTests/Fixtures/fuzz/<Target>/.
 Usage: make-seeds.py CORPUS_DIR
 """
@@ -81,56 +82,105 @@ for der in [b"\x30\x00", b"\x02\x01\x00", b"\x02\x02\x00\x80", b"\x06\x09\x2a\x8
             b"\x05\x00", b"\x03\x02\x00\xff", b"\x04\x00", b"\x30\x81\x80" + b"\x05\x00" * 64, b"\x30\x06\x30\x04\x30\x02\x30\x00"]:
     add("FuzzDER", der)
 
-# --- the fixed key's numbers, for containers ---------------------------------------------------
-text = openssl("rsa", "-noout", "-text", stdin=fuzz_key).decode()
-def field(name):
-    m = re.search(name + r":\s*\n((?:\s+[0-9a-f:]+\n)+)", text)
-    return int(m.group(1).replace(":", "").replace(" ", "").replace("\n", ""), 16)
-n = field("modulus"); e = 65537
-k = (n.bit_length() + 7) // 8
-spki = pem_to_der(openssl("pkey", "-pubout", stdin=fuzz_key))
-fingerprint = hashlib.sha256(spki).digest()
+# --- the fixed keys' numbers, for containers ---------------------------------------------------
+# FuzzSupport.swift holds two keys: 512 bits (version 1 only; k - 68 < 1 payload byte for
+# version 2) and 1024 bits (versions 1 and 2, PKCS#1 v1.5 and OAEP). Mode byte bit 3 picks the
+# 1024-bit key, bit 4 a described version 2 message, bits 5-6 its padding (FuzzContainer.swift).
+support = open(os.path.join(root, "Fuzz", "Sources", "FuzzSupport", "FuzzSupport.swift")).read()
+fuzz_keys = [m.encode() for m in re.findall(r"-----BEGIN PRIVATE KEY-----.*?-----END PRIVATE KEY-----\n", support, re.S)]
 magic = bytes([0x89]) + b"RSAKIT\n"
-payload = k - 11 - 17
+# (scheme byte, OAEP hash, MGF1 hash, hashlib name, MGF1 hashlib name); index = mode bits 5-6
+paddings = [(1, 0, 0, None, None), (2, 1, 1, "sha1", "sha1"), (2, 3, 3, "sha256", "sha256"), (2, 2, 1, "sha224", "sha1")]
 
-def rsaep(em):
-    return pow(int.from_bytes(em, "big"), e, n).to_bytes(k, "big")
+def key_numbers(pem):
+    text = openssl("rsa", "-noout", "-text", stdin=pem).decode()
+    def field(name):
+        m = re.search(name + r":\s*\n((?:\s+[0-9a-f:]+\n)+)", text)
+        return int(m.group(1).replace(":", "").replace(" ", "").replace("\n", ""), 16)
+    n = field("modulus")
+    return n, (n.bit_length() + 7) // 8, hashlib.sha256(pem_to_der(openssl("pkey", "-pubout", stdin=pem))).digest()
 
-def pkcs1(frame, seed):
-    ps = bytes((seed * 31 + i * 7) % 255 + 1 for i in range(k - 3 - len(frame)))
-    return rsaep(b"\x00\x02" + ps + b"\x00" + frame)
+def mgf1(seed, count, name):
+    out = b""
+    for counter in range(-(-count // hashlib.new(name).digest_size)):
+        out += hashlib.new(name, seed + counter.to_bytes(4, "big")).digest()
+    return out[:count]
 
-def container(message, mid):
-    out = magic + bytes([1, 1, k >> 8, k & 0xFF]) + fingerprint + mid
+def encrypt_block(frame, seed, n, k, padding):
+    scheme, _, _, h, g = padding
+    if scheme == 1:
+        ps = bytes((seed * 31 + i * 7) % 255 + 1 for i in range(k - 3 - len(frame)))
+        em = b"\x00\x02" + ps + b"\x00" + frame
+    else:
+        hlen = hashlib.new(h).digest_size
+        db = hashlib.new(h).digest() + b"\x00" * (k - len(frame) - 2 * hlen - 2) + b"\x01" + frame
+        rseed = hashlib.sha256(b"seed%d" % seed).digest()[:hlen]
+        masked_db = bytes(x ^ y for x, y in zip(db, mgf1(rseed, len(db), g)))
+        masked_seed = bytes(x ^ y for x, y in zip(rseed, mgf1(masked_db, hlen, g)))
+        em = b"\x00" + masked_seed + masked_db
+    return pow(int.from_bytes(em, "big"), 65537, n).to_bytes(k, "big")
+
+def payload_max(k, version, padding):
+    hlen = hashlib.new(padding[3]).digest_size if padding[3] else 0
+    m = k - 11 if padding[0] == 1 else k - 2 * hlen - 2
+    return m - (17 if version == 1 else 57)
+
+def container(message, mid, secret, version, padding, n, k, fingerprint):
+    size = bytes([k >> 8, k & 0xFF])
+    header = (magic + bytes([1, 1]) + size if version == 1 else
+              magic + bytes([2, padding[0], padding[1], padding[2], 0, 0]) + size) + fingerprint + mid
+    binding = mid[:8] if version == 1 else secret + hashlib.sha256(header).digest()
+    payload = payload_max(k, version, padding)
     chunks = [message[i:i + payload] for i in range(0, len(message), payload)] or [b""]
+    out = header
     for i, chunk in enumerate(chunks):
-        frame = mid[:8] + i.to_bytes(8, "big") + bytes([1 if i == len(chunks) - 1 else 0]) + chunk
-        out += pkcs1(frame, i)
+        frame = binding + i.to_bytes(8, "big") + bytes([1 if i == len(chunks) - 1 else 0]) + chunk
+        out += encrypt_block(frame, i, n, k, padding)
     return out
 
-for size in (0, 1, payload, payload + 1, 3 * payload):
-    mid = hashlib.sha256(b"id%d" % size).digest()[:16]
-    message = bytes(range(size % 256))[:size] if size < 256 else b"x" * size
-    raw = container(message, mid)
-    add("FuzzContainer", b"\x00" + raw)
-    add("FuzzArmor", b"-----BEGIN RSAKIT MESSAGE-----\n" +
-        b"".join(base64.b64encode(raw[i:i + 48]) + b"\n" for i in range(0, len(raw), 48)) + b"-----END RSAKIT MESSAGE-----\n")
-    # Described messages (see FuzzContainer.swift): mode 1, id, block count, per block kind 0x0F
-    # (right id, index and flags, full payload) or 0x07 with a payload length and bytes.
-    blocks = max(1, -(-size // payload))
-    desc = b"\x01" + mid + bytes([blocks])
-    for i in range(blocks):
-        rest = size - i * payload
-        if rest >= payload and i < blocks - 1:
-            desc += b"\x0f" + b"p" * payload
-        else:
-            desc += b"\x07" + bytes([rest]) + b"q" * rest
-    add("FuzzContainer", desc)
-add("FuzzContainer", b"\x01" + b"\x00" * 16 + b"\x01\x80" + b"\x00\x02" + b"\x01" * (k - 3) + b"\x00")
+shapes = []  # (mode bits, version, padding index, key)
+for key_index, pem in enumerate(fuzz_keys[:2]):
+    numbers = key_numbers(pem)
+    shapes.append((8 * key_index, 1, 0, numbers))
+    if key_index == 1:
+        for p in range(4):
+            shapes.append((8 | 0x10 | p << 5, 2, p, numbers))
+for mode, version, p, (n, k, fingerprint) in shapes:
+    payload = payload_max(k, version, paddings[p])
+    for size in (0, 1, payload, payload + 1, 3 * payload):
+        mid = hashlib.sha256(b"id%d" % size).digest()[:16]
+        secret = hashlib.sha256(b"secret%d" % size).digest()[:16]
+        message = bytes(range(size % 256))[:size] if size < 256 else b"x" * size
+        raw = container(message, mid, secret, version, paddings[p], n, k, fingerprint)
+        add("FuzzContainer", bytes([mode & 0x0F]) + raw)  # raw mode: bit 3 picks the key
+        if mode == 0:
+            add("FuzzArmor", b"-----BEGIN RSAKIT MESSAGE-----\n" +
+                b"".join(base64.b64encode(raw[i:i + 48]) + b"\n" for i in range(0, len(raw), 48)) + b"-----END RSAKIT MESSAGE-----\n")
+        # Described messages (see FuzzContainer.swift): mode, id, (v2) secret, block count, per
+        # block kind 0x0F (right fields, full payload) or 0x07 with a payload length and bytes.
+        blocks = max(1, -(-size // payload))
+        desc = bytes([mode | 1]) + mid + (secret if version == 2 else b"") + bytes([blocks])
+        for i in range(blocks):
+            rest = size - i * payload
+            if rest >= payload and i < blocks - 1:
+                desc += b"\x0f" + b"p" * payload
+            else:
+                desc += b"\x07" + bytes([rest]) + b"q" * rest
+        add("FuzzContainer", desc)
+        if blocks > 1:
+            # The last block one bit off in its id/secret (kind 0x06) or header digest (0x17),
+            # and the message id changed after the blocks were made (mode bit 7): the model
+            # predicts failure (version 1: the changed id byte is not checked, so success).
+            last = desc.rindex(b"\x07")
+            add("FuzzContainer", desc[:last] + b"\x06" + desc[last + 1:])
+            add("FuzzContainer", desc[:last] + b"\x17" + desc[last + 1:])
+            add("FuzzContainer", bytes([desc[0] | 0x80]) + desc[1:])
+    add("FuzzContainer", bytes([mode | 1]) + b"\x00" * (16 if version == 1 else 32) + b"\x01\x80" + b"\x00\x02" + b"\x01" * (k - 3) + b"\x00")
 add("FuzzArmor", b"")
 add("FuzzArmor", b"Subject: hello\n\n-----BEGIN RSAKIT MESSAGE-----\r\nAAEC\r\n\r\n-----END RSAKIT MESSAGE-----\r\n")
 
 # --- store item files ------------------------------------------------------------------------------
+fingerprint = key_numbers(keys_pem[0])[2]  # the 512-bit fixed key's
 for klass, pem in (("private", keys_pem[0]), ("public", openssl("pkey", "-pubout", stdin=keys_pem[0]))):
     meta = {"applicationTag": "com.example.fuzz", "creationDate": "2025-01-31T12:00:00.000Z", "fingerprint": fingerprint.hex(),
             "format": 1, "itemID": "0123456789abcdef0123456789abcdef", "keyClass": klass, "keySizeInBits": 512}

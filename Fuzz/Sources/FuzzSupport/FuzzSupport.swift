@@ -93,3 +93,35 @@ public let fuzzPrivateKey: RSAPrivateKey = {
         unreachable("the fixed fuzz key does not load: \(error)")
     }
 }()
+
+/// The second fixed key of the container harness: 1024 bits, the smallest common size that
+/// carries a version 2 container (mLen - 57 payload bytes: 60 with PKCS#1 v1.5, 29 with OAEP
+/// SHA-1, 13 with SHA-224, 5 with SHA-256; the 512-bit key has k - 68 < 1). Made with
+/// `openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:1024 | openssl pkey` (a test key,
+/// used nowhere else).
+public let fuzzPrivateKey1024PEM = """
+-----BEGIN PRIVATE KEY-----
+MIICdwIBADANBgkqhkiG9w0BAQEFAASCAmEwggJdAgEAAoGBANv83E83DlIz7KCC
+iXl/+aDEL8hsAIEttHtJ9t8G2aMctMvIia0cJufa8Ty3WN1lsPvkRaXGejgW81a1
+m75426Uy4QdO7Nwhwu58HAiAM82h9bClfOImrqgdZxy+/lMN6BHVmVojTqwqcRBG
+7yDt6tdewNCPgws//r3JVgQoNuH5AgMBAAECgYAhkSPMsons4R9qHoD7mRtt/IGO
+A2zQSTkQ1uhkf5cV3Ht53M+lKnaFSlMlAJT+s1WeGebGtNJRXK8ku/FXzvk0o1T8
+UElZV/uX5LSDTS1GCU81PzIgK/n6U0ktHOyt1D+aZLlqcxfdLp0n9bYvSmZ3i6Wd
+B2Tv0zLScs8/vKlAAQJBAPsq7WRYZtPEW9DQx2IXI38NZBb12OJq5c6FASS7V2gI
+T6wfRAMIeb3QNOvb5o03oKt+XYERAiwzes9HZyKhQnkCQQDgOFz0rMml7poIxlbI
+fahUVbL/Y2rMz65Oyyj2lKCxaJmANu7k0q7G4qJZExmYQh1APBVVqmAdJaN/ixEL
+FruBAkEA3+Jp7VJnhki31zDjKWqat3wGRfkrNNg4tJgWZtmflhoierj79QAvFKVt
+JvjDUAnP7E4dpxi0KRZSWEW7h0DbcQJALayNkvHXqctu6Tat2u1t6rACZG+2A76S
+fU55K7GfAkSScEHAbDBWlgD4nTh80D03hCw5FFg+d/GA2qxTbnTVAQJBAJfWShnu
+RNZZcZbEVlsHLFUprG6D61tTv/ozA72kJfbuGNvNOuL/zz4GmcwqFgaToRhPSq1s
+Iu7nxtHiwZ+DkYE=
+-----END PRIVATE KEY-----
+
+"""
+
+/// The 1024-bit fixed key, loaded once.
+public let fuzzPrivateKey1024: RSAPrivateKey = {
+    do { return try RSAPrivateKey(pemRepresentation: fuzzPrivateKey1024PEM) } catch {
+        unreachable("the fixed 1024-bit fuzz key does not load: \(error)")
+    }
+}()
