@@ -39,6 +39,25 @@ final class CLISignatureTests: CLITestCase {
         }
     }
 
+    /// `verify --cert` (issue 12 §2): the certificate's RSA key checks what `openssl dgst -sign`
+    /// made with the private key; an altered message is refused.
+    func testVerify_WithACertificate() throws {
+        let f = try fixtures()
+        // openssl req -x509 -new -key key.pem -subj /CN=signer -days 30 -out cert.pem
+        let cert = path("cert.pem")
+        try opensslOK(["req", "-x509", "-new", "-key", f.key, "-subj", "/CN=signer", "-days", "30", "-out", cert])
+        let sig = path("cert.sig")
+        try opensslOK(["dgst", "-sha256", "-sign", f.key, "-out", sig, f.message])
+        let ok = try rsakitOK(["verify", "--cert", cert, "--signature", sig, "--in", f.message])
+        XCTAssertEqual(ok.stdoutText, "signature ok\n")
+        let altered = try write(testBytes(10_001), to: "altered.bin")
+        let bad = try rsakit(["verify", "--cert", cert, "--signature", sig, "--in", altered])
+        XCTAssertEqual(bad.status, 65, bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("signature invalid"), bad.stderr)
+        let both = try rsakit(["verify", "--cert", cert, "--key", f.pub, "--signature", sig, "--in", f.message])
+        XCTAssertEqual(both.status, 64, both.stderr)
+    }
+
     func testSignPSS_OpenSSLVerifiesRSAKitSignatures() throws {
         let f = try fixtures()
         for (hash, salt, opensslSalt) in [("sha256", nil, "digest"), ("sha384", "max", "max"), ("sha512", "0", "0"), ("sha1", "20", "20")] {

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import RSAKit
 
 /// The options `sign` and `verify` share: key, scheme, hashes, salt length, input.
@@ -64,11 +69,12 @@ struct SignatureSettings {
     }
 }
 
-private func requireOneKeySource(_ arguments: ParsedArguments, _ command: String) throws {
-    let hasTag = arguments.value("tag") != nil
-    let hasKey = arguments.value("key") != nil
-    guard hasTag != hasKey else {
-        throw UsageError(message: hasTag ? "give either --tag or --key, not both" : "missing --tag <TAG> or --key <FILE>", command: command)
+private func requireOneKeySource(_ arguments: ParsedArguments, _ command: String, certificate: Bool = false) throws {
+    let names = certificate ? ["tag", "key", "cert"] : ["tag", "key"]
+    let given = names.filter { arguments.value($0) != nil }
+    guard given.count == 1 else {
+        let choices = certificate ? "--tag <TAG>, --key <FILE> or --cert <FILE>" : "--tag <TAG> or --key <FILE>"
+        throw UsageError(message: given.isEmpty ? "missing \(choices)" : "give one of \(choices), not several", command: command)
     }
 }
 
@@ -131,10 +137,11 @@ struct VerifyCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "verify",
         overview: "Verify a signature with a public key: prints 'signature ok' (exit 0) or fails (exit 65).",
-        usage: "rsakit verify (--tag <TAG> | --key <FILE>) --signature <FILE> [--scheme pkcs1|pss] [--hash <HASH>] [--salt-length <N>|digest|max|auto] [--in <FILE>]",
+        usage: "rsakit verify (--tag <TAG> | --key <FILE> | --cert <FILE>) --signature <FILE> [--scheme pkcs1|pss] [--hash <HASH>] [--salt-length <N>|digest|max|auto] [--in <FILE>]",
         options: [
             .value("tag", "TAG", "Verify with the public key stored under this application tag."),
             .value("key", "FILE", "Verify with the key in this file (public or private; PEM or DER)."),
+            .value("cert", "FILE", "Verify with the RSA key of this X.509 certificate (DER or PEM; the first of a bundle)."),
             .value("signature", "FILE", "The signature file (k bytes)."),
         ] + signatureOptions + [
             .value("salt-length", "LEN", "PSS only: salt bytes, 'digest' (default), 'max', or 'auto' (any salt length, as openssl's default)."),
@@ -150,7 +157,7 @@ struct VerifyCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        try requireOneKeySource(arguments, Self.spec.name)
+        try requireOneKeySource(arguments, Self.spec.name, certificate: true)
         _ = try arguments.required("signature", Self.spec.name)
         settings = try SignatureSettings(arguments, command: Self.spec.name, verifying: true)
     }
@@ -159,6 +166,8 @@ struct VerifyCommand: RSAKitCommand {
         let key: RSAPublicKey
         if let path = arguments.value("key") {
             key = try loadKeyFile(path, arguments: arguments, command: Self.spec.name).publicKey
+        } else if let path = arguments.value("cert") {
+            key = try certificatePublicKey(path)
         } else {
             key = try storePublicKey(try openStore(arguments, create: false), tag: arguments.value("tag")!)
         }
@@ -172,4 +181,27 @@ struct VerifyCommand: RSAKitCommand {
         }
         try printOutput("signature ok\n")
     }
+}
+
+/// The RSA public key of the first certificate in `path` (`verify --cert`), with a warning
+/// when the certificate is outside its validity or its key usage lacks digitalSignature.
+private func certificatePublicKey(_ path: String) throws -> RSAPublicKey {
+    let bytes = try readWholeFile(path, what: "certificate file")
+    let certificate: X509Certificate
+    do {
+        certificate = try X509Certificate.certificates(from: bytes)[0]
+    } catch let error as RSAError {
+        throw CLIFailure("cannot load certificate file '\(path)': \(error.description)", .dataError)
+    }
+    guard let key = certificate.publicKey else {
+        throw CLIFailure("\(path): the certificate's public key is \(certificate.publicKeyAlgorithmName), not RSA", .dataError)
+    }
+    let now = Date()
+    if now > certificate.notValidAfter || now < certificate.notValidBefore {
+        printError("rsakit: warning: \(path): the certificate is not valid now (\(iso8601(certificate.notValidBefore)) to \(iso8601(certificate.notValidAfter)))\n")
+    }
+    if let usage = certificate.keyUsage, !usage.contains(.digitalSignature) {
+        printError("rsakit: warning: \(path): the certificate's key usage (\(usage)) does not allow digital signatures\n")
+    }
+    return key
 }
