@@ -166,6 +166,12 @@ final class CLIMessagesTests: CLITestCase {
         XCTAssertEqual(lines.first { $0.hasPrefix("GMP ") }, "GMP \(gmp)")
         let nettleLine = try XCTUnwrap(lines.first { $0.hasPrefix("Nettle ") })
         XCTAssertTrue(nettle.hasPrefix(String(nettleLine.dropFirst(7))), "\(nettleLine) vs pkg-config \(nettle)")
+        let gnutls = try runProcess(pkgConfig, ["--modversion", "gnutls"]).stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        let sodium = try runProcess(pkgConfig, ["--modversion", "libsodium"]).stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertEqual(lines.first { $0.hasPrefix("GnuTLS ") }, "GnuTLS \(gnutls)")
+        XCTAssertEqual(lines.first { $0.hasPrefix("libsodium ") }, "libsodium \(sodium)")
+        let path = try XCTUnwrap(lines.first { $0.hasPrefix("private-key path: ") })
+        XCTAssertTrue(path.hasPrefix("private-key path: gmp") || path.hasPrefix("private-key path: ifma"), path)
         XCTAssertEqual(try rsakitOK(["version"]).stdoutText, lines.joined(separator: "\n") + "\n")
     }
 

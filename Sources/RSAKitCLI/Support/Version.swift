@@ -8,10 +8,9 @@ enum VersionInfo {
         var lines = ["rsakit \(RSAKitCommandLine.version)"]
         lines.append("GMP \(RSAKitLibraryVersions.gmp)")
         lines.append("Nettle \(RSAKitLibraryVersions.nettle)")
-        // GnuTLS: add "GnuTLS \(RSAKitLibraryVersions.gnutls)" here when Sources/RSAKit/GnuTLS lands.
-        // libsodium: likewise, "libsodium \(RSAKitLibraryVersions.sodium)".
-        // Exponentiation path: add "exponentiation: \(...)" here when the library exposes which
-        // modular-exponentiation kernel it picked at run time (GMP mpn_sec_powm, IFMA...).
+        lines.append("GnuTLS \(RSAKitLibraryVersions.gnutls)")
+        lines.append("libsodium \(RSAKitLibraryVersions.sodium)")
+        lines.append("private-key path: \(RSAKitEngine.privateKeyPathDescription)")
         return lines.joined(separator: "\n") + "\n"
     }
 }
