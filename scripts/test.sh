@@ -61,7 +61,10 @@ fi
 # skips both (for a quick local run), RSAKIT_FUZZ_SECONDS sets the time per harness.
 if [ "$status" -eq 0 ] && [ "${RSAKIT_SKIP_HARDENING:-0}" != 1 ]; then
     scripts/fuzz.sh all "${RSAKIT_FUZZ_SECONDS:-20}" || status=$?
-    scripts/sanitizers.sh || status=$?
+    # ThreadSanitizer is run by hand (scripts/sanitizers.sh thread): on Linux it cannot see
+    # Synchronization.Mutex (a futex inside the uninstrumented standard library) and reports
+    # every access inside withLock as a race; see scripts/tsan.supp and README.
+    scripts/sanitizers.sh address undefined || status=$?
 fi
 # The test summary again, as the last line.
 [ -z "$result_line" ] || echo "$result_line"
