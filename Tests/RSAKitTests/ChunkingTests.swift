@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// Raw block chunking (concatenated k-byte EME-PKCS1-v1_5 blocks).
 final class ChunkingTests: XCTestCase {
