@@ -69,16 +69,6 @@ final class ChunkingTests: XCTestCase {
         }
     }
 
-    /// A sink that counts the most bytes it was handed in one write.
-    struct CountingSink: RSAByteSink {
-        var inner = RSAArrayByteSink()
-        var largestWrite = 0
-        mutating func write(_ bytes: [UInt8]) throws {
-            largestWrite = max(largestWrite, bytes.count)
-            try inner.write(bytes)
-        }
-    }
-
     func testStreaming_ShortReadsParallelAndSerialAgree() throws {
         let key = try TestKeys.generated(bits: 1024)
         let plaintext = message(117 * 150 + 17)

@@ -720,20 +720,6 @@ final class KeyStoreTests: XCTestCase {
 
     // MARK: Concurrency and crashes (real processes)
 
-    /// The helper executable built beside the test bundle.
-    private func helperPath() throws -> String {
-        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        var products = URL(fileURLWithPath: executable).deletingLastPathComponent()
-        // On Linux the test binary is <products>/rsakitPackageTests.xctest.
-        if products.lastPathComponent.hasSuffix(".xctest") { products.deleteLastPathComponent() }
-        let helper = products.appendingPathComponent("StoreStressHelper").path
-        guard FileManager.default.isExecutableFile(atPath: helper) else {
-            // A failure, not a skip: the helper is part of the package and `swift build` makes it.
-            throw RSAError.storeIOError(path: helper, reason: "StoreStressHelper is not built; run `swift build` first")
-        }
-        return helper
-    }
-
     private func writeKeyFiles() throws -> [String] {
         try StoreTestKeys.keys.enumerated().map { index, key in
             let path = folder + "/key\(index).pem"

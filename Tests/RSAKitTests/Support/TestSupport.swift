@@ -45,6 +45,16 @@ final class DeterministicRandomSource: RSARandomSource, @unchecked Sendable {
     }
 }
 
+/// A byte sink that records the largest single write (to check that streaming stays bounded).
+struct CountingSink: RSAByteSink {
+    var inner = RSAArrayByteSink()
+    var largestWrite = 0
+    mutating func write(_ bytes: [UInt8]) throws {
+        largestWrite = max(largestWrite, bytes.count)
+        try inner.write(bytes)
+    }
+}
+
 /// Where the Wycheproof vectors are: $RSAKIT_VECTORS (the wycheproof folder or its
 /// testvectors_v1), else ../shared/vectors/wycheproof/testvectors_v1 beside the package.
 enum Vectors {
