@@ -84,14 +84,14 @@ let package = Package(
         ),
         .testTarget(
             name: "RSAKitTests",
-            dependencies: ["RSAKit", "CRSAKitVector"],
+            dependencies: ["RSAKit", "CRSAKitVector", "RSAKitTestSupport"],
             path: "Tests/RSAKitTests",
             exclude: ["Fixtures/README.md", "Fixtures/legacy-store-v1", "Fixtures/fuzz"]
         ),
         // End-to-end tests of the built `rsakit` binary.
         .testTarget(
             name: "RSAKitCLITests",
-            dependencies: ["RSAKitCLI"],
+            dependencies: ["RSAKitCLI", "RSAKitTestSupport"],
             path: "Tests/RSAKitCLITests"
         ),
         // GnuTLS (libgnutls28-dev): X.509, PKCS#8 decryption, PKCS#12, chain verification.
@@ -115,6 +115,13 @@ let package = Package(
             name: "ConstantTimeHarness",
             dependencies: ["RSAKit", "CConstantTimePlant"],
             path: "Tests/ConstantTimeHarness"
+        ),
+        // What both test targets use: tool lookup, the openssl runner, the openssl-made test
+        // PKI and the s_server wrapper. Test-only; not a product.
+        .target(
+            name: "RSAKitTestSupport",
+            dependencies: ["RSAKit"],
+            path: "Tests/RSAKitTestSupport"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 #if canImport(Glibc)
 import Glibc
+import RSAKitTestSupport
 #endif
 
 /// The keychain through the built binary: --passin, store protection, passwords, certificates,
@@ -113,7 +114,7 @@ final class CLIKeychainTests: CLITestCase {
 
     func testCert_AddFindExportDeleteAndItemsOfAnyClassByID() throws {
         // openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -subj "/CN=Romeo Montegue/O=Verona" -days 30 -out cert.pem
-        let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let openssl = OpenSSL.path
         guard let openssl else { throw XCTSkip("openssl CLI not found: certificate CLI test skipped") }
         let made = try runProcess(openssl, ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", path("key.pem"),
                                             "-subj", "/CN=Romeo Montegue/O=Verona", "-days", "30", "-out", path("cert.pem")])

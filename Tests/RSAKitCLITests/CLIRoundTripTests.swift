@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RSAKitTestSupport
 
 /// End-to-end: genpair, encrypt, decrypt on real files, both output forms, armor, openssl.
 final class CLIRoundTripTests: CLITestCase {

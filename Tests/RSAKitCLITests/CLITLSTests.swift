@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RSAKitTestSupport
 
 /// `rsakit tls connect` against a real `openssl s_server` on 127.0.0.1 (a free port, killed
 /// at the end of each test). Every rsakit run is bounded by coreutils `timeout` (60 s) and

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RSAKitTestSupport
 
 /// Runs the built `rsakit` binary with real files and a temporary store per test.
 class CLITestCase: XCTestCase {
@@ -125,13 +126,7 @@ class CLITestCase: XCTestCase {
     }
 
     /// `openssl` path, or a visible skip.
-    func openssl() throws -> String {
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(dir)/openssl"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        throw XCTSkip("openssl CLI not found on PATH: interop test skipped")
-    }
+    func openssl() throws -> String { try OpenSSL.require() }
 
     /// Deterministic pseudo-random bytes with NULs (not secret; file contents for tests).
     func testBytes(_ count: Int, seed: UInt64 = 1) -> [UInt8] {
@@ -142,5 +137,3 @@ class CLITestCase: XCTestCase {
         }
     }
 }
-
-var longTestsEnabled: Bool { ProcessInfo.processInfo.environment["RSAKIT_LONG_TESTS"] == "1" }

@@ -1,90 +1,24 @@
 import Foundation
 import XCTest
+import RSAKitTestSupport
 
 /// `rsakit trust evaluate`, `rsakit cert show` and encrypted key files through the built
 /// binary. Fixtures are made by openssl once per process (commands beside them).
 final class CLITrustAndCertificateTests: CLITestCase {
+    /// A file of the shared openssl-made PKI (RSAKitTestSupport's TestPKI, commands beside it):
     /// root.pem (self-signed CA, 2019-2039), intermediate.pem, server.pem (serverAuth,
-    /// DNS:server.rsakit.test), expired.pem (2020-01-01 .. 2021-01-01), leaf.key.
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var pkiDirectory: URL?
-
-    private func pki() throws -> URL {
-        let openssl = try openssl()
-        Self.lock.lock(); defer { Self.lock.unlock() }
-        if let directory = Self.pkiDirectory { return directory }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-cli-pki-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        func run(_ arguments: [String]) throws {
-            let result = try runProcess(openssl, arguments)
-            guard result.status == 0 else {
-                XCTFail("openssl \(arguments.joined(separator: " ")): \(result.stderr)")
-                throw CocoaError(.fileReadUnknown)
-            }
-        }
-        func p(_ name: String) -> String { directory.appendingPathComponent(name).path }
-        // openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out NAME.key
-        for name in ["root", "intermediate", "leaf"] {
-            try run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", p(name + ".key")])
-        }
-        var serial = 0x1000
-        // openssl ca -batch -config ca-NAME.cnf (-selfsign | -cert SIGNER.pem) -keyfile KEY -in NAME.csr
-        //   -startdate S -enddate E -extensions SECTION -notext -out NAME.pem
-        func issue(_ name: String, key: String, subject: String, signer: String?, signerKey: String, start: String, end: String, section: String) throws {
-            let ca = directory.appendingPathComponent("ca-" + name)
-            try FileManager.default.createDirectory(at: ca.appendingPathComponent("new"), withIntermediateDirectories: true)
-            try Data().write(to: ca.appendingPathComponent("index.txt"))
-            serial += 1
-            try Data((String(serial, radix: 16) + "\n").utf8).write(to: ca.appendingPathComponent("serial"))
-            let config = """
-            [ ca ]
-            default_ca = d
-            [ d ]
-            database = \(ca.path)/index.txt
-            new_certs_dir = \(ca.path)/new
-            serial = \(ca.path)/serial
-            default_md = sha256
-            policy = p
-            unique_subject = no
-            preserve = yes
-            [ p ]
-            commonName = supplied
-            [ ca_ext ]
-            basicConstraints = critical,CA:TRUE
-            keyUsage = critical,keyCertSign,cRLSign
-            [ leaf_ext ]
-            basicConstraints = CA:FALSE
-            keyUsage = critical,digitalSignature,keyEncipherment
-            extendedKeyUsage = serverAuth
-            subjectAltName = DNS:\(subject.dropFirst(4))
-
-            """
-            try Data(config.utf8).write(to: URL(fileURLWithPath: p("ca-\(name).cnf")))
-            try run(["req", "-new", "-key", key, "-subj", subject, "-out", p(name + ".csr")])
-            try run(["ca", "-batch", "-config", p("ca-\(name).cnf")] + (signer.map { ["-cert", p($0 + ".pem")] } ?? ["-selfsign"])
-                    + ["-keyfile", signerKey, "-in", p(name + ".csr"), "-startdate", start, "-enddate", end,
-                       "-extensions", section, "-notext", "-out", p(name + ".pem")])
-        }
-        try issue("root", key: p("root.key"), subject: "/CN=CLI Test Root", signer: nil, signerKey: p("root.key"),
-                  start: "20190101000000Z", end: "20391231000000Z", section: "ca_ext")
-        try issue("intermediate", key: p("intermediate.key"), subject: "/CN=CLI Test Intermediate", signer: "root", signerKey: p("root.key"),
-                  start: "20190101000000Z", end: "20391231000000Z", section: "ca_ext")
-        try issue("server", key: p("leaf.key"), subject: "/CN=server.rsakit.test", signer: "intermediate", signerKey: p("intermediate.key"),
-                  start: "20250101000000Z", end: "20380101000000Z", section: "leaf_ext")
-        try issue("expired", key: p("leaf.key"), subject: "/CN=expired.rsakit.test", signer: "intermediate", signerKey: p("intermediate.key"),
-                  start: "20200101000000Z", end: "20210101000000Z", section: "leaf_ext")
-        Self.pkiDirectory = directory
-        return directory
+    /// DNS:server.rsakit.test), expired.pem (2020-01-01 .. 2021-01-01, serverAuth), leaf.key.
+    private func file(_ name: String) throws -> String {
+        _ = try openssl()
+        return try TestPKI.shared().path(name)
     }
-
-    private func file(_ name: String) throws -> String { try pki().appendingPathComponent(name).path }
 
     func testTrustEvaluate_ServerChain_Unspecified() throws {
         let result = try rsakitOK(["trust", "evaluate", try file("server.pem"), "--chain", try file("intermediate.pem"),
                                    "--anchor", try file("root.pem"), "--anchors-only", "--policy", "ssl-server", "--hostname", "server.rsakit.test"])
         let text = result.stdoutText
         XCTAssertTrue(text.hasPrefix("result: unspecified\npolicy: ssl-server (hostname server.rsakit.test)\n"), text)
-        XCTAssertTrue(text.contains("  2: CLI Test Root (not after 2039-12-31T00:00:00Z) [anchor]"), text)
+        XCTAssertTrue(text.contains("  2: RSAKit Test Root CA (not after 2039-12-31T00:00:00Z) [anchor]"), text)
         XCTAssertFalse(text.contains("failures:"), text)
     }
 
@@ -127,7 +61,7 @@ final class CLITrustAndCertificateTests: CLITestCase {
         try rsakitOK(["cert", "add", try file("intermediate.pem"), "--distrust"])
         let denied = try rsakit(["trust", "evaluate", try file("server.pem"), "--chain", try file("intermediate.pem"), "--anchors-only"])
         assertFailure(denied, status: 65, contains: "trust evaluation failed: deny")
-        XCTAssertTrue(denied.stdoutText.contains("certificate 1 (CLI Test Intermediate): marked distrusted by the user"), denied.stdoutText)
+        XCTAssertTrue(denied.stdoutText.contains("certificate 1 (RSAKit Test Intermediate): marked distrusted by the user"), denied.stdoutText)
     }
 
     func testTrustEvaluate_UsageErrors() throws {
@@ -140,17 +74,18 @@ final class CLITrustAndCertificateTests: CLITestCase {
     }
 
     func testCertShow_PrintsTheFields() throws {
-        let result = try rsakitOK(["cert", "show", try file("server.pem")])
+        // expired.pem has fixed dates (openssl ca -startdate/-enddate), so they can be asserted.
+        let result = try rsakitOK(["cert", "show", try file("expired.pem")])
         let text = result.stdoutText
-        for line in ["subject: CN=server.rsakit.test", "subject summary: server.rsakit.test", "issuer: CN=CLI Test Intermediate",
-                     "not valid before: 2025-01-01T00:00:00Z", "not valid after: 2038-01-01T00:00:00Z", "public key: RSA 2048 bits",
+        for line in ["subject: CN=expired.rsakit.test", "subject summary: expired.rsakit.test", "issuer: O=RSAKit Tests,CN=RSAKit Test Intermediate",
+                     "not valid before: 2020-01-01T00:00:00Z", "not valid after: 2021-01-01T00:00:00Z (expired)", "public key: RSA 2048 bits",
                      "signature algorithm: RSA-SHA256", "key usage: Digital Signature, Key Encipherment",
-                     "extended key usage: TLS Web Server Authentication", "subject alternative names: DNS:server.rsakit.test",
+                     "extended key usage: TLS Web Server Authentication", "subject alternative names: DNS:expired.rsakit.test",
                      "basic constraints: CA:FALSE"] {
             XCTAssertTrue(text.contains(line + "\n"), "\(line) in \(text)")
         }
-        // The fingerprint is openssl's: openssl x509 -in server.pem -noout -fingerprint -sha256.
-        let openssl = try runProcess(try openssl(), ["x509", "-in", try file("server.pem"), "-noout", "-fingerprint", "-sha256"])
+        // The fingerprint is openssl's: openssl x509 -in expired.pem -noout -fingerprint -sha256.
+        let openssl = try runProcess(try openssl(), ["x509", "-in", try file("expired.pem"), "-noout", "-fingerprint", "-sha256"])
         let hex = openssl.stdoutText.split(separator: "=")[1].replacingOccurrences(of: ":", with: "").lowercased().trimmingCharacters(in: .whitespacesAndNewlines)
         XCTAssertTrue(text.contains("fingerprint (SHA-256): \(hex)\n"), text)
         XCTAssertTrue(text.contains("public key fingerprint (SHA-256 of the SPKI): SHA256:"), text)
@@ -158,7 +93,7 @@ final class CLITrustAndCertificateTests: CLITestCase {
         let bundle = try write(try read(try file("intermediate.pem")) + read(try file("root.pem")), to: "bundle.pem")
         let json = try rsakitOK(["cert", "show", bundle, "--json"])
         let array = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stdout)) as? [[String: Any]])
-        XCTAssertEqual(array.map { $0["subjectSummary"] as? String }, ["CLI Test Intermediate", "CLI Test Root"])
+        XCTAssertEqual(array.map { $0["subjectSummary"] as? String }, ["RSAKit Test Intermediate", "RSAKit Test Root CA"])
         XCTAssertEqual((array[1]["basicConstraints"] as? [String: Any])?["ca"] as? Bool, true)
         assertFailure(try rsakit(["cert", "show", path("missing.pem")]), status: 66, contains: "missing.pem")
     }
@@ -219,7 +154,7 @@ final class CLITrustAndCertificateTests: CLITestCase {
         XCTAssertTrue(try rsakitOK(["identity", "list"]).stdoutText.hasPrefix("Web Server  tag: Web Server"))
         let shown = try rsakitOK(["identity", "show", "--label", "Web Server"]).stdoutText
         XCTAssertTrue(shown.contains("subject summary: server.rsakit.test\n"), shown)
-        XCTAssertTrue(shown.contains("chain: CLI Test Intermediate"), shown)
+        XCTAssertTrue(shown.contains("chain: RSAKit Test Intermediate"), shown)
 
         // export p12 -> openssl pkcs12 -info reads it, with the same key and certificates.
         try rsakitOK(["identity", "export", "--label", "Web Server", "--format", "p12", "--passout", "pass:out-secret", "--out", path("out.p12")])

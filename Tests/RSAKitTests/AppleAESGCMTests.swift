@@ -137,16 +137,6 @@ final class AppleAESGCMTests: XCTestCase {
         }
     }
 
-    /// A sink that records the largest single write.
-    struct CountingSink: RSAByteSink {
-        var inner = RSAArrayByteSink()
-        var largestWrite = 0
-        mutating func write(_ bytes: [UInt8]) throws {
-            largestWrite = max(largestWrite, bytes.count)
-            try inner.write(bytes)
-        }
-    }
-
     func testStreamingDecrypt_GoesThroughAnUnlinkedPrivateFileInBoundedPieces() throws {
         let key = try TestKeys.generated(bits: 2048)
         let plaintext = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }

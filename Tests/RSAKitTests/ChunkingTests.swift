@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// Raw block chunking (concatenated k-byte EME-PKCS1-v1_5 blocks).
 final class ChunkingTests: XCTestCase {
@@ -65,16 +66,6 @@ final class ChunkingTests: XCTestCase {
         mutating func read(upTo maximumCount: Int) throws -> [UInt8] {
             step += 1
             return try inner.read(upTo: min(maximumCount, 1 + step % 97))
-        }
-    }
-
-    /// A sink that counts the most bytes it was handed in one write.
-    struct CountingSink: RSAByteSink {
-        var inner = RSAArrayByteSink()
-        var largestWrite = 0
-        mutating func write(_ bytes: [UInt8]) throws {
-            largestWrite = max(largestWrite, bytes.count)
-            try inner.write(bytes)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// Runs Tests/ConstantTimeHarness under `valgrind --tool=memcheck` with every secret
 /// marked undefined (see the harness's header comment) and counts memcheck's reports of
@@ -19,13 +20,7 @@ final class ConstantTimeHarnessTests: XCTestCase {
         var total: Int { conditional + uninitialisedUse }
     }
 
-    private static let valgrind: String? = {
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(dir)/valgrind"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }()
+    private static let valgrind: String? = TestTools.path(of: "valgrind")
 
     /// The harness built beside the test bundle, copied without its DWARF 5 debug info
     /// (valgrind 3.19 cannot read what Swift's clang writes and gives up on the binary).

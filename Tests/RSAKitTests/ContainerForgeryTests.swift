@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// Issue 10 §1: blocks forged by someone holding only the public key, made with the real
 /// `openssl pkeyutl -encrypt -pubin`. Version 1 accepts them (its documented weakness);

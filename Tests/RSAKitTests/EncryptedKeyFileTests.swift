@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// Encrypted key files in and out, against the real openssl (both directions).
 ///

@@ -1,5 +1,6 @@
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// The hashing layer over Nettle: names, lengths, known answers, incremental use, and the
 /// real `openssl dgst` on the same inputs.

@@ -1,5 +1,6 @@
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// FIPS 186-5 A.1.3 key generation.
 final class KeyGenerationTests: XCTestCase {

@@ -3,6 +3,7 @@ import XCTest
 @testable import RSAKit
 #if canImport(Glibc)
 import Glibc
+import RSAKitTestSupport
 #endif
 
 /// Keys generated once for the whole store suite (1024 bits: the fastest size generate()
@@ -480,7 +481,7 @@ final class KeyStoreTests: XCTestCase {
     // MARK: File format and interoperability
 
     func testItemFile_IsReadableByOpenSSLDirectly() throws {
-        let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let openssl = OpenSSL.path
         guard let openssl else { throw XCTSkip("openssl CLI not found: cannot check that it reads item files") }
         let store = try RSAKeyStore(path: storePath)
         try store.addKeyPair(StoreTestKeys.a, tag: "interop", label: "label with \"quotes\"\nand a newline")
@@ -504,7 +505,7 @@ final class KeyStoreTests: XCTestCase {
     }
 
     func testImport_OpenSSLPrivateKeyMakesAPairAndComesBackByteForByte() throws {
-        let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let openssl = OpenSSL.path
         guard let openssl else { throw XCTSkip("openssl CLI not found: cannot make a key to import") }
         let keyFile = folder + "/openssl-key.pem"
         let made = try run(openssl, ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024", "-out", keyFile])
@@ -718,20 +719,6 @@ final class KeyStoreTests: XCTestCase {
     }
 
     // MARK: Concurrency and crashes (real processes)
-
-    /// The helper executable built beside the test bundle.
-    private func helperPath() throws -> String {
-        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        var products = URL(fileURLWithPath: executable).deletingLastPathComponent()
-        // On Linux the test binary is <products>/rsakitPackageTests.xctest.
-        if products.lastPathComponent.hasSuffix(".xctest") { products.deleteLastPathComponent() }
-        let helper = products.appendingPathComponent("StoreStressHelper").path
-        guard FileManager.default.isExecutableFile(atPath: helper) else {
-            // A failure, not a skip: the helper is part of the package and `swift build` makes it.
-            throw RSAError.storeIOError(path: helper, reason: "StoreStressHelper is not built; run `swift build` first")
-        }
-        return helper
-    }
 
     private func writeKeyFiles() throws -> [String] {
         try StoreTestKeys.keys.enumerated().map { index, key in

@@ -1,5 +1,6 @@
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// Key construction checks, in the manner of BoringSSL's RSA_check_key tests: perturb one
 /// component at a time, expect the specific rejection, restore.

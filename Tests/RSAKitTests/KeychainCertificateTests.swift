@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// Certificate items and identities, with certificates made by the real openssl (TestPKI).
 final class KeychainCertificateTests: KeychainTestCase {

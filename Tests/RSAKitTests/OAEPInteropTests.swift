@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// RSAES-OAEP against the real `openssl pkeyutl` and Java's `Cipher`, both directions,
 /// through the library API (`encrypt(_:padding:)`, `decrypt(_:padding:)`).
@@ -123,13 +124,7 @@ final class OAEPInteropTests: XCTestCase {
         return folder
     }()
 
-    static func which(_ tool: String) -> String? {
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(dir)/\(tool)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
+    static func which(_ tool: String) -> String? { TestTools.path(of: tool) }
 
     static func runTool(_ tool: String, _ arguments: [String], in folder: URL) throws -> (status: Int32, stderr: String) {
         let process = Process()

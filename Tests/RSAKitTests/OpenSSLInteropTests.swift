@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// One-block and chunked RSAES-PKCS1-v1_5 against the real `openssl` CLI, both directions.
 /// Keys travel through files: OpenSSL-generated PEM keys (components read from

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// PKCS#12 import and export against the real openssl and certtool. Fixtures: ``TestPKI``
 /// (leaf.key, server.pem, intermediate.pem, root.pem) and the p12 files made below, the

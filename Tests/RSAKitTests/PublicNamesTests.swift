@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RSAKitTestSupport
 
 /// Issue 16 §4: RSAKit's public top-level names must not collide with swift-crypto's (an app
 /// importing both `Crypto` and `RSAKit` would get "'SHA256' is ambiguous"). The names are
@@ -127,11 +128,5 @@ final class PublicNamesTests: XCTestCase {
         let symbols: [Symbol]
     }
 
-    private static func findTool(_ name: String) -> URL? {
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
-            let candidate = URL(fileURLWithPath: String(dir)).appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        return nil
-    }
+    private static func findTool(_ name: String) -> URL? { TestTools.path(of: name).map { URL(fileURLWithPath: $0) } }
 }

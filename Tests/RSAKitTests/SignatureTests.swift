@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// RSASSA-PKCS1-v1_5 and RSASSA-PSS through the key API, against the real `openssl`.
 final class SignatureTests: XCTestCase {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// RSATLSConnection against a real `openssl s_server` on 127.0.0.1 (TestPKI's certificates:
 /// server.rsakit.test and the client certificate, both by the intermediate). Every

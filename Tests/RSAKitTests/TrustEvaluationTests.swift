@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// RSATrust against the fixtures of ``TestPKI`` (made by openssl, commands there), each
 /// with its result and reason; `openssl verify` is asked about the same files and must agree

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 internal import CRSAKitVector
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// The radix-2^52 Montgomery exponentiation (CRSAKitVector, issue 14): the portable
 /// reference and the kernel's algorithm (its scalar emulation) against GMP on random and

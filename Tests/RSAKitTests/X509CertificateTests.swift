@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// X509Certificate against the real openssl: every field compared with what
 /// `openssl x509` prints for the same file. Fixtures: ``TestPKI`` and the self-signed

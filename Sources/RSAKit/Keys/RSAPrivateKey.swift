@@ -86,14 +86,25 @@ public struct RSAPrivateKey: Sendable, CustomStringConvertible {
         guard d.sign > 0, (e * d).mod(lambda).compare(1) == 0 else {
             throw RSAError.invalidKey(.privateExponentMismatch)
         }
-        // e * dP = 1 mod (p - 1), 0 < dP < p - 1; likewise for q.
+        try validateCRTValues(e: e, p: p, q: q, dP: dP, dQ: dQ, qInv: qInv)
+    }
+
+    /// The CRT values of the first two primes (RFC 8017 §3.2), for two-prime and multi-prime
+    /// keys alike: e * dP = 1 mod (p - 1) with 0 < dP < p - 1, likewise dQ for q, and
+    /// q * qInv = 1 mod p with 0 < qInv < p. The same arithmetic as the rest of `validate`
+    /// (run when a key is made or loaded, not on each private-key operation).
+    /// - Throws: `RSAError.invalidKey` with `.firstCRTExponentMismatch`,
+    ///   `.secondCRTExponentMismatch` or `.crtCoefficientMismatch`, checked in that order.
+    internal static func validateCRTValues(
+        e: BigNumber, p: BigNumber, q: BigNumber, dP: BigNumber, dQ: BigNumber, qInv: BigNumber
+    ) throws {
+        let pMinus1 = p - 1, qMinus1 = q - 1
         guard dP.sign > 0, dP.compare(pMinus1) < 0, (e * dP).mod(pMinus1).compare(1) == 0 else {
             throw RSAError.invalidKey(.firstCRTExponentMismatch)
         }
         guard dQ.sign > 0, dQ.compare(qMinus1) < 0, (e * dQ).mod(qMinus1).compare(1) == 0 else {
             throw RSAError.invalidKey(.secondCRTExponentMismatch)
         }
-        // q * qInv = 1 mod p, 0 < qInv < p.
         guard qInv.sign > 0, qInv.compare(p) < 0, (q * qInv).mod(p).compare(1) == 0 else {
             throw RSAError.invalidKey(.crtCoefficientMismatch)
         }

@@ -85,16 +85,7 @@ extension RSAPrivateKey {
         guard d.sign > 0, (e * d).mod(lambda).compare(1) == 0 else {
             throw RSAError.invalidKey(.privateExponentMismatch)
         }
-        let pMinus1 = p - 1, qMinus1 = q - 1
-        guard dP.sign > 0, dP.compare(pMinus1) < 0, (e * dP).mod(pMinus1).compare(1) == 0 else {
-            throw RSAError.invalidKey(.firstCRTExponentMismatch)
-        }
-        guard dQ.sign > 0, dQ.compare(qMinus1) < 0, (e * dQ).mod(qMinus1).compare(1) == 0 else {
-            throw RSAError.invalidKey(.secondCRTExponentMismatch)
-        }
-        guard qInv.sign > 0, qInv.compare(p) < 0, (q * qInv).mod(p).compare(1) == 0 else {
-            throw RSAError.invalidKey(.crtCoefficientMismatch)
-        }
+        try validateCRTValues(e: e, p: p, q: q, dP: dP, dQ: dQ, qInv: qInv)
         var product = p * q
         for (offset, other) in otherPrimes.enumerated() {
             let index = offset + 3

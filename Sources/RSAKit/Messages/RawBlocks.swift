@@ -138,10 +138,7 @@ public enum RSAPKCS1v15Chunking {
         _ plaintext: [UInt8], with key: RSAPublicKey,
         random: RSARandomSource = SystemRandomSource(), concurrency: Int = defaultConcurrency
     ) throws -> [UInt8] {
-        var source = RSAArrayByteSource(plaintext)
-        var sink = RSAArrayByteSink()
-        try encrypt(from: &source, to: &sink, with: key, random: random, concurrency: concurrency)
-        return sink.bytes
+        try overArrays(plaintext) { try encrypt(from: &$0, to: &$1, with: key, random: random, concurrency: concurrency) }
     }
 
     /// Decrypt `ciphertext` held in memory; its length must be a multiple of k (checked
@@ -151,9 +148,16 @@ public enum RSAPKCS1v15Chunking {
         _ ciphertext: [UInt8], with key: RSAPrivateKey,
         random: RSARandomSource = SystemRandomSource(), concurrency: Int = defaultConcurrency
     ) throws -> [UInt8] {
-        var source = RSAArrayByteSource(ciphertext)
+        try overArrays(ciphertext) { try decrypt(from: &$0, to: &$1, with: key, random: random, concurrency: concurrency) }
+    }
+
+    /// Run a streaming form over `input` held in memory and return all it wrote.
+    private static func overArrays(
+        _ input: [UInt8], _ body: (inout RSAArrayByteSource, inout RSAArrayByteSink) throws -> UInt64
+    ) throws -> [UInt8] {
+        var source = RSAArrayByteSource(input)
         var sink = RSAArrayByteSink()
-        try decrypt(from: &source, to: &sink, with: key, random: random, concurrency: concurrency)
+        _ = try body(&source, &sink)
         return sink.bytes
     }
 }

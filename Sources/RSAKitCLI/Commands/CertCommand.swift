@@ -27,12 +27,7 @@ struct CertCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        guard let sub = arguments.positionals.first else {
-            throw UsageError(message: "missing subcommand: show, add, find, list, export or delete", command: Self.spec.name)
-        }
-        guard ["show", "add", "find", "list", "export", "delete"].contains(sub) else {
-            throw UsageError(message: "unknown subcommand '\(sub)'", command: Self.spec.name)
-        }
+        let sub = try parseSubcommand(arguments, of: ["show", "add", "find", "list", "export", "delete"], command: Self.spec.name)
         subcommand = sub
         if sub == "show" {
             guard arguments.positionals.count == 2 else {
@@ -95,15 +90,7 @@ struct CertCommand: RSAKitCommand {
             }
             let certificate = try store.certificate(itemID: items[0].itemID)
             let bytes = arguments.flag("der") ? certificate.derRepresentation : Array(certificate.pemRepresentation.utf8)
-            let output = try OutputFile(arguments.value("out"), input: nil, mode: 0o644)
-            do {
-                var sink = RSAFileDescriptorSink(fileDescriptor: output.fileDescriptor)
-                try sink.write(bytes)
-                try output.commit()
-            } catch {
-                output.discard()
-                throw error
-            }
+            try writeOutput(bytes, to: arguments.value("out"), mode: 0o644)
         case "delete":
             let items = try selected(store)
             for item in items { try store.deleteCertificate(itemID: item.itemID) }
@@ -124,9 +111,7 @@ struct CertCommand: RSAKitCommand {
     /// The certificates named by --label, --fingerprint or --id (never empty).
     private func selected(_ store: RSAKeyStore) throws -> [RSACertificateAttributes] {
         if let label = arguments.value("label") {
-            let items = try store.certificates(label: label)
-            guard !items.isEmpty else { throw RSAError.noSuchItem(item: "certificate with label \"\(label)\"") }
-            return items
+            return try requireFound(try store.certificates(label: label), "certificate with label \"\(label)\"")
         }
         if let text = arguments.value("fingerprint") {
             let hex = text.replacingOccurrences(of: ":", with: "").lowercased()

@@ -30,12 +30,7 @@ struct IdentityCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        guard let sub = arguments.positionals.first else {
-            throw UsageError(message: "missing subcommand: import, list, show, export or delete", command: Self.spec.name)
-        }
-        guard ["import", "list", "show", "export", "delete"].contains(sub) else {
-            throw UsageError(message: "unknown subcommand '\(sub)'", command: Self.spec.name)
-        }
+        let sub = try parseSubcommand(arguments, of: ["import", "list", "show", "export", "delete"], command: Self.spec.name)
         subcommand = sub
         if sub == "import" {
             guard arguments.positionals.count == 2 else {
@@ -124,12 +119,7 @@ struct IdentityCommand: RSAKitCommand {
 
     private func identity(_ store: RSAKeyStore) throws -> RSAIdentityItem {
         let label = arguments.value("label") ?? ""
-        let found = try store.identities(label: label)
-        guard let first = found.first else { throw RSAError.noSuchItem(item: "identity with label \"\(label)\"") }
-        guard found.count == 1 else {
-            throw CLIFailure("\(found.count) identities have the label \"\(label)\"; give a unique label", .usage)
-        }
-        return first
+        return try uniqueItem(try store.identities(label: label), what: "identity", plural: "identities", label: label)
     }
 
     private func describe(_ identity: RSAIdentityItem, _ store: RSAKeyStore) throws -> String {
@@ -158,15 +148,7 @@ struct IdentityCommand: RSAKitCommand {
             bytes = Array((key.pkcs8PEMRepresentation + certificate.pemRepresentation + chain.map(\.pemRepresentation).joined()).utf8)
         }
         defer { wipe(&bytes) }
-        let output = try OutputFile(arguments.value("out"), input: nil, mode: 0o600)
-        do {
-            var sink = RSAFileDescriptorSink(fileDescriptor: output.fileDescriptor)
-            try sink.write(bytes)
-            try output.commit()
-        } catch {
-            output.discard()
-            throw error
-        }
+        try writeOutput(bytes, to: arguments.value("out"), mode: 0o600)
     }
 }
 

@@ -123,15 +123,7 @@ struct ExportCommand: RSAKitCommand {
             let key = try storePublicKey(store, tag: tag)
             bytes = der ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)
         }
-        let output = try OutputFile(arguments.value("out"), input: nil, mode: arguments.flag("private") ? 0o600 : 0o644)
-        do {
-            var sink = RSAFileDescriptorSink(fileDescriptor: output.fileDescriptor)
-            try sink.write(bytes)
-            try output.commit()
-        } catch {
-            output.discard()
-            throw error
-        }
+        try writeOutput(bytes, to: arguments.value("out"), mode: arguments.flag("private") ? 0o600 : 0o644)
     }
 }
 
@@ -227,14 +219,7 @@ struct ShowCommand: RSAKitCommand {
     let tag: String
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        if arguments.value("id") != nil {
-            guard arguments.value("tag") == nil else {
-                throw UsageError(message: "give --tag or --id, not both", command: Self.spec.name)
-            }
-            tag = ""
-        } else {
-            tag = try arguments.required("tag", Self.spec.name)
-        }
+        tag = try tagUnlessItemID(arguments, command: Self.spec.name, conflict: "give --tag or --id, not both")
     }
 
     func run() throws {
@@ -298,14 +283,8 @@ struct DeleteCommand: RSAKitCommand {
     let tag: String
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        if arguments.value("id") != nil {
-            guard arguments.value("tag") == nil, !arguments.flag("public-only") else {
-                throw UsageError(message: "--id takes neither --tag nor --public-only", command: Self.spec.name)
-            }
-            tag = ""
-        } else {
-            tag = try arguments.required("tag", Self.spec.name)
-        }
+        tag = try tagUnlessItemID(arguments, command: Self.spec.name, excludedFlags: ["public-only"],
+                                  conflict: "--id takes neither --tag nor --public-only")
     }
 
     func run() throws {

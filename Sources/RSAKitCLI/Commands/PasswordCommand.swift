@@ -33,12 +33,7 @@ struct PasswordCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        guard let sub = arguments.positionals.first else {
-            throw UsageError(message: "missing subcommand: add, find, delete or list", command: Self.spec.name)
-        }
-        guard ["add", "find", "delete", "list"].contains(sub) else {
-            throw UsageError(message: "unknown subcommand '\(sub)'", command: Self.spec.name)
-        }
+        let sub = try parseSubcommand(arguments, of: ["add", "find", "delete", "list"], command: Self.spec.name)
         subcommand = sub
         if sub != "list" { _ = try arguments.required("service", Self.spec.name) }
         if sub == "add" || sub == "delete" { _ = try arguments.required("account", Self.spec.name) }
@@ -67,8 +62,7 @@ struct PasswordCommand: RSAKitCommand {
             if let account = arguments.value("account") {
                 items = [try store.genericPassword(service: service, account: account)]
             } else {
-                items = try store.genericPasswords(service: service)
-                guard !items.isEmpty else { throw RSAError.noSuchItem(item: "generic password for service \"\(service)\"") }
+                items = try requireFound(try store.genericPasswords(service: service), "generic password for service \"\(service)\"")
             }
             if arguments.flag("value") {
                 guard items.count == 1 else {

@@ -120,15 +120,7 @@ struct SignCommand: RSAKitCommand {
         defer { input.close() }
         let digest = try settings.digest(of: input)
         let signature = try key.signature(forDigest: digest, hash: settings.hash, padding: settings.padding)
-        let output = try OutputFile(arguments.value("out"), input: input)
-        do {
-            var sink = RSAFileDescriptorSink(fileDescriptor: output.fileDescriptor)
-            try sink.write(signature)
-            try output.commit()
-        } catch {
-            output.discard()
-            throw error
-        }
+        try writeOutput(signature, to: arguments.value("out"), input: input)
     }
 }
 

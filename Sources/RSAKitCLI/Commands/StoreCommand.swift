@@ -28,12 +28,7 @@ struct StoreCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        guard let sub = arguments.positionals.first else {
-            throw UsageError(message: "missing subcommand: protect, change-passphrase, unprotect or info", command: Self.spec.name)
-        }
-        guard ["protect", "change-passphrase", "unprotect", "info"].contains(sub) else {
-            throw UsageError(message: "unknown subcommand '\(sub)'", command: Self.spec.name)
-        }
+        let sub = try parseSubcommand(arguments, of: ["protect", "change-passphrase", "unprotect", "info"], command: Self.spec.name)
         subcommand = sub
         if arguments.value("kdf") != nil { _ = try kdfParameters(arguments, command: Self.spec.name) }
     }

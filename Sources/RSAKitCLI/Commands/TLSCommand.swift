@@ -52,10 +52,7 @@ struct TLSCommand: RSAKitCommand {
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
         let name = Self.spec.name
-        guard let sub = arguments.positionals.first else {
-            throw UsageError(message: "missing subcommand: connect", command: name)
-        }
-        guard sub == "connect" else { throw UsageError(message: "unknown subcommand '\(sub)'", command: name) }
+        _ = try parseSubcommand(arguments, of: ["connect"], command: name)
         guard arguments.positionals.count == 2 else {
             throw UsageError(message: "missing server address <HOST:PORT>", command: name)
         }

@@ -35,12 +35,7 @@ struct TrustCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        guard let sub = arguments.positionals.first else {
-            throw UsageError(message: "missing subcommand: evaluate", command: Self.spec.name)
-        }
-        guard sub == "evaluate" else {
-            throw UsageError(message: "unknown subcommand '\(sub)'", command: Self.spec.name)
-        }
+        _ = try parseSubcommand(arguments, of: ["evaluate"], command: Self.spec.name)
         guard arguments.positionals.count == 2 else {
             throw UsageError(message: "missing certificate file argument <CERT>", command: Self.spec.name)
         }

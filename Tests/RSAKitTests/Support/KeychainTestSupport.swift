@@ -64,18 +64,6 @@ class KeychainTestCase: XCTestCase {
         return UInt32(st.st_mode & 0o7777)
     }
 
-    /// The StoreStressHelper executable built beside the test bundle.
-    func helperPath() throws -> String {
-        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        var products = URL(fileURLWithPath: executable).deletingLastPathComponent()
-        if products.lastPathComponent.hasSuffix(".xctest") { products.deleteLastPathComponent() }
-        let helper = products.appendingPathComponent("StoreStressHelper").path
-        guard FileManager.default.isExecutableFile(atPath: helper) else {
-            throw RSAError.storeIOError(path: helper, reason: "StoreStressHelper is not built; run `swift build` first")
-        }
-        return helper
-    }
-
     /// Start `executable` with stdout and stderr piped.
     func start(_ executable: String, _ arguments: [String]) throws -> (process: Process, out: Pipe, err: Pipe) {
         let process = Process()
@@ -94,6 +82,21 @@ class KeychainTestCase: XCTestCase {
         XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]))
         return path
     }
+}
+
+/// The StoreStressHelper executable built beside the test bundle (used by KeyStoreTests and
+/// the keychain suites).
+func helperPath() throws -> String {
+    let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    var products = URL(fileURLWithPath: executable).deletingLastPathComponent()
+    // On Linux the test binary is <products>/rsakitPackageTests.xctest.
+    if products.lastPathComponent.hasSuffix(".xctest") { products.deleteLastPathComponent() }
+    let helper = products.appendingPathComponent("StoreStressHelper").path
+    guard FileManager.default.isExecutableFile(atPath: helper) else {
+        // A failure, not a skip: the helper is part of the package and `swift build` makes it.
+        throw RSAError.storeIOError(path: helper, reason: "StoreStressHelper is not built; run `swift build` first")
+    }
+    return helper
 }
 
 extension RSASecretBytes {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import RSAKit
+import RSAKitTestSupport
 
 /// Hex helpers for tests.
 enum Hex {
@@ -44,6 +45,16 @@ final class DeterministicRandomSource: RSARandomSource, @unchecked Sendable {
     }
 }
 
+/// A byte sink that records the largest single write (to check that streaming stays bounded).
+struct CountingSink: RSAByteSink {
+    var inner = RSAArrayByteSink()
+    var largestWrite = 0
+    mutating func write(_ bytes: [UInt8]) throws {
+        largestWrite = max(largestWrite, bytes.count)
+        try inner.write(bytes)
+    }
+}
+
 /// Where the Wycheproof vectors are: $RSAKIT_VECTORS (the wycheproof folder or its
 /// testvectors_v1), else ../shared/vectors/wycheproof/testvectors_v1 beside the package.
 enum Vectors {
@@ -74,58 +85,8 @@ enum Vectors {
     }
 }
 
-/// The `openssl` CLI, or a visible skip.
-enum OpenSSL {
-    static let path: String? = {
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(dir)/openssl"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }()
-
-    static func require() throws -> String {
-        guard let path else { throw XCTSkip("openssl CLI not found on PATH: interop test skipped") }
-        return path
-    }
-
-    /// Run openssl with `arguments`, feeding `input` on stdin; returns stdout. Fails the test
-    /// with stderr when it exits non-zero.
-    @discardableResult
-    static func run(_ arguments: [String], input: [UInt8] = [], file: StaticString = #filePath, line: UInt = #line) throws -> [UInt8] {
-        let result = try runAllowingFailure(arguments, input: input)
-        guard result.status == 0 else {
-            XCTFail("openssl \(arguments.joined(separator: " ")) failed: \(result.stderr)", file: file, line: line)
-            throw CocoaError(.fileReadUnknown)
-        }
-        return result.stdout
-    }
-
-    static func runAllowingFailure(_ arguments: [String], input: [UInt8] = []) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try require())
-        process.arguments = arguments
-        let stdin = Pipe(), stdout = Pipe()
-        let errURL = TestKeys.scratch.appendingPathComponent("stderr-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let errHandle = try FileHandle(forWritingTo: errURL)
-        defer { try? errHandle.close(); try? FileManager.default.removeItem(at: errURL) }
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = errHandle
-        try process.run()
-        let inputData = Data(input)
-        let writer = Thread {
-            stdin.fileHandleForWriting.write(inputData)
-            try? stdin.fileHandleForWriting.close()
-        }
-        writer.start()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let errData = (try? Data(contentsOf: errURL)) ?? Data()
-        return (process.terminationStatus, [UInt8](out), String(decoding: errData, as: UTF8.self))
-    }
-
+/// Key helpers over the shared `OpenSSL` runner (RSAKitTestSupport).
+extension OpenSSL {
     /// Generate a key with `openssl genpkey` into `directory`; returns the PEM path and the
     /// key parsed from `openssl pkey -text` (so no rsakit parser is involved).
     static func generateKey(bits: Int, exponent: Int = 65537, in directory: URL) throws -> (path: String, key: RSAPrivateKey) {
@@ -217,15 +178,9 @@ enum TestKeys {
     }
     nonisolated(unsafe) private static var paths: [String: String] = [:]
 
-    /// A per-process scratch folder.
-    static let scratch: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-tests-\(getpid())")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }()
+    /// The per-process scratch folder (`TestScratch.directory`, shared with RSAKitTestSupport).
+    static var scratch: URL { TestScratch.directory }
 }
-
-var longTestsEnabled: Bool { ProcessInfo.processInfo.environment["RSAKIT_LONG_TESTS"] == "1" }
 
 /// Apple's RSA-OAEP + AES-GCM vectors: `apple/` beside `wycheproof/` in the folder named by
 /// $RSAKIT_VECTORS (which may name the vectors folder, `wycheproof/` or its `testvectors_v1/`),

@@ -1,21 +1,21 @@
 import Foundation
 import XCTest
 
-/// A real `openssl s_server` on 127.0.0.1 and a free port, for the TLS tests (the same
-/// helper as Tests/RSAKitCLITests/TLSTestServer.swift; test targets cannot share code). Every wait is
+/// A real `openssl s_server` on 127.0.0.1 and a free port, for the TLS tests of both test
+/// targets. Every wait is
 /// bounded; `stop()` (also run by `deinit`) kills it. Its stdout and stderr go to `logPath`.
 ///
 ///   openssl s_server -accept 127.0.0.1:PORT -Verify 5 -verify_return_error -CAfile ca.pem
 ///     -cert srv.pem -cert_chain int.pem -key srv.key -www        (or without -www: echo mode,
 ///     which prints the application data it receives)
-final class TLSTestServer {
-    let port: Int
-    let logPath: String
+package final class TLSTestServer {
+    package let port: Int
+    package let logPath: String
     private let process: Process
     private let input = Pipe()
 
     /// A port nobody listens on right now (bound to 127.0.0.1:0 and released).
-    static func freePort() throws -> Int {
+    package static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
         defer { close(fd) }
@@ -36,7 +36,7 @@ final class TLSTestServer {
 
     /// Start s_server with `arguments` after `-accept 127.0.0.1:PORT`; waits (at most 15 s)
     /// for its "ACCEPT" line. Retries on another port if the port was taken meanwhile.
-    init(openssl: String, arguments: [String], directory: String) throws {
+    package init(openssl: String, arguments: [String], directory: String) throws {
         (port, logPath, process) = try TLSTestServer.start(openssl: openssl, arguments: arguments, directory: directory, input: input)
     }
 
@@ -70,10 +70,10 @@ final class TLSTestServer {
     }
 
     /// What s_server printed so far.
-    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    package var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// Wait (at most `seconds`) until the log contains `text`.
-    func waitForLog(_ text: String, seconds: Double = 10) -> Bool {
+    package func waitForLog(_ text: String, seconds: Double = 10) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if log.contains(text) { return true }
@@ -83,7 +83,7 @@ final class TLSTestServer {
     }
 
     /// Kill the server (SIGTERM, then SIGKILL after 2 s) and reap it.
-    func stop() {
+    package func stop() {
         guard process.isRunning else { return }
         process.terminate()
         let deadline = Date().addingTimeInterval(2)

@@ -1,8 +1,8 @@
 import Foundation
-import XCTest
-@testable import RSAKit
+import RSAKit
 
-/// A small PKI made by the real `openssl` CLI, once per test process, in the scratch folder.
+/// A small PKI made by the real `openssl` CLI, once per test process, in the scratch folder
+/// (used by RSAKitTests and RSAKitCLITests; leaf.key is the key of every leaf).
 /// Every file's command is written beside the code that runs it.
 ///
 ///   Root CA        "RSAKit Test Root CA"      self-signed, CA:TRUE, keyCertSign+cRLSign, 2019-2039
@@ -16,16 +16,16 @@ import XCTest
 ///   tampered       the server certificate with the last signature octet flipped
 ///   nonCAIssued    "victim.rsakit.test"       signed by the server certificate (CA:FALSE)
 ///   wrongEKU       "codesign.rsakit.test"     by the intermediate, codeSigning only
-final class TestPKI: @unchecked Sendable {
-    let directory: URL
+package final class TestPKI: @unchecked Sendable {
+    package let directory: URL
     private var caSerial = 0x5E5E10
-    private(set) var rootKey = "", intermediateKey = "", leafKey = "", untrustedRootKey = ""
+    package private(set) var rootKey = "", intermediateKey = "", leafKey = "", untrustedRootKey = ""
 
     private static let lock = NSLock()
     nonisolated(unsafe) private static var instance: TestPKI?
 
     /// The shared PKI (skips when openssl is absent).
-    static func shared() throws -> TestPKI {
+    package static func shared() throws -> TestPKI {
         lock.lock(); defer { lock.unlock() }
         if let instance { return instance }
         let pki = try TestPKI()
@@ -33,16 +33,16 @@ final class TestPKI: @unchecked Sendable {
         return pki
     }
 
-    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+    package func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
     /// The certificate file `name` (PEM) read by rsakit.
-    func certificate(_ name: String) throws -> X509Certificate {
+    package func certificate(_ name: String) throws -> X509Certificate {
         try X509Certificate(pemRepresentation: String(decoding: try Data(contentsOf: URL(fileURLWithPath: path(name + ".pem"))), as: UTF8.self))
     }
 
     private init() throws {
         _ = try OpenSSL.require()
-        directory = TestKeys.scratch.appendingPathComponent("pki-\(UUID().uuidString)")
+        directory = TestScratch.directory.appendingPathComponent("pki-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out NAME.key
         for name in ["root", "intermediate", "leaf", "untrusted-root"] {
@@ -87,19 +87,20 @@ final class TestPKI: @unchecked Sendable {
         try caIssued("not-yet-valid", key: leafKey, subject: "/CN=future.rsakit.test", signer: "intermediate", signerKey: intermediateKey,
                      start: "20380101000000Z", end: "20390101000000Z", section: "future_ext")
         // tampered.pem: openssl x509 -in server.pem -outform DER, last octet (inside the
-        // signature BIT STRING) XOR 0x01, back to PEM.
+        // signature BIT STRING) XOR 0x01, back to PEM (base64 in 64-character lines, RFC 7468).
         var der = try OpenSSL.run(["x509", "-in", path("server.pem"), "-outform", "DER"])
         der[der.count - 1] ^= 0x01
-        try write(PEMDocument.encode(der, label: "CERTIFICATE"), to: "tampered.pem")
+        let base64 = Data(der).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+        try write("-----BEGIN CERTIFICATE-----\n\(base64)\n-----END CERTIFICATE-----\n", to: "tampered.pem")
         // chain.pem: intermediate then root (a bundle).
         try write(try read("intermediate.pem") + read("root.pem"), to: "chain.pem")
     }
 
-    func read(_ name: String) throws -> String {
+    package func read(_ name: String) throws -> String {
         String(decoding: try Data(contentsOf: URL(fileURLWithPath: path(name))), as: UTF8.self)
     }
 
-    func write(_ text: String, to name: String) throws {
+    package func write(_ text: String, to name: String) throws {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path(name)))
     }
 
@@ -164,38 +165,5 @@ final class TestPKI: @unchecked Sendable {
         try OpenSSL.run(["ca", "-batch", "-config", path("ca-\(name).cnf")] + signing + ["-keyfile", signerKey,
                          "-in", path(name + ".csr"), "-startdate", start, "-enddate", end,
                          "-extensions", section, "-notext", "-out", path(name + ".pem")])
-    }
-}
-
-/// GnuTLS's `certtool` (gnutls-bin), or a visible skip.
-enum CertTool {
-    static let path: String? = {
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(dir)/certtool"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }()
-
-    /// Run certtool; returns stdout, failing the test with stderr on a non-zero exit.
-    @discardableResult
-    static func run(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> [UInt8] {
-        guard let path else { throw XCTSkip("certtool (gnutls-bin) not found on PATH: test skipped") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            XCTFail("certtool \(arguments.joined(separator: " ")) failed: \(String(decoding: errors, as: UTF8.self))", file: file, line: line)
-            throw CocoaError(.fileReadUnknown)
-        }
-        return [UInt8](data)
     }
 }

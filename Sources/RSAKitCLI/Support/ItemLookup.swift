@@ -1,0 +1,34 @@
+import RSAKit
+
+/// Finding the stored items a command names: by application tag, by label, or by item id
+/// (the persistent reference), with the messages every command gives alike.
+
+/// The application tag of `--tag TAG | --id ID` (show, delete), or "" when `--id` names the item.
+/// - Throws: `UsageError(conflict)` when `--id` comes with `--tag` or one of `excludedFlags`;
+///   the usual missing-option error when neither `--tag` nor `--id` is given.
+func tagUnlessItemID(_ arguments: ParsedArguments, command: String, excludedFlags: [String] = [], conflict: String) throws -> String {
+    guard arguments.value("id") != nil else { return try arguments.required("tag", command) }
+    guard arguments.value("tag") == nil, !excludedFlags.contains(where: { arguments.flag($0) }) else {
+        throw UsageError(message: conflict, command: command)
+    }
+    return ""
+}
+
+/// The items a label (or service) lookup found, never empty.
+/// - Throws: `RSAError.noSuchItem(item: description)` (exit 66) when `items` is empty, e.g.
+///   `certificate with label "web"`.
+func requireFound<Item>(_ items: [Item], _ description: @autoclosure () -> String) throws -> [Item] {
+    guard !items.isEmpty else { throw RSAError.noSuchItem(item: description()) }
+    return items
+}
+
+/// The one item with `label` among `items` (what `store.identities(label:)` and the like return).
+/// - Throws: `RSAError.noSuchItem(item: "<what> with label \"<label>\"")` when there is none;
+///   `CLIFailure` (usage) when several share the label.
+func uniqueItem<Item>(_ items: [Item], what: String, plural: String, label: String) throws -> Item {
+    let found = try requireFound(items, "\(what) with label \"\(label)\"")
+    guard found.count == 1 else {
+        throw CLIFailure("\(found.count) \(plural) have the label \"\(label)\"; give a unique label", .usage)
+    }
+    return found[0]
+}
