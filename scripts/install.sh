@@ -2,7 +2,7 @@
 # scripts/install.sh [PREFIX]: build rsakit in release mode with the Swift standard library
 # (and FoundationEssentials) linked statically, and install it under PREFIX (default
 # /usr/local):
-#   PREFIX/bin/rsakit                      the binary (needs only libc, libstdc++, GMP, Nettle)
+#   PREFIX/bin/rsakit                      the binary (system libc, libstdc++, GMP, Nettle, GnuTLS, libsodium; no ICU)
 #   PREFIX/share/doc/rsakit/rsakit-help.txt  `rsakit help` and every command's help
 #   PREFIX/share/doc/rsakit/README.md
 # DESTDIR is honoured (staged installs, packaging). Environment: SWIFT_BUILD_FLAGS adds flags.
@@ -23,6 +23,17 @@ binary="$bin_dir/rsakit"
 # The installed binary must not depend on the toolchain folder (libswiftCore, Foundation, ICU).
 if ldd "$binary" | grep -E 'libswift|libFoundation|libicu|libdispatch|/swift/' >&2; then
     echo "rsakit: install: the binary still loads the libraries above from the toolchain" >&2
+    exit 1
+fi
+
+# Nor may it carry Foundation's ICU (FoundationInternationalization, _FoundationICU and its
+# ~30 MB data table): rsakit imports only FoundationEssentials, and a stray `import Foundation`
+# would bring ICU back and slow every start. Symbols first; the data table's name if stripped.
+icu=$( { nm "$binary" 2>/dev/null || true; } | grep -E -m 5 'icudt[0-9]+_dat|swift_u(col|brk|loc|cal|dat)_|FoundationInternationalization|_FoundationICU' || true)
+if [ -z "$icu" ] && grep -a -q -E 'icudt[0-9]+l' "$binary"; then icu="ICU data table (icudt..l)"; fi
+if [ -n "$icu" ]; then
+    printf '%s\n' "$icu" >&2
+    echo "rsakit: install: the binary links Foundation's ICU (symbols above); some file imports Foundation instead of FoundationEssentials: grep -rln '^import Foundation\$' Sources" >&2
     exit 1
 fi
 

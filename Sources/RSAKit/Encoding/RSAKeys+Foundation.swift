@@ -3,7 +3,11 @@
 // `some DataProtocol`, so that `encrypt(Array(...))` keeps meaning the `[UInt8]` form).
 // Each forwards to the `[UInt8]` form documented beside it; behaviour, errors and
 // constant-time status are that form's.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension RSAPublicKey {
     /// Read a public key from DER (PKCS#1 `RSAPublicKey` or SPKI); see ``init(derRepresentation:)-([UInt8])``.

@@ -5,7 +5,11 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #endif
 
 extension RSAKeyStore {

@@ -1,7 +1,11 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #endif
 
 // Decryption with a key store: the private key is the one whose fingerprint the container's

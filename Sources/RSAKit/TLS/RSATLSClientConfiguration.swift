@@ -4,7 +4,11 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #endif
 
 /// A TLS protocol version RSAKit's client negotiates.

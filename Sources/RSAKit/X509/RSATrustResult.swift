@@ -3,7 +3,11 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #endif
 
 /// The outcome of ``RSATrust/evaluate()``, named as Apple's `SecTrustResultType`.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import RSAKit
 
 /// `rsakit cert add | find | list | export | delete`: certificate items, after macOS
@@ -114,7 +118,7 @@ struct CertCommand: RSAKitCommand {
             return try requireFound(try store.certificates(label: label), "certificate with label \"\(label)\"")
         }
         if let text = arguments.value("fingerprint") {
-            let hex = text.replacingOccurrences(of: ":", with: "").lowercased()
+            let hex = text.filter { $0 != ":" }.lowercased()
             guard hex.count == 64, let bytes = hexBytes(hex) else {
                 throw UsageError(message: "--fingerprint must be 64 hex digits (SHA-256 of the DER)", command: Self.spec.name)
             }
@@ -141,10 +145,10 @@ func hexBytes(_ hex: String) -> [UInt8]? {
 
 /// The table of `cert list`.
 func certificateTable(_ items: [RSACertificateAttributes]) -> String {
-    var text = "TRUST        NOT AFTER             " + "FINGERPRINT (SHA-256)".padding(toLength: 66, withPad: " ", startingAt: 0) + "LABEL\n"
+    var text = "TRUST        NOT AFTER             " + String(padded("FINGERPRINT (SHA-256)", 66).prefix(66)) + "LABEL\n"
     for item in items {
-        text += item.trust.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + " "
-            + iso8601(item.notValidAfter).padding(toLength: 21, withPad: " ", startingAt: 0) + " "
+        text += String(padded(item.trust.rawValue, 12).prefix(12)) + " "
+            + String(padded(iso8601(item.notValidAfter), 21).prefix(21)) + " "
             + item.fingerprintHex + "  " + item.label + "\n"
     }
     return text
@@ -180,9 +184,9 @@ func certificateJSON(_ item: RSACertificateAttributes) -> [String: Any] {
         "notBefore": iso8601(item.notValidBefore),
         "notAfter": iso8601(item.notValidAfter),
         "fingerprintHex": item.fingerprintHex,
-        "publicKeyFingerprint": item.publicKeyFingerprint?.base64String as Any? ?? NSNull(),
+        "publicKeyFingerprint": item.publicKeyFingerprint?.base64String as Any? ?? JSONValue.null,
         "trust": item.trust.rawValue,
-        "chain": item.chainFingerprints.map { $0.map { String(format: "%02x", $0) }.joined() },
+        "chain": item.chainFingerprints.map { lowercaseHex($0) },
         "itemID": item.itemID,
         "created": iso8601(item.creationDate),
     ]

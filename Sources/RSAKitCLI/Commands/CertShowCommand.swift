@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import RSAKit
 
 /// `rsakit cert show FILE`: every field of the certificates in a file (issue 12 §2), like
@@ -61,7 +65,7 @@ enum CertShow {
             "signatureAlgorithm": certificate.signatureAlgorithmName, "fingerprint": certificate.fingerprintHex,
             "subjectAlternativeNames": certificate.subjectAlternativeNames.map(\.description),
         ]
-        if let usage = certificate.keyUsage { value["keyUsage"] = usage.description.components(separatedBy: ", ") }
+        if let usage = certificate.keyUsage { value["keyUsage"] = usage.description.split(separator: ", ", omittingEmptySubsequences: false).map(String.init) }
         if let purposes = certificate.extendedKeyUsage { value["extendedKeyUsage"] = purposes.map(\.oid) }
         if let constraints = certificate.basicConstraints {
             var entry: [String: Any] = ["ca": constraints.isCertificateAuthority, "critical": constraints.isCritical]

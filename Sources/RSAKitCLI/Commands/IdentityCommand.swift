@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import RSAKit
 
 /// `rsakit identity import | list | show | export | delete`: identities (a certificate

@@ -1,7 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import RSAKit
 
 /// `rsakit password add | find | delete | list`: generic passwords, after macOS `security`
@@ -153,8 +157,8 @@ func passwordJSON(_ item: RSAGenericPasswordAttributes) -> [String: Any] {
         "class": "password",
         "service": item.service,
         "account": item.account,
-        "label": item.label as Any? ?? NSNull(),
-        "comment": item.comment as Any? ?? NSNull(),
+        "label": item.label as Any? ?? JSONValue.null,
+        "comment": item.comment as Any? ?? JSONValue.null,
         "valueBytes": item.valueByteCount,
         "itemID": item.itemID,
         "created": iso8601(item.creationDate),

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import RSAKit
 
 /// `rsakit trust evaluate`: evaluate a certificate chain under a policy (Apple's
@@ -64,14 +68,7 @@ struct TrustCommand: RSAKitCommand {
 
     /// RFC 3339 date-time (with Z or an offset, optional fractional seconds) or a full date (midnight UTC).
     static func parseDate(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return date }
-        guard text.count == 10 else { return nil }
-        formatter.formatOptions = [.withFullDate]
-        return formatter.date(from: text)
+        parseRFC3339(text) ?? (text.count == 10 ? parseRFC3339(text + "T00:00:00Z") : nil)
     }
 
     func run() throws {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import RSAKit
 
 /// The public key of a certificate to encrypt to (`encrypt --cert FILE | --cert-label L`):

@@ -4,7 +4,11 @@ import Glibc
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 #endif
 import RSAKit
 
@@ -150,6 +154,62 @@ func rfc3339(_ date: Date) -> String {
 func iso8601(_ date: Date) -> String {
     let full = rfc3339(date)
     return String(full.prefix(19)) + "Z"
+}
+
+/// Parse an RFC 3339 date-time ("2020-06-15T12:00:00Z", "2020-06-15T14:00:00.5+02:00"; `T`/`t`,
+/// `Z`/`z` or a `+HH:MM`/`-HH:MM` offset, optional fractional seconds); nil for anything else,
+/// including out-of-range fields. RFC 3339 §5.6.
+func parseRFC3339(_ text: String) -> Date? {
+    let c = Array(text.utf8)
+    guard c.count >= 20, c[4] == 0x2D, c[7] == 0x2D, c[10] == 0x54 || c[10] == 0x74,
+          c[13] == 0x3A, c[16] == 0x3A else { return nil }
+    func number(_ range: Range<Int>) -> Int? {
+        var value = 0
+        for digit in c[range] {
+            guard (0x30...0x39).contains(digit) else { return nil }
+            value = value * 10 + Int(digit - 0x30)
+        }
+        return value
+    }
+    guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+          let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+          (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60 else { return nil }
+    var index = 19
+    var fraction = 0.0
+    if c[index] == 0x2E {
+        index += 1
+        let start = index
+        var scale = 0.1
+        while index < c.count, (0x30...0x39).contains(c[index]) {
+            fraction += Double(c[index] - 0x30) * scale
+            scale /= 10
+            index += 1
+        }
+        guard index > start else { return nil }
+    }
+    guard index < c.count else { return nil }
+    var offset = 0
+    if c[index] == 0x5A || c[index] == 0x7A {
+        guard index + 1 == c.count else { return nil }
+    } else {
+        guard index + 6 == c.count, c[index] == 0x2B || c[index] == 0x2D, c[index + 3] == 0x3A,
+              let hours = number(index + 1..<index + 3), let minutes = number(index + 4..<index + 6),
+              hours < 24, minutes < 60 else { return nil }
+        offset = (hours * 60 + minutes) * 60 * (c[index] == 0x2B ? 1 : -1)
+    }
+    var parts = tm()
+    parts.tm_year = Int32(year - 1900)
+    parts.tm_mon = Int32(month - 1)
+    parts.tm_mday = Int32(day)
+    parts.tm_hour = Int32(hour)
+    parts.tm_min = Int32(minute)
+    parts.tm_sec = Int32(second)
+    var seconds = timegm(&parts)
+    // timegm normalises a day past the month's end (2021-02-30); the round trip rejects it.
+    var back = tm()
+    gmtime_r(&seconds, &back)
+    guard Int(back.tm_mday) == day, Int(back.tm_mon) == month - 1 else { return nil }
+    return Date(timeIntervalSince1970: Double(seconds - offset) + fraction)
 }
 
 /// Serialise a JSON value with sorted keys, one trailing newline; an empty array is "[]".
