@@ -5,8 +5,10 @@
 # 3-prime key in mode `ct` (must give 0 errors; it covers RSAES-PKCS1-v1_5 and RSAES-OAEP with
 # SHA-1 and SHA-256, with and without a label, valid and broken, the padding decodes and the
 # container frame check) and in modes `plant` (a branch in the RSADP kernel) and `plant-oaep`
-# (a branch inside the EME-OAEP decode), which must each give some, and prints the error counts. Skips (exit 0, with a message) when valgrind or openssl is absent.
-# About 2 minutes (mostly the release build). Usage: scripts/constant-time.sh
+# (a branch inside the EME-OAEP decode), which must each give some, and prints the error
+# counts. Skips (exit 0, with a message) when valgrind or openssl is absent.
+# About 1 minute with the release build up to date, about 5 from a cold release build.
+# Usage: scripts/constant-time.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null 2>&1 || { echo "constant-time: valgrind not found, SKIPPED" >&2; exit 0; }
