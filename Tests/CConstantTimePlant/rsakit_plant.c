@@ -19,3 +19,14 @@ void rsakit_plant_attach_branching_kernel(void *key) {
 }
 
 unsigned long rsakit_plant_taken(void) { return taken; }
+
+static volatile unsigned long oaep_taken;
+
+void rsakit_plant_oaep_probe(const void *db, size_t count) {
+    /* PLANTED LEAK: a branch on a secret octet of the unmasked DB (the first of lHash'). */
+    if (count > 0 && (((const unsigned char *)db)[0] & 1)) {
+        oaep_taken++;
+    }
+}
+
+unsigned long rsakit_plant_oaep_taken(void) { return oaep_taken; }

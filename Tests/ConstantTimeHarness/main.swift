@@ -8,16 +8,24 @@
 // MODE:
 //   ct         the constant-time path: decrypt (valid and invalid padding, c = 0, 1, n - 1),
 //              RSADP, the batch of 8, the container frame check, EME-PKCS1-v1_5 decode on
-//              marked EMs. Expected: 0 reports.
+//              marked EMs; RSAES-OAEP (SHA-1 and SHA-256, with and without a label) on valid
+//              ciphertexts and on ones whose EM has a wrong Y octet, a wrong lHash, no 0x01
+//              separator or a non-zero octet in PS, and with the wrong label; EME-OAEP decode
+//              on the same EMs marked; an OAEP container (valid, and with another
+//              container's header, so that the frame verdict fails). Expected: 0 reports.
 //   ct-strict  as ct, but with every limb of the primes marked (GMP's own invert_limb and
 //              binvert_limb table lookups on the top and lowest limbs are then reported).
 //   mpz        the pre-rewrite mpz path (rsadpReferenceVarTime) with the same secrets marked.
 //   plant      as ct, with a kernel attached that branches once on a secret limb: must report.
+//   plant-oaep as ct, with a probe attached inside the EME-OAEP decode that branches once on
+//              the unmasked DB (RSAKitConstantTimeHarness.attachOAEPDecodeProbe): must report,
+//              so that the OAEP coverage cannot pass vacuously.
 //   none       as ct without marking anything (the harness's own noise: must be 0).
 //
 // Secrets marked: d, p, q, dP, dQ, qInv (and otherPrimeInfos) in both the constant-time
 // key and the mpz components; the blinding factor (every random byte the blinding draws);
-// the EMs given to the padding decode. The outputs are declassified only where RSAKit
+// the EMs given to the padding decode (through RSADP, the unmasked seed and DB of OAEP are
+// then secret too). The outputs are declassified only where RSAKit
 // returns them to its caller (the decrypted message, the RSADP result).
 // Prints one line "harness mode=... operations=N ok=N failed=N" on stdout; exit 0.
 
@@ -46,11 +54,11 @@ func poisoned(_ bytes: [UInt8]) -> [UInt8] {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    FileHandle.standardError.write(Data("usage: ConstantTimeHarness ct|ct-strict|mpz|plant|none KEY.pem [OPERATIONS]\n".utf8))
+    FileHandle.standardError.write(Data("usage: ConstantTimeHarness ct|ct-strict|mpz|plant|plant-oaep|none KEY.pem [OPERATIONS]\n".utf8))
     exit(64)
 }
 let mode = arguments[1]
-guard ["ct", "ct-strict", "mpz", "plant", "none"].contains(mode) else {
+guard ["ct", "ct-strict", "mpz", "plant", "plant-oaep", "none"].contains(mode) else {
     FileHandle.standardError.write(Data("ConstantTimeHarness: unknown mode \(mode)\n".utf8))
     exit(64)
 }
@@ -93,6 +101,72 @@ for position in [0, 1, 5, k - 6] {
     badEMs.append(em)
 }
 
+// OAEP inputs (public, made before anything is marked): for each parameter set, valid
+// ciphertexts (empty, short and longest messages) and hand-built EMs broken in one field each.
+struct OAEPCase {
+    let parameters: RSAOAEPParameters
+    let valid: [(ciphertext: [UInt8], message: [UInt8])]
+    let invalidEMs: [[UInt8]]
+    let goodEM: [UInt8]
+    let goodMessage: [UInt8]
+    let wrongLabel: RSAOAEPParameters
+}
+
+/// EM = Y || maskedSeed || maskedDB of RFC 8017 §7.1.1 step 2, with a fixed seed and the
+/// fields given (to break one at a time).
+func oaepEM(_ message: [UInt8], k: Int, parameters: RSAOAEPParameters, y: UInt8 = 0,
+            lHashFlip: UInt8 = 0, separator: UInt8 = 0x01, psOctet: UInt8? = nil) -> [UInt8] {
+    let hLen = parameters.hash.digestByteCount
+    var db = parameters.hash.hash(parameters.label)
+    db[hLen / 2] ^= lHashFlip
+    var ps = [UInt8](repeating: 0, count: k - message.count - 2 * hLen - 2)
+    if let psOctet, !ps.isEmpty { ps[ps.count / 2] = psOctet }
+    db += ps + [separator] + message
+    var seed = [UInt8](repeating: 0x3C, count: hLen)
+    let dbMask = RSAHazmat.MGF1.mask(seed: seed, length: db.count, hash: parameters.mgf1Hash)
+    for i in db.indices { db[i] ^= dbMask[i] }
+    let seedMask = RSAHazmat.MGF1.mask(seed: db, length: hLen, hash: parameters.mgf1Hash)
+    for i in seed.indices { seed[i] ^= seedMask[i] }
+    return [y] + seed + db
+}
+
+let label = Array("rsakit harness label".utf8)
+var oaepCases: [OAEPCase] = []
+for hash in [RSAHashAlgorithm.sha1, .sha256] {
+    for withLabel in [false, true] {
+        let parameters = RSAOAEPParameters(hash: hash, label: withLabel ? label : [])
+        let maximum = k - parameters.overheadByteCount
+        var valid: [(ciphertext: [UInt8], message: [UInt8])] = []
+        for length in [0, 1, 37, maximum] {
+            let message = [UInt8]((0..<length).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ length) })
+            valid.append((try publicKey.encrypt(message, padding: .oaep(parameters)), message))
+        }
+        let message: [UInt8] = [9, 8, 7, 6, 5]
+        let invalidEMs = [
+            oaepEM(message, k: k, parameters: parameters, y: 0x01),          // Y != 0x00
+            oaepEM(message, k: k, parameters: parameters, lHashFlip: 0x40),  // lHash' != lHash
+            oaepEM(message, k: k, parameters: parameters, separator: 0x00),  // no 0x01 separator
+            oaepEM([], k: k, parameters: parameters, separator: 0x00),       // DB = lHash || zeros
+            oaepEM(message, k: k, parameters: parameters, separator: 0x02),  // 0x02 where 0x01 belongs
+            oaepEM(message, k: k, parameters: parameters, psOctet: 0x07),    // non-zero octet in PS
+        ]
+        let wrongLabel = RSAOAEPParameters(hash: hash, label: withLabel ? [] : label)
+        oaepCases.append(OAEPCase(parameters: parameters, valid: valid, invalidEMs: invalidEMs,
+                                  goodEM: oaepEM(message, k: k, parameters: parameters), goodMessage: message,
+                                  wrongLabel: wrongLabel))
+    }
+}
+let oaepInvalidCiphertexts: [[[UInt8]]] = try oaepCases.map { try $0.invalidEMs.map { try RSAHazmat.rsaep($0, key: publicKey) } }
+let oaepContainerPadding = RSAEncryptionPadding.oaep(RSAOAEPParameters(hash: .sha256))
+let oaepPlaintext = [UInt8]((0..<(2 * RSAMessageContainer.payloadByteCount(blockSize: k, padding: oaepContainerPadding) + 3)).map { UInt8(truncatingIfNeeded: $0 &* 5) })
+func oaepContainer() throws -> [UInt8] {
+    var source = RSAArrayByteSource(oaepPlaintext)
+    var sink = RSAArrayByteSink()
+    try RSAMessageContainer.encrypt(from: &source, to: &sink, with: publicKey, padding: oaepContainerPadding, concurrency: 1)
+    return sink.bytes
+}
+let oaepContainers = [try oaepContainer(), try oaepContainer()]
+
 let mark = mode != "none"
 let random = PoisoningRandomSource(poison: mark)
 if mark {
@@ -100,6 +174,9 @@ if mark {
 }
 if mode == "plant" {
     key.withConstantTimeKeyHandleForHarness { rsakit_plant_attach_branching_kernel(UnsafeMutableRawPointer($0)) }
+}
+if mode == "plant-oaep" {
+    RSAKitConstantTimeHarness.attachOAEPDecodeProbe(rsakit_plant_oaep_probe)
 }
 
 var ok = 0
@@ -150,5 +227,39 @@ if mode == "mpz" {
     for em in badEMs {
         record((try? RSAHazmat.EMEPKCS1v15.decode(mark ? poisoned(em) : em)) == nil)
     }
+    // 6. RSAES-OAEP: decrypt (RSADP + EME-OAEP decode) of valid and broken ciphertexts, with
+    //    the right and the wrong label; then EME-OAEP decode on marked EMs.
+    for (oaep, invalidCiphertexts) in zip(oaepCases, oaepInvalidCiphertexts) {
+        let padding = RSAEncryptionPadding.oaep(oaep.parameters)
+        for (ciphertext, message) in oaep.valid {
+            let decoded = try? key.decrypt(ciphertext, padding: padding, random: random)
+            if let decoded { declassify(decoded) }
+            record(decoded == message)
+        }
+        for ciphertext in invalidCiphertexts {
+            record((try? key.decrypt(ciphertext, padding: padding, random: random)) == nil)
+        }
+        record((try? key.decrypt(oaep.valid[2].ciphertext, padding: .oaep(oaep.wrongLabel), random: random)) == nil)
+        let decoded = try? RSAHazmat.EMEOAEP.decode(mark ? poisoned(oaep.goodEM) : oaep.goodEM, parameters: oaep.parameters)
+        if let decoded { declassify(decoded) }
+        record(decoded == oaep.goodMessage)
+        for em in oaep.invalidEMs {
+            record((try? RSAHazmat.EMEOAEP.decode(mark ? poisoned(em) : em, parameters: oaep.parameters)) == nil)
+        }
+    }
+    // 7. An OAEP container: decrypt and frame checks; then the same body under another
+    //    container's header (the frame check's digest comparison must fail, opaquely).
+    for (headerFrom, bodyFrom) in [(0, 0), (1, 0)] {
+        let header = try RSAMessageContainer.Header(parsing: oaepContainers[headerFrom])
+        var source = RSAArrayByteSource(Array(oaepContainers[bodyFrom][header.byteCount...]))
+        var sink = RSAArrayByteSink()
+        let blocks = try? RSAMessageContainer.decrypt(header: header, from: &source, to: &sink, with: key, random: random, concurrency: 1)
+        declassify(sink.bytes)
+        if headerFrom == bodyFrom {
+            record(blocks == 3 && sink.bytes == oaepPlaintext)
+        } else {
+            record(blocks == nil)
+        }
+    }
 }
-print("harness mode=\(mode) bits=\(key.modulusBitCount) primes=\(key.primeCount) operations=\(ok + failed) ok=\(ok) failed=\(failed) planted_taken=\(rsakit_plant_taken() > 0 ? "some" : "none") valgrind=\(RSAKitConstantTimeHarness.isRunningOnValgrind)")
+print("harness mode=\(mode) bits=\(key.modulusBitCount) primes=\(key.primeCount) operations=\(ok + failed) ok=\(ok) failed=\(failed) planted_taken=\(rsakit_plant_taken() + rsakit_plant_oaep_taken() > 0 ? "some" : "none") valgrind=\(RSAKitConstantTimeHarness.isRunningOnValgrind)")

@@ -8,8 +8,9 @@ import RSAKitTestSupport
 /// secret-dependent control flow or addressing:
 ///   "Conditional jump or move depends on uninitialised value(s)" and
 ///   "Use of uninitialised value of size N".
-/// The constant-time path must give zero; the planted-branch variant must give some (so the
-/// harness cannot pass vacuously); the pre-rewrite mpz path is measured for the record.
+/// The constant-time path (RSAES-PKCS1-v1_5 and RSAES-OAEP decryption, the padding decodes,
+/// the container frame check, two- and three-prime keys) must give zero; the planted-branch variant must give some (so the
+/// harness cannot pass vacuously), and so must the planted branch inside the OAEP decode); the pre-rewrite mpz path is measured for the record.
 /// Skips visibly without valgrind.
 final class ConstantTimeHarnessTests: XCTestCase {
     struct Report {
@@ -106,6 +107,16 @@ final class ConstantTimeHarnessTests: XCTestCase {
         let report = try ConstantTimeHarnessTests.memcheck("plant", keyPath: try keys()[0])
         XCTAssertGreaterThan(report.conditional, 0, "the planted branch went unreported:\n\(report.log.suffix(4000))")
         XCTAssertTrue(report.log.contains("branching_kernel"), "the report should name the planted kernel")
+    }
+
+    func testHarness_CatchesAPlantedBranchInTheOAEPDecode() throws {
+        // A probe inside EME-OAEP's decode branches once on the unmasked DB: the OAEP part of
+        // `ct` (SHA-1 and SHA-256, with and without a label, valid and broken EMs, an OAEP
+        // container) must see secrets there, or its 0 would be vacuous.
+        let report = try ConstantTimeHarnessTests.memcheck("plant-oaep", keyPath: try keys()[0], operations: 2)
+        XCTAssertGreaterThan(report.conditional, 0, "the planted OAEP branch went unreported:\n\(report.log.suffix(4000))")
+        XCTAssertTrue(report.log.contains("rsakit_plant_oaep_probe"), "the report should name the planted probe")
+        XCTAssertTrue(report.harnessLine.contains("planted_taken=some"), report.harnessLine)
     }
 
     func testHarness_MeasuresTheMPZReferencePath() throws {

@@ -40,6 +40,22 @@ final class EMEOAEPTests: XCTestCase {
         XCTAssertEqual(try RSAHazmat.EMEOAEP.decode(build(message: [0, 1, 0, 1]), parameters: parameters), [0, 1, 0, 1])
     }
 
+    func testDecode_EveryMessageLengthComesOutWhole() throws {
+        // The decode moves M to the front with a shift of one pass per bit of the PS length:
+        // every length from 0 to the maximum, with maxima of 64 (a power of two: the top bit
+        // of the PS length is then never shifted by) and 62, and bytes that look like PS (0x00)
+        // and the separator (0x01) at the start of M.
+        for (hash, k) in [(RSAHashAlgorithm.sha1, 106), (.sha256, 130), (.sha256, 128)] {
+            let p = RSAOAEPParameters(hash: hash, label: Array("label".utf8))
+            let maximum = k - p.overheadByteCount
+            for length in 0...maximum {
+                let message = (0..<length).map { UInt8(truncatingIfNeeded: $0 % 3 == 2 ? $0 &* 29 : $0 % 3) }
+                let em = try RSAHazmat.EMEOAEP.encode(message, encodedLength: k, parameters: p)
+                XCTAssertEqual(try RSAHazmat.EMEOAEP.decode(em, parameters: p), message, "\(hash) k=\(k) length \(length)")
+            }
+        }
+    }
+
     func testDecode_RejectsNonZeroFirstByte() {
         for y: UInt8 in [0x01, 0x80, 0xFF] {
             assertOpaqueFailure(build(y: y, message: [1, 2, 3]), "Y = \(y)")

@@ -36,6 +36,13 @@ internal enum ConstantTimeAudit {
 
     /// True when the process runs under valgrind.
     static var isRunningOnValgrind: Bool { rsakit_ct_running_on_valgrind() != 0 }
+
+    /// A function the harness's `plant-oaep` mode attaches (through
+    /// `RSAKitConstantTimeHarness.attachOAEPDecodeProbe`) to show that a secret-dependent
+    /// branch inside the EME-OAEP decode is reported: called with the unmasked DB right
+    /// before the checks of RFC 8017 §7.1.2 step 3.g. Nil (one public test of a constant)
+    /// in every other process; set once, before any decryption, by the harness only.
+    nonisolated(unsafe) static var oaepDecodeProbe: (@convention(c) (UnsafeRawPointer?, Int) -> Void)?
 }
 
 extension BigNumber {

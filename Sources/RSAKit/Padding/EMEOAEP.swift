@@ -55,9 +55,12 @@ public enum EMEOAEP {
     ///
     /// The checks of RFC 8017 §7.1.2 step 3.g (Y = 0x00, lHash' = lHash, PS all zero and
     /// ended by 0x01) are combined with masks over every octet of DB, without branching on
-    /// its contents or indexing by a secret value; only the final verdict and the length of
-    /// M leave the loop (Manger's attack needs Y's test to be indistinguishable from the
-    /// others, and it is).
+    /// its contents or indexing by a secret value (Manger's attack needs Y's test to be
+    /// indistinguishable from the others, and it is). M is then moved to the front of the
+    /// k - 2 hLen - 2 octets that may hold it by a constant-time shift (log2 passes of
+    /// conditional moves over the whole range), so the copy never indexes by the secret
+    /// separator position. Only the single final verdict, and for a good EM the length of M,
+    /// are revealed (declassified for the valgrind harness, then branched on).
     ///
     /// - Parameters:
     ///   - em: EM, k octets.
@@ -65,7 +68,8 @@ public enum EMEOAEP {
     /// - Returns: M, between 0 and k - 2 hLen - 2 bytes.
     /// - Throws: `RSAError.decryptionFailed` for every failure, whichever check failed,
     ///   including k < 2 hLen + 2 (step 1.c).
-    /// - Note: Constant-time in the contents of `em` except for the length of the result.
+    /// - Note: Constant-time in the contents of `em` except for the length of the result;
+    ///   checked under valgrind by Tests/ConstantTimeHarness (scripts/constant-time.sh).
     public static func decode(_ em: [UInt8], parameters: RSAOAEPParameters) throws -> [UInt8] {
         let k = em.count
         let hLen = parameters.hash.digestByteCount
@@ -79,29 +83,62 @@ public enum EMEOAEP {
         defer { wipe(&seed); wipe(&db) }
         MGF1.applyMask(seed: db, hash: parameters.mgf1Hash, to: &seed)
         MGF1.applyMask(seed: seed, hash: parameters.mgf1Hash, to: &db)
+        if let probe = ConstantTimeAudit.oaepDecodeProbe { db.withUnsafeBytes { probe($0.baseAddress, $0.count) } }
 
-        // Step 3.g, every check folded into `good` (all-ones while everything holds).
-        var good = ConstantTime.isZero(em[0])                      // Y = 0x00
-        var difference: UInt8 = 0
-        for i in 0..<hLen { difference |= db[i] ^ lHash[i] }       // lHash' = lHash
-        good &= ConstantTime.isZero(difference)
-        // DB[hLen...] = PS || 0x01 || M: find the first non-zero octet, which must be 0x01.
-        var lookingForSeparator = ConstantTime.allOnes
-        var separatorIndex: UInt = 0
-        var invalid: UInt = 0
-        for i in hLen..<db.count {
-            let isOne = ConstantTime.equal(db[i], 0x01)
-            let isZero = ConstantTime.isZero(db[i])
-            separatorIndex = ConstantTime.select(lookingForSeparator & isOne, UInt(i), separatorIndex)
-            invalid |= lookingForSeparator & ~isOne & ~isZero
-            lookingForSeparator &= ~isOne
+        // The octets after lHash' that may hold M: DB[hLen + 1 ..< dbLen] (public bounds).
+        let maximum = db.count - hLen - 1
+        var good: UInt = 0
+        var psLength: UInt = 0
+        var message = [UInt8](repeating: 0, count: maximum)
+        defer { wipe(&message) }
+        em.withUnsafeBufferPointer { em in
+            db.withUnsafeBufferPointer { db in
+                message.withUnsafeMutableBufferPointer { out in
+                    // Step 3.g, every check folded into `good` (all-ones while everything holds).
+                    good = ConstantTime.isZero(em[0])                      // Y = 0x00
+                    var difference: UInt8 = 0
+                    for i in 0..<hLen { difference |= db[i] ^ lHash[i] }   // lHash' = lHash
+                    good &= ConstantTime.isZero(difference)
+                    // DB[hLen...] = PS || 0x01 || M: the first non-zero octet must be 0x01;
+                    // psLength counts the zeros before it.
+                    var lookingForSeparator = ConstantTime.allOnes
+                    var invalid: UInt = 0
+                    for i in hLen..<db.count {
+                        let isOne = ConstantTime.equal(db[i], 0x01)
+                        let isZero = ConstantTime.isZero(db[i])
+                        psLength &+= lookingForSeparator & isZero & 1
+                        invalid |= lookingForSeparator & ~isOne & ~isZero
+                        lookingForSeparator &= ~isOne
+                    }
+                    // NOTE: through ConstantTimeAudit.opaque, so that the optimiser cannot
+                    // turn the AND of the verdict into a branch (see EMEPKCS1v15.decode).
+                    good = ConstantTimeAudit.opaque(good & ~lookingForSeparator & ~invalid)
+                    psLength &= good   // 0 for a bad EM: the shift below stays in range
+                    // M = out[psLength ..< maximum]: shift it to the front, one pass per bit of
+                    // psLength, each pass a conditional move of every octet (OpenSSL's
+                    // rsa_oaep.c does the same), so no address depends on psLength.
+                    for i in 0..<maximum { out[i] = db[hLen + 1 + i] }
+                    var shift = 1
+                    var bit: UInt = 0
+                    while shift < maximum {
+                        let move = UInt8(truncatingIfNeeded: ConstantTimeAudit.opaque(0 &- ((psLength >> bit) & 1)))
+                        for i in 0..<(maximum - shift) {
+                            out[i] = (out[i + shift] & move) | (out[i] & ~move)
+                        }
+                        shift <<= 1
+                        bit += 1
+                    }
+                }
+            }
         }
-        good &= ~lookingForSeparator & ~invalid
-
+        // The single verdict, then (for a good EM) the length of M: what RSAES-OAEP reveals.
+        ConstantTimeAudit.declassify(&good)
         if good == 0 {
             throw RSAError.decryptionFailed
         }
-        return Array(db[(Int(separatorIndex) + 1)...])
+        var messageLength = UInt(maximum) &- psLength
+        ConstantTimeAudit.declassify(&messageLength)
+        return Array(message[0..<Int(messageLength)])
     }
 }
 } // extension RSAHazmat

@@ -84,7 +84,7 @@ public enum EMEPKCS1v15 {
 
             // The verdict and, for a good EM, the message length are what RSAES-PKCS1-v1_5
             // reveals: declassified here (for the valgrind harness) and only then branched on.
-            // NOTE: EME-OAEP's decode must follow the same rule (one mask-built verdict, then
+            // EME-OAEP's decode follows the same rule (one mask-built verdict, then
             // declassify, then the branch).
             ConstantTimeAudit.declassify(&good)
             if good == 0 {

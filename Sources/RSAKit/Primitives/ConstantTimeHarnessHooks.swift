@@ -16,6 +16,13 @@ public enum RSAKitConstantTimeHarness {
 
     /// Mark `bytes` defined (revealed).
     public static func declassify(_ bytes: UnsafeRawBufferPointer) { ConstantTimeAudit.declassify(bytes) }
+
+    /// Have every later EME-OAEP decode call `probe` with the unmasked DB (pointer, byte
+    /// count) before its checks: the harness's planted branch in the OAEP path. Call once,
+    /// before any decryption; there is no detaching.
+    public static func attachOAEPDecodeProbe(_ probe: @convention(c) (UnsafeRawPointer?, Int) -> Void) {
+        ConstantTimeAudit.oaepDecodeProbe = probe
+    }
 }
 
 extension RSAPrivateKey {
