@@ -42,6 +42,10 @@ let package = Package(
         // The CLI argument parser with the real command specs.
         .executableTarget(name: "FuzzCLIArguments", dependencies: ["FuzzSupport", rsakit],
                           exclude: ["RSAKitCLI/main.swift"]),
+        // X.509 input (DER, PEM, bundles) through GnuTLS: re-parse, PEM and key round trips, trust evaluation.
+        .executableTarget(name: "FuzzX509", dependencies: ["FuzzSupport", rsakit]),
+        // PKCS#12 input with a fixed passphrase: key matches certificate, key and re-export round trips.
+        .executableTarget(name: "FuzzPKCS12", dependencies: ["FuzzSupport", rsakit]),
     ],
     swiftLanguageModes: [.v6]
 )
