@@ -2,7 +2,7 @@
 // libFuzzer harnesses for rsakit's parsers (issue 15 §1). A package of its own, so the normal
 // build of the root package never compiles them. Build and run with scripts/fuzz.sh; by hand:
 //
-//   cd Fuzz && swift build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address
+//   cd Fuzz && swift build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address --product FuzzDER
 //   .build/release/FuzzDER -dict=Dictionaries/der.dict Corpus/FuzzDER
 // (Why not `--sanitize=fuzzer --sanitize=address`: see scripts/fuzz.sh; SwiftPM 6.3.1 then
 // builds the Swift code without coverage about half the time.)
@@ -42,6 +42,10 @@ let package = Package(
         // The CLI argument parser with the real command specs.
         .executableTarget(name: "FuzzCLIArguments", dependencies: ["FuzzSupport", rsakit],
                           exclude: ["RSAKitCLI/main.swift"]),
+        // X.509 input (DER, PEM, bundles) through GnuTLS: re-parse, PEM and key round trips, trust evaluation.
+        .executableTarget(name: "FuzzX509", dependencies: ["FuzzSupport", rsakit]),
+        // PKCS#12 input with a fixed passphrase: key matches certificate, key and re-export round trips.
+        .executableTarget(name: "FuzzPKCS12", dependencies: ["FuzzSupport", rsakit]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,7 +4,10 @@
 Sources: keys made here by openssl in every format rsakit reads (and some it refuses),
 the keys of the Wycheproof vectors ($RSAKIT_VECTORS or shared/vectors beside the package),
 containers (versions 1 and 2, for the fixed 512- and 1024-bit fuzz keys), armor, item files and
-argv lists built for the fixed 512-bit fuzz key, and every
+argv lists built for the fixed 512-bit fuzz key, certificates made by openssl (self-signed,
+a three-certificate chain, SANs/EKU/key usage, EC and RSA-PSS keys; DER, PEM, bundles) and
+PKCS#12 files of them with low iteration counts (PBES2 AES/3DES, -legacy RC2/3DES, no MAC,
+unencrypted bags; passphrase "fuzz", the harness's), and every
 regression input under Tests/RSAKitTests/Fixtures/fuzz/<Target>/.
 Usage: make-seeds.py CORPUS_DIR
 """
@@ -12,7 +15,8 @@ import base64, glob, hashlib, json, os, re, subprocess, sys, tempfile
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 corpus = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "Fuzz", "Corpus")
-seeds = {t: {} for t in ["FuzzDER", "FuzzPEM", "FuzzKeyFile", "FuzzContainer", "FuzzStoreItem", "FuzzArmor", "FuzzCLIArguments"]}
+seeds = {t: {} for t in ["FuzzDER", "FuzzPEM", "FuzzKeyFile", "FuzzContainer", "FuzzStoreItem", "FuzzArmor", "FuzzCLIArguments",
+                        "FuzzX509", "FuzzPKCS12"]}
 
 def add(target, data):
     if isinstance(data, str):
@@ -201,6 +205,84 @@ for argv in (["genpair", "--tag", "t", "--bits", "2048", "--exponent", "0x10001"
              ["delete", "--tag", "t"]):
     add("FuzzCLIArguments", "\0".join(argv))
 
+# --- certificates and PKCS#12 files (FuzzX509, FuzzPKCS12) --------------------------------------
+def run(*args):
+    return subprocess.run(args, capture_output=True, check=True, cwd=tmp).stdout
+
+def path(name):
+    return os.path.join(tmp, name)
+
+def write(name, data):
+    with open(path(name), "wb") as f:
+        f.write(data)
+
+def x509_pem_of(pem):
+    return openssl("x509", stdin=pem)
+
+write("k-root.pem", keys_pem[2])        # 1024 bits (fresh)
+write("k-leaf.pem", keys_pem[1])        # 512 bits (fresh)
+write("k-fixed.pem", keys_pem[0])       # the fixed 512-bit fuzz key
+run("openssl", "req", "-x509", "-key", "k-root.pem", "-subj", "/C=US/O=Fuzz CA/CN=Fuzz Root", "-days", "3650",
+    "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-out", "root.pem")
+run("openssl", "req", "-new", "-key", "k-fixed.pem", "-subj", "/O=Fuzz CA/OU=Intermediate/CN=Fuzz Intermediate", "-out", "int.csr")
+write("int.ext", b"basicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign\n"
+      b"nameConstraints=permitted;DNS:example.com\ncertificatePolicies=2.5.29.32.0\n")
+run("openssl", "x509", "-req", "-in", "int.csr", "-CA", "root.pem", "-CAkey", "k-root.pem", "-set_serial", "0x0102030405060708090a",
+    "-days", "365", "-extfile", "int.ext", "-out", "int.pem")
+run("openssl", "req", "-new", "-key", "k-leaf.pem", "-subj", "/CN=www.example.com/emailAddress=fuzz@example.com/O=Fuzz \\, Inc./C=DE", "-out", "leaf.csr")
+write("leaf.ext", b"subjectAltName=DNS:www.example.com,DNS:*.example.com,IP:127.0.0.1,IP:::1,email:a@example.com,"
+      b"URI:https://example.com/,RID:1.2.3.4,dirName:dir_sect\nextendedKeyUsage=serverAuth,clientAuth,codeSigning,1.2.3.4.5\n"
+      b"keyUsage=critical,digitalSignature,keyEncipherment\nbasicConstraints=CA:FALSE\n"
+      b"authorityInfoAccess=OCSP;URI:http://ocsp.example.com/\ncrlDistributionPoints=URI:http://crl.example.com/c.crl\n"
+      b"[dir_sect]\nCN=Directory\nO=Fuzz\n")
+run("openssl", "x509", "-req", "-in", "leaf.csr", "-CA", "int.pem", "-CAkey", "k-fixed.pem", "-set_serial", "1",
+    "-days", "30", "-extfile", "leaf.ext", "-out", "leaf.pem")
+run("openssl", "x509", "-req", "-in", "leaf.csr", "-key", "k-leaf.pem", "-set_serial", "0", "-days", "1", "-out", "v1.pem")  # no extensions
+ec_key = openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"); write("k-ec.pem", ec_key)
+run("openssl", "req", "-x509", "-key", "k-ec.pem", "-subj", "/CN=ec", "-days", "1", "-out", "ec.pem")
+pss_key = openssl("genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_keygen_bits:1024"); write("k-pss.pem", pss_key)
+run("openssl", "req", "-x509", "-key", "k-pss.pem", "-subj", "/CN=pss", "-days", "1", "-out", "pss.pem")
+run("openssl", "req", "-x509", "-key", "k-leaf.pem", "-subj", "/CN=utf8 caf\xc3\xa9", "-utf8", "-days", "36500", "-sha1", "-out", "old.pem")
+certs = {name: open(path(name + ".pem"), "rb").read() for name in ("root", "int", "leaf", "v1", "ec", "pss", "old")}
+certs["self"] = cert or certs["v1"]
+for name, pem in certs.items():
+    add("FuzzX509", pem); add("FuzzX509", pem_to_der(pem))
+add("FuzzX509", certs["leaf"] + certs["int"] + certs["root"])                          # PEM bundle
+add("FuzzX509", b"subject=leaf\n" + certs["leaf"] + b"\nBag Attributes\n    friendlyName: x\n" + certs["root"])
+add("FuzzX509", b"\xef\xbb\xbf" + certs["leaf"].replace(b"\n", b"\r\n"))                  # BOM, CRLF
+add("FuzzX509", pem_to_der(certs["leaf"]) + pem_to_der(certs["int"]) + pem_to_der(certs["root"]))  # DER concatenated
+add("FuzzX509", openssl("x509", "-trustout", "-addtrust", "serverAuth", "-setalias", "fuzz", stdin=certs["root"]))
+add("FuzzX509", certs["root"].replace(b"BEGIN CERTIFICATE", b"BEGIN X509 CERTIFICATE").replace(b"END CERTIFICATE", b"END X509 CERTIFICATE"))
+add("FuzzX509", keys_pem[0] + certs["self"])                                              # a key block first
+
+write("chain.pem", certs["int"] + certs["root"])
+p12_variants = [
+    ["-iter", "1", "-nomaciter"],
+    ["-iter", "2", "-maciter", "-name", "fuzz identity", "-certfile", "chain.pem"],
+    ["-iter", "1", "-nomaciter", "-macalg", "sha1", "-keypbe", "AES-128-CBC", "-certpbe", "AES-128-CBC"],
+    ["-iter", "1", "-nomaciter", "-keypbe", "DES-EDE3-CBC", "-certpbe", "DES-EDE3-CBC", "-macalg", "sha512"],
+    ["-legacy", "-iter", "1", "-nomaciter", "-certfile", "chain.pem"],                    # RC2-40 certs, 3DES key, SHA-1 MAC
+    ["-legacy", "-iter", "1", "-nomaciter", "-keypbe", "PBE-SHA1-RC2-128", "-certpbe", "PBE-SHA1-3DES", "-name", "caf\u00e9"],
+    ["-legacy", "-iter", "1", "-nomaciter", "-keypbe", "PBE-SHA1-RC4-128", "-certpbe", "PBE-SHA1-2DES"],
+    ["-iter", "1", "-nomac"],
+    ["-iter", "1", "-nomac", "-certpbe", "NONE", "-certfile", "chain.pem"],
+    ["-iter", "1", "-nomaciter", "-keypbe", "NONE", "-certpbe", "NONE"],                  # plain key bag
+    ["-iter", "1", "-nomaciter", "-nokeys"],                                              # certificates only
+    ["-iter", "1", "-nomaciter", "-nocerts"],                                             # key only
+]
+pkcs12_made = 0
+for index, variant in enumerate(p12_variants):
+    for key, leaf in (("k-leaf.pem", "leaf.pem"), ("k-fixed.pem", "int.pem")):
+        out = "p12-%d-%s.p12" % (index, key)
+        args = ["openssl", "pkcs12", "-export", "-inkey", key, "-in", leaf, "-passout", "pass:fuzz", "-out", out] + variant
+        if "-nokeys" in variant:
+            args.remove("-inkey"); args.remove(key)
+        if subprocess.run(args, capture_output=True, cwd=tmp).returncode == 0:
+            add("FuzzPKCS12", open(path(out), "rb").read()); pkcs12_made += 1
+        if "-nokeys" in variant or "-nocerts" in variant:
+            break
+add("FuzzPKCS12", b"\x30\x03\x02\x01\x03")
+
 # --- regression inputs -------------------------------------------------------------------------------
 for target in seeds:
     for path in glob.glob(os.path.join(root, "Tests", "RSAKitTests", "Fixtures", "fuzz", target, "*")):
@@ -213,4 +295,4 @@ for target, items in seeds.items():
     for name, data in items.items():
         with open(os.path.join(folder, "seed-" + name), "wb") as f:
             f.write(data)
-print("seeds: " + ", ".join(f"{t} {len(v)}" for t, v in seeds.items()) + f" (Wycheproof keys: {wycheproof})")
+print("seeds: " + ", ".join(f"{t} {len(v)}" for t, v in seeds.items()) + f" (Wycheproof keys: {wycheproof}, PKCS#12 files: {pkcs12_made})")

@@ -4,9 +4,9 @@
 #   scripts/fuzz.sh [TARGET|all] [SECONDS]     default: all, 30 seconds each
 #
 # TARGET is a harness name (FuzzDER, FuzzPEM, FuzzKeyFile, FuzzContainer, FuzzStoreItem,
-# FuzzArmor, FuzzCLIArguments) or `all`. Each run starts from Fuzz/Corpus/TARGET (seeds made by
+# FuzzArmor, FuzzCLIArguments, FuzzX509, FuzzPKCS12) or `all`. Each run starts from Fuzz/Corpus/TARGET (seeds made by
 # Fuzz/make-seeds.py when the folder is missing: openssl keys in every format, the Wycheproof
-# keys, containers for the fixed key, and every regression input under
+# keys, containers for the fixed key, openssl certificates and PKCS#12 files, and every regression input under
 # Tests/RSAKitTests/Fixtures/fuzz/TARGET/) and grows it; crashes, leaks and timeouts are written
 # to .build/fuzz-artifacts/TARGET/ and make the script fail. One summary line per harness:
 #   fuzz: FuzzDER runs=1234567 edges=308 features=1305 seconds=30 crashes=0
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-all=(FuzzDER FuzzPEM FuzzKeyFile FuzzContainer FuzzStoreItem FuzzArmor FuzzCLIArguments)
+all=(FuzzDER FuzzPEM FuzzKeyFile FuzzContainer FuzzStoreItem FuzzArmor FuzzCLIArguments FuzzX509 FuzzPKCS12)
 target=${1:-all}
 seconds=${2:-30}
 corpus_root=${FUZZ_CORPUS:-$root/Fuzz/Corpus}
@@ -33,16 +33,24 @@ done
 # let libFuzzer supply `main`; the one combined swiftc flag and -fsanitize=address for clang
 # give both sanitizers everywhere.
 build_flags=(-c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address)
+# One product at a time: a build of the whole Fuzz package also builds the rsakit executable
+# (the dependency's product), whose main.swift does not compile in that mode (top-level code
+# with libFuzzer's -parse-as-library), so `swift build` with no --product fails.
 if [ "${FUZZ_SKIP_BUILD:-0}" != 1 ]; then
-    swift build --package-path Fuzz "${build_flags[@]}" 2>&1 \
-        | grep -v "Cannot export local symbol '__asan_extra_spill_area'" || true
-    [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "fuzz.sh: build failed" >&2; exit 1; }
+    for t in "${targets[@]}"; do
+        swift build --package-path Fuzz "${build_flags[@]}" --product "$t" 2>&1 \
+            | grep -v "Cannot export local symbol '__asan_extra_spill_area'" || true
+        [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "fuzz.sh: build of $t failed" >&2; exit 1; }
+    done
 fi
 bin=$(swift build --package-path Fuzz "${build_flags[@]}" --show-bin-path)
 
-if [ ! -d "$corpus_root/${targets[0]}" ]; then
-    python3 Fuzz/make-seeds.py "$corpus_root"
-fi
+for t in "${targets[@]}"; do
+    if [ ! -d "$corpus_root/$t" ]; then
+        python3 Fuzz/make-seeds.py "$corpus_root"   # writes every harness's seeds
+        break
+    fi
+done
 
 dictionary() {
     case "$1" in
@@ -60,9 +68,15 @@ for t in "${targets[@]}"; do
     artifacts=$artifacts_root/$t
     mkdir -p "$corpus" "$artifacts"
     dict=$root/Fuzz/Dictionaries/$(dictionary "$t").dict
-    if [ "$t" = FuzzKeyFile ]; then
-        cat Fuzz/Dictionaries/pem.dict Fuzz/Dictionaries/der.dict > "$artifacts/keyfile.dict"
-        dict=$artifacts/keyfile.dict
+    # Harnesses whose input mixes formats get several dictionaries, concatenated.
+    parts=()
+    case "$t" in
+        FuzzKeyFile) parts=(pem der) ;; FuzzX509) parts=(der x509 pem) ;; FuzzPKCS12) parts=(der x509 pkcs12) ;;
+    esac
+    if [ "${#parts[@]}" -gt 0 ]; then
+        dict=$artifacts/combined.dict
+        : > "$dict"
+        for part in "${parts[@]}"; do cat "Fuzz/Dictionaries/$part.dict" >> "$dict"; done
     fi
     log=$artifacts/last-run.log
     touch "$log.start"

@@ -58,4 +58,27 @@ final class FuzzRegressionTests: XCTestCase {
         XCTAssertEqual(file.format, .spki)
         XCTAssertEqual(file.publicKey, try fuzzKey().publicKey)
     }
+
+    /// FuzzX509: a certificate whose version INTEGER is 12. GnuTLS parses it and reports
+    /// version 13 (its value plus one, as for v1-v3), which X509Certificate passed on although
+    /// RFC 5280 §4.1.2.1 knows only v1-v3 and `version` promised 1, 2 or 3. The fixture is the
+    /// fuzzer's input: the seed chain's openssl-made leaf, mutated (the version and a few other bytes).
+    func testX509_RejectsVersionBeyondV3() throws {
+        let der = try fixture("FuzzX509/version-13")
+        XCTAssertEqual(Array(der[8..<13]), [0xA0, 0x03, 0x02, 0x01, 0x0C], "[0] EXPLICIT Version INTEGER 12")
+        for input in [der, Array(PEMDocument.encode(der, label: "CERTIFICATE").utf8)] {
+            XCTAssertThrowsError(try X509Certificate.certificates(from: input)) { error in
+                guard case let .malformedCertificate(reason)? = error as? RSAError else {
+                    return XCTFail("expected malformedCertificate, got \(error)")
+                }
+                XCTAssertTrue(reason.contains("v13"), reason)
+            }
+        }
+        // The same bytes with version 2 (v3) are a certificate rsakit reads.
+        var v3 = der
+        v3[12] = 0x02
+        let certificate = try X509Certificate(derRepresentation: v3)
+        XCTAssertEqual(certificate.version, 3)
+        XCTAssertEqual(certificate.subjectSummary, "www.example.com")
+    }
 }

@@ -178,6 +178,12 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
         serialNumber = magnitude.isEmpty ? [0] : magnitude
         notValidBefore = Date(timeIntervalSince1970: TimeInterval(parsed.activationTime))
         notValidAfter = Date(timeIntervalSince1970: TimeInterval(parsed.expirationTime))
+        // GnuTLS returns the encoded INTEGER plus one for any value (certtool prints
+        // "Version: 13"); RFC 5280 §4.1.2.1 defines v1, v2 and v3 only, and OpenSSL refuses
+        // others. Found by Fuzz/FuzzX509 (Tests/RSAKitTests/Fixtures/fuzz/FuzzX509/version-13).
+        guard (1...3).contains(parsed.version) else {
+            throw RSAError.malformedCertificate(reason: "its X.509 version field says v\(parsed.version), not v1, v2 or v3 (RFC 5280 §4.1.2.1)")
+        }
         version = parsed.version
         let algorithm = parsed.publicKeyAlgorithm()
         publicKeyAlgorithmName = algorithm.name
