@@ -55,8 +55,8 @@ if [ "$status" -eq 0 ]; then
     swift build -c release --product rsakit || status=$?
     swift run -c release RSAKitBenchmarks --quick || status=$?
 fi
-# Proof under attack (issue 15): every fuzz harness (X.509 and PKCS#12 included) for a short fixed time, then the chunking,
-# container, store and CLI tests under AddressSanitizer, UBSan and ThreadSanitizer. About
+# Proof under attack (issue 15): every fuzz harness (X.509 and PKCS#12 included) for a short
+# fixed time, then the chunking, container, store and CLI tests under AddressSanitizer, UBSan and ThreadSanitizer. About
 # 35 minutes on a 2-core machine (README "Fuzzing and sanitizers"); RSAKIT_SKIP_HARDENING=1
 # skips both (for a quick local run), RSAKIT_FUZZ_SECONDS sets the time per harness.
 if [ "$status" -eq 0 ] && [ "${RSAKIT_SKIP_HARDENING:-0}" != 1 ]; then
