@@ -79,7 +79,7 @@ final class CLIKeychainTests: CLITestCase {
         let added = try rsakitOK(["password", "add", "--service", "com.example.mail", "--account", "romeo", "--label", "Mail"], stdin: value)
         XCTAssertTrue(added.stdoutText.hasPrefix("added generic password: service: com.example.mail, account: romeo"), added.stdoutText)
         assertFailure(try rsakit(["password", "add", "--service", "com.example.mail", "--account", "romeo"], stdin: [1, 2]),
-                      status: 73, contains: "already exists")
+                      status: 73, contains: "already exists (use --update to change its value)")
         XCTAssertEqual(try rsakitOK(["password", "find", "--service", "com.example.mail", "--account", "romeo", "--value"]).stdout, value)
         let found = try rsakitOK(["password", "find", "--service", "com.example.mail"]).stdoutText
         XCTAssertTrue(found.contains("account: romeo\nlabel: Mail\n"), found)
@@ -123,7 +123,7 @@ final class CLIKeychainTests: CLITestCase {
         let added = try rsakitOK(["cert", "add", path("cert.pem"), "--trust"]).stdoutText
         XCTAssertTrue(added.contains("label: Romeo Montegue"), added)
         XCTAssertTrue(added.contains("identity: private key tag com.example.romeo"), added)
-        assertFailure(try rsakit(["cert", "add", path("cert.pem")]), status: 73, contains: "already exists")
+        assertFailure(try rsakit(["cert", "add", path("cert.pem")]), status: 73, contains: "already exists (use --replace to overwrite it)")
         let der = try runProcess(openssl, ["x509", "-in", path("cert.pem"), "-outform", "DER"]).stdout
         XCTAssertEqual(try rsakitOK(["cert", "export", "--label", "Romeo Montegue", "--der"]).stdout, der)
         let fingerprint = try runProcess(openssl, ["x509", "-in", path("cert.pem"), "-noout", "-fingerprint", "-sha256"]).stdoutText

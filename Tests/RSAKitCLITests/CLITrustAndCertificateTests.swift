@@ -151,6 +151,9 @@ final class CLITrustAndCertificateTests: CLITestCase {
         XCTAssertTrue(text.contains("chain: 2 certificates\n"), text)
         // The test root is not a system anchor: recoverable until it is trusted.
         XCTAssertTrue(text.contains("trust (basic X.509): recoverable-trust-failure\n"), text)
+        // The same certificate again under another tag: the duplicate names the option that overrides it.
+        assertFailure(try rsakit(["identity", "import", p12, "--tag", "other", "--passin", "pass:p12-secret"]), status: 73,
+                      contains: "already exists (use --replace to overwrite it)")
         XCTAssertTrue(try rsakitOK(["identity", "list"]).stdoutText.hasPrefix("Web Server  tag: Web Server"))
         let shown = try rsakitOK(["identity", "show", "--label", "Web Server"]).stdoutText
         XCTAssertTrue(shown.contains("subject summary: server.rsakit.test\n"), shown)

@@ -33,6 +33,14 @@ final class CLIUsabilityTests: CLITestCase {
         XCTAssertTrue(try rsakitOK(["help", "help"]).stdoutText.contains("SUBCOMMANDS:"))
         assertFailure(try rsakit(["genpair", "--tag", ""]), status: 64, contains: "tag")
         assertFailure(try rsakit(["encrypt", "--tag", "x", "--raw", "--armor"]), status: 64, contains: "cannot be combined with --raw")
+        // Options before the command name: the command line in the right order.
+        assertFailure(try rsakit(["--store", "/tmp/s", "list"]), status: 64,
+                      contains: "options come after the command name: rsakit list --store /tmp/s")
+        // Both key-size warnings when both apply; genpair names both block payloads.
+        let odd = try rsakitOK(["genpair", "--tag", "odd", "--bits", "1028"])
+        XCTAssertTrue(odd.stderr.contains("weaker than today's minimum of 2048 bits"), odd.stderr)
+        XCTAssertTrue(odd.stderr.contains("1028 bits is not a multiple of 8"), odd.stderr)
+        XCTAssertTrue(odd.stdoutText.contains("block size: 129 bytes (at most 118 plaintext bytes per raw block, 61 per container block)"), odd.stdoutText)
         try rsakitOK(["genpair", "--tag", "dup", "--bits", "1024"])
         assertFailure(try rsakit(["genpair", "--tag", "dup", "--bits", "1024"]), status: 73, contains: "use --replace")
     }

@@ -72,9 +72,11 @@ struct CertCommand: RSAKitCommand {
                 throw CLIFailure("cannot load certificate file '\(path)': \(error.description)", .dataError)
             }
             let trust: RSACertificateTrust = arguments.flag("trust") ? .trusted : arguments.flag("distrust") ? .distrusted : .unspecified
-            let item = try store.addCertificate(
-                certificates[0], label: arguments.value("label"), trust: trust,
-                chain: Array(certificates.dropFirst()), replace: arguments.flag("replace"))
+            let item = try CLIFailure.hintingDuplicates(option: "--replace") {
+                try store.addCertificate(
+                    certificates[0], label: arguments.value("label"), trust: trust,
+                    chain: Array(certificates.dropFirst()), replace: arguments.flag("replace"))
+            }
             var text = "added certificate: label: \(item.label), fingerprint: \(item.fingerprintHex), item id: \(item.itemID)\n"
             if let identity = try store.identity(for: item) {
                 text += "identity: private key tag \(identity.privateKey.applicationTag)\n"

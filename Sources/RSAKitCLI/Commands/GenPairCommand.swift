@@ -55,7 +55,8 @@ struct GenPairCommand: RSAKitCommand {
         }
         if bits < 2048 {
             printError("rsakit: warning: a \(bits)-bit key is weaker than today's minimum of 2048 bits (NIST SP 800-131A); use it only for tests or compatibility\n")
-        } else if bits % 8 != 0 {
+        }
+        if bits % 8 != 0 {
             printError("rsakit: warning: \(bits) bits is not a multiple of 8; some tools (and SecKeyCreateRandomKey) expect whole bytes\n")
         }
         let showProgress = bits >= 4096 && stderrIsTerminal && !arguments.flag("quiet")
@@ -83,7 +84,8 @@ struct GenPairCommand: RSAKitCommand {
         var text = "tag: \(tag)\n"
         if privateTag != tag { text += "private tag: \(privateTag)\n" }
         text += "bits: \(key.modulusBitCount)\n"
-        text += "block size: \(key.modulusByteCount) bytes (at most \(key.maximumMessageByteCount) plaintext bytes per block)\n"
+        let containerPayload = RSAMessageContainer.payloadByteCount(blockSize: key.modulusByteCount)
+        text += "block size: \(key.modulusByteCount) bytes (at most \(key.maximumMessageByteCount) plaintext bytes per raw block, \(containerPayload) per container block)\n"
         text += "fingerprint: \(items.public.fingerprint.base64String)\n"
         try printOutput(text)
     }

@@ -86,8 +86,10 @@ struct IdentityCommand: RSAKitCommand {
         let label = arguments.value("label") ?? p12.friendlyName ?? p12.certificate.subjectSummary
         let tag = arguments.value("tag") ?? label
         let identity = try withUnlockedStore(store, arguments, command: Self.spec.name) {
-            try store.addIdentity(privateKey: p12.privateKey, certificate: p12.certificate, chain: p12.chain,
-                                  tag: tag, label: label, replace: arguments.flag("replace"))
+            try CLIFailure.hintingDuplicates(option: "--replace") {
+                try store.addIdentity(privateKey: p12.privateKey, certificate: p12.certificate, chain: p12.chain,
+                                      tag: tag, label: label, replace: arguments.flag("replace"))
+            }
         }
         var trust = RSATrust(certificates: [p12.certificate] + p12.chain, policy: .basicX509)
         addStoreTrust(store, to: &trust)

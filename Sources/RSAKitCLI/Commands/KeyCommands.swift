@@ -131,7 +131,7 @@ struct ExportCommand: RSAKitCommand {
 struct ListCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "list",
-        overview: "List the items in the store (keys, then generic passwords); needs no passphrase.",
+        overview: "List the items in the store (keys, generic passwords, then certificates); needs no passphrase.",
         usage: "rsakit list [--class key|password|certificate] [--json] [--store <DIR>]",
         options: [
             .value("class", "CLASS", "Only items of this class: key, password or certificate."),

@@ -54,7 +54,7 @@ struct PasswordCommand: RSAKitCommand {
             // Passphrase before the value: both may come from standard input, in that order.
             try unlockIfProtected(store, arguments, command: name)
             if !arguments.flag("update"), (try? store.genericPassword(service: service, account: account)) != nil {
-                throw RSAError.duplicateItem(item: RSAKeyStoreDescriptions.password(service, account))
+                throw CLIFailure("a \(RSAKeyStoreDescriptions.password(service, account)) already exists (use --update to change its value)", .alreadyExists)
             }
             let value = try readValue()
             let item = try store.addGenericPassword(

@@ -28,7 +28,7 @@ enum RSAKitCommandLine {
 
     static var mainHelp: String {
         var text = """
-        OVERVIEW: RSA encryption (PKCS#1 v1.5) with a tagged key store, interoperable with
+        OVERVIEW: RSA encryption (PKCS#1 v1.5 and OAEP) with a tagged key store, interoperable with
         iOS (SecKeyEncrypt), Java and OpenSSL.
 
         USAGE: rsakit <command> [options]
@@ -77,6 +77,10 @@ enum RSAKitCommandLine {
                 }
                 return .success
             default:
+                if first.hasPrefix("-"), let named = arguments.first(where: { name in commands.contains { $0.spec.name == name } }) {
+                    let rest = arguments.filter { $0 != named }.joined(separator: " ")
+                    throw UsageError(message: "options come after the command name: rsakit \(named) \(rest)", command: nil)
+                }
                 guard let command = commands.first(where: { $0.spec.name == first }) else {
                     throw UsageError(message: "unknown command '\(first)'" + didYouMean(first, commandNames) + " (see 'rsakit --help')", command: nil)
                 }

@@ -27,6 +27,16 @@ struct CLIFailure: Error, CustomStringConvertible {
     }
 
     /// Map any error to its message and exit status.
+    /// Runs `body` and turns `RSAError.duplicateItem` into the same message with the option
+    /// that overrides it (`--replace`, `--update`), as genpair's "use --replace" does.
+    static func hintingDuplicates<T>(option: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let RSAError.duplicateItem(item) {
+            throw CLIFailure("a \(item) already exists (use \(option) to overwrite it)", .alreadyExists)
+        }
+    }
+
     static func from(_ error: Error) -> CLIFailure {
         switch error {
         case let failure as CLIFailure:
