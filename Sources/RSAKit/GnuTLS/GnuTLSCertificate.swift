@@ -4,11 +4,7 @@ internal import CGnuTLS
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
 #endif
 
 /// One parsed X.509 certificate, freed (`gnutls_x509_crt_deinit`) with the object.

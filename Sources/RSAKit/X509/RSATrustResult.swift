@@ -3,11 +3,7 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
 #endif
 
 /// The outcome of ``RSATrust/evaluate()``, named as Apple's `SecTrustResultType`.

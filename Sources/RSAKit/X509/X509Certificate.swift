@@ -4,11 +4,7 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
 #endif
 
 /// An X.509 v1-v3 certificate (RFC 5280 §4.1), read once by GnuTLS into plain fields.
