@@ -178,13 +178,7 @@ struct VerifyCommand: RSAKitCommand {
 /// The RSA public key of the first certificate in `path` (`verify --cert`), with a warning
 /// when the certificate is outside its validity or its key usage lacks digitalSignature.
 private func certificatePublicKey(_ path: String) throws -> RSAPublicKey {
-    let bytes = try readWholeFile(path, what: "certificate file")
-    let certificate: X509Certificate
-    do {
-        certificate = try X509Certificate.certificates(from: bytes)[0]
-    } catch let error as RSAError {
-        throw CLIFailure("cannot load certificate file '\(path)': \(error.description)", .dataError)
-    }
+    let certificate = try CertificateRecipient.firstCertificate(file: path)
     guard let key = certificate.publicKey else {
         throw CLIFailure("\(path): the certificate's public key is \(certificate.publicKeyAlgorithmName), not RSA", .dataError)
     }

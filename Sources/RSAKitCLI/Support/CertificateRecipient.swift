@@ -10,14 +10,17 @@ import RSAKit
 /// its keyUsage does not allow keyEncipherment (RFC 5280 §4.2.1.3).
 enum CertificateRecipient {
     static func publicKey(file path: String) throws -> RSAPublicKey {
+        try publicKey(firstCertificate(file: path), name: path)
+    }
+
+    /// The first certificate in a DER, PEM or PEM-bundle file, or a data error naming the file.
+    static func firstCertificate(file path: String) throws -> X509Certificate {
         let bytes = try readWholeFile(path, what: "certificate file")
-        let certificate: X509Certificate
         do {
-            certificate = try X509Certificate.certificates(from: bytes)[0]
+            return try X509Certificate.certificates(from: bytes)[0]
         } catch let error as RSAError {
             throw CLIFailure("cannot load certificate file '\(path)': \(error.description)", .dataError)
         }
-        return try publicKey(certificate, name: path)
     }
 
     static func publicKey(label: String, store: RSAKeyStore) throws -> RSAPublicKey {
