@@ -177,10 +177,16 @@ internal final class GnuTLSPKCS12Bag {
         return String(cString: name)
     }
 
-    /// Add a certificate element (`gnutls_pkcs12_bag_set_crt`) with its attributes; returns its index.
+    /// Add a certificate element holding `der` byte for byte (`gnutls_pkcs12_bag_set_data`,
+    /// GNUTLS_BAG_CERTIFICATE) with its attributes; returns its index. Not
+    /// `gnutls_pkcs12_bag_set_crt`: that re-encodes the parsed certificate through libtasn1,
+    /// which rewrites non-DER details a reader accepted (a BOOLEAN TRUE of 0x01 becomes 0xFF)
+    /// and so breaks the issuer's signature over the original bytes.
     @discardableResult
-    func addCertificate(_ certificate: GnuTLSCertificate, keyID: [UInt8]?, friendlyName: String?) throws -> Int {
-        let index = try Int(gnutlsCheck(gnutls_pkcs12_bag_set_crt(handle, certificate.handle), "gnutls_pkcs12_bag_set_crt"))
+    func addCertificate(der: [UInt8], keyID: [UInt8]?, friendlyName: String?) throws -> Int {
+        let index = try withDatum(der) { datum in
+            try Int(gnutlsCheck(gnutls_pkcs12_bag_set_data(handle, GNUTLS_BAG_CERTIFICATE, datum), "gnutls_pkcs12_bag_set_data"))
+        }
         try setAttributes(index, keyID: keyID, friendlyName: friendlyName)
         return index
     }

@@ -208,7 +208,8 @@ extension RSAPKCS12 {
     ///   - chain: further certificates, written after the leaf in this order.
     ///   - friendlyName: the label, or nil for none.
     ///   - passphrase: not empty, no NUL byte; RSAKit's copies are wiped.
-    /// - Returns: the DER PFX.
+    /// - Returns: the DER PFX. Every certificate is stored byte for byte as its
+    ///   `derRepresentation` (never re-encoded, so issuers' signatures still verify).
     /// - Throws: `RSAError.keyTypeMismatch` when the certificate is not the key's,
     ///   `RSAError.passphraseUnusable`, `RSAError.internalError` when GnuTLS fails.
     public static func derRepresentation(privateKey: RSAPrivateKey, certificate: X509Certificate,
@@ -226,9 +227,9 @@ extension RSAPKCS12 {
             let leaf = try certificate.gnutlsCertificate()
             let keyID = try leaf.sha1Fingerprint()
             let certificates = try GnuTLSPKCS12Bag()
-            try certificates.addCertificate(leaf, keyID: keyID, friendlyName: friendlyName)
+            try certificates.addCertificate(der: certificate.derRepresentation, keyID: keyID, friendlyName: friendlyName)
             for member in chain {
-                try certificates.addCertificate(try member.gnutlsCertificate(), keyID: nil, friendlyName: nil)
+                try certificates.addCertificate(der: member.derRepresentation, keyID: nil, friendlyName: nil)
             }
             try certificates.encryptPBES2AES256(passphrase: passphrase)
             let keyBag = try GnuTLSPKCS12Bag()
