@@ -81,4 +81,60 @@ final class FuzzRegressionTests: XCTestCase {
         XCTAssertEqual(certificate.version, 3)
         XCTAssertEqual(certificate.subjectSummary, "www.example.com")
     }
+
+    /// FuzzPKCS12: a certificate whose keyUsage `critical` BOOLEAN is 0x01 (DER wants 0xFF,
+    /// X.690 §11.1; OpenSSL, GnuTLS and rsakit read it). The re-export went through
+    /// `gnutls_pkcs12_bag_set_crt`, which re-encodes the certificate via libtasn1: the BOOLEAN
+    /// came back as 0xFF, so the written certificate was no longer the one read, and its
+    /// signature (over the original bytes) no longer verified. The fixture is made by
+    /// `Fuzz/make-fixtures.py` (the CI run's artifact was on the CI machine): the fixed fuzz
+    /// key and a self-signed certificate signed over the 0x01 form, in a PKCS#12 file with no
+    /// MAC and nothing encrypted, as the fuzzer's mutated seeds were.
+    func testPKCS12_ReexportKeepsCertificateBytes() throws {
+        let p12 = try RSAPKCS12(derRepresentation: try fixture("FuzzPKCS12/boolean-true-01"), passphrase: Array("fuzz".utf8))
+        let der = p12.certificate.derRepresentation
+        let keyUsage: [UInt8] = [0x06, 0x03, 0x55, 0x1D, 0x0F, 0x01, 0x01, 0x01]  // OID 2.5.29.15, BOOLEAN 0x01
+        XCTAssertNotNil(Self.range(of: keyUsage, in: der), "the fixture's certificate has the 0x01 BOOLEAN")
+        XCTAssertTrue(Self.hasValidSelfSignature(der), "the fixture's certificate is signed over its own bytes")
+        XCTAssertEqual(p12.privateKey, try fuzzKey())
+
+        let exported = try RSAPKCS12.derRepresentation(privateKey: p12.privateKey, certificate: p12.certificate,
+                                                       friendlyName: "regression", passphrase: Array("fuzz".utf8))
+        let back = try RSAPKCS12(derRepresentation: exported, passphrase: Array("fuzz".utf8))
+        XCTAssertEqual(back.certificate.derRepresentation, der, "the certificate is written byte for byte")
+        XCTAssertTrue(Self.hasValidSelfSignature(back.certificate.derRepresentation))
+        XCTAssertEqual(back.privateKey, p12.privateKey)
+        XCTAssertEqual(back.friendlyName, "regression")
+        XCTAssertEqual(back.warnings, [])
+        // The re-encoding GnuTLS would have done: the same certificate with 0xFF, whose signature fails.
+        var reencoded = der
+        let at = try XCTUnwrap(Self.range(of: keyUsage, in: der)).upperBound - 1
+        reencoded[at] = 0xFF
+        XCTAssertFalse(Self.hasValidSelfSignature(reencoded))
+    }
+
+    static func range(of needle: [UInt8], in haystack: [UInt8]) -> Range<Int>? {
+        guard haystack.count >= needle.count else { return nil }
+        return (0...(haystack.count - needle.count)).first { Array(haystack[$0..<($0 + needle.count)]) == needle }
+            .map { $0..<($0 + needle.count) }
+    }
+
+    /// Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue BIT STRING }:
+    /// the signature (sha256WithRSAEncryption) checked with the certificate's own public key.
+    static func hasValidSelfSignature(_ der: [UInt8]) -> Bool {
+        func tlv(at offset: Int) -> (content: Int, end: Int) {
+            let first = Int(der[offset + 1])
+            guard first & 0x80 != 0 else { return (offset + 2, offset + 2 + first) }
+            let count = first & 0x7F
+            let length = der[(offset + 2)..<(offset + 2 + count)].reduce(0) { $0 << 8 | Int($1) }
+            return (offset + 2 + count, offset + 2 + count + length)
+        }
+        let tbs = tlv(at: tlv(at: 0).content)
+        let algorithm = tlv(at: tbs.end)
+        let signature = tlv(at: algorithm.end)
+        guard let certificate = try? X509Certificate(derRepresentation: der) else { return false }
+        return certificate.publicKey?.isValidSignature(Array(der[(signature.content + 1)..<signature.end]),
+                                                      for: Array(der[tlv(at: 0).content..<tbs.end]),
+                                                      hash: .sha256, padding: .pkcs1v15) == true
+    }
 }

@@ -144,7 +144,7 @@ final class PKCS12Tests: XCTestCase {
             try pfx.add(bag)
         }
         let certificates = try GnuTLSPKCS12Bag()
-        try certificates.addCertificate(try pki.certificate("server").gnutlsCertificate(), keyID: nil, friendlyName: nil)
+        try certificates.addCertificate(der: try pki.certificate("server").derRepresentation, keyID: nil, friendlyName: nil)
         try pfx.add(certificates)
         try pfx.generateSHA256MAC(passphrase: Array(passphrase.utf8))
         XCTAssertThrowsError(try RSAPKCS12(derRepresentation: try pfx.exportDER(), passphrase: Array(passphrase.utf8))) { error in
