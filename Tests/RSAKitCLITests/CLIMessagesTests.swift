@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RSAKitTestSupport
 
 /// Issue 9 §2-§4 with the built binary: messages that find the way, exit codes, safe
 /// printing, short options, raw empty input, --version.
@@ -139,6 +140,53 @@ final class CLIMessagesTests: CLITestCase {
         let json = try JSONSerialization.jsonObject(with: Data(try rsakitOK(["list", "--json"]).stdout)) as! [[String: Any]]
         XCTAssertEqual(json.map { $0["applicationTag"] as? String }, [evilTag, evilTag])
         XCTAssertEqual(json.map { $0["label"] as? String }, [evilLabel, evilLabel])
+    }
+
+    /// Names that come from files (a certificate's subject, a PKCS#12 friendly name) and from
+    /// password items reach the terminal escaped in every human-readable output: identity
+    /// import, list and show; cert list and show; list; trust evaluate; password add and list.
+    func testCertificateIdentityAndPasswordNames_ArePrintedSafely() throws {
+        let evilName = "evil\u{1B}]0;pwned\u{07}\nforged row\u{1B}[2J"
+        let key = path("evil.key")
+        _ = try OpenSSL.run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024", "-out", key])
+        let certificate = path("evil.pem")
+        _ = try OpenSSL.run(["req", "-x509", "-key", key, "-utf8", "-subj", "/CN=cn\u{1B}[31mred\nrow", "-days", "2", "-out", certificate])
+        let p12 = path("evil.p12")
+        _ = try OpenSSL.run(["pkcs12", "-export", "-inkey", key, "-in", certificate, "-name", evilName,
+                             "-passout", "pass:evil", "-out", p12])
+        let outputs = [
+            try rsakitOK(["identity", "import", p12, "--tag", "evil.tag", "--passin", "pass:evil"]),
+            try rsakitOK(["identity", "list"]),
+            try rsakitOK(["identity", "show", "--label", evilName]),
+            try rsakitOK(["cert", "list"]),
+            try rsakitOK(["cert", "show", certificate]),
+            try rsakitOK(["cert", "find", "--label", evilName]),
+            try rsakitOK(["list"]),
+            try rsakit(["trust", "evaluate", certificate]),
+            try rsakitOK(["password", "add", "--service", "svc\u{1B}[2J", "--account", "acct\nrow", "--label", evilName], stdin: [1]),
+            try rsakitOK(["password", "list"]),
+        ]
+        for output in outputs {
+            let text = output.stdoutText + output.stderr
+            XCTAssertFalse(text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "a raw control character: \(text.debugDescription)")
+            XCTAssertFalse(text.contains("forged row") && !text.contains("\\nforged row"), text)
+        }
+        let identities = outputs[1].stdoutText
+        XCTAssertEqual(identities.split(separator: "\n").count, 1, identities)
+        XCTAssertTrue(identities.hasPrefix("evil\\e]0;pwned\\x07\\nforged row\\e[2J  tag: evil.tag"), identities)
+        XCTAssertTrue(outputs[0].stdoutText.contains("imported identity: cn\\e[31mred\\nrow\n"), outputs[0].stdoutText)
+        XCTAssertEqual(outputs[3].stdoutText.split(separator: "\n").count, 2, "header and one row: \(outputs[3].stdoutText)")
+        XCTAssertTrue(outputs[4].stdoutText.contains("subject: CN=cn\\e[31mred\\nrow\n"), outputs[4].stdoutText)
+        XCTAssertTrue(outputs[7].stdoutText.contains("  0: cn\\e[31mred\\nrow (not after"), outputs[7].stdoutText)
+        XCTAssertTrue(outputs[8].stdoutText.contains("service: svc\\e[2J, account: acct\\nrow"), outputs[8].stdoutText)
+        // JSON keeps the exact names.
+        let json = try JSONSerialization.jsonObject(with: Data(try rsakitOK(["identity", "list", "--json"]).stdout)) as! [[String: Any]]
+        XCTAssertEqual(json.map { $0["label"] as? String }, [evilName])
+        // An error that quotes a name escapes it too.
+        let missing = try rsakit(["identity", "show", "--label", "no\u{1B}[2Jsuch"])
+        XCTAssertNotEqual(missing.status, 0)
+        XCTAssertFalse(missing.stderr.contains("\u{1B}"), missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("no\\e[2Jsuch") || missing.stderr.contains("no\\\\e[2Jsuch"), missing.stderr)
     }
 
     func testListJSON_EmptyStoreIsEmptyArray_ShowGivesBothMaxima() throws {

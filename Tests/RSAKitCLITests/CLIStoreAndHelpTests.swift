@@ -18,6 +18,8 @@ final class CLIStoreAndHelpTests: CLITestCase {
         let main = try rsakitOK(["--help"]).stdoutText
         XCTAssertTrue(main.contains("SUBCOMMANDS:"))
         XCTAssertEqual(try rsakitOK(["--version"]).stdoutText.hasPrefix("rsakit "), true)
+        XCTAssertEqual(try rsakitOK(["-V"]).stdoutText, try rsakitOK(["--version"]).stdoutText)
+        XCTAssertEqual(try rsakitOK(["-h"]).stdoutText, main)
     }
 
     func testJSON_ListAndShow() throws {

@@ -142,7 +142,7 @@ final class CLITrustAndCertificateTests: CLITestCase {
         tampered[tampered.count - 16] ^= 0x01
         let tamperedPath = try write(tampered, to: "tampered.p12")
         assertFailure(try rsakit(["identity", "import", tamperedPath, "--passin", "pass:p12-secret"]), status: 65, contains: "integrity check failed")
-        XCTAssertEqual(try rsakitOK(["identity", "list"]).stdoutText, "")
+        XCTAssertEqual(try rsakitOK(["identity", "list"]).stdoutText, "no identities in the store\n")
         XCTAssertEqual(try rsakitOK(["list", "--class", "certificate"]).stdoutText.contains("server.rsakit.test"), false)
 
         let imported = try rsakitOK(["identity", "import", p12, "--passin", "pass:p12-secret"])
@@ -178,7 +178,7 @@ final class CLITrustAndCertificateTests: CLITestCase {
         XCTAssertEqual(status.st_mode & 0o777, 0o600)
 
         try rsakitOK(["identity", "delete", "--label", "Web Server"])
-        XCTAssertEqual(try rsakitOK(["identity", "list"]).stdoutText, "")
+        XCTAssertEqual(try rsakitOK(["identity", "list"]).stdoutText, "no identities in the store\n")
         assertFailure(try rsakit(["identity", "show", "--label", "Web Server"]), status: 66, contains: "identity with label")
     }
     func testEncrypt_ToACertificate() throws {

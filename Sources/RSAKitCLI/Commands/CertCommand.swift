@@ -77,7 +77,7 @@ struct CertCommand: RSAKitCommand {
                     certificates[0], label: arguments.value("label"), trust: trust,
                     chain: Array(certificates.dropFirst()), replace: arguments.flag("replace"))
             }
-            var text = "added certificate: label: \(item.label), fingerprint: \(item.fingerprintHex), item id: \(item.itemID)\n"
+            var text = "added certificate: label: \(terminalSafe(item.label)), fingerprint: \(item.fingerprintHex), item id: \(item.itemID)\n"
             if let identity = try store.identity(for: item) {
                 text += "identity: private key tag \(identity.privateKey.applicationTag)\n"
             }
@@ -100,10 +100,10 @@ struct CertCommand: RSAKitCommand {
         case "delete":
             let items = try selected(store)
             for item in items { try store.deleteCertificate(itemID: item.itemID) }
-            try printOutput(items.map { "deleted certificate: label: \($0.label), item id: \($0.itemID)\n" }.joined())
+            try printOutput(items.map { "deleted certificate: label: \(terminalSafe($0.label)), item id: \($0.itemID)\n" }.joined())
         default:
             let listing = try store.allKeychainItems()
-            for problem in listing.problems { printError("rsakit: warning: \(problem.description)\n") }
+            for problem in listing.problems { printWarning(problem.description) }
             if arguments.flag("json") {
                 try printOutput(try jsonText(listing.certificates.map(certificateJSON)))
             } else if listing.certificates.isEmpty {
@@ -151,7 +151,7 @@ func certificateTable(_ items: [RSACertificateAttributes]) -> String {
     for item in items {
         text += String(padded(item.trust.rawValue, 12).prefix(12)) + " "
             + String(padded(iso8601(item.notValidAfter), 21).prefix(21)) + " "
-            + item.fingerprintHex + "  " + item.label + "\n"
+            + item.fingerprintHex + "  " + terminalSafe(item.label) + "\n"
     }
     return text
 }
@@ -160,9 +160,9 @@ func certificateTable(_ items: [RSACertificateAttributes]) -> String {
 func certificateText(_ item: RSACertificateAttributes) -> String {
     """
     class: certificate
-    label: \(item.label)
-    subject: \(item.subject)
-    issuer: \(item.issuer)
+    label: \(terminalSafe(item.label))
+    subject: \(terminalSafe(item.subject))
+    issuer: \(terminalSafe(item.issuer))
     serial: \(item.serialNumberHex)
     not before: \(iso8601(item.notValidBefore))
     not after: \(iso8601(item.notValidAfter))

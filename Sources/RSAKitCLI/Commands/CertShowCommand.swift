@@ -31,9 +31,9 @@ enum CertShow {
         let now = Date()
         let state = now > certificate.notValidAfter ? " (expired)" : now < certificate.notValidBefore ? " (not yet valid)" : ""
         var lines = [
-            "subject: \(certificate.subject)",
-            "subject summary: \(certificate.subjectSummary)",
-            "issuer: \(certificate.issuer)",
+            "subject: \(terminalSafe(certificate.subject))",
+            "subject summary: \(terminalSafe(certificate.subjectSummary))",
+            "issuer: \(terminalSafe(certificate.issuer))",
             "serial: \(certificate.serialNumberHex)",
             "version: \(certificate.version)",
             "not valid before: \(iso8601(certificate.notValidBefore))",
@@ -42,7 +42,7 @@ enum CertShow {
             "signature algorithm: \(certificate.signatureAlgorithmName)",
             "key usage: \(certificate.keyUsage.map { $0.description } ?? "(none: any)")",
             "extended key usage: \(certificate.extendedKeyUsage.map { $0.map(\.description).joined(separator: ", ") } ?? "(none: any)")",
-            "subject alternative names: \(certificate.subjectAlternativeNames.isEmpty ? "(none)" : certificate.subjectAlternativeNames.map(\.description).joined(separator: ", "))",
+            "subject alternative names: \(certificate.subjectAlternativeNames.isEmpty ? "(none)" : certificate.subjectAlternativeNames.map { terminalSafe($0.description) }.joined(separator: ", "))",
         ]
         if let constraints = certificate.basicConstraints {
             lines.append("basic constraints: CA:\(constraints.isCertificateAuthority ? "TRUE" : "FALSE")"

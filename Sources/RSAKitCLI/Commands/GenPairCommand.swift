@@ -54,10 +54,10 @@ struct GenPairCommand: RSAKitCommand {
             }
         }
         if bits < 2048 {
-            printError("rsakit: warning: a \(bits)-bit key is weaker than today's minimum of 2048 bits (NIST SP 800-131A); use it only for tests or compatibility\n")
+            printWarning("a \(bits)-bit key is weaker than today's minimum of 2048 bits (NIST SP 800-131A); use it only for tests or compatibility")
         }
         if bits % 8 != 0 {
-            printError("rsakit: warning: \(bits) bits is not a multiple of 8; some tools (and SecKeyCreateRandomKey) expect whole bytes\n")
+            printWarning("\(bits) bits is not a multiple of 8; some tools (and SecKeyCreateRandomKey) expect whole bytes")
         }
         let showProgress = bits >= 4096 && stderrIsTerminal && !arguments.flag("quiet")
         var lastStage: RSAKeyGenerationProgress.Stage?

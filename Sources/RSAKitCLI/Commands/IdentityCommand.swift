@@ -67,7 +67,7 @@ struct IdentityCommand: RSAKitCommand {
             let identity = try identity(store)
             try store.deleteCertificate(itemID: identity.certificate.itemID)
             try store.delete(tag: identity.privateKey.applicationTag)
-            try printOutput("deleted identity: label: \(identity.certificate.label), private key tag: \(identity.privateKey.applicationTag)\n")
+            try printOutput("deleted identity: label: \(terminalSafe(identity.certificate.label)), private key tag: \(terminalSafe(identity.privateKey.applicationTag))\n")
         }
     }
 
@@ -82,7 +82,7 @@ struct IdentityCommand: RSAKitCommand {
         } catch let error as RSAError {
             throw CLIFailure("cannot import '\(path)': \(error.description)", CLIFailure.status(for: error))
         }
-        for warning in p12.warnings { printError("rsakit: warning: \(path): \(warning)\n") }
+        for warning in p12.warnings { printWarning("\(path): \(warning)") }
         let label = arguments.value("label") ?? p12.friendlyName ?? p12.certificate.subjectSummary
         let tag = arguments.value("tag") ?? label
         let identity = try withUnlockedStore(store, arguments, command: Self.spec.name) {
@@ -94,14 +94,14 @@ struct IdentityCommand: RSAKitCommand {
         var trust = RSATrust(certificates: [p12.certificate] + p12.chain, policy: .basicX509)
         addStoreTrust(store, to: &trust)
         let evaluation = trust.evaluate()
-        var text = "imported identity: \(p12.certificate.subjectSummary)\n"
-        text += "label: \(identity.certificate.label)\nprivate key tag: \(identity.privateKey.applicationTag)\n"
+        var text = "imported identity: \(terminalSafe(p12.certificate.subjectSummary))\n"
+        text += "label: \(terminalSafe(identity.certificate.label))\nprivate key tag: \(terminalSafe(identity.privateKey.applicationTag))\n"
         text += "certificate fingerprint (SHA-256): \(p12.certificate.fingerprintHex)\n"
         text += "public key fingerprint: \(p12.privateKey.fingerprint.base64String)\n"
         text += "certificate item id: \(identity.certificate.itemID)\nprivate key item id: \(identity.privateKey.itemID)\n"
         text += "chain: \(identity.chain.count) certificate\(identity.chain.count == 1 ? "" : "s")\n"
         text += "trust (basic X.509): \(evaluation.result.rawValue)\n"
-        for failure in evaluation.failures { text += "  \(failure.description)\n" }
+        for failure in evaluation.failures { text += "  \(terminalSafe(failure.description))\n" }
         try printOutput(text)
     }
 
@@ -116,9 +116,13 @@ struct IdentityCommand: RSAKitCommand {
             }))
             return
         }
+        if identities.isEmpty {
+            try printOutput("no identities in the store\n")
+            return
+        }
         var text = ""
         for identity in identities {
-            text += "\(identity.certificate.label)  tag: \(identity.privateKey.applicationTag)  not after: \(iso8601(identity.certificate.notValidAfter))  fingerprint: \(identity.certificate.fingerprintHex)\n"
+            text += "\(terminalSafe(identity.certificate.label))  tag: \(terminalSafe(identity.privateKey.applicationTag))  not after: \(iso8601(identity.certificate.notValidAfter))  fingerprint: \(identity.certificate.fingerprintHex)\n"
         }
         try printOutput(text)
     }
@@ -130,10 +134,10 @@ struct IdentityCommand: RSAKitCommand {
 
     private func describe(_ identity: RSAIdentityItem, _ store: RSAKeyStore) throws -> String {
         let certificate = try store.certificate(itemID: identity.certificate.itemID)
-        var text = "label: \(identity.certificate.label)\nprivate key tag: \(identity.privateKey.applicationTag)\n"
+        var text = "label: \(terminalSafe(identity.certificate.label))\nprivate key tag: \(terminalSafe(identity.privateKey.applicationTag))\n"
         text += "private key item id: \(identity.privateKey.itemID)\ncertificate item id: \(identity.certificate.itemID)\n"
         text += CertShow.text(certificate)
-        for member in identity.chain { text += "chain: \(member.label) (\(member.fingerprintHex))\n" }
+        for member in identity.chain { text += "chain: \(terminalSafe(member.label)) (\(member.fingerprintHex))\n" }
         return text
     }
 

@@ -154,7 +154,7 @@ struct ListCommand: RSAKitCommand {
 
     func run() throws {
         let listing = try openStore(arguments, create: false).allKeychainItems()
-        for problem in listing.problems { printError("rsakit: warning: \(problem.description)\n") }
+        for problem in listing.problems { printWarning(problem.description) }
         let keys = classes.contains("key") ? listing.keys : []
         let passwords = classes.contains("password") ? listing.passwords : []
         let certificates = classes.contains("certificate") ? listing.certificates : []

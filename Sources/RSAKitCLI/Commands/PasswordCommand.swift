@@ -60,7 +60,7 @@ struct PasswordCommand: RSAKitCommand {
             let item = try store.addGenericPassword(
                 value, service: service, account: account, label: arguments.value("label"),
                 comment: arguments.value("comment"), update: arguments.flag("update"))
-            try printOutput("\(arguments.flag("update") ? "stored" : "added") generic password: service: \(item.service), account: \(item.account), item id: \(item.itemID)\n")
+            try printOutput("\(arguments.flag("update") ? "stored" : "added") generic password: service: \(terminalSafe(item.service)), account: \(terminalSafe(item.account)), item id: \(item.itemID)\n")
         case "find":
             let items: [RSAGenericPasswordAttributes]
             if let account = arguments.value("account") {
@@ -84,7 +84,7 @@ struct PasswordCommand: RSAKitCommand {
             try printPasswords(items)
         case "delete":
             try store.deleteGenericPassword(service: service, account: account)
-            try printOutput("deleted generic password: service: \(service), account: \(account)\n")
+            try printOutput("deleted generic password: service: \(terminalSafe(service)), account: \(terminalSafe(account))\n")
         default:
             var items = try store.allKeychainItems().passwords
             if let only = arguments.value("service") { items = items.filter { $0.service.utf8.elementsEqual(only.utf8) } }
@@ -139,10 +139,10 @@ enum RSAKeyStoreDescriptions {
 func passwordText(_ item: RSAGenericPasswordAttributes) -> String {
     """
     class: generic password
-    service: \(item.service)
-    account: \(item.account)
-    label: \(item.label ?? "(none)")
-    comment: \(item.comment ?? "(none)")
+    service: \(terminalSafe(item.service))
+    account: \(terminalSafe(item.account))
+    label: \(item.label.map(terminalSafe) ?? "(none)")
+    comment: \(item.comment.map(terminalSafe) ?? "(none)")
     value: \(item.valueByteCount) bytes
     item id: \(item.itemID)
     created: \(iso8601(item.creationDate))

@@ -34,8 +34,8 @@ enum RSAKitCommandLine {
         USAGE: rsakit <command> [options]
 
         OPTIONS:
-          --version                 Show the version of rsakit and of the libraries it runs with.
-          --help                    Show this help.
+          -V, --version             Show the version of rsakit and of the libraries it runs with.
+          -h, --help                Show this help.
 
         SUBCOMMANDS:
 
@@ -57,7 +57,7 @@ enum RSAKitCommandLine {
         }
         do {
             switch first {
-            case "--version", "version":
+            case "--version", "-V", "version":
                 try printOutput(VersionInfo.text)
                 return .success
             case "--help", "-h":
@@ -94,7 +94,7 @@ enum RSAKitCommandLine {
             }
         } catch {
             let failure = CLIFailure.from(error)
-            var line = "rsakit: error: \(failure.message)"
+            var line = "rsakit: error: " + controlsEscaped(failure.message)
             if let usage = error as? UsageError, let name = usage.command {
                 line += " (see 'rsakit \(name) --help')"
             }

@@ -184,10 +184,10 @@ private func certificatePublicKey(_ path: String) throws -> RSAPublicKey {
     }
     let now = Date()
     if now > certificate.notValidAfter || now < certificate.notValidBefore {
-        printError("rsakit: warning: \(path): the certificate is not valid now (\(iso8601(certificate.notValidBefore)) to \(iso8601(certificate.notValidAfter)))\n")
+        printWarning("\(path): the certificate is not valid now (\(iso8601(certificate.notValidBefore)) to \(iso8601(certificate.notValidAfter)))")
     }
     if let usage = certificate.keyUsage, !usage.contains(.digitalSignature) {
-        printError("rsakit: warning: \(path): the certificate's key usage (\(usage)) does not allow digital signatures\n")
+        printWarning("\(path): the certificate's key usage (\(usage)) does not allow digital signatures")
     }
     return key
 }

@@ -77,7 +77,7 @@ struct TLSCommand: RSAKitCommand {
             throw UsageError(message: "--passin stdin cannot be used here: standard input goes to the server; use fd:N, file:PATH, env:VAR or the terminal prompt", command: name)
         }
         if arguments.flag("anchors-only") && arguments.values("anchor").isEmpty {
-            printError("rsakit: warning: --anchors-only without --anchor: only certificates marked trusted in the store are anchors\n")
+            printWarning("--anchors-only without --anchor: only certificates marked trusted in the store are anchors")
         }
     }
 
@@ -153,14 +153,14 @@ struct TLSCommand: RSAKitCommand {
         let evaluation = connection.trustEvaluation
         var text = "rsakit: connected to \(host):\(port): \(connection.protocolVersion), \(connection.cipherSuite)\n"
         if let leaf = connection.serverCertificates.first {
-            text += "rsakit: server: \(leaf.subject) (issuer: \(leaf.issuer))\n"
+            text += "rsakit: server: \(terminalSafe(leaf.subject)) (issuer: \(terminalSafe(leaf.issuer)))\n"
         }
         text += "rsakit: server trust: \(evaluation.result) for \"\(connection.configuration.serverName)\" (ssl-server policy)"
-        if let anchor = evaluation.anchor { text += ", anchor: \(anchor.subjectSummary)" }
+        if let anchor = evaluation.anchor { text += ", anchor: \(terminalSafe(anchor.subjectSummary))" }
         text += "\n"
         if let identity = connection.identity {
             let sent = connection.clientCertificateSent ? "sent" : "not sent"
-            text += "rsakit: client identity: \(identity.name) (\(identity.certificate.subject)), \(sent)"
+            text += "rsakit: client identity: \(terminalSafe(identity.name)) (\(terminalSafe(identity.certificate.subject))), \(sent)"
             if !connection.clientCertificateRequested { text += ", the server did not ask for one" }
             text += "\n"
         } else {

@@ -110,18 +110,18 @@ struct TrustCommand: RSAKitCommand {
             var notes: [String] = []
             if certificate == evaluation.anchor { notes.append("anchor") }
             if userTrusted.contains(certificate.fingerprint) { notes.append("trusted by the user") }
-            text += "  \(index): \(certificate.subjectSummary) (not after \(iso8601(certificate.notValidAfter)))"
+            text += "  \(index): \(terminalSafe(certificate.subjectSummary)) (not after \(iso8601(certificate.notValidAfter)))"
                 + (notes.isEmpty ? "" : " [\(notes.joined(separator: ", "))]") + "\n"
         }
         if !evaluation.failures.isEmpty {
             text += "failures:\n"
             for failure in evaluation.failures {
-                text += "  \(failure.description)"
+                text += "  \(terminalSafe(failure.description))"
                 if let date = failure.suggestedVerifyDate { text += " (--verify-date \(iso8601(date)))" }
                 text += "\n"
             }
         }
-        for warning in evaluation.warnings { printError("rsakit: warning: \(warning)\n") }
+        for warning in evaluation.warnings { printWarning(warning) }
         return text
     }
 

@@ -38,12 +38,12 @@ enum CertificateRecipient {
         }
         let now = Date()
         if now > certificate.notValidAfter {
-            printError("rsakit: warning: \(name): the certificate expired at \(iso8601(certificate.notValidAfter))\n")
+            printWarning("\(name): the certificate expired at \(iso8601(certificate.notValidAfter))")
         } else if now < certificate.notValidBefore {
-            printError("rsakit: warning: \(name): the certificate is not valid before \(iso8601(certificate.notValidBefore))\n")
+            printWarning("\(name): the certificate is not valid before \(iso8601(certificate.notValidBefore))")
         }
         if let usage = certificate.keyUsage, !usage.contains(.keyEncipherment) {
-            printError("rsakit: warning: \(name): the certificate's key usage (\(usage)) does not allow key encipherment\n")
+            printWarning("\(name): the certificate's key usage (\(usage)) does not allow key encipherment")
         }
         return key
     }

@@ -52,7 +52,7 @@ func openStore(_ arguments: ParsedArguments, create: Bool = true) throws -> RSAK
     }
     for warning in store.permissionWarnings {
         if case let RSAError.insecureStorePermissions(path, mode) = warning {
-            printError("rsakit: warning: unprotected key store: \(terminalSafe(path)) has mode 0\(String(mode, radix: 8)); continuing because of --allow-insecure-store\n")
+            printWarning("unprotected key store: \(terminalSafe(path)) has mode 0\(String(mode, radix: 8)); continuing because of --allow-insecure-store")
         }
     }
     return store
@@ -120,7 +120,7 @@ func parseKeyFile(_ bytes: [UInt8], name path: String, arguments: ParsedArgument
             }
             file = try RSAKeyFile(bytes: bytes, passphrase: passphrase.bytes)
         }
-        for warning in file.warnings { printError("rsakit: warning: \(path): \(warning)\n") }
+        for warning in file.warnings { printWarning("\(path): \(warning)") }
         return file
     } catch let error as RSAError {
         let status: ExitStatus = { if case .passphraseNeeded = error { return .usage } else { return .dataError } }()

@@ -109,6 +109,12 @@ func printError(_ text: String) {
     try? sink.write(Array(text.utf8))
 }
 
+/// Write `rsakit: warning: MESSAGE` and a newline to standard error, with the message's
+/// control characters escaped (``controlsEscaped(_:)``).
+func printWarning(_ message: String) {
+    printError("rsakit: warning: " + controlsEscaped(message) + "\n")
+}
+
 /// Write `text` to standard output.
 func printOutput(_ text: String) throws {
     var sink = RSAFileDescriptorSink(fileDescriptor: STDOUT_FILENO)

@@ -6,10 +6,22 @@
 /// U+2066-U+2069) as `\u{HHHH}`, and a backslash as `\\` (so the escaping is unambiguous).
 /// Printable text, non-ASCII letters included, is unchanged.
 func terminalSafe(_ text: String) -> String {
+    escapingControls(text, backslash: true)
+}
+
+/// `text` with the same control characters escaped as ``terminalSafe(_:)``, but a backslash
+/// left as it is: for whole diagnostic lines (errors, warnings) that may already hold parts
+/// escaped by `terminalSafe`, which must not be escaped twice. A message from the library can
+/// quote what an input file holds (a certificate's subject, a PKCS#12 friendly name).
+func controlsEscaped(_ text: String) -> String {
+    escapingControls(text, backslash: false)
+}
+
+private func escapingControls(_ text: String, backslash: Bool) -> String {
     var out = ""
     for scalar in text.unicodeScalars {
         switch scalar.value {
-        case 0x5C: out += "\\\\"
+        case 0x5C where backslash: out += "\\\\"
         case 0x0A: out += "\\n"
         case 0x09: out += "\\t"
         case 0x0D: out += "\\r"
