@@ -98,7 +98,7 @@ final class CLIErrorTests: CLITestCase {
         assertFailure(try rsakit(["export", "--tag", "mine", "--format", "spki", "--private"]), status: 64, contains: "public-key format")
         assertFailure(try rsakit(["decrypt", "--raw"], stdin: testBytes(128)), status: 64, contains: "--raw needs --tag or --key")
         // Data that is neither a container nor usable raw blocks is a data error, with or without --tag.
-        assertFailure(try rsakit(["decrypt"], stdin: testBytes(128)), status: 65, contains: "raw blocks need --tag or --key")
+        assertFailure(try rsakit(["decrypt"], stdin: testBytes(128)), status: 65, contains: "raw blocks need --tag or --key (an Apple RSA-OAEP + AES-GCM blob needs --format apple-aesgcm)")
         assertFailure(try rsakit(["decrypt", "--tag", "mine"], stdin: testBytes(100)), status: 65, contains: "neither an rsakit container")
     }
 

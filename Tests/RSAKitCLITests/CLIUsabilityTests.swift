@@ -51,6 +51,12 @@ final class CLIUsabilityTests: CLITestCase {
         sealed[1] ^= 0xFF // the magic
         assertFailure(try rsakit(["decrypt", "--tag", "hdr"], stdin: sealed), status: 65,
                       contains: "neither an rsakit container (no magic) nor whole raw blocks")
+        // An Apple RSA-OAEP + AES-GCM blob has no magic either: the message names --format.
+        let blob = try rsakitOK(["encrypt", "--tag", "hdr", "--format", "apple-aesgcm"], stdin: Array("short note".utf8)).stdout
+        let refused = try rsakit(["decrypt", "--tag", "hdr"], stdin: blob)
+        assertFailure(refused, status: 65, contains: "nor whole raw blocks")
+        XCTAssertTrue(refused.stderr.hasSuffix("(an Apple RSA-OAEP + AES-GCM blob needs --format apple-aesgcm)\n"), refused.stderr)
+        XCTAssertEqual(try rsakitOK(["decrypt", "--tag", "hdr", "--format", "apple-aesgcm"], stdin: blob).stdoutText, "short note")
     }
 
     func testList_ColumnsLineUp() throws {

@@ -55,6 +55,9 @@ struct DecryptCommand: RSAKitCommand {
         }
     }
 
+    /// What auto-detection cannot see: SecKeyCreateEncryptedData's output has no header.
+    private static let appleHint = " (an Apple RSA-OAEP + AES-GCM blob needs --format apple-aesgcm)"
+
     private func decrypt<Source: RSAByteSource, Sink: RSAByteSink>(_ source: inout Source, _ sink: inout Sink) throws {
         let explicit = try explicitKey()
         do {
@@ -75,8 +78,12 @@ struct DecryptCommand: RSAKitCommand {
             switch options.kind {
             case .raw?: throw UsageError(message: "--raw needs --tag or --key", command: Self.spec.name)
             case .appleAESGCM?: throw UsageError(message: "--format apple-aesgcm needs --tag or --key", command: Self.spec.name)
-            default: throw CLIFailure("input is not an rsakit container (no magic); raw blocks need --tag or --key", .dataError)
+            default: throw CLIFailure("input is not an rsakit container (no magic); raw blocks need --tag or --key"
+                                      + Self.appleHint, .dataError)
             }
+        } catch let RSAError.messageInvalid(reason) where options.kind == nil && reason.hasPrefix("input is neither") {
+            // Auto-detection knows containers and raw blocks; an Apple blob has no magic to find.
+            throw CLIFailure(RSAError.messageInvalid(reason: reason).description + Self.appleHint, .dataError)
         } catch let RSAError.recipientKeyNotFound(fingerprint, publicKeyOnly) {
             if publicKeyOnly {
                 throw CLIFailure("encrypted for key \(fingerprint.base64String); the store holds only its public key", .notFound)
