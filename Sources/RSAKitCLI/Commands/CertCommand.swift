@@ -79,7 +79,7 @@ struct CertCommand: RSAKitCommand {
             }
             var text = "added certificate: label: \(terminalSafe(item.label)), fingerprint: \(item.fingerprintHex), item id: \(item.itemID)\n"
             if let identity = try store.identity(for: item) {
-                text += "identity: private key tag \(identity.privateKey.applicationTag)\n"
+                text += "identity: private key tag \(terminalSafe(identity.privateKey.applicationTag))\n"
             }
             try printOutput(text)
         case "find":
