@@ -122,19 +122,14 @@ final class FuzzRegressionTests: XCTestCase {
     /// Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue BIT STRING }:
     /// the signature (sha256WithRSAEncryption) checked with the certificate's own public key.
     static func hasValidSelfSignature(_ der: [UInt8]) -> Bool {
-        func tlv(at offset: Int) -> (content: Int, end: Int) {
-            let first = Int(der[offset + 1])
-            guard first & 0x80 != 0 else { return (offset + 2, offset + 2 + first) }
-            let count = first & 0x7F
-            let length = der[(offset + 2)..<(offset + 2 + count)].reduce(0) { $0 << 8 | Int($1) }
-            return (offset + 2 + count, offset + 2 + count + length)
-        }
-        let tbs = tlv(at: tlv(at: 0).content)
-        let algorithm = tlv(at: tbs.end)
-        let signature = tlv(at: algorithm.end)
-        guard let certificate = try? X509Certificate(derRepresentation: der) else { return false }
-        return certificate.publicKey?.isValidSignature(Array(der[(signature.content + 1)..<signature.end]),
-                                                      for: Array(der[tlv(at: 0).content..<tbs.end]),
+        let reader = DERReader(der)
+        guard let outer = try? reader.element(at: 0, limit: der.count),
+              let tbs = try? reader.element(at: outer.content.lowerBound, limit: outer.end),
+              let algorithm = try? reader.element(at: tbs.end, limit: outer.end),
+              let signature = try? reader.element(at: algorithm.end, limit: outer.end),
+              let certificate = try? X509Certificate(derRepresentation: der) else { return false }
+        return certificate.publicKey?.isValidSignature(Array(der[(signature.content.lowerBound + 1)..<signature.end]),
+                                                      for: Array(der[tbs.offset..<tbs.end]),
                                                       hash: .sha256, padding: .pkcs1v15) == true
     }
 }

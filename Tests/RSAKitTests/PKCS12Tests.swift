@@ -178,6 +178,10 @@ final class PKCS12Tests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("Shrouded Keybag: PBES2, PBKDF2, AES-256-CBC"), result.stderr)
         let output = String(decoding: result.stdout, as: UTF8.self)
         XCTAssertTrue(output.contains("friendlyName: Exported Identity"), output)
+        // localKeyId on key and leaf: SHA-1 of the leaf's DER, as openssl pkcs12 -export writes it.
+        let localKeyID = "localKeyID: " + RSAHashAlgorithm.sha1.hash(server.derRepresentation)
+            .map { String(format: "%02X", $0) }.joined(separator: " ")
+        XCTAssertEqual(output.components(separatedBy: localKeyID).count - 1, 2, "\(localKeyID) on key and certificate: \(output)")
         XCTAssertEqual(try X509Certificate.certificates(from: result.stdout).map(\.subjectSummary),
                        ["server.rsakit.test", "RSAKit Test Intermediate", "RSAKit Test Root CA"])
         XCTAssertEqual(try RSAKeyFile(bytes: result.stdout).privateKey, key)

@@ -224,13 +224,3 @@ extension GnuTLSCertificate {
         return takeDatum(&datum)
     }
 }
-
-extension GnuTLSCertificate {
-    /// SHA-1 of the DER (`gnutls_x509_crt_get_fingerprint`), the localKeyId OpenSSL gives
-    /// a PKCS#12 key and its certificate. Not a security use of SHA-1: a label.
-    func sha1Fingerprint() throws -> [UInt8] {
-        try gnutlsSizedQuery("gnutls_x509_crt_get_fingerprint") { buffer, size in
-            gnutls_x509_crt_get_fingerprint(handle, GNUTLS_DIG_SHA1, buffer, size)
-        } ?? []
-    }
-}

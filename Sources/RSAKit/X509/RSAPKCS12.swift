@@ -224,8 +224,8 @@ extension RSAPKCS12 {
         var keyDER = privateKey.pkcs8DERRepresentation
         defer { wipe(&keyDER) }
         do {
-            let leaf = try certificate.gnutlsCertificate()
-            let keyID = try leaf.sha1Fingerprint()
+            // localKeyId: SHA-1 of the leaf's DER, as OpenSSL writes it (a label, not a security use).
+            let keyID = RSAHashAlgorithm.sha1.hash(certificate.derRepresentation)
             let certificates = try GnuTLSPKCS12Bag()
             try certificates.addCertificate(der: certificate.derRepresentation, keyID: keyID, friendlyName: friendlyName)
             for member in chain {
