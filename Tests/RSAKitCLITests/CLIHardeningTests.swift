@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RSAKitTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,16 +47,16 @@ final class CLIHardeningTests: CLITestCase {
         XCTAssertGreaterThanOrEqual(writer, 0)
         XCTAssertGreaterThanOrEqual(controlWriter, 0)
 
-        let hardLimit = try coreLimit(pid: control.processIdentifier).hard
-        let rsakitLimits = try coreLimit(pid: rsakit.processIdentifier)
-        let controlLimits = try coreLimit(pid: control.processIdentifier)
-        let rsakitOwner = try owner(pid: rsakit.processIdentifier)
-        let controlOwner = try owner(pid: control.processIdentifier)
+        let hardLimit = try coreLimit(pid: control.pid).hard
+        let rsakitLimits = try coreLimit(pid: rsakit.pid)
+        let controlLimits = try coreLimit(pid: control.pid)
+        let rsakitOwner = try owner(pid: rsakit.pid)
+        let controlOwner = try owner(pid: control.pid)
 
         close(writer)  // empty input: decrypt ends with "input is empty"
         close(controlWriter)
-        rsakit.waitUntilExit()
-        control.waitUntilExit()
+        let rsakitEnd = try rsakit.wait()
+        try control.wait()
 
         XCTAssertEqual(rsakitLimits.soft, "0", "rsakit's soft core limit")
         XCTAssertEqual(rsakitLimits.hard, "0", "rsakit's hard core limit")
@@ -65,17 +66,11 @@ final class CLIHardeningTests: CLITestCase {
         if hardLimit == "0" {
             print("NOTE: the hard core limit here is 0, so the limit half of this test shows nothing; the dumpable half still does")
         }
-        XCTAssertEqual(rsakit.terminationStatus, 65, "decrypt of empty input")
+        XCTAssertEqual(rsakitEnd, .exited(65), "decrypt of empty input")
     }
 
-    private func start(_ command: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+    private func start(_ command: [String]) throws -> ChildProcess {
+        try ChildProcess(command)
     }
 
     /// The "Max core file size" soft and hard limits from /proc/PID/limits ("0", "unlimited", ...).

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RSAKitTestSupport
 
 /// Issue 9 §1 with the built binary: `--out` never damages what is at the path, and no
 /// temporary file (which may hold plaintext) survives a failure or a terminating signal.
@@ -155,14 +156,8 @@ final class CLIOutputFileTests: CLITestCase {
             let writer = open(fifo, O_RDWR) // holds the FIFO open: the reader never sees its end
             XCTAssertGreaterThanOrEqual(writer, 0)
             defer { close(writer) }
-            let process = Process()
-            process.executableURL = Self.binary
-            process.arguments = ["decrypt", "--in", fifo, "--out", out]
-            var environment = ProcessInfo.processInfo.environment
-            environment["RSAKIT_STORE"] = storeDirectory.path
-            process.environment = environment
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try ChildProcess([Self.binary.path, "decrypt", "--in", fifo, "--out", out],
+                                           environment: childEnvironment())
             let half = Array(sealed[0..<(sealed.count / 2)])
             XCTAssertEqual(half.withUnsafeBytes { Glibc.write(writer, $0.baseAddress!, $0.count) }, half.count)
             var temporary: String?
@@ -176,10 +171,8 @@ final class CLIOutputFileTests: CLITestCase {
             let name = try XCTUnwrap(temporary, "signal \(signal): a temporary with partial plaintext appeared")
             XCTAssertEqual(mode(path(name)), 0o600, "the temporary holding plaintext is private")
             XCTAssertTrue(name.hasPrefix(".out-\(signal).bin.rsakit-tmp-"), name)
-            kill(process.processIdentifier, signal)
-            process.waitUntilExit()
-            XCTAssertEqual(process.terminationReason, .uncaughtSignal, "signal \(signal)")
-            XCTAssertEqual(process.terminationStatus, signal, "killed by the signal itself (re-raised)")
+            process.send(signal)
+            XCTAssertEqual(try process.wait(), .signaled(signal), "killed by the signal itself (re-raised)")
             XCTAssertEqual(try temporaries(), [], "signal \(signal): no temporary left")
             XCTAssertFalse(exists(out), "signal \(signal): nothing at --out")
         }

@@ -128,19 +128,11 @@ final class CLIRoundTripTests: CLITestCase {
     }
 
     func testConcurrentGenpair_TwoProcesses() throws {
-        let processes: [Process] = try (0..<2).map { i in
-            let p = Process()
-            p.executableURL = Self.binary
-            p.arguments = ["genpair", "--tag", "parallel-\(i)", "--bits", "1024"]
-            var env = ProcessInfo.processInfo.environment
-            env["RSAKIT_STORE"] = storeDirectory.path
-            p.environment = env
-            p.standardOutput = FileHandle.nullDevice
-            try p.run()
-            return p
+        let processes = try (0..<2).map { i in
+            try ChildProcess([Self.binary.path, "genpair", "--tag", "parallel-\(i)", "--bits", "1024"],
+                             environment: childEnvironment())
         }
-        processes.forEach { $0.waitUntilExit() }
-        XCTAssertEqual(processes.map(\.terminationStatus), [0, 0])
+        XCTAssertEqual(try processes.map { try $0.wait() }, [.exited(0), .exited(0)])
         let list = try rsakitOK(["list", "--json"])
         let items = try JSONSerialization.jsonObject(with: Data(list.stdout)) as! [[String: Any]]
         XCTAssertEqual(Set(items.map { $0["applicationTag"] as! String }), ["parallel-0", "parallel-1"])

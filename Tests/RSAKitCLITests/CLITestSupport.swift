@@ -57,44 +57,25 @@ class CLITestCase: XCTestCase {
         FileManager.default.fileExists(atPath: name.hasPrefix("/") ? name : path(name))
     }
 
-    /// Run an executable with `arguments`; stdin from `stdinFile` or the given bytes.
-    /// `environment` replaces variables; `RSAKIT_STORE` points at this test's store unless
-    /// `useDefaultStore` is false.
+    /// Run an executable with `arguments` to its end (``ChildProcess/run``, bounded by
+    /// ``ChildProcess/defaultTimeout``); stdin from `stdinFile` or the given bytes.
+    /// `environment` replaces variables (nil removes one); `RSAKIT_STORE` points at this
+    /// test's store unless `useDefaultStore` is false. `status` is the exit status, or
+    /// 128 + the signal number for a child killed by a signal.
     func runProcess(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, stdinFile: String? = nil,
                     environment: [String: String?] = [:], useDefaultStore: Bool = true) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        let run = try ChildProcess.run([executable] + arguments, stdin: stdin ?? (stdinFile == nil ? [] : nil),
+                                       stdinFile: stdinFile, environment: childEnvironment(environment, useDefaultStore: useDefaultStore))
+        return Result(status: run.status, stdout: run.stdout, stderr: run.stderr)
+    }
+
+    /// The parent's environment with `RSAKIT_STORE` set to this test's store (unless
+    /// `useDefaultStore` is false) and `changes` applied (nil removes a variable).
+    func childEnvironment(_ changes: [String: String?] = [:], useDefaultStore: Bool = true) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
         if useDefaultStore { env["RSAKIT_STORE"] = storeDirectory.path }
-        for (name, value) in environment { env[name] = value }
-        process.environment = env
-        let outURL = workDirectory.appendingPathComponent(".stdout-\(UUID().uuidString)")
-        let errURL = workDirectory.appendingPathComponent(".stderr-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let outHandle = try FileHandle(forWritingTo: outURL)
-        let errHandle = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = outHandle
-        process.standardError = errHandle
-        var inHandle: FileHandle?
-        if let stdinFile {
-            inHandle = FileHandle(forReadingAtPath: stdinFile)
-        } else {
-            let inURL = workDirectory.appendingPathComponent(".stdin-\(UUID().uuidString)")
-            try Data(stdin ?? []).write(to: inURL)
-            inHandle = FileHandle(forReadingAtPath: inURL.path)
-        }
-        process.standardInput = inHandle
-        try process.run()
-        process.waitUntilExit()
-        try outHandle.close(); try errHandle.close(); try inHandle?.close()
-        let result = Result(status: process.terminationStatus,
-                            stdout: [UInt8](try Data(contentsOf: outURL)),
-                            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
-        try? FileManager.default.removeItem(at: outURL)
-        try? FileManager.default.removeItem(at: errURL)
-        return result
+        for (name, value) in changes { env[name] = value }
+        return env
     }
 
     /// Run rsakit.

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RSAKitTestSupport
 
 /// The certificates and keys of the TLS tests, made by the real `openssl` once per process:
 ///
@@ -32,19 +33,9 @@ final class TLSTestPKI: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-tls-pki-\(getpid())-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         func run(_ arguments: [String]) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: openssl)
-            process.arguments = arguments
-            process.currentDirectoryURL = URL(fileURLWithPath: directory)
-            let err = Pipe()
-            process.standardError = err
-            process.standardOutput = FileHandle.nullDevice
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            let errors = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                XCTFail("openssl \(arguments.joined(separator: " ")): \(String(decoding: errors, as: UTF8.self))")
+            let result = try ChildProcess.run([openssl] + arguments, directory: directory)
+            guard result.status == 0 else {
+                XCTFail("openssl \(arguments.joined(separator: " ")): \(result.stderr)")
                 throw CocoaError(.fileWriteUnknown)
             }
         }

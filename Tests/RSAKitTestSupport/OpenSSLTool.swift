@@ -27,27 +27,7 @@ package enum OpenSSL {
     /// Run openssl with `arguments`, feeding `input` on stdin; returns the exit status, stdout
     /// and stderr whatever the status.
     package static func runAllowingFailure(_ arguments: [String], input: [UInt8] = []) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try require())
-        process.arguments = arguments
-        let stdin = Pipe(), stdout = Pipe()
-        let errURL = TestScratch.directory.appendingPathComponent("stderr-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let errHandle = try FileHandle(forWritingTo: errURL)
-        defer { try? errHandle.close(); try? FileManager.default.removeItem(at: errURL) }
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = errHandle
-        try process.run()
-        let inputData = Data(input)
-        let writer = Thread {
-            stdin.fileHandleForWriting.write(inputData)
-            try? stdin.fileHandleForWriting.close()
-        }
-        writer.start()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let errData = (try? Data(contentsOf: errURL)) ?? Data()
-        return (process.terminationStatus, [UInt8](out), String(decoding: errData, as: UTF8.self))
+        let result = try ChildProcess.run([try require()] + arguments, stdin: input)
+        return (result.status, result.stdout, result.stderr)
     }
 }

@@ -11,7 +11,7 @@ import XCTest
 package final class TLSTestServer {
     package let port: Int
     package let logPath: String
-    private let process: Process
+    private let process: ChildProcess
     private let input = Pipe()
 
     /// A port nobody listens on right now (bound to 127.0.0.1:0 and released).
@@ -40,21 +40,17 @@ package final class TLSTestServer {
         (port, logPath, process) = try TLSTestServer.start(openssl: openssl, arguments: arguments, directory: directory, input: input)
     }
 
-    private static func start(openssl: String, arguments: [String], directory: String, input: Pipe) throws -> (Int, String, Process) {
+    private static func start(openssl: String, arguments: [String], directory: String, input: Pipe) throws -> (Int, String, ChildProcess) {
         var lastLog = ""
         for attempt in 0..<3 {
             let port = try TLSTestServer.freePort()
             let log = directory + "/s_server-\(port)-\(attempt).log"
             _ = FileManager.default.createFile(atPath: log, contents: nil)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: openssl)
-            process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)"] + arguments
-            process.currentDirectoryURL = URL(fileURLWithPath: directory)
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-            process.standardOutput = handle
-            process.standardError = handle
-            process.standardInput = input
-            try process.run()
+            // stdin is a pipe this object holds open: s_server in echo mode ends at end of input.
+            let process = try ChildProcess([openssl, "s_server", "-accept", "127.0.0.1:\(port)"] + arguments,
+                                           directory: directory,
+                                           stdin: .descriptor(input.fileHandleForReading.fileDescriptor),
+                                           stdout: .appending(log), stderr: .appending(log))
             let deadline = Date().addingTimeInterval(15)
             while Date() < deadline && process.isRunning {
                 let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
@@ -62,8 +58,7 @@ package final class TLSTestServer {
                 usleep(20_000)
             }
             lastLog = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            process.kill9()
         }
         XCTFail("openssl s_server did not start: \(lastLog)")
         throw CocoaError(.executableLoad)
@@ -85,11 +80,8 @@ package final class TLSTestServer {
     /// Kill the server (SIGTERM, then SIGKILL after 2 s) and reap it.
     package func stop() {
         guard process.isRunning else { return }
-        process.terminate()
-        let deadline = Date().addingTimeInterval(2)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process.send(SIGTERM)
+        _ = try? process.wait(timeout: 2)  // past the deadline it kills (SIGKILL) and reaps
         try? input.fileHandleForWriting.close()
     }
 

@@ -42,18 +42,12 @@ final class ConstantTimeHarnessTests: XCTestCase {
     }
 
     private static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         let logURL = TestKeys.scratch.appendingPathComponent("valgrind-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: logURL)
-        defer { try? handle.close(); try? FileManager.default.removeItem(at: logURL) }
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: (try? Data(contentsOf: logURL)) ?? Data(), as: UTF8.self))
+        defer { try? FileManager.default.removeItem(at: logURL) }
+        // stdout and stderr in one log; memcheck runs take minutes, hence the long deadline.
+        let process = try ChildProcess([executable] + arguments, stdout: .appending(logURL.path), stderr: .appending(logURL.path))
+        let termination = try process.wait(timeout: 1800)
+        return (termination.status, String(decoding: (try? Data(contentsOf: logURL)) ?? Data(), as: UTF8.self))
     }
 
     /// Run the harness in `mode` on the key at `keyPath` under memcheck and count reports.

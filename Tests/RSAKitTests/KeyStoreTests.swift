@@ -735,28 +735,17 @@ final class KeyStoreTests: XCTestCase {
         var stderr: String
     }
 
-    private func start(_ executable: String, _ arguments: [String]) throws -> (Process, Pipe, Pipe) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        return (process, out, err)
+    private func start(_ executable: String, _ arguments: [String]) throws -> ChildProcess.Captured {
+        try ChildProcess.start([executable] + arguments)
     }
 
-    private func finish(_ started: (Process, Pipe, Pipe)) -> Output {
-        let (process, out, err) = started
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(status: process.terminationStatus, stdoutData: stdout,
-                      stderr: String(decoding: stderr, as: UTF8.self))
+    private func finish(_ started: ChildProcess.Captured) throws -> Output {
+        let result = try started.finish()
+        return Output(status: result.status, stdoutData: Data(result.stdout), stderr: result.stderr)
     }
 
     private func run(_ executable: String, _ arguments: [String]) throws -> Output {
-        finish(try start(executable, arguments))
+        try finish(try start(executable, arguments))
     }
 
     func testProcesses_TwoWritersWithDistinctTagsBothLand() throws {
@@ -765,7 +754,7 @@ final class KeyStoreTests: XCTestCase {
         _ = try RSAKeyStore(path: storePath)
         let first = try start(helper, ["add-pairs", "--store", storePath, "--key", keys[0], "--prefix", "A-", "--count", "50"])
         let second = try start(helper, ["add-pairs", "--store", storePath, "--key", keys[1], "--prefix", "B-", "--count", "50"])
-        let results = [finish(first), finish(second)]
+        let results = [try finish(first), try finish(second)]
         for result in results {
             XCTAssertEqual(result.status, 0, result.stderr)
             XCTAssertEqual(result.stdout.split(separator: "\n").count, 50)
@@ -788,7 +777,7 @@ final class KeyStoreTests: XCTestCase {
         let racers = (0..<3).map { index in
             try! start(helper, ["add-pairs", "--store", storePath, "--key", keys[index], "--prefix", "race-", "--count", "30"])
         }
-        let results = racers.map(finish)
+        let results = try racers.map(finish)
         var winner: [String: Int] = [:]
         for (index, result) in results.enumerated() {
             XCTAssertTrue(result.status == 0 || result.status == 3, "status \(result.status): \(result.stderr)")
@@ -826,12 +815,10 @@ final class KeyStoreTests: XCTestCase {
             let started = try start(helper, ["churn", "--store", storePath, "--key", keys[0], "--key", keys[1],
                                              "--prefix", "churn-", "--count", "4"])
             // Wait until the writer is in its loop, then kill it at a random moment.
-            let ready = started.1.fileHandleForReading.availableData
-            XCTAssertEqual(String(decoding: ready, as: UTF8.self), "ready\n", "round \(round)")
+            XCTAssertTrue(started.waitForStdout(startingWith: "ready\n"), "round \(round)")
             usleep(UInt32.random(in: 0...30_000, using: &generator))
-            kill(started.0.processIdentifier, SIGKILL)
-            started.0.waitUntilExit()
-            XCTAssertEqual(started.0.terminationReason, .uncaughtSignal)
+            started.process.send(SIGKILL)
+            XCTAssertEqual(try started.process.wait(), .signaled(SIGKILL), "round \(round)")
             if mode(storePath + "/journal") != nil || !tree(storePath).filter({ $0.contains(".tmp-") }).isEmpty {
                 killedWhileWriting += 1
             }

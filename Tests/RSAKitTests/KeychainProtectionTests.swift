@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RSAKitTestSupport
 @testable import RSAKit
 #if canImport(Glibc)
 import Glibc
@@ -178,11 +179,10 @@ final class KeychainProtectionTests: KeychainTestCase {
                 ? ["protect", "--store", storePath, "--passphrase", passphraseFile]
                 : ["change-passphrase", "--store", storePath, "--passphrase", passphraseFile, "--new-passphrase", newFile]
             let started = try start(helper, arguments)
-            XCTAssertEqual(String(decoding: started.out.fileHandleForReading.availableData, as: UTF8.self), "ready\n")
+            XCTAssertTrue(started.waitForStdout(startingWith: "ready\n"), "round \(round)")
             // Argon2id (interactive, 64 MiB) takes a few hundred milliseconds here; the write follows it.
             usleep(UInt32.random(in: 0...1_500_000, using: &generator))
-            kill(started.process.processIdentifier, SIGKILL)
-            started.process.waitUntilExit()
+            started.process.kill9()  // it may have finished already: then this only reaps it
             let reopened = try RSAKeyStore(path: storePath)
             let info = try reopened.protectionInfo()
             var opened = "clear"
@@ -218,11 +218,9 @@ final class KeychainProtectionTests: KeychainTestCase {
                                "--count", "20", "--passphrase", passphraseFile])
         }
         for writer in writers {
-            let out = writer.out.fileHandleForReading.readDataToEndOfFile()
-            let err = writer.err.fileHandleForReading.readDataToEndOfFile()
-            writer.process.waitUntilExit()
-            XCTAssertEqual(writer.process.terminationStatus, 0, String(decoding: err, as: UTF8.self))
-            XCTAssertEqual(String(decoding: out, as: UTF8.self).split(separator: "\n").count, 20)
+            let result = try writer.finish()
+            XCTAssertEqual(result.status, 0, result.stderr)
+            XCTAssertEqual(result.stdoutText.split(separator: "\n").count, 20)
         }
         let reopened = try RSAKeyStore(path: storePath)
         try reopened.unlock(passphrase: passphrase)

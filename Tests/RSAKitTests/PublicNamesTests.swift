@@ -99,16 +99,9 @@ final class PublicNamesTests: XCTestCase {
             if FileManager.default.fileExists(atPath: map.path) { arguments += ["-Xcc", "-fmodule-map-file=" + map.path] }
         }
 
-        let process = Process()
-        process.executableURL = tool
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            XCTFail("swift-symbolgraph-extract failed: \(String(decoding: message, as: UTF8.self))")
+        let result = try ChildProcess.run([tool.path] + arguments)
+        guard result.status == 0 else {
+            XCTFail("swift-symbolgraph-extract failed: \(result.stderr)")
             throw CocoaError(.fileReadUnknown)
         }
         var paths: [[String]] = []

@@ -236,19 +236,12 @@ final class VectorKernelTests: XCTestCase {
     }
 
     static func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
         let out = TestKeys.scratch.appendingPathComponent("vector-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: out)
-        defer { try? handle.close(); try? FileManager.default.removeItem(at: out) }
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: try Data(contentsOf: out), as: UTF8.self))
+        defer { try? FileManager.default.removeItem(at: out) }
+        let process = try ChildProcess([executable] + arguments, environment: environment,
+                                       stdout: .appending(out.path), stderr: .appending(out.path))
+        let termination = try process.wait()
+        return (termination.status, String(decoding: (try? Data(contentsOf: out)) ?? Data(), as: UTF8.self))
     }
 
     func testDispatch_DisableIFMAIsHonouredInAFreshProcess() throws {

@@ -10,21 +10,11 @@ enum CertTool {
     @discardableResult
     static func run(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> [UInt8] {
         guard let path else { throw XCTSkip("certtool (gnutls-bin) not found on PATH: test skipped") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            XCTFail("certtool \(arguments.joined(separator: " ")) failed: \(String(decoding: errors, as: UTF8.self))", file: file, line: line)
+        let result = try ChildProcess.run([path] + arguments)
+        guard result.status == 0 else {
+            XCTFail("certtool \(arguments.joined(separator: " ")) failed: \(result.stderr)", file: file, line: line)
             throw CocoaError(.fileReadUnknown)
         }
-        return [UInt8](data)
+        return result.stdout
     }
 }

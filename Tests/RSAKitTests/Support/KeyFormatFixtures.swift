@@ -58,36 +58,8 @@ enum KeyFormatFixtures {
     }
 
     private static func run(_ executable: String, _ arguments: [String], stdin: [UInt8]?) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin)) }
-        try input.fileHandleForWriting.close()
-        // stderr goes to a separate reader so that neither pipe can fill up and block.
-        let errorData = LockedData()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            errorData.set(err.fileHandleForReading.readDataToEndOfFile())
-            group.leave()
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: [UInt8](outData),
-                   stderr: String(decoding: errorData.get(), as: UTF8.self))
-    }
-
-    private final class LockedData: @unchecked Sendable {
-        private let lock = NSLock()
-        private var data = Data()
-        func set(_ value: Data) { lock.lock(); data = value; lock.unlock() }
-        func get() -> Data { lock.lock(); defer { lock.unlock() }; return data }
+        let result = try ChildProcess.run([executable] + arguments, stdin: stdin)
+        return Run(status: result.status, stdout: result.stdout, stderr: result.stderr)
     }
 
     /// Run openssl and fail (throw) unless it exits 0; returns stdout.

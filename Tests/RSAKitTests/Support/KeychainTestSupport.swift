@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RSAKitTestSupport
 @testable import RSAKit
 #if canImport(Glibc)
 import Glibc
@@ -64,16 +65,9 @@ class KeychainTestCase: XCTestCase {
         return UInt32(st.st_mode & 0o7777)
     }
 
-    /// Start `executable` with stdout and stderr piped.
-    func start(_ executable: String, _ arguments: [String]) throws -> (process: Process, out: Pipe, err: Pipe) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        return (process, out, err)
+    /// Start `executable` with stdout and stderr captured (``ChildProcess/start``).
+    func start(_ executable: String, _ arguments: [String]) throws -> ChildProcess.Captured {
+        try ChildProcess.start([executable] + arguments)
     }
 
     /// Write `text` to a 0600 file in the test folder; returns its path.
