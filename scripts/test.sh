@@ -3,17 +3,31 @@
 # with the long cases enabled (RSAKIT_LONG_TESTS=1). .ci/run calls exactly this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Every step says how long it took, and the steps that can hang run under a deadline
+# (scripts/bounded.sh): a hang fails its step and names the test, well inside CI's 90 minutes.
+source scripts/bounded.sh
+began=$(date +%s)
+step_began=$began
+step_done() {
+    local now
+    now=$(date +%s)
+    echo "ci: $1 took $(( now - step_began )) s (total $(( now - began )) s)"
+    step_began=$now
+}
+
 scripts/install-deps.sh
+step_done "install-deps"
 export RSAKIT_LONG_TESTS="${RSAKIT_LONG_TESTS:-1}"
 
 swift build --build-tests
+step_done "build"
 mkdir -p .build
 log=.build/rsakit-test.log
 result_line=""
-set +e
-swift test --skip-build --disable-swift-testing 2>&1 | tee "$log"
-status=${PIPESTATUS[0]}
-set -e
+status=0
+# About 7 minutes here; the deadline is four times that.
+bounded_shown 1800 "$log" swift test --skip-build --disable-swift-testing || status=$?
+step_done "tests"
 
 # One plain summary line from XCTest's closing "Executed N tests, with ... failures" line.
 summary=$(grep -E "^[[:space:]]*Executed [0-9]+ tests?, with" "$log" | tail -n 1 || true)
@@ -32,11 +46,13 @@ fi
 # six steps of the README's "Using RSAKit from Swift" (about 2 minutes).
 if [ "$status" -eq 0 ]; then
     bash scripts/examples.sh || status=$?
+    step_done "examples"
 fi
 
 # The constant-time check on the release build (valgrind memcheck; skips without valgrind).
 if [ "$status" -eq 0 ]; then
     scripts/constant-time.sh || status=$?
+    step_done "constant-time"
 fi
 
 # The AVX-512 IFMA kernel (issue 14): no zmm spill in any kernel (about 5 s), and the kernels
@@ -45,6 +61,7 @@ fi
 if [ "$status" -eq 0 ]; then
     bash scripts/check-ifma-spills.sh || status=$?
     bash scripts/msan-ifma.sh || status=$?
+    step_done "ifma checks"
 fi
 
 # Benchmark smoke run (BENCHMARKS.md): every case at every key size, briefly, in release mode.
@@ -54,6 +71,7 @@ if [ "$status" -eq 0 ]; then
     # The release rsakit beside the benchmark, for its cli case (whole processes vs openssl).
     swift build -c release --product rsakit || status=$?
     swift run -c release RSAKitBenchmarks --quick || status=$?
+    step_done "benchmark smoke run"
 fi
 # Proof under attack (issue 15): every fuzz harness (X.509 and PKCS#12 included) for a short
 # fixed time, then the chunking, container, store and CLI tests under AddressSanitizer, UBSan and ThreadSanitizer. About
@@ -61,9 +79,11 @@ fi
 # skips both (for a quick local run), RSAKIT_FUZZ_SECONDS sets the time per harness.
 if [ "$status" -eq 0 ] && [ "${RSAKIT_SKIP_HARDENING:-0}" != 1 ]; then
     scripts/fuzz.sh all "${RSAKIT_FUZZ_SECONDS:-20}" || status=$?
+    step_done "fuzz smoke run"
     # ThreadSanitizer cannot see Synchronization.Mutex on Linux (a futex inside the
     # uninstrumented standard library): scripts/tsan.supp names the three withLock sites.
     scripts/sanitizers.sh address undefined thread || status=$?
+    step_done "sanitizers"
 fi
 # The test summary again, as the last line.
 [ -z "$result_line" ] || echo "$result_line"
