@@ -8,8 +8,9 @@ import Glibc
 ///
 /// Foundation's `Process` is not used in the tests. Its `waitUntilExit()` depends on Foundation's
 /// manager thread delivering the child's exit to a run loop, and on Linux that wait has been
-/// seen to hang for ever (swift-corelibs-foundation #5153, swift #79881). One such hang under
-/// ThreadSanitizer stopped a CI run at its 90-minute limit with no test named. Here the parent
+/// seen to hang for ever (swift-corelibs-foundation #5153, swift #79881). A CI run once went
+/// past its 90-minute limit inside the ThreadSanitizer step with no test named, most likely a
+/// hang of that kind (it did not happen again here in three runs). Here the parent
 /// polls `waitpid(pid, WNOHANG)` itself, and a child that outlives its deadline is killed
 /// (SIGKILL). The wait then throws ``ChildProcessError/timedOut(command:seconds:)`` naming the
 /// command, so a hang costs one test and says where it was.
