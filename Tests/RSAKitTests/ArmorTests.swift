@@ -25,6 +25,27 @@ final class ArmorTests: XCTestCase {
         XCTAssertEqual(try RSAArmor.decode(Array(mail.utf8)), bytes)
     }
 
+    func testDecode_LinesAcrossReadsOfTheInnerSource() throws {
+        // 5,000 bytes read through 1- to 97-byte pieces (lines straddle every read), and
+        // 400,000 bytes whose armor (about 540 KB) takes several of the decoder's 64 KiB reads.
+        let small = (0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let large = (0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 9) }
+        for (bytes, trickle) in [(small, true), (large, false)] {
+            let text = "Subject: x\r\n\r\n" + RSAArmor.encode(bytes).replacingOccurrences(of: "\n", with: trickle ? "\r\n" : "\n")
+            let armored = Array(text.utf8)
+            var out: [UInt8] = []
+            if trickle {
+                var source = RSAArmorDecodingSource(ChunkingTests.TrickleSource(inner: RSAArrayByteSource(armored)))
+                while case let piece = try source.read(upTo: 1 + out.count % 1000), !piece.isEmpty { out += piece }
+            } else {
+                var source = RSAArmorDecodingSource(RSAArrayByteSource(armored))
+                while case let piece = try source.read(upTo: 65536), !piece.isEmpty { out += piece }
+            }
+            XCTAssertEqual(out.count, bytes.count, "trickle: \(trickle)")
+            XCTAssertEqual(out, bytes, "trickle: \(trickle)")
+        }
+    }
+
     func testDecode_ErrorsNameTheProblem() {
         func reason(_ text: String) -> String? {
             do { _ = try RSAArmor.decode(Array(text.utf8)); return nil } catch let RSAError.messageInvalid(reason) { return reason } catch { return "\(error)" }
