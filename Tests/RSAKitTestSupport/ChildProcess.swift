@@ -99,7 +99,8 @@ package final class ChildProcess: @unchecked Sendable {
             }
         }
         // glibc declares these two only with _GNU_SOURCE, which Swift's Glibc module does not
-        // define, so they are looked up at run time (glibc 2.29 and 2.34 have them).
+        // define, so they are looked up at run time (addchdir_np since glibc 2.29, addclosefrom_np
+        // since 2.34).
         if let closeFrom = GlibcSpawnExtensions.addCloseFrom { _ = closeFrom(&actions, 3) }
         if let directory {
             guard let addChdir = GlibcSpawnExtensions.addChdir else {
@@ -136,6 +137,8 @@ package final class ChildProcess: @unchecked Sendable {
         if let termination { return termination }
         var status: Int32 = 0
         let reaped = waitpid(pid, &status, WNOHANG)
+        // ECHILD would mean someone else reaped it: stop loudly rather than wait for ever.
+        precondition(reaped != -1 || errno == EINTR, "waitpid(\(pid)): \(String(cString: strerror(errno)))")
         guard reaped == pid else { return nil }
         let signal = status & 0x7F
         termination = signal == 0 ? .exited((status >> 8) & 0xFF) : .signaled(signal)
@@ -156,8 +159,7 @@ package final class ChildProcess: @unchecked Sendable {
         while true {
             if let termination = poll() { return termination }
             if Date() >= deadline {
-                kill(pid, SIGKILL)
-                while poll() == nil { usleep(1_000) }
+                kill9()
                 throw ChildProcessError.timedOut(command: command, seconds: timeout)
             }
             usleep(pause)
@@ -178,11 +180,7 @@ package final class ChildProcess: @unchecked Sendable {
     }
 
     deinit {
-        // Never leave a child running or a zombie behind a test.
-        if poll() == nil {
-            kill(pid, SIGKILL)
-            while poll() == nil { usleep(1_000) }
-        }
+        kill9()  // never leave a child running, or a zombie, behind a test
     }
 }
 
@@ -212,7 +210,8 @@ package enum ChildProcessError: Error, CustomStringConvertible {
         case .spawnFailed(let command, let code):
             return "could not start \(command.joined(separator: " ")): \(String(cString: strerror(code)))"
         case .timedOut(let command, let seconds):
-            return "\(command.joined(separator: " ")) was still running after \(Int(seconds)) s and was killed"
+            let shown = seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)"
+            return "\(command.joined(separator: " ")) was still running after \(shown) s and was killed"
         }
     }
 }
