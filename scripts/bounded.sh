@@ -5,9 +5,9 @@
 #   bounded SECONDS LOG command...        output appended to LOG only
 #   bounded_shown SECONDS LOG command...  output to LOG (truncated first) and to stdout
 #
-# Runs `command...` under timeout(1) in its own process group. Returns the command's status; on expiry it kills the
-# whole group (TERM, then KILL 30 s later), prints the XCTest case that had started and not
-# finished, the last lines of LOG and the processes that were left, and returns 124.
+# Runs `command...` under timeout(1) in its own process group and returns its status. On
+# expiry it kills the whole group (TERM, then KILL 30 s later), prints the XCTest case that had
+# started and not finished, the last lines of LOG and the processes left, and returns 124.
 
 bounded() {
     local seconds=$1 log=$2 rc=0
