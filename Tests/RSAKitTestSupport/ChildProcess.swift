@@ -309,4 +309,21 @@ extension ChildProcess {
         }
         return try start(command, stdin: input, environment: environment, directory: directory).finish(timeout: timeout)
     }
+
+    /// Run `command` to its end with stdin from /dev/null and stdout and stderr appended to one
+    /// scratch log, in the order the child wrote them (a report and the lines around it stay
+    /// together, as valgrind prints them), and return the exit status and that log.
+    ///
+    /// - Returns: `status` is the exit status or 128 + the signal number; `output` is the log
+    ///   decoded as UTF-8 (invalid bytes replaced). The log is removed.
+    /// - Throws: ``ChildProcessError`` (the child could not start, or outlived `timeout` seconds).
+    package static func runMerged(_ command: [String], environment: [String: String]? = nil,
+                                  timeout: Double = ChildProcess.defaultTimeout) throws -> (status: Int32, output: String) {
+        let log = TestScratch.directory.appendingPathComponent("child-\(UUID().uuidString).log").path
+        defer { unlink(log) }
+        let child = try ChildProcess(command, environment: environment, stdout: .appending(log), stderr: .appending(log))
+        let termination = try child.wait(timeout: timeout)
+        let output = (try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data()
+        return (termination.status, String(decoding: output, as: UTF8.self))
+    }
 }

@@ -41,13 +41,10 @@ final class ConstantTimeHarnessTests: XCTestCase {
         return stripped
     }
 
+    /// `executable arguments...` with stdout and stderr in one log; memcheck runs take minutes,
+    /// hence the 30-minute deadline.
     private static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let logURL = TestKeys.scratch.appendingPathComponent("valgrind-\(UUID().uuidString).log")
-        defer { try? FileManager.default.removeItem(at: logURL) }
-        // stdout and stderr in one log; memcheck runs take minutes, hence the long deadline.
-        let process = try ChildProcess([executable] + arguments, stdout: .appending(logURL.path), stderr: .appending(logURL.path))
-        let termination = try process.wait(timeout: 1800)
-        return (termination.status, String(decoding: (try? Data(contentsOf: logURL)) ?? Data(), as: UTF8.self))
+        try ChildProcess.runMerged([executable] + arguments, timeout: 1800)
     }
 
     /// Run the harness in `mode` on the key at `keyPath` under memcheck and count reports.

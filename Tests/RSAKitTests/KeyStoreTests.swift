@@ -735,25 +735,21 @@ final class KeyStoreTests: XCTestCase {
         var stderr: String
     }
 
-    private func start(_ executable: String, _ arguments: [String]) throws -> ChildProcess.Captured {
-        try ChildProcess.start([executable] + arguments)
-    }
-
     private func finish(_ started: ChildProcess.Captured) throws -> Output {
         let result = try started.finish()
         return Output(status: result.status, stdoutData: Data(result.stdout), stderr: result.stderr)
     }
 
     private func run(_ executable: String, _ arguments: [String]) throws -> Output {
-        try finish(try start(executable, arguments))
+        try finish(try ChildProcess.start([executable] + arguments))
     }
 
     func testProcesses_TwoWritersWithDistinctTagsBothLand() throws {
         let helper = try helperPath()
         let keys = try writeKeyFiles()
         _ = try RSAKeyStore(path: storePath)
-        let first = try start(helper, ["add-pairs", "--store", storePath, "--key", keys[0], "--prefix", "A-", "--count", "50"])
-        let second = try start(helper, ["add-pairs", "--store", storePath, "--key", keys[1], "--prefix", "B-", "--count", "50"])
+        let first = try ChildProcess.start([helper, "add-pairs", "--store", storePath, "--key", keys[0], "--prefix", "A-", "--count", "50"])
+        let second = try ChildProcess.start([helper, "add-pairs", "--store", storePath, "--key", keys[1], "--prefix", "B-", "--count", "50"])
         let results = [try finish(first), try finish(second)]
         for result in results {
             XCTAssertEqual(result.status, 0, result.stderr)
@@ -775,7 +771,7 @@ final class KeyStoreTests: XCTestCase {
         let keys = try writeKeyFiles()
         _ = try RSAKeyStore(path: storePath)
         let racers = (0..<3).map { index in
-            try! start(helper, ["add-pairs", "--store", storePath, "--key", keys[index], "--prefix", "race-", "--count", "30"])
+            try! ChildProcess.start([helper, "add-pairs", "--store", storePath, "--key", keys[index], "--prefix", "race-", "--count", "30"])
         }
         let results = try racers.map(finish)
         var winner: [String: Int] = [:]
@@ -812,7 +808,7 @@ final class KeyStoreTests: XCTestCase {
         var generator = SystemRandomNumberGenerator()
         var killedWhileWriting = 0
         for round in 0..<12 {
-            let started = try start(helper, ["churn", "--store", storePath, "--key", keys[0], "--key", keys[1],
+            let started = try ChildProcess.start([helper, "churn", "--store", storePath, "--key", keys[0], "--key", keys[1],
                                              "--prefix", "churn-", "--count", "4"])
             // Wait until the writer is in its loop, then kill it at a random moment.
             XCTAssertTrue(started.waitForStdout(startingWith: "ready\n"), "round \(round)")

@@ -178,7 +178,7 @@ final class KeychainProtectionTests: KeychainTestCase {
             let arguments = protecting
                 ? ["protect", "--store", storePath, "--passphrase", passphraseFile]
                 : ["change-passphrase", "--store", storePath, "--passphrase", passphraseFile, "--new-passphrase", newFile]
-            let started = try start(helper, arguments)
+            let started = try ChildProcess.start([helper] + arguments)
             XCTAssertTrue(started.waitForStdout(startingWith: "ready\n"), "round \(round)")
             // Argon2id (interactive, 64 MiB) takes a few hundred milliseconds here; the write follows it.
             usleep(UInt32.random(in: 0...1_500_000, using: &generator))
@@ -214,7 +214,7 @@ final class KeychainProtectionTests: KeychainTestCase {
             return path
         }
         let writers = try (0..<2).map { index in
-            try start(helper, ["add-pairs", "--store", storePath, "--key", keyFiles[index], "--prefix", "w\(index)-",
+            try ChildProcess.start([helper, "add-pairs", "--store", storePath, "--key", keyFiles[index], "--prefix", "w\(index)-",
                                "--count", "20", "--passphrase", passphraseFile])
         }
         for writer in writers {

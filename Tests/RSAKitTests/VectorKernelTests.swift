@@ -235,26 +235,17 @@ final class VectorKernelTests: XCTestCase {
         return url
     }
 
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
-        let out = TestKeys.scratch.appendingPathComponent("vector-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: out) }
-        let process = try ChildProcess([executable] + arguments, environment: environment,
-                                       stdout: .appending(out.path), stderr: .appending(out.path))
-        let termination = try process.wait()
-        return (termination.status, String(decoding: (try? Data(contentsOf: out)) ?? Data(), as: UTF8.self))
-    }
-
     func testDispatch_DisableIFMAIsHonouredInAFreshProcess() throws {
         let harness = try Self.harness().path
         var env = ProcessInfo.processInfo.environment
         env["RSAKIT_DISABLE_IFMA"] = "1"
-        let disabled = try Self.run(harness, ["--path"], environment: env)
+        let disabled = try ChildProcess.runMerged([harness, "--path"], environment: env)
         XCTAssertEqual(disabled.status, 0)
         XCTAssertTrue(disabled.output.hasPrefix("1 gmp ("), disabled.output)
         XCTAssertTrue(disabled.output.contains("RSAKIT_DISABLE_IFMA"), disabled.output)
         for value in [nil, "0"] as [String?] {
             env["RSAKIT_DISABLE_IFMA"] = value
-            let free = try Self.run(harness, ["--path"], environment: env)
+            let free = try ChildProcess.runMerged([harness, "--path"], environment: env)
             XCTAssertEqual(free.status, 0)
             let expected = RSAKitEngine.cpuSupportsIFMA ? ["3 ifma (", "2 gmp ("] : ["0 gmp ("]
             XCTAssertTrue(expected.contains { free.output.hasPrefix($0) }, "RSAKIT_DISABLE_IFMA=\(value ?? "unset"): \(free.output)")
@@ -433,7 +424,7 @@ final class VectorKernelTests: XCTestCase {
         }
         let copy = TestKeys.scratch.appendingPathComponent("VectorCTHarness-nodebug").path
         try? FileManager.default.removeItem(atPath: copy)
-        let strip = try run("/usr/bin/objcopy", ["--strip-debug", harness.path, copy], environment: [:])
+        let strip = try ChildProcess.runMerged(["/usr/bin/objcopy", "--strip-debug", harness.path, copy], environment: [:])
         XCTAssertEqual(strip.status, 0, strip.output)
         return (valgrind, copy)
     }
@@ -445,7 +436,7 @@ final class VectorKernelTests: XCTestCase {
 
     func testValgrind_ReferenceHasNoSecretDependentBranchOrIndex() throws {
         let (valgrind, harness) = try Self.valgrindSetup()
-        let result = try Self.run(valgrind, ["--tool=memcheck", "--error-exitcode=99", harness], environment: [:])
+        let result = try ChildProcess.runMerged([valgrind, "--tool=memcheck", "--error-exitcode=99", harness], environment: [:])
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertTrue(result.output.contains("ok: 0 mismatches"), result.output)
         XCTAssertEqual(Self.errorCount(result.output), 0, result.output)
@@ -454,7 +445,7 @@ final class VectorKernelTests: XCTestCase {
 
     func testValgrind_HarnessCatchesAPlantedSecretBranch() throws {
         let (valgrind, harness) = try Self.valgrindSetup()
-        let result = try Self.run(valgrind, ["--tool=memcheck", "--error-exitcode=99", harness, "--plant-leak"], environment: [:])
+        let result = try ChildProcess.runMerged([valgrind, "--tool=memcheck", "--error-exitcode=99", harness, "--plant-leak"], environment: [:])
         XCTAssertEqual(result.status, 99, result.output)
         XCTAssertTrue(result.output.contains("Conditional jump or move depends on uninitialised value"), result.output)
         XCTAssertGreaterThan(Self.errorCount(result.output) ?? 0, 0)

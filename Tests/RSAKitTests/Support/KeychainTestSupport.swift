@@ -65,11 +65,6 @@ class KeychainTestCase: XCTestCase {
         return UInt32(st.st_mode & 0o7777)
     }
 
-    /// Start `executable` with stdout and stderr captured (``ChildProcess/start``).
-    func start(_ executable: String, _ arguments: [String]) throws -> ChildProcess.Captured {
-        try ChildProcess.start([executable] + arguments)
-    }
-
     /// Write `text` to a 0600 file in the test folder; returns its path.
     func secretFile(_ name: String, _ text: String) throws -> String {
         let path = folder + "/" + name
