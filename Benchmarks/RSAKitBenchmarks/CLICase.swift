@@ -86,25 +86,11 @@ struct CLIBenchmark {
     /// Wall seconds of one process, stdin, stdout and stderr on /dev/null.
     /// - Throws: `BenchmarkFailure` when it cannot start or exits non-zero.
     func spawnSeconds(_ executable: String, _ arguments: [String]) throws -> Double {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid = pid_t()
         let start = now()
-        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
-        guard spawned == 0 else {
-            throw BenchmarkFailure(description: "cli: cannot start \(executable): \(String(cString: strerror(spawned)))")
-        }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let status = try spawnAndWait(executable, arguments, stdout: "/dev/null", stderr: "/dev/null")
         let seconds = now() - start
         guard status == 0 else {
-            throw BenchmarkFailure(description: "cli: \(executable) \(arguments.joined(separator: " ")) failed (wait status \(status))")
+            throw BenchmarkFailure(description: "cli: \(executable) \(arguments.joined(separator: " ")) failed (status \(status))")
         }
         return seconds
     }

@@ -72,42 +72,6 @@ enum Fixtures {
     }
 }
 
-/// What a child process printed and how it ended.
-struct ProcessResult {
-    let status: Int32
-    let stdout: String
-    let stderr: String
-}
-
-/// Run `executable` with `arguments` and wait; stdout and stderr captured.
-func runProcess(_ executable: String, _ arguments: [String]) throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    // Drain stderr on another thread while reading stdout, so that neither pipe can fill
-    // up and block the child.
-    final class Box: @unchecked Sendable { var data = Data() }
-    let errBox = Box()
-    let group = DispatchGroup()
-    group.enter()
-    DispatchQueue.global().async {
-        errBox.data = err.fileHandleForReading.readDataToEndOfFile()
-        group.leave()
-    }
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    group.wait()
-    let errData = errBox.data
-    process.waitUntilExit()
-    return ProcessResult(status: process.terminationStatus,
-                         stdout: String(decoding: outData, as: UTF8.self),
-                         stderr: String(decoding: errData, as: UTF8.self))
-}
-
 /// The first executable `name` on PATH, or nil.
 func findOnPath(_ name: String) -> String? {
     let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
