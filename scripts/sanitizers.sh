@@ -15,8 +15,8 @@
 #   compiler's own overflow and bounds traps in every build.
 # - thread: ThreadSanitizer over the block pipeline and the store's locks (threads and processes).
 # Findings in rsakit are fixed in the code, never suppressed; scripts/lsan.supp lists only
-# leaks inside the toolchain's Foundation and XCTest, scripts/tsan.supp one TSan false positive
-# (a lock TSan cannot see), each with its reason.
+# leaks inside the toolchain's Foundation and XCTest, scripts/tsan.supp three functions whose
+# accesses all sit inside a Synchronization.Mutex TSan cannot see; each entry gives its reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bounded.sh
