@@ -809,7 +809,7 @@ final class KeyStoreTests: XCTestCase {
         var killedWhileWriting = 0
         for round in 0..<12 {
             let started = try ChildProcess.start([helper, "churn", "--store", storePath, "--key", keys[0], "--key", keys[1],
-                                             "--prefix", "churn-", "--count", "4"])
+                                                  "--prefix", "churn-", "--count", "4"])
             // Wait until the writer is in its loop, then kill it at a random moment.
             XCTAssertTrue(started.waitForStdout(startingWith: "ready\n"), "round \(round)")
             usleep(UInt32.random(in: 0...30_000, using: &generator))

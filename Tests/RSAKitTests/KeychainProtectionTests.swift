@@ -215,7 +215,7 @@ final class KeychainProtectionTests: KeychainTestCase {
         }
         let writers = try (0..<2).map { index in
             try ChildProcess.start([helper, "add-pairs", "--store", storePath, "--key", keyFiles[index], "--prefix", "w\(index)-",
-                               "--count", "20", "--passphrase", passphraseFile])
+                                    "--count", "20", "--passphrase", passphraseFile])
         }
         for writer in writers {
             let result = try writer.finish()
