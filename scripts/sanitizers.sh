@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 source scripts/bounded.sh
 sanitizers=("$@")
 [ ${#sanitizers[@]} -gt 0 ] || sanitizers=(address undefined thread)
-filter='RSAKitTests\.(ChunkingTests|ContainerTests|KeyStoreTests|FuzzRegressionTests)|RSAKitCLITests\.'
+filter='RSAKitTests\.(ChunkingTests|ContainerTests|KeyStoreTests|KeyStoreRecoveryTests|FuzzRegressionTests)|RSAKitCLITests\.'
 export RSAKIT_LONG_TESTS=0
 # Reports fail the run: abort on the first ASan/UBSan/TSan report, with the stack.
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1"

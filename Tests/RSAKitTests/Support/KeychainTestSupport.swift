@@ -11,6 +11,23 @@ enum KeychainTestKeys {
     static let keys: [RSAPrivateKey] = (0..<2).map { _ in try! RSAPrivateKey.generate(bitCount: 1024) }
 }
 
+/// Keys generated once for the store suites, KeyStoreTests and KeyStoreRecoveryTests (1024 bits:
+/// the fastest size generate() accepts). Generating per test would dominate the suites' time.
+enum StoreTestKeys {
+    static let keys: [RSAPrivateKey] = (0..<3).map { _ in try! RSAPrivateKey.generate(bitCount: 1024) }
+    static var a: RSAPrivateKey { keys[0] }
+    static var b: RSAPrivateKey { keys[1] }
+    static var c: RSAPrivateKey { keys[2] }
+}
+
+/// Strings appended from several threads.
+final class LockedList: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [String] = []
+    func append(_ value: String) { lock.lock(); list.append(value); lock.unlock() }
+    var values: [String] { lock.lock(); defer { lock.unlock() }; return list }
+}
+
 /// A fresh temporary folder per test, and helpers shared by the keychain suites.
 class KeychainTestCase: XCTestCase {
     var folder = ""
@@ -58,6 +75,16 @@ class KeychainTestCase: XCTestCase {
         }.map(\.path)
     }
 
+    /// Every file and folder under `root` (relative paths), from the real file system.
+    func tree(_ root: String) -> [String] {
+        (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []).sorted()
+    }
+
+    /// The item file of `tag`'s `keyClass` item in `store` (the layout's path, whether or not it exists).
+    func itemFile(_ store: RSAKeyStore, _ tag: String, _ keyClass: RSAKeyClass) -> String {
+        store.path + "/" + StoreLayout.itemPath(keyClass, tagHash: StoreLayout.tagHash(tag))
+    }
+
     /// Permission bits of `path` (lstat), or nil.
     func mode(_ path: String) -> UInt32? {
         var st = stat()
@@ -73,7 +100,7 @@ class KeychainTestCase: XCTestCase {
     }
 }
 
-/// The StoreStressHelper executable built beside the test bundle (used by KeyStoreTests and
+/// The StoreStressHelper executable built beside the test bundle (used by KeyStoreRecoveryTests and
 /// the keychain suites).
 func helperPath() throws -> String {
     let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
