@@ -427,21 +427,19 @@ final class KeyStoreTests: KeychainTestCase {
     // MARK: File format and interoperability
 
     func testItemFile_IsReadableByOpenSSLDirectly() throws {
-        let openssl = OpenSSL.path
-        guard let openssl else { throw XCTSkip("openssl CLI not found: cannot check that it reads item files") }
+        guard OpenSSL.path != nil else { throw XCTSkip("openssl CLI not found: cannot check that it reads item files") }
         let store = try RSAKeyStore(path: storePath)
         try store.addKeyPair(StoreTestKeys.a, tag: "interop", label: "label with \"quotes\"\nand a newline")
         // The private item file, as it is, gives OpenSSL the private key (checked via its
-        // public half, which must equal ours byte for byte).
-        let derived = try ChildProcess.run([openssl, "pkey", "-in", itemFile(store, "interop", .private), "-pubout"])
-        XCTAssertEqual(derived.status, 0, derived.stderr)
-        XCTAssertEqual(derived.stdoutText, StoreTestKeys.a.publicKey.pemRepresentation)
-        let check = try ChildProcess.run([openssl, "rsa", "-in", itemFile(store, "interop", .private), "-check", "-noout"])
-        XCTAssertEqual(check.status, 0, check.stderr)
-        XCTAssertTrue(check.stdoutText.contains("RSA key ok"), check.stdoutText)
-        let pub = try ChildProcess.run([openssl, "pkey", "-pubin", "-in", itemFile(store, "interop", .public), "-outform", "DER"])
-        XCTAssertEqual(pub.status, 0, pub.stderr)
-        XCTAssertEqual(pub.stdout, StoreTestKeys.a.publicKey.derRepresentation)
+        // public half, which must equal ours byte for byte). OpenSSL.run fails the test with
+        // openssl's stderr when it exits non-zero.
+        let derived = try OpenSSL.run(["pkey", "-in", itemFile(store, "interop", .private), "-pubout"])
+        XCTAssertEqual(String(decoding: derived, as: UTF8.self), StoreTestKeys.a.publicKey.pemRepresentation)
+        let check = String(decoding: try OpenSSL.run(["rsa", "-in", itemFile(store, "interop", .private), "-check", "-noout"]),
+                           as: UTF8.self)
+        XCTAssertTrue(check.contains("RSA key ok"), check)
+        let pub = try OpenSSL.run(["pkey", "-pubin", "-in", itemFile(store, "interop", .public), "-outform", "DER"])
+        XCTAssertEqual(pub, StoreTestKeys.a.publicKey.derRepresentation)
         // The metadata record is one line, whatever the label holds.
         let text = try String(contentsOfFile: itemFile(store, "interop", .private), encoding: .utf8)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
@@ -451,11 +449,9 @@ final class KeyStoreTests: KeychainTestCase {
     }
 
     func testImport_OpenSSLPrivateKeyMakesAPairAndComesBackByteForByte() throws {
-        let openssl = OpenSSL.path
-        guard let openssl else { throw XCTSkip("openssl CLI not found: cannot make a key to import") }
+        guard OpenSSL.path != nil else { throw XCTSkip("openssl CLI not found: cannot make a key to import") }
         let keyFile = folder + "/openssl-key.pem"
-        let made = try ChildProcess.run([openssl, "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024", "-out", keyFile])
-        XCTAssertEqual(made.status, 0, made.stderr)
+        try OpenSSL.run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024", "-out", keyFile])
         let original = try String(contentsOfFile: keyFile, encoding: .utf8)
         let key = try RSAPrivateKey(pemRepresentation: original)
         let store = try RSAKeyStore(path: storePath)
@@ -463,9 +459,8 @@ final class KeyStoreTests: KeychainTestCase {
         let added = try store.addKeyPair(key, tag: "imported")
         XCTAssertEqual(try store.allItems().items, [added.public, added.private])
         // OpenSSL re-encodes the private item file to exactly the PKCS#8 it generated.
-        let back = try ChildProcess.run([openssl, "pkey", "-in", itemFile(store, "imported", .private)])
-        XCTAssertEqual(back.status, 0, back.stderr)
-        XCTAssertEqual(back.stdoutText, original)
+        let back = try OpenSSL.run(["pkey", "-in", itemFile(store, "imported", .private)])
+        XCTAssertEqual(String(decoding: back, as: UTF8.self), original)
     }
 
     func testItemRecord_DatesRoundTripToTheMillisecond() throws {
