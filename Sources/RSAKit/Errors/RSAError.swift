@@ -87,6 +87,10 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     case damagedItem(tag: String?, path: String, reason: String)
     /// A file-system operation on the store failed; `reason` names the call and the errno text.
     case storeIOError(path: String, reason: String)
+    /// No key store exists at `path` (no VERSION file there), and the store was opened with
+    /// `createIfMissing: false` (``RSAKeyStore/init(path:createIfMissing:allowInsecurePermissions:)``),
+    /// as every read-only operation should open one: nothing was created.
+    case storeNotFound(path: String)
     /// No item in the store has this item id (the analogue of a persistent reference).
     case itemNotFound(itemID: String)
 
@@ -259,6 +263,8 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "damaged key store item at \(path): \(reason)"
         case let .storeIOError(path, reason):
             return "key store i/o error at \(path): \(reason)"
+        case let .storeNotFound(path):
+            return "no key store at \(path): it does not exist"
         case let .itemNotFound(itemID):
             return "no key store item with id \(itemID)"
         case let .keyTooSmallForPadding(modulusByteCount, minimumByteCount, padding):

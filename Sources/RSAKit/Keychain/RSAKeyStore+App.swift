@@ -44,13 +44,14 @@ extension RSAKeyStore {
 
     /// Open (creating it if needed) the store of one application, at
     /// ``defaultLocation(applicationIdentifier:environment:)``.
-    /// - Throws: `RSAError.invalidApplicationIdentifier`, and every error of ``init(path:allowInsecurePermissions:)``.
+    /// - Throws: `RSAError.invalidApplicationIdentifier`, and every error of ``init(path:createIfMissing:allowInsecurePermissions:)``.
     public convenience init(applicationIdentifier: String, allowInsecurePermissions: Bool = false) throws {
         try self.init(path: RSAKeyStore.defaultLocation(applicationIdentifier: applicationIdentifier),
                       allowInsecurePermissions: allowInsecurePermissions)
     }
 
-    /// Open (creating it if needed) the store in the folder `url`, as ``init(path:allowInsecurePermissions:)``.
+    /// Open (creating it if needed, unless `createIfMissing` is false) the store in the folder
+    /// `url`, as ``init(path:createIfMissing:allowInsecurePermissions:)``.
     ///
     /// The store creates missing folders itself with mode 0700. A folder that already exists,
     /// is owned by this user and is completely empty (as `FileManager.createDirectory` leaves
@@ -60,14 +61,17 @@ extension RSAKeyStore {
     /// (`RSAError.insecureStorePermissions`), as ssh refuses a readable private key, since
     /// its keys may already have been read.
     ///
-    /// - Parameter url: a `file:` URL of the store folder.
+    /// - Parameters:
+    ///   - url: a `file:` URL of the store folder.
+    ///   - createIfMissing: false to open only an existing store (`RSAError.storeNotFound`).
+    ///   - allowInsecurePermissions: as in ``init(path:createIfMissing:allowInsecurePermissions:)``.
     /// - Throws: `RSAError.storeIOError` for a URL that is not a file URL, and every error of
-    ///   ``init(path:allowInsecurePermissions:)``.
-    public convenience init(url: URL, allowInsecurePermissions: Bool = false) throws {
+    ///   ``init(path:createIfMissing:allowInsecurePermissions:)``.
+    public convenience init(url: URL, createIfMissing: Bool = true, allowInsecurePermissions: Bool = false) throws {
         guard url.isFileURL else {
             throw RSAError.storeIOError(path: url.absoluteString, reason: "the store location must be a file URL")
         }
-        try self.init(path: url.path, allowInsecurePermissions: allowInsecurePermissions)
+        try self.init(path: url.path, createIfMissing: createIfMissing, allowInsecurePermissions: allowInsecurePermissions)
     }
 
     /// The store folder as a file URL.
@@ -156,7 +160,7 @@ extension RSAKeyStore {
     }
 
     /// Tighten a folder that exists, belongs to this user and is empty to 0700 (see
-    /// ``init(url:allowInsecurePermissions:)``). Anything else is left for the usual checks.
+    /// ``init(url:createIfMissing:allowInsecurePermissions:)``). Anything else is left for the usual checks.
     static func tightenIfEmptyFolder(_ path: String) throws {
         guard let st = try StoreFileSystem.status(path), StoreFileSystem.isDirectory(st),
               st.st_uid == geteuid(),

@@ -94,7 +94,7 @@ public final class RSAKeyStore: Sendable {
     /// Open the store at `path` (default ``defaultLocation(environment:)``), creating it
     /// if it does not exist: missing folders (and missing parent folders) are made with mode
     /// 0700; an existing empty folder of this user is tightened to 0700 (see
-    /// ``init(url:allowInsecurePermissions:)``).
+    /// ``init(url:createIfMissing:allowInsecurePermissions:)``).
     ///
     /// Opening checks that the store folders and every private item file give no access to
     /// group or others, applies the journal of a write interrupted after its commit point, and
@@ -105,13 +105,17 @@ public final class RSAKeyStore: Sendable {
     ///
     /// - Parameters:
     ///   - path: the store folder, or nil for the default location.
+    ///   - createIfMissing: true (the default) creates a missing store; false opens only an
+    ///     existing one (its VERSION file present) and creates nothing, not even a folder:
+    ///     what a read-only caller wants, so that a mistyped path is reported, not made.
     ///   - allowInsecurePermissions: go on (recording ``permissionWarnings``) when folders
     ///     or private item files are accessible by group or others.
-    /// - Throws: `RSAError.insecureStorePermissions(path:mode:)` for the first folder or
-    ///   private item file with group or other bits (unless allowed);
+    /// - Throws: `RSAError.storeNotFound(path:)` when `createIfMissing` is false and no store
+    ///   exists at the path; `RSAError.insecureStorePermissions(path:mode:)` for the first
+    ///   folder or private item file with group or other bits (unless allowed);
     ///   `RSAError.storeIOError` when the folder cannot be created or read, exists and is not
     ///   an rsakit store, or its format is unknown.
-    public init(path: String? = nil, allowInsecurePermissions: Bool = false) throws {
+    public init(path: String? = nil, createIfMissing: Bool = true, allowInsecurePermissions: Bool = false) throws {
         let chosen = try path ?? RSAKeyStore.defaultLocation()
         guard !chosen.isEmpty else {
             throw RSAError.storeIOError(path: chosen, reason: "the store path is empty")
@@ -121,6 +125,9 @@ public final class RSAKeyStore: Sendable {
         self.path = root
         self.layout = layout
         self.allowsInsecurePermissions = allowInsecurePermissions
+        if !createIfMissing, try StoreFileSystem.status(layout.versionPath) == nil {
+            throw RSAError.storeNotFound(path: root)
+        }
         try RSAKeyStore.tightenIfEmptyFolder(root)  // a FileManager-made folder (RSAKeyStore+App.swift)
         try RSAKeyStore.prepare(layout)
         self.permissionWarnings = try RSAKeyStore.checkAndClean(

@@ -60,28 +60,9 @@ struct CertCommand: RSAKitCommand {
             // A file, not the store (x509's CertShowCommand.swift).
             return try CertShow.run(path: arguments.positionals[1], json: arguments.flag("json"))
         }
+        if subcommand == "add" { return try add() }
         let store = try openStore(arguments)
         switch subcommand {
-        case "add":
-            let path = arguments.positionals[1]
-            let bytes = try readWholeFile(path, what: "certificate file")
-            let certificates: [X509Certificate]
-            do {
-                certificates = try X509Certificate.certificates(from: bytes)
-            } catch let error as RSAError {
-                throw CLIFailure("cannot load certificate file '\(path)': \(error.description)", .dataError)
-            }
-            let trust: RSACertificateTrust = arguments.flag("trust") ? .trusted : arguments.flag("distrust") ? .distrusted : .unspecified
-            let item = try CLIFailure.hintingDuplicates(option: "--replace") {
-                try store.addCertificate(
-                    certificates[0], label: arguments.value("label"), trust: trust,
-                    chain: Array(certificates.dropFirst()), replace: arguments.flag("replace"))
-            }
-            var text = "added certificate: label: \(terminalSafe(item.label)), fingerprint: \(item.fingerprintHex), item id: \(item.itemID)\n"
-            if let identity = try store.identity(for: item) {
-                text += "identity: private key tag \(terminalSafe(identity.privateKey.applicationTag))\n"
-            }
-            try printOutput(text)
         case "find":
             let items = try selected(store)
             if arguments.flag("json") {
@@ -112,6 +93,31 @@ struct CertCommand: RSAKitCommand {
                 try printOutput(certificateTable(listing.certificates))
             }
         }
+    }
+
+    /// `cert add`: the file is read and parsed before the store is opened, so a bad file
+    /// leaves no new store behind.
+    private func add() throws {
+        let path = arguments.positionals[1]
+        let bytes = try readWholeFile(path, what: "certificate file")
+        let certificates: [X509Certificate]
+        do {
+            certificates = try X509Certificate.certificates(from: bytes)
+        } catch let error as RSAError {
+            throw CLIFailure("cannot load certificate file '\(path)': \(error.description)", .dataError)
+        }
+        let store = try openStore(arguments, create: true)
+        let trust: RSACertificateTrust = arguments.flag("trust") ? .trusted : arguments.flag("distrust") ? .distrusted : .unspecified
+        let item = try CLIFailure.hintingDuplicates(option: "--replace") {
+            try store.addCertificate(
+                certificates[0], label: arguments.value("label"), trust: trust,
+                chain: Array(certificates.dropFirst()), replace: arguments.flag("replace"))
+        }
+        var text = "added certificate: label: \(terminalSafe(item.label)), fingerprint: \(item.fingerprintHex), item id: \(item.itemID)\n"
+        if let identity = try store.identity(for: item) {
+            text += "identity: private key tag \(terminalSafe(identity.privateKey.applicationTag))\n"
+        }
+        try printOutput(text)
     }
 
     /// The certificates named by --label, --fingerprint or --id (never empty).

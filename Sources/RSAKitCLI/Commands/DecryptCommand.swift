@@ -65,13 +65,13 @@ struct DecryptCommand: RSAKitCommand {
                                    rawPadding: options.padding) { fingerprint in
                 if let (key, _) = explicit { return key }
                 guard let fingerprint else { throw RSAError.messageNamesNoRecipient }
-                let store = try openStore(arguments, create: false)
+                let store = try openStore(arguments)
                 return try withUnlockedStore(store, arguments, command: Self.spec.name) {
                     try RSAMessage.recipientPrivateKey(in: store, fingerprint: fingerprint)
                 }
             }
         } catch let RSAError.encryptedForAnotherKey(expected) {
-            let stored = (try? openStore(arguments, create: false).items(fingerprint: expected))?.first?.applicationTag
+            let stored = (try? openStore(arguments).items(fingerprint: expected))?.first?.applicationTag
             let which = stored.map { ", which is stored as '\(terminalSafe($0))'" } ?? ""
             throw CLIFailure("encrypted for key \(expected.base64String)\(which), not \(explicit?.1 ?? "this key")", .dataError)
         } catch RSAError.messageNamesNoRecipient {
@@ -101,7 +101,7 @@ struct DecryptCommand: RSAKitCommand {
             return (key, "the key in '\(path)'")
         }
         if let tag = arguments.value("tag") {
-            return (try storePrivateKey(try openStore(arguments, create: false), tag: tag, arguments: arguments, command: Self.spec.name), "'\(terminalSafe(tag))'")
+            return (try storePrivateKey(try openStore(arguments), tag: tag, arguments: arguments, command: Self.spec.name), "'\(terminalSafe(tag))'")
         }
         return nil
     }

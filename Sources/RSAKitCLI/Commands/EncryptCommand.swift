@@ -57,9 +57,9 @@ struct EncryptCommand: RSAKitCommand {
         } else if let path = arguments.value("cert") {
             key = try CertificateRecipient.publicKey(file: path)
         } else if let label = arguments.value("cert-label") {
-            key = try CertificateRecipient.publicKey(label: label, store: try openStore(arguments, create: false))
+            key = try CertificateRecipient.publicKey(label: label, store: try openStore(arguments))
         } else {
-            key = try storePublicKey(try openStore(arguments, create: false), tag: arguments.value("tag")!)
+            key = try storePublicKey(try openStore(arguments), tag: arguments.value("tag")!)
         }
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }

@@ -39,14 +39,13 @@ struct GenPairCommand: RSAKitCommand {
     }
 
     func run() throws {
-        let store = try openStore(arguments)
-        try protectNewStoreIfAsked(store, arguments, command: Self.spec.name)
-        try unlockIfProtected(store, arguments, command: Self.spec.name)
+        // A missing store is created only after the key has been generated (PendingStore).
+        let pending = try PendingStore(arguments, command: Self.spec.name, unlock: true)
         let privateTag = arguments.value("private-tag") ?? tag
         let replace = arguments.flag("replace")
         // Fail before the (possibly long) generation when the tag is taken; the store checks
         // again under its lock when adding.
-        if !replace {
+        if !replace, let store = pending.existing {
             for (t, keyClass) in [(tag, RSAKeyClass.public), (privateTag, .private)] {
                 if (try? store.item(tag: t, keyClass: keyClass)) != nil {
                     throw RSAError.keyAlreadyExists(tag: t)
@@ -77,12 +76,13 @@ struct GenPairCommand: RSAKitCommand {
             return true
         }
         if showProgress { printError("\r\u{1B}[K") }
+        let store = try pending.open()
         let items = try withUnlockedStore(store, arguments, command: Self.spec.name) {
             try store.addKeyPair(
                 key, tag: tag, privateTag: arguments.value("private-tag"), label: arguments.value("label"), replace: replace)
         }
-        var text = "tag: \(tag)\n"
-        if privateTag != tag { text += "private tag: \(privateTag)\n" }
+        var text = "tag: \(terminalSafe(tag))\n"
+        if privateTag != tag { text += "private tag: \(terminalSafe(privateTag))\n" }
         text += "bits: \(key.modulusBitCount)\n"
         let containerPayload = RSAMessageContainer.payloadByteCount(blockSize: key.modulusByteCount)
         text += "block size: \(key.modulusByteCount) bytes (at most \(key.maximumMessageByteCount) plaintext bytes per raw block, \(containerPayload) per container block)\n"

@@ -26,7 +26,8 @@ struct IdentityCommand: RSAKitCommand {
         discussion: """
         import verifies the PKCS#12 MAC first, then stores the key pair, the certificate and its chain in one
         write (nothing is stored on any failure), and prints the trust result of the chain under the Basic
-        X.509 policy. The p12 passphrase is read with --passin (a protected store is unlocked with the same one).
+        X.509 policy. The p12 passphrase is read with --passin; a protected store's with --store-passin (else the
+        same --passin). A store that does not exist is created only once the file has been read and checked.
         """)
 
     let arguments: ParsedArguments
@@ -57,9 +58,9 @@ struct IdentityCommand: RSAKitCommand {
     }
 
     func run() throws {
+        if subcommand == "import" { return try importIdentity() }
         let store = try openStore(arguments)
         switch subcommand {
-        case "import": try importIdentity(store)
         case "list": try list(store)
         case "show": try printOutput(describe(try identity(store), store))
         case "export": try export(store)
@@ -71,11 +72,13 @@ struct IdentityCommand: RSAKitCommand {
         }
     }
 
-    private func importIdentity(_ store: RSAKeyStore) throws {
+    /// The file is read, its MAC checked and its contents parsed before the store is opened,
+    /// so a missing, damaged or wrongly unlocked file leaves no new store behind.
+    private func importIdentity() throws {
         let path = arguments.positionals[1]
         var bytes = try readWholeFile(path, what: "PKCS#12 file")
         defer { wipe(&bytes) }
-        let passphrase = try Passphrase.read(arguments, command: Self.spec.name, prompt: "Passphrase for \(path): ")
+        let passphrase = try Passphrase.read(arguments, command: Self.spec.name, prompt: "Passphrase for the PKCS#12 file \(path): ")
         let p12: RSAPKCS12
         do {
             p12 = try RSAPKCS12(derRepresentation: bytes, passphrase: passphrase.bytes)
@@ -85,6 +88,7 @@ struct IdentityCommand: RSAKitCommand {
         for warning in p12.warnings { printWarning("\(path): \(warning)") }
         let label = arguments.value("label") ?? p12.friendlyName ?? p12.certificate.subjectSummary
         let tag = arguments.value("tag") ?? label
+        let store = try PendingStore(arguments, command: Self.spec.name, unlock: false).open()
         let identity = try withUnlockedStore(store, arguments, command: Self.spec.name) {
             try CLIFailure.hintingDuplicates(option: "--replace") {
                 try store.addIdentity(privateKey: p12.privateKey, certificate: p12.certificate, chain: p12.chain,

@@ -15,7 +15,7 @@ struct ImportCommand: RSAKitCommand {
             .flag("replace", "Replace existing items with the same tag."),
         ] + protectOptions,
         positionals: ["FILE"],
-        discussion: "A public key creates a public item; a private key creates both a public and a private item.\nWithout FILE (or with '-') the key is read from standard input.\nAn encrypted key file (PKCS#8 \"ENCRYPTED PRIVATE KEY\", or OpenSSL \"Proc-Type: 4,ENCRYPTED\") is decrypted with\nthe --passin passphrase (also the store's, if it is protected).")
+        discussion: "A public key creates a public item; a private key creates both a public and a private item.\nWithout FILE (or with '-') the key is read from standard input.\nAn encrypted key file (PKCS#8 \"ENCRYPTED PRIVATE KEY\", or OpenSSL \"Proc-Type: 4,ENCRYPTED\") is decrypted with\nthe --passin passphrase; a protected store's is read with --store-passin (else the same --passin).")
 
     let arguments: ParsedArguments
     let tag: String
@@ -38,18 +38,17 @@ struct ImportCommand: RSAKitCommand {
             let bytes = try peek(&source, RSAKeyFile.maximumByteCount + 1)
             file = try parseKeyFile(bytes, name: "standard input", arguments: arguments, command: Self.spec.name)
         }
-        let store = try openStore(arguments)
-        try protectNewStoreIfAsked(store, arguments, command: Self.spec.name)
+        let store = try PendingStore(arguments, command: Self.spec.name, unlock: false).open()
         let label = arguments.value("label"), replace = arguments.flag("replace")
         switch file.key {
         case let .privateKey(key):
             let items = try withUnlockedStore(store, arguments, command: Self.spec.name) {
                 try store.addKeyPair(key, tag: tag, privateTag: nil, label: label, replace: replace)
             }
-            try printOutput("imported key pair: tag: \(tag), bits: \(key.modulusBitCount), fingerprint: \(items.public.fingerprint.base64String)\n")
+            try printOutput("imported key pair: tag: \(terminalSafe(tag)), bits: \(key.modulusBitCount), fingerprint: \(items.public.fingerprint.base64String)\n")
         case let .publicKey(key):
             let item = try store.addPublicKey(key, tag: tag, label: label, replace: replace)
-            try printOutput("imported public key: tag: \(tag), bits: \(key.modulusBitCount), fingerprint: \(item.fingerprint.base64String)\n")
+            try printOutput("imported public key: tag: \(terminalSafe(tag)), bits: \(key.modulusBitCount), fingerprint: \(item.fingerprint.base64String)\n")
         }
     }
 }
@@ -106,7 +105,7 @@ struct ExportCommand: RSAKitCommand {
     }
 
     func run() throws {
-        let store = try openStore(arguments, create: false)
+        let store = try openStore(arguments)
         let der = arguments.flag("der")
         let bytes: [UInt8]
         if arguments.flag("private") {
@@ -153,7 +152,7 @@ struct ListCommand: RSAKitCommand {
     }
 
     func run() throws {
-        let listing = try openStore(arguments, create: false).allKeychainItems()
+        let listing = try openStore(arguments).allKeychainItems()
         for problem in listing.problems { printWarning(problem.description) }
         let keys = classes.contains("key") ? listing.keys : []
         let passwords = classes.contains("password") ? listing.passwords : []
@@ -223,7 +222,7 @@ struct ShowCommand: RSAKitCommand {
     }
 
     func run() throws {
-        let store = try openStore(arguments, create: false)
+        let store = try openStore(arguments)
         var items: [RSAKeyItemAttributes]
         if let id = arguments.value("id") {
             switch try store.keychainItem(id: id) {
@@ -288,7 +287,7 @@ struct DeleteCommand: RSAKitCommand {
     }
 
     func run() throws {
-        let store = try openStore(arguments, create: false)
+        let store = try openStore(arguments)
         if let id = arguments.value("id") {
             let item = try store.keychainItem(id: id)
             try store.deleteItem(id: id)

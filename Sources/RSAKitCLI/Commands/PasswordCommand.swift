@@ -44,23 +44,12 @@ struct PasswordCommand: RSAKitCommand {
     }
 
     func run() throws {
+        if subcommand == "add" { return try add() }
         let store = try openStore(arguments)
         let name = Self.spec.name
         let service = arguments.value("service") ?? ""
         let account = arguments.value("account") ?? ""
         switch subcommand {
-        case "add":
-            try protectNewStoreIfAsked(store, arguments, command: name)
-            // Passphrase before the value: both may come from standard input, in that order.
-            try unlockIfProtected(store, arguments, command: name)
-            if !arguments.flag("update"), (try? store.genericPassword(service: service, account: account)) != nil {
-                throw CLIFailure("a \(RSAKeyStoreDescriptions.password(service, account)) already exists (use --update to change its value)", .alreadyExists)
-            }
-            let value = try readValue()
-            let item = try store.addGenericPassword(
-                value, service: service, account: account, label: arguments.value("label"),
-                comment: arguments.value("comment"), update: arguments.flag("update"))
-            try printOutput("\(arguments.flag("update") ? "stored" : "added") generic password: service: \(terminalSafe(item.service)), account: \(terminalSafe(item.account)), item id: \(item.itemID)\n")
         case "find":
             let items: [RSAGenericPasswordAttributes]
             if let account = arguments.value("account") {
@@ -94,6 +83,23 @@ struct PasswordCommand: RSAKitCommand {
             }
             try printPasswords(items)
         }
+    }
+
+    /// `password add`: the store's passphrase first, then the value (both may come from
+    /// standard input, in that order); a missing store is created only once the value is read.
+    private func add() throws {
+        let service = arguments.value("service") ?? "", account = arguments.value("account") ?? ""
+        let pending = try PendingStore(arguments, command: Self.spec.name, unlock: true)
+        if let store = pending.existing, !arguments.flag("update"),
+           (try? store.genericPassword(service: service, account: account)) != nil {
+            throw CLIFailure("a \(RSAKeyStoreDescriptions.password(service, account)) already exists (use --update to change its value)", .alreadyExists)
+        }
+        let value = try readValue()
+        let store = try pending.open()
+        let item = try store.addGenericPassword(
+            value, service: service, account: account, label: arguments.value("label"),
+            comment: arguments.value("comment"), update: arguments.flag("update"))
+        try printOutput("\(arguments.flag("update") ? "stored" : "added") generic password: service: \(terminalSafe(item.service)), account: \(terminalSafe(item.account)), item id: \(item.itemID)\n")
     }
 
     private func printPasswords(_ items: [RSAGenericPasswordAttributes]) throws {

@@ -114,7 +114,7 @@ struct SignCommand: RSAKitCommand {
             }
             key = privateKey
         } else {
-            key = try storePrivateKey(try openStore(arguments, create: false), tag: arguments.value("tag")!, arguments: arguments, command: Self.spec.name)
+            key = try storePrivateKey(try openStore(arguments), tag: arguments.value("tag")!, arguments: arguments, command: Self.spec.name)
         }
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }
@@ -161,7 +161,7 @@ struct VerifyCommand: RSAKitCommand {
         } else if let path = arguments.value("cert") {
             key = try certificatePublicKey(path)
         } else {
-            key = try storePublicKey(try openStore(arguments, create: false), tag: arguments.value("tag")!)
+            key = try storePublicKey(try openStore(arguments), tag: arguments.value("tag")!)
         }
         let signaturePath = arguments.value("signature")!
         let signature = try readWholeFile(signaturePath, what: "signature file")

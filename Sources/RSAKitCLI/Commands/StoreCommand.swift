@@ -10,7 +10,7 @@ struct StoreCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "store",
         overview: "Protect the store's secrets with a passphrase, change it, remove it, or show the state.",
-        usage: "rsakit store protect|change-passphrase|unprotect|info [--passin <SPEC>] [--new-passin <SPEC>] [--kdf <COST>] [--json] [--store <DIR>]",
+        usage: "rsakit store protect|change-passphrase|unprotect|info [--store-passin <SPEC>] [--new-passin <SPEC>] [--kdf <COST>] [--json] [--store <DIR>]",
         options: [
             .value("new-passin", "SPEC", "change-passphrase: the new passphrase, same syntax as --passin (default: $RSAKIT_NEW_PASSIN, else a prompt)."),
             .value("kdf", "COST", "protect, change-passphrase: Argon2id cost interactive, moderate (default; kept by change-passphrase) or sensitive."),
@@ -45,29 +45,31 @@ struct StoreCommand: RSAKitCommand {
             if try store.isProtected {
                 throw CLIFailure("the store \(store.path) is already protected (use 'rsakit store change-passphrase')", .failure)
             }
-            let passphrase = try Passphrase.read(
-                arguments, command: name, prompt: "New passphrase for the rsakit store \(store.path): ", confirm: true)
+            let passphrase = try Passphrase.readStore(arguments, command: name, path: store.path, new: true)
             try store.protect(passphrase: passphrase, parameters: try kdfParameters(arguments, command: name))
             try printOutput("protected: \(store.path)\n")
         case "change-passphrase":
             guard try store.isProtected else {
                 throw CLIFailure("the store \(store.path) is not protected (use 'rsakit store protect')", .failure)
             }
-            let old = try Passphrase.read(arguments, command: name, prompt: "Passphrase for the rsakit store \(store.path): ")
+            let old = try Passphrase.readStore(arguments, command: name, path: store.path)
             // Check the old passphrase before asking for a new one.
-            try store.unlock(passphrase: old)
+            try namingStore(store.path) { try store.unlock(passphrase: old) }
             let new = try Passphrase.read(
                 arguments, command: name, option: "new-passin", variable: "RSAKIT_NEW_PASSIN",
-                prompt: "New passphrase for the rsakit store \(store.path): ", confirm: true)
+                prompt: "New passphrase for the key store at \(store.path): ", confirm: true)
+            guard !new.isEmpty else {
+                throw CLIFailure("the new passphrase for the key store at \(terminalSafe(store.path)) is empty; give a non-empty one", .usage)
+            }
             let parameters = arguments.value("kdf") != nil ? try kdfParameters(arguments, command: name) : nil
-            try store.changePassphrase(from: old, to: new, parameters: parameters)
+            try namingStore(store.path) { try store.changePassphrase(from: old, to: new, parameters: parameters) }
             try printOutput("passphrase changed: \(store.path)\n")
         case "unprotect":
             guard try store.isProtected else {
                 throw CLIFailure("the store \(store.path) is not protected", .failure)
             }
-            let passphrase = try Passphrase.read(arguments, command: name, prompt: "Passphrase for the rsakit store \(store.path): ")
-            try store.unprotect(passphrase: passphrase)
+            let passphrase = try Passphrase.readStore(arguments, command: name, path: store.path)
+            try namingStore(store.path) { try store.unprotect(passphrase: passphrase) }
             try printOutput("unprotected: \(store.path) (secrets are now stored in the clear)\n")
         default:
             let info = try store.protectionInfo()

@@ -72,9 +72,10 @@ struct TLSCommand: RSAKitCommand {
             timeout = 30
         }
         // Standard input carries the data for the server, so it cannot carry the passphrase too.
-        let passin = arguments.value("passin") ?? ProcessInfo.processInfo.environment["RSAKIT_PASSIN"]
-        if passin == "stdin" {
-            throw UsageError(message: "--passin stdin cannot be used here: standard input goes to the server; use fd:N, file:PATH, env:VAR or the terminal prompt", command: name)
+        let environment = ProcessInfo.processInfo.environment
+        for (option, variable) in [("store-passin", "RSAKIT_STORE_PASSIN"), ("passin", "RSAKIT_PASSIN")]
+        where (arguments.value(option) ?? environment[variable]) == "stdin" {
+            throw UsageError(message: "--\(option) stdin cannot be used here: standard input goes to the server; use fd:N, file:PATH, env:VAR or the terminal prompt", command: name)
         }
         if arguments.flag("anchors-only") && arguments.values("anchor").isEmpty {
             printWarning("--anchors-only without --anchor: only certificates marked trusted in the store are anchors")
@@ -121,7 +122,7 @@ struct TLSCommand: RSAKitCommand {
         let identity: RSATLSClientIdentity?
         let label = arguments.value("identity"), tag = arguments.value("tag")
         if label != nil || tag != nil || storeExists() {
-            let store = try openStore(arguments, create: false)
+            let store = try openStore(arguments)
             try configuration.addTrustSettings(from: store)
             if let label {
                 identity = try withUnlockedStore(store, arguments, command: Self.spec.name) { try RSATLSClientIdentity(store: store, label: label) }

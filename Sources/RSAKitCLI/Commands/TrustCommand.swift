@@ -79,8 +79,7 @@ struct TrustCommand: RSAKitCommand {
         if let verifyDate { trust.verifyDate = verifyDate }
         // The store's trust settings (cert add --trust / --distrust), when a store exists
         // (evaluating never creates one).
-        if let location = try? (arguments.value("store") ?? RSAKeyStore.defaultLocation()),
-           FileManager.default.fileExists(atPath: location) {
+        if (try? storeExists(arguments)) == true {
             addStoreTrust(try openStore(arguments), to: &trust)
         }
         let evaluation = trust.evaluate()

@@ -44,7 +44,8 @@ struct CommandSpec {
             .value("store", "DIR", "Key store folder (default: $RSAKIT_STORE, else $XDG_DATA_HOME/rsakit, else ~/.local/share/rsakit)."),
             .flag("allow-insecure-store", "Open a store whose private files or folders are open to group or others (not recommended)."),
             .flag("quiet", "Show no progress on stderr (progress is only ever shown on a terminal)."),
-            .value("passin", "SPEC", "Passphrase of a protected store: pass:TEXT (visible in ps; tests only), env:VAR, file:PATH, fd:N or stdin (default: $RSAKIT_PASSIN, else a prompt on the terminal)."),
+            .value("passin", "SPEC", "Passphrase of the file being read (PKCS#12, encrypted key): pass:TEXT (visible in ps; tests only), env:VAR, file:PATH, fd:N or stdin (default: $RSAKIT_PASSIN, else a prompt on the terminal). Also the store's, when --store-passin and $RSAKIT_STORE_PASSIN are absent."),
+            .value("store-passin", "SPEC", "Passphrase of a protected key store, same forms as --passin (default: $RSAKIT_STORE_PASSIN, else --passin as above, else a prompt)."),
             .flag("help", "Show this help."),
         ]
         self.positionals = positionals

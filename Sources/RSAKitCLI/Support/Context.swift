@@ -19,22 +19,30 @@ func peek<S: RSAByteSource>(_ source: inout S, _ count: Int) throws -> [UInt8] {
     return out
 }
 
+/// The store folder named by --store, else $RSAKIT_STORE, else the XDG default.
+func storeLocation(_ arguments: ParsedArguments) throws -> String {
+    try arguments.value("store") ?? RSAKeyStore.defaultLocation()
+}
+
+/// Whether a key store exists at the location `arguments` name (its VERSION file is there).
+func storeExists(_ arguments: ParsedArguments) throws -> Bool {
+    var info = stat()
+    return stat(try storeLocation(arguments) + "/VERSION", &info) == 0
+}
+
 /// Open the key store named by --store (else $RSAKIT_STORE, else the XDG default).
 ///
-/// - Parameter create: false for commands that only read (encrypt, decrypt, show, list,
-///   export, delete): a store that does not exist is reported, never created.
-func openStore(_ arguments: ParsedArguments, create: Bool = true) throws -> RSAKeyStore {
+/// - Parameter create: true only for a command that adds an item, called once its input has
+///   been read and checked; every other command opens with false, and a store that does
+///   not exist is then reported (exit 66), never created.
+func openStore(_ arguments: ParsedArguments, create: Bool = false) throws -> RSAKeyStore {
     let allowInsecure = arguments.flag("allow-insecure-store")
-    let location = try arguments.value("store") ?? RSAKeyStore.defaultLocation()
-    if !create {
-        var info = stat()
-        if stat(location + "/VERSION", &info) != 0 && errno == ENOENT {
-            throw CLIFailure("no key store at \(terminalSafe(location)): it does not exist (genpair or import creates it; --store or RSAKIT_STORE choose another)", .notFound)
-        }
-    }
+    let location = try storeLocation(arguments)
     let store: RSAKeyStore
     do {
-        store = try RSAKeyStore(path: location, allowInsecurePermissions: allowInsecure)
+        store = try RSAKeyStore(path: location, createIfMissing: create, allowInsecurePermissions: allowInsecure)
+    } catch RSAError.storeNotFound {
+        throw CLIFailure("no key store at \(terminalSafe(location)): it does not exist (genpair or import creates it; --store or RSAKIT_STORE choose another)", .notFound)
     } catch RSAError.insecureStorePermissions(let firstPath, let firstMode) {
         // Name every offending path at once, with the one chmod that fixes them all.
         var findings = [(firstPath, firstMode)]

@@ -3,17 +3,25 @@ import Glibc
 #endif
 import RSAKit
 
-// Passphrases, never from the command line proper (argv is visible in `ps`):
+// Passphrases, never from the command line proper (argv is visible in `ps`). Two roles, as
+// openssl splits -passin from -passout:
 //
-//   --passin SPEC         OpenSSL's syntax (openssl-passphrase-options(1)):
+//   the file being read   --passin SPEC, else RSAKIT_PASSIN, else a prompt naming the file
+//   (PKCS#12, encrypted key file)
+//   the key store         --store-passin SPEC, else RSAKIT_STORE_PASSIN, else --passin /
+//                         RSAKIT_PASSIN (one passphrase for both, as scripts written before
+//                         the split expect; a wrong one is reported as the store's), else a
+//                         prompt "Passphrase for the key store at PATH: "
+//   an output file        --passout SPEC, else RSAKIT_PASSOUT, else a prompt asked twice
+//
+// SPEC has OpenSSL's syntax (openssl-passphrase-options(1)):
 //     pass:TEXT           the text itself (for tests only: it is visible in `ps`; README warns)
 //     env:VAR             the value of the environment variable VAR
 //     file:PATH           the first line of the file PATH
 //     fd:N                the first line read from file descriptor N
 //     stdin               the first line of standard input
-//   RSAKIT_PASSIN=SPEC    the same syntax, used when the option is absent
-//   otherwise             a prompt on /dev/tty with echo off
-//   otherwise             a clear error (no terminal and no source given)
+// With no source and no terminal, a clear error names the option to give. A malformed SPEC
+// is a usage error that never shows the SPEC (it may be the passphrase itself).
 //
 // "First line" means up to the first "\n" (a "\r" before it is dropped too), as OpenSSL
 // reads them. Bytes are read one at a time from descriptors, so whatever follows the line
@@ -52,15 +60,12 @@ enum PassphraseSource: Equatable {
             }
             self = .fileDescriptor(fd)
         } else {
+            // The value is not shown, not even in part: a mistyped SPEC is often the
+            // passphrase itself ("--passin correct-horse").
             throw UsageError(
-                message: "\(option) must be pass:TEXT, env:VAR, file:PATH, fd:N or stdin (got '\(Self.redacted(spec))')",
+                message: "\(option) must be pass:TEXT, env:VAR, file:PATH, fd:N or stdin (the value given is none of these; it is not shown, since it may be a passphrase)",
                 command: command)
         }
-    }
-
-    /// SPEC with anything after a "pass:" hidden, for error messages.
-    private static func redacted(_ spec: String) -> String {
-        spec.count > 24 ? String(spec.prefix(8)) + "..." : spec
     }
 }
 
@@ -79,18 +84,44 @@ enum Passphrase {
         _ arguments: ParsedArguments, command: String, option: String = "passin",
         variable: String = "RSAKIT_PASSIN", prompt: String, confirm: Bool = false
     ) throws -> RSASecretBytes {
-        if let spec = arguments.value(option) {
-            return try read(source: PassphraseSource(spec: spec, option: "--\(option)", command: command))
-        }
-        if let spec = getenv(variable).map({ String(cString: $0) }), !spec.isEmpty {
-            return try read(source: PassphraseSource(spec: spec, option: variable, command: command))
+        if let source = try configuredSource(arguments, command: command, option: option, variable: variable) {
+            return try read(source: source)
         }
         return try prompted(prompt, confirm: confirm, hint: "--\(option) SPEC or \(variable)")
     }
 
-    /// Whether a passphrase source is configured without a prompt (option or variable).
-    static func isConfigured(_ arguments: ParsedArguments, option: String = "passin", variable: String = "RSAKIT_PASSIN") -> Bool {
-        arguments.value(option) != nil || (getenv(variable).map { $0.pointee != 0 } ?? false)
+    /// The passphrase of the key store at `path`: `--store-passin`, `RSAKIT_STORE_PASSIN`, then
+    /// `--passin` / `RSAKIT_PASSIN`, then a prompt on the
+    /// terminal ("New passphrase ..." asked twice when `new`).
+    ///
+    /// - Throws: `UsageError` for a malformed SPEC; `CLIFailure` (64) when no source exists,
+    ///   naming `--store-passin`; (65) for an empty new passphrase; read failures.
+    static func readStore(_ arguments: ParsedArguments, command: String, path: String, new: Bool = false) throws -> RSASecretBytes {
+        let passphrase: RSASecretBytes
+        if let source = try configuredSource(arguments, command: command, option: "store-passin", variable: "RSAKIT_STORE_PASSIN") {
+            passphrase = try read(source: source)
+        } else if let source = try configuredSource(arguments, command: command, option: "passin", variable: "RSAKIT_PASSIN") {
+            passphrase = try read(source: source)
+        } else {
+            let prompt = (new ? "New passphrase for the key store at " : "Passphrase for the key store at ") + "\(path): "
+            passphrase = try prompted(prompt, confirm: new, hint: "--store-passin SPEC or RSAKIT_STORE_PASSIN")
+        }
+        if new && passphrase.isEmpty {
+            throw CLIFailure("the new passphrase for the key store at \(terminalSafe(path)) is empty; give a non-empty one", .usage)
+        }
+        return passphrase
+    }
+
+    /// The source named by `--option` else by the environment variable `variable`, parsed;
+    /// nil when neither is set (an empty variable counts as unset).
+    private static func configuredSource(_ arguments: ParsedArguments, command: String, option: String, variable: String) throws -> PassphraseSource? {
+        if let spec = arguments.value(option) {
+            return try PassphraseSource(spec: spec, option: "--\(option)", command: command)
+        }
+        if let spec = getenv(variable).map({ String(cString: $0) }), !spec.isEmpty {
+            return try PassphraseSource(spec: spec, option: variable, command: command)
+        }
+        return nil
     }
 
     /// The passphrase from one parsed source.

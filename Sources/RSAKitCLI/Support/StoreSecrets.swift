@@ -2,11 +2,12 @@ import RSAKit
 
 // Protected stores in the CLI: the passphrase is asked for only when a secret is needed
 // (the library throws RSAError.keychainLocked), and `--protect` on a new store's first write.
+// Commands that add items create a missing store only once their input is read (PendingStore).
 
-/// Run `body`; if the store is protected and locked, read the passphrase (`--passin`,
-/// `RSAKIT_PASSIN`, a prompt), unlock and run `body` again.
+/// Run `body`; if the store is protected and locked, read the store's passphrase (see
+/// ``Passphrase/readStore(_:command:path:new:)``), unlock and run `body` again.
 ///
-/// - Throws: what `body` throws; `RSAError.wrongPassphrase` (exit 65).
+/// - Throws: what `body` throws; `CLIFailure` (65) naming the store for a wrong passphrase.
 func withUnlockedStore<T>(_ store: RSAKeyStore, _ arguments: ParsedArguments, command: String, _ body: () throws -> T) throws -> T {
     do {
         return try body()
@@ -16,10 +17,23 @@ func withUnlockedStore<T>(_ store: RSAKeyStore, _ arguments: ParsedArguments, co
     }
 }
 
-/// Unlock a protected store with the passphrase from `--passin` / `RSAKIT_PASSIN` / the terminal.
+/// Unlock a protected store with its passphrase (`--store-passin`, `RSAKIT_STORE_PASSIN`,
+/// `--passin`, `RSAKIT_PASSIN`, the terminal).
+///
+/// - Throws: `CLIFailure` (65) "wrong passphrase for the key store at PATH".
 func unlockStore(_ store: RSAKeyStore, _ arguments: ParsedArguments, command: String) throws {
-    let passphrase = try Passphrase.read(arguments, command: command, prompt: "Passphrase for the rsakit store \(store.path): ")
-    try store.unlock(passphrase: passphrase)
+    let passphrase = try Passphrase.readStore(arguments, command: command, path: store.path)
+    try namingStore(store.path) { try store.unlock(passphrase: passphrase) }
+}
+
+/// Run `body`, reporting `RSAError.wrongPassphrase` as a wrong passphrase for the store at
+/// `path` (exit 65), so that it is never mistaken for the file's passphrase.
+func namingStore<T>(_ path: String, _ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch RSAError.wrongPassphrase {
+        throw CLIFailure("wrong passphrase for the key store at \(terminalSafe(path)) (its passphrase comes from --store-passin, RSAKIT_STORE_PASSIN, else --passin)", .dataError)
+    }
 }
 
 /// The Argon2id parameters named by `--kdf` (interactive, moderate, sensitive; default moderate).
@@ -43,14 +57,57 @@ func protectNewStoreIfAsked(_ store: RSAKeyStore, _ arguments: ParsedArguments, 
     guard listing.keys.isEmpty, listing.passwords.isEmpty, listing.problems.isEmpty else {
         throw CLIFailure("--protect applies to a new store's first write; this store already holds items: run 'rsakit store protect'", .usage)
     }
-    let passphrase = try Passphrase.read(
-        arguments, command: command, prompt: "New passphrase for the rsakit store \(store.path): ", confirm: true)
+    let passphrase = try Passphrase.readStore(arguments, command: command, path: store.path, new: true)
     try store.protect(passphrase: passphrase, parameters: try kdfParameters(arguments, command: command))
+}
+
+/// The store a command adds to, created only when the command is ready to write.
+///
+/// An existing store is opened at once (and unlocked if `unlock` and it is protected, so a
+/// wrong passphrase fails before any work); `--protect` on it is applied as
+/// ``protectNewStoreIfAsked(_:_:command:)`` says. A missing store is not created here: with
+/// `--protect` its new passphrase is read now (before the command's input, in that order on
+/// standard input), and ``open()`` creates and protects it once the input has been read
+/// and checked. So a failed command leaves no empty store behind.
+struct PendingStore {
+    /// The store, when it existed at the start.
+    let existing: RSAKeyStore?
+    private let arguments: ParsedArguments
+    private let command: String
+    private let newPassphrase: RSASecretBytes?
+
+    init(_ arguments: ParsedArguments, command: String, unlock: Bool) throws {
+        self.arguments = arguments
+        self.command = command
+        if try storeExists(arguments) {
+            let store = try openStore(arguments)
+            try protectNewStoreIfAsked(store, arguments, command: command)
+            if unlock { try unlockIfProtected(store, arguments, command: command) }
+            existing = store
+            newPassphrase = nil
+        } else {
+            existing = nil
+            newPassphrase = arguments.flag("protect")
+                ? try Passphrase.readStore(arguments, command: command, path: try storeLocation(arguments), new: true) : nil
+            if newPassphrase != nil { _ = try kdfParameters(arguments, command: command) }
+        }
+    }
+
+    /// The store to write: the existing one, else a new one (protected with the passphrase
+    /// read at the start, when `--protect` was given).
+    func open() throws -> RSAKeyStore {
+        if let existing { return existing }
+        let store = try openStore(arguments, create: true)
+        if let newPassphrase, !(try store.isProtected) {
+            try store.protect(passphrase: newPassphrase, parameters: try kdfParameters(arguments, command: command))
+        }
+        return store
+    }
 }
 
 /// The `--protect` and `--kdf` options of commands that may make a store's first write.
 let protectOptions: [OptionSpec] = [
-    .flag("protect", "On a new store's first write: protect its secrets with a passphrase (from --passin, $RSAKIT_PASSIN or a prompt)."),
+    .flag("protect", "On a new store's first write: protect its secrets with a passphrase (from --store-passin, $RSAKIT_STORE_PASSIN, --passin, $RSAKIT_PASSIN or a prompt)."),
     .value("kdf", "COST", "Argon2id cost for --protect: interactive, moderate (default) or sensitive."),
 ]
 
