@@ -253,11 +253,34 @@ final class CLITLSTests: CLITestCase {
                           ["tls", "connect", "127.0.0.1:0"], ["tls", "connect", "127.0.0.1:1", "--tls1.2", "--tls1.3"],
                           ["tls", "connect", "127.0.0.1:1", "--identity", "a", "--tag", "b"],
                           ["tls", "connect", "127.0.0.1:1", "--timeout", "-3"],
-                          ["tls", "connect", "127.0.0.1:1", "--identity", "a", "--passin", "stdin"]] {
+                          ["tls", "connect", "127.0.0.1:1", "--identity", "a", "--passin", "stdin"],
+                          ["tls", "connect", "127.0.0.1:1", "--identity", "a", "--store-passin", "stdin"]] {
             let result = try bounded(arguments, stdin: [])
             XCTAssertEqual(result.status, 64, "\(arguments): \(result.stderr)")
             XCTAssertTrue(result.stderr.hasPrefix("rsakit: error: "), result.stderr)
         }
         XCTAssertTrue(try rsakitOK(["help", "tls"]).stdoutText.contains("rsakit tls connect <HOST:PORT>"))
+    }
+
+    /// Issue 22: a plain HTTP port is named as such, not with GnuTLS's "an unexpected tls
+    /// packet was received". The server is Python's http.server on 127.0.0.1.
+    func testConnect_PlainHTTPPort_SaysThePeerDidNotAnswerInTLS() throws {
+        let port = try TLSTestServer.freePort()
+        let server = try ChildProcess.start(["/usr/bin/env", "python3", "-u", "-m", "http.server", "--bind", "127.0.0.1", String(port)],
+                                            directory: workDirectory.path)
+        guard server.waitForStdout(startingWith: "Serving HTTP", timeout: 20) else {
+            throw XCTSkip("python3 -m http.server did not start: \(server.stdoutSoFar)")
+        }
+        let result = try bounded(["tls", "connect", "127.0.0.1:\(port)", "--anchor", pki.path("ca.pem"), "--timeout", "10"], stdin: [])
+        assertFailure(result, status: 65, contains: "the peer did not answer in TLS")
+        XCTAssertFalse(result.stderr.contains("unexpected tls packet"), result.stderr)
+    }
+
+    /// Issue 22: IPv6 peers are printed as [::1]:PORT.
+    func testConnect_IPv6Peer_IsPrintedInBrackets() throws {
+        let port = try TLSTestServer.freePort()
+        let refused = try bounded(["tls", "connect", "[::1]:\(port)", "--anchor", pki.path("ca.pem"), "--timeout", "5"], stdin: [])
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertTrue(refused.stderr.hasPrefix("rsakit: error: cannot connect to [::1]:\(port): "), refused.stderr)
     }
 }

@@ -88,9 +88,9 @@ class CLITestCase: XCTestCase {
 
     /// Run rsakit and require success.
     @discardableResult
-    func rsakitOK(_ arguments: [String], stdin: [UInt8]? = nil, stdinFile: String? = nil,
+    func rsakitOK(_ arguments: [String], stdin: [UInt8]? = nil, stdinFile: String? = nil, environment: [String: String?] = [:],
                   file: StaticString = #filePath, line: UInt = #line) throws -> Result {
-        let result = try rsakit(arguments, stdin: stdin, stdinFile: stdinFile)
+        let result = try rsakit(arguments, stdin: stdin, stdinFile: stdinFile, environment: environment)
         XCTAssertEqual(result.status, 0, "rsakit \(arguments.joined(separator: " ")): \(result.stderr)", file: file, line: line)
         return result
     }

@@ -13,6 +13,24 @@ final class CLITrustAndCertificateTests: CLITestCase {
         return try TestPKI.shared().path(name)
     }
 
+    /// Issue 22: ssl-server without --hostname warns (stderr and the JSON `warnings`) that
+    /// the leaf's names were not checked; with --hostname there is no such warning.
+    func testTrustEvaluate_SSLServerWithoutHostname_Warns() throws {
+        let base = ["trust", "evaluate", try file("server.pem"), "--chain", try file("intermediate.pem"),
+                    "--anchor", try file("root.pem"), "--anchors-only", "--policy", "ssl-server"]
+        let text = try rsakitOK(base)
+        XCTAssertTrue(text.stderr.contains("rsakit: warning: the ssl-server policy was evaluated without a hostname"), text.stderr)
+        let json = try rsakitOK(base + ["--json"])
+        XCTAssertTrue(json.stderr.contains("without a hostname"), json.stderr)
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout)) as! [String: Any]
+        XCTAssertEqual(object["warnings"] as? [String], [
+            "the ssl-server policy was evaluated without a hostname: the leaf's names were not checked, as a TLS client would check them",
+        ])
+        let named = try rsakitOK(base + ["--hostname", "server.rsakit.test", "--json"])
+        XCTAssertFalse(named.stderr.contains("hostname"), named.stderr)
+        XCTAssertEqual((try JSONSerialization.jsonObject(with: Data(named.stdout)) as! [String: Any])["warnings"] as? [String], [])
+    }
+
     func testTrustEvaluate_ServerChain_Unspecified() throws {
         let result = try rsakitOK(["trust", "evaluate", try file("server.pem"), "--chain", try file("intermediate.pem"),
                                    "--anchor", try file("root.pem"), "--anchors-only", "--policy", "ssl-server", "--hostname", "server.rsakit.test"])

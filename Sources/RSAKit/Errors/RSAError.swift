@@ -320,7 +320,7 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .invalidApplicationIdentifier(identifier, reason):
             return "invalid application identifier \"\(identifier)\": \(reason)"
         case let .tlsConnectFailed(host, port, reason):
-            return "cannot connect to \(host):\(port): \(reason)"
+            return "cannot connect to \(RSATLSConnection.endpointText(host: host, port: port)): \(reason)"
         case let .tlsTimedOut(operation, seconds):
             return "timed out after \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s: \(operation)"
         case let .tlsServerNotTrusted(result, reasons):

@@ -39,6 +39,8 @@ internal enum GnuTLSSessionError: Error {
     case timedOut
     /// The peer closed the connection without close_notify (or in the middle of the handshake).
     case closedByPeer
+    /// The peer's bytes are not TLS records (a plain HTTP or other clear-text server).
+    case notTLS
     /// A socket error (`gnutls_strerror` text; errno is lost inside GnuTLS).
     case transport(String)
     /// The private-key callback failed; `underlying` is what RSAKit threw.
@@ -300,6 +302,8 @@ internal final class GnuTLSClientSession {
             return .timedOut
         case GNUTLS_E_PREMATURE_TERMINATION, GNUTLS_E_UNEXPECTED_PACKET_LENGTH:
             return .closedByPeer
+        case GNUTLS_E_UNEXPECTED_PACKET, GNUTLS_E_UNSUPPORTED_VERSION_PACKET:
+            return .notTLS
         case GNUTLS_E_PULL_ERROR, GNUTLS_E_PUSH_ERROR:
             return .transport(String(cString: gnutls_strerror(code)))
         case GNUTLS_E_PK_SIGN_FAILED where externalKey?.lastError != nil:

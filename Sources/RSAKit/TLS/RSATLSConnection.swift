@@ -57,6 +57,12 @@ public final class RSATLSConnection {
     /// Every private-key operation RSAKit's engine made for this connection, in order.
     public var privateKeyOperations: [RSATLSPrivateKeyOperation] { state.operations }
 
+    /// `host:port` as a URL authority writes it (RFC 3986 §3.2.2): an IPv6 literal in
+    /// brackets ("[::1]:8443"), anything else as given ("127.0.0.1:8443", "example.com:443").
+    public static func endpointText(host: String, port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
     private let session: GnuTLSClientSession
     private let state: HandshakeState
     private let fileDescriptor: Int32
@@ -213,6 +219,8 @@ public final class RSATLSConnection {
             return .tlsTimedOut(operation: "the TLS handshake with \(configuration.serverName)", seconds: configuration.timeout)
         case .closedByPeer:
             return .tlsHandshakeFailed(reason: "the server closed the connection during the handshake")
+        case .notTLS:
+            return .tlsHandshakeFailed(reason: "the peer did not answer in TLS (is this a plain-text port, such as plain HTTP?)")
         case let .transport(reason):
             return .tlsConnectionFailed(reason: reason.lowercased())
         case let .signingFailed(underlying):
@@ -308,6 +316,8 @@ public final class RSATLSConnection {
             return .tlsConnectionFailed(reason: reason.lowercased())
         case .timedOut:
             return .tlsTimedOut(operation: "waiting for \(configuration.serverName)", seconds: configuration.timeout)
+        case .notTLS:
+            return .tlsConnectionFailed(reason: "the server sent bytes that are not a TLS record")
         case .peerRejected, .signingFailed, .failed:
             if case let .failed(reason) = error { return .tlsConnectionFailed(reason: reason) }
             return .tlsConnectionFailed(reason: "\(error)")

@@ -41,7 +41,7 @@ enum RSATLSSocket {
                 let remaining = deadline - monotonicSeconds()
                 guard remaining > 0, try waitFor(fd, events: Int16(POLLOUT), timeout: remaining) else {
                     Glibc.close(fd)
-                    throw RSAError.tlsTimedOut(operation: "connecting to \(host):\(port)", seconds: timeout)
+                    throw RSAError.tlsTimedOut(operation: "connecting to \(RSATLSConnection.endpointText(host: host, port: port))", seconds: timeout)
                 }
                 var error: Int32 = 0
                 var length = socklen_t(MemoryLayout<Int32>.size)

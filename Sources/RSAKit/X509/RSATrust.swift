@@ -64,6 +64,12 @@ public struct RSATrust: Sendable {
         self.policy = policy
     }
 
+    /// The warning of an ssl-server evaluation without a hostname: the chain and the
+    /// serverAuth purpose were checked, the leaf's names were not, so the result is not what a
+    /// TLS client connecting to some name would get (SecPolicyCreateSSL with a nil hostname).
+    public static let noHostnameWarning =
+        "the ssl-server policy was evaluated without a hostname: the leaf's names were not checked, as a TLS client would check them"
+
     /// The longest chain built, in certificates.
     static let maximumChainLength = 16
 
@@ -88,6 +94,9 @@ public struct RSATrust: Sendable {
 
     private func evaluate(leaf: X509Certificate) throws -> RSATrustEvaluation {
         var warnings: [String] = []
+        if case .sslServer(hostname: nil) = policy {
+            warnings.append(Self.noHostnameWarning)
+        }
         let anchors = try GnuTLSTrustList()
         if !anchorCertificatesOnly {
             do {

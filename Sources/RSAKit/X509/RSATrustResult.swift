@@ -154,6 +154,6 @@ public struct RSATrustEvaluation: Sendable {
     /// The date the validity periods were checked against.
     public let verifyDate: Date
     /// Problems with the inputs that are not trust failures (a system anchor file that
-    /// could not be read).
+    /// could not be read; an ssl-server policy without a hostname, ``RSATrust/noHostnameWarning``).
     public let warnings: [String]
 }

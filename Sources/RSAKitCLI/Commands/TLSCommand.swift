@@ -152,7 +152,7 @@ struct TLSCommand: RSAKitCommand {
 
     private func summary(_ connection: RSATLSConnection) -> String {
         let evaluation = connection.trustEvaluation
-        var text = "rsakit: connected to \(host):\(port): \(connection.protocolVersion), \(connection.cipherSuite)\n"
+        var text = "rsakit: connected to \(RSATLSConnection.endpointText(host: host, port: port)): \(connection.protocolVersion), \(connection.cipherSuite)\n"
         if let leaf = connection.serverCertificates.first {
             text += "rsakit: server: \(terminalSafe(leaf.subject)) (issuer: \(terminalSafe(leaf.issuer)))\n"
         }

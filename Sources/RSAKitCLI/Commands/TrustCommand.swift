@@ -83,6 +83,7 @@ struct TrustCommand: RSAKitCommand {
             addStoreTrust(try openStore(arguments), to: &trust)
         }
         let evaluation = trust.evaluate()
+        for warning in evaluation.warnings { printWarning(warning) }
         try printOutput(arguments.flag("json") ? try jsonText(json(evaluation)) : text(evaluation, userTrusted: trust.userTrustedFingerprints))
         guard evaluation.result.isTrusted else {
             throw CLIFailure("trust evaluation failed: \(evaluation.result.rawValue)", .dataError)
@@ -120,7 +121,6 @@ struct TrustCommand: RSAKitCommand {
                 text += "\n"
             }
         }
-        for warning in evaluation.warnings { printWarning(warning) }
         return text
     }
 
