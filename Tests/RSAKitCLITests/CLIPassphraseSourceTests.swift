@@ -157,3 +157,55 @@ final class CLIPassphraseSourceTests: CLITestCase {
         XCTAssertEqual(generated.stdoutText.components(separatedBy: "\nfingerprint: ").count, 2, generated.stdoutText)
     }
 }
+
+/// Issue 22, "Options that do nothing": each subcommand takes only its options, `--json` works
+/// where an item is printed, and did-you-mean reaches subcommands and labels.
+final class CLISubcommandOptionTests: CLITestCase {
+    func testOptionsOfOtherSubcommands_AreUsageErrorsNamingOptionAndCommand() throws {
+        for (arguments, option, command) in [
+            (["password", "find", "--service", "s", "--update"], "--update", "password find"),
+            (["password", "find", "--service", "s", "--label", "X"], "--label", "password find"),
+            (["password", "add", "--service", "s", "--account", "a", "--value"], "--value", "password add"),
+            (["password", "list", "--protect"], "--protect", "password list"),
+            (["cert", "list", "--der"], "--der", "cert list"),
+            (["cert", "find", "--label", "x", "--trust"], "--trust", "cert find"),
+            (["identity", "list", "--tag", "t"], "--tag", "identity list"),
+            (["identity", "delete", "--label", "x", "--json"], "--json", "identity delete"),
+            (["store", "info", "--kdf", "moderate"], "--kdf", "store info"),
+            (["store", "protect", "--json"], "--json", "store protect"),
+        ] {
+            let result = try rsakit(arguments, stdin: [])
+            assertFailure(result, status: 64, contains: "option '\(option)' does not apply to '\(command)'")
+            XCTAssertFalse(exists(storeDirectory.path), "\(arguments) created the store")
+        }
+        assertFailure(try rsakit(["password", "find", "--service", "s", "--value", "--json"]), status: 64,
+                      contains: "give --value (the raw value) or --json (the attributes), not both")
+    }
+
+    func testUnknownSubcommand_AndLabels_SuggestTheNearestName() throws {
+        assertFailure(try rsakit(["trust", "evalute", "x.pem"]), status: 64, contains: "unknown subcommand 'evalute'; did you mean 'evaluate'?")
+        assertFailure(try rsakit(["identity", "lst"]), status: 64, contains: "did you mean 'list'?")
+        _ = try openssl()
+        _ = try OpenSSL.run(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", path("alice.key"), "-out", path("alice.pem"),
+                             "-subj", "/CN=alice", "-days", "30"])
+        try rsakitOK(["import", "--tag", "alice", path("alice.key")])
+        try rsakitOK(["cert", "add", path("alice.pem"), "--label", "alice"])
+        assertFailure(try rsakit(["identity", "show", "--label", "alce"]), status: 66,
+                      contains: "no identity with label \"alce\" found; did you mean 'alice'?")
+        assertFailure(try rsakit(["cert", "find", "--label", "alcie"]), status: 66,
+                      contains: "no certificate with label \"alcie\" found; did you mean 'alice'?")
+        assertFailure(try rsakit(["show", "--tag", "alce"]), status: 66, contains: "did you mean 'alice'?")
+        // identity show --json: the same object identity list --json prints.
+        let shown = try JSONSerialization.jsonObject(with: Data(try rsakitOK(["identity", "show", "--label", "alice", "--json"]).stdout)) as! [String: Any]
+        let listed = try JSONSerialization.jsonObject(with: Data(try rsakitOK(["identity", "list", "--json"]).stdout)) as! [[String: Any]]
+        XCTAssertEqual(shown["label"] as? String, "alice")
+        XCTAssertEqual(shown["privateKeyTag"] as? String, "alice")
+        XCTAssertEqual(NSDictionary(dictionary: shown), NSDictionary(dictionary: listed[0]))
+        // password add --json: the stored item's attributes, never the value.
+        let added = try rsakitOK(["password", "add", "--service", "svc", "--account", "acct", "--json"], stdin: Array("s3cret".utf8))
+        let object = try JSONSerialization.jsonObject(with: Data(added.stdout)) as! [String: Any]
+        XCTAssertEqual(object["service"] as? String, "svc")
+        XCTAssertEqual(object["valueBytes"] as? Int, 6)
+        XCTAssertFalse(added.stdoutText.contains("s3cret"))
+    }
+}

@@ -13,15 +13,15 @@ struct CertCommand: RSAKitCommand {
         overview: "Add, find, list, export or delete certificates (unique on issuer + serial).",
         usage: "rsakit cert show <FILE> [--json] | add <FILE> [--label <L>] [--trust|--distrust] [--replace] | find|export|delete --label <L>|--fingerprint <F>|--id <ID> [--der] [--out <FILE>] | list [--json] [--store <DIR>]",
         options: [
-            .value("label", "L", "The label (add: default the subject summary, i.e. the common name)."),
-            .value("fingerprint", "F", "find, export, delete: SHA-256 of the certificate's DER (64 hex digits, colons allowed)."),
-            .value("id", "ID", "find, export, delete: the item id."),
-            .flag("trust", "add: mark the certificate trusted (an anchor for trust evaluation, like security add-trusted-cert)."),
-            .flag("distrust", "add: mark the certificate distrusted (trust evaluation denies chains through it)."),
-            .flag("replace", "add: replace a certificate with the same issuer and serial."),
-            .flag("der", "export: write DER instead of PEM."),
-            .value("out", "FILE", "export: write to FILE (default: standard output)."),
-            .flag("json", "show, find, list: print JSON."),
+            .value("label", "L", "The label (add: default the subject summary, i.e. the common name).").only("add", "find", "export", "delete"),
+            .value("fingerprint", "F", "find, export, delete: SHA-256 of the certificate's DER (64 hex digits, colons allowed).").only("find", "export", "delete"),
+            .value("id", "ID", "find, export, delete: the item id.").only("find", "export", "delete"),
+            .flag("trust", "add: mark the certificate trusted (an anchor for trust evaluation, like security add-trusted-cert).").only("add"),
+            .flag("distrust", "add: mark the certificate distrusted (trust evaluation denies chains through it).").only("add"),
+            .flag("replace", "add: replace a certificate with the same issuer and serial.").only("add"),
+            .flag("der", "export: write DER instead of PEM.").only("export"),
+            .value("out", "FILE", "export: write to FILE (default: standard output).").only("export"),
+            .flag("json", "show, find, list: print JSON.").only("show", "find", "list"),
         ],
         positionals: ["SUBCOMMAND", "FILE"],
         discussion: "add reads DER, PEM or a PEM bundle; with several certificates the first is the certificate and the others its chain, stored with it.")
@@ -31,7 +31,7 @@ struct CertCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        let sub = try parseSubcommand(arguments, of: ["show", "add", "find", "list", "export", "delete"], command: Self.spec.name)
+        let sub = try parseSubcommand(arguments, of: ["show", "add", "find", "list", "export", "delete"], spec: Self.spec)
         subcommand = sub
         if sub == "show" {
             guard arguments.positionals.count == 2 else {
@@ -123,7 +123,9 @@ struct CertCommand: RSAKitCommand {
     /// The certificates named by --label, --fingerprint or --id (never empty).
     private func selected(_ store: RSAKeyStore) throws -> [RSACertificateAttributes] {
         if let label = arguments.value("label") {
-            return try requireFound(try store.certificates(label: label), "certificate with label \"\(label)\"")
+            return try requireLabelFound(try store.certificates(label: label), what: "certificate", label: label) {
+                (try? store.allKeychainItems().certificates.map(\.label)) ?? []
+            }
         }
         if let text = arguments.value("fingerprint") {
             let hex = text.filter { $0 != ":" }.lowercased()

@@ -12,15 +12,15 @@ struct IdentityCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "identity",
         overview: "Import (PKCS#12), list, show, export or delete identities (key + certificate + chain).",
-        usage: "rsakit identity import <FILE.p12> [--label <L>] [--tag <T>] [--replace] [--passin <SPEC>] | list [--json] | show --label <L> | export --label <L> --format p12|pem [--passout <SPEC>] [--out <FILE>] | delete --label <L> [--store <DIR>]",
+        usage: "rsakit identity import <FILE.p12> [--label <L>] [--tag <T>] [--replace] [--passin <SPEC>] | list [--json] | show --label <L> [--json] | export --label <L> --format p12|pem [--passout <SPEC>] [--out <FILE>] | delete --label <L> [--store <DIR>]",
         options: [
-            .value("label", "L", "import: the certificate's label (default: the p12 friendly name, else the subject summary); show, export, delete: which identity."),
-            .value("tag", "T", "import: the private key's application tag (default: the label)."),
-            .flag("replace", "import: replace items with the same tag or issuer + serial."),
-            .value("format", "FORMAT", "export: p12 (as OpenSSL 3.0 writes it) or pem (key, certificate and chain, for curl --cert/--key)."),
-            .value("passout", "SPEC", "export --format p12: its passphrase, same syntax as --passin (default: $RSAKIT_PASSOUT, else a prompt, asked twice)."),
-            .value("out", "FILE", "export: write to FILE (mode 0600; default: standard output)."),
-            .flag("json", "list: print JSON."),
+            .value("label", "L", "import: the certificate's label (default: the p12 friendly name, else the subject summary); show, export, delete: which identity.").only("import", "show", "export", "delete"),
+            .value("tag", "T", "import: the private key's application tag (default: the label).").only("import"),
+            .flag("replace", "import: replace items with the same tag or issuer + serial.").only("import"),
+            .value("format", "FORMAT", "export: p12 (as OpenSSL 3.0 writes it) or pem (key, certificate and chain, for curl --cert/--key).").only("export"),
+            .value("passout", "SPEC", "export --format p12: its passphrase, same syntax as --passin (default: $RSAKIT_PASSOUT, else a prompt, asked twice).").only("export"),
+            .value("out", "FILE", "export: write to FILE (mode 0600; default: standard output).").only("export"),
+            .flag("json", "list, show: print JSON.").only("list", "show"),
         ],
         positionals: ["SUBCOMMAND", "FILE"],
         discussion: """
@@ -35,7 +35,7 @@ struct IdentityCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        let sub = try parseSubcommand(arguments, of: ["import", "list", "show", "export", "delete"], command: Self.spec.name)
+        let sub = try parseSubcommand(arguments, of: ["import", "list", "show", "export", "delete"], spec: Self.spec)
         subcommand = sub
         if sub == "import" {
             guard arguments.positionals.count == 2 else {
@@ -62,7 +62,9 @@ struct IdentityCommand: RSAKitCommand {
         let store = try openStore(arguments)
         switch subcommand {
         case "list": try list(store)
-        case "show": try printOutput(describe(try identity(store), store))
+        case "show":
+            let identity = try identity(store)
+            try printOutput(arguments.flag("json") ? try jsonText(Self.json(identity)) : describe(identity, store))
         case "export": try export(store)
         default:
             let identity = try identity(store)
@@ -112,12 +114,7 @@ struct IdentityCommand: RSAKitCommand {
     private func list(_ store: RSAKeyStore) throws {
         let identities = try store.allIdentities()
         if arguments.flag("json") {
-            try printOutput(try jsonText(identities.map { identity -> [String: Any] in
-                ["label": identity.certificate.label, "subject": identity.certificate.subject,
-                 "privateKeyTag": identity.privateKey.applicationTag, "fingerprint": identity.certificate.fingerprintHex,
-                 "notValidAfter": iso8601(identity.certificate.notValidAfter), "certificateItemID": identity.certificate.itemID,
-                 "privateKeyItemID": identity.privateKey.itemID, "chain": identity.chain.map(\.label)]
-            }))
+            try printOutput(try jsonText(identities.map(Self.json)))
             return
         }
         if identities.isEmpty {
@@ -131,9 +128,19 @@ struct IdentityCommand: RSAKitCommand {
         try printOutput(text)
     }
 
+    /// The JSON object of one identity, the same in `identity list --json` and `identity show --json`.
+    private static func json(_ identity: RSAIdentityItem) -> [String: Any] {
+        ["label": identity.certificate.label, "subject": identity.certificate.subject,
+         "privateKeyTag": identity.privateKey.applicationTag, "fingerprint": identity.certificate.fingerprintHex,
+         "notValidAfter": iso8601(identity.certificate.notValidAfter), "certificateItemID": identity.certificate.itemID,
+         "privateKeyItemID": identity.privateKey.itemID, "chain": identity.chain.map(\.label)]
+    }
+
     private func identity(_ store: RSAKeyStore) throws -> RSAIdentityItem {
         let label = arguments.value("label") ?? ""
-        return try uniqueItem(try store.identities(label: label), what: "identity", plural: "identities", label: label)
+        return try uniqueItem(try store.identities(label: label), what: "identity", plural: "identities", label: label) {
+            (try? store.allIdentities().map(\.certificate.label)) ?? []
+        }
     }
 
     private func describe(_ identity: RSAIdentityItem, _ store: RSAKeyStore) throws -> String {

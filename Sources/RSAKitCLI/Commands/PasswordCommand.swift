@@ -17,13 +17,13 @@ struct PasswordCommand: RSAKitCommand {
         usage: "rsakit password add|find|delete|list [--service <S>] [--account <A>] [--label <L>] [--comment <C>] [--update] [--value] [--json] [--store <DIR>]",
         options: [
             .value("service", "S", "The service (kSecAttrService); required except for list."),
-            .value("account", "A", "The account (kSecAttrAccount); required for add and delete."),
-            .value("label", "L", "add: a label."),
-            .value("comment", "C", "add: a comment."),
-            .flag("update", "add: change the value of an existing item instead of failing (security -U)."),
-            .flag("value", "find: print the value alone, exactly as stored (security find-generic-password -w)."),
-            .flag("json", "find, list: print JSON."),
-        ] + protectOptions,
+            .value("account", "A", "The account (kSecAttrAccount); required for add and delete.").only("add", "find", "delete"),
+            .value("label", "L", "add: a label.").only("add"),
+            .value("comment", "C", "add: a comment.").only("add"),
+            .flag("update", "add: change the value of an existing item instead of failing (security -U).").only("add"),
+            .flag("value", "find: print the value alone, exactly as stored (security find-generic-password -w).").only("find"),
+            .flag("json", "add, find, list: print JSON (add: the stored item's attributes).").only("add", "find", "list"),
+        ] + protectOptions.map { $0.only("add") },
         positionals: ["SUBCOMMAND"],
         discussion: """
         add reads the value from standard input (every byte, exactly; use printf, not echo, to avoid a
@@ -37,10 +37,13 @@ struct PasswordCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        let sub = try parseSubcommand(arguments, of: ["add", "find", "delete", "list"], command: Self.spec.name)
+        let sub = try parseSubcommand(arguments, of: ["add", "find", "delete", "list"], spec: Self.spec)
         subcommand = sub
         if sub != "list" { _ = try arguments.required("service", Self.spec.name) }
         if sub == "add" || sub == "delete" { _ = try arguments.required("account", Self.spec.name) }
+        if arguments.flag("value") && arguments.flag("json") {
+            throw UsageError(message: "give --value (the raw value) or --json (the attributes), not both", command: Self.spec.name)
+        }
     }
 
     func run() throws {
@@ -99,6 +102,7 @@ struct PasswordCommand: RSAKitCommand {
         let item = try store.addGenericPassword(
             value, service: service, account: account, label: arguments.value("label"),
             comment: arguments.value("comment"), update: arguments.flag("update"))
+        if arguments.flag("json") { return try printOutput(try jsonText(passwordJSON(item))) }
         try printOutput("\(arguments.flag("update") ? "stored" : "added") generic password: service: \(terminalSafe(item.service)), account: \(terminalSafe(item.account)), item id: \(item.itemID)\n")
     }
 

@@ -12,9 +12,9 @@ struct StoreCommand: RSAKitCommand {
         overview: "Protect the store's secrets with a passphrase, change it, remove it, or show the state.",
         usage: "rsakit store protect|change-passphrase|unprotect|info [--store-passin <SPEC>] [--new-passin <SPEC>] [--kdf <COST>] [--json] [--store <DIR>]",
         options: [
-            .value("new-passin", "SPEC", "change-passphrase: the new passphrase, same syntax as --passin (default: $RSAKIT_NEW_PASSIN, else a prompt)."),
-            .value("kdf", "COST", "protect, change-passphrase: Argon2id cost interactive, moderate (default; kept by change-passphrase) or sensitive."),
-            .flag("json", "info: print a JSON object."),
+            .value("new-passin", "SPEC", "change-passphrase: the new passphrase, same syntax as --passin (default: $RSAKIT_NEW_PASSIN, else a prompt).").only("change-passphrase"),
+            .value("kdf", "COST", "protect, change-passphrase: Argon2id cost interactive, moderate (default; kept by change-passphrase) or sensitive.").only("protect", "change-passphrase"),
+            .flag("json", "info: print a JSON object.").only("info"),
         ],
         positionals: ["SUBCOMMAND"],
         discussion: """
@@ -32,7 +32,7 @@ struct StoreCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        let sub = try parseSubcommand(arguments, of: ["protect", "change-passphrase", "unprotect", "info"], command: Self.spec.name)
+        let sub = try parseSubcommand(arguments, of: ["protect", "change-passphrase", "unprotect", "info"], spec: Self.spec)
         subcommand = sub
         if arguments.value("kdf") != nil { _ = try kdfParameters(arguments, command: Self.spec.name) }
     }

@@ -52,7 +52,7 @@ struct TLSCommand: RSAKitCommand {
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
         let name = Self.spec.name
-        _ = try parseSubcommand(arguments, of: ["connect"], command: name)
+        _ = try parseSubcommand(arguments, of: ["connect"], spec: Self.spec)
         guard arguments.positionals.count == 2 else {
             throw UsageError(message: "missing server address <HOST:PORT>", command: name)
         }

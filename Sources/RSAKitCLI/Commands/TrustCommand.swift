@@ -39,7 +39,7 @@ struct TrustCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        _ = try parseSubcommand(arguments, of: ["evaluate"], command: Self.spec.name)
+        _ = try parseSubcommand(arguments, of: ["evaluate"], spec: Self.spec)
         guard arguments.positionals.count == 2 else {
             throw UsageError(message: "missing certificate file argument <CERT>", command: Self.spec.name)
         }

@@ -9,6 +9,16 @@ struct OptionSpec {
     let help: String
     /// Whether the option may be given several times (`--anchor A --anchor B`).
     var repeatable = false
+    /// The subcommands of a command group that take this option (nil: all of them);
+    /// ``parseSubcommand(_:of:spec:)`` refuses it for the others.
+    var subcommands: [String]? = nil
+
+    /// This option, taken only by `names` (subcommands of its group).
+    func only(_ names: String...) -> OptionSpec {
+        var copy = self
+        copy.subcommands = names
+        return copy
+    }
 
     static func flag(_ name: String, _ help: String) -> OptionSpec {
         OptionSpec(name: name, valueName: nil, help: help)
@@ -156,6 +166,9 @@ struct ParsedArguments {
             throw UsageError(message: "unexpected argument '\(positionals[spec.positionals.count])'", command: spec.name)
         }
     }
+
+    /// The names of every option given (values, repeated values and flags), without "--".
+    var givenOptionNames: Set<String> { Set(values.keys).union(repeatedValues.keys).union(flags) }
 
     func value(_ name: String) -> String? { values[name] }
     /// Every value of a repeatable option, in command-line order.

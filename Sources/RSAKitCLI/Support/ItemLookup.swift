@@ -22,11 +22,19 @@ func requireFound<Item>(_ items: [Item], _ description: @autoclosure () -> Strin
     return items
 }
 
+/// `items` (found by `label`), or, when there are none, `CLIFailure` (66) "no <what> with
+/// label "x" found", with the nearest of the `known` labels when one is a likely slip.
+func requireLabelFound<Item>(_ items: [Item], what: String, label: String, known: () -> [String]) throws -> [Item] {
+    guard items.isEmpty else { return items }
+    let suggestion = didYouMean(label, Array(Set(known())).sorted(), show: terminalSafe)
+    throw CLIFailure("no \(what) with label \"\(terminalSafe(label))\" found" + suggestion, .notFound)
+}
+
 /// The one item with `label` among `items` (what `store.identities(label:)` and the like return).
-/// - Throws: `RSAError.noSuchItem(item: "<what> with label \"<label>\"")` when there is none;
+/// - Throws: `CLIFailure` (66) when there is none, naming the nearest of the `known` labels;
 ///   `CLIFailure` (usage) when several share the label.
-func uniqueItem<Item>(_ items: [Item], what: String, plural: String, label: String) throws -> Item {
-    let found = try requireFound(items, "\(what) with label \"\(label)\"")
+func uniqueItem<Item>(_ items: [Item], what: String, plural: String, label: String, known: () -> [String]) throws -> Item {
+    let found = try requireLabelFound(items, what: what, label: label, known: known)
     guard found.count == 1 else {
         throw CLIFailure("\(found.count) \(plural) have the label \"\(label)\"; give a unique label", .usage)
     }
