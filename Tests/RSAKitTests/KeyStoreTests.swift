@@ -65,6 +65,21 @@ final class KeyStoreTests: KeychainTestCase {
         XCTAssertEqual(tree(other), ["notes.txt"], "nothing was created in the foreign folder")
     }
 
+    /// Issue 22: a read-only caller opens with createIfMissing: false; a missing store is
+    /// reported and nothing is made, not even the folder or its parents.
+    func testOpen_WithoutCreateIfMissing_ReportsAMissingStoreAndCreatesNothing() throws {
+        let missing = folder + "/typo/store"
+        assertThrows(.storeNotFound(path: missing), try RSAKeyStore(path: missing, createIfMissing: false))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/typo"))
+        // An empty folder is not a store either, and stays as it is.
+        XCTAssertEqual(mkdir(storePath, 0o700), 0)
+        assertThrows(.storeNotFound(path: storePath), try RSAKeyStore(url: URL(fileURLWithPath: storePath), createIfMissing: false))
+        XCTAssertEqual(tree(storePath), [])
+        // Once created, it opens.
+        _ = try RSAKeyStore(path: storePath)
+        XCTAssertEqual(try RSAKeyStore(path: storePath, createIfMissing: false).path, storePath)
+    }
+
     func testOpen_RefusesAnUnknownStoreFormat() throws {
         _ = try RSAKeyStore(path: storePath)
         try Data("rsakit key store 2\n".utf8).write(to: URL(fileURLWithPath: storePath + "/VERSION"))

@@ -66,6 +66,9 @@ final class TrustEvaluationTests: XCTestCase {
         assertFailures(try trust(["client", "intermediate"], pki, policy: .sslClient).evaluate(), .unspecified, [])
         let clientAsServer = try trust(["client", "intermediate"], pki, policy: .sslServer(hostname: nil)).evaluate()
         assertFailures(clientAsServer, .recoverableTrustFailure, [("purpose-mismatch", 0)])
+        // Without a hostname the names were not checked: said in the warnings (issue 22).
+        XCTAssertEqual(clientAsServer.warnings, [RSATrust.noHostnameWarning])
+        XCTAssertEqual(try trust(["server", "intermediate"], pki, policy: .sslServer(hostname: "server.rsakit.test")).evaluate().warnings, [])
         XCTAssertEqual(clientAsServer.failures.first?.kind, .purposeMismatch(required: .serverAuth))
         assertFailures(try trust(["server", "intermediate"], pki, policy: .sslClient).evaluate(), .recoverableTrustFailure, [("purpose-mismatch", 0)])
         XCTAssertFalse(try opensslVerifies(pki, "wrong-eku", ["-purpose", "sslserver"]))
