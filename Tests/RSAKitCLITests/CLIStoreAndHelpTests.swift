@@ -45,7 +45,8 @@ final class CLIStoreAndHelpTests: CLITestCase {
             XCTAssertEqual(item["blockSize"] as? Int, 256)
             XCTAssertEqual(item["maximumRawBlockPayload"] as? Int, 245)
             XCTAssertEqual(item["maximumContainerBlockPayload"] as? Int, 188)
-            XCTAssertTrue((item["fingerprintBase64"] as? String)?.hasPrefix("SHA256:") ?? false)
+            XCTAssertEqual(item["class"] as? String, "key")
+            XCTAssertNil(item["fingerprintBase64"], "one encoding per kind of value: fingerprints are hex")
             XCTAssertEqual((item["fingerprint"] as? String)?.count, 64)
             XCTAssertFalse((item["itemID"] as? String ?? "").isEmpty)
             let created = item["creationDate"] as? String ?? ""

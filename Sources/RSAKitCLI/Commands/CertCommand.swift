@@ -183,21 +183,21 @@ func certificateText(_ item: RSACertificateAttributes) -> String {
     """
 }
 
-/// The JSON object of one certificate item.
+/// The JSON object of one certificate item, in the names of README's JSON table.
 func certificateJSON(_ item: RSACertificateAttributes) -> [String: Any] {
     [
         "class": "certificate",
         "label": item.label,
         "subject": item.subject,
         "issuer": item.issuer,
-        "serial": item.serialNumberHex,
-        "notBefore": iso8601(item.notValidBefore),
-        "notAfter": iso8601(item.notValidAfter),
-        "fingerprintHex": item.fingerprintHex,
-        "publicKeyFingerprint": item.publicKeyFingerprint?.base64String as Any? ?? JSONValue.null,
+        "serialNumber": item.serialNumberHex,
+        "notValidBefore": rfc3339(item.notValidBefore),
+        "notValidAfter": rfc3339(item.notValidAfter),
+        "fingerprint": item.fingerprintHex,
+        "publicKeyFingerprint": item.publicKeyFingerprint?.hexString as Any? ?? JSONValue.null,
         "trust": item.trust.rawValue,
         "chain": item.chainFingerprints.map { lowercaseHex($0) },
         "itemID": item.itemID,
-        "created": iso8601(item.creationDate),
+        "creationDate": rfc3339(item.creationDate),
     ]
 }

@@ -60,8 +60,8 @@ enum CertShow {
         var value: [String: Any] = [
             "subject": certificate.subject, "subjectSummary": certificate.subjectSummary, "issuer": certificate.issuer,
             "serialNumber": certificate.serialNumberHex, "version": certificate.version,
-            "notValidBefore": iso8601(certificate.notValidBefore), "notValidAfter": iso8601(certificate.notValidAfter),
-            "publicKeyAlgorithm": certificate.publicKeyAlgorithmName, "publicKeyBits": certificate.publicKeyBitCount,
+            "notValidBefore": rfc3339(certificate.notValidBefore), "notValidAfter": rfc3339(certificate.notValidAfter),
+            "publicKeyAlgorithm": certificate.publicKeyAlgorithmName, "keySizeInBits": certificate.publicKeyBitCount,
             "signatureAlgorithm": certificate.signatureAlgorithmName, "fingerprint": certificate.fingerprintHex,
             "subjectAlternativeNames": certificate.subjectAlternativeNames.map(\.description),
         ]

@@ -130,9 +130,12 @@ struct IdentityCommand: RSAKitCommand {
 
     /// The JSON object of one identity, the same in `identity list --json` and `identity show --json`.
     private static func json(_ identity: RSAIdentityItem) -> [String: Any] {
-        ["label": identity.certificate.label, "subject": identity.certificate.subject,
+        ["class": "identity", "label": identity.certificate.label, "subject": identity.certificate.subject,
+         "issuer": identity.certificate.issuer, "serialNumber": identity.certificate.serialNumberHex,
          "privateKeyTag": identity.privateKey.applicationTag, "fingerprint": identity.certificate.fingerprintHex,
-         "notValidAfter": iso8601(identity.certificate.notValidAfter), "certificateItemID": identity.certificate.itemID,
+         "publicKeyFingerprint": identity.privateKey.fingerprint.hexString,
+         "notValidBefore": rfc3339(identity.certificate.notValidBefore),
+         "notValidAfter": rfc3339(identity.certificate.notValidAfter), "certificateItemID": identity.certificate.itemID,
          "privateKeyItemID": identity.privateKey.itemID, "chain": identity.chain.map(\.label)]
     }
 

@@ -313,25 +313,26 @@ func blockSizes(_ item: RSAKeyItemAttributes) -> (blockSize: Int, rawBlockPayloa
     return (k, k - RSAHazmat.EMEPKCS1v15.overheadByteCount, RSAMessageContainer.payloadByteCount(blockSize: k))
 }
 
-/// The JSON object for one item (list and show). Keys are the item file's names
-/// (applicationTag, keyClass, keySizeInBits, fingerprint as 64 hex digits, creationDate as
-/// RFC 3339 with milliseconds, itemID, label: null when absent) plus derived values.
+/// The JSON object for one key item (list and show), in the names of README's JSON table:
+/// class "key", applicationTag, keyClass, keySizeInBits, fingerprint as 64 hex digits,
+/// creationDate as RFC 3339 with milliseconds, itemID, label (null when absent), plus the
+/// derived block sizes.
 struct ItemJSON: Encodable {
     let item: RSAKeyItemAttributes
 
     enum CodingKeys: String, CodingKey {
-        case applicationTag, keyClass, keySizeInBits, fingerprint, fingerprintBase64, creationDate, itemID, label
+        case `class`, applicationTag, keyClass, keySizeInBits, fingerprint, creationDate, itemID, label
         case blockSize, maximumRawBlockPayload, maximumContainerBlockPayload
     }
 
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         let sizes = blockSizes(item)
+        try c.encode("key", forKey: .class)
         try c.encode(item.applicationTag, forKey: .applicationTag)
         try c.encode(item.keyClass.rawValue, forKey: .keyClass)
         try c.encode(item.keySizeInBits, forKey: .keySizeInBits)
         try c.encode(item.fingerprint.hexString, forKey: .fingerprint)
-        try c.encode(item.fingerprint.base64String, forKey: .fingerprintBase64)
         try c.encode(rfc3339(item.creationDate), forKey: .creationDate)
         try c.encode(item.itemID, forKey: .itemID)
         if let label = item.label { try c.encode(label, forKey: .label) } else { try c.encodeNil(forKey: .label) }

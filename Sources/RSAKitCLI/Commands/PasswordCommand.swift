@@ -161,17 +161,17 @@ func passwordText(_ item: RSAGenericPasswordAttributes) -> String {
     """
 }
 
-/// The JSON object of one generic password (never the value).
+/// The JSON object of one generic password (never the value), in the names of README's JSON table.
 func passwordJSON(_ item: RSAGenericPasswordAttributes) -> [String: Any] {
     [
-        "class": "password",
+        "class": "genericPassword",
         "service": item.service,
         "account": item.account,
         "label": item.label as Any? ?? JSONValue.null,
         "comment": item.comment as Any? ?? JSONValue.null,
         "valueBytes": item.valueByteCount,
         "itemID": item.itemID,
-        "created": iso8601(item.creationDate),
-        "modified": iso8601(item.modificationDate),
+        "creationDate": rfc3339(item.creationDate),
+        "modificationDate": rfc3339(item.modificationDate),
     ]
 }

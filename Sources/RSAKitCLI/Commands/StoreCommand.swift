@@ -81,7 +81,7 @@ struct StoreCommand: RSAKitCommand {
                     object["memoryLimitBytes"] = p.memoryLimitByteCount
                     object["cipher"] = "xchacha20-poly1305"
                 }
-                if let date = info.passphraseDate { object["passphraseChanged"] = iso8601(date) }
+                if let date = info.passphraseDate { object["passphraseChanged"] = rfc3339(date) }
                 try printOutput(try jsonText(object))
                 return
             }

@@ -129,7 +129,7 @@ struct TrustCommand: RSAKitCommand {
             "result": evaluation.result.rawValue,
             "trusted": evaluation.result.isTrusted,
             "policy": policyName,
-            "verifyDate": iso8601(evaluation.verifyDate),
+            "verifyDate": rfc3339(evaluation.verifyDate),
             "userTrusted": evaluation.isUserTrusted,
             "warnings": evaluation.warnings,
         ]
@@ -138,7 +138,7 @@ struct TrustCommand: RSAKitCommand {
             [
                 "index": index, "subject": certificate.subject, "issuer": certificate.issuer,
                 "subjectSummary": certificate.subjectSummary, "serialNumber": certificate.serialNumberHex,
-                "notValidBefore": iso8601(certificate.notValidBefore), "notValidAfter": iso8601(certificate.notValidAfter),
+                "notValidBefore": rfc3339(certificate.notValidBefore), "notValidAfter": rfc3339(certificate.notValidAfter),
                 "fingerprint": certificate.fingerprintHex, "anchor": certificate == evaluation.anchor,
             ]
         }
@@ -147,9 +147,9 @@ struct TrustCommand: RSAKitCommand {
                 "reason": failure.kind.code, "result": failure.kind.result.rawValue, "certificateIndex": failure.chainIndex,
                 "subjectSummary": failure.certificate.subjectSummary, "message": failure.message,
             ]
-            if case let .expired(notAfter) = failure.kind { entry["notValidAfter"] = iso8601(notAfter) }
-            if case let .notYetValid(notBefore) = failure.kind { entry["notValidBefore"] = iso8601(notBefore) }
-            if let date = failure.suggestedVerifyDate { entry["suggestedVerifyDate"] = iso8601(date) }
+            if case let .expired(notAfter) = failure.kind { entry["notValidAfter"] = rfc3339(notAfter) }
+            if case let .notYetValid(notBefore) = failure.kind { entry["notValidBefore"] = rfc3339(notBefore) }
+            if let date = failure.suggestedVerifyDate { entry["suggestedVerifyDate"] = rfc3339(date) }
             return entry
         }
         return value
