@@ -174,7 +174,7 @@ final class CLIMessagesTests: CLITestCase {
         let identities = outputs[1].stdoutText
         XCTAssertEqual(identities.split(separator: "\n").count, 1, identities)
         XCTAssertTrue(identities.hasPrefix("evil\\e]0;pwned\\x07\\nforged row\\e[2J  tag: evil.tag"), identities)
-        XCTAssertTrue(outputs[0].stdoutText.contains("imported identity: cn\\e[31mred\\nrow\n"), outputs[0].stdoutText)
+        XCTAssertTrue(outputs[0].stdoutText.contains("subject summary: cn\\e[31mred\\nrow\n"), outputs[0].stdoutText)
         XCTAssertEqual(outputs[3].stdoutText.split(separator: "\n").count, 2, "header and one row: \(outputs[3].stdoutText)")
         XCTAssertTrue(outputs[4].stdoutText.contains("subject: CN=cn\\e[31mred\\nrow\n"), outputs[4].stdoutText)
         XCTAssertTrue(outputs[7].stdoutText.contains("  0: cn\\e[31mred\\nrow (not after"), outputs[7].stdoutText)

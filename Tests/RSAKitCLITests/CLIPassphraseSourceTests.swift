@@ -36,7 +36,7 @@ final class CLIPassphraseSourceTests: CLITestCase {
         assertFailure(badFile, status: 65, contains: "cannot import '\(p12)': wrong passphrase for the PKCS#12 file")
         // Each from its own option, and the store's from RSAKIT_STORE_PASSIN.
         let imported = try rsakitOK(["identity", "import", p12, "--passin", "pass:p12-secret", "--store-passin", "pass:store-secret"])
-        XCTAssertTrue(imported.stdoutText.contains("label: alice\n"), imported.stdoutText)
+        XCTAssertTrue(imported.stdoutText.hasPrefix("imported identity: alice\n"), imported.stdoutText)
         try rsakitOK(["identity", "delete", "--label", "alice"])
         try rsakitOK(["identity", "import", p12, "--passin", "env:P12_PASS"],
                      environment: ["P12_PASS": "p12-secret", "RSAKIT_STORE_PASSIN": "pass:store-secret"])

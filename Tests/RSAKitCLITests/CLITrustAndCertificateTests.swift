@@ -166,12 +166,16 @@ final class CLITrustAndCertificateTests: CLITestCase {
 
         let imported = try rsakitOK(["identity", "import", p12, "--passin", "pass:p12-secret"])
         let text = imported.stdoutText
-        XCTAssertTrue(text.hasPrefix("imported identity: server.rsakit.test\nlabel: Web Server\nprivate key tag: Web Server\n"), text)
+        XCTAssertTrue(text.hasPrefix("imported identity: Web Server\nsubject summary: server.rsakit.test\nprivate key tag: Web Server\n"), text)
         XCTAssertTrue(text.contains("chain: 2 certificates\n"), text)
         // The test root is not a system anchor: recoverable until it is trusted.
         XCTAssertTrue(text.contains("trust (basic X.509): recoverable-trust-failure\n"), text)
-        // The same certificate again under another tag: the duplicate names the option that overrides it.
+        // The same identity again under another tag: the key is stored once, and the refusal names
+        // the option that moves it (CLIIdentityReimportTests covers the move).
         assertFailure(try rsakit(["identity", "import", p12, "--tag", "other", "--passin", "pass:p12-secret"]), status: 73,
+                      contains: "is already stored under tag \"Web Server\": give --replace to move it to tag \"other\"")
+        // Under its own tag, the duplicate certificate names --replace too.
+        assertFailure(try rsakit(["identity", "import", p12, "--passin", "pass:p12-secret"]), status: 73,
                       contains: "already exists (use --replace to overwrite it)")
         XCTAssertTrue(try rsakitOK(["identity", "list"]).stdoutText.hasPrefix("Web Server  tag: Web Server"))
         let shown = try rsakitOK(["identity", "show", "--label", "Web Server"]).stdoutText

@@ -120,4 +120,23 @@ final class KeychainCertificateTests: KeychainTestCase {
         XCTAssertEqual(listing.problems.map(\.path), [path])
         XCTAssertThrowsError(try store.certificate(itemID: server.itemID))
     }
+
+    /// Issue 22: re-importing an identity under a new tag moves its key (replace) or is
+    /// refused naming the present tag; one key pair, one certificate, one identity remain.
+    func testAddIdentity_AgainUnderANewTag_MovesTheKeyOnlyWithReplace() throws {
+        let pki = try TestPKI.shared()
+        let store = try RSAKeyStore(path: storePath)
+        let key = try leafKey(pki), server = try pki.certificate("server")
+        try store.addIdentity(privateKey: key, certificate: server, tag: "alice", label: "alice")
+        assertThrows(.keyStoredUnderAnotherTag(tag: "alice", requestedTag: "alice-sp"),
+                     try store.addIdentity(privateKey: key, certificate: server, tag: "alice-sp", label: "alice-sp"))
+        XCTAssertEqual(try store.items(fingerprint: key.publicKey.fingerprint).map(\.applicationTag), ["alice", "alice"])
+        let moved = try store.addIdentity(privateKey: key, certificate: server, tag: "alice-sp", label: "alice-sp", replace: true)
+        XCTAssertEqual(moved.privateKey.applicationTag, "alice-sp")
+        XCTAssertEqual(moved.certificate.label, "alice-sp")
+        XCTAssertEqual(try store.items(fingerprint: key.publicKey.fingerprint).map(\.applicationTag), ["alice-sp", "alice-sp"])
+        XCTAssertEqual(try store.allIdentities().map(\.certificate.label), ["alice-sp"])
+        XCTAssertThrowsError(try store.privateKey(tag: "alice"))
+        XCTAssertEqual(try store.privateKey(tag: "alice-sp").publicKey.fingerprint, key.publicKey.fingerprint)
+    }
 }

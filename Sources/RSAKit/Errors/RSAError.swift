@@ -91,6 +91,10 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// `createIfMissing: false` (``RSAKeyStore/init(path:createIfMissing:allowInsecurePermissions:)``),
     /// as every read-only operation should open one: nothing was created.
     case storeNotFound(path: String)
+    /// The key being added as an identity is already stored under the application tag `tag`,
+    /// not `requestedTag`: a key is stored once, so re-import with `replace` (which moves it
+    /// to `requestedTag`) or under its present tag.
+    case keyStoredUnderAnotherTag(tag: String, requestedTag: String)
     /// No item in the store has this item id (the analogue of a persistent reference).
     case itemNotFound(itemID: String)
 
@@ -265,6 +269,8 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "key store i/o error at \(path): \(reason)"
         case let .storeNotFound(path):
             return "no key store at \(path): it does not exist"
+        case let .keyStoredUnderAnotherTag(tag, requestedTag):
+            return "this key is already stored under tag \"\(tag)\"; re-import with replace to move it to tag \"\(requestedTag)\", or keep tag \"\(tag)\""
         case let .itemNotFound(itemID):
             return "no key store item with id \(itemID)"
         case let .keyTooSmallForPadding(modulusByteCount, minimumByteCount, padding):

@@ -5,6 +5,12 @@ extension RSAKeyStore {
     /// Add an identity: the key pair under `tag` and the certificate (label `label`) with
     /// its chain, in ONE write transaction, so a failure stores nothing.
     ///
+    /// Re-import: a key is stored once (found by its SPKI fingerprint). When the store already
+    /// holds this key under another tag, `replace` moves it to `tag` (the items under the old
+    /// tag are removed in the same write) and without `replace` the call throws
+    /// `RSAError.keyStoredUnderAnotherTag`. The certificate (unique on issuer + serial) is
+    /// replaced with its new label, so the result is one identity under the new names.
+    ///
     /// - Parameters:
     ///   - privateKey: the key; `certificate` must hold its public key.
     ///   - certificate: the leaf certificate.
@@ -14,6 +20,7 @@ extension RSAKeyStore {
     ///   - replace: replace existing items with the same tag or issuer + serial.
     /// - Returns: the identity as stored.
     /// - Throws: `RSAError.keyTypeMismatch` when the certificate is not the key's,
+    ///   `RSAError.keyStoredUnderAnotherTag` (without `replace`),
     ///   `RSAError.keyAlreadyExists`, `RSAError.duplicateItem`, `RSAError.invalidTag`,
     ///   `RSAError.invalidLabel`, `RSAError.keychainLocked` (protected store, locked),
     ///   `RSAError.storeIOError`.
@@ -37,6 +44,16 @@ extension RSAKeyStore {
                     fingerprint: fingerprint, pem: privateKey.pkcs8PEMRepresentation, privateKey: privateKey),
         ]
         let (keys, certificates) = try withWriteTransaction { tx in
+            let elsewhere = try itemsHoldingLock(fingerprint: fingerprint).filter { $0.applicationTag != tag }
+            if let first = elsewhere.first {
+                guard replace else { throw RSAError.keyStoredUnderAnotherTag(tag: first.applicationTag, requestedTag: tag) }
+                for item in elsewhere {
+                    let tagHash = StoreLayout.tagHash(item.applicationTag)
+                    tx.remove(StoreLayout.itemPath(item.keyClass, tagHash: tagHash))
+                    tx.remove(StoreLayout.fingerprintEntry(fingerprintHex: StoreHex.encode(fingerprint.bytes),
+                                                           tagHash: tagHash, keyClass: item.keyClass))
+                }
+            }
             let keys = try stage(requests, replace: replace, into: &tx)
             let certificates = try stageCertificates([(certificate, certificateLabel, .unspecified, chain)], replace: replace, into: &tx)
             return (keys, certificates)

@@ -83,20 +83,23 @@ extension RSAKeyStore {
     /// - Returns: the matching items, possibly none.
     /// - Throws: `RSAError.storeIOError`.
     public func items(fingerprint: RSAKeyFingerprint) throws -> [RSAKeyItemAttributes] {
+        RSAKeyStore.sorted(try withReadLock { try itemsHoldingLock(fingerprint: fingerprint) })
+    }
+
+    /// ``items(fingerprint:)`` for a caller that already holds the store's lock (a write
+    /// transaction), unsorted.
+    func itemsHoldingLock(fingerprint: RSAKeyFingerprint) throws -> [RSAKeyItemAttributes] {
         let fingerprintHex = StoreHex.encode(fingerprint.bytes)
-        let found: [RSAKeyItemAttributes] = try withReadLock {
-            var found: [RSAKeyItemAttributes] = []
-            let shard = layout.absolute(StoreLayout.fingerprintShard(fingerprintHex))
-            for name in try StoreFileSystem.listDirectory(shard) {
-                guard let entry = StoreLayout.parseFingerprintEntry(name),
-                      entry.fingerprintHex == fingerprintHex else { continue }
-                guard let loaded = try? loadItem(entry.keyClass, tagHash: entry.tagHash, knownTag: nil),
-                      loaded.attributes.fingerprint == fingerprint else { continue }
-                found.append(loaded.attributes)
-            }
-            return found
+        var found: [RSAKeyItemAttributes] = []
+        let shard = layout.absolute(StoreLayout.fingerprintShard(fingerprintHex))
+        for name in try StoreFileSystem.listDirectory(shard) {
+            guard let entry = StoreLayout.parseFingerprintEntry(name),
+                  entry.fingerprintHex == fingerprintHex else { continue }
+            guard let loaded = try? loadItem(entry.keyClass, tagHash: entry.tagHash, knownTag: nil),
+                  loaded.attributes.fingerprint == fingerprint else { continue }
+            found.append(loaded.attributes)
         }
-        return RSAKeyStore.sorted(found)
+        return found
     }
 
     /// Every item with its attributes, and every item file that could not be read (listed,

@@ -25,8 +25,9 @@ struct IdentityCommand: RSAKitCommand {
         positionals: ["SUBCOMMAND", "FILE"],
         discussion: """
         import verifies the PKCS#12 MAC first, then stores the key pair, the certificate and its chain in one
-        write (nothing is stored on any failure), and prints the trust result of the chain under the Basic
-        X.509 policy. The p12 passphrase is read with --passin; a protected store's with --store-passin (else the
+        write (nothing is stored on any failure), and prints the label stored, the trust result of the chain
+        under the Basic X.509 policy and the rest. Re-import: a key is stored once; if it is already stored
+        under another tag, --replace moves it to the new tag (and relabels the certificate), else it is refused. The p12 passphrase is read with --passin; a protected store's with --store-passin (else the
         same --passin). A store that does not exist is created only once the file has been read and checked.
         """)
 
@@ -91,17 +92,22 @@ struct IdentityCommand: RSAKitCommand {
         let label = arguments.value("label") ?? p12.friendlyName ?? p12.certificate.subjectSummary
         let tag = arguments.value("tag") ?? label
         let store = try PendingStore(arguments, command: Self.spec.name, unlock: false).open()
-        let identity = try withUnlockedStore(store, arguments, command: Self.spec.name) {
-            try CLIFailure.hintingDuplicates(option: "--replace") {
-                try store.addIdentity(privateKey: p12.privateKey, certificate: p12.certificate, chain: p12.chain,
-                                      tag: tag, label: label, replace: arguments.flag("replace"))
+        let identity: RSAIdentityItem
+        do {
+            identity = try withUnlockedStore(store, arguments, command: Self.spec.name) {
+                try CLIFailure.hintingDuplicates(option: "--replace") {
+                    try store.addIdentity(privateKey: p12.privateKey, certificate: p12.certificate, chain: p12.chain,
+                                          tag: tag, label: label, replace: arguments.flag("replace"))
+                }
             }
+        } catch let RSAError.keyStoredUnderAnotherTag(stored, requested) {
+            throw CLIFailure("the key of '\(terminalSafe(path))' is already stored under tag \"\(terminalSafe(stored))\": give --replace to move it to tag \"\(terminalSafe(requested))\", or --tag \(shellQuoted(stored)) to keep it", .alreadyExists)
         }
         var trust = RSATrust(certificates: [p12.certificate] + p12.chain, policy: .basicX509)
         addStoreTrust(store, to: &trust)
         let evaluation = trust.evaluate()
-        var text = "imported identity: \(terminalSafe(p12.certificate.subjectSummary))\n"
-        text += "label: \(terminalSafe(identity.certificate.label))\nprivate key tag: \(terminalSafe(identity.privateKey.applicationTag))\n"
+        var text = "imported identity: \(terminalSafe(identity.certificate.label))\n"
+        text += "subject summary: \(terminalSafe(p12.certificate.subjectSummary))\nprivate key tag: \(terminalSafe(identity.privateKey.applicationTag))\n"
         text += "certificate fingerprint (SHA-256): \(p12.certificate.fingerprintHex)\n"
         text += "public key fingerprint: \(p12.privateKey.fingerprint.base64String)\n"
         text += "certificate item id: \(identity.certificate.itemID)\nprivate key item id: \(identity.privateKey.itemID)\n"

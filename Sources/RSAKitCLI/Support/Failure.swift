@@ -74,7 +74,7 @@ struct CLIFailure: Error, CustomStringConvertible {
             return .notFound
         case .invalidTag, .invalidLabel, .invalidAttribute, .invalidKDFParameters:
             return .usage
-        case .keyAlreadyExists, .duplicateItem:
+        case .keyAlreadyExists, .duplicateItem, .keyStoredUnderAnotherTag:
             return .alreadyExists
         case .keySizeUnsupported, .publicExponentUnsupported:
             return .usage
