@@ -6,3 +6,5 @@
 #include <nettle/gcm.h>
 #include <nettle/memops.h>
 #include <nettle/version.h>
+#include <nettle/pbkdf2.h>
+#include <nettle/arctwo.h>

@@ -11,6 +11,8 @@
 // and OpenSSL's legacy PEM encryption ("Proc-Type: 4,ENCRYPTED", "DEK-Info: CIPHER,IV").
 // RSAKit reads only the public parameters itself (to name the scheme, and to refuse the
 // ones GnuTLS lacks, such as scrypt, by name); GnuTLS decrypts; RSAKit parses the plain key.
+// The exception is PBES2 with RC2-CBC (RFC 8018 §B.2.3), which GnuTLS lacks: RSAKit
+// decrypts it (read only) with Nettle's PBKDF2 and RC2 (Hashing/PBES2RC2.swift).
 //
 // NOTE: Encoding calls the GnuTLS wrapper here (STYLE.md: "PKCS#8, encrypted ones through
 // the GnuTLS wrapper"); the wrapper itself depends on nothing above Encoding.
@@ -24,7 +26,7 @@ public struct RSAKeyFileEncryption: Sendable, Hashable, CustomStringConvertible 
     public let keyDerivation: String
     /// The iteration count (PBKDF2, PBES1, PKCS#12), nil where the scheme has none.
     public let iterationCount: Int?
-    /// The cipher: "AES-256-CBC", "DES-EDE3-CBC", "RC2-40-CBC"...
+    /// The cipher: "AES-256-CBC", "DES-EDE3-CBC", "RC2-40-CBC", "RC2-CBC (128-bit effective key)"...
     public let cipher: String
 
     /// "PBES2: PBKDF2-HMAC-SHA256, 600000 iterations, AES-256-CBC".
@@ -47,7 +49,8 @@ internal enum EncryptedKeyDecoder {
     /// - Throws: every error of `KeyDecoder.decode(der:)`, and for encrypted input
     ///   `RSAError.passphraseNeeded` (no passphrase), `RSAError.passphraseIncorrect`,
     ///   `RSAError.passphraseUnusable`, `RSAError.unsupportedKeyFormat` (scrypt or a cipher
-    ///   GnuTLS lacks, by name).
+    ///   GnuTLS lacks, by name; an rc2ParameterVersion RFC 8018 does not define).
+    ///   PBES2 with RC2-CBC is decrypted by RSAKit itself (`decryptRC2(_:passphrase:)`).
     static func decode(der: [UInt8], passphrase: [UInt8]?) throws -> (DecodedKey, RSAKeyFileEncryption?) {
         let reader = DERReader(der)
         let top = try reader.topLevelElement(in: 0..<der.count, name: "key")
@@ -56,6 +59,10 @@ internal enum EncryptedKeyDecoder {
         }
         let encryption = try inspectPKCS8(reader, top)
         guard let passphrase else { throw RSAError.passphraseNeeded(what: pkcs8Name) }
+        if let rc2 = try rc2Parameters(reader, top) {
+            // GnuTLS has no RC2: RSAKit decrypts PBES2 with RC2-CBC itself, over Nettle.
+            return (try decryptRC2(rc2, passphrase: passphrase), encryption)
+        }
         let key: GnuTLSPrivateKey
         do {
             key = try GnuTLSPrivateKey.decryptPKCS8(der: der, passphrase: passphrase)
@@ -182,11 +189,128 @@ internal enum EncryptedKeyDecoder {
             let dotted = dottedObjectIdentifier(try reader.objectIdentifier(prfOID, what: "PBKDF2 prf"))
             prf = pbkdf2PRFs[dotted] ?? dotted
         }
+        if cipherOID == rc2CBCOID {
+            let bits = try rc2EffectiveKeyBits(reader, scheme)
+            return RSAKeyFileEncryption(scheme: "PBES2", keyDerivation: "PBKDF2-" + prf, iterationCount: iterations,
+                                        cipher: "RC2-CBC (\(bits)-bit effective key)")
+        }
         guard let cipher else {
             let name = unsupportedCiphers[cipherOID] ?? cipherOID
             throw RSAError.unsupportedKeyFormat(reason: "PBES2 with the cipher \(name) is not supported by GnuTLS; re-encrypt the key with `openssl pkcs8 -topk8 -v2 aes-256-cbc`")
         }
         return RSAKeyFileEncryption(scheme: "PBES2", keyDerivation: "PBKDF2-" + prf, iterationCount: iterations, cipher: cipher)
+    }
+
+    // MARK: PBES2 with RC2-CBC, decrypted by RSAKit over Nettle (read only)
+
+    /// rc2CBC (RFC 8018 §B.2.3).
+    static let rc2CBCOID = "1.2.840.113549.3.2"
+
+    /// What decrypting PBES2 with PBKDF2 and RC2-CBC needs, all public parameters.
+    struct RC2Parameters {
+        let prf: NettlePBES2.PRF
+        let salt: [UInt8]
+        let iterations: Int
+        let keyByteCount: Int
+        let effectiveKeyBits: Int
+        let iv: [UInt8]
+        let ciphertext: [UInt8]
+    }
+
+    /// The effective key bits of an RC2-CBC encryptionScheme (RFC 8018 §B.2.3):
+    ///
+    ///     RC2-CBC-Parameter ::= SEQUENCE { rc2ParameterVersion INTEGER OPTIONAL,
+    ///                                      iv OCTET STRING (SIZE(8)) }
+    ///
+    /// version 160 -> 40 bits, 120 -> 64, 58 -> 128, b >= 256 -> b; absent -> 32 bits.
+    /// - Throws: `RSAError.unsupportedKeyFormat` for another version or more than 1024 bits.
+    private static func rc2EffectiveKeyBits(_ reader: DERReader, _ scheme: [DERElement]) throws -> Int {
+        guard scheme.count == 2 else {
+            throw RSAError.malformedDER(reason: "RC2-CBC without parameters", offset: scheme[0].offset)
+        }
+        let parameters = try reader.sequence(scheme[1], what: "RC2-CBC-Parameter")
+        guard parameters.count == 1 || parameters.count == 2 else {
+            throw RSAError.malformedDER(reason: "RC2-CBC-Parameter must hold an optional version and an IV", offset: scheme[1].offset)
+        }
+        guard parameters.count == 2 else { return 32 }
+        let version = try reader.smallInteger(parameters[0], what: "rc2ParameterVersion")
+        switch version {
+        case 160: return 40
+        case 120: return 64
+        case 58: return 128
+        case 256...1024: return version
+        default:
+            throw RSAError.unsupportedKeyFormat(reason: "PBES2 with RC2-CBC whose rc2ParameterVersion is \(version) is not supported (RFC 8018 §B.2.3 defines 160, 120, 58 and 256 to 1024)")
+        }
+    }
+
+    /// The RC2 parameters when `top` is PBES2 with PBKDF2 and RC2-CBC, else nil. Call after
+    /// ``inspectPKCS8(_:_:)``, which has checked the structure up to the cipher.
+    private static func rc2Parameters(_ reader: DERReader, _ top: DERElement) throws -> RC2Parameters? {
+        let fields = try reader.sequence(top, what: "EncryptedPrivateKeyInfo")
+        let algorithm = try reader.sequence(fields[0], what: "encryptionAlgorithm")
+        guard algorithm.count == 2,
+              dottedObjectIdentifier(try reader.objectIdentifier(algorithm[0], what: "encryption algorithm")) == "1.2.840.113549.1.5.13" else { return nil }
+        let parts = try reader.sequence(algorithm[1], what: "PBES2-params")
+        let kdf = try reader.sequence(parts[0], what: "keyDerivationFunc")
+        let scheme = try reader.sequence(parts[1], what: "encryptionScheme")
+        guard dottedObjectIdentifier(try reader.objectIdentifier(scheme[0], what: "encryption scheme")) == rc2CBCOID else { return nil }
+        let bits = try rc2EffectiveKeyBits(reader, scheme)
+        let rc2 = try reader.sequence(scheme[1], what: "RC2-CBC-Parameter")
+        let iv = Array(reader.bytes[try reader.octetString(rc2[rc2.count - 1], what: "RC2-CBC IV")])
+        guard iv.count == 8 else {
+            throw RSAError.malformedDER(reason: "RC2-CBC IV of \(iv.count) bytes; it must be 8", offset: rc2[rc2.count - 1].offset)
+        }
+        // PBKDF2-params ::= SEQUENCE { salt OCTET STRING, iterationCount INTEGER,
+        //     keyLength INTEGER OPTIONAL, prf AlgorithmIdentifier DEFAULT hmacWithSHA1 }
+        let pbkdf2 = try reader.sequence(kdf[1], what: "PBKDF2-params")
+        let salt = Array(reader.bytes[try reader.octetString(pbkdf2[0], what: "PBKDF2 salt")])
+        let iterations = try reader.smallInteger(pbkdf2[1], what: "PBKDF2 iteration count")
+        // NOTE: RC2 keys have no fixed length; without keyLength use 16 bytes, as OpenSSL writes.
+        var keyByteCount = 16
+        var prf = NettlePBES2.PRF.hmacSHA1
+        for element in pbkdf2.dropFirst(2) {
+            if element.tag == DERTag.integer {
+                keyByteCount = try reader.smallInteger(element, what: "PBKDF2 keyLength")
+            } else if let oidElement = try reader.sequence(element, what: "PBKDF2 prf").first {
+                let oid = dottedObjectIdentifier(try reader.objectIdentifier(oidElement, what: "PBKDF2 prf"))
+                switch oid {
+                case "1.2.840.113549.2.7": prf = .hmacSHA1
+                case "1.2.840.113549.2.9": prf = .hmacSHA256
+                case "1.2.840.113549.2.10": prf = .hmacSHA384
+                case "1.2.840.113549.2.11": prf = .hmacSHA512
+                default:
+                    throw RSAError.unsupportedKeyFormat(reason: "PBES2 with RC2-CBC and the PBKDF2 prf \(pbkdf2PRFs[oid] ?? oid) is not supported")
+                }
+            }
+        }
+        guard (1...128).contains(keyByteCount), iterations >= 1 else {
+            throw RSAError.malformedDER(reason: "PBKDF2-params for RC2-CBC with \(iterations) iterations and a \(keyByteCount)-byte key", offset: kdf[1].offset)
+        }
+        let ciphertext = Array(reader.bytes[try reader.octetString(fields[1], what: "encryptedData")])
+        return RC2Parameters(prf: prf, salt: salt, iterations: iterations, keyByteCount: keyByteCount,
+                             effectiveKeyBits: bits, iv: iv, ciphertext: ciphertext)
+    }
+
+    /// PBES2 decryption (RFC 8018 §6.2.2) with RC2-CBC: DK = PBKDF2(P, S, c, dkLen), then
+    /// RC2-CBC and the padding check, then RSAKit's PKCS#8 reader. A failed padding check or
+    /// plain bytes that are not a PrivateKeyInfo both mean the wrong passphrase.
+    private static func decryptRC2(_ parameters: RC2Parameters, passphrase: [UInt8]) throws -> DecodedKey {
+        let key = NettlePBES2.pbkdf2(parameters.prf, password: passphrase, salt: parameters.salt,
+                                     iterations: parameters.iterations, keyByteCount: parameters.keyByteCount)
+        guard var plain = NettlePBES2.rc2CBCDecrypt(key: key, effectiveKeyBits: parameters.effectiveKeyBits,
+                                                    iv: parameters.iv, ciphertext: parameters.ciphertext) else {
+            throw RSAError.passphraseIncorrect(what: pkcs8Name)
+        }
+        defer { wipe(&plain) }
+        let decoded: DecodedKey
+        do {
+            decoded = try KeyDecoder.decode(der: plain)
+        } catch {
+            throw RSAError.passphraseIncorrect(what: pkcs8Name)
+        }
+        guard decoded.structure == .privateKeyInfo else { throw RSAError.passphraseIncorrect(what: pkcs8Name) }
+        return DecodedKey(key: decoded.key, structure: .encryptedPrivateKeyInfo, notes: decoded.notes)
     }
 
     /// PBES2 encryption schemes GnuTLS decrypts (RFC 8018 B.2, NIST AES OIDs).
@@ -198,7 +322,7 @@ internal enum EncryptedKeyDecoder {
     /// Ciphers PBES2 may name that GnuTLS 3.7 does not decrypt, for messages.
     static let unsupportedCiphers: [String: String] = [
         "1.2.392.200011.61.1.1.1.2": "CAMELLIA-128-CBC", "1.2.392.200011.61.1.1.1.3": "CAMELLIA-192-CBC",
-        "1.2.392.200011.61.1.1.1.4": "CAMELLIA-256-CBC", "1.2.840.113549.3.2": "RC2-CBC",
+        "1.2.392.200011.61.1.1.1.4": "CAMELLIA-256-CBC",
         "1.2.410.200004.1.4": "SEED-CBC", "1.2.156.10197.1.104.2": "SM4-CBC",
         "1.2.840.113549.3.9": "RC5-CBC", "1.3.6.1.4.1.188.7.1.1.2": "IDEA-CBC",
     ]

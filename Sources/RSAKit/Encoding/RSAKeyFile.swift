@@ -15,7 +15,8 @@
 /// Structures recognised: PKCS#1 RSAPublicKey / RSAPrivateKey, SubjectPublicKeyInfo,
 /// PKCS#8 PrivateKeyInfo, two-prime and multi-prime (loaded); PKCS#8 EncryptedPrivateKeyInfo
 /// (PBES2 with PBKDF2 and AES or 3DES, PBES1, the PKCS#12 PBE schemes) and OpenSSL's legacy
-/// "Proc-Type: 4,ENCRYPTED" PEM, decrypted by GnuTLS with the passphrase given (see
+/// "Proc-Type: 4,ENCRYPTED" PEM, decrypted by GnuTLS with the passphrase given, and PBES2 with
+/// PBKDF2 and RC2-CBC (RFC 8018 §B.2.3), which GnuTLS lacks, decrypted by RSAKit over Nettle (see
 /// ``init(bytes:passphrase:)``); X.509 certificates and scrypt-encrypted PKCS#8 (refused with
 /// `RSAError.unsupportedKeyFormat`).
 public struct RSAKeyFile: Sendable {
@@ -67,7 +68,8 @@ public struct RSAKeyFile: Sendable {
     /// is decrypted by GnuTLS with `passphrase`, and the plain key parsed by RSAKit.
     /// A plain file is read as it is, whatever `passphrase` says.
     ///
-    /// Decryption is GnuTLS's (PBKDF2, AES/3DES/DES/RC2/RC4, EVP_BytesToKey); the plain key
+    /// Decryption is GnuTLS's (PBKDF2, AES/3DES/DES/RC2/RC4, EVP_BytesToKey), except PBES2 with
+    /// RC2-CBC, which RSAKit decrypts with Nettle's PBKDF2 and RC2 (read only); the plain key
     /// bytes are wiped after parsing (best effort), as are RSAKit's copies of `passphrase`.
     /// - Parameter passphrase: the passphrase's bytes (UTF-8 for text), nil for none.
     /// - Throws: every error of ``init(bytes:)``; `RSAError.passphraseNeeded(what:)` for an

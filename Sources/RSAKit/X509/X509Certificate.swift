@@ -165,6 +165,8 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
 
     /// Read every field once from the GnuTLS object.
     internal init(parsed: GnuTLSCertificate, der: [UInt8]) throws {
+        // GnuTLS reads malformed times leniently (a 15-character UTCTime as some other date).
+        try CertificateDERChecks.checkValidityTimes(der)
         derRepresentation = der
         subject = try parsed.subjectDN()
         issuer = try parsed.issuerDN()
@@ -199,7 +201,13 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
         } else {
             publicKeyFingerprint = nil
         }
-        keyUsage = try parsed.keyUsage().map { X509Certificate.keyUsage(fromGnuTLSBits: $0.bits) }
+        do {
+            keyUsage = try parsed.keyUsage().map { X509Certificate.keyUsage(fromGnuTLSBits: $0.bits) }
+        } catch is GnuTLSFailure {
+            // GnuTLS refuses a non-minimal BIT STRING ("the given memory buffer is too short
+            // to hold parameters"); OpenSSL and pyca/cryptography read its bits.
+            keyUsage = try CertificateDERChecks.lenientKeyUsage(der)
+        }
         extendedKeyUsage = try parsed.keyPurposeOIDs()?.map(ExtendedKeyUsage.init(oid:))
         subjectAlternativeNames = try parsed.subjectAltNames().map(X509Certificate.alternativeName)
         basicConstraints = try parsed.basicConstraints().map {
