@@ -98,14 +98,7 @@ struct CertCommand: RSAKitCommand {
     /// `cert add`: the file is read and parsed before the store is opened, so a bad file
     /// leaves no new store behind.
     private func add() throws {
-        let path = arguments.positionals[1]
-        let bytes = try readWholeFile(path, what: "certificate file")
-        let certificates: [X509Certificate]
-        do {
-            certificates = try X509Certificate.certificates(from: bytes)
-        } catch let error as RSAError {
-            throw CLIFailure("cannot load certificate file '\(path)': \(error.description)", .dataError)
-        }
+        let certificates = try readCertificateFile(arguments.positionals[1])
         let store = try openStore(arguments, create: true)
         let trust: RSACertificateTrust = arguments.flag("trust") ? .trusted : arguments.flag("distrust") ? .distrusted : .unspecified
         let item = try CLIFailure.hintingDuplicates(option: "--replace") {

@@ -9,13 +9,7 @@ import RSAKit
 /// `openssl x509 -text` in fewer lines. Reads DER, PEM or a bundle; needs no store.
 enum CertShow {
     static func run(path: String, json: Bool) throws {
-        let bytes = try readWholeFile(path, what: "certificate file")
-        let certificates: [X509Certificate]
-        do {
-            certificates = try X509Certificate.certificates(from: bytes)
-        } catch let error as RSAError {
-            throw CLIFailure("cannot load certificate file '\(path)': \(error.description)", .dataError)
-        }
+        let certificates = try readCertificateFile(path)
         if json {
             try printOutput(try jsonText(certificates.map(jsonObject)))
         } else {

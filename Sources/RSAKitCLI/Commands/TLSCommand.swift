@@ -110,12 +110,7 @@ struct TLSCommand: RSAKitCommand {
         configuration.protocolVersion = arguments.flag("tls1.2") ? .tls12 : arguments.flag("tls1.3") ? .tls13 : nil
         configuration.anchorCertificatesOnly = arguments.flag("anchors-only")
         for path in arguments.values("anchor") {
-            let bytes = try readWholeFile(path, what: "anchor file")
-            do {
-                configuration.anchorCertificates += try X509Certificate.certificates(from: bytes)
-            } catch let error as RSAError {
-                throw CLIFailure("cannot load anchor file '\(path)': \(error.description)", .dataError)
-            }
+            configuration.anchorCertificates += try readCertificateFile(path, what: "anchor file")
         }
 
         // The store: for the identity, and for its trust settings when it exists.

@@ -72,9 +72,9 @@ struct TrustCommand: RSAKitCommand {
     }
 
     func run() throws {
-        let given = try loadCertificates(certificatePath)
-        var trust = RSATrust(certificates: given + (try arguments.values("chain").flatMap(loadCertificates)), policy: policy)
-        trust.anchorCertificates = try arguments.values("anchor").flatMap(loadCertificates)
+        let given = try readCertificateFile(certificatePath)
+        var trust = RSATrust(certificates: given + (try arguments.values("chain").flatMap { try readCertificateFile($0) }), policy: policy)
+        trust.anchorCertificates = try arguments.values("anchor").flatMap { try readCertificateFile($0) }
         trust.anchorCertificatesOnly = arguments.flag("anchors-only")
         if let verifyDate { trust.verifyDate = verifyDate }
         // The store's trust settings (cert add --trust / --distrust), when a store exists
@@ -90,14 +90,6 @@ struct TrustCommand: RSAKitCommand {
         }
     }
 
-    private func loadCertificates(_ path: String) throws -> [X509Certificate] {
-        let bytes = try readWholeFile(path, what: "certificate file")
-        do {
-            return try X509Certificate.certificates(from: bytes)
-        } catch let error as RSAError {
-            throw CLIFailure("cannot load certificate file '\(path)': \(error.description)", .dataError)
-        }
-    }
 
     private var policyDescription: String {
         if case let .sslServer(hostname?) = policy { return "\(policyName) (hostname \(hostname))" }

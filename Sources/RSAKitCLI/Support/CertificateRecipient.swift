@@ -15,12 +15,7 @@ enum CertificateRecipient {
 
     /// The first certificate in a DER, PEM or PEM-bundle file, or a data error naming the file.
     static func firstCertificate(file path: String) throws -> X509Certificate {
-        let bytes = try readWholeFile(path, what: "certificate file")
-        do {
-            return try X509Certificate.certificates(from: bytes)[0]
-        } catch let error as RSAError {
-            throw CLIFailure("cannot load certificate file '\(path)': \(error.description)", .dataError)
-        }
+        try readCertificateFile(path)[0]
     }
 
     static func publicKey(label: String, store: RSAKeyStore) throws -> RSAPublicKey {

@@ -120,3 +120,15 @@ func printOutput(_ text: String) throws {
     var sink = RSAFileDescriptorSink(fileDescriptor: STDOUT_FILENO)
     try sink.write(Array(text.utf8))
 }
+
+/// The certificates of a DER, PEM or PEM-bundle file (never empty), or `CLIFailure` naming
+/// the file: 66 when it cannot be found, 65 "cannot load <what> 'PATH': ..." when it holds
+/// no certificate or a malformed one.
+func readCertificateFile(_ path: String, what: String = "certificate file") throws -> [X509Certificate] {
+    let bytes = try readWholeFile(path, what: what)
+    do {
+        return try X509Certificate.certificates(from: bytes)
+    } catch let error as RSAError {
+        throw CLIFailure("cannot load \(what) '\(path)': \(error.description)", .dataError)
+    }
+}
