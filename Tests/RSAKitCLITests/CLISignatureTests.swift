@@ -91,10 +91,30 @@ final class CLISignatureTests: CLITestCase {
             let common = ["verify", "--key", f.pub, "--scheme", "pss", "--mgf1-hash", mgf1, "--signature", sig, "--in", f.message]
             XCTAssertEqual(try rsakitOK(common + ["--salt-length", ourSalt]).stdoutText, "signature ok\n", "salt \(opensslSalt), MGF1 \(mgf1)")
             XCTAssertEqual(try rsakitOK(common + ["--salt-length", "auto"]).stdoutText, "signature ok\n", "auto recovers salt \(opensslSalt)")
-            if opensslSalt != "digest" && opensslSalt != "32" {
-                assertFailure(try rsakit(common), status: 65, contains: "signature invalid")
-            }
+            // No --salt-length is auto (issue 22): every salt length verifies, as with openssl.
+            XCTAssertEqual(try rsakitOK(common).stdoutText, "signature ok\n", "default recovers salt \(opensslSalt)")
         }
+    }
+
+    /// Issue 22 §1: openssl's default PSS signature (maximum salt, 222 bytes for a 2048-bit key
+    /// and SHA-256) verifies without --salt-length (auto is the default); an explicit number
+    /// or 'digest' stays strict and fails with the opaque message.
+    func testVerifyPSS_DefaultRecoversOpenSSLsMaximumSalt_ExplicitLengthStaysStrict() throws {
+        let f = try fixtures()
+        let sig = path("openssl-default-pss.sig")
+        // openssl dgst -sha256 -sigopt rsa_padding_mode:pss -sign key.pem -out sig message.bin
+        try opensslOK(["dgst", "-sha256", "-sigopt", "rsa_padding_mode:pss", "-sign", f.key, "-out", sig, f.message])
+        let common = ["verify", "--key", f.pub, "--scheme", "pss", "--signature", sig, "--in", f.message]
+        let ok = try rsakitOK(common)
+        XCTAssertEqual(ok.stdoutText, "signature ok\n")
+        XCTAssertEqual(ok.stderr, "")
+        XCTAssertEqual(try rsakitOK(common + ["--salt-length", "222"]).stdoutText, "signature ok\n", "the maximum salt is 256 - 32 - 2")
+        for strict in ["32", "digest", "221", "0"] {
+            let result = try rsakit(common + ["--salt-length", strict])
+            XCTAssertEqual(result.status, 65, "salt \(strict): \(result.stderr)")
+            XCTAssertEqual(result.stderr, "rsakit: error: signature invalid\n", "salt \(strict)")
+        }
+        XCTAssertTrue(try rsakitOK(["help", "verify"]).stdoutText.contains("'auto' (the default"))
     }
 
     func testVerify_RejectsAlteredDataWrongHashWrongSchemeWrongKey() throws {

@@ -33,7 +33,9 @@ struct SignatureSettings {
             padding = .pkcs1v15
         case "pss":
             let salt: RSAPSSSaltLength
-            switch arguments.value("salt-length") ?? "digest" {
+            // Verification recovers the signer's salt length unless one is named (openssl's
+            // default, `auto`); signing keeps sLen = hLen. An explicit number stays strict.
+            switch arguments.value("salt-length") ?? (verifying ? "auto" : "digest") {
             case "digest": salt = .digestLength
             case "max": salt = .maximum
             case "auto" where verifying: salt = .auto
@@ -136,12 +138,15 @@ struct VerifyCommand: RSAKitCommand {
             .value("cert", "FILE", "Verify with the RSA key of this X.509 certificate (DER or PEM; the first of a bundle)."),
             .value("signature", "FILE", "The signature file (k bytes)."),
         ] + signatureOptions + [
-            .value("salt-length", "LEN", "PSS only: salt bytes, 'digest' (default), 'max', or 'auto' (any salt length, as openssl's default)."),
+            .value("salt-length", "LEN", "PSS only: 'auto' (the default: the salt length is recovered from the signature, RFC 8017 §9.1.2, as openssl's verify default), or exactly N bytes, 'digest' (the hash length) or 'max'."),
         ],
         discussion: """
         Exit status 0 and 'signature ok' on standard output for a valid signature; exit status
         65 and 'rsakit: error: signature invalid' on standard error otherwise (wrong key, hash,
-        scheme, salt length, altered data or signature).
+        scheme, salt length, altered data or signature). Without --salt-length a PSS signature
+        with any salt length is accepted, so `openssl dgst -sigopt rsa_padding_mode:pss -sign`
+        signatures (maximum salt) verify with no options beyond --scheme pss; a number,
+        'digest' or 'max' requires exactly that salt length.
         """)
 
     let arguments: ParsedArguments
