@@ -58,9 +58,7 @@ struct StoreCommand: RSAKitCommand {
             let new = try Passphrase.read(
                 arguments, command: name, option: "new-passin", variable: "RSAKIT_NEW_PASSIN",
                 prompt: "New passphrase for the key store at \(store.path): ", confirm: true)
-            guard !new.isEmpty else {
-                throw CLIFailure("the new passphrase for the key store at \(terminalSafe(store.path)) is empty; give a non-empty one", .usage)
-            }
+            try Passphrase.requireNonEmpty(new, newPassphraseOfStoreAt: store.path)
             let parameters = arguments.value("kdf") != nil ? try kdfParameters(arguments, command: name) : nil
             try namingStore(store.path) { try store.changePassphrase(from: old, to: new, parameters: parameters) }
             try printOutput("passphrase changed: \(store.path)\n")

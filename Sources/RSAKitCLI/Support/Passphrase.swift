@@ -95,7 +95,7 @@ enum Passphrase {
     /// terminal ("New passphrase ..." asked twice when `new`).
     ///
     /// - Throws: `UsageError` for a malformed SPEC; `CLIFailure` (64) when no source exists,
-    ///   naming `--store-passin`; (65) for an empty new passphrase; read failures.
+    ///   naming `--store-passin`; (64) for an empty new passphrase; read failures.
     static func readStore(_ arguments: ParsedArguments, command: String, path: String, new: Bool = false) throws -> RSASecretBytes {
         let passphrase: RSASecretBytes
         if let source = try configuredSource(arguments, command: command, option: "store-passin", variable: "RSAKIT_STORE_PASSIN") {
@@ -106,10 +106,14 @@ enum Passphrase {
             let prompt = (new ? "New passphrase for the key store at " : "Passphrase for the key store at ") + "\(path): "
             passphrase = try prompted(prompt, confirm: new, hint: "--store-passin SPEC or RSAKIT_STORE_PASSIN")
         }
-        if new && passphrase.isEmpty {
-            throw CLIFailure("the new passphrase for the key store at \(terminalSafe(path)) is empty; give a non-empty one", .usage)
-        }
+        if new { try requireNonEmpty(passphrase, newPassphraseOfStoreAt: path) }
         return passphrase
+    }
+
+    /// - Throws: `CLIFailure` (64) when `passphrase`, the new one of the store at `path`, is empty.
+    static func requireNonEmpty(_ passphrase: RSASecretBytes, newPassphraseOfStoreAt path: String) throws {
+        guard passphrase.isEmpty else { return }
+        throw CLIFailure("the new passphrase for the key store at \(terminalSafe(path)) is empty; give a non-empty one", .usage)
     }
 
     /// The source named by `--option` else by the environment variable `variable`, parsed;
