@@ -350,9 +350,15 @@ internal indirect enum DERValue: Sendable {
     case bitStringWrapping(DERValue)
     /// OCTET STRING whose octets are the DER encoding of the value.
     case octetStringWrapping(DERValue)
+    /// [number] EXPLICIT: a constructed context-specific element around the value (X.690 §8.14).
+    case explicit(UInt8, DERValue)
+    /// One complete element already encoded (tag, length and content), written unchanged:
+    /// an AlgorithmIdentifier kept as it was read.
+    case encoded([UInt8])
 
     /// The number of octets of the full TLV encoding.
     var encodedByteCount: Int {
+        if case let .encoded(bytes) = self { return bytes.count }
         let content = contentByteCount
         return 1 + DERValue.lengthFieldByteCount(content) + content
     }
@@ -373,6 +379,10 @@ internal indirect enum DERValue: Sendable {
             return 1 + inner.encodedByteCount
         case let .octetStringWrapping(inner):
             return inner.encodedByteCount
+        case let .explicit(_, inner):
+            return inner.encodedByteCount
+        case let .encoded(bytes):
+            return bytes.count
         }
     }
 
@@ -384,6 +394,8 @@ internal indirect enum DERValue: Sendable {
         case .objectIdentifier: return DERTag.objectIdentifier
         case .bitStringWrapping: return DERTag.bitString
         case .octetStringWrapping: return DERTag.octetString
+        case let .explicit(number, _): return DERTag.contextSpecific(number, constructed: true)
+        case let .encoded(bytes): return bytes.first ?? 0
         }
     }
 
@@ -409,6 +421,10 @@ internal indirect enum DERValue: Sendable {
     }
 
     private func write(into out: inout [UInt8]) {
+        if case let .encoded(bytes) = self {
+            out.append(contentsOf: bytes)
+            return
+        }
         out.append(tag)
         let length = contentByteCount
         if length < 0x80 {
@@ -440,6 +456,10 @@ internal indirect enum DERValue: Sendable {
             inner.write(into: &out)
         case let .octetStringWrapping(inner):
             inner.write(into: &out)
+        case let .explicit(_, inner):
+            inner.write(into: &out)
+        case .encoded:
+            break  // written whole above
         }
     }
 }

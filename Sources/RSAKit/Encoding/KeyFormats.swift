@@ -52,7 +52,8 @@ extension RSAPublicKey {
 
     /// PKCS#1 `RSAPublicKey` DER (RFC 8017 A.1.1): SEQUENCE { n INTEGER, e INTEGER },
     /// each INTEGER minimal and positive. The form `SecKeyCopyExternalRepresentation`
-    /// returns for an RSA public key on Apple platforms.
+    /// returns for an RSA public key on Apple platforms. It has no algorithm identifier, so
+    /// a ``pssRestriction`` is not in it.
     public var pkcs1DERRepresentation: [UInt8] {
         KeyEncoder.pkcs1PublicKey(modulus: modulus, publicExponent: publicExponent).encoded()
     }
@@ -65,9 +66,10 @@ extension RSAPublicKey {
     /// `SubjectPublicKeyInfo` DER (RFC 5280 §4.1, RFC 3279 §2.3.1): SEQUENCE {
     /// SEQUENCE { rsaEncryption OID, NULL }, BIT STRING (0 unused bits) { RSAPublicKey } }.
     /// Byte-identical to `openssl pkey -pubout -outform DER` and Java's `getEncoded()`.
+    /// An id-RSASSA-PSS key (``pssRestriction``) writes its AlgorithmIdentifier as it was read.
     public var derRepresentation: [UInt8] {
         DERValue.sequence([
-            KeyEncoder.rsaEncryptionAlgorithm,
+            KeyEncoder.algorithm(pssRestriction),
             .bitStringWrapping(KeyEncoder.pkcs1PublicKey(modulus: modulus, publicExponent: publicExponent)),
         ]).encoded()
     }
@@ -174,7 +176,8 @@ extension RSAPrivateKey {
     /// PKCS#1 `RSAPrivateKey` DER (RFC 8017 A.1.2): SEQUENCE { version 0, n, e, d, p, q,
     /// dP, dQ, qInv }, INTEGERs minimal and positive; for a multi-prime key version 1 and
     /// otherPrimeInfos SEQUENCE OF { prime, exponent, coefficient }; what `openssl rsa
-    /// -traditional -outform DER` writes. Secret: the caller owns the bytes and should wipe them.
+    /// -traditional -outform DER` writes. It cannot carry a ``pssRestriction``. Secret: the
+    /// caller owns the bytes and should wipe them.
     public var pkcs1DERRepresentation: [UInt8] {
         encodeWipingComponents { KeyEncoder.pkcs1PrivateKey($0) }
     }
@@ -189,12 +192,13 @@ extension RSAPrivateKey {
 
     /// PKCS#8 `PrivateKeyInfo` DER (RFC 5208 §5): SEQUENCE { version 0,
     /// SEQUENCE { rsaEncryption, NULL }, OCTET STRING { RSAPrivateKey } }, no attributes;
-    /// byte-identical to `openssl pkey -outform DER`. Secret.
+    /// byte-identical to `openssl pkey -outform DER`. An id-RSASSA-PSS key
+    /// (``pssRestriction``) writes its AlgorithmIdentifier as it was read. Secret.
     public var pkcs8DERRepresentation: [UInt8] {
         encodeWipingComponents { components in
             .sequence([
                 .unsignedInteger([0]),
-                KeyEncoder.rsaEncryptionAlgorithm,
+                KeyEncoder.algorithm(pssRestriction),
                 .octetStringWrapping(KeyEncoder.pkcs1PrivateKey(components)),
             ])
         }

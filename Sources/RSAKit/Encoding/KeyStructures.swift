@@ -242,15 +242,15 @@ internal enum KeyDecoder {
                                  dP: numbers[5], dQ: numbers[6], qInv: numbers[7], otherPrimes: otherPrimes)
     }
 
-    /// SubjectPublicKeyInfo (RFC 5280 §4.1.2.7) with rsaEncryption at `top`.
+    /// SubjectPublicKeyInfo (RFC 5280 §4.1.2.7) with rsaEncryption or id-RSASSA-PSS at `top`.
     static func readSubjectPublicKeyInfo(_ reader: DERReader, _ top: DERElement) throws -> RSAPublicKey {
         let fields = try reader.sequence(top, what: "SubjectPublicKeyInfo")
         guard fields.count == 2 else {
             throw RSAError.malformedDER(reason: "SubjectPublicKeyInfo has \(fields.count) fields; expected 2", offset: top.offset)
         }
-        try checkRSAAlgorithm(reader, fields[0])
+        let restriction = try checkRSAAlgorithm(reader, fields[0])
         let keyRange = try reader.octetAlignedBitString(fields[1], what: "subjectPublicKey")
-        return try readNestedPublicKey(reader, keyRange)
+        return try readNestedPublicKey(reader, keyRange).restricted(to: restriction)
     }
 
     /// An RSAPublicKey encoded inside a BIT STRING (SPKI, PKCS#8 v2 publicKey).
@@ -259,17 +259,18 @@ internal enum KeyDecoder {
         return try readPKCS1PublicKey(reader, inner)
     }
 
-    /// PrivateKeyInfo / OneAsymmetricKey (RFC 5208 §5, RFC 5958 §2) with rsaEncryption at `top`.
+    /// PrivateKeyInfo / OneAsymmetricKey (RFC 5208 §5, RFC 5958 §2) with rsaEncryption or
+    /// id-RSASSA-PSS at `top`.
     static func readPrivateKeyInfo(_ reader: DERReader, _ top: DERElement) throws -> RSAPrivateKey {
         let fields = try reader.sequence(top, what: "PrivateKeyInfo")
         let version = try reader.smallInteger(fields[0], what: "PrivateKeyInfo version")
         guard version == 0 || version == 1 else {
             throw RSAError.malformedDER(reason: "PrivateKeyInfo version \(version) is neither 0 nor 1", offset: fields[0].offset)
         }
-        try checkRSAAlgorithm(reader, fields[1])
+        let restriction = try checkRSAAlgorithm(reader, fields[1])
         let keyRange = try reader.octetString(fields[2], what: "privateKey")
         let inner = try reader.topLevelElement(in: keyRange, name: "RSAPrivateKey inside the privateKey OCTET STRING")
-        let key = try readPKCS1PrivateKey(reader, inner)
+        let key = try readPKCS1PrivateKey(reader, inner).restricted(to: restriction)
         // Optional trailing fields, in order: [0] attributes, then [1] publicKey (version 1).
         var next = 3
         if next < fields.count && fields[next].tag == DERTag.contextSpecific(0, constructed: true) {
@@ -297,8 +298,10 @@ internal enum KeyDecoder {
     }
 
     /// An AlgorithmIdentifier that must be rsaEncryption with NULL (or, as OpenSSL and
-    /// some encoders tolerate, absent) parameters (RFC 3279 §2.3.1).
-    static func checkRSAAlgorithm(_ reader: DERReader, _ element: DERElement) throws {
+    /// some encoders tolerate, absent) parameters (RFC 3279 §2.3.1), or id-RSASSA-PSS
+    /// (RFC 4055 §3.1).
+    /// - Returns: nil for rsaEncryption; the key's restriction for id-RSASSA-PSS.
+    static func checkRSAAlgorithm(_ reader: DERReader, _ element: DERElement) throws -> RSAPSSKeyRestriction? {
         let fields = try reader.sequence(element, what: "AlgorithmIdentifier")
         guard let algorithm = fields.first, fields.count <= 2 else {
             throw RSAError.malformedDER(reason: "AlgorithmIdentifier has \(fields.count) fields; expected 1 or 2", offset: element.offset)
@@ -310,10 +313,10 @@ internal enum KeyDecoder {
             } else {
                 reader.notes.add("the rsaEncryption AlgorithmIdentifier at byte offset \(element.offset) has no NULL parameters (RFC 3279 requires them); read anyway")
             }
-            return
+            return nil
         }
         if oid.elementsEqual(KnownOID.rsassaPSS) {
-            throw RSAError.unsupportedKeyFormat(reason: "RSASSA-PSS keys (OID 1.2.840.113549.1.1.10) are restricted to signatures; rsakit needs an rsaEncryption key")
+            return try PSSKeyAlgorithm.decode(reader, element, fields: fields)
         }
         if oid.elementsEqual(KnownOID.rsaesOAEP) {
             throw RSAError.unsupportedKeyFormat(reason: "RSAES-OAEP-restricted keys (OID 1.2.840.113549.1.1.7) are not supported")
@@ -337,6 +340,11 @@ internal enum KeyEncoder {
     /// indirect enum as leaked (its box pointer is kept with enum tag bits set, which LSan's
     /// scan does not recognise as a pointer), and a value this small costs nothing to build.
     static var rsaEncryptionAlgorithm: DERValue { .sequence([.objectIdentifier(KnownOID.rsaEncryption), .null]) }
+
+    /// The key's AlgorithmIdentifier: rsaEncryption, or its id-RSASSA-PSS one as read.
+    static func algorithm(_ restriction: RSAPSSKeyRestriction?) -> DERValue {
+        restriction.map { .encoded($0.algorithmIdentifierDER) } ?? rsaEncryptionAlgorithm
+    }
 
     /// RSAPublicKey (RFC 8017 A.1.1).
     static func pkcs1PublicKey(modulus: [UInt8], publicExponent: [UInt8]) -> DERValue {

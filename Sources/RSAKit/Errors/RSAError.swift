@@ -111,6 +111,11 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A PSS salt length that is negative or does not fit: `byteCount` asked for, at most
     /// `maximum` = emLen - hLen - 2 (RFC 8017 §9.1.1 step 3).
     case saltLengthInvalid(byteCount: Int, maximum: Int)
+    /// The key's algorithm does not allow the operation: an id-RSASSA-PSS key (RFC 4055
+    /// §3.1) asked to encrypt, decrypt, sign with PKCS#1 v1.5, or sign or verify with PSS
+    /// parameters other than its own. `reason` names the key's parameters. Public data: the
+    /// restriction is in the key's SPKI, so this error reveals nothing secret.
+    case keyRestricted(reason: String)
 
     // MARK: Messages
 
@@ -277,6 +282,8 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "key too small for \(padding): the modulus has \(modulusByteCount) bytes, at least \(minimumByteCount) are needed"
         case let .digestLengthMismatch(byteCount, expected):
             return "digest length \(byteCount) bytes does not match the hash (\(expected) bytes)"
+        case let .keyRestricted(reason):
+            return reason
         case let .saltLengthInvalid(byteCount, maximum):
             return "invalid PSS salt length \(byteCount) bytes: at most \(maximum) fit with this key and hash"
         case let .encryptedForAnotherKey(expected):

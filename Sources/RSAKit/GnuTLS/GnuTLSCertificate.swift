@@ -90,7 +90,8 @@ internal final class GnuTLSCertificate {
         var bits: UInt32 = 0
         let algorithm = gnutls_x509_crt_get_pk_algorithm(handle, &bits)
         let name = algorithm > 0 ? gnutls_pk_get_name(gnutls_pk_algorithm_t(UInt32(algorithm))).map { String(cString: $0) } : nil
-        return (algorithm == Int32(GNUTLS_PK_RSA.rawValue), name ?? "unknown", Int(bits))
+        let isRSA = algorithm == Int32(GNUTLS_PK_RSA.rawValue) || algorithm == Int32(GNUTLS_PK_RSA_PSS.rawValue)
+        return (isRSA, name ?? "unknown", Int(bits))
     }
 
     /// The RSA modulus and public exponent (big-endian, as GnuTLS gives them), for an

@@ -78,4 +78,30 @@ public enum RSAHashAlgorithm: String, Sendable, Hashable, CaseIterable {
         case .sha3_512: return nettle_sha3_512
         }
     }
+
+    /// The content octets of the hash's OBJECT IDENTIFIER: SHA-1 1.3.14.3.2.26 (RFC 3279
+    /// §2.2.1); SHA-2 and SHA-3 2.16.840.1.101.3.4.2.{1-10} (NIST CSOR, RFC 5754 §2).
+    internal var objectIdentifier: [UInt8] {
+        let arc: UInt8
+        switch self {
+        case .sha1: return [0x2B, 0x0E, 0x03, 0x02, 0x1A]
+        case .sha256: arc = 1
+        case .sha384: arc = 2
+        case .sha512: arc = 3
+        case .sha224: arc = 4
+        case .sha512_224: arc = 5
+        case .sha512_256: arc = 6
+        case .sha3_224: arc = 7
+        case .sha3_256: arc = 8
+        case .sha3_384: arc = 9
+        case .sha3_512: arc = 10
+        }
+        return [0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, arc]
+    }
+
+    /// The hash whose OBJECT IDENTIFIER has these content octets, nil for another.
+    internal init?(objectIdentifier content: some Collection<UInt8>) {
+        guard let match = Self.allCases.first(where: { $0.objectIdentifier.elementsEqual(content) }) else { return nil }
+        self = match
+    }
 }

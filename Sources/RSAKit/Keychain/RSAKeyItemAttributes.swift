@@ -41,12 +41,17 @@ public struct RSAKeyItemAttributes: Sendable, Equatable, Hashable, CustomStringC
     /// (`kSecValuePersistentRef`): an opaque ASCII string that changes only when the item
     /// is replaced by a new one, never when its label changes.
     public let itemID: String
+    /// The key's RSASSA-PSS restriction when it is an id-RSASSA-PSS key (RFC 4055), nil for
+    /// an rsaEncryption key. Part of the key, so of ``fingerprint`` too; not compared by ``==``.
+    public let pssRestriction: RSAPSSKeyRestriction?
 
     /// Build attributes (the store does this; public for tests and tools).
     public init(
         keyClass: RSAKeyClass, applicationTag: String, label: String?, keySizeInBits: Int,
-        fingerprint: RSAKeyFingerprint, creationDate: Date, itemID: String
+        fingerprint: RSAKeyFingerprint, creationDate: Date, itemID: String,
+        pssRestriction: RSAPSSKeyRestriction? = nil
     ) {
+        self.pssRestriction = pssRestriction
         self.keyClass = keyClass
         self.applicationTag = applicationTag
         self.label = label

@@ -39,9 +39,11 @@ extension RSAKeyStore {
         try RSAKeyStore.validateLabel(certificateLabel)
         let requests = [
             NewItem(keyClass: .public, tag: tag, label: certificateLabel, keySizeInBits: privateKey.modulusBitCount,
-                    fingerprint: fingerprint, pem: privateKey.publicKey.pemRepresentation),
+                    fingerprint: fingerprint, pem: privateKey.publicKey.pemRepresentation,
+                    pssRestriction: privateKey.pssRestriction),
             NewItem(keyClass: .private, tag: tag, label: certificateLabel, keySizeInBits: privateKey.modulusBitCount,
-                    fingerprint: fingerprint, pem: privateKey.pkcs8PEMRepresentation, privateKey: privateKey),
+                    fingerprint: fingerprint, pem: privateKey.pkcs8PEMRepresentation, privateKey: privateKey,
+                    pssRestriction: privateKey.pssRestriction),
         ]
         let (keys, certificates) = try withWriteTransaction { tx in
             let elsewhere = try itemsHoldingLock(fingerprint: fingerprint).filter { $0.applicationTag != tag }

@@ -152,7 +152,8 @@ extension RSAKeyStore {
         let attributes = RSAKeyItemAttributes(
             keyClass: keyClass, applicationTag: metadata.applicationTag, label: metadata.label,
             keySizeInBits: metadata.keySizeInBits, fingerprint: fingerprint,
-            creationDate: StoreItemRecord.date(milliseconds: milliseconds), itemID: metadata.itemID)
+            creationDate: StoreItemRecord.date(milliseconds: milliseconds), itemID: metadata.itemID,
+            pssRestriction: publicKey.pssRestriction)
         return LoadedItem(attributes: attributes, metadata: metadata, pem: pem, publicKey: publicKey, privateKey: privateKey)
     }
 
@@ -204,7 +205,9 @@ extension RSAKeyStore {
             }
             do {
                 let key = try der.withUnsafeBytes { try RSAPrivateKey(derRepresentation: Array($0)) }
-                guard key.publicKey == publicKey else { throw damaged("the sealed key does not match its public key") }
+                guard key.publicKey == publicKey, key.pssRestriction == publicKey.pssRestriction else {
+                    throw damaged("the sealed key does not match its public key")
+                }
                 privateKey = key
             } catch let error as RSAError {
                 if case .damagedItem = error { throw error }
@@ -214,7 +217,8 @@ extension RSAKeyStore {
         let attributes = RSAKeyItemAttributes(
             keyClass: .private, applicationTag: metadata.applicationTag, label: metadata.label,
             keySizeInBits: metadata.keySizeInBits, fingerprint: publicKey.fingerprint,
-            creationDate: StoreItemRecord.date(milliseconds: milliseconds), itemID: metadata.itemID)
+            creationDate: StoreItemRecord.date(milliseconds: milliseconds), itemID: metadata.itemID,
+            pssRestriction: publicKey.pssRestriction)
         return LoadedItem(attributes: attributes, metadata: metadata, pem: body, publicKey: publicKey, privateKey: privateKey)
     }
 

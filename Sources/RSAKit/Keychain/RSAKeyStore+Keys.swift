@@ -52,9 +52,9 @@ extension RSAKeyStore {
         let fingerprint = key.publicKey.fingerprint
         let requests = [
             NewItem(keyClass: .public, tag: tag, label: label, keySizeInBits: key.modulusBitCount,
-                    fingerprint: fingerprint, pem: publicPEM),
+                    fingerprint: fingerprint, pem: publicPEM, pssRestriction: key.pssRestriction),
             NewItem(keyClass: .private, tag: privateTag, label: label, keySizeInBits: key.modulusBitCount,
-                    fingerprint: fingerprint, pem: privatePEM, privateKey: key),
+                    fingerprint: fingerprint, pem: privatePEM, privateKey: key, pssRestriction: key.pssRestriction),
         ]
         let added = try withWriteTransaction(crashPoint: crashPoint) { tx in
             try stage(requests, replace: replace, into: &tx)
@@ -94,20 +94,23 @@ extension RSAKeyStore {
     ) throws -> [RSAKeyItemAttributes] {
         var requests: [NewItem] = []
         requests.reserveCapacity(keys.count)
-        var fingerprints: [RSAPublicKey: (RSAKeyFingerprint, String)] = [:]
+        // Keyed by the SPKI DER, not the key: keys equal in n and e may differ in restriction.
+        var encodings: [[UInt8]: (RSAKeyFingerprint, String)] = [:]
         for entry in keys {
             try RSAKeyStore.validateTag(entry.tag)
             try RSAKeyStore.validateLabel(entry.label)
+            let spki = entry.key.derRepresentation
             let derived: (RSAKeyFingerprint, String)
-            if let known = fingerprints[entry.key] {
+            if let known = encodings[spki] {
                 derived = known
             } else {
                 derived = (entry.key.fingerprint, entry.key.pemRepresentation)
-                fingerprints[entry.key] = derived
+                encodings[spki] = derived
             }
             requests.append(NewItem(
                 keyClass: .public, tag: entry.tag, label: entry.label,
-                keySizeInBits: entry.key.modulusBitCount, fingerprint: derived.0, pem: derived.1))
+                keySizeInBits: entry.key.modulusBitCount, fingerprint: derived.0, pem: derived.1,
+                pssRestriction: entry.key.pssRestriction))
         }
         guard !requests.isEmpty else { return [] }
         return try withWriteTransaction { tx in
@@ -125,6 +128,8 @@ extension RSAKeyStore {
         var pem: String
         /// The key of a private item (sealed instead of `pem` in a protected store).
         var privateKey: RSAPrivateKey? = nil
+        /// The key's RSASSA-PSS restriction, for the returned attributes.
+        var pssRestriction: RSAPSSKeyRestriction? = nil
     }
 
     /// Plan the writes of `requests` (under the exclusive lock): duplicate checks, item
@@ -174,7 +179,8 @@ extension RSAKeyStore {
             result.append(RSAKeyItemAttributes(
                 keyClass: request.keyClass, applicationTag: request.tag, label: request.label,
                 keySizeInBits: request.keySizeInBits, fingerprint: request.fingerprint,
-                creationDate: StoreItemRecord.date(milliseconds: milliseconds), itemID: metadata.itemID))
+                creationDate: StoreItemRecord.date(milliseconds: milliseconds), itemID: metadata.itemID,
+                pssRestriction: request.pssRestriction))
         }
         return result
     }
@@ -209,7 +215,7 @@ extension RSAKeyStore {
                 updated.append(RSAKeyItemAttributes(
                     keyClass: a.keyClass, applicationTag: a.applicationTag, label: label,
                     keySizeInBits: a.keySizeInBits, fingerprint: a.fingerprint,
-                    creationDate: a.creationDate, itemID: a.itemID))
+                    creationDate: a.creationDate, itemID: a.itemID, pssRestriction: a.pssRestriction))
             }
             guard !updated.isEmpty else { throw RSAError.keyNotFound(tag: tag) }
             return updated

@@ -11,8 +11,8 @@
 public struct RSAPrivateKey: Sendable, CustomStringConvertible {
     internal let storage: PrivateKeyStorage
 
-    /// The public half (n, e).
-    public let publicKey: RSAPublicKey
+    /// The public half (n, e), with the key's ``RSAPublicKey/pssRestriction`` if it has one.
+    public internal(set) var publicKey: RSAPublicKey
 
     /// Build a private key from its big-endian components, as found in PKCS#1
     /// `RSAPrivateKey` (RFC 8017 Appendix A.1.2). Leading zero octets are ignored.

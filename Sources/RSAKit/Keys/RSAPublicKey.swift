@@ -14,6 +14,11 @@ public struct RSAPublicKey: Sendable, Hashable, CustomStringConvertible {
     /// The bit length of the modulus n (for example 2048; 2047 and 2049 are possible).
     public let modulusBitCount: Int
 
+    /// The RSASSA-PSS restriction of a key read with the id-RSASSA-PSS algorithm identifier
+    /// (RFC 4055 §3.1), nil for an rsaEncryption key (any use). See ``RSAPSSKeyRestriction``;
+    /// set one with ``restricted(to:)``. Not part of equality: the same n and e are equal keys.
+    public internal(set) var pssRestriction: RSAPSSKeyRestriction?
+
     /// k, the length of n in octets: ceil(modulusBitCount / 8) (RFC 8017 §2). This is the
     /// block size that `SecKeyGetBlockSize` reports: every ciphertext block is exactly k bytes.
     public var modulusByteCount: Int { (modulusBitCount + 7) / 8 }
@@ -55,7 +60,8 @@ public struct RSAPublicKey: Sendable, Hashable, CustomStringConvertible {
     /// e as minimal big-endian octets (65537 is `[0x01, 0x00, 0x01]`).
     public var publicExponent: [UInt8] { e.minimalBytes }
 
-    /// Equal when n and e are equal (whatever leading zeros they were given with).
+    /// Equal when n and e are equal (whatever leading zeros they were given with, and
+    /// whatever ``pssRestriction`` they carry).
     public static func == (a: RSAPublicKey, b: RSAPublicKey) -> Bool {
         a.n == b.n && a.e == b.e
     }

@@ -30,11 +30,13 @@ public enum RSAMessage {
     ///   - random: the OS generator by default.
     /// - Throws: `RSAError.messageFormatUnsupported` (armor on a non-container, an OAEP label in
     ///   the container, a hash Apple's format lacks); `RSAError.keySizeUnsupported` when the key
-    ///   is too small for the format and padding; I/O errors of source and sink.
+    ///   is too small for the format and padding; `RSAError.keyRestricted` for an
+    ///   id-RSASSA-PSS key (before anything is read or written); I/O errors of source and sink.
     public static func encrypt<Source: RSAByteSource, Sink: RSAByteSink>(
         from source: inout Source, to sink: inout Sink, for key: RSAPublicKey,
         format: RSAMessageFormat = .container(), random: RSARandomSource = SystemRandomSource()
     ) throws {
+        try key.requireEncryptionAllowed()
         switch format.kind {
         case .container:
             if format.armored {
@@ -151,8 +153,14 @@ public enum RSAMessage {
     public static func decrypt<Source: RSAByteSource, Sink: RSAByteSink>(
         from source: inout Source, to sink: inout Sink, format: RSAMessageFormat? = nil,
         rawPadding: RSAEncryptionPadding = .pkcs1v15, temporaryDirectory: String? = nil,
-        key: (RSAKeyFingerprint?) throws -> RSAPrivateKey
+        key chooseKey: (RSAKeyFingerprint?) throws -> RSAPrivateKey
     ) throws {
+        // An id-RSASSA-PSS key is refused as soon as it is chosen, before any output.
+        func key(_ fingerprint: RSAKeyFingerprint?) throws -> RSAPrivateKey {
+            let chosen = try chooseKey(fingerprint)
+            try chosen.publicKey.requireEncryptionAllowed()
+            return chosen
+        }
         switch format?.kind {
         case .appleAESGCM:
             try RSAAppleAESGCM.decrypt(from: &source, to: &sink, with: try key(nil), hash: format!.appleHash,

@@ -16,26 +16,10 @@ public enum EMSAPKCS1v15 {
     /// SHA-3 too). OIDs: SHA-1 1.3.14.3.2.26; SHA-2 and SHA-3 2.16.840.1.101.3.4.2.{1-10}.
     public static func digestInfoPrefix(for hash: RSAHashAlgorithm) -> [UInt8] {
         let hLen = UInt8(hash.digestByteCount)
-        if hash == .sha1 {
-            return [0x30, 0x21, 0x30, 0x09, 0x06, 0x05, 0x2B, 0x0E, 0x03, 0x02, 0x1A, 0x05, 0x00, 0x04, 0x14]
-        }
-        let arc: UInt8
-        switch hash {
-        case .sha1: arc = 0 // handled above
-        case .sha256: arc = 1
-        case .sha384: arc = 2
-        case .sha512: arc = 3
-        case .sha224: arc = 4
-        case .sha512_224: arc = 5
-        case .sha512_256: arc = 6
-        case .sha3_224: arc = 7
-        case .sha3_256: arc = 8
-        case .sha3_384: arc = 9
-        case .sha3_512: arc = 10
-        }
-        // SEQUENCE { SEQUENCE { OID 2.16.840.1.101.3.4.2.arc, NULL }, OCTET STRING (hLen) }
-        return [0x30, 17 + hLen, 0x30, 0x0D, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, arc,
-                0x05, 0x00, 0x04, hLen]
+        let oid = hash.objectIdentifier
+        // SEQUENCE { SEQUENCE { OID, NULL }, OCTET STRING (hLen) }: every length is short-form.
+        let algorithm = [0x30, UInt8(oid.count + 4), 0x06, UInt8(oid.count)] + oid + [0x05, 0x00]
+        return [0x30, UInt8(algorithm.count + 2) + hLen] + algorithm + [0x04, hLen]
     }
 
     /// T, the DER DigestInfo of an already computed digest.

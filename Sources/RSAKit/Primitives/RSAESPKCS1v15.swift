@@ -8,9 +8,11 @@ extension RSAPublicKey {
     ///   - message: M, 0 to ``maximumMessageByteCount`` (k - 11) bytes.
     ///   - random: source of the padding string PS (defaults to the OS generator).
     /// - Returns: the ciphertext C, exactly ``modulusByteCount`` (k) bytes, leading zeros kept.
-    /// - Throws: `RSAError.messageTooLong(byteCount:maximum:)` when M is longer than k - 11.
+    /// - Throws: `RSAError.messageTooLong(byteCount:maximum:)` when M is longer than k - 11;
+    ///   `RSAError.keyRestricted` for an id-RSASSA-PSS key (``pssRestriction``).
     /// - Note: Uses public data only (variable-time `mpz_powm`).
     public func encrypt(_ message: [UInt8], random: RSARandomSource = SystemRandomSource()) throws -> [UInt8] {
+        try requireEncryptionAllowed()
         let em = try EMEPKCS1v15.encode(message, encodedLength: modulusByteCount, random: random)
         // EM starts with 0x00, so m < 256^(k-1) <= n: RSAEP cannot fail its range check.
         let c = try rsaep(BigNumber(bytes: em))
@@ -24,7 +26,8 @@ extension RSAPrivateKey {
     /// - Parameter ciphertext: C, exactly k (``modulusByteCount``) bytes.
     /// - Returns: M, 0 to k - 11 bytes.
     /// - Throws: `RSAError.decryptionFailed` for every failure: wrong length (step 1),
-    ///   C >= n (step 2.b), and any padding error (step 3). One error, no detail.
+    ///   C >= n (step 2.b), and any padding error (step 3). One error, no detail. Before
+    ///   any of that, `RSAError.keyRestricted` for an id-RSASSA-PSS key (public knowledge).
     /// - Note: Constant-time: RSADP on GMP's `mpn_sec_*` layer with blinding and a
     ///   re-encryption check; the padding check is branch-free over EM (see
     ///   ``RSAHazmat/EMEPKCS1v15/decode(_:)``). Only the verdict and the message length are revealed.
@@ -34,6 +37,7 @@ extension RSAPrivateKey {
 
     /// ``decrypt(_:)`` with an explicit random source for the blinding factor.
     public func decrypt(_ ciphertext: [UInt8], random: RSARandomSource) throws -> [UInt8] {
+        try publicKey.requireEncryptionAllowed()
         let k = modulusByteCount
         // Step 1: the length of C must be k octets (public information).
         guard ciphertext.count == k, k >= EMEPKCS1v15.overheadByteCount else {
@@ -51,6 +55,7 @@ extension RSAPrivateKey {
     /// - Returns: the plaintexts, in order. - Throws: `RSAError.decryptionFailed` when any
     ///   block fails (wrong length, C >= n, bad padding), as ``decrypt(_:)`` would for it.
     internal func decrypt(blocks: [ArraySlice<UInt8>], random: RSARandomSource) throws -> [[UInt8]] {
+        try publicKey.requireEncryptionAllowed()
         let k = modulusByteCount
         guard k >= EMEPKCS1v15.overheadByteCount, blocks.allSatisfy({ $0.count == k }) else {
             throw RSAError.decryptionFailed

@@ -37,11 +37,13 @@ extension RSAPublicKey {
     ///   - random: source of PS (PKCS#1 v1.5) or of the seed (OAEP); the OS generator by default.
     /// - Returns: the ciphertext C, exactly k (``modulusByteCount``) bytes, leading zeros kept.
     /// - Throws: `RSAError.messageTooLong(byteCount:maximum:)` with the maximum of the padding;
-    ///   `RSAError.keyTooSmallForPadding` when k < 2 hLen + 2 for OAEP.
+    ///   `RSAError.keyTooSmallForPadding` when k < 2 hLen + 2 for OAEP; `RSAError.keyRestricted`
+    ///   for an id-RSASSA-PSS key (``pssRestriction``).
     /// - Note: Uses public data only (variable-time `mpz_powm`).
     public func encrypt(
         _ message: [UInt8], padding: RSAEncryptionPadding, random: RSARandomSource = SystemRandomSource()
     ) throws -> [UInt8] {
+        try requireEncryptionAllowed()
         switch padding {
         case .pkcs1v15:
             return try encrypt(message, random: random)
@@ -62,7 +64,8 @@ extension RSAPrivateKey {
     ///   - padding: the scheme the block was encrypted with.
     /// - Returns: M.
     /// - Throws: `RSAError.decryptionFailed` for every failure (wrong length, C >= n, any
-    ///   padding error, wrong hash or label): one error, no detail.
+    ///   padding error, wrong hash or label): one error, no detail; before any of that,
+    ///   `RSAError.keyRestricted` for an id-RSASSA-PSS key (public knowledge).
     /// - Note: RSADP is constant-time, blinded and checked; the padding check is branch-free
     ///   over EM (``RSAHazmat/EMEPKCS1v15/decode(_:)``, ``RSAHazmat/EMEOAEP/decode(_:parameters:)``).
     public func decrypt(_ ciphertext: [UInt8], padding: RSAEncryptionPadding) throws -> [UInt8] {
@@ -71,6 +74,7 @@ extension RSAPrivateKey {
 
     /// ``decrypt(_:padding:)-([UInt8],_)`` with an explicit random source for the blinding factor.
     public func decrypt(_ ciphertext: [UInt8], padding: RSAEncryptionPadding, random: RSARandomSource) throws -> [UInt8] {
+        try publicKey.requireEncryptionAllowed()
         switch padding {
         case .pkcs1v15:
             return try decrypt(ciphertext, random: random)

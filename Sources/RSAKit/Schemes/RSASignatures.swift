@@ -29,13 +29,15 @@ extension RSAPrivateKey {
     /// - Returns: S, exactly k bytes, leading zeros kept.
     /// - Throws: `RSAError.digestLengthMismatch`; `RSAError.keyTooSmallForPadding` when the
     ///   modulus cannot hold the encoding (for example SHA-512 PSS on a 1024-bit key with
-    ///   salt = digest); `RSAError.saltLengthInvalid`.
+    ///   salt = digest); `RSAError.saltLengthInvalid`; `RSAError.keyRestricted` when an
+    ///   id-RSASSA-PSS key's parameters forbid the scheme (``RSAPSSKeyRestriction/check(hash:padding:encodedBitCount:verifying:)``).
     /// - Note: RSASP1 is the blinded, constant-time CRT operation with its re-encryption check
     ///   (``RSAHazmat/rsadp(_:key:random:)``); a fault gives `RSAError.internalError`, never a bad signature.
     public func signature(
         forDigest digest: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding,
         random: RSARandomSource = SystemRandomSource()
     ) throws -> [UInt8] {
+        try pssRestriction?.check(hash: hash, padding: padding, encodedBitCount: modulusBitCount - 1, verifying: false)
         switch padding {
         case .pkcs1v15:
             let em = try EMSAPKCS1v15.encode(digest: digest, hash: hash, encodedLength: modulusByteCount)
@@ -55,8 +57,12 @@ extension RSAPrivateKey {
     ///   - digestInfo: T, at most k - 11 bytes; used as given (not parsed).
     ///   - random: source of the blinding factor.
     /// - Returns: S, exactly k bytes.
-    /// - Throws: `RSAError.keyTooSmallForPadding` when T is longer than k - 11.
+    /// - Throws: `RSAError.keyTooSmallForPadding` when T is longer than k - 11;
+    ///   `RSAError.keyRestricted` for an id-RSASSA-PSS key.
     public func signature(forDigestInfo digestInfo: [UInt8], random: RSARandomSource = SystemRandomSource()) throws -> [UInt8] {
+        if let pssRestriction {
+            try pssRestriction.check(hash: .sha256, padding: .pkcs1v15, encodedBitCount: modulusBitCount - 1, verifying: false)
+        }
         let em = try EMSAPKCS1v15.encode(digestInfo: digestInfo, encodedLength: modulusByteCount)
         return try rsasp1(em, random: random)
     }
@@ -70,12 +76,14 @@ extension RSAPrivateKey {
     ///   - saltLength: RFC 8702 requires the digest length (32 or 64), the default.
     ///   - random: source of the salt and of the blinding factor.
     /// - Returns: S, exactly k bytes.
-    /// - Throws: `RSAError.saltLengthInvalid`, `RSAError.keyTooSmallForPadding`.
+    /// - Throws: `RSAError.saltLengthInvalid`, `RSAError.keyTooSmallForPadding`;
+    ///   `RSAError.keyRestricted` for an id-RSASSA-PSS key with parameters (they name SHA-1 or SHA-2).
     public func signature(
         for message: [UInt8], shake: RSAPSSSHAKE, saltLength: RSAPSSSaltLength = .digestLength,
         random: RSARandomSource = SystemRandomSource()
     ) throws -> [UInt8] {
-        try pssSignature(digest: shake.hash(message), functions: .shake(shake), saltLength: saltLength, random: random)
+        try pssRestriction?.checkSHAKE(shake)
+        return try pssSignature(digest: shake.hash(message), functions: .shake(shake), saltLength: saltLength, random: random)
     }
 
     private func pssSignature(
@@ -121,11 +129,18 @@ extension RSAPublicKey {
     ///   - digest: Hash(M), `hash.digestByteCount` bytes (another length is invalid).
     ///   - hash: the message hash.
     ///   - padding: the scheme, and for PSS the salt length to require (or `.auto`).
-    /// - Returns: true only for a valid signature. Never throws: every failure is "invalid".
+    /// - Returns: true only for a valid signature. Never throws: every failure is "invalid",
+    ///   a scheme an id-RSASSA-PSS key's parameters forbid too (check first with
+    ///   ``RSAPSSKeyRestriction/check(hash:padding:encodedBitCount:verifying:)`` for the reason).
     /// - Note: Public data only; not constant-time.
     public func isValidSignature(
         _ signature: [UInt8], forDigest digest: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding
     ) -> Bool {
+        if let pssRestriction {
+            guard (try? pssRestriction.check(hash: hash, padding: padding, encodedBitCount: modulusBitCount - 1, verifying: true)) != nil else {
+                return false
+            }
+        }
         switch padding {
         case .pkcs1v15:
             guard let em = rsavp1(signature, encodedLength: modulusByteCount) else { return false }
@@ -139,19 +154,22 @@ extension RSAPublicKey {
 
     /// Verify an RSASSA-PKCS1-v1_5 signature over a ready-made T (the counterpart of
     /// ``RSAPrivateKey/signature(forDigestInfo:random:)``).
-    /// - Returns: true only when S^e mod n is exactly 0x00 0x01 0xFF.. 0x00 T.
+    /// - Returns: true only when S^e mod n is exactly 0x00 0x01 0xFF.. 0x00 T; false for an
+    ///   id-RSASSA-PSS key.
     public func isValidSignature(_ signature: [UInt8], forDigestInfo digestInfo: [UInt8]) -> Bool {
+        guard pssRestriction == nil else { return false }
         guard let em = rsavp1(signature, encodedLength: modulusByteCount) else { return false }
         return EMSAPKCS1v15.verify(encoded: em, digestInfo: digestInfo)
     }
 
     /// Verify an RSASSA-PSS signature with SHAKE128 or SHAKE256 (RFC 8702 §3.1).
     /// - Parameter saltLength: `.digestLength` (RFC 8702's value, the default), a number, or `.auto`.
-    /// - Returns: true only for a valid signature.
+    /// - Returns: true only for a valid signature; false for an id-RSASSA-PSS key with parameters.
     public func isValidSignature(
         _ signature: [UInt8], for message: [UInt8], shake: RSAPSSSHAKE, saltLength: RSAPSSSaltLength = .digestLength
     ) -> Bool {
-        isValidPSS(signature, digest: shake.hash(message), functions: .shake(shake), saltLength: saltLength)
+        if let pssRestriction, (try? pssRestriction.checkSHAKE(shake)) == nil { return false }
+        return isValidPSS(signature, digest: shake.hash(message), functions: .shake(shake), saltLength: saltLength)
     }
 
     private func isValidPSS(

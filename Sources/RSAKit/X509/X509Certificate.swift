@@ -36,8 +36,9 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
     public let notValidAfter: Date
     /// The X.509 version: 1, 2 or 3.
     public let version: Int
-    /// The subject public key when it is an RSA key (rsaEncryption), else nil
-    /// (SecCertificateCopyKey for the key types RSAKit handles).
+    /// The subject public key when it is an RSA key (rsaEncryption, or id-RSASSA-PSS with its
+    /// ``RSAPublicKey/pssRestriction``), else nil (SecCertificateCopyKey for the key types
+    /// RSAKit handles).
     public let publicKey: RSAPublicKey?
     /// GnuTLS's name for the subject public key algorithm ("RSA", "RSA-PSS", "EC/ECDSA"...).
     public let publicKeyAlgorithmName: String
@@ -48,8 +49,9 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
     /// SHA-256 of ``derRepresentation``: 32 bytes, the certificate fingerprint
     /// (`openssl x509 -fingerprint -sha256`).
     public let fingerprint: [UInt8]
-    /// SHA-256 of the SubjectPublicKeyInfo DER: for RSA keys the value of
-    /// ``RSAPublicKey/fingerprint``, which links a certificate to its private key.
+    /// SHA-256 of the SubjectPublicKeyInfo DER exactly as the certificate encodes it: for RSA
+    /// keys (RSA-PSS ones too) the value of ``RSAPublicKey/fingerprint``, which links a
+    /// certificate to its private key.
     public let publicKeyFingerprint: RSAKeyFingerprint?
     /// The keyUsage extension, nil when absent (any usage allowed).
     public let keyUsage: KeyUsage?
@@ -186,20 +188,26 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
         let algorithm = parsed.publicKeyAlgorithm()
         publicKeyAlgorithmName = algorithm.name
         publicKeyBitCount = algorithm.bitCount
+        let spki = try? parsed.subjectPublicKeyInfoDER()
         if algorithm.isRSA {
-            let components = try parsed.rsaPublicComponents()
-            publicKey = try? RSAPublicKey(modulus: components.modulus, publicExponent: components.exponent)
+            // Read from the SPKI, so an id-RSASSA-PSS key keeps its parameters; from GnuTLS's
+            // numbers when RSAKit's stricter DER reader refuses the encoding.
+            if let spki, let key = try? RSAPublicKey(derRepresentation: spki) {
+                publicKey = key
+            } else {
+                let components = try parsed.rsaPublicComponents()
+                publicKey = try? RSAPublicKey(modulus: components.modulus, publicExponent: components.exponent)
+            }
         } else {
             publicKey = nil
         }
         signatureAlgorithmName = try parsed.signatureAlgorithmName() ?? parsed.signatureAlgorithmOID() ?? "unknown"
         fingerprint = RSAHashAlgorithm.sha256.hash(der)
-        if let publicKey {
-            publicKeyFingerprint = publicKey.fingerprint
-        } else if let spki = try? parsed.subjectPublicKeyInfoDER() {
+        // Over the SPKI exactly as the certificate encodes it (RFC 5280 §4.1.2.7), whatever its key.
+        if let spki {
             publicKeyFingerprint = RSAKeyFingerprint(digest: RSAHashAlgorithm.sha256.hash(spki))
         } else {
-            publicKeyFingerprint = nil
+            publicKeyFingerprint = publicKey?.fingerprint
         }
         do {
             keyUsage = try parsed.keyUsage().map { X509Certificate.keyUsage(fromGnuTLSBits: $0.bits) }

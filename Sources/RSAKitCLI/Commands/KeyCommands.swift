@@ -110,6 +110,7 @@ struct ExportCommand: RSAKitCommand {
         let bytes: [UInt8]
         if arguments.flag("private") {
             let key = try storePrivateKey(store, tag: tag, arguments: arguments, command: Self.spec.name)
+            try refusePKCS1(for: key.publicKey)
             if encrypt {
                 let passphrase = try Passphrase.read(arguments, command: Self.spec.name, option: "passout", variable: "RSAKIT_PASSOUT",
                                                      prompt: "Passphrase for the exported key: ", confirm: true)
@@ -120,9 +121,16 @@ struct ExportCommand: RSAKitCommand {
             }
         } else {
             let key = try storePublicKey(store, tag: tag)
+            try refusePKCS1(for: key)
             bytes = der ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)
         }
         try writeOutput(bytes, to: arguments.value("out"), mode: arguments.flag("private") ? 0o600 : 0o644)
+    }
+
+    /// PKCS#1 has no algorithm identifier: an RSA-PSS key written in it would lose its restriction.
+    private func refusePKCS1(for key: RSAPublicKey) throws {
+        guard format == .pkcs1, let restriction = key.pssRestriction else { return }
+        throw CLIFailure("the key under tag \"\(terminalSafe(tag))\" is an \(restriction) key; PKCS#1 has no algorithm identifier to keep that in: export it as \(arguments.flag("private") ? "pkcs8" : "spki") (the default)", .usage)
     }
 }
 
@@ -247,13 +255,17 @@ struct ShowCommand: RSAKitCommand {
         for item in items {
             let sizes = blockSizes(item)
             if !text.isEmpty { text += "\n" }
+            // An RSA-PSS key signs only: its algorithm replaces the encryption payloads.
+            let use = item.pssRestriction.map { "algorithm: \($0), signatures only (id-RSASSA-PSS, RFC 4055)" } ?? """
+            maximum raw block payload: \(sizes.rawBlockPayload) bytes (k - 11, --raw)
+            maximum container block payload: \(sizes.containerBlockPayload) bytes (k - 68, rsakit container v2 with PKCS#1 v1.5)
+            """
             text += """
             tag: \(terminalSafe(item.applicationTag))
             class: \(item.keyClass.rawValue)
             bits: \(item.keySizeInBits)
             block size: \(sizes.blockSize) bytes
-            maximum raw block payload: \(sizes.rawBlockPayload) bytes (k - 11, --raw)
-            maximum container block payload: \(sizes.containerBlockPayload) bytes (k - 68, rsakit container v2 with PKCS#1 v1.5)
+            \(use)
             fingerprint: \(item.fingerprint.base64String)
             fingerprint (hex): \(item.fingerprint.hexString)
             label: \(item.label.map(terminalSafe) ?? "(none)")
@@ -322,7 +334,15 @@ struct ItemJSON: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case `class`, applicationTag, keyClass, keySizeInBits, fingerprint, creationDate, itemID, label
+        case keyAlgorithm, pssParameters
         case blockSize, maximumRawBlockPayload, maximumContainerBlockPayload
+    }
+
+    /// An RSA-PSS key's parameters: hash and mgf1Hash in the CLI's names, saltLength in bytes.
+    struct PSSParametersJSON: Encodable {
+        let hash: String
+        let mgf1Hash: String
+        let saltLength: Int
     }
 
     func encode(to encoder: Encoder) throws {
@@ -337,7 +357,18 @@ struct ItemJSON: Encodable {
         try c.encode(item.itemID, forKey: .itemID)
         if let label = item.label { try c.encode(label, forKey: .label) } else { try c.encodeNil(forKey: .label) }
         try c.encode(sizes.blockSize, forKey: .blockSize)
-        try c.encode(sizes.rawBlockPayload, forKey: .maximumRawBlockPayload)
-        try c.encode(sizes.containerBlockPayload, forKey: .maximumContainerBlockPayload)
+        guard let restriction = item.pssRestriction else {
+            try c.encode("rsaEncryption", forKey: .keyAlgorithm)
+            try c.encode(sizes.rawBlockPayload, forKey: .maximumRawBlockPayload)
+            try c.encode(sizes.containerBlockPayload, forKey: .maximumContainerBlockPayload)
+            return
+        }
+        // An RSA-PSS key signs only: no encryption payloads; null parameters allow any.
+        try c.encode("rsassaPSS", forKey: .keyAlgorithm)
+        if let p = restriction.parameters {
+            try c.encode(PSSParametersJSON(hash: p.hash.rawValue, mgf1Hash: p.mgf1Hash.rawValue, saltLength: p.saltLength), forKey: .pssParameters)
+        } else {
+            try c.encodeNil(forKey: .pssParameters)
+        }
     }
 }

@@ -7,67 +7,151 @@ import RSAKit
 
 /// The options `sign` and `verify` share: key, scheme, hashes, salt length, input.
 private let signatureOptions: [OptionSpec] = [
-    .value("scheme", "SCHEME", "pkcs1 (RSASSA-PKCS1-v1_5, the default) or pss (RSASSA-PSS)."),
-    .value("hash", "HASH", "Message hash: sha1, sha224, sha256 (default), sha384, sha512, sha512-224, sha512-256, sha3-224, sha3-256, sha3-384, sha3-512."),
-    .value("mgf1-hash", "HASH", "PSS only: the MGF1 hash (default: the message hash)."),
+    .value("scheme", "SCHEME", "pkcs1 (RSASSA-PKCS1-v1_5, the default) or pss (RSASSA-PSS; the default for an RSA-PSS key)."),
+    .value("hash", "HASH", "Message hash: sha1, sha224, sha256 (default; an RSA-PSS key's own hash when it names one), sha384, sha512, sha512-224, sha512-256, sha3-224, sha3-256, sha3-384, sha3-512; with --scheme pss also shake128 and shake256 (RFC 8702: SHAKE as hash and MGF)."),
+    .value("mgf1-hash", "HASH", "PSS only: the MGF1 hash (default: the key's, else the message hash)."),
     .value("in", "FILE", "Read the message from FILE (default: standard input; '-' too)."),
 ]
 
-/// Parsed scheme options, shared by both commands.
+/// The scheme options as given, resolved against the key once it is loaded: an id-RSASSA-PSS
+/// key (RFC 4055) supplies the defaults its parameters name, and options that contradict
+/// them are refused with the key's values (`RSAError.keyRestricted`, exit 64).
 struct SignatureSettings {
-    let hash: RSAHashAlgorithm
-    let padding: RSASignaturePadding
+    /// A message hash: SHA-1/SHA-2/SHA-3, or SHAKE for PSS (RFC 8702).
+    enum Hash {
+        case sha(RSAHashAlgorithm)
+        case shake(RSAPSSSHAKE)
+    }
+
+    /// What to sign or verify with, once resolved.
+    struct Resolved {
+        let hash: Hash
+        /// For `.sha`: the scheme; for `.shake`: `.pss` carrying the salt length.
+        let padding: RSASignaturePadding
+        let saltLength: RSAPSSSaltLength
+    }
+
+    let command: String
+    let verifying: Bool
+    let scheme: String?
+    let hash: Hash?
+    let mgf1Hash: RSAHashAlgorithm?
+    let saltLength: RSAPSSSaltLength?
 
     init(_ arguments: ParsedArguments, command: String, verifying: Bool) throws {
-        let hashName = arguments.value("hash") ?? "sha256"
-        guard let hash = RSAHashAlgorithm(name: hashName) else {
-            throw UsageError(message: "unknown hash '\(hashName)'; use one of \(RSAHashAlgorithm.allCases.map(\.rawValue).joined(separator: ", "))", command: command)
+        self.command = command
+        self.verifying = verifying
+        scheme = arguments.value("scheme")
+        if let name = arguments.value("hash") {
+            if let sha = RSAHashAlgorithm(name: name) {
+                hash = .sha(sha)
+            } else if let shake = RSAPSSSHAKE(rawValue: name.lowercased()) {
+                hash = .shake(shake)
+            } else {
+                throw UsageError(message: "unknown hash '\(name)'; use one of \(RSAHashAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")), or shake128 or shake256 with --scheme pss", command: command)
+            }
+        } else {
+            hash = nil
         }
-        self.hash = hash
-        let scheme = arguments.value("scheme") ?? "pkcs1"
+        if let name = arguments.value("mgf1-hash") {
+            guard let parsed = RSAHashAlgorithm(name: name) else {
+                throw UsageError(message: "unknown MGF1 hash '\(name)'", command: command)
+            }
+            mgf1Hash = parsed
+        } else {
+            mgf1Hash = nil
+        }
+        // Verification recovers the signer's salt length unless one is named (openssl's
+        // default, `auto`); signing keeps sLen = hLen. An explicit number stays strict.
+        switch arguments.value("salt-length") {
+        case nil: saltLength = nil
+        case "digest": saltLength = .digestLength
+        case "max": saltLength = .maximum
+        case "auto" where verifying: saltLength = .auto
+        case let text?:
+            guard let n = Int(text), n >= 0 else {
+                throw UsageError(message: "--salt-length expects a number of bytes, 'digest', 'max'\(verifying ? " or 'auto'" : ""), got '\(text)'", command: command)
+            }
+            saltLength = .byteCount(n)
+        }
         switch scheme {
+        case nil, "pss": break
         case "pkcs1", "pkcs1v15", "pkcs1-v1_5":
             for option in ["salt-length", "mgf1-hash"] where arguments.value(option) != nil {
                 throw UsageError(message: "--\(option) applies to --scheme pss only", command: command)
             }
-            padding = .pkcs1v15
-        case "pss":
-            let salt: RSAPSSSaltLength
-            // Verification recovers the signer's salt length unless one is named (openssl's
-            // default, `auto`); signing keeps sLen = hLen. An explicit number stays strict.
-            switch arguments.value("salt-length") ?? (verifying ? "auto" : "digest") {
-            case "digest": salt = .digestLength
-            case "max": salt = .maximum
-            case "auto" where verifying: salt = .auto
-            case let text:
-                guard let n = Int(text), n >= 0 else {
-                    throw UsageError(message: "--salt-length expects a number of bytes, 'digest', 'max'\(verifying ? " or 'auto'" : ""), got '\(text)'", command: command)
-                }
-                salt = .byteCount(n)
+            if case .shake? = hash {
+                throw UsageError(message: "SHAKE128 and SHAKE256 sign with --scheme pss only (RFC 8702)", command: command)
             }
-            var mgf1 = hash
-            if let name = arguments.value("mgf1-hash") {
-                guard let parsed = RSAHashAlgorithm(name: name) else {
-                    throw UsageError(message: "unknown MGF1 hash '\(name)'", command: command)
-                }
-                mgf1 = parsed
-            }
-            padding = mgf1 == hash ? .pss(saltLength: salt) : .pssMGF1(mgf1, saltLength: salt)
         default:
-            throw UsageError(message: "unknown --scheme '\(scheme)'; use pkcs1 or pss", command: command)
+            throw UsageError(message: "unknown --scheme '\(scheme!)'; use pkcs1 or pss", command: command)
         }
     }
 
-    /// Hash the input incrementally (memory stays bounded for large files).
-    func digest(of input: InputFile) throws -> [UInt8] {
-        var source = RSAFileDescriptorSource(fileDescriptor: input.fileDescriptor)
-        var hasher = RSAHasher(algorithm: hash)
-        while true {
-            let piece = try source.read(upTo: 1 << 16)
-            if piece.isEmpty { break }
-            hasher.update(piece)
+    /// The hash, scheme and salt for `key`: the options, with an RSA-PSS key's parameters as
+    /// the defaults (its scheme PSS, its hashes, its salt length exactly).
+    /// - Throws: `UsageError` for PSS-only options without PSS; `RSAError.keyRestricted`
+    ///   when the options contradict the key's parameters.
+    func resolved(for key: RSAPublicKey) throws -> Resolved {
+        let restriction = key.pssRestriction
+        let parameters = restriction?.parameters
+        let isPSS = scheme.map { $0 == "pss" } ?? (restriction != nil)
+        guard isPSS else {
+            if mgf1Hash != nil || saltLength != nil {
+                throw UsageError(message: "--salt-length and --mgf1-hash apply to --scheme pss only", command: command)
+            }
+            let sha: RSAHashAlgorithm
+            switch hash {
+            case let .sha(named)?: sha = named
+            case .shake?: throw UsageError(message: "SHAKE128 and SHAKE256 sign with --scheme pss only (RFC 8702)", command: command)
+            case nil: sha = .sha256
+            }
+            try restriction?.check(hash: sha, padding: .pkcs1v15, encodedBitCount: key.modulusBitCount - 1, verifying: verifying)
+            return Resolved(hash: .sha(sha), padding: .pkcs1v15, saltLength: .digestLength)
         }
-        return hasher.finalize()
+        let salt = saltLength ?? parameters.map { .byteCount($0.saltLength) } ?? (verifying ? .auto : .digestLength)
+        switch hash ?? parameters.map({ .sha($0.hash) }) ?? .sha(.sha256) {
+        case let .shake(shake):
+            if mgf1Hash != nil {
+                throw UsageError(message: "--mgf1-hash does not apply to SHAKE, which is its own mask generation function (RFC 8702)", command: command)
+            }
+            try restriction?.checkSHAKE(shake)
+            return Resolved(hash: .shake(shake), padding: .pss(saltLength: salt), saltLength: salt)
+        case let .sha(sha):
+            let mgf1 = mgf1Hash ?? parameters?.mgf1Hash ?? sha
+            let padding: RSASignaturePadding = mgf1 == sha ? .pss(saltLength: salt) : .pssMGF1(mgf1, saltLength: salt)
+            try restriction?.check(hash: sha, padding: padding, encodedBitCount: key.modulusBitCount - 1, verifying: verifying)
+            return Resolved(hash: .sha(sha), padding: padding, saltLength: salt)
+        }
+    }
+}
+
+/// The message's hash for `resolved`: read incrementally for SHA (memory stays bounded for
+/// large files); for SHAKE, which RSAKit hashes in one call, the whole message.
+private enum SignatureInput {
+    case digest([UInt8])
+    case message([UInt8])
+
+    init(_ input: InputFile, _ resolved: SignatureSettings.Resolved) throws {
+        var source = RSAFileDescriptorSource(fileDescriptor: input.fileDescriptor)
+        switch resolved.hash {
+        case let .sha(algorithm):
+            var hasher = RSAHasher(algorithm: algorithm)
+            while true {
+                let piece = try source.read(upTo: 1 << 16)
+                if piece.isEmpty { break }
+                hasher.update(piece)
+            }
+            self = .digest(hasher.finalize())
+        case .shake:
+            var message: [UInt8] = []
+            while true {
+                let piece = try source.read(upTo: 1 << 16)
+                if piece.isEmpty { break }
+                message += piece
+            }
+            self = .message(message)
+        }
     }
 }
 
@@ -118,10 +202,18 @@ struct SignCommand: RSAKitCommand {
         } else {
             key = try storePrivateKey(try openStore(arguments), tag: arguments.value("tag")!, arguments: arguments, command: Self.spec.name)
         }
+        let resolved = try settings.resolved(for: key.publicKey)
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }
-        let digest = try settings.digest(of: input)
-        let signature = try key.signature(forDigest: digest, hash: settings.hash, padding: settings.padding)
+        let signature: [UInt8]
+        switch (try SignatureInput(input, resolved), resolved.hash) {
+        case let (.digest(digest), .sha(hash)):
+            signature = try key.signature(forDigest: digest, hash: hash, padding: resolved.padding)
+        case let (.message(message), .shake(shake)):
+            signature = try key.signature(for: message, shake: shake, saltLength: resolved.saltLength)
+        default:
+            throw CLIFailure("internal error: hash and input disagree", .failure)
+        }
         try writeOutput(signature, to: arguments.value("out"), input: input)
     }
 }
@@ -170,10 +262,19 @@ struct VerifyCommand: RSAKitCommand {
         }
         let signaturePath = arguments.value("signature")!
         let signature = try readWholeFile(signaturePath, what: "signature file")
+        let resolved = try settings.resolved(for: key)
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }
-        let digest = try settings.digest(of: input)
-        guard key.isValidSignature(signature, forDigest: digest, hash: settings.hash, padding: settings.padding) else {
+        let valid: Bool
+        switch (try SignatureInput(input, resolved), resolved.hash) {
+        case let (.digest(digest), .sha(hash)):
+            valid = key.isValidSignature(signature, forDigest: digest, hash: hash, padding: resolved.padding)
+        case let (.message(message), .shake(shake)):
+            valid = key.isValidSignature(signature, for: message, shake: shake, saltLength: resolved.saltLength)
+        default:
+            throw CLIFailure("internal error: hash and input disagree", .failure)
+        }
+        guard valid else {
             throw CLIFailure("signature invalid", .dataError)
         }
         try printOutput("signature ok\n")

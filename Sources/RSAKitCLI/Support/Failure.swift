@@ -78,7 +78,7 @@ struct CLIFailure: Error, CustomStringConvertible {
             return .alreadyExists
         case .keySizeUnsupported, .publicExponentUnsupported:
             return .usage
-        case .keyTooSmallForPadding, .saltLengthInvalid:
+        case .keyTooSmallForPadding, .saltLengthInvalid, .keyRestricted:
             return .usage
         case .digestLengthMismatch:
             return .dataError
