@@ -241,16 +241,7 @@ final class CLIMessagesTests: CLITestCase {
             struct Case: Decodable { let tcId: Int; let comment: String; let msg: String; let ct: String; let result: String }
             let testGroups: [Group]
         }
-        var folders: [String] = []
-        if let env = ProcessInfo.processInfo.environment["RSAKIT_VECTORS"], !env.isEmpty {
-            folders = [env + "/testvectors_v1", env]
-        } else {
-            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            folders = [root.deletingLastPathComponent().appendingPathComponent("shared/vectors/wycheproof/testvectors_v1").path]
-        }
-        guard let folder = folders.first(where: { FileManager.default.fileExists(atPath: $0 + "/rsa_pkcs1_2048_test.json") }) else {
-            throw XCTSkip("WYCHEPROOF VECTORS NOT FOUND: set RSAKIT_VECTORS; raw empty-input cases NOT RUN")
-        }
+        let folder = try wycheproofFolder(holding: "rsa_pkcs1_2048_test.json", skipping: "raw empty-input cases")
         let file = try JSONDecoder().decode(File.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/rsa_pkcs1_2048_test.json")))
         let group = file.testGroups[0]
         let key = try write(Array(group.privateKeyPem.utf8), to: "wycheproof.pem")

@@ -15,4 +15,13 @@ final class CLIPycaVectorTests: CLITestCase {
         let wrong = try rsakit(["import", "--tag", "u", file, "--passin", "pass:Red Hat Enterprise Linux 7.5"])
         assertFailure(wrong, status: 65, contains: "wrong passphrase for the PKCS#8 EncryptedPrivateKeyInfo")
     }
+
+    func testCertShow_RSAPSSKey_FingerprintsTheSPKIAsEncoded() throws {
+        let file = Self.fixtures.appendingPathComponent("rsa_pss.pem").path
+        // SHA-256 of the subjectPublicKeyInfo element cut from the certificate's DER
+        // (GnuTLS's and openssl's re-encodings of it differ from the bytes).
+        let shown = try rsakitOK(["cert", "show", file, "--json"]).stdoutText
+        XCTAssertTrue(shown.contains(#""publicKeyFingerprint" : "61adc0689111bcf87239d0d45e30eb23984475f608fea03f01440120ef8265df""#), shown)
+        XCTAssertTrue(shown.contains(#""publicKeyAlgorithm" : "RSA-PSS""#), shown)
+    }
 }

@@ -106,6 +106,23 @@ class CLITestCase: XCTestCase {
         XCTAssertTrue(result.stderr.contains(message), "expected '\(message)' in: \(result.stderr)", file: file, line: line)
     }
 
+    /// The folder of Wycheproof's JSON files (`testvectors_v1` under `RSAKIT_VECTORS`, or
+    /// `../shared/vectors/wycheproof` beside the project) holding `file`, or a visible skip
+    /// naming the `cases` that are not run.
+    func wycheproofFolder(holding file: String, skipping cases: String) throws -> String {
+        var folders: [String] = []
+        if let env = ProcessInfo.processInfo.environment["RSAKIT_VECTORS"], !env.isEmpty {
+            folders = [env + "/testvectors_v1", env]
+        } else {
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            folders = [root.deletingLastPathComponent().appendingPathComponent("shared/vectors/wycheproof/testvectors_v1").path]
+        }
+        guard let folder = folders.first(where: { FileManager.default.fileExists(atPath: $0 + "/" + file) }) else {
+            throw XCTSkip("WYCHEPROOF VECTORS NOT FOUND: set RSAKIT_VECTORS; \(cases) NOT RUN")
+        }
+        return folder
+    }
+
     /// `openssl` path, or a visible skip.
     func openssl() throws -> String { try OpenSSL.require() }
 

@@ -22,6 +22,22 @@ internal enum CertificateDERChecks {
         return fields
     }
 
+    /// The subjectPublicKeyInfo element exactly as encoded (GnuTLS's `gnutls_pubkey_export2`
+    /// re-encodes it, and drops or rewrites id-RSASSA-PSS parameters), or nil when the
+    /// structure is not as RFC 5280 says.
+    /// - Parameter der: one DER `Certificate`.
+    /// - Returns: the SPKI's DER bytes (tag, length and content).
+    static func subjectPublicKeyInfo(_ der: [UInt8]) -> [UInt8]? {
+        let reader = DERReader(der)
+        guard let fields = tbsFields(reader) else { return nil }
+        // version [0] is optional; subjectPublicKeyInfo is the sixth field after it.
+        let first = fields.first?.tag == DERTag.contextSpecific(0, constructed: true) ? 1 : 0
+        guard fields.count > first + 5 else { return nil }
+        let spki = fields[first + 5]
+        guard spki.tag == DERTag.sequence else { return nil }
+        return Array(der[spki.offset..<spki.end])
+    }
+
     /// Refuse a validity time that is not in the one form RFC 5280 §4.1.2.5.1-2 allows:
     /// UTCTime exactly "YYMMDDHHMMSSZ" (13 characters), GeneralizedTime exactly
     /// "YYYYMMDDHHMMSSZ" (15 characters), digits and a final "Z". OpenSSL ("Bad time

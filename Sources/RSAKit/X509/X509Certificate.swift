@@ -188,7 +188,7 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
         let algorithm = parsed.publicKeyAlgorithm()
         publicKeyAlgorithmName = algorithm.name
         publicKeyBitCount = algorithm.bitCount
-        let spki = try? parsed.subjectPublicKeyInfoDER()
+        let spki = CertificateDERChecks.subjectPublicKeyInfo(der) ?? (try? parsed.subjectPublicKeyInfoDER())
         if algorithm.isRSA {
             // Read from the SPKI, so an id-RSASSA-PSS key keeps its parameters; from GnuTLS's
             // numbers when RSAKit's stricter DER reader refuses the encoding.

@@ -97,8 +97,8 @@ struct SignatureSettings {
         let parameters = restriction?.parameters
         let isPSS = scheme.map { $0 == "pss" } ?? (restriction != nil)
         guard isPSS else {
-            if mgf1Hash != nil || saltLength != nil {
-                throw UsageError(message: "--salt-length and --mgf1-hash apply to --scheme pss only", command: command)
+            for (option, given) in [("salt-length", saltLength != nil), ("mgf1-hash", mgf1Hash != nil)] where given {
+                throw UsageError(message: "--\(option) applies to --scheme pss only", command: command)
             }
             let sha: RSAHashAlgorithm
             switch hash {
@@ -181,6 +181,9 @@ struct SignCommand: RSAKitCommand {
         The signature is the bare k bytes (k = modulus length), as `openssl dgst -sha256 -sign
         key.pem` writes it; `--scheme pss --salt-length digest` matches `openssl dgst -sha256
         -sigopt rsa_padding_mode:pss -sigopt rsa_pss_saltlen:digest -sign key.pem`.
+        An RSA-PSS key (id-RSASSA-PSS, as `openssl genpkey -algorithm RSA-PSS` makes) signs with
+        PSS and its own hash, MGF1 hash and salt length by default; its salt length is the
+        least allowed, and other hashes or PKCS#1 v1.5 are refused (exit 64).
         """)
 
     let arguments: ParsedArguments
@@ -238,7 +241,8 @@ struct VerifyCommand: RSAKitCommand {
         scheme, salt length, altered data or signature). Without --salt-length a PSS signature
         with any salt length is accepted, so `openssl dgst -sigopt rsa_padding_mode:pss -sign`
         signatures (maximum salt) verify with no options beyond --scheme pss; a number,
-        'digest' or 'max' requires exactly that salt length.
+        'digest' or 'max' requires exactly that salt length. An RSA-PSS key verifies with its
+        own parameters by default, its salt length exactly (not 'auto'), as openssl does.
         """)
 
     let arguments: ParsedArguments
