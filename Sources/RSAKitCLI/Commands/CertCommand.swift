@@ -24,7 +24,8 @@ struct CertCommand: RSAKitCommand {
             .flag("json", "show, find, list: print JSON.").only("show", "find", "list"),
         ],
         positionals: ["SUBCOMMAND", "FILE"],
-        discussion: "add reads DER, PEM or a PEM bundle; with several certificates the first is the certificate and the others its chain, stored with it.")
+        discussion: "add reads DER, PEM or a PEM bundle; with several certificates the first is the certificate and the others its chain, stored with it.",
+        passphrases: .none)
 
     let arguments: ParsedArguments
     let subcommand: String

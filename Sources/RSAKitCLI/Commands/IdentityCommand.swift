@@ -29,7 +29,8 @@ struct IdentityCommand: RSAKitCommand {
         under the Basic X.509 policy and the rest. Re-import: a key is stored once; if it is already stored
         under another tag, --replace moves it to the new tag (and relabels the certificate), else it is refused. The p12 passphrase is read with --passin; a protected store's with --store-passin (else the
         same --passin). A store that does not exist is created only once the file has been read and checked.
-        """)
+        """,
+        passphrases: .only(["import", "export"]))
 
     let arguments: ParsedArguments
     let subcommand: String

@@ -143,7 +143,8 @@ struct ListCommand: RSAKitCommand {
         options: [
             .value("class", "CLASS", "Only items of this class: key, password or certificate."),
             .flag("json", "Print a JSON array of items."),
-        ])
+        ],
+        passphrases: .none)
 
     let arguments: ParsedArguments
     let classes: Set<String>
@@ -220,7 +221,8 @@ struct ShowCommand: RSAKitCommand {
             .value("tag", "TAG", "Application tag."),
             .value("id", "ID", "Item id (persistent reference) of an item of any class."),
             .flag("json", "Print a JSON array of items."),
-        ])
+        ],
+        passphrases: .none)
 
     let arguments: ParsedArguments
     let tag: String
@@ -288,7 +290,8 @@ struct DeleteCommand: RSAKitCommand {
             .value("tag", "TAG", "Application tag."),
             .value("id", "ID", "Item id (persistent reference) of an item of any class."),
             .flag("public-only", "Delete only the public item."),
-        ])
+        ],
+        passphrases: .none)
 
     let arguments: ParsedArguments
     let tag: String

@@ -30,7 +30,8 @@ struct PasswordCommand: RSAKitCommand {
         newline), or, when standard input is a terminal, from a prompt without echo. Never from the command line.
         An existing (service, account) is refused (exit 73) unless --update; a missing one exits 66.
         find prints the attributes; the value only with --value (it needs the passphrase of a protected store).
-        """)
+        """,
+        passphrases: .only(["add", "find"]))
 
     let arguments: ParsedArguments
     let subcommand: String

@@ -25,7 +25,8 @@ struct StoreCommand: RSAKitCommand {
         info               say whether the store is protected, and the Argon2id parameters.
         Item attributes (tags, labels, fingerprints, services, accounts) stay readable: list needs no passphrase.
         A wrong passphrase exits with status 65 and changes nothing.
-        """)
+        """,
+        passphrases: .only(["protect", "change-passphrase", "unprotect"]))
 
     let arguments: ParsedArguments
     let subcommand: String

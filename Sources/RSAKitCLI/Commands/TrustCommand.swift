@@ -29,7 +29,8 @@ struct TrustCommand: RSAKitCommand {
         fatal-trust-failure, invalid. Every reason is printed with its certificate; an expired one with
         the --verify-date that would evaluate it.
         Exit status: 0 for proceed and unspecified, 65 for every failure.
-        """)
+        """,
+        passphrases: .none)
 
     let arguments: ParsedArguments
     let certificatePath: String

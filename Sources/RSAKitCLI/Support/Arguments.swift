@@ -14,7 +14,10 @@ struct OptionSpec {
     var subcommands: [String]? = nil
 
     /// This option, taken only by `names` (subcommands of its group).
-    func only(_ names: String...) -> OptionSpec {
+    func only(_ names: String...) -> OptionSpec { only(names) }
+
+    /// ``only(_:)-(String...)`` with the names as an array.
+    func only(_ names: [String]) -> OptionSpec {
         var copy = self
         copy.subcommands = names
         return copy
@@ -45,17 +48,35 @@ struct CommandSpec {
     /// Extra help text printed after OPTIONS (examples, notes), may be empty.
     let discussion: String
 
+    /// Which of a command's subcommands read passphrases (`--passin`, `--store-passin`).
+    enum PassphraseUse {
+        /// The command (every subcommand) may read one.
+        case all
+        /// None does: the options are refused as unknown.
+        case none
+        /// Only these subcommands do (others refuse the options, naming them).
+        case only([String])
+    }
+
     init(name: String, overview: String, usage: String, options: [OptionSpec],
-         positionals: [String] = [], discussion: String = "") {
+         positionals: [String] = [], discussion: String = "", passphrases: PassphraseUse = .all) {
         self.name = name
         self.overview = overview
         self.usage = usage
+        var passphraseOptions: [OptionSpec] = [
+            .value("passin", "SPEC", "Passphrase of the file being read (PKCS#12, encrypted key): pass:TEXT (visible in ps; tests only), env:VAR, file:PATH, fd:N or stdin (default: $RSAKIT_PASSIN, else a prompt on the terminal). Also the store's, when --store-passin and $RSAKIT_STORE_PASSIN are absent."),
+            .value("store-passin", "SPEC", "Passphrase of a protected key store, same forms as --passin (default: $RSAKIT_STORE_PASSIN, else --passin as above, else a prompt)."),
+        ]
+        switch passphrases {
+        case .all: break
+        case .none: passphraseOptions = []
+        case let .only(subcommands): passphraseOptions = passphraseOptions.map { $0.only(subcommands) }
+        }
         self.options = options + [
             .value("store", "DIR", "Key store folder (default: $RSAKIT_STORE, else $XDG_DATA_HOME/rsakit, else ~/.local/share/rsakit)."),
             .flag("allow-insecure-store", "Open a store whose private files or folders are open to group or others (not recommended)."),
             .flag("quiet", "Show no progress on stderr (progress is only ever shown on a terminal)."),
-            .value("passin", "SPEC", "Passphrase of the file being read (PKCS#12, encrypted key): pass:TEXT (visible in ps; tests only), env:VAR, file:PATH, fd:N or stdin (default: $RSAKIT_PASSIN, else a prompt on the terminal). Also the store's, when --store-passin and $RSAKIT_STORE_PASSIN are absent."),
-            .value("store-passin", "SPEC", "Passphrase of a protected key store, same forms as --passin (default: $RSAKIT_STORE_PASSIN, else --passin as above, else a prompt)."),
+        ] + passphraseOptions + [
             .flag("help", "Show this help."),
         ]
         self.positionals = positionals
