@@ -113,6 +113,35 @@ final class CLIPSSKeyTests: CLITestCase {
         }
     }
 
+    /// Through GnuTLS's decryption (encrypted PKCS#8, PKCS#12) the key keeps openssl's
+    /// algorithm identifier, and a PKCS#12 identity pairs the key with its RSA-PSS certificate.
+    func testEncryptedPSSKeyAndPKCS12Identity_KeepOpenSSLsEncoding() throws {
+        let openssl = try openssl()
+        let keyPath = path("pss.pem"), publicPath = path("pss-pub.pem")
+        for arguments in [["genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_keygen_bits:2048", "-pkeyopt", "rsa_pss_keygen_md:sha384",
+                           "-pkeyopt", "rsa_pss_keygen_mgf1_md:sha384", "-pkeyopt", "rsa_pss_keygen_saltlen:48", "-out", keyPath],
+                          ["pkey", "-in", keyPath, "-pubout", "-out", publicPath],
+                          ["pkcs8", "-topk8", "-in", keyPath, "-passout", "pass:pw", "-v2", "aes-256-cbc", "-out", path("enc.pem")],
+                          ["req", "-x509", "-key", keyPath, "-subj", "/CN=pss-identity", "-days", "30", "-out", path("cert.pem")],
+                          ["pkcs12", "-export", "-inkey", keyPath, "-in", path("cert.pem"), "-passout", "pass:pw", "-out", path("id.p12")]] {
+            let run = try runProcess(openssl, arguments)
+            XCTAssertEqual(run.status, 0, "openssl \(arguments.joined(separator: " ")): \(run.stderr)")
+        }
+        try rsakitOK(["import", "--tag", "enc", path("enc.pem"), "--passin", "pass:pw"])
+        XCTAssertEqual(try rsakitOK(["export", "--tag", "enc"]).stdout, try read(publicPath))
+        // The same key, found by its fingerprint through the PKCS#12 too: already stored (73).
+        assertFailure(try rsakit(["identity", "import", path("id.p12"), "--passin", "pass:pw"]), status: 73, contains: "already stored under tag \"enc\"")
+        try rsakitOK(["delete", "--tag", "enc"])
+        let imported = try rsakitOK(["identity", "import", path("id.p12"), "--passin", "pass:pw"]).stdoutText
+        XCTAssertTrue(imported.hasPrefix("imported identity: pss-identity\n"), imported)
+        XCTAssertEqual(try rsakitOK(["export", "--tag", "pss-identity"]).stdout, try read(publicPath))
+        let message = try write(testBytes(500), to: "m")
+        try rsakitOK(["sign", "--tag", "pss-identity", "--in", message, "--out", path("m.sig")])
+        let verified = try runProcess(openssl, ["dgst", "-sha384", "-verify", publicPath, "-signature", path("m.sig"), message])
+        XCTAssertEqual(verified.stdoutText, "Verified OK\n", verified.stderr)
+        XCTAssertEqual(try rsakitOK(["verify", "--cert", path("cert.pem"), "--signature", path("m.sig"), "--in", message]).stdoutText, "signature ok\n")
+    }
+
     func testSHAKE_SignAndVerifyWithAnRSAKey() throws {
         let key = path("key.pem")
         let openssl = try openssl()

@@ -113,7 +113,15 @@ internal enum EncryptedKeyDecoder {
             throw RSAError.internalError("GnuTLS could not export the decrypted key: \(failure)")
         }
         defer { wipe(&plain) }
-        return try KeyDecoder.decode(der: plain)
+        var decoded = try KeyDecoder.decode(der: plain)
+        // GnuTLS re-encodes an id-RSASSA-PSS identifier (its hash AlgorithmIdentifiers without
+        // NULL); the bytes inside the encryption are out of reach, so write the parameters
+        // back as OpenSSL does (with NULL), the encoding of `openssl genpkey -algorithm RSA-PSS`.
+        if case let .privateKey(privateKey) = decoded.key, let restriction = privateKey.pssRestriction {
+            decoded = DecodedKey(key: .privateKey(privateKey.restricted(to: RSAPSSKeyRestriction(parameters: restriction.parameters))),
+                                 structure: decoded.structure, notes: decoded.notes)
+        }
+        return decoded
     }
 
     private static func mapFailure(_ failure: GnuTLSFailure, what: String, encryption: RSAKeyFileEncryption) -> RSAError {

@@ -127,18 +127,32 @@ public struct RSAPKCS12: Sendable {
                 ? "it holds no private key (\(certificates.count) certificate\(certificates.count == 1 ? "" : "s") only); import certificates with `cert add`"
                 : "it holds \(keys.count) private keys; rsakit imports one identity per file")
         }
+        // The certificate for the key: the same SPKI, or (an RSA-PSS key, whose identifier
+        // GnuTLS re-encoded) the same numbers and PSS parameters.
         let fingerprint = key.key.fingerprint
-        guard let leafIndex = certificates.firstIndex(where: { $0.certificate.publicKeyFingerprint == fingerprint })
+        func holdsKey(_ certificate: X509Certificate) -> Bool {
+            if certificate.publicKeyFingerprint == fingerprint { return true }
+            guard let restriction = key.key.pssRestriction, let certified = certificate.publicKey else { return false }
+            return certified == key.key.publicKey && certified.pssRestriction?.parameters == restriction.parameters
+        }
+        guard let leafIndex = certificates.firstIndex(where: { holdsKey($0.certificate) })
             ?? certificates.firstIndex(where: { key.keyID != nil && $0.keyID == key.keyID }) else {
             throw RSAError.pkcs12Unusable(reason: certificates.isEmpty
                 ? "it holds a private key but no certificate"
                 : "none of its \(certificates.count) certificates is for its private key")
         }
         let leaf = certificates[leafIndex]
-        guard leaf.certificate.publicKeyFingerprint == fingerprint else {
+        guard holdsKey(leaf.certificate) else {
             throw RSAError.pkcs12Unusable(reason: "the certificate with the key's localKeyId holds a different public key")
         }
-        privateKey = key.key
+        // An RSA-PSS key takes its certificate's algorithm identifier, bytes and all (the key
+        // came through GnuTLS's decryption, which re-encodes it); the parameters are the same.
+        if let restriction = leaf.certificate.publicKey?.pssRestriction,
+           restriction.parameters == key.key.pssRestriction?.parameters {
+            privateKey = key.key.restricted(to: restriction)
+        } else {
+            privateKey = key.key
+        }
         certificate = leaf.certificate
         friendlyName = key.name ?? leaf.name
         var others = certificates.enumerated().filter { $0.offset != leafIndex }.map(\.element.certificate)
