@@ -78,6 +78,31 @@ final class CLITLSTests: CLITestCase {
         }
     }
 
+    /// An identity whose key and certificate are id-RSASSA-PSS: GnuTLS is told the key is
+    /// RSA-PSS, so the handshake signs rsa_pss_pss_sha256 (RFC 8446 §4.2.3), with rsakit's engine.
+    func testConnect_RSAPSSIdentity_SignsRSAPSSPSS() throws {
+        let key = path("pss.key"), certificate = path("pss.pem"), p12 = path("pss.p12")
+        for arguments in [["genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_keygen_bits:2048", "-pkeyopt", "rsa_pss_keygen_md:sha256",
+                           "-pkeyopt", "rsa_pss_keygen_mgf1_md:sha256", "-pkeyopt", "rsa_pss_keygen_saltlen:32", "-out", key],
+                          ["req", "-x509", "-key", key, "-subj", "/CN=pss-client", "-days", "30", "-out", certificate],
+                          ["pkcs12", "-export", "-inkey", key, "-in", certificate, "-passout", "pass:pw", "-out", p12]] {
+            let run = try runProcess(opensslPath, arguments)
+            XCTAssertEqual(run.status, 0, run.stderr)
+        }
+        try rsakitOK(["identity", "import", p12, "--passin", "pass:pw"])
+        let arguments = ["-Verify", "5", "-verify_return_error", "-CAfile", certificate,
+                         "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"), "-key", pki.path("srv.key"), "-www"]
+        let server = try TLSTestServer(openssl: opensslPath, arguments: arguments, directory: workDirectory.path)
+        servers.append(server)
+        for flag in ["--tls1.2", "--tls1.3"] {
+            let result = try connect(server, ["--identity", "pss-client", "--anchor", pki.path("ca.pem"), flag, "-v"])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            XCTAssertTrue(result.stdoutText.contains("Subject: CN=pss-client"), result.stdoutText)
+            XCTAssertTrue(result.stdoutText.contains("Peer signature type: RSA-PSS"), result.stdoutText)
+            XCTAssertTrue(result.stderr.contains("client signature: RSA-PSS-SHA256, by rsakit's engine (rsa_pss_pss_sha256)"), result.stderr)
+        }
+    }
+
     func testConnect_TLS12ServerAskingPKCS1_SignsTheDigestInfoWithRSAKit() throws {
         try importAlice()
         // -client_sigalgs limits what the server accepts in the client's CertificateVerify.

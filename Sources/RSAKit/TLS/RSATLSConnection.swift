@@ -117,12 +117,12 @@ public final class RSATLSConnection {
         var externalKey: GnuTLSExternalKey?
         if let identity {
             let key = identity.privateKey
-            externalKey = GnuTLSExternalKey(modulusBitCount: key.modulusBitCount) { [state] request in
+            externalKey = GnuTLSExternalKey(modulusBitCount: key.modulusBitCount, pssRestriction: key.pssRestriction) { [state] request in
                 let signature: [UInt8]
                 switch request {
                 case let .pkcs1v15DigestInfo(digestInfo):
                     signature = try key.signature(forDigestInfo: digestInfo)
-                case let .pssRSAE(hash, digest):
+                case let .pssRSAE(hash, digest), let .pssPSS(hash, digest):
                     signature = try key.signature(forDigest: digest, hash: hash, padding: .pss(saltLength: .digestLength))
                 }
                 state.operations.append(RSATLSPrivateKeyOperation(scheme: request.schemeName, signatureByteCount: signature.count))
