@@ -65,10 +65,34 @@ internal struct StorePasswordMetadata: Codable, Equatable {
     var creationDate: String
     var modificationDate: String
     var valueByteCount: Int
+    /// An internet password's attributes (its `service` is then the server); absent for a
+    /// generic password.
+    var internet: StoreInternetAttributes?
 
-    /// The associated data of this item's sealed value.
+    /// The associated data of this item's sealed value: ("password", service, account) or
+    /// ("internet-password", server, protocol, port, path, authentication type, domain, account).
     var associatedData: [UInt8] {
-        StoreSealing.associatedData(kind: "password", identity: [service, account], itemID: itemID)
+        if let internet, let key = try? internet.key(account: account) {
+            return StoreSealing.associatedData(kind: "internet-password", identity: key.fields, itemID: itemID)
+        }
+        return StoreSealing.associatedData(kind: "password", identity: [service, account], itemID: itemID)
+    }
+
+    /// The file-name hash of this item (see ``StoreLayout/passwordHash(service:account:)``
+    /// and ``StoreLayout/internetPasswordHash(_:)``); nil for malformed internet attributes.
+    var fileHash: String? {
+        guard let internet else { return StoreLayout.passwordHash(service: service, account: account) }
+        return (try? internet.key(account: account)).map(StoreLayout.internetPasswordHash)
+    }
+
+    /// The attributes of an internet password item; nil for a generic one or bad dates.
+    func internetAttributes() -> RSAInternetPasswordAttributes? {
+        guard let internet, let key = try? internet.key(account: account),
+              let created = StoreItemRecord.parseDate(creationDate),
+              let modified = StoreItemRecord.parseDate(modificationDate) else { return nil }
+        return RSAInternetPasswordAttributes(
+            key: key, label: label, comment: comment, creationDate: StoreItemRecord.date(milliseconds: created),
+            modificationDate: StoreItemRecord.date(milliseconds: modified), valueByteCount: valueByteCount, itemID: itemID)
     }
 
     func attributes() -> RSAGenericPasswordAttributes? {

@@ -8,18 +8,20 @@ extension RSAKeyStore {
     public func allKeychainItems() throws -> RSAKeychainListing {
         let keys = try allItems()
         var passwords: [RSAGenericPasswordAttributes] = []
+        var internetPasswords: [RSAInternetPasswordAttributes] = []
         var certificates: [RSACertificateAttributes] = []
         var problems = keys.problems
         try withReadLock {
-            let folder = StoreLayout.passwordDirectory
-            for shard in try StoreFileSystem.listDirectory(layout.absolute(folder)).sorted() where StoreLayout.isShardName(shard) {
-                for name in try StoreFileSystem.listDirectory(layout.absolute(folder + "/" + shard)) {
-                    guard let hash = StoreLayout.recordHash(fromName: name, digits: 128) else { continue }
-                    do {
-                        if let loaded = try loadPassword(hash: hash) { passwords.append(loaded.attributes) }
-                    } catch let error as RSAError {
-                        problems.append(RSAKeyStoreProblem(path: layout.absolute(StoreLayout.passwordPath(hash: hash)), error: error))
+            for hash in try passwordFileHashes() {
+                do {
+                    guard let loaded = try loadPassword(hash: hash) else { continue }
+                    if let internet = loaded.metadata.internetAttributes() {
+                        internetPasswords.append(internet)
+                    } else {
+                        passwords.append(loaded.attributes)
                     }
+                } catch let error as RSAError {
+                    problems.append(RSAKeyStoreProblem(path: layout.absolute(StoreLayout.passwordPath(hash: hash)), error: error))
                 }
             }
             let certificateFolder = StoreLayout.certificateDirectory
@@ -38,8 +40,10 @@ extension RSAKeyStore {
             if !$0.service.utf8.elementsEqual($1.service.utf8) { return $0.service.utf8.lexicographicallyPrecedes($1.service.utf8) }
             return $0.account.utf8.lexicographicallyPrecedes($1.account.utf8)
         }
+        internetPasswords.sort { $0.key.description.utf8.lexicographicallyPrecedes($1.key.description.utf8) }
         return RSAKeychainListing(
-            keys: keys.items, passwords: passwords, certificates: RSAKeyStore.sortedCertificates(certificates),
+            keys: keys.items, passwords: passwords, internetPasswords: internetPasswords,
+            certificates: RSAKeyStore.sortedCertificates(certificates),
             problems: problems.sorted { $0.path < $1.path })
     }
 
@@ -56,6 +60,7 @@ extension RSAKeyStore {
             guard let loaded = try withReadLock({ try loadPassword(hash: hash) }), loaded.attributes.itemID == id else {
                 throw RSAError.itemNotFound(itemID: id)
             }
+            if let internet = loaded.metadata.internetAttributes() { return .internetPassword(internet) }
             return .genericPassword(loaded.attributes)
         case let .certificate(hash)?:
             guard let loaded = try withReadLock({ try loadCertificate(hash: hash) }), loaded.metadata.itemID == id else {
@@ -77,6 +82,8 @@ extension RSAKeyStore {
             try delete(tag: attributes.applicationTag, keyClass: attributes.keyClass)
         case let .genericPassword(attributes):
             try deleteGenericPassword(service: attributes.service, account: attributes.account)
+        case let .internetPassword(attributes):
+            try deleteInternetPassword(attributes.key)
         case .certificate:
             try deleteCertificate(itemID: id)
         }
@@ -89,6 +96,8 @@ public enum RSAKeychainItem: Sendable, Hashable {
     case key(RSAKeyItemAttributes)
     /// A generic password item (`kSecClassGenericPassword`).
     case genericPassword(RSAGenericPasswordAttributes)
+    /// An internet password item (`kSecClassInternetPassword`).
+    case internetPassword(RSAInternetPasswordAttributes)
     /// A certificate item (`kSecClassCertificate`).
     case certificate(RSACertificateAttributes)
 
@@ -97,15 +106,17 @@ public enum RSAKeychainItem: Sendable, Hashable {
         switch self {
         case let .key(a): return a.itemID
         case let .genericPassword(a): return a.itemID
+        case let .internetPassword(a): return a.itemID
         case let .certificate(a): return a.itemID
         }
     }
 
-    /// The class name rsakit prints: "key", "password" or "certificate".
+    /// The class name rsakit prints: "key", "password", "internet password" or "certificate".
     public var className: String {
         switch self {
         case .key: return "key"
         case .genericPassword: return "password"
+        case .internetPassword: return "internet password"
         case .certificate: return "certificate"
         }
     }
@@ -117,6 +128,8 @@ public struct RSAKeychainListing: Sendable {
     public let keys: [RSAKeyItemAttributes]
     /// Every readable generic password, sorted by service then account (UTF-8 bytes).
     public let passwords: [RSAGenericPasswordAttributes]
+    /// Every readable internet password, sorted by its key's URL form.
+    public let internetPasswords: [RSAInternetPasswordAttributes]
     /// Every readable certificate, sorted by label.
     public let certificates: [RSACertificateAttributes]
     /// Every item file that could not be read, sorted by path.

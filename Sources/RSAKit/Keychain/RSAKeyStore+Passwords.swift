@@ -115,7 +115,8 @@ extension RSAKeyStore {
             try StoreFileSystem.listDirectory(layout.absolute(shard)).compactMap { name in
                 guard name.hasPrefix(serviceHash),
                       let hash = StoreLayout.recordHash(fromName: name, digits: 128) else { return nil }
-                return (try? loadPassword(hash: hash))??.attributes
+                guard let loaded = try? loadPassword(hash: hash), loaded.metadata.internet == nil else { return nil }
+                return loaded.attributes
             }
         }
         return found.sorted { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
@@ -229,9 +230,10 @@ extension RSAKeyStore {
         }
         do {
             let (metadata, sealed, secret) = try StorePasswordFile.decode(bytes)
-            guard StoreLayout.passwordHash(service: metadata.service, account: metadata.account) == hash else {
+            guard metadata.fileHash == hash else {
                 throw StoreDamage("the service and account in the metadata do not match the file name")
             }
+            if metadata.internet != nil && metadata.internetAttributes() == nil { throw StoreDamage("a date is not valid") }
             guard case .password(let idHash)? = StoreLayout.parseAnyItemID(metadata.itemID), idHash == hash else {
                 throw StoreDamage("the item id does not belong to this item")
             }

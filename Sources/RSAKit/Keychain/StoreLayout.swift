@@ -132,6 +132,19 @@ internal struct StoreLayout: Sendable {
         serviceHash(service) + StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(account.utf8)))
     }
 
+    /// I A for an internet password: I = hex SHA-256 of "internet-password" and the server,
+    /// protocol, port, path, authentication type and security domain (each as a 4-byte
+    /// big-endian length and its UTF-8), A = hex SHA-256 of the account (128 digits). Lives
+    /// in the passwords folder, sharded by I.
+    static func internetPasswordHash(_ key: RSAInternetPasswordKey) -> String {
+        var bytes: [UInt8] = []
+        for field in ["internet-password"] + key.fields.dropLast() {
+            let utf8 = Array(field.utf8), n = UInt32(utf8.count)
+            bytes += [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)] + utf8
+        }
+        return StoreHex.encode(RSAHashAlgorithm.sha256.hash(bytes)) + StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(key.account.utf8)))
+    }
+
     /// S: hex SHA-256 of the service's UTF-8 bytes (64 digits).
     static func serviceHash(_ service: String) -> String {
         StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(service.utf8)))

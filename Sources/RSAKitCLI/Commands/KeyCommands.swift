@@ -141,7 +141,7 @@ struct ListCommand: RSAKitCommand {
         overview: "List the items in the store (keys, generic passwords, then certificates); needs no passphrase.",
         usage: "rsakit list [--class key|password|certificate] [--json] [--store <DIR>]",
         options: [
-            .value("class", "CLASS", "Only items of this class: key, password or certificate."),
+            .value("class", "CLASS", "Only items of this class: key, password, internet-password or certificate."),
             .flag("json", "Print a JSON array of items."),
         ],
         passphrases: .none)
@@ -151,12 +151,12 @@ struct ListCommand: RSAKitCommand {
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
         if let name = arguments.value("class") {
-            guard ["key", "password", "certificate"].contains(name) else {
-                throw UsageError(message: "--class must be key, password or certificate, got '\(name)'", command: Self.spec.name)
+            guard ["key", "password", "internet-password", "certificate"].contains(name) else {
+                throw UsageError(message: "--class must be key, password, internet-password or certificate, got '\(name)'", command: Self.spec.name)
             }
             classes = [name]
         } else {
-            classes = ["key", "password", "certificate"]
+            classes = ["key", "password", "internet-password", "certificate"]
         }
     }
 
@@ -165,15 +165,18 @@ struct ListCommand: RSAKitCommand {
         for problem in listing.problems { printWarning(problem.description) }
         let keys = classes.contains("key") ? listing.keys : []
         let passwords = classes.contains("password") ? listing.passwords : []
+        let internetPasswords = classes.contains("internet-password") ? listing.internetPasswords : []
         let certificates = classes.contains("certificate") ? listing.certificates : []
         if arguments.flag("json") {
-            try printOutput(try jsonText(try keys.map(itemJSON) + passwords.map(passwordJSON) + certificates.map(certificateJSON)))
+            try printOutput(try jsonText(try keys.map(itemJSON) + passwords.map(passwordJSON)
+                                         + internetPasswords.map(internetPasswordJSON) + certificates.map(certificateJSON)))
             return
         }
-        if keys.isEmpty && passwords.isEmpty && certificates.isEmpty {
+        if keys.isEmpty && passwords.isEmpty && internetPasswords.isEmpty && certificates.isEmpty {
             let empty: String
             switch classes {
             case ["password"]: empty = "no generic passwords in the store\n"
+            case ["internet-password"]: empty = "no internet passwords in the store\n"
             case ["certificate"]: empty = "no certificates in the store\n"
             case ["key"]: empty = "no keys in the store\n"
             default: empty = "no items in the store\n"
@@ -199,6 +202,15 @@ struct ListCommand: RSAKitCommand {
             text += "CLASS    SERVICE / ACCOUNT\n"
             for item in passwords {
                 text += "password \(terminalSafe(item.service)) / \(terminalSafe(item.account))"
+                if let label = item.label { text += "  (\(terminalSafe(label)))" }
+                text += "\n"
+            }
+        }
+        if !internetPasswords.isEmpty {
+            if !text.isEmpty { text += "\n" }
+            text += "CLASS             URL\n"
+            for item in internetPasswords {
+                text += "internet-password \(terminalSafe(item.key.description))"
                 if let label = item.label { text += "  (\(terminalSafe(label)))" }
                 text += "\n"
             }
@@ -240,6 +252,9 @@ struct ShowCommand: RSAKitCommand {
                 items = [item]
             case let .genericPassword(item):
                 try printOutput(arguments.flag("json") ? try jsonText([passwordJSON(item)]) : passwordText(item))
+                return
+            case let .internetPassword(item):
+                try printOutput(arguments.flag("json") ? try jsonText([internetPasswordJSON(item)]) : internetPasswordText(item))
                 return
             case let .certificate(item):
                 try printOutput(arguments.flag("json") ? try jsonText([certificateJSON(item)]) : certificateText(item))

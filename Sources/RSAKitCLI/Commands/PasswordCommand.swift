@@ -98,7 +98,7 @@ struct PasswordCommand: RSAKitCommand {
            (try? store.genericPassword(service: service, account: account)) != nil {
             throw CLIFailure("a \(RSAKeyStoreDescriptions.password(service, account)) already exists (use --update to change its value)", .alreadyExists)
         }
-        let value = try readValue()
+        let value = try readPasswordValue()
         let store = try pending.open()
         let item = try store.addGenericPassword(
             value, service: service, account: account, label: arguments.value("label"),
@@ -113,29 +113,6 @@ struct PasswordCommand: RSAKitCommand {
             return
         }
         try printOutput(items.map(passwordText).joined(separator: "\n"))
-    }
-
-    /// The value: all of standard input, or a no-echo prompt (twice) when it is a terminal.
-    private func readValue() throws -> RSASecretBytes {
-        if isatty(STDIN_FILENO) == 1 {
-            return try Passphrase.prompted("Password value: ", confirm: true, hint: "the value on standard input")
-        }
-        var bytes = [UInt8](repeating: 0, count: RSAKeyStore.maximumPasswordByteCount + 1)
-        defer { wipe(&bytes) }
-        var total = 0
-        while total < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress! + total, $0.count - total) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CLIFailure("cannot read the value from standard input: \(String(cString: strerror(errno)).lowercased())", .failure)
-            }
-            if n == 0 { break }
-            total += n
-        }
-        guard total <= RSAKeyStore.maximumPasswordByteCount else {
-            throw CLIFailure("the value is longer than \(RSAKeyStore.maximumPasswordByteCount) bytes", .dataError)
-        }
-        return RSASecretBytes(copying: bytes[0..<total])
     }
 }
 
@@ -175,4 +152,28 @@ func passwordJSON(_ item: RSAGenericPasswordAttributes) -> [String: Any] {
         "creationDate": rfc3339(item.creationDate),
         "modificationDate": rfc3339(item.modificationDate),
     ]
+}
+
+/// A password value for `add`: all of standard input (every byte, at most
+/// ``RSAKeyStore/maximumPasswordByteCount``), or a no-echo prompt, asked twice, on a terminal.
+func readPasswordValue() throws -> RSASecretBytes {
+    if isatty(STDIN_FILENO) == 1 {
+        return try Passphrase.prompted("Password value: ", confirm: true, hint: "the value on standard input")
+    }
+    var bytes = [UInt8](repeating: 0, count: RSAKeyStore.maximumPasswordByteCount + 1)
+    defer { wipe(&bytes) }
+    var total = 0
+    while total < bytes.count {
+        let n = bytes.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress! + total, $0.count - total) }
+        if n < 0 {
+            if errno == EINTR { continue }
+            throw CLIFailure("cannot read the value from standard input: \(String(cString: strerror(errno)).lowercased())", .failure)
+        }
+        if n == 0 { break }
+        total += n
+    }
+    guard total <= RSAKeyStore.maximumPasswordByteCount else {
+        throw CLIFailure("the value is longer than \(RSAKeyStore.maximumPasswordByteCount) bytes", .dataError)
+    }
+    return RSASecretBytes(copying: bytes[0..<total])
 }
