@@ -3,6 +3,7 @@
 # (and FoundationEssentials) linked statically, and install it under PREFIX (default
 # /usr/local):
 #   PREFIX/bin/rsakit                      the binary (system libc, libstdc++, GMP, Nettle, GnuTLS, libsodium; no ICU)
+#   PREFIX/bin/git-credential-rsakit       a link to it: git's credential helper (credential.helper rsakit)
 #   PREFIX/share/doc/rsakit/rsakit-help.txt  `rsakit help` and every command's help
 #   PREFIX/share/doc/rsakit/README.md
 # DESTDIR is honoured (staged installs, packaging). Environment: SWIFT_BUILD_FLAGS adds flags.
@@ -39,6 +40,7 @@ fi
 
 install -d "$destination/bin" "$destination/share/doc/rsakit"
 install -m 0755 "$binary" "$destination/bin/rsakit"
+ln -sf rsakit "$destination/bin/git-credential-rsakit"
 {
     "$binary" help
     for command in $("$binary" help | awk '/^SUBCOMMANDS:/ {on = 1; next} on && /^  [a-z]/ {print $1}'); do

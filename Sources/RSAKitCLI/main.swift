@@ -19,5 +19,11 @@ do {
 }
 
 // SIGPIPE keeps its default action: `rsakit decrypt | head` ends quietly, as cat does.
-let status = RSAKitCommandLine.run(Array(CommandLine.arguments.dropFirst()))
+// Run as git-credential-rsakit (a link installed by scripts/install.sh), rsakit is git's
+// credential helper: `git-credential-rsakit get` is `rsakit git-credential get`.
+var arguments = Array(CommandLine.arguments.dropFirst())
+if CommandLine.arguments.first.map({ $0.split(separator: "/").last == "git-credential-rsakit" }) == true {
+    arguments.insert("git-credential", at: 0)
+}
+let status = RSAKitCommandLine.run(arguments)
 exit(status.rawValue)
