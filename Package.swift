@@ -86,13 +86,14 @@ let package = Package(
             name: "RSAKitTests",
             dependencies: ["RSAKit", "CRSAKitVector", "RSAKitTestSupport"],
             path: "Tests/RSAKitTests",
-            exclude: ["Fixtures/README.md", "Fixtures/legacy-store-v1", "Fixtures/fuzz"]
+            exclude: ["Fixtures/README.md", "Fixtures/legacy-store-v1", "Fixtures/fuzz", "Fixtures/pyca"]
         ),
         // End-to-end tests of the built `rsakit` binary.
         .testTarget(
             name: "RSAKitCLITests",
             dependencies: ["RSAKitCLI", "RSAKitTestSupport"],
-            path: "Tests/RSAKitCLITests"
+            path: "Tests/RSAKitCLITests",
+            exclude: ["Fixtures"]
         ),
         // GnuTLS (libgnutls28-dev): X.509, PKCS#8 decryption, PKCS#12, chain verification.
         // Only RSAKit/GnuTLS imports it.

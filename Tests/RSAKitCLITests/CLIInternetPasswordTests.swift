@@ -92,4 +92,45 @@ final class CLIInternetPasswordTests: CLITestCase {
         let malformed = try runProcess(bin + "/git-credential-rsakit", ["get"], stdin: Array("no equals sign\n".utf8), environment: environment)
         assertFailure(malformed, status: 65, contains: "a line without '='")
     }
+
+    /// A real clone over HTTP: `git http-backend` behind Basic authentication on 127.0.0.1
+    /// (Fixtures/git-http-server.py), the password only in the store, found by the helper.
+    func testGitClone_OverHTTPWithBasicAuthentication_UsesTheStoredPassword() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/git"),
+              let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: FileManager.default.isExecutableFile(atPath:))
+                ?? (try? runProcess("/bin/sh", ["-c", "command -v python3"]))?.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines),
+              !python.isEmpty else {
+            throw XCTSkip("git or python3 missing: the HTTP clone through the credential helper is not tested")
+        }
+        let root = path("repos"), bin = path("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: bin + "/git-credential-rsakit", withDestinationPath: Self.binary.path)
+        let environment: [String: String?] = [
+            "PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+            "HOME": workDirectory.path, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
+        ]
+        func git(_ arguments: [String]) throws -> Result {
+            try runProcess("/usr/bin/git", arguments, environment: environment)
+        }
+        for arguments in [["init", "-q", "--bare", "-b", "main", root + "/repo.git"], ["init", "-q", "-b", "main", path("src")],
+                          ["-C", path("src"), "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "first commit"],
+                          ["-C", path("src"), "push", "-q", root + "/repo.git", "main"]] {
+            let run = try git(arguments)
+            XCTAssertEqual(run.status, 0, "git \(arguments.joined(separator: " ")): \(run.stderr)")
+        }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/git-http-server.py").path
+        let portFile = path("port")
+        let server = try ChildProcess.start([python, script, root, "erin", "pa55-w0rd", portFile], environment: childEnvironment(environment.compactMapValues { $0 }))
+        defer { server.process.kill9() }
+        let deadline = Date().addingTimeInterval(20)
+        while !exists(portFile) && Date() < deadline { usleep(20_000) }
+        let port = try XCTUnwrap(Int(String(decoding: try read(portFile), as: UTF8.self)), "the server did not start")
+        let url = "http://127.0.0.1:\(port)/repo.git"
+        // Without a stored password git cannot clone (prompts are off).
+        XCTAssertNotEqual(try git(["-c", "credential.helper=rsakit", "clone", "-q", url, path("c1")]).status, 0)
+        try rsakitOK(["internet-password", "add", "--url", "http://erin@127.0.0.1:\(port)"], stdin: Array("pa55-w0rd".utf8))
+        let cloned = try git(["-c", "credential.helper=rsakit", "clone", "-q", url, path("c2")])
+        XCTAssertEqual(cloned.status, 0, cloned.stderr)
+        XCTAssertEqual(try git(["-C", path("c2"), "log", "--format=%s"]).stdoutText, "first commit\n")
+    }
 }
