@@ -200,7 +200,7 @@ extension RSAKeyStore {
             storeKey = key
         }
         if let storeKey {
-            guard let der = StoreSealing.open(sealed, key: storeKey, associatedData: metadata.sealedAssociatedData) else {
+            guard let der = try StoreSealing.open(sealed, key: storeKey, associatedData: metadata.sealedAssociatedData) else {
                 throw damaged("the sealed key does not open under the store key for this item (moved from another item, or modified)")
             }
             do {
@@ -239,7 +239,7 @@ extension RSAKeyStore {
         metadata.sealed = true
         var der = privateKey.pkcs8DERRepresentation
         defer { wipe(&der) }
-        let sealed = StoreSealing.seal(der, key: storeKey, associatedData: metadata.sealedAssociatedData)
+        let sealed = try StoreSealing.seal(der, key: storeKey, associatedData: metadata.sealedAssociatedData)
         let body = publicKey.pemRepresentation + String(decoding: StoreSecretLine.encode(sealed, sealed: true), as: UTF8.self)
         return try StoreItemRecord.encode(metadata, pem: body)
     }

@@ -252,7 +252,7 @@ extension RSAKeyStore {
     func openPassword(_ loaded: LoadedPassword, storeKey: UnlockedStoreKey?) throws -> RSASecretBytes {
         guard loaded.sealed else { return RSASecretBytes(copying: loaded.secret) }
         guard let storeKey else { throw RSAError.keychainLocked }
-        guard let value = StoreSealing.open(loaded.secret, key: storeKey, associatedData: loaded.metadata.associatedData) else {
+        guard let value = try StoreSealing.open(loaded.secret, key: storeKey, associatedData: loaded.metadata.associatedData) else {
             throw RSAError.damagedItem(
                 tag: nil, path: loaded.path,
                 reason: "the sealed value does not open under the store key for this item (moved from another item, or modified)")
@@ -263,7 +263,9 @@ extension RSAKeyStore {
     /// The file bytes of a password item, the value sealed when `storeKey` is given.
     func encodePassword(_ metadata: StorePasswordMetadata, value: RSASecretBytes, storeKey: UnlockedStoreKey?) throws -> [UInt8] {
         if let storeKey {
-            let sealed = value.withUnsafeBytes { Sodium.seal($0, key: storeKey.key, associatedData: metadata.associatedData) }
+            var plain = value.bytes
+            defer { wipe(&plain) }
+            let sealed = try storeKey.seal(plain, associatedData: metadata.associatedData)
             return try StorePasswordFile.encode(metadata, secret: sealed, sealed: true)
         }
         var plain = value.bytes

@@ -17,12 +17,88 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The key that opens the secrets of a protected store, while it is unlocked.
+/// The key that opens the secrets of a protected store, while it is unlocked: held here, or
+/// held by an agent that seals and opens on request (AgentWire), so it never enters this process.
 internal struct UnlockedStoreKey: Sendable {
     /// The random id recorded beside the sealed key (hex), to notice a store re-protected
     /// by another process with a new key.
     let keyID: String
-    let key: RSASecretBytes
+    let backing: Backing
+
+    enum Backing: Sendable {
+        /// The 32 key bytes, in this process.
+        case local(RSASecretBytes)
+        /// An agent's socket, and the store path it serves.
+        case agent(socketPath: String, storePath: String)
+    }
+
+    init(keyID: String, key: RSASecretBytes) {
+        self.keyID = keyID
+        backing = .local(key)
+    }
+
+    init(keyID: String, agentSocketPath: String, storePath: String) {
+        self.keyID = keyID
+        backing = .agent(socketPath: agentSocketPath, storePath: storePath)
+    }
+
+    /// The key bytes, only for a key held here (re-sealing the store key needs them).
+    /// - Throws: `RSAError.keychainLocked` for an agent's key.
+    func localKey() throws -> RSASecretBytes {
+        guard case let .local(key) = backing else { throw RSAError.keychainLocked }
+        return key
+    }
+
+    /// nonce || XChaCha20-Poly1305(K, secret, associatedData) || tag.
+    /// - Throws: `RSAError.keychainLocked` when the agent is gone or locked (the caller then
+    ///   falls back to a passphrase).
+    func seal(_ secret: [UInt8], associatedData: [UInt8]) throws -> [UInt8] {
+        switch backing {
+        case let .local(key):
+            return secret.withUnsafeBytes { Sodium.seal($0, key: key, associatedData: associatedData) }
+        case let .agent(socketPath, storePath):
+            var reply = try Self.agentRequest(socketPath, .seal, [Array(storePath.utf8), secret, associatedData])
+            defer { wipe(&reply) }
+            return reply
+        }
+    }
+
+    /// The secret, nil when it does not open under this key and identity.
+    /// - Throws: `RSAError.keychainLocked` when the agent is gone or locked.
+    func open(_ sealed: [UInt8], associatedData: [UInt8]) throws -> RSASecretBytes? {
+        switch backing {
+        case let .local(key):
+            return Sodium.open(sealed, key: key, associatedData: associatedData)
+        case let .agent(socketPath, storePath):
+            do {
+                var reply = try Self.agentRequest(socketPath, .open, [Array(storePath.utf8), sealed, associatedData])
+                defer { wipe(&reply) }
+                return RSASecretBytes(copying: reply)
+            } catch AgentRefusal.doesNotOpen {
+                return nil
+            }
+        }
+    }
+
+    private enum AgentRefusal: Error { case doesNotOpen }
+
+    /// The first field of the agent's ok response.
+    private static func agentRequest(_ socketPath: String, _ operation: AgentWire.Operation, _ fields: [[UInt8]]) throws -> [UInt8] {
+        let response: AgentWire.Message
+        do {
+            response = try AgentWire.request(socketPath, AgentWire.Message(operation, fields))
+        } catch {
+            throw RSAError.keychainLocked  // the agent is gone: fall back to the passphrase
+        }
+        switch response.operation {
+        case .ok where response.fields.count == 1:
+            return response.fields[0]
+        case .error where response.fields.first.map({ String(decoding: $0, as: UTF8.self) }) == "the sealed secret does not open under the store key":
+            throw AgentRefusal.doesNotOpen
+        default:
+            throw RSAError.keychainLocked
+        }
+    }
 }
 
 internal enum StoreSealing {
@@ -43,14 +119,15 @@ internal enum StoreSealing {
         Array("rsakit keychain store key 1\u{0}\(record.opsLimit)\u{0}\(record.memoryLimitByteCount)\u{0}\(record.salt)\u{0}\(record.keyID)".utf8)
     }
 
-    /// Seal `secret` with the store key.
-    static func seal(_ secret: [UInt8], key: UnlockedStoreKey, associatedData: [UInt8]) -> [UInt8] {
-        secret.withUnsafeBytes { Sodium.seal($0, key: key.key, associatedData: associatedData) }
+    /// Seal `secret` with the store key. - Throws: as ``UnlockedStoreKey/seal(_:associatedData:)``.
+    static func seal(_ secret: [UInt8], key: UnlockedStoreKey, associatedData: [UInt8]) throws -> [UInt8] {
+        try key.seal(secret, associatedData: associatedData)
     }
 
     /// Open a sealed secret, or nil when it does not open under this key and identity.
-    static func open(_ sealed: [UInt8], key: UnlockedStoreKey, associatedData: [UInt8]) -> RSASecretBytes? {
-        Sodium.open(sealed, key: key.key, associatedData: associatedData)
+    /// - Throws: as ``UnlockedStoreKey/open(_:associatedData:)``.
+    static func open(_ sealed: [UInt8], key: UnlockedStoreKey, associatedData: [UInt8]) throws -> RSASecretBytes? {
+        try key.open(sealed, associatedData: associatedData)
     }
 }
 
@@ -101,7 +178,7 @@ internal struct StoreProtectionRecord: Codable, Equatable {
             salt: Base64.encode(salt), keyID: storeKey.keyID, sealedStoreKey: "",
             passphraseDate: StoreItemRecord.formatDate(milliseconds: StoreItemRecord.nowMilliseconds()))
         let kek = try Sodium.argon2id(passphrase: passphrase, salt: salt, parameters: parameters)
-        let sealed = storeKey.key.withUnsafeBytes {
+        let sealed = try storeKey.localKey().withUnsafeBytes {
             Sodium.seal($0, key: kek, associatedData: StoreSealing.storeKeyAssociatedData(record))
         }
         record.sealedStoreKey = Base64.encode(sealed)

@@ -24,6 +24,15 @@ public enum RSAKitProcessHardening {
         }
     }
 
+    /// Keep every page of the process, now and later, out of swap (`mlockall(MCL_CURRENT |
+    /// MCL_FUTURE)`), for a long-lived holder of a key such as the agent. Best effort: a
+    /// `RLIMIT_MEMLOCK` too small for the process makes the kernel refuse.
+    /// - Returns: true when the memory is locked.
+    @discardableResult
+    public static func lockMemory() -> Bool {
+        rsakit_lock_all_memory() == 0
+    }
+
     /// Whether the process may dump core: `prctl(PR_GET_DUMPABLE)` is not 0 and the soft
     /// `RLIMIT_CORE` is not 0.
     public static var coreDumpsAllowed: Bool {

@@ -17,11 +17,13 @@ func withUnlockedStore<T>(_ store: RSAKeyStore, _ arguments: ParsedArguments, co
     }
 }
 
-/// Unlock a protected store with its passphrase (`--store-passin`, `RSAKIT_STORE_PASSIN`,
-/// `--passin`, `RSAKIT_PASSIN`, the terminal).
+/// Unlock a protected store through a running agent that serves it, else with its
+/// passphrase (`--store-passin`, `RSAKIT_STORE_PASSIN`, `--passin`, `RSAKIT_PASSIN`, the terminal).
 ///
 /// - Throws: `CLIFailure` (65) "wrong passphrase for the key store at PATH".
 func unlockStore(_ store: RSAKeyStore, _ arguments: ParsedArguments, command: String) throws {
+    // The agent first (RSAKIT_AGENT_SOCK or the default socket), when it serves this store.
+    if (try? store.unlock(agentSocketPath: RSAKeychainAgent.defaultSocketPath())) == true { return }
     let passphrase = try Passphrase.readStore(arguments, command: command, path: store.path)
     try namingStore(store.path) { try store.unlock(passphrase: passphrase) }
 }

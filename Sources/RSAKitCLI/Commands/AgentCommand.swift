@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import RSAKit
+
+/// `rsakit agent start | status | lock | stop`: unlock a protected store once per session
+/// (the ssh-agent pattern). `start` reads the passphrase, then starts the agent as a fresh
+/// process (`rsakit agent serve`, argv and environment without any passphrase, the passphrase
+/// on a pipe), waits for it to listen, and prints the shell lines that point clients at it.
+struct AgentCommand: RSAKitCommand {
+    static let spec = CommandSpec(
+        name: "agent",
+        overview: "Unlock a protected store once: start, query, lock or stop the rsakit agent.",
+        usage: "rsakit agent start [--lifetime <DURATION>] [--idle <DURATION>] [--foreground] [--socket <PATH>] [--store-passin <SPEC>] [--store <DIR>] | status | lock | stop",
+        options: [
+            .value("socket", "PATH", "The agent socket (default: $RSAKIT_AGENT_SOCK, else $XDG_RUNTIME_DIR/rsakit/agent.sock, else /tmp/rsakit-UID/agent.sock)."),
+            .value("lifetime", "DURATION", "start: drop the key and end after DURATION (90s, 30m, 8h, 1d; default: no limit).").only("start", "serve"),
+            .value("idle", "DURATION", "start: drop the key and end after DURATION without a request (default: no limit).").only("start", "serve"),
+            .flag("foreground", "start: stay attached and serve until stopped (default: run in the background).").only("start"),
+        ],
+        positionals: ["SUBCOMMAND"],
+        discussion: """
+        start asks for the store's passphrase once (--store-passin, $RSAKIT_STORE_PASSIN, --passin,
+        $RSAKIT_PASSIN, else the terminal) and prints, as ssh-agent does:
+            RSAKIT_AGENT_SOCK=/run/user/1000/rsakit/agent.sock; export RSAKIT_AGENT_SOCK;
+        so `eval "$(rsakit agent start)"` sets it. Every command that needs a protected store's
+        secrets asks the agent first and falls back to the passphrase when there is none, it is
+        locked, or it serves another store. The store key never leaves the agent: it seals and
+        opens item secrets for clients of the same user only. A changed passphrase or an
+        unprotected store locks it; so do --lifetime and --idle, which also end it.
+        status exits 0 when the agent serves this store unlocked, 1 otherwise.
+        """,
+        passphrases: .only(["start", "serve"]))
+
+    let arguments: ParsedArguments
+    let subcommand: String
+    let socketPath: String
+
+    init(_ arguments: ParsedArguments) throws {
+        self.arguments = arguments
+        subcommand = try parseSubcommand(arguments, of: ["start", "status", "lock", "stop", "serve"], spec: Self.spec)
+        socketPath = arguments.value("socket") ?? RSAKeychainAgent.defaultSocketPath()
+        for option in ["lifetime", "idle"] { _ = try duration(option) }
+    }
+
+    func run() throws {
+        switch subcommand {
+        case "start": try start()
+        case "serve": try serve()
+        case "status":
+            let store = try storeLocation(arguments)
+            guard let status = RSAKeychainAgent.status(at: socketPath, storePath: store) else {
+                throw CLIFailure("no agent listens at \(terminalSafe(socketPath))", .failure)
+            }
+            guard status.unlocked else {
+                throw CLIFailure("the agent at \(terminalSafe(socketPath)): \(terminalSafe(status.message))", .failure)
+            }
+            try printOutput("the agent at \(terminalSafe(socketPath)) serves the store at \(terminalSafe(store)), unlocked\n")
+        default:
+            guard RSAKeychainAgent.send(subcommand == "lock" ? .lock : .stop, to: socketPath) else {
+                throw CLIFailure("no agent listens at \(terminalSafe(socketPath))", .failure)
+            }
+            try printOutput(subcommand == "lock" ? "agent locked\n" : "agent stopped\n")
+        }
+    }
+
+    /// Seconds of `--option` ("90", "90s", "30m", "8h", "1d"), nil when absent.
+    private func duration(_ option: String) throws -> Double? {
+        guard let text = arguments.value(option) else { return nil }
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        var number = Substring(text), scale = 1.0
+        if let last = text.last, let unit = units[last] { number = text.dropLast(); scale = unit }
+        guard let value = Double(number), value > 0 else {
+            throw UsageError(message: "--\(option) expects a duration such as 90s, 30m, 8h or 1d, got '\(terminalSafe(text))'", command: Self.spec.name)
+        }
+        return value * scale
+    }
+
+    /// The store to serve: it must exist and be protected.
+    private func protectedStore() throws -> RSAKeyStore {
+        let store = try openStore(arguments)
+        guard try store.isProtected else {
+            throw CLIFailure("the key store at \(terminalSafe(store.path)) is not protected: it needs no agent (rsakit store protect)", .usage)
+        }
+        return store
+    }
+
+    /// `agent start`: in the foreground, unlock and serve here; else hand the passphrase to a
+    /// clean `agent serve` process on a pipe and wait until it listens.
+    private func start() throws {
+        let store = try protectedStore()
+        if arguments.flag("foreground") {
+            try namingStore(store.path) { try store.unlock(passphrase: try Passphrase.readStore(arguments, command: Self.spec.name, path: store.path)) }
+            let agent = try RSAKeychainAgent(store: store, socketPath: socketPath, lifetime: try duration("lifetime"), idle: try duration("idle"))
+            try agent.serve { try? printOutput(shellLines()) }
+            return
+        }
+        let passphrase = try Passphrase.readStore(arguments, command: Self.spec.name, path: store.path)
+        var argv = [CommandLine.arguments[0], "agent", "serve", "--store", store.path, "--socket", socketPath]
+        for option in ["lifetime", "idle"] { if let value = arguments.value(option) { argv += ["--\(option)", value] } }
+        if arguments.flag("allow-insecure-store") { argv.append("--allow-insecure-store") }
+        let reply = try AgentProcess.spawn(argv, environment: AgentProcess.environmentWithoutSecrets(arguments), secret: passphrase)
+        guard reply.hasPrefix("ok ") else {
+            throw CLIFailure(reply.hasPrefix("error: ") ? String(reply.dropFirst(7)) : "the agent did not start", reply.contains("wrong passphrase") ? .dataError : .failure)
+        }
+        try printOutput(shellLines() + "echo Agent pid \(reply.dropFirst(3));\n")
+    }
+
+    /// `agent serve` (started by `agent start`): the passphrase on standard input, one line
+    /// "ok PID" or "error: MESSAGE" on standard output once listening, then detached.
+    private func serve() throws {
+        _ = setsid()
+        do {
+            let store = try protectedStore()
+            let passphrase = try Passphrase.read(source: .standardInput)
+            try namingStore(store.path) { try store.unlock(passphrase: passphrase) }
+            let agent = try RSAKeychainAgent(store: store, socketPath: socketPath, lifetime: try duration("lifetime"), idle: try duration("idle"))
+            RSAKitProcessHardening.lockMemory()
+            try agent.serve {
+                AgentProcess.report("ok \(getpid())\n")
+                AgentProcess.detachStandardStreams()
+            }
+        } catch {
+            AgentProcess.report("error: \(error)\n")
+            throw error
+        }
+    }
+
+    private func shellLines() -> String {
+        "RSAKIT_AGENT_SOCK=\(shellQuoted(socketPath)); export RSAKIT_AGENT_SOCK;\n"
+    }
+
+    private func shellQuoted(_ text: String) -> String {
+        text.allSatisfy { $0.isLetter || $0.isNumber || "/._-+:@".contains($0) } ? text : "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+    }
+}
