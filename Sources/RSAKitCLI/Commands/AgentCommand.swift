@@ -60,6 +60,11 @@ struct AgentCommand: RSAKitCommand {
             guard RSAKeychainAgent.send(subcommand == "lock" ? .lock : .stop, to: socketPath) else {
                 throw CLIFailure("no agent listens at \(terminalSafe(socketPath))", .failure)
             }
+            if subcommand == "stop" {
+                // Until the agent has removed its socket (it checks every 250 ms), at most 5 s.
+                var info = stat()
+                for _ in 0..<100 where stat(socketPath, &info) == 0 { usleep(50_000) }
+            }
             try printOutput(subcommand == "lock" ? "agent locked\n" : "agent stopped\n")
         }
     }
