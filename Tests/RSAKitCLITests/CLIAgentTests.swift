@@ -173,6 +173,20 @@ final class CLIAgentTests: CLITestCase {
         XCTAssertEqual(try agentValue().stdoutText, "pw-value-1", "the agent still serves its own user")
     }
 
+    /// `--foreground`: the same agent, attached; it prints the shell lines once it listens,
+    /// and `--lifetime` ends it.
+    func testForeground_PrintsTheLinesOnceListeningAndLifetimeEndsIt() throws {
+        try protectedStore()
+        let child = try ChildProcess.start([Self.binary.path, "agent", "start", "--foreground", "--lifetime", "3s", "--store-passin", "env:AGENT_TEST_PASS"],
+                                           environment: childEnvironment(agentEnvironment.merging(["AGENT_TEST_PASS": passphrase]) { $1 }))
+        XCTAssertTrue(child.waitForStdout(startingWith: "RSAKIT_AGENT_SOCK=\(socket); export RSAKIT_AGENT_SOCK;\n", timeout: 20))
+        XCTAssertEqual(try agentValue().stdoutText, "pw-value-1")
+        let ended = try child.finish(timeout: 20)
+        XCTAssertEqual(ended.status, 0, ended.stderr)
+        XCTAssertFalse(exists(socket))
+        assertFailure(try agentValue(), status: 64, contains: "a passphrase is needed")
+    }
+
     // MARK: Helpers
 
     private func waitForExit(_ pid: Int32, seconds: Double = 10) -> Bool {

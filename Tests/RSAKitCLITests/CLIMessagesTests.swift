@@ -261,15 +261,4 @@ final class CLIMessagesTests: CLITestCase {
         XCTAssertEqual(opened.status, 0, opened.stderr)
         XCTAssertEqual(opened.stdout, [])
     }
-
-    func hexBytes(_ hex: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            out.append(UInt8(hex[index..<next], radix: 16)!)
-            index = next
-        }
-        return out
-    }
 }

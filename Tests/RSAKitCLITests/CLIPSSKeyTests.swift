@@ -161,15 +161,4 @@ final class CLIPSSKeyTests: CLITestCase {
         assertFailure(try rsakit(["sign", "--key", key, "--hash", "shake128", "--in", message]), status: 64, contains: "SHAKE128 and SHAKE256 sign with --scheme pss only")
         assertFailure(try rsakit(["sign", "--key", key, "--scheme", "pss", "--hash", "shake128", "--mgf1-hash", "sha256", "--in", message]), status: 64, contains: "--mgf1-hash does not apply to SHAKE")
     }
-
-    private func hexBytes(_ hex: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            out.append(UInt8(hex[index..<next], radix: 16)!)
-            index = next
-        }
-        return out
-    }
 }

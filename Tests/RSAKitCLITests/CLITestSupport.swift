@@ -123,6 +123,18 @@ class CLITestCase: XCTestCase {
         return folder
     }
 
+    /// The bytes of lower-case or upper-case hex text (Wycheproof's fields).
+    func hexBytes(_ hex: String) -> [UInt8] {
+        var out: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            out.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
+        }
+        return out
+    }
+
     /// `openssl` path, or a visible skip.
     func openssl() throws -> String { try OpenSSL.require() }
 

@@ -134,42 +134,28 @@ struct InternetPasswordCommand: RSAKitCommand {
 /// The attribute lines of one internet password (never the value).
 func internetPasswordText(_ item: RSAInternetPasswordAttributes) -> String {
     let key = item.key
+    func shown(_ text: String) -> String { text.isEmpty ? "(none)" : terminalSafe(text) }
     return """
     class: internet password
     server: \(terminalSafe(key.server))
-    protocol: \(key.protocol.isEmpty ? "(none)" : key.protocol)
+    protocol: \(shown(key.protocol))
     port: \(key.port == 0 ? "(none)" : String(key.port))
-    path: \(key.path.isEmpty ? "(none)" : terminalSafe(key.path))
+    path: \(shown(key.path))
     account: \(terminalSafe(key.account))
-    authentication type: \(key.authenticationType.isEmpty ? "(none)" : terminalSafe(key.authenticationType))
-    security domain: \(key.securityDomain.isEmpty ? "(none)" : terminalSafe(key.securityDomain))
-    label: \(item.label.map(terminalSafe) ?? "(none)")
-    comment: \(item.comment.map(terminalSafe) ?? "(none)")
-    value: \(item.valueByteCount) bytes
-    item id: \(item.itemID)
-    created: \(iso8601(item.creationDate))
-    modified: \(iso8601(item.modificationDate))
+    authentication type: \(shown(key.authenticationType))
+    security domain: \(shown(key.securityDomain))
 
-    """
+    """ + passwordItemLines(label: item.label, comment: item.comment, valueByteCount: item.valueByteCount,
+                            itemID: item.itemID, created: item.creationDate, modified: item.modificationDate)
 }
 
 /// The JSON object of one internet password (never the value), in README's JSON names.
 func internetPasswordJSON(_ item: RSAInternetPasswordAttributes) -> [String: Any] {
     let key = item.key
-    return [
-        "class": "internetPassword",
-        "server": key.server,
-        "protocol": key.protocol,
-        "port": key.port,
-        "path": key.path,
-        "account": key.account,
-        "authenticationType": key.authenticationType,
-        "securityDomain": key.securityDomain,
-        "label": item.label as Any? ?? JSONValue.null,
-        "comment": item.comment as Any? ?? JSONValue.null,
-        "valueBytes": item.valueByteCount,
-        "itemID": item.itemID,
-        "creationDate": rfc3339(item.creationDate),
-        "modificationDate": rfc3339(item.modificationDate),
+    let attributes: [String: Any] = [
+        "class": "internetPassword", "server": key.server, "protocol": key.protocol, "port": key.port, "path": key.path,
+        "account": key.account, "authenticationType": key.authenticationType, "securityDomain": key.securityDomain,
     ]
+    return attributes.merging(passwordItemJSON(label: item.label, comment: item.comment, valueByteCount: item.valueByteCount,
+                                               itemID: item.itemID, created: item.creationDate, modified: item.modificationDate)) { a, _ in a }
 }

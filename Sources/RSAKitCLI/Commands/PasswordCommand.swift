@@ -129,28 +129,40 @@ func passwordText(_ item: RSAGenericPasswordAttributes) -> String {
     class: generic password
     service: \(terminalSafe(item.service))
     account: \(terminalSafe(item.account))
-    label: \(item.label.map(terminalSafe) ?? "(none)")
-    comment: \(item.comment.map(terminalSafe) ?? "(none)")
-    value: \(item.valueByteCount) bytes
-    item id: \(item.itemID)
-    created: \(iso8601(item.creationDate))
-    modified: \(iso8601(item.modificationDate))
+
+    """ + passwordItemLines(label: item.label, comment: item.comment, valueByteCount: item.valueByteCount,
+                            itemID: item.itemID, created: item.creationDate, modified: item.modificationDate)
+}
+
+/// The lines both password classes end with: label, comment, value length, id, dates.
+func passwordItemLines(label: String?, comment: String?, valueByteCount: Int, itemID: String, created: Date, modified: Date) -> String {
+    """
+    label: \(label.map(terminalSafe) ?? "(none)")
+    comment: \(comment.map(terminalSafe) ?? "(none)")
+    value: \(valueByteCount) bytes
+    item id: \(itemID)
+    created: \(iso8601(created))
+    modified: \(iso8601(modified))
 
     """
 }
 
 /// The JSON object of one generic password (never the value), in the names of README's JSON table.
 func passwordJSON(_ item: RSAGenericPasswordAttributes) -> [String: Any] {
+    ["class": "genericPassword", "service": item.service, "account": item.account].merging(
+        passwordItemJSON(label: item.label, comment: item.comment, valueByteCount: item.valueByteCount,
+                         itemID: item.itemID, created: item.creationDate, modified: item.modificationDate)) { a, _ in a }
+}
+
+/// The JSON fields both password classes share (label and comment null when absent).
+func passwordItemJSON(label: String?, comment: String?, valueByteCount: Int, itemID: String, created: Date, modified: Date) -> [String: Any] {
     [
-        "class": "genericPassword",
-        "service": item.service,
-        "account": item.account,
-        "label": item.label as Any? ?? JSONValue.null,
-        "comment": item.comment as Any? ?? JSONValue.null,
-        "valueBytes": item.valueByteCount,
-        "itemID": item.itemID,
-        "creationDate": rfc3339(item.creationDate),
-        "modificationDate": rfc3339(item.modificationDate),
+        "label": label as Any? ?? JSONValue.null,
+        "comment": comment as Any? ?? JSONValue.null,
+        "valueBytes": valueByteCount,
+        "itemID": itemID,
+        "creationDate": rfc3339(created),
+        "modificationDate": rfc3339(modified),
     ]
 }
 
