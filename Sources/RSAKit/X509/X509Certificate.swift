@@ -203,11 +203,16 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
         }
         signatureAlgorithmName = try parsed.signatureAlgorithmName() ?? parsed.signatureAlgorithmOID() ?? "unknown"
         fingerprint = RSAHashAlgorithm.sha256.hash(der)
-        // Over the SPKI exactly as the certificate encodes it (RFC 5280 §4.1.2.7), whatever its key.
-        if let spki {
+        // The key's own fingerprint, so a certificate and its stored private key link up. The
+        // key is read from the SPKI as the certificate encodes it (an RSA-PSS identifier kept
+        // byte for byte), so for DER as openssl and pyca write it the two are the same bytes;
+        // a non-RSA key, or one GnuTLS alone could read, gets the hash of the SPKI bytes.
+        if let publicKey {
+            publicKeyFingerprint = publicKey.fingerprint
+        } else if let spki {
             publicKeyFingerprint = RSAKeyFingerprint(digest: RSAHashAlgorithm.sha256.hash(spki))
         } else {
-            publicKeyFingerprint = publicKey?.fingerprint
+            publicKeyFingerprint = nil
         }
         do {
             keyUsage = try parsed.keyUsage().map { X509Certificate.keyUsage(fromGnuTLSBits: $0.bits) }
