@@ -86,6 +86,8 @@ static inline M8 v_cmpeq(V a, V b) {
     return k;
 }
 
+#define v_pin(x) ((void)(x))
+
 #include "rsakit_vector_kernel.inc"
 
 const rk_ops rk_emulated_ops = {

@@ -48,6 +48,7 @@ static inline V v_align7(V hi, V lo) { return _mm512_alignr_epi64(hi, lo, 7); }
 static inline V v_perm2(V a, V idx, V b) { return _mm512_permutex2var_epi64(a, idx, b); }
 static inline M8 v_cmpgt(V a, V b) { return _mm512_cmpgt_epu64_mask(a, b); }
 static inline M8 v_cmpeq(V a, V b) { return _mm512_cmpeq_epu64_mask(a, b); }
+#define v_pin(x) __asm__ volatile("" : "+v"(x))
 
 #include "rsakit_vector_kernel.inc"
 

@@ -58,6 +58,12 @@ extern const int rk_ifma_compiled;
 int rk_powm_digits(const rk_ops *ops, const rsakit_vec_modulus *m, int lanes8,
                    uint64_t *out, const uint64_t *base, const uint64_t *exp, size_t exp_limbs);
 
+/* The ops of impl, or NULL when this CPU cannot run it. */
+const rk_ops *rk_ops_for(rsakit_vec_impl impl);
+
+/* The known-answer digest of ops' products (rsakit_vector_dispatch.c). */
+uint64_t rk_known_answer_digest(const rk_ops *ops);
+
 /* The scalar masked table scan (used by the reference and the emulation). */
 void rk_select_scalar(uint64_t *r, const uint64_t *table, size_t words, uint64_t index);
 

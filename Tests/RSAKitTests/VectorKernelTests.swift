@@ -144,6 +144,13 @@ final class VectorKernelTests: XCTestCase {
         XCTAssertEqual(rsakit_vec_selftest(RSAKIT_VEC_IMPL_IFMA_EMULATED), 0)
     }
 
+    /// The dispatch's known-answer digest is the portable reference's (the constant in
+    /// rsakit_vector_dispatch.c was made by it), and the kernel's algorithm gives it too.
+    func testKnownAnswer_ReferenceAndEmulatedKernelMatchTheDigest() {
+        XCTAssertEqual(rsakit_vec_known_answer_test(RSAKIT_VEC_IMPL_REFERENCE), 0)
+        XCTAssertEqual(rsakit_vec_known_answer_test(RSAKIT_VEC_IMPL_IFMA_EMULATED), 0)
+    }
+
     /// Seven fixed lanes and one varying lane (at several positions): the fixed lanes'
     /// results never move and every lane matches GMP.
     func checkLanesIndependent(_ impl: rsakit_vec_impl) throws {
@@ -263,6 +270,7 @@ final class VectorKernelTests: XCTestCase {
             XCTAssertEqual(status, -1)
             XCTAssertEqual(r, [UInt64](repeating: 0, count: 16))
             XCTAssertEqual(rsakit_vec_selftest(RSAKIT_VEC_IMPL_IFMA), -1)
+            XCTAssertEqual(rsakit_vec_known_answer_test(RSAKIT_VEC_IMPL_IFMA), -1)
         }
         let key = try TestKeys.generated(bits: 1024)
         XCTAssertNil(try key.withVectorKernel(.ifma), "the IFMA kernel must not attach without the CPU")
@@ -399,6 +407,7 @@ final class VectorKernelTests: XCTestCase {
     func testIFMAKernel_MatchesGMP_EdgeAndRandomInputs() throws {
         try requireIFMA()
         XCTAssertEqual(rsakit_vec_selftest(RSAKIT_VEC_IMPL_IFMA), 0)
+        XCTAssertEqual(rsakit_vec_known_answer_test(RSAKIT_VEC_IMPL_IFMA), 0)
         try checkAgainstGMP(RSAKIT_VEC_IMPL_IFMA, name: "IFMA kernel")
     }
 

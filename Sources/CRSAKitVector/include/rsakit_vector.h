@@ -56,7 +56,7 @@ typedef enum rsakit_vec_impl {
 typedef enum rsakit_vec_path {
     RSAKIT_VEC_PATH_GMP_NO_IFMA = 0,         /* CPU or OS lacks AVX-512 F/BW/VL/IFMA/zmm */
     RSAKIT_VEC_PATH_GMP_DISABLED = 1,        /* RSAKIT_DISABLE_IFMA=1 in the environment */
-    RSAKIT_VEC_PATH_GMP_SELFTEST_FAILED = 2, /* the kernel disagreed with GMP at start-up */
+    RSAKIT_VEC_PATH_GMP_SELFTEST_FAILED = 2, /* the kernel failed its known-answer test */
     RSAKIT_VEC_PATH_IFMA = 3                 /* the AVX-512 IFMA kernel */
 } rsakit_vec_path;
 
@@ -107,17 +107,24 @@ void rsakit_vec_from_lane(const rsakit_vec_modulus *m, uint64_t *limbs, const ui
  * xgetbv shows the OS saving the opmask and zmm state. Detected once. */
 int rsakit_vec_cpu_has_ifma(void);
 
-/* The path private-key exponentiations take, decided once per process:
- * RSAKIT_DISABLE_IFMA=1 (any value but "" and "0") first, then the CPU check, then a self-test of the kernel (single and multi buffer,
- * each size class) against GMP's mpz_powm. */
+/* The path private-key exponentiations take, decided once per process at first use:
+ * RSAKIT_DISABLE_IFMA=1 (any value but "" and "0") first, then the CPU check, then
+ * rsakit_vec_known_answer_test of the kernel (a few microseconds). */
 rsakit_vec_path rsakit_vec_private_path(void);
 
 /* A one-line human-readable form of rsakit_vec_private_path(). */
 const char *rsakit_vec_private_path_description(void);
 
-/* Run the self-test of impl against GMP now (not cached). Returns 0 when it agrees,
- * -1 when it disagrees or cannot run here. */
+/* Run the self-test of impl against GMP now (not cached): exponentiations single and
+ * multi buffer in each size class compared with mpz_powm (about 12 ms on the IFMA kernel).
+ * Returns 0 when it agrees, -1 when it disagrees or cannot run here. */
 int rsakit_vec_selftest(rsakit_vec_impl impl);
+
+/* The known-answer test of impl now (not cached): a product and a squaring of each kind
+ * (eight lanes, single buffer) in each size class on fixed inputs, their results folded
+ * into a digest compared with the portable reference's. Returns 0 when it matches, -1
+ * when it does not or impl cannot run here. */
+int rsakit_vec_known_answer_test(rsakit_vec_impl impl);
 
 /* MARK: - The kernel seam of the constant-time private path (rsakit_secret.h) */
 

@@ -15,8 +15,9 @@ public enum RSAKitEngine {
     /// The private-key exponentiation path this process uses, decided once at first use:
     /// ``RSAPrivateKeyPath/ifma`` when the CPU reports AVX-512 F, BW, VL, DQ and IFMA, the OS
     /// saves the zmm state (xgetbv), the environment does not set `RSAKIT_DISABLE_IFMA=1`,
-    /// and the kernel passed its start-up self-test against GMP (`mpz_powm`, single and
-    /// multi-buffer, 1024/1536/2048-bit moduli); ``RSAPrivateKeyPath/gmp`` otherwise.
+    /// and the kernel passed its known-answer test (a product and a squaring of each kind in
+    /// each size class, compared with the portable reference's digest: microseconds);
+    /// ``RSAPrivateKeyPath/gmp`` otherwise.
     ///
     /// Both paths are constant-time in the key and blinded; the choice depends only on the
     /// machine and the environment, never on a key or an input.
