@@ -63,7 +63,8 @@ typedef enum rsakit_vec_path {
 typedef struct rsakit_vec_modulus rsakit_vec_modulus;
 
 /* Per-modulus constants for n given as `limbs` 64-bit limbs (1 <= limbs <= 32), computed
- * once in constant time (R^2 mod n by mpn_sec_div_r, -n^-1 mod 2^52 by Newton iteration).
+ * once in constant time (R^2 mod n by doublings and Montgomery squarings, -n^-1 mod 2^52 by
+ * Newton iteration; about 20 us for 32 limbs).
  * n MUST be odd, > 1, with n[limbs - 1] != 0: n is not examined (it may be a secret
  * prime), so other values give wrong results, not an error. The size class follows the
  * public limb count: <= 16 limbs -> 20 digits, <= 24 -> 30, <= 32 -> 40. NULL for a limb
