@@ -18,7 +18,7 @@ OUT="${TMPDIR:-/tmp}/rsakit-spills-$$"
 mkdir -p "$OUT"
 trap 'rm -rf "$OUT"' EXIT
 status=0
-must_not_spill="ifma_mul1 ifma_sqr1 ifma_mul8_20 ifma_sqr8_20 ifma_select"
+must_not_spill="ifma_mul1 ifma_sqr1 ifma_mul1x2 ifma_mul8_20 ifma_sqr8_20 ifma_select"
 reported="ifma_mul8_30 ifma_sqr8_30 ifma_mul8_40 ifma_sqr8_40"
 for opt in -O2 -O3; do
     "$CLANG" "$opt" -S -I"$SRC/include" -I"$SRC" "$SRC/rsakit_vector_ifma.c" -o "$OUT/k.s"

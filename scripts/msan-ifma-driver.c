@@ -26,7 +26,7 @@ static uint64_t next(void) {
 }
 
 static int run(rsakit_vec_impl impl, size_t limbs, size_t exp_limbs) {
-    uint64_t n[32], e[32], base[8 * 32], got[8 * 32], want[8 * 32], got1[32], want1[32];
+    uint64_t n[32], e[32], base[8 * 32], got[8 * 32], want[8 * 32], got1[32], want1[32], got2[2 * 32], want2[32];
     for (size_t i = 0; i < limbs; i++) n[i] = next();
     n[0] |= 1;
     n[limbs - 1] |= (uint64_t)1 << 63;
@@ -40,6 +40,7 @@ static int run(rsakit_vec_impl impl, size_t limbs, size_t exp_limbs) {
     rsakit_vec_modulus *mr = rsakit_vec_modulus_create(n, limbs);
     rsakit_vec_powm8(RSAKIT_VEC_IMPL_REFERENCE, mr, want, base, e, exp_limbs);
     rsakit_vec_powm(RSAKIT_VEC_IMPL_REFERENCE, mr, want1, base + 2 * limbs, e, exp_limbs);
+    rsakit_vec_powm(RSAKIT_VEC_IMPL_REFERENCE, mr, want2, base + 3 * limbs, e, exp_limbs);
     rsakit_vec_modulus_destroy(mr);
 
     __msan_poison(n, limbs * 8);
@@ -48,12 +49,17 @@ static int run(rsakit_vec_impl impl, size_t limbs, size_t exp_limbs) {
     rsakit_vec_modulus *m = rsakit_vec_modulus_create(n, limbs);
     int s8 = rsakit_vec_powm8(impl, m, got, base, e, exp_limbs);
     int s1 = rsakit_vec_powm(impl, m, got1, base + 2 * limbs, e, exp_limbs);
+    /* The dual (p and q in lockstep), one modulus twice: the second result is lane 3's. */
+    int s2 = rsakit_vec_powm2(impl, exp_limbs, m, got2, base + 2 * limbs, e, m, got2 + limbs, base + 3 * limbs, e);
     rsakit_vec_modulus_destroy(m);
     __msan_unpoison(got, 8 * limbs * 8);
     __msan_unpoison(got1, limbs * 8);
-    int bad = (s8 != 0) + (s1 != 0);
+    __msan_unpoison(got2, 2 * limbs * 8);
+    int bad = (s8 != 0) + (s1 != 0) + (s2 != 0);
     bad += memcmp(got, want, 8 * limbs * 8) != 0;
     bad += memcmp(got1, want1, limbs * 8) != 0;
+    bad += memcmp(got2, want1, limbs * 8) != 0;
+    bad += memcmp(got2 + limbs, want2, limbs * 8) != 0;
     if (bad) {
         fprintf(stderr, "mismatch at %zu limbs\n", limbs);
     }

@@ -21,6 +21,7 @@ static inline void v_store(uint64_t *p, V x) { memcpy(p, x.l, sizeof x.l); }
 static inline void v_storeu(uint64_t *p, V x) { v_store(p, x); }
 static inline V v_bcast(uint64_t u) { V r; for (int i = 0; i < 8; i++) r.l[i] = u; return r; }
 static inline uint64_t v_lane0(V x) { return x.l[0]; }
+static inline V v_bcast0(V x) { return v_bcast(x.l[0]); }
 static inline V v_idx(uint64_t a, uint64_t b, uint64_t c, uint64_t d,
                       uint64_t e, uint64_t f, uint64_t g, uint64_t h) {
     V r = {{a, b, c, d, e, f, g, h}};
@@ -96,4 +97,5 @@ const rk_ops rk_emulated_ops = {
     .mul8 = emu_mul8,
     .sqr8 = emu_sqr8,
     .select = emu_select,
+    .mul1x2 = emu_mul1x2,
 };

@@ -1,6 +1,8 @@
 /*
- * rsakit_vector_exp.c - per-modulus constants, layout conversions, and the fixed-window
- * exponentiation driver shared by the reference, the kernel and its emulation.
+ * rsakit_vector_exp.c - the fixed-window exponentiation driver shared by the reference, the
+ * kernel and its emulation, and the public entry points: one number (single buffer), two
+ * numbers with two moduli in lockstep (p and q of one CRT operation, through the kernel's
+ * dual product), eight numbers with one modulus (multi buffer).
  *
  * The driver calls the implementation's product, squaring and table scan through an ops
  * table; everything it does itself runs on public positions (window offsets, digit
@@ -11,178 +13,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-/* memset at full width, then an empty asm that claims to read the memory, so the compiler
- * cannot drop the stores as dead (the byte-wise volatile loop this replaces cost 42 % of
- * the eight-lane kernel's time when it ran on every product). */
-void rk_zero(void *p, size_t len) {
-    memset(p, 0, len);
-    __asm__ __volatile__("" : : "r"(p) : "memory");
-}
-
-/* Digit i (52 bits from bit 52 i) of a little-endian limb array. */
-static uint64_t limbs_digit(const uint64_t *limbs, size_t count, size_t i) {
-    size_t bit = 52 * i;
-    size_t w = bit / 64;
-    unsigned s = (unsigned)(bit % 64);
-    if (w >= count) {
-        return 0;
-    }
-    uint64_t d = limbs[w] >> s;
-    if (s > 12 && w + 1 < count) {
-        d |= limbs[w + 1] << (64 - s);
-    }
-    return d & RK_MASK52;
-}
-
-/* limbs = the digits d[i * stride], i < N (bits past 64 * count are dropped). */
-static void digits_to_limbs(uint64_t *limbs, size_t count, const uint64_t *d, size_t N, size_t stride) {
-    memset(limbs, 0, count * sizeof(uint64_t));
-    for (size_t i = 0; i < N; i++) {
-        uint64_t v = d[i * stride];
-        size_t bit = 52 * i;
-        size_t w = bit / 64;
-        unsigned s = (unsigned)(bit % 64);
-        if (w < count) {
-            limbs[w] |= v << s;
-        }
-        if (s > 12 && w + 1 < count) {
-            limbs[w + 1] |= v >> (64 - s);
-        }
-    }
-}
-
-void rsakit_vec_to_digits(const rsakit_vec_modulus *m, uint64_t *digits, const uint64_t *limbs) {
-    for (size_t i = 0; i < m->words; i++) {
-        digits[i] = i < m->digits ? limbs_digit(limbs, m->limbs, i) : 0;
-    }
-}
-
-void rsakit_vec_from_digits(const rsakit_vec_modulus *m, uint64_t *limbs, const uint64_t *digits) {
-    digits_to_limbs(limbs, m->limbs, digits, m->digits, 1);
-}
-
-void rsakit_vec_to_lane(const rsakit_vec_modulus *m, uint64_t *digits8, size_t lane, const uint64_t *limbs) {
-    for (size_t i = 0; i < m->digits; i++) {
-        digits8[8 * i + lane] = limbs_digit(limbs, m->limbs, i);
-    }
-}
-
-void rsakit_vec_from_lane(const rsakit_vec_modulus *m, uint64_t *limbs, const uint64_t *digits8, size_t lane) {
-    digits_to_limbs(limbs, m->limbs, digits8 + lane, m->digits, 8);
-}
-
-/* x = 2x mod n for x < n (N normalized digits): double, then subtract n under a borrow
- * mask. Constant-time: no branch or index on x or n. */
-static void double_mod(uint64_t *x, uint64_t *d, const uint64_t *n, size_t N) {
-    uint64_t carry = 0;
-    for (size_t i = 0; i < N; i++) {
-        uint64_t t = (x[i] << 1) | carry;
-        carry = t >> 52;
-        x[i] = t & RK_MASK52;
-    }
-    uint64_t borrow = 0;
-    for (size_t i = 0; i < N; i++) {
-        uint64_t t = x[i] - n[i] - borrow;
-        borrow = t >> 63;
-        d[i] = t & RK_MASK52;
-    }
-    uint64_t keep_x = 0 - borrow; /* x < n: keep x */
-    for (size_t i = 0; i < N; i++) {
-        x[i] = (x[i] & keep_x) | (d[i] & ~keep_x);
-    }
-}
-
-static void final_subtract(uint64_t *x, const uint64_t *n, size_t N, size_t stride);
-
-/* m->rr1 = R^2 mod n = 2^(104 N) mod n, fully reduced, from m->n1 and m->k0 (set before),
- * n having `limbs` limbs with a non-zero top limb (so 2^(64 (limbs - 1)) < n).
- *
- * With 52 N = 2^k s (s odd: k = 4, 3, 5 for N = 20, 30, 40): start from
- * 2^(64 (limbs - 1)) mod n (itself), double up to 2^(52 N + s) mod n (a few hundred
- * constant-time doublings), then k Montgomery squarings, each taking 2^t to 2^(2t - 52N):
- * 52 N + s -> 52 N + 2 s -> ... -> 52 N + 2^k s = 104 N. The squarings are the portable
- * reference's (constant-time, the valgrind-checked code). All counts depend on N and the
- * limb count only. The doubling from 1 that this replaces took 104 N doublings: 0.2 ms
- * per 2048-bit modulus, paid by every process that loads a key. */
-static void compute_rr(rsakit_vec_modulus *m) {
-    const size_t N = m->digits;
-    size_t k = 0, s = 52 * N;
-    while (s % 2 == 0) {
-        s /= 2;
-        k++;
-    }
-    _Alignas(64) uint64_t x[RK_MAX_WORDS];
-    uint64_t d[RK_MAX_DIGITS];
-    memset(x, 0, sizeof x);
-    size_t start = 64 * (m->limbs - 1);
-    x[start / 52] = (uint64_t)1 << (start % 52);
-    for (size_t t = start; t < 52 * N + s; t++) {
-        double_mod(x, d, m->n1, N);
-    }
-    for (size_t i = 0; i < k; i++) {
-        rk_reference_ops.sqr1(x, x, m); /* < 2n */
-    }
-    final_subtract(x, m->n1, N, 1);
-    memcpy(m->rr1, x, sizeof x);
-    rk_zero(x, sizeof x);
-    rk_zero(d, sizeof d);
-}
-
-rsakit_vec_modulus *rsakit_vec_modulus_create(const uint64_t *n, size_t limbs) {
-    /* Only the public limb count is examined: n itself (a secret prime) is never branched
-     * on, which is why oddness and a non-zero top limb are the caller's promise. */
-    if (n == NULL || limbs == 0 || limbs > RSAKIT_VEC_MAX_LIMBS) {
-        return NULL;
-    }
-    size_t N = limbs <= 16 ? 20 : limbs <= 24 ? 30 : 40;
-
-    rsakit_vec_modulus *m = aligned_alloc(64, (sizeof *m + 63) / 64 * 64);
-    if (m == NULL) {
-        return NULL;
-    }
-    memset(m, 0, sizeof *m);
-    m->limbs = limbs;
-    m->digits = N;
-    m->vectors = (N + 7) / 8;
-    m->words = m->vectors * 8;
-
-    /* -n^-1 mod 2^52: Newton, 3 -> 6 -> 12 -> 24 -> 48 -> 96 correct bits. */
-    uint64_t inv = n[0];
-    for (int i = 0; i < 5; i++) {
-        inv *= 2 - n[0] * inv;
-    }
-    m->k0 = (0 - inv) & RK_MASK52;
-
-    /* R^2 mod n = 2^(104 N) mod n, computed below from the digits of n. */
-    uint64_t rr[RSAKIT_VEC_MAX_LIMBS];
-    uint64_t one[RSAKIT_VEC_MAX_LIMBS];
-    memset(one, 0, sizeof one);
-    one[0] = 1;
-    rsakit_vec_to_digits(m, m->n1, n);
-    compute_rr(m);
-    rsakit_vec_from_digits(m, rr, m->rr1);
-    rsakit_vec_to_digits(m, m->one1, one);
-    for (size_t l = 0; l < 8; l++) {
-        rsakit_vec_to_lane(m, m->n8, l, n);
-        rsakit_vec_to_lane(m, m->rr8, l, rr);
-        rsakit_vec_to_lane(m, m->one8, l, one);
-        m->k08[l] = m->k0;
-    }
-    rk_zero(rr, sizeof rr);
-    return m;
-}
-
-void rsakit_vec_modulus_destroy(rsakit_vec_modulus *m) {
-    if (m != NULL) {
-        rk_zero(m, sizeof *m);
-        free(m);
-    }
-}
-
-size_t rsakit_vec_modulus_limbs(const rsakit_vec_modulus *m) { return m->limbs; }
-size_t rsakit_vec_modulus_digits(const rsakit_vec_modulus *m) { return m->digits; }
-size_t rsakit_vec_modulus_words(const rsakit_vec_modulus *m) { return m->words; }
 
 /* Bits [pos, pos + width) of the exponent (pos public, width <= 5). */
 static uint64_t exp_window(const uint64_t *exp, size_t exp_limbs, size_t pos, unsigned width) {
@@ -195,73 +25,126 @@ static uint64_t exp_window(const uint64_t *exp, size_t exp_limbs, size_t pos, un
     return v & (((uint64_t)1 << width) - 1);
 }
 
-/* x = x - n when x >= n (x <= n on entry... any x < 2n), per lane, by masks. */
-static void final_subtract(uint64_t *x, const uint64_t *n, size_t N, size_t stride) {
-    uint64_t d[RK_MAX_DIGITS];
-    uint64_t borrow = 0;
-    for (size_t i = 0; i < N; i++) {
-        uint64_t t = x[i * stride] - n[i * stride] - borrow;
-        borrow = t >> 63;
-        d[i] = t & RK_MASK52;
+/* One exponentiation of a lockstep group: its modulus, input, output and exponent, and its
+ * part of the driver's scratch. */
+typedef struct rk_job {
+    const rsakit_vec_modulus *m;
+    uint64_t *out;
+    const uint64_t *base;
+    const uint64_t *exp;
+    uint64_t *table; /* RK_TABLE entries of W words */
+    uint64_t *acc;
+    uint64_t *t;
+} rk_job;
+
+/* The buffers a product names, per job. */
+enum { B_TABLE, B_ACC, B_T, B_RR, B_ONE, B_OUT, B_BASE };
+
+static uint64_t *job_buffer(const rk_job *j, int lanes8, int which, size_t entry, size_t W) {
+    switch (which) {
+    case B_TABLE: return j->table + entry * W;
+    case B_ACC: return j->acc;
+    case B_T: return j->t;
+    case B_RR: return (uint64_t *)(lanes8 ? j->m->rr8 : j->m->rr1);
+    case B_ONE: return (uint64_t *)(lanes8 ? j->m->one8 : j->m->one1);
+    case B_OUT: return j->out;
+    default: return (uint64_t *)j->base;
     }
-    uint64_t keep_x = 0 - borrow; /* borrow: x < n, keep x */
-    for (size_t i = 0; i < N; i++) {
-        x[i * stride] = (x[i * stride] & keep_x) | (d[i] & ~keep_x);
-    }
-    rk_zero(d, sizeof d);
 }
 
-int rk_powm_digits(const rk_ops *ops, const rsakit_vec_modulus *m, int lanes8,
-                   uint64_t *out, const uint64_t *base, const uint64_t *exp, size_t exp_limbs) {
+typedef struct rk_operand {
+    int which;
+    size_t entry;
+} rk_operand;
+
+#define OP(w) ((rk_operand){(w), 0})
+#define ENTRY(i) ((rk_operand){B_TABLE, (i)})
+
+/* r = a b / R for every job of the group: two jobs through the dual product, one through
+ * the product or, when a and b are one buffer, the squaring. Which buffers are used is
+ * public; only their contents are secret. */
+static void group_product(const rk_ops *ops, int lanes8, const rk_job *jobs, size_t count, size_t W,
+                          rk_operand r, rk_operand a, rk_operand b) {
+    uint64_t *rp[2], *ap[2], *bp[2];
+    for (size_t j = 0; j < count; j++) {
+        rp[j] = job_buffer(&jobs[j], lanes8, r.which, r.entry, W);
+        ap[j] = job_buffer(&jobs[j], lanes8, a.which, a.entry, W);
+        bp[j] = job_buffer(&jobs[j], lanes8, b.which, b.entry, W);
+    }
+    if (count == 2) {
+        ops->mul1x2(rp[0], ap[0], bp[0], jobs[0].m, rp[1], ap[1], bp[1], jobs[1].m);
+    } else if (ap[0] == bp[0]) {
+        (lanes8 ? ops->sqr8 : ops->sqr1)(rp[0], ap[0], jobs[0].m);
+    } else {
+        (lanes8 ? ops->mul8 : ops->mul1)(rp[0], ap[0], bp[0], jobs[0].m);
+    }
+}
+
+/* base_j^exp_j mod n_j for one job (either layout) or two single-buffer jobs of one size
+ * class in lockstep, every exponent exp_limbs limbs. Returns 0 or -1 (allocation). */
+static int powm_group(const rk_ops *ops, int lanes8, rk_job *jobs, size_t count, size_t exp_limbs) {
+    const rsakit_vec_modulus *m = jobs[0].m;
     size_t W = lanes8 ? m->digits * 8 : m->words;
-    rk_mul_fn mul = lanes8 ? ops->mul8 : ops->mul1;
-    rk_sqr_fn sqr = lanes8 ? ops->sqr8 : ops->sqr1;
-    const uint64_t *rr = lanes8 ? m->rr8 : m->rr1;
-    const uint64_t *one = lanes8 ? m->one8 : m->one1;
-    size_t bytes = (RK_TABLE + 2) * W * sizeof(uint64_t);
+    size_t per_job = (RK_TABLE + 2) * W;
+    size_t bytes = count * per_job * sizeof(uint64_t);
     uint64_t *scratch = aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (scratch == NULL) {
         return -1;
     }
     memset(scratch, 0, bytes);
-    uint64_t *table = scratch;
-    uint64_t *acc = scratch + RK_TABLE * W;
-    uint64_t *t = acc + W;
+    for (size_t j = 0; j < count; j++) {
+        jobs[j].table = scratch + j * per_job;
+        jobs[j].acc = jobs[j].table + RK_TABLE * W;
+        jobs[j].t = jobs[j].acc + W;
+    }
 
     /* table[i] = base^i R mod n (almost reduced). */
-    mul(table, rr, one, m);
-    mul(table + W, base, rr, m);
+    group_product(ops, lanes8, jobs, count, W, ENTRY(0), OP(B_RR), OP(B_ONE));
+    group_product(ops, lanes8, jobs, count, W, ENTRY(1), OP(B_BASE), OP(B_RR));
     for (size_t i = 2; i < RK_TABLE; i++) {
         if (i % 2 == 0) {
-            sqr(table + i * W, table + (i / 2) * W, m);
+            group_product(ops, lanes8, jobs, count, W, ENTRY(i), ENTRY(i / 2), ENTRY(i / 2));
         } else {
-            mul(table + i * W, table + (i - 1) * W, table + W, m);
+            group_product(ops, lanes8, jobs, count, W, ENTRY(i), ENTRY(i - 1), ENTRY(1));
         }
     }
 
     size_t bits = 64 * exp_limbs;
     size_t windows = (bits + RK_WINDOW - 1) / RK_WINDOW;
     size_t top_pos = RK_WINDOW * (windows - 1);
-    ops->select(acc, table, W, exp_window(exp, exp_limbs, top_pos, (unsigned)(bits - top_pos)));
+    for (size_t j = 0; j < count; j++) {
+        ops->select(jobs[j].acc, jobs[j].table, W,
+                    exp_window(jobs[j].exp, exp_limbs, top_pos, (unsigned)(bits - top_pos)));
+    }
     for (size_t win = windows - 1; win-- > 0;) {
         for (int s = 0; s < RK_WINDOW; s++) {
-            sqr(acc, acc, m);
+            group_product(ops, lanes8, jobs, count, W, OP(B_ACC), OP(B_ACC), OP(B_ACC));
         }
-        ops->select(t, table, W, exp_window(exp, exp_limbs, RK_WINDOW * win, RK_WINDOW));
-        mul(acc, acc, t, m);
+        for (size_t j = 0; j < count; j++) {
+            ops->select(jobs[j].t, jobs[j].table, W, exp_window(jobs[j].exp, exp_limbs, RK_WINDOW * win, RK_WINDOW));
+        }
+        group_product(ops, lanes8, jobs, count, W, OP(B_ACC), OP(B_ACC), OP(B_T));
     }
     /* Leave the Montgomery domain: acc / R mod n lies in [0, n]; subtract n once if needed. */
-    mul(out, acc, one, m);
-    if (lanes8) {
-        for (size_t l = 0; l < 8; l++) {
-            final_subtract(out + l, m->n8 + l, m->digits, 8);
+    group_product(ops, lanes8, jobs, count, W, OP(B_OUT), OP(B_ACC), OP(B_ONE));
+    for (size_t j = 0; j < count; j++) {
+        if (lanes8) {
+            for (size_t l = 0; l < 8; l++) {
+                rk_final_subtract(jobs[j].out + l, jobs[j].m->n8 + l, m->digits, 8);
+            }
+        } else {
+            rk_final_subtract(jobs[j].out, jobs[j].m->n1, m->digits, 1);
         }
-    } else {
-        final_subtract(out, m->n1, m->digits, 1);
     }
     rk_zero(scratch, bytes);
     free(scratch);
     return 0;
+}
+
+int rk_powm_digits(const rk_ops *ops, const rsakit_vec_modulus *m, int lanes8,
+                   uint64_t *out, const uint64_t *base, const uint64_t *exp, size_t exp_limbs) {
+    rk_job job = {.m = m, .out = out, .base = base, .exp = exp};
+    return powm_group(ops, lanes8, &job, 1, exp_limbs);
 }
 
 const rk_ops *rk_ops_for(rsakit_vec_impl impl) {
@@ -291,6 +174,36 @@ int rsakit_vec_powm(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t 
         rsakit_vec_from_digits(m, r, y);
     } else {
         memset(r, 0, m->limbs * sizeof(uint64_t));
+    }
+    rk_zero(x, sizeof x);
+    rk_zero(y, sizeof y);
+    return status;
+}
+
+int rsakit_vec_powm2(rsakit_vec_impl impl, size_t exp_limbs,
+                     const rsakit_vec_modulus *m0, uint64_t *r0, const uint64_t *base0, const uint64_t *exp0,
+                     const rsakit_vec_modulus *m1, uint64_t *r1, const uint64_t *base1, const uint64_t *exp1) {
+    const rk_ops *ops = rk_ops_for(impl);
+    if (ops == NULL || exp_limbs == 0 || exp_limbs > 64 || m0->digits != m1->digits) {
+        memset(r0, 0, m0->limbs * sizeof(uint64_t));
+        memset(r1, 0, m1->limbs * sizeof(uint64_t));
+        return -1;
+    }
+    _Alignas(64) uint64_t x[2][RK_MAX_WORDS];
+    _Alignas(64) uint64_t y[2][RK_MAX_WORDS];
+    rsakit_vec_to_digits(m0, x[0], base0);
+    rsakit_vec_to_digits(m1, x[1], base1);
+    rk_job jobs[2] = {
+        {.m = m0, .out = y[0], .base = x[0], .exp = exp0},
+        {.m = m1, .out = y[1], .base = x[1], .exp = exp1},
+    };
+    int status = powm_group(ops, 0, jobs, 2, exp_limbs);
+    if (status == 0) {
+        rsakit_vec_from_digits(m0, r0, y[0]);
+        rsakit_vec_from_digits(m1, r1, y[1]);
+    } else {
+        memset(r0, 0, m0->limbs * sizeof(uint64_t));
+        memset(r1, 0, m1->limbs * sizeof(uint64_t));
     }
     rk_zero(x, sizeof x);
     rk_zero(y, sizeof y);

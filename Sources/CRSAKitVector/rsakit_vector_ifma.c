@@ -28,6 +28,7 @@ static inline V v_loadu(const uint64_t *p) { return _mm512_loadu_si512((const vo
 static inline void v_store(uint64_t *p, V x) { _mm512_storeu_si512((void *)p, x); }
 static inline void v_storeu(uint64_t *p, V x) { _mm512_storeu_si512((void *)p, x); }
 static inline V v_bcast(uint64_t u) { return _mm512_set1_epi64((long long)u); }
+static inline V v_bcast0(V x) { return _mm512_broadcastq_epi64(_mm512_castsi512_si128(x)); }
 static inline uint64_t v_lane0(V x) { return (uint64_t)_mm_cvtsi128_si64(_mm512_castsi512_si128(x)); }
 static inline V v_idx(uint64_t a, uint64_t b, uint64_t c, uint64_t d,
                       uint64_t e, uint64_t f, uint64_t g, uint64_t h) {
@@ -71,6 +72,7 @@ const rk_ops rk_ifma_ops = {
     .mul8 = ifma_mul8,
     .sqr8 = ifma_sqr8,
     .select = ifma_select,
+    .mul1x2 = ifma_mul1x2,
 };
 
 #else

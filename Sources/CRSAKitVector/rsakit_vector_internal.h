@@ -39,12 +39,17 @@ typedef void (*rk_sqr_fn)(uint64_t *r, const uint64_t *a, const rsakit_vec_modul
 /* r = table[index] for a table of RK_TABLE entries of `words` words, scanning every entry. */
 typedef void (*rk_select_fn)(uint64_t *r, const uint64_t *table, size_t words, uint64_t index);
 
+/* Two single-buffer products with two moduli of one size class at once (p and q). */
+typedef void (*rk_mul2_fn)(uint64_t *r0, const uint64_t *a0, const uint64_t *b0, const rsakit_vec_modulus *m0,
+                           uint64_t *r1, const uint64_t *a1, const uint64_t *b1, const rsakit_vec_modulus *m1);
+
 typedef struct rk_ops {
     rk_mul_fn mul1;
     rk_sqr_fn sqr1;
     rk_mul_fn mul8;
     rk_sqr_fn sqr8;
     rk_select_fn select;
+    rk_mul2_fn mul1x2;
 } rk_ops;
 
 extern const rk_ops rk_reference_ops;
@@ -57,6 +62,9 @@ extern const int rk_ifma_compiled;
  * out/base in that layout; returns 0 or -1 on allocation failure. */
 int rk_powm_digits(const rk_ops *ops, const rsakit_vec_modulus *m, int lanes8,
                    uint64_t *out, const uint64_t *base, const uint64_t *exp, size_t exp_limbs);
+
+/* x = x - n when x >= n (any x < 2n), N digits at a stride of `stride` words, by masks. */
+void rk_final_subtract(uint64_t *x, const uint64_t *n, size_t N, size_t stride);
 
 /* The ops of impl, or NULL when this CPU cannot run it. */
 const rk_ops *rk_ops_for(rsakit_vec_impl impl);

@@ -132,10 +132,17 @@ void rk_select_scalar(uint64_t *r, const uint64_t *table, size_t words, uint64_t
     }
 }
 
+static void ref_mul1x2(uint64_t *r0, const uint64_t *a0, const uint64_t *b0, const rsakit_vec_modulus *m0,
+                       uint64_t *r1, const uint64_t *a1, const uint64_t *b1, const rsakit_vec_modulus *m1) {
+    ref_mul1(r0, a0, b0, m0);
+    ref_mul1(r1, a1, b1, m1);
+}
+
 const rk_ops rk_reference_ops = {
     .mul1 = ref_mul1,
     .sqr1 = ref_sqr1,
     .mul8 = ref_mul8,
     .sqr8 = ref_sqr8,
     .select = rk_select_scalar,
+    .mul1x2 = ref_mul1x2,
 };

@@ -4,8 +4,10 @@
  * residue = (base mod r_i)^(d_i) mod r_i.
  *
  * base mod r_i is mpn_sec_div_r, as on the GMP path (rsakit_sec_crt_powm_gmp); the
- * exponentiation is rsakit_vec_powm for one input or rsakit_vec_powm8 for several (unused
- * lanes run on 0). Per-prime constants are computed once, when the kernel is attached.
+ * exponentiation is rsakit_vec_powm8 for several inputs (unused lanes run on 0) and, for
+ * one or two inputs, rsakit_vec_powm2 on p and q in lockstep when the key has two primes of
+ * one limb count, else rsakit_vec_powm per prime. Per-prime constants are computed once,
+ * when the kernel is attached.
  */
 #include "rsakit_vector_internal.h"
 #include "rsakit_secret.h"
@@ -22,6 +24,8 @@
 typedef struct seam_context {
     rsakit_vec_impl impl;
     size_t primes;
+    /* Two primes of one limb count: single inputs run p and q in lockstep (powm2). */
+    int dual;
     rsakit_vec_modulus *moduli[RSAKIT_SEC_MAX_PRIMES];
 } seam_context;
 
@@ -62,6 +66,29 @@ static int seam_kernel(void *opaque, const rsakit_sec_key *key, size_t count,
     uint64_t *result = reduced + 8 * RSAKIT_VEC_MAX_LIMBS;
     mp_limb_t *tp = (mp_limb_t *)(result + 8 * RSAKIT_VEC_MAX_LIMBS);
     int status = 0;
+    if (count < SEAM_MULTI_FROM && ctx->dual) {
+        /* p and q in lockstep, one input at a time: the dual single-buffer product. */
+        for (size_t j = 0; j < count && status == 0; j++) {
+            for (size_t i = 0; i < 2; i++) {
+                size_t pl = rsakit_sec_key_prime_limbs(key, i);
+                memcpy(copy, bases[j], nn * sizeof(uint64_t));
+                mpn_sec_div_r((mp_limb_t *)copy, (mp_size_t)nn, rsakit_sec_key_prime(key, i), (mp_size_t)pl, tp);
+                memcpy(reduced + i * RSAKIT_VEC_MAX_LIMBS, copy, pl * sizeof(uint64_t));
+            }
+            status = rsakit_vec_powm2(
+                ctx->impl, rsakit_sec_key_prime_limbs(key, 0),
+                ctx->moduli[0], result, reduced, (const uint64_t *)rsakit_sec_key_prime_exponent(key, 0),
+                ctx->moduli[1], result + RSAKIT_VEC_MAX_LIMBS, reduced + RSAKIT_VEC_MAX_LIMBS,
+                (const uint64_t *)rsakit_sec_key_prime_exponent(key, 1));
+            for (size_t i = 0; i < 2 && status == 0; i++) {
+                memcpy(residues[j] + rsakit_sec_key_residue_offset(key, i), result + i * RSAKIT_VEC_MAX_LIMBS,
+                       rsakit_sec_key_prime_limbs(key, i) * sizeof(uint64_t));
+            }
+        }
+        rk_zero(work, words * sizeof(uint64_t));
+        free(work);
+        return status == 0 ? 0 : 1;
+    }
     for (size_t i = 0; i < ctx->primes && status == 0; i++) {
         size_t pl = rsakit_sec_key_prime_limbs(key, i);
         const mp_limb_t *prime = rsakit_sec_key_prime(key, i);
@@ -121,6 +148,7 @@ int rsakit_vec_sec_attach(rsakit_sec_key *key, rsakit_vec_impl impl) {
         }
         ctx->primes = i + 1;
     }
+    ctx->dual = u == 2 && rsakit_sec_key_prime_limbs(key, 0) == rsakit_sec_key_prime_limbs(key, 1);
     rsakit_sec_key_set_kernel(key, seam_kernel, ctx, seam_destroy);
     return 0;
 }

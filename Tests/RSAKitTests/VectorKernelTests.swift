@@ -131,6 +131,44 @@ final class VectorKernelTests: XCTestCase {
         }
     }
 
+    /// rsakit_vec_powm2: two moduli of one size class (of equal or different limb counts) in
+    /// lockstep, each result equal to GMP's, edge bases paired with random ones; moduli of
+    /// two size classes are refused with both results zeroed.
+    func checkDualAgainstGMP(_ impl: rsakit_vec_impl, name: String) throws {
+        var rng = Rng(state: 0x0DDB_A11C_0FFE_E002)
+        for (limbs0, limbs1, expLimbs) in [(16, 16, 16), (16, 13, 5), (24, 24, 4), (32, 32, 4), (32, 25, 3)] {
+            let n0 = Self.modulus(&rng, limbs0), n1 = Self.modulus(&rng, limbs1)
+            let bases0 = Self.edgeBases(n0, &rng, random: 2), bases1 = Self.edgeBases(n1, &rng, random: 2)
+            let e0 = rng.limbs(expLimbs), e1 = rng.limbs(expLimbs)
+            try Self.withModulus(n0) { m0 in
+                try Self.withModulus(n1) { m1 in
+                    for i in 0..<min(bases0.count, bases1.count) where limbs0 <= 16 || i % 3 == 0 {
+                        let b0 = bases0[i], b1 = bases1[bases1.count - 1 - i]
+                        var r0 = [UInt64](repeating: 0xAA, count: limbs0), r1 = [UInt64](repeating: 0xAA, count: limbs1)
+                        let status = rsakit_vec_powm2(impl, expLimbs, m0, &r0, b0, e0, m1, &r1, b1, e1)
+                        XCTAssertEqual(status, 0)
+                        XCTAssertEqual(r0, try Self.gmp(b0, e0, n0), "\(name) dual first, \(limbs0)/\(limbs1) limbs, base \(i)")
+                        XCTAssertEqual(r1, try Self.gmp(b1, e1, n1), "\(name) dual second, \(limbs0)/\(limbs1) limbs, base \(i)")
+                    }
+                }
+            }
+        }
+        let n0 = Self.modulus(&rng, 16), n1 = Self.modulus(&rng, 17)
+        try Self.withModulus(n0) { m0 in
+            try Self.withModulus(n1) { m1 in
+                var r0 = [UInt64](repeating: 0xAA, count: 16), r1 = [UInt64](repeating: 0xAA, count: 17)
+                XCTAssertEqual(rsakit_vec_powm2(impl, 1, m0, &r0, rng.limbs(16), [3], m1, &r1, rng.limbs(17), [3]), -1)
+                XCTAssertEqual(r0, [UInt64](repeating: 0, count: 16))
+                XCTAssertEqual(r1, [UInt64](repeating: 0, count: 17))
+            }
+        }
+    }
+
+    func testDual_ReferenceAndEmulatedKernelMatchGMP() throws {
+        try checkDualAgainstGMP(RSAKIT_VEC_IMPL_REFERENCE, name: "reference")
+        try checkDualAgainstGMP(RSAKIT_VEC_IMPL_IFMA_EMULATED, name: "emulated kernel")
+    }
+
     func testReference_MatchesGMP_EdgeAndRandomInputs() throws {
         try checkAgainstGMP(RSAKIT_VEC_IMPL_REFERENCE, name: "reference")
     }
@@ -409,6 +447,11 @@ final class VectorKernelTests: XCTestCase {
         XCTAssertEqual(rsakit_vec_selftest(RSAKIT_VEC_IMPL_IFMA), 0)
         XCTAssertEqual(rsakit_vec_known_answer_test(RSAKIT_VEC_IMPL_IFMA), 0)
         try checkAgainstGMP(RSAKIT_VEC_IMPL_IFMA, name: "IFMA kernel")
+    }
+
+    func testIFMAKernel_DualMatchesGMP() throws {
+        try requireIFMA()
+        try checkDualAgainstGMP(RSAKIT_VEC_IMPL_IFMA, name: "IFMA kernel")
     }
 
     func testIFMAKernel_LanesIndependent() throws {

@@ -52,7 +52,7 @@ static volatile int planted_sink;
 /* One size: single-buffer and 8 lanes, exp_limbs exponent limbs. Returns mismatches. */
 static int run(size_t limbs, size_t exp_limbs, int plant) {
     uint64_t n[32], ncopy[32], e[32], ecopy[32];
-    uint64_t base[8 * 32], bcopy[8 * 32], out[8 * 32], out1[32];
+    uint64_t base[8 * 32], bcopy[8 * 32], out[8 * 32], out1[32], out2[2 * 32];
     for (size_t i = 0; i < limbs; i++) n[i] = next();
     n[0] |= 1;
     n[limbs - 1] |= (uint64_t)1 << 63;
@@ -84,22 +84,26 @@ static int run(size_t limbs, size_t exp_limbs, int plant) {
     }
     int s8 = rsakit_vec_powm8(RSAKIT_VEC_IMPL_REFERENCE, m, out, base, e, exp_limbs);
     int s1 = rsakit_vec_powm(RSAKIT_VEC_IMPL_REFERENCE, m, out1, base + 4 * limbs, e, exp_limbs);
+    /* The lockstep driver (p and q of one CRT operation): lanes 5 and 6, one modulus twice. */
+    int s2 = rsakit_vec_powm2(RSAKIT_VEC_IMPL_REFERENCE, exp_limbs, m, out2, base + 5 * limbs, e,
+                              m, out2 + limbs, base + 6 * limbs, e);
     rsakit_vec_modulus_destroy(m);
     PUBLIC(out, 8 * limbs * 8);
     PUBLIC(out1, limbs * 8);
+    PUBLIC(out2, 2 * limbs * 8);
 
-    int bad = (s8 != 0) + (s1 != 0);
+    int bad = (s8 != 0) + (s1 != 0) + (s2 != 0);
     mpz_t zn, ze, zb, zr, zg;
     mpz_inits(zn, ze, zb, zr, zg, NULL);
     to_mpz(zn, ncopy, limbs);
     to_mpz(ze, ecopy, exp_limbs);
-    for (size_t l = 0; l < 9; l++) {
-        size_t lane = l < 8 ? l : 4;
+    for (size_t l = 0; l < 11; l++) {
+        size_t lane = l < 8 ? l : l == 8 ? 4 : l - 4; /* 9, 10: the dual's lanes 5 and 6 */
         to_mpz(zb, bcopy + lane * limbs, limbs);
         mpz_powm(zr, zb, ze, zn);
-        to_mpz(zg, l < 8 ? out + l * limbs : out1, limbs);
+        to_mpz(zg, l < 8 ? out + l * limbs : l == 8 ? out1 : out2 + (l - 9) * limbs, limbs);
         if (mpz_cmp(zr, zg) != 0) {
-            fprintf(stderr, "mismatch: %zu limbs, %s lane %zu\n", limbs, l < 8 ? "multi" : "single", lane);
+            fprintf(stderr, "mismatch: %zu limbs, %s lane %zu\n", limbs, l < 8 ? "multi" : l == 8 ? "single" : "dual", lane);
             bad++;
         }
     }

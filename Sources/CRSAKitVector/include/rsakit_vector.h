@@ -91,6 +91,17 @@ size_t rsakit_vec_modulus_words(const rsakit_vec_modulus *m);
 int rsakit_vec_powm(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
                     const uint64_t *base, const uint64_t *exp, size_t exp_limbs);
 
+/* Two exponentiations in lockstep, r0 = base0^exp0 mod m0 and r1 = base1^exp1 mod m1 (p and
+ * q of one CRT operation), through the kernel's dual single-buffer product: each one's
+ * latency is covered by the other's work. m0 and m1 must be of one size class (equal
+ * digits); both exponents exp_limbs limbs. Shapes and the rest of the contract as
+ * rsakit_vec_powm (bases and results of limbs(m0) and limbs(m1) limbs). Returns 0, or -1
+ * (both results zeroed) for a bad argument, size classes that differ, or an implementation
+ * this CPU cannot run. */
+int rsakit_vec_powm2(rsakit_vec_impl impl, size_t exp_limbs,
+                     const rsakit_vec_modulus *m0, uint64_t *r0, const uint64_t *base0, const uint64_t *exp0,
+                     const rsakit_vec_modulus *m1, uint64_t *r1, const uint64_t *base1, const uint64_t *exp1);
+
 /* Eight independent exponentiations with one modulus and one exponent, lane l's base at
  * base + l * limbs(m), its result at r + l * limbs(m). Same contract as rsakit_vec_powm. */
 int rsakit_vec_powm8(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
