@@ -26,7 +26,7 @@ static uint64_t next(void) {
 }
 
 static int run(rsakit_vec_impl impl, size_t limbs, size_t exp_limbs) {
-    uint64_t n[32], e[32], base[8 * 32], got[8 * 32], want[8 * 32], got1[32], want1[32], got2[2 * 32], want2[32];
+    uint64_t n[32], e[32], base[8 * 32], got[8 * 32], want[8 * 32], got1[32], want1[32], got2[2 * 32], want2[32], got3[32], want3[32];
     for (size_t i = 0; i < limbs; i++) n[i] = next();
     n[0] |= 1;
     n[limbs - 1] |= (uint64_t)1 << 63;
@@ -51,7 +51,14 @@ static int run(rsakit_vec_impl impl, size_t limbs, size_t exp_limbs) {
     int s1 = rsakit_vec_powm(impl, m, got1, base + 2 * limbs, e, exp_limbs);
     /* The dual (p and q in lockstep), one modulus twice: the second result is lane 3's. */
     int s2 = rsakit_vec_powm2(impl, exp_limbs, m, got2, base + 2 * limbs, e, m, got2 + limbs, base + 3 * limbs, e);
+    /* The re-encryption check's form: e public (e_public is not poisoned), the base secret.
+     * It is compared with the fixed-window result for e = 65537. */
+    const uint64_t e_public[1] = {65537};
+    int s3 = rsakit_vec_powm_public_exponent(impl, m, got3, base + 4 * limbs, e_public, 1, 17);
+    int s4 = rsakit_vec_powm(impl, m, want3, base + 4 * limbs, e_public, 1);
     rsakit_vec_modulus_destroy(m);
+    __msan_unpoison(got3, limbs * 8);
+    __msan_unpoison(want3, limbs * 8);
     __msan_unpoison(got, 8 * limbs * 8);
     __msan_unpoison(got1, limbs * 8);
     __msan_unpoison(got2, 2 * limbs * 8);
@@ -60,6 +67,7 @@ static int run(rsakit_vec_impl impl, size_t limbs, size_t exp_limbs) {
     bad += memcmp(got1, want1, limbs * 8) != 0;
     bad += memcmp(got2, want1, limbs * 8) != 0;
     bad += memcmp(got2 + limbs, want2, limbs * 8) != 0;
+    bad += (s3 != 0) + (s4 != 0) + (memcmp(got3, want3, limbs * 8) != 0);
     if (bad) {
         fprintf(stderr, "mismatch at %zu limbs\n", limbs);
     }

@@ -59,10 +59,39 @@ struct Stats: Codable {
     }
 }
 
-/// One operation case: `body(count)` performs `count` complete operations.
+/// One operation case: `body(count)` performs `count` complete operations, timed here; or,
+/// for a peer that times itself in a helper process, `measured(count)` performs about
+/// `count` operations and reports how many it did and the seconds they took.
 struct TimedOperation {
     let name: String
     let body: (Int) throws -> Void
+    let measured: ((Int) throws -> (operations: Int, seconds: Double))?
+
+    init(name: String, body: @escaping (Int) throws -> Void) {
+        self.name = name
+        self.body = body
+        self.measured = nil
+    }
+
+    private init(name: String, measured: @escaping (Int) throws -> (operations: Int, seconds: Double)) {
+        self.name = name
+        self.body = { _ = try measured($0) }
+        self.measured = measured
+    }
+
+    /// A case timed by a helper process (IntelAnchor): `measured(count)` reports its own
+    /// operations and seconds.
+    static func selfTimed(name: String, measured: @escaping (Int) throws -> (operations: Int, seconds: Double)) -> TimedOperation {
+        TimedOperation(name: name, measured: measured)
+    }
+
+    /// Run about `count` operations: how many ran and the seconds they took on `clock`.
+    func timedRun(_ count: Int, clock: () -> Double = now) throws -> (operations: Int, seconds: Double) {
+        if let measured { return try measured(count) }
+        let start = clock()
+        try body(count)
+        return (count, clock() - start)
+    }
 }
 
 /// Throughput samples (operations per second) of several operations measured in turn.
@@ -78,10 +107,13 @@ struct InterleavedResult {
 ///
 /// Warm-up doubles the batch until one batch lasts `warmUpTime` (at least two operations);
 /// each timed run then performs as many operations as fit in `runTime` at that speed.
+///
+/// `clock` is wall-clock time (`now`) unless a group compares with a peer that reports CPU
+/// time, which passes `processCPUTime`.
 func measureInterleaved(
-    _ operations: [TimedOperation], runs: Int, runTime: Double, warmUpTime: Double
+    _ operations: [TimedOperation], runs: Int, runTime: Double, warmUpTime: Double, clock: () -> Double = now
 ) throws -> [InterleavedResult] {
-    let counts = try operations.map { try calibrate($0, seconds: runTime, warmUpTime: warmUpTime) }
+    let counts = try operations.map { try calibrate($0, seconds: runTime, warmUpTime: warmUpTime, clock: clock) }
     var samples = Array(repeating: [Double](), count: operations.count)
     for run in 0..<runs {
         // Rotate the order from run to run, so that no operation always goes first (or
@@ -90,8 +122,8 @@ func measureInterleaved(
             let i = (run + offset) % operations.count
             let operation = operations[i]
             let count = counts[i]
-            let seconds = try time { try operation.body(count) }
-            samples[i].append(Double(count) / seconds)
+            let (done, seconds) = try operation.timedRun(count, clock: clock)
+            samples[i].append(Double(done) / seconds)
         }
     }
     return operations.indices.map {
@@ -101,12 +133,12 @@ func measureInterleaved(
 
 /// Warm `operation` up, doubling the batch (from two operations) until one batch lasts
 /// `warmUpTime`, and return how many operations fit in `seconds` at that speed (at least 1).
-func calibrate(_ operation: TimedOperation, seconds: Double, warmUpTime: Double) throws -> Int {
+func calibrate(_ operation: TimedOperation, seconds: Double, warmUpTime: Double, clock: () -> Double = now) throws -> Int {
     var batch = 2
     while true {
-        let elapsed = try time { try operation.body(batch) }
+        let (done, elapsed) = try operation.timedRun(batch, clock: clock)
         if elapsed >= warmUpTime || batch >= 1 << 24 {
-            let perOp = elapsed / Double(batch)
+            let perOp = elapsed / Double(max(done, 1))
             return Swift.max(1, Int((seconds / Swift.max(perOp, 1e-9)).rounded(.up)))
         }
         batch *= 2

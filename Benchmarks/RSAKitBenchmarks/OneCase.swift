@@ -12,7 +12,7 @@ enum OneCase {
     static let names = [
         "anchor-crt", "private-raw", "decrypt", "anchor-public", "public-raw", "encrypt",
         "anchor-keygen", "keygen", "chunked-encrypt-1t", "chunked-encrypt-all",
-        "chunked-decrypt-1t", "chunked-decrypt-all",
+        "chunked-decrypt-1t", "chunked-decrypt-all", "vector-1", "vector-8",
     ]
 
     static func run(name: String, bits: Int, options: BenchmarkOptions, peer: OpenSSLPeer?) throws {
@@ -64,6 +64,14 @@ enum OneCase {
             let ciphertext = try RSAPKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: threads)
             let concurrency = name.hasSuffix("1t") ? 1 : threads
             return { BlackHole.consume(try RSAPKCS1v15Chunking.decrypt(ciphertext, with: key.privateKey, concurrency: concurrency)) }
+        case "vector-1", "vector-8":
+            // The vector cases' work (VectorCases.swift): one block, or eight in one call.
+            let implementation = BenchmarkSuite.measurableVectorImplementation
+            guard let vectorKey = try key.privateKey.withVectorKernelForBenchmarks(implementation) else {
+                throw BenchmarkFailure(description: "the vector kernel does not attach at \(bits) bits")
+            }
+            let blocks = [[UInt8]](repeating: key.ciphertext, count: name == "vector-8" ? 8 : 1)
+            return { BlackHole.consume(try vectorKey.rsadpBatchForBenchmarks(blocks)[0]) }
         default:
             throw UsageError(description: "unknown case '\(name)'")
         }

@@ -53,6 +53,8 @@ struct BenchmarkOptions {
     var cliPairs = 41
     /// Explicit openssl binary, or nil for the first `openssl` on PATH.
     var opensslPath: String?
+    /// Intel's anchor helper for the vector group, or nil for IntelAnchor.find's default.
+    var intelAnchorPath: String?
     var useOpenSSL = true
     /// Directory holding rsaBITS.pem, or nil for the default.
     var keysDirectory: String?
@@ -89,6 +91,10 @@ struct BenchmarkOptions {
                               (default 7; quick 1).
       --openssl PATH          The openssl binary (default: `openssl` on PATH).
       --no-openssl            Do not run the OpenSSL peer.
+      --intel-anchor PATH     Intel's crypto_mb/ippcp helper for the vector group, built by
+                              ../shared/tools/intel-anchor/setup.sh (default:
+                              $RSAKIT_INTEL_ANCHOR, else setup.sh's cache); run this group
+                              on one idle core (taskset -c 0).
       --keys DIR              Directory holding rsa1024.pem ... rsa4096.pem (default: the
                               Keys folder beside the benchmark's sources).
       --one CASE:BITS         Run exactly one operation of CASE at BITS after two warm-ups,
@@ -96,7 +102,8 @@ struct BenchmarkOptions {
                               For `valgrind --tool=callgrind --instr-atstart=no`.
                               CASE: anchor-crt, private-raw, decrypt, anchor-public,
                               public-raw, encrypt, anchor-keygen, keygen, chunked-encrypt-1t,
-                              chunked-encrypt-all, chunked-decrypt-1t, chunked-decrypt-all.
+                              chunked-encrypt-all, chunked-decrypt-1t, chunked-decrypt-all,
+                              vector-1, vector-8 (eight blocks in one call).
       -h, --help              Show this help.
 
     OUTPUT:
@@ -173,6 +180,8 @@ struct BenchmarkOptions {
                 options.opensslRuns = try positiveInt(argument)
             case "--openssl":
                 options.opensslPath = try value(argument)
+            case "--intel-anchor":
+                options.intelAnchorPath = try value(argument)
             case "--rsakit":
                 options.rsakitPath = try value(argument)
             case "--cli-pairs":

@@ -151,13 +151,31 @@ static int load_input(const rsakit_sec_key *key, struct lane *lane, const uint8_
     return mpn_cmp(lane->c, key->n, (mp_size_t)key->nn) < 0 ? RSAKIT_SEC_OK : RSAKIT_SEC_OUT_OF_RANGE;
 }
 
-/* After the exponentiations: recombine, check, unblind, write out masked by the check's
- * verdict, and return the verdict (declassified: a fault is not a function of the input). */
-static int finish_lane(const rsakit_sec_key *key, struct lane *lane, uint8_t *out, const mp_limb_t *pair) {
+/* The re-encryption check's exponentiations, product = root^e mod n for every active lane:
+ * the attached check kernel for all of them at once, else (or when it declines)
+ * mpn_sec_powm per lane. */
+static void check_powm(const rsakit_sec_key *key, struct lane *lanes, const size_t *active, size_t count) {
+    const mp_limb_t *roots[RSAKIT_SEC_BATCH];
+    mp_limb_t *products[RSAKIT_SEC_BATCH];
+    for (size_t a = 0; a < count; a++) {
+        roots[a] = lanes[active[a]].root;
+        products[a] = lanes[active[a]].product;
+    }
+    if (key->check_kernel != NULL && key->check_kernel(key->kernel_context, key, count, roots, products) == 0) {
+        return;
+    }
     mp_size_t nn = (mp_size_t)key->nn;
-    garner(key, lane);
+    for (size_t a = 0; a < count; a++) {
+        struct lane *lane = &lanes[active[a]];
+        mpn_sec_powm(lane->product, lane->root, nn, key->e, (mp_bitcnt_t)key->ebits, key->n, nn, lane->tp);
+    }
+}
+
+/* After the exponentiations, Garner's recombination and the check's m'^e: compare, unblind,
+ * write out masked by the check's verdict, and return the verdict (declassified: a fault is
+ * not a function of the input). */
+static int finish_lane(const rsakit_sec_key *key, struct lane *lane, uint8_t *out, const mp_limb_t *pair) {
     /* Re-encryption check (Boneh-DeMillo-Lipton): m'^e mod n == c'. */
-    mpn_sec_powm(lane->product, lane->root, nn, key->e, (mp_bitcnt_t)key->ebits, key->n, nn, lane->tp);
     mp_limb_t ok = mask_equal(lane->product, lane->blinded, key->nn);
     /* Unblind: m = m' * vi mod n. */
     mul_mod_n(key, lane->root, lane->root, pair + key->nn, lane->product2, lane->tp);
@@ -209,6 +227,12 @@ int rsakit_sec_private_batch(
     }
     if (active_count > 0) {
         rsakit_sec_crt_powm(key, active_count, bases, residues);
+    }
+    for (size_t a = 0; a < active_count; a++) {
+        garner(key, &lanes[active[a]]);
+    }
+    if (active_count > 0) {
+        check_powm(key, lanes, active, active_count);
     }
     for (size_t a = 0; a < active_count; a++) {
         size_t j = active[a];

@@ -30,6 +30,7 @@ struct rsakit_sec_key {
     mp_limb_t *memory;    /* the one allocation holding every limb array above */
     size_t memory_limbs;
     rsakit_sec_powm_kernel kernel;
+    rsakit_sec_check_kernel check_kernel; /* NULL: mpn_sec_powm */
     void *kernel_context;
     void (*kernel_destroy)(void *);
 };

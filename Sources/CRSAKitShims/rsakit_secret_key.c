@@ -242,8 +242,13 @@ void rsakit_sec_key_set_kernel(
         key->kernel_destroy(key->kernel_context);
     }
     key->kernel = kernel;
+    key->check_kernel = NULL;
     key->kernel_context = kernel != NULL ? context : NULL;
     key->kernel_destroy = kernel != NULL ? destroy : NULL;
+}
+
+void rsakit_sec_key_set_check_kernel(rsakit_sec_key *key, rsakit_sec_check_kernel kernel) {
+    key->check_kernel = kernel;
 }
 
 size_t rsakit_sec_blinding_limbs(const rsakit_sec_key *key) { return 2 * key->nn; }

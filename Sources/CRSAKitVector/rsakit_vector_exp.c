@@ -141,6 +141,43 @@ static int powm_group(const rk_ops *ops, int lanes8, rk_job *jobs, size_t count,
     return 0;
 }
 
+/* base^e mod n for a public exponent e (ebits bits, ebits >= 1) and one job: left-to-right
+ * square-and-multiply on e's bits, which it branches on (e is public: RSA's re-encryption
+ * check); constant-time in the base and the modulus. ebits - 1 squarings and one product
+ * per set bit below the top, plus the conversions in and out of the Montgomery domain. */
+static int powm_public(const rk_ops *ops, int lanes8, rk_job *job, size_t ebits) {
+    const rsakit_vec_modulus *m = job->m;
+    size_t W = lanes8 ? m->digits * 8 : m->words;
+    size_t bytes = 4 * W * sizeof(uint64_t);
+    uint64_t *scratch = aligned_alloc(64, bytes);
+    if (scratch == NULL) {
+        return -1;
+    }
+    memset(scratch, 0, bytes);
+    job->table = scratch; /* entry 1: base R mod n */
+    job->acc = scratch + 2 * W;
+    job->t = scratch + 3 * W;
+    group_product(ops, lanes8, job, 1, W, ENTRY(1), OP(B_BASE), OP(B_RR));
+    memcpy(job->acc, job->table + W, W * sizeof(uint64_t));
+    for (size_t bit = ebits - 1; bit-- > 0;) {
+        group_product(ops, lanes8, job, 1, W, OP(B_ACC), OP(B_ACC), OP(B_ACC));
+        if ((job->exp[bit / 64] >> (bit % 64)) & 1) { /* public: e's bits */
+            group_product(ops, lanes8, job, 1, W, OP(B_ACC), OP(B_ACC), ENTRY(1));
+        }
+    }
+    group_product(ops, lanes8, job, 1, W, OP(B_OUT), OP(B_ACC), OP(B_ONE));
+    if (lanes8) {
+        for (size_t l = 0; l < 8; l++) {
+            rk_final_subtract(job->out + l, m->n8 + l, m->digits, 8);
+        }
+    } else {
+        rk_final_subtract(job->out, m->n1, m->digits, 1);
+    }
+    rk_zero(scratch, bytes);
+    free(scratch);
+    return 0;
+}
+
 int rk_powm_digits(const rk_ops *ops, const rsakit_vec_modulus *m, int lanes8,
                    uint64_t *out, const uint64_t *base, const uint64_t *exp, size_t exp_limbs) {
     rk_job job = {.m = m, .out = out, .base = base, .exp = exp};
@@ -238,4 +275,54 @@ int rsakit_vec_powm8(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t
     rk_zero(x, bytes);
     free(x);
     return status;
+}
+
+/* The public-exponent entry points: limbs <-> digits around powm_public. */
+static int powm_public_entry(rsakit_vec_impl impl, const rsakit_vec_modulus *m, int lanes8, uint64_t *r,
+                             const uint64_t *base, const uint64_t *e, size_t e_limbs, size_t ebits) {
+    size_t count = lanes8 ? 8 : 1;
+    const rk_ops *ops = rk_ops_for(impl);
+    if (ops == NULL || e_limbs == 0 || ebits == 0 || ebits > 64 * e_limbs) {
+        memset(r, 0, count * m->limbs * sizeof(uint64_t));
+        return -1;
+    }
+    size_t bytes = 2 * RK_MAX_DIGITS * 8 * sizeof(uint64_t);
+    uint64_t *x = aligned_alloc(64, bytes);
+    if (x == NULL) {
+        memset(r, 0, count * m->limbs * sizeof(uint64_t));
+        return -1;
+    }
+    memset(x, 0, bytes);
+    uint64_t *y = x + RK_MAX_DIGITS * 8;
+    if (lanes8) {
+        for (size_t l = 0; l < 8; l++) {
+            rsakit_vec_to_lane(m, x, l, base + l * m->limbs);
+        }
+    } else {
+        rsakit_vec_to_digits(m, x, base);
+    }
+    rk_job job = {.m = m, .out = y, .base = x, .exp = e};
+    int status = powm_public(ops, lanes8, &job, ebits);
+    for (size_t l = 0; l < count; l++) {
+        if (status != 0) {
+            memset(r + l * m->limbs, 0, m->limbs * sizeof(uint64_t));
+        } else if (lanes8) {
+            rsakit_vec_from_lane(m, r + l * m->limbs, y, l);
+        } else {
+            rsakit_vec_from_digits(m, r, y);
+        }
+    }
+    rk_zero(x, bytes);
+    free(x);
+    return status;
+}
+
+int rsakit_vec_powm_public_exponent(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
+                                    const uint64_t *base, const uint64_t *e, size_t e_limbs, size_t ebits) {
+    return powm_public_entry(impl, m, 0, r, base, e, e_limbs, ebits);
+}
+
+int rsakit_vec_powm8_public_exponent(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
+                                     const uint64_t *base, const uint64_t *e, size_t e_limbs, size_t ebits) {
+    return powm_public_entry(impl, m, 1, r, base, e, e_limbs, ebits);
 }

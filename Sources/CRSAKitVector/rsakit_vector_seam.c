@@ -7,7 +7,8 @@
  * exponentiation is rsakit_vec_powm8 for several inputs (unused lanes run on 0) and, for
  * one or two inputs, rsakit_vec_powm2 on p and q in lockstep when the key has two primes of
  * one limb count, else rsakit_vec_powm per prime. Per-prime constants are computed once,
- * when the kernel is attached.
+ * when the kernel is attached. For moduli of up to 2048 bits the re-encryption check's
+ * m'^e mod n runs on the kernel too (seam_check).
  */
 #include "rsakit_vector_internal.h"
 #include "rsakit_secret.h"
@@ -26,6 +27,10 @@ typedef struct seam_context {
     size_t primes;
     /* Two primes of one limb count: single inputs run p and q in lockstep (powm2). */
     int dual;
+    /* n itself, for the re-encryption check's m'^e mod n (NULL above 2048 bits: GMP's). */
+    rsakit_vec_modulus *modulus;
+    /* Tests only (rsakit_vec_sec_attach_faulty_for_tests): flip a bit of the first residue. */
+    int fault;
     rsakit_vec_modulus *moduli[RSAKIT_SEC_MAX_PRIMES];
 } seam_context;
 
@@ -37,6 +42,7 @@ static void seam_destroy(void *opaque) {
     for (size_t i = 0; i < ctx->primes; i++) {
         rsakit_vec_modulus_destroy(ctx->moduli[i]);
     }
+    rsakit_vec_modulus_destroy(ctx->modulus);
     rk_zero(ctx, sizeof *ctx);
     free(ctx);
 }
@@ -87,6 +93,9 @@ static int seam_kernel(void *opaque, const rsakit_sec_key *key, size_t count,
         }
         rk_zero(work, words * sizeof(uint64_t));
         free(work);
+        if (ctx->fault) {
+            residues[0][0] ^= 1;
+        }
         return status == 0 ? 0 : 1;
     }
     for (size_t i = 0; i < ctx->primes && status == 0; i++) {
@@ -114,10 +123,61 @@ static int seam_kernel(void *opaque, const rsakit_sec_key *key, size_t count,
     }
     rk_zero(work, words * sizeof(uint64_t));
     free(work);
+    if (ctx->fault) {
+        residues[0][0] ^= 1;
+    }
     return status == 0 ? 0 : 1;
 }
 
+/* The re-encryption check, products[j] = roots[j]^e mod n, on the kernel: one eight-lane
+ * call for SEAM_MULTI_FROM roots or more (unused lanes run on 0), else one call per root.
+ * e = 65537 costs 16 squarings and 2 products beside the conversions (mpn_sec_powm took
+ * about 32 us per 2048-bit block). Declines (GMP runs) when n has more than 32 limbs. */
+static int seam_check(void *opaque, const rsakit_sec_key *key, size_t count,
+                      const mp_limb_t *const roots[], mp_limb_t *const products[]) {
+    const seam_context *ctx = opaque;
+    if (ctx->modulus == NULL || count == 0 || count > RSAKIT_SEC_BATCH) {
+        return 1;
+    }
+    size_t nn = rsakit_sec_key_modulus_limbs(key), e_limbs = 0, ebits = 0;
+    const uint64_t *e = (const uint64_t *)rsakit_sec_key_public_exponent(key, &e_limbs, &ebits);
+    size_t words = 2 * 8 * RSAKIT_VEC_MAX_LIMBS;
+    uint64_t *work = calloc(words, sizeof(uint64_t));
+    if (work == NULL) {
+        return 1;
+    }
+    uint64_t *in = work, *out = work + 8 * RSAKIT_VEC_MAX_LIMBS;
+    int status = 0;
+    if (count >= SEAM_MULTI_FROM) {
+        for (size_t j = 0; j < count; j++) {
+            memcpy(in + j * nn, roots[j], nn * sizeof(uint64_t));
+        }
+        status = rsakit_vec_powm8_public_exponent(ctx->impl, ctx->modulus, out, in, e, e_limbs, ebits);
+        for (size_t j = 0; j < count && status == 0; j++) {
+            memcpy(products[j], out + j * nn, nn * sizeof(uint64_t));
+        }
+    } else {
+        for (size_t j = 0; j < count && status == 0; j++) {
+            status = rsakit_vec_powm_public_exponent(ctx->impl, ctx->modulus, products[j],
+                                                     (const uint64_t *)roots[j], e, e_limbs, ebits);
+        }
+    }
+    rk_zero(work, words * sizeof(uint64_t));
+    free(work);
+    return status == 0 ? 0 : 1;
+}
+
+static int attach(rsakit_sec_key *key, rsakit_vec_impl impl, int fault);
+
 int rsakit_vec_sec_attach(rsakit_sec_key *key, rsakit_vec_impl impl) {
+    return attach(key, impl, 0);
+}
+
+int rsakit_vec_sec_attach_faulty_for_tests(rsakit_sec_key *key, rsakit_vec_impl impl) {
+    return attach(key, impl, 1);
+}
+
+static int attach(rsakit_sec_key *key, rsakit_vec_impl impl, int fault) {
     if (key == NULL) {
         return -1;
     }
@@ -139,6 +199,7 @@ int rsakit_vec_sec_attach(rsakit_sec_key *key, rsakit_vec_impl impl) {
         return -1;
     }
     ctx->impl = impl;
+    ctx->fault = fault;
     for (size_t i = 0; i < u; i++) {
         ctx->moduli[i] = rsakit_vec_modulus_create(
             (const uint64_t *)rsakit_sec_key_prime(key, i), rsakit_sec_key_prime_limbs(key, i));
@@ -149,6 +210,13 @@ int rsakit_vec_sec_attach(rsakit_sec_key *key, rsakit_vec_impl impl) {
         ctx->primes = i + 1;
     }
     ctx->dual = u == 2 && rsakit_sec_key_prime_limbs(key, 0) == rsakit_sec_key_prime_limbs(key, 1);
+    size_t nn = rsakit_sec_key_modulus_limbs(key);
+    if (nn <= RSAKIT_VEC_MAX_LIMBS) {
+        ctx->modulus = rsakit_vec_modulus_create((const uint64_t *)rsakit_sec_key_modulus(key), nn);
+    }
     rsakit_sec_key_set_kernel(key, seam_kernel, ctx, seam_destroy);
+    if (ctx->modulus != NULL) {
+        rsakit_sec_key_set_check_kernel(key, seam_check);
+    }
     return 0;
 }

@@ -164,6 +164,47 @@ final class VectorKernelTests: XCTestCase {
         }
     }
 
+    /// rsakit_vec_powm_public_exponent and its eight-lane form (the re-encryption check's
+    /// m'^e mod n) equal GMP's for e = 65537, 3, 1 and a 64-bit e, on edge and random bases.
+    func checkPublicExponentAgainstGMP(_ impl: rsakit_vec_impl, name: String) throws {
+        var rng = Rng(state: 0x0E0E_0E0E_0E0E_0E0E)
+        let exponents: [[UInt64]] = [[65537], [3], [1], [rng.next() | 1 << 63], [0xFFFF_FFFF, 1]]
+        for limbs in [16, 32, 11] {
+            let n = Self.modulus(&rng, limbs)
+            let bases = Self.edgeBases(n, &rng, random: 2)
+            try Self.withModulus(n) { m in
+                for e in exponents {
+                    let ebits = e.count * 64 - e.last!.leadingZeroBitCount
+                    for (i, base) in bases.enumerated() {
+                        var r = [UInt64](repeating: 0xAA, count: limbs)
+                        XCTAssertEqual(rsakit_vec_powm_public_exponent(impl, m, &r, base, e, e.count, ebits), 0)
+                        XCTAssertEqual(r, try Self.gmp(base, e, n), "\(name) e \(e), \(limbs) limbs, base \(i)")
+                    }
+                    let lanes = Array(bases.prefix(8))
+                    var r8 = [UInt64](repeating: 0xAA, count: 8 * limbs)
+                    XCTAssertEqual(rsakit_vec_powm8_public_exponent(impl, m, &r8, lanes.flatMap { $0 }, e, e.count, ebits), 0)
+                    for l in 0..<8 {
+                        XCTAssertEqual(Array(r8[(l * limbs)..<((l + 1) * limbs)]), try Self.gmp(lanes[l], e, n),
+                                       "\(name) e \(e), \(limbs) limbs, lane \(l)")
+                    }
+                }
+                var r = [UInt64](repeating: 0xAA, count: limbs)
+                XCTAssertEqual(rsakit_vec_powm_public_exponent(impl, m, &r, bases[0], [3], 1, 0), -1, "ebits 0 is refused")
+                XCTAssertEqual(r, [UInt64](repeating: 0, count: limbs))
+            }
+        }
+    }
+
+    func testPublicExponent_ReferenceAndEmulatedKernelMatchGMP() throws {
+        try checkPublicExponentAgainstGMP(RSAKIT_VEC_IMPL_REFERENCE, name: "reference")
+        try checkPublicExponentAgainstGMP(RSAKIT_VEC_IMPL_IFMA_EMULATED, name: "emulated kernel")
+    }
+
+    func testIFMAKernel_PublicExponentMatchesGMP() throws {
+        try requireIFMA()
+        try checkPublicExponentAgainstGMP(RSAKIT_VEC_IMPL_IFMA, name: "IFMA kernel")
+    }
+
     func testDual_ReferenceAndEmulatedKernelMatchGMP() throws {
         try checkDualAgainstGMP(RSAKIT_VEC_IMPL_REFERENCE, name: "reference")
         try checkDualAgainstGMP(RSAKIT_VEC_IMPL_IFMA_EMULATED, name: "emulated kernel")
@@ -452,6 +493,36 @@ final class VectorKernelTests: XCTestCase {
     func testIFMAKernel_DualMatchesGMP() throws {
         try requireIFMA()
         try checkDualAgainstGMP(RSAKIT_VEC_IMPL_IFMA, name: "IFMA kernel")
+    }
+
+    /// The re-encryption check on the kernel (n of up to 2048 bits) refuses a faulty CRT
+    /// half, for one block (p and q in lockstep) and for a batch of eight (one multi-buffer
+    /// call); the same key without the fault decrypts both.
+    func checkFaultIsCaught(_ implementation: VectorImplementation) throws {
+        for bits in [1024, 2048] {
+            let key = try TestKeys.generated(bits: bits)
+            let message = [UInt8](repeating: 0x5A, count: 20)
+            let c = try key.publicKey.encrypt(message)
+            let good = try XCTUnwrap(try key.withVectorKernel(implementation))
+            XCTAssertEqual(try good.decrypt(c), message)
+            XCTAssertEqual(try good.rsadp(batch: [[UInt8]](repeating: c, count: 8), random: SystemRandomSource()).count, 8)
+            let faulty = try XCTUnwrap(try key.withVectorKernel(implementation))
+            XCTAssertTrue(faulty.storage.secret.attachFaultyVectorKernelForTests(implementation))
+            XCTAssertThrowsError(try faulty.rsadp(c), "\(bits) bits, one block") { error in
+                guard case .internalError? = error as? RSAError else { return XCTFail("\(error)") }
+            }
+            XCTAssertThrowsError(try faulty.rsadp(batch: [[UInt8]](repeating: c, count: 8), random: SystemRandomSource()),
+                                 "\(bits) bits, eight blocks")
+        }
+    }
+
+    func testCheck_AFaultIsCaughtByTheCheckOnTheEmulatedKernel() throws {
+        try checkFaultIsCaught(.ifmaEmulated)
+    }
+
+    func testIFMAKernel_AFaultIsCaughtByTheCheckOnTheKernel() throws {
+        try requireIFMA()
+        try checkFaultIsCaught(.ifma)
     }
 
     func testIFMAKernel_LanesIndependent() throws {

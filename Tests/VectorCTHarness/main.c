@@ -52,7 +52,7 @@ static volatile int planted_sink;
 /* One size: single-buffer and 8 lanes, exp_limbs exponent limbs. Returns mismatches. */
 static int run(size_t limbs, size_t exp_limbs, int plant) {
     uint64_t n[32], ncopy[32], e[32], ecopy[32];
-    uint64_t base[8 * 32], bcopy[8 * 32], out[8 * 32], out1[32], out2[2 * 32];
+    uint64_t base[8 * 32], bcopy[8 * 32], out[8 * 32], out1[32], out2[2 * 32], out3[32];
     for (size_t i = 0; i < limbs; i++) n[i] = next();
     n[0] |= 1;
     n[limbs - 1] |= (uint64_t)1 << 63;
@@ -87,12 +87,16 @@ static int run(size_t limbs, size_t exp_limbs, int plant) {
     /* The lockstep driver (p and q of one CRT operation): lanes 5 and 6, one modulus twice. */
     int s2 = rsakit_vec_powm2(RSAKIT_VEC_IMPL_REFERENCE, exp_limbs, m, out2, base + 5 * limbs, e,
                               m, out2 + limbs, base + 6 * limbs, e);
+    /* The re-encryption check's form: a public exponent (not marked), a secret base. */
+    const uint64_t e_public[1] = {65537};
+    int s3 = rsakit_vec_powm_public_exponent(RSAKIT_VEC_IMPL_REFERENCE, m, out3, base + 7 * limbs, e_public, 1, 17);
     rsakit_vec_modulus_destroy(m);
+    PUBLIC(out3, limbs * 8);
     PUBLIC(out, 8 * limbs * 8);
     PUBLIC(out1, limbs * 8);
     PUBLIC(out2, 2 * limbs * 8);
 
-    int bad = (s8 != 0) + (s1 != 0) + (s2 != 0);
+    int bad = (s8 != 0) + (s1 != 0) + (s2 != 0) + (s3 != 0);
     mpz_t zn, ze, zb, zr, zg;
     mpz_inits(zn, ze, zb, zr, zg, NULL);
     to_mpz(zn, ncopy, limbs);
@@ -106,6 +110,14 @@ static int run(size_t limbs, size_t exp_limbs, int plant) {
             fprintf(stderr, "mismatch: %zu limbs, %s lane %zu\n", limbs, l < 8 ? "multi" : l == 8 ? "single" : "dual", lane);
             bad++;
         }
+    }
+    mpz_set_ui(ze, 65537);
+    to_mpz(zb, bcopy + 7 * limbs, limbs);
+    mpz_powm(zr, zb, ze, zn);
+    to_mpz(zg, out3, limbs);
+    if (mpz_cmp(zr, zg) != 0) {
+        fprintf(stderr, "mismatch: %zu limbs, public exponent\n", limbs);
+        bad++;
     }
     mpz_clears(zn, ze, zb, zr, zg, NULL);
     return bad;

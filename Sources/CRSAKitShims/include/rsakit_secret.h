@@ -113,6 +113,19 @@ void rsakit_sec_key_set_kernel(
     rsakit_sec_key *key, rsakit_sec_powm_kernel kernel, void *context,
     void (*destroy)(void *context));
 
+/* The re-encryption check's exponentiation (issue 21): for j < count, products[j] (nn
+ * limbs) = roots[j]^e mod n, fully reduced; roots[j] < n, secret; e and n public. Must be
+ * constant-time in roots. Returns 0 when done, nonzero to decline (mpn_sec_powm then runs
+ * for every root). */
+typedef int (*rsakit_sec_check_kernel)(
+    void *context, const rsakit_sec_key *key, size_t count,
+    const mp_limb_t *const roots[], mp_limb_t *const products[]);
+
+/* Attach the check's kernel, with the context of the kernel attached by
+ * rsakit_sec_key_set_kernel (so call this after it: set_kernel detaches any check kernel).
+ * NULL detaches. Same thread rule as set_kernel. */
+void rsakit_sec_key_set_check_kernel(rsakit_sec_key *key, rsakit_sec_check_kernel kernel);
+
 /* The seam itself: the attached kernel, else (or when it declines) the GMP reference. */
 void rsakit_sec_crt_powm(
     const rsakit_sec_key *key, size_t count,

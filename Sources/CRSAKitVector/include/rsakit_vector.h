@@ -107,6 +107,19 @@ int rsakit_vec_powm2(rsakit_vec_impl impl, size_t exp_limbs,
 int rsakit_vec_powm8(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
                      const uint64_t *base, const uint64_t *exp, size_t exp_limbs);
 
+/* r = base^e mod n for a PUBLIC exponent e (RSA's e, for the re-encryption check of the
+ * private operation): e_limbs limbs, its top set bit at ebits - 1 (1 <= ebits <= 64 e_limbs).
+ * Left-to-right square-and-multiply that branches on e's bits (so its time depends on e,
+ * which must be public), constant-time in the base and the modulus: ebits - 1 squarings and
+ * one product per set bit below the top (16 and 1 for e = 65537) instead of the fixed
+ * window's table and 64-bit scan. base < n; results fully reduced. The 8 version takes and
+ * gives eight numbers as rsakit_vec_powm8. Returns 0, or -1 (results zeroed) for a bad
+ * argument or an implementation this CPU cannot run. */
+int rsakit_vec_powm_public_exponent(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
+                                    const uint64_t *base, const uint64_t *e, size_t e_limbs, size_t ebits);
+int rsakit_vec_powm8_public_exponent(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
+                                     const uint64_t *base, const uint64_t *e, size_t e_limbs, size_t ebits);
+
 /* Layout conversions (public for tests): limbs -> single-buffer digits (words(m) words)
  * and back (the value must be < 2^(64 limbs); excess bits are dropped). Lane versions
  * write / read lane `lane` of a multi-buffer array (digits(m) * 8 words). */
@@ -144,10 +157,17 @@ struct rsakit_sec_key;
 
 /* Attach impl as the key's exponentiation kernel (rsakit_sec_key_set_kernel, before the
  * key is shared): one call per private operation or batch of up to 8 blocks; 1-2 inputs
- * run single-buffer, 3-8 one multi-buffer call per prime. Returns 0, or -1 (nothing
+ * run single-buffer (p and q in lockstep for two primes of one limb count), 3-8 one
+ * multi-buffer call per prime. For n of up to 2048 bits, also the re-encryption check's
+ * m'^e mod n (rsakit_sec_key_set_check_kernel; larger n keep GMP's). Returns 0, or -1 (nothing
  * attached, the GMP path stays) when a prime has more than 2048 bits, impl cannot run on
  * this CPU, or memory runs out. The per-prime constants are zeroed when the key is destroyed. */
 int rsakit_vec_sec_attach(struct rsakit_sec_key *key, rsakit_vec_impl impl);
+
+/* Tests only: rsakit_vec_sec_attach with a simulated fault, one bit of the first residue of
+ * every call flipped after the exponentiation, so that tests can see the re-encryption check
+ * (on the kernel, for n of up to 2048 bits) refuse the result. */
+int rsakit_vec_sec_attach_faulty_for_tests(struct rsakit_sec_key *key, rsakit_vec_impl impl);
 
 #ifdef __cplusplus
 }

@@ -55,3 +55,13 @@ extension RSAPrivateKey {
         return RSAPrivateKey(storage: storage, publicKey: publicKey)
     }
 }
+
+extension ConstantTimeKey {
+    /// Re-attach `implementation` of the vector kernel with a simulated fault (one residue
+    /// bit flipped per call), the re-encryption check staying on the kernel where n has at
+    /// most 2048 bits. Tests only; the key must not be shared. Returns false when it cannot
+    /// attach.
+    func attachFaultyVectorKernelForTests(_ implementation: VectorImplementation) -> Bool {
+        withHandle { rsakit_vec_sec_attach_faulty_for_tests($0, implementation.c) } == 0
+    }
+}
