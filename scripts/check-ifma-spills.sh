@@ -5,7 +5,7 @@
 # (its "64-byte Spill" / "64-byte Reload" / "Folded" annotations), plus, from the
 # llvm-objdump disassembly, every zmm load/store addressed off %rsp/%rbp.
 # The eight-lane products keep one accumulator per digit (N + 1 of them): at N = 20
-# (1024-bit primes, 2048-bit keys) they fit the 32 zmm registers and must not spill; at
+# and N = 10 (1024- and 512-bit primes) they fit the 32 zmm registers and must not spill; at
 # N = 30 and 40 they cannot all fit, and their spills are reported, not failed (the loads
 # of the operands cost more). Runs anywhere (no IFMA needed). Exit 1 if a kernel that must
 # not spill does.
@@ -18,7 +18,7 @@ OUT="${TMPDIR:-/tmp}/rsakit-spills-$$"
 mkdir -p "$OUT"
 trap 'rm -rf "$OUT"' EXIT
 status=0
-must_not_spill="ifma_mul1 ifma_sqr1 ifma_mul1x2 ifma_mul8_20 ifma_sqr8_20 ifma_select"
+must_not_spill="ifma_mul1 ifma_sqr1 ifma_mul1x2 ifma_mul8_10 ifma_sqr8_10 ifma_mul8_20 ifma_sqr8_20 ifma_select"
 reported="ifma_mul8_30 ifma_sqr8_30 ifma_mul8_40 ifma_sqr8_40"
 for opt in -O2 -O3; do
     "$CLANG" "$opt" -S -I"$SRC/include" -I"$SRC" "$SRC/rsakit_vector_ifma.c" -o "$OUT/k.s"

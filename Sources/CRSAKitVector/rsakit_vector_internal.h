@@ -27,7 +27,7 @@ struct rsakit_vec_modulus {
     _Alignas(64) uint64_t one1[RK_MAX_WORDS];
     uint64_t k0;      /* -n^-1 mod 2^52 */
     size_t limbs;     /* 64-bit limbs of n (inputs and outputs) */
-    size_t digits;    /* N: 20, 30 or 40 */
+    size_t digits;    /* N: 10, 20, 30 or 40 */
     size_t vectors;   /* ceil(N / 8) */
     size_t words;     /* vectors * 8 */
 };

@@ -111,7 +111,7 @@ static void double_mod(uint64_t *x, uint64_t *d, const uint64_t *n, size_t N) {
 /* m->rr1 = R^2 mod n = 2^(104 N) mod n, fully reduced, from m->n1 and m->k0 (set before),
  * n having `limbs` limbs with a non-zero top limb (so 2^(64 (limbs - 1)) < n).
  *
- * With 52 N = 2^k s (s odd: k = 4, 3, 5 for N = 20, 30, 40): start from
+ * With 52 N = 2^k s (s odd: k = 3, 4, 3, 5 for N = 10, 20, 30, 40): start from
  * 2^(64 (limbs - 1)) mod n (itself), double up to 2^(52 N + s) mod n (a few hundred
  * constant-time doublings), then k Montgomery squarings, each taking 2^t to 2^(2t - 52N):
  * 52 N + s -> 52 N + 2 s -> ... -> 52 N + 2^k s = 104 N. The squarings are the portable
@@ -148,7 +148,7 @@ rsakit_vec_modulus *rsakit_vec_modulus_create(const uint64_t *n, size_t limbs) {
     if (n == NULL || limbs == 0 || limbs > RSAKIT_VEC_MAX_LIMBS) {
         return NULL;
     }
-    size_t N = limbs <= 16 ? 20 : limbs <= 24 ? 30 : 40;
+    size_t N = limbs <= 8 ? 10 : limbs <= 16 ? 20 : limbs <= 24 ? 30 : 40;
 
     rsakit_vec_modulus *m = aligned_alloc(64, (sizeof *m + 63) / 64 * 64);
     if (m == NULL) {

@@ -96,7 +96,7 @@ final class VectorKernelTests: XCTestCase {
 
     /// (limb count, exponent limbs) per case: the three size classes exactly, sizes below a
     /// class, with full-length exponents where the debug build's speed allows.
-    static let sizes: [(limbs: Int, expLimbs: Int)] = [(16, 16), (24, 4), (32, 4), (7, 7), (17, 3), (32, 32)]
+    static let sizes: [(limbs: Int, expLimbs: Int)] = [(16, 16), (24, 4), (32, 4), (7, 7), (8, 8), (17, 3), (32, 32)]
 
     // MARK: - Reference and kernel algorithm against GMP
 
@@ -136,7 +136,7 @@ final class VectorKernelTests: XCTestCase {
     /// two size classes are refused with both results zeroed.
     func checkDualAgainstGMP(_ impl: rsakit_vec_impl, name: String) throws {
         var rng = Rng(state: 0x0DDB_A11C_0FFE_E002)
-        for (limbs0, limbs1, expLimbs) in [(16, 16, 16), (16, 13, 5), (24, 24, 4), (32, 32, 4), (32, 25, 3)] {
+        for (limbs0, limbs1, expLimbs) in [(8, 8, 8), (16, 16, 16), (16, 13, 5), (24, 24, 4), (32, 32, 4), (32, 25, 3)] {
             let n0 = Self.modulus(&rng, limbs0), n1 = Self.modulus(&rng, limbs1)
             let bases0 = Self.edgeBases(n0, &rng, random: 2), bases1 = Self.edgeBases(n1, &rng, random: 2)
             let e0 = rng.limbs(expLimbs), e1 = rng.limbs(expLimbs)
@@ -263,11 +263,11 @@ final class VectorKernelTests: XCTestCase {
 
     func testLayoutConversions_RoundTripAndPlaceDigits() throws {
         var rng = Rng(state: 99)
-        for count in [16, 24, 32, 5] {
+        for count in [16, 24, 32, 5, 8, 9] {
             let n = Self.modulus(&rng, count)
             try Self.withModulus(n) { m in
                 let words = rsakit_vec_modulus_words(m), digits = rsakit_vec_modulus_digits(m)
-                XCTAssertEqual(digits, count <= 16 ? 20 : count <= 24 ? 30 : 40)
+                XCTAssertEqual(digits, count <= 8 ? 10 : count <= 16 ? 20 : count <= 24 ? 30 : 40)
                 XCTAssertEqual(words, (digits + 7) / 8 * 8)
                 var x = rng.limbs(count)
                 var d = [UInt64](repeating: 0, count: words)

@@ -148,7 +148,8 @@ int main(int argc, char **argv) {
     bad += run(16, 16, 0); /* 1024-bit modulus, full-length exponent */
     bad += run(24, 2, 0);      /* 1536 */
     bad += run(32, 2, 0);      /* 2048 */
-    bad += run(7, 3, 0);       /* a size below a class (448 bits, class 1024) */
+    bad += run(7, 3, 0);       /* a size below a class (448 bits, class 512) */
+    bad += run(11, 2, 0);      /* 704 bits, class 1024 */
     printf("%s: %d mismatches\n", bad == 0 ? "ok" : "FAILED", bad);
     return bad == 0 ? 0 : 1;
 }

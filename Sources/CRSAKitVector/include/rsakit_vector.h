@@ -3,10 +3,10 @@
  * IFMA kernel (vpmadd52luq / vpmadd52huq), its portable C reference, and the runtime
  * dispatch between them and GMP. GMP stays the engine for everything variable-time.
  *
- * Moduli: odd, 1 to 32 64-bit limbs (at most 2048 bits). Three size classes, chosen by the
- * public limb count of the modulus: <= 16 limbs (1024 bits) -> 20 digits of 52 bits,
- * <= 24 (1536) -> 30, <= 32 (2048) -> 40 (R = 2^(52 * digits) > 4n, so almost-Montgomery
- * values stay below 2n).
+ * Moduli: odd, 1 to 32 64-bit limbs (at most 2048 bits). Four size classes, chosen by the
+ * public limb count of the modulus: <= 8 limbs (512 bits) -> 10 digits of 52 bits,
+ * <= 16 (1024) -> 20, <= 24 (1536) -> 30, <= 32 (2048) -> 40 (R = 2^(52 * digits) > 4n, so
+ * almost-Montgomery values stay below 2n).
  *
  * Data layouts (shared by the kernel and the reference):
  *   single buffer: one number = ceil(digits / 8) * 8 uint64 words, digit i in word i
@@ -67,7 +67,7 @@ typedef struct rsakit_vec_modulus rsakit_vec_modulus;
  * Newton iteration; about 20 us for 32 limbs).
  * n MUST be odd, > 1, with n[limbs - 1] != 0: n is not examined (it may be a secret
  * prime), so other values give wrong results, not an error. The size class follows the
- * public limb count: <= 16 limbs -> 20 digits, <= 24 -> 30, <= 32 -> 40. NULL for a limb
+ * public limb count: <= 8 limbs -> 10 digits, <= 16 -> 20, <= 24 -> 30, <= 32 -> 40. NULL for a limb
  * count out of range or on allocation failure. */
 rsakit_vec_modulus *rsakit_vec_modulus_create(const uint64_t *n, size_t limbs);
 
@@ -77,7 +77,7 @@ void rsakit_vec_modulus_destroy(rsakit_vec_modulus *m);
 /* The limb count given at creation (the size of every base and result). */
 size_t rsakit_vec_modulus_limbs(const rsakit_vec_modulus *m);
 
-/* Radix-2^52 digits of the size class: 20, 30 or 40. */
+/* Radix-2^52 digits of the size class: 10, 20, 30 or 40. */
 size_t rsakit_vec_modulus_digits(const rsakit_vec_modulus *m);
 
 /* Words of one single-buffer number: ceil(digits / 8) * 8. */
