@@ -44,6 +44,7 @@ static inline V v_madd_hi(V acc, V a, V b) {
 static inline V v_add(V a, V b) { for (int i = 0; i < 8; i++) a.l[i] += b.l[i]; return a; }
 static inline V v_and(V a, V b) { for (int i = 0; i < 8; i++) a.l[i] &= b.l[i]; return a; }
 static inline V v_or(V a, V b) { for (int i = 0; i < 8; i++) a.l[i] |= b.l[i]; return a; }
+static inline V v_or_and(V a, V m, V x) { for (int i = 0; i < 8; i++) a.l[i] |= m.l[i] & x.l[i]; return a; }
 static inline V v_srli52(V a) { for (int i = 0; i < 8; i++) a.l[i] >>= 52; return a; }
 static inline V v_slli1(V a) { for (int i = 0; i < 8; i++) a.l[i] <<= 1; return a; }
 static inline V v_maskz(M8 k, V a) {

@@ -10,6 +10,8 @@
 #include "rsakit_vector.h"
 
 #define RK_MASK52 ((uint64_t)0xFFFFFFFFFFFFF)
+/* Fixed-window widths: 5 bits (a table of 32 entries) except where the table would not
+ * fit the level-1 data cache and one of 16 does (rk_window_bits). */
 #define RK_WINDOW 5
 #define RK_TABLE (1u << RK_WINDOW)
 #define RK_MAX_DIGITS 40
@@ -36,8 +38,9 @@ struct rsakit_vec_modulus {
  * digits. r may alias a or b. "1" = single buffer, "8" = eight lanes. */
 typedef void (*rk_mul_fn)(uint64_t *r, const uint64_t *a, const uint64_t *b, const rsakit_vec_modulus *m);
 typedef void (*rk_sqr_fn)(uint64_t *r, const uint64_t *a, const rsakit_vec_modulus *m);
-/* r = table[index] for a table of RK_TABLE entries of `words` words, scanning every entry. */
-typedef void (*rk_select_fn)(uint64_t *r, const uint64_t *table, size_t words, uint64_t index);
+/* r = table[index] for a table of `entries` (16 or 32) entries of `words` words, scanning
+ * every entry. */
+typedef void (*rk_select_fn)(uint64_t *r, const uint64_t *table, size_t entries, size_t words, uint64_t index);
 
 /* Two single-buffer products with two moduli of one size class at once (p and q). */
 typedef void (*rk_mul2_fn)(uint64_t *r0, const uint64_t *a0, const uint64_t *b0, const rsakit_vec_modulus *m0,
@@ -73,7 +76,7 @@ const rk_ops *rk_ops_for(rsakit_vec_impl impl);
 uint64_t rk_known_answer_digest(const rk_ops *ops);
 
 /* The scalar masked table scan (used by the reference and the emulation). */
-void rk_select_scalar(uint64_t *r, const uint64_t *table, size_t words, uint64_t index);
+void rk_select_scalar(uint64_t *r, const uint64_t *table, size_t entries, size_t words, uint64_t index);
 
 /* Zero memory in a way the compiler keeps. */
 void rk_zero(void *p, size_t len);

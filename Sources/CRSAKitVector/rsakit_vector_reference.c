@@ -117,11 +117,11 @@ static void ref_sqr8(uint64_t *r, const uint64_t *a, const rsakit_vec_modulus *m
     }
 }
 
-void rk_select_scalar(uint64_t *r, const uint64_t *table, size_t words, uint64_t index) {
+void rk_select_scalar(uint64_t *r, const uint64_t *table, size_t entries, size_t words, uint64_t index) {
     for (size_t w = 0; w < words; w++) {
         r[w] = 0;
     }
-    for (uint64_t e = 0; e < RK_TABLE; e++) {
+    for (uint64_t e = 0; e < entries; e++) {
         /* mask = all ones when e == index, computed without a comparison branch. */
         uint64_t d = e ^ index;
         uint64_t mask = ((d | (0 - d)) >> 63) - 1;

@@ -15,9 +15,10 @@
  * Callers see only 64-bit limbs (little-endian, GMP's order); the conversions are public
  * for tests.
  *
- * Exponentiation: fixed window of 5 bits over exactly 64 * exp_limbs exponent bits (the
- * caller pads the exponent to a public length), a 32-entry table read by a masked scan of
- * every entry, real squarings. Constant-time in the base, the exponent and the modulus
+ * Exponentiation: fixed window of 5 bits (4 for the eight-lane layout of 20 and 30 digits,
+ * whose tables then fit the level-1 cache) over exactly 64 * exp_limbs exponent bits (the
+ * caller pads the exponent to a public length), a table of 2^window entries read by a
+ * masked scan of every entry, real squarings. Constant-time in the base, the exponent and the modulus
  * (a secret prime): no branch, memory index or loop count depends on them; loop counts
  * depend only on the size class and exp_limbs. The outputs are fully reduced (< n).
  *
