@@ -40,7 +40,13 @@ struct IntelAnchor {
     /// `anchor KEY check 1`: which modes ran and matched OpenSSL's result on this key.
     /// - Throws: `BenchmarkFailure` when the helper fails to run.
     func check(keyPath: String) throws -> Modes {
-        let result = try runProcess(path, [keyPath, "check", "1"])
+        // The check writes lane 0's input and results as *.bin files into its working
+        // folder: give it a temporary one, removed afterwards.
+        let folder = NSTemporaryDirectory() + "rsakit-intel-anchor-\(getpid())-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let absoluteKey = keyPath.hasPrefix("/") ? keyPath : FileManager.default.currentDirectoryPath + "/" + keyPath
+        let result = try runProcess("/usr/bin/env", ["-C", folder, path, absoluteKey, "check", "1"])
         guard result.status == 0 else {
             throw BenchmarkFailure(description: "intel anchor check failed (status \(result.status)): \(result.stderr.prefix(300))")
         }
