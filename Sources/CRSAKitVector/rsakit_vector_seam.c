@@ -47,6 +47,71 @@ static void seam_destroy(void *opaque) {
     free(ctx);
 }
 
+/* The kernel's scratch: a copy of one base (nn limbs), reduced bases and results (8 x 32
+ * limbs each), GMP's scratch for mpn_sec_div_r. */
+typedef struct seam_work {
+    size_t nn;
+    uint64_t *copy, *reduced, *result;
+    mp_limb_t *tp;
+} seam_work;
+
+/* dst (limbs of prime i) = base mod prime i, by mpn_sec_div_r on a copy of the base. */
+static void reduce_base(const rsakit_sec_key *key, size_t i, uint64_t *dst, const mp_limb_t *base, seam_work *w) {
+    size_t pl = rsakit_sec_key_prime_limbs(key, i);
+    memcpy(w->copy, base, w->nn * sizeof(uint64_t));
+    mpn_sec_div_r((mp_limb_t *)w->copy, (mp_size_t)w->nn, rsakit_sec_key_prime(key, i), (mp_size_t)pl, w->tp);
+    memcpy(dst, w->copy, pl * sizeof(uint64_t));
+}
+
+/* One or two inputs of a key with two primes of one limb count: p and q in lockstep. */
+static int seam_dual(const seam_context *ctx, const rsakit_sec_key *key, size_t count,
+                     const mp_limb_t *const bases[], mp_limb_t *const residues[], seam_work *w) {
+    int status = 0;
+    for (size_t j = 0; j < count && status == 0; j++) {
+        for (size_t i = 0; i < 2; i++) {
+            reduce_base(key, i, w->reduced + i * RSAKIT_VEC_MAX_LIMBS, bases[j], w);
+        }
+        status = rsakit_vec_powm2(
+            ctx->impl, rsakit_sec_key_prime_limbs(key, 0),
+            ctx->moduli[0], w->result, w->reduced, (const uint64_t *)rsakit_sec_key_prime_exponent(key, 0),
+            ctx->moduli[1], w->result + RSAKIT_VEC_MAX_LIMBS, w->reduced + RSAKIT_VEC_MAX_LIMBS,
+            (const uint64_t *)rsakit_sec_key_prime_exponent(key, 1));
+        for (size_t i = 0; i < 2 && status == 0; i++) {
+            memcpy(residues[j] + rsakit_sec_key_residue_offset(key, i), w->result + i * RSAKIT_VEC_MAX_LIMBS,
+                   rsakit_sec_key_prime_limbs(key, i) * sizeof(uint64_t));
+        }
+    }
+    return status;
+}
+
+/* Prime by prime: one multi-buffer call for SEAM_MULTI_FROM inputs or more, else one
+ * single-buffer call per input. */
+static int seam_per_prime(const seam_context *ctx, const rsakit_sec_key *key, size_t count,
+                          const mp_limb_t *const bases[], mp_limb_t *const residues[], seam_work *w) {
+    int status = 0;
+    for (size_t i = 0; i < ctx->primes && status == 0; i++) {
+        size_t pl = rsakit_sec_key_prime_limbs(key, i);
+        const uint64_t *exponent = (const uint64_t *)rsakit_sec_key_prime_exponent(key, i);
+        size_t offset = rsakit_sec_key_residue_offset(key, i);
+        memset(w->reduced, 0, 8 * RSAKIT_VEC_MAX_LIMBS * sizeof(uint64_t));
+        for (size_t j = 0; j < count; j++) {
+            reduce_base(key, i, w->reduced + j * pl, bases[j], w);
+        }
+        if (count >= SEAM_MULTI_FROM) {
+            status = rsakit_vec_powm8(ctx->impl, ctx->moduli[i], w->result, w->reduced, exponent, pl);
+            for (size_t j = 0; j < count && status == 0; j++) {
+                memcpy(residues[j] + offset, w->result + j * pl, pl * sizeof(uint64_t));
+            }
+        } else {
+            for (size_t j = 0; j < count && status == 0; j++) {
+                status = rsakit_vec_powm(ctx->impl, ctx->moduli[i], w->result, w->reduced + j * pl, exponent, pl);
+                memcpy(residues[j] + offset, w->result, pl * sizeof(uint64_t));
+            }
+        }
+    }
+    return status;
+}
+
 static int seam_kernel(void *opaque, const rsakit_sec_key *key, size_t count,
                        const mp_limb_t *const bases[], mp_limb_t *const residues[]) {
     const seam_context *ctx = opaque;
@@ -67,60 +132,15 @@ static int seam_kernel(void *opaque, const rsakit_sec_key *key, size_t count,
         return 1; /* the GMP reference runs instead */
     }
     memset(work, 0, words * sizeof(uint64_t));
-    uint64_t *copy = work;
-    uint64_t *reduced = copy + nn;
-    uint64_t *result = reduced + 8 * RSAKIT_VEC_MAX_LIMBS;
-    mp_limb_t *tp = (mp_limb_t *)(result + 8 * RSAKIT_VEC_MAX_LIMBS);
-    int status = 0;
-    if (count < SEAM_MULTI_FROM && ctx->dual) {
-        /* p and q in lockstep, one input at a time: the dual single-buffer product. */
-        for (size_t j = 0; j < count && status == 0; j++) {
-            for (size_t i = 0; i < 2; i++) {
-                size_t pl = rsakit_sec_key_prime_limbs(key, i);
-                memcpy(copy, bases[j], nn * sizeof(uint64_t));
-                mpn_sec_div_r((mp_limb_t *)copy, (mp_size_t)nn, rsakit_sec_key_prime(key, i), (mp_size_t)pl, tp);
-                memcpy(reduced + i * RSAKIT_VEC_MAX_LIMBS, copy, pl * sizeof(uint64_t));
-            }
-            status = rsakit_vec_powm2(
-                ctx->impl, rsakit_sec_key_prime_limbs(key, 0),
-                ctx->moduli[0], result, reduced, (const uint64_t *)rsakit_sec_key_prime_exponent(key, 0),
-                ctx->moduli[1], result + RSAKIT_VEC_MAX_LIMBS, reduced + RSAKIT_VEC_MAX_LIMBS,
-                (const uint64_t *)rsakit_sec_key_prime_exponent(key, 1));
-            for (size_t i = 0; i < 2 && status == 0; i++) {
-                memcpy(residues[j] + rsakit_sec_key_residue_offset(key, i), result + i * RSAKIT_VEC_MAX_LIMBS,
-                       rsakit_sec_key_prime_limbs(key, i) * sizeof(uint64_t));
-            }
-        }
-        rk_zero(work, words * sizeof(uint64_t));
-        free(work);
-        if (ctx->fault) {
-            residues[0][0] ^= 1;
-        }
-        return status == 0 ? 0 : 1;
-    }
-    for (size_t i = 0; i < ctx->primes && status == 0; i++) {
-        size_t pl = rsakit_sec_key_prime_limbs(key, i);
-        const mp_limb_t *prime = rsakit_sec_key_prime(key, i);
-        const uint64_t *exponent = (const uint64_t *)rsakit_sec_key_prime_exponent(key, i);
-        size_t offset = rsakit_sec_key_residue_offset(key, i);
-        memset(reduced, 0, 8 * RSAKIT_VEC_MAX_LIMBS * sizeof(uint64_t));
-        for (size_t j = 0; j < count; j++) {
-            memcpy(copy, bases[j], nn * sizeof(uint64_t));
-            mpn_sec_div_r((mp_limb_t *)copy, (mp_size_t)nn, prime, (mp_size_t)pl, tp);
-            memcpy(reduced + j * pl, copy, pl * sizeof(uint64_t));
-        }
-        if (count >= SEAM_MULTI_FROM) {
-            status = rsakit_vec_powm8(ctx->impl, ctx->moduli[i], result, reduced, exponent, pl);
-            for (size_t j = 0; j < count && status == 0; j++) {
-                memcpy(residues[j] + offset, result + j * pl, pl * sizeof(uint64_t));
-            }
-        } else {
-            for (size_t j = 0; j < count && status == 0; j++) {
-                status = rsakit_vec_powm(ctx->impl, ctx->moduli[i], result, reduced + j * pl, exponent, pl);
-                memcpy(residues[j] + offset, result, pl * sizeof(uint64_t));
-            }
-        }
-    }
+    seam_work w = {
+        .nn = nn,
+        .copy = work,
+        .reduced = work + nn,
+        .result = work + nn + 8 * RSAKIT_VEC_MAX_LIMBS,
+        .tp = (mp_limb_t *)(work + nn + 2 * 8 * RSAKIT_VEC_MAX_LIMBS),
+    };
+    int status = count < SEAM_MULTI_FROM && ctx->dual ? seam_dual(ctx, key, count, bases, residues, &w)
+                                                       : seam_per_prime(ctx, key, count, bases, residues, &w);
     rk_zero(work, words * sizeof(uint64_t));
     free(work);
     if (ctx->fault) {
