@@ -59,6 +59,30 @@ final class FuzzRegressionTests: XCTestCase {
         XCTAssertEqual(file.publicKey, try fuzzKey().publicKey)
     }
 
+    /// FuzzKeyFile: an SPKI whose id-RSASSA-PSS AlgorithmIdentifier has NULL parameters
+    /// (RFC 4055: absent). It is read, with a note, as a key without parameters, but the
+    /// identifier's bytes were kept as read, so every export wrote the NULL back and every
+    /// reload gave the note again. A noted identifier is now kept in DER. (The fixture is the
+    /// fuzzer's input as found in a CI smoke run: a mutated seed SPKI.)
+    func testKeyFile_PSSIdentifierWithNullParametersExportsAsDER() throws {
+        let input = try fixture("FuzzKeyFile/pss-null-parameters")
+        XCTAssertEqual(Array(input[6..<19]), [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x0A, 0x05, 0x00],
+                       "id-RSASSA-PSS with NULL parameters")
+        let file = try RSAKeyFile(bytes: input)
+        XCTAssertEqual(file.warnings.count, 1)
+        XCTAssertTrue(file.warnings[0].contains("NULL parameters"), file.warnings[0])
+        let key = file.publicKey
+        XCTAssertNotNil(key.pssRestriction)
+        XCTAssertNil(key.pssRestriction?.parameters)
+        XCTAssertEqual(key.pssRestriction?.algorithmIdentifierDER,
+                       [0x30, 0x0B, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x0A])
+        for bytes in [try key.derRepresentation(format: .spki), Array(try key.pemRepresentation(format: .spki).utf8)] {
+            let back = try RSAKeyFile(bytes: bytes)
+            XCTAssertEqual(back.warnings, [])
+            XCTAssertEqual(back.publicKey, key)
+        }
+    }
+
     /// FuzzX509: a certificate whose version INTEGER is 12. GnuTLS parses it and reports
     /// version 13 (its value plus one, as for v1-v3), which X509Certificate passed on although
     /// RFC 5280 §4.1.2.1 knows only v1-v3 and `version` promised 1, 2 or 3. The fixture is the

@@ -21,7 +21,9 @@ internal enum PSSKeyAlgorithm {
     /// The restriction of the id-RSASSA-PSS AlgorithmIdentifier `element`, whose algorithm
     /// OID has been read already; `fields` are its elements.
     ///
-    /// DEFAULT values written out (not DER) and NULL parameters are read, with a note.
+    /// DEFAULT values written out (not DER) and NULL parameters are read, with a note; such a
+    /// key keeps the DER encoding of what was read (`encode(_:)`), not the bytes, so that it
+    /// exports as DER and reloads without a note. A DER identifier is kept byte for byte.
     /// - Throws: `RSAError.malformedDER` for a structure that is not RSASSA-PSS-params;
     ///   `RSAError.unsupportedKeyFormat` for a hash or mask generation function RSAKit lacks,
     ///   or a trailer field other than 1.
@@ -32,11 +34,16 @@ internal enum PSSKeyAlgorithm {
         }
         if fields[1].tag == DERTag.null {
             reader.notes.add("the id-RSASSA-PSS AlgorithmIdentifier at byte offset \(element.offset) has NULL parameters (RFC 4055 says absent); read as a key without parameters")
-            return RSAPSSKeyRestriction(parameters: nil, algorithmIdentifierDER: der)
+            return RSAPSSKeyRestriction(parameters: nil, algorithmIdentifierDER: encode(nil))
         }
         let parts = try reader.sequence(fields[1], what: "RSASSA-PSS-params")
         var hash = RSAHashAlgorithm.sha1, mgf1Hash = RSAHashAlgorithm.sha1, saltLength = 20
         var nextNumber = 0
+        var wroteDefault = false
+        func noteDefault(_ part: DERElement, _ what: String) {
+            Self.noteDefault(reader, part, what)
+            wroteDefault = true
+        }
         for part in parts {
             let number = part.tag & 0x1F
             guard part.tag & 0xE0 == 0xA0, number <= 3, Int(number) >= nextNumber else {
@@ -51,7 +58,7 @@ internal enum PSSKeyAlgorithm {
             switch number {
             case 0:
                 hash = try readHash(reader, value, what: "hashAlgorithm")
-                if hash == .sha1 { noteDefault(reader, part, "hashAlgorithm SHA-1") }
+                if hash == .sha1 { noteDefault(part, "hashAlgorithm SHA-1") }
             case 1:
                 let mgf = try reader.sequence(value, what: "maskGenAlgorithm")
                 guard mgf.count == 2 else {
@@ -62,23 +69,23 @@ internal enum PSSKeyAlgorithm {
                     throw RSAError.unsupportedKeyFormat(reason: "the key's RSASSA-PSS mask generation function \(dottedObjectIdentifier(oid)) is not MGF1 (1.2.840.113549.1.1.8)")
                 }
                 mgf1Hash = try readHash(reader, mgf[1], what: "MGF1 hash")
-                if mgf1Hash == .sha1 { noteDefault(reader, part, "maskGenAlgorithm MGF1-SHA-1") }
+                if mgf1Hash == .sha1 { noteDefault(part, "maskGenAlgorithm MGF1-SHA-1") }
             case 2:
                 saltLength = try reader.smallInteger(value, what: "saltLength")
                 guard (0...maximumSaltLength).contains(saltLength) else {
                     throw RSAError.malformedDER(reason: "RSASSA-PSS saltLength \(saltLength) is out of range", offset: value.offset)
                 }
-                if saltLength == 20 { noteDefault(reader, part, "saltLength 20") }
+                if saltLength == 20 { noteDefault(part, "saltLength 20") }
             default:
                 let trailer = try reader.smallInteger(value, what: "trailerField")
                 guard trailer == 1 else {
                     throw RSAError.unsupportedKeyFormat(reason: "the key's RSASSA-PSS trailerField is \(trailer); only 1 (0xBC, RFC 8017 §9.1.1) exists")
                 }
-                noteDefault(reader, part, "trailerField 1")
+                noteDefault(part, "trailerField 1")
             }
         }
         let parameters = try RSAPSSParameters(hash: hash, mgf1Hash: mgf1Hash, saltLength: saltLength)
-        return RSAPSSKeyRestriction(parameters: parameters, algorithmIdentifierDER: der)
+        return RSAPSSKeyRestriction(parameters: parameters, algorithmIdentifierDER: wroteDefault ? encode(parameters) : der)
     }
 
     /// A HashAlgorithm: a known hash OID with NULL or absent parameters (RFC 4055 §2.1:
