@@ -191,12 +191,6 @@ static int powm_public(const rk_ops *ops, int lanes8, rk_job *job, size_t ebits)
     return 0;
 }
 
-int rk_powm_digits(const rk_ops *ops, const rsakit_vec_modulus *m, int lanes8,
-                   uint64_t *out, const uint64_t *base, const uint64_t *exp, size_t exp_limbs) {
-    rk_job job = {.m = m, .out = out, .base = base, .exp = exp};
-    return powm_group(ops, lanes8, &job, 1, exp_limbs);
-}
-
 const rk_ops *rk_ops_for(rsakit_vec_impl impl) {
     switch (impl) {
     case RSAKIT_VEC_IMPL_REFERENCE:
@@ -209,25 +203,54 @@ const rk_ops *rk_ops_for(rsakit_vec_impl impl) {
     return NULL;
 }
 
+/* One exponentiation of base (one number, or eight in lanes8) from limbs to limbs:
+ * convert to digits, run the fixed-window driver over an exp_limbs exponent or, when
+ * public_ebits is nonzero, square-and-multiply over a public exponent of that many bits, and
+ * convert back; r is zeroed when anything fails. The entry points below only check their
+ * arguments. */
+static int powm_limbs(rsakit_vec_impl impl, const rsakit_vec_modulus *m, int lanes8, uint64_t *r,
+                      const uint64_t *base, const uint64_t *exp, size_t exp_limbs, size_t public_ebits) {
+    size_t count = lanes8 ? 8 : 1;
+    const rk_ops *ops = rk_ops_for(impl);
+    size_t bytes = 2 * RK_MAX_DIGITS * 8 * sizeof(uint64_t);
+    uint64_t *x = ops == NULL ? NULL : aligned_alloc(64, bytes);
+    if (x == NULL) {
+        memset(r, 0, count * m->limbs * sizeof(uint64_t));
+        return -1;
+    }
+    memset(x, 0, bytes);
+    uint64_t *y = x + RK_MAX_DIGITS * 8;
+    if (lanes8) {
+        for (size_t l = 0; l < 8; l++) {
+            rsakit_vec_to_lane(m, x, l, base + l * m->limbs);
+        }
+    } else {
+        rsakit_vec_to_digits(m, x, base);
+    }
+    rk_job job = {.m = m, .out = y, .base = x, .exp = exp};
+    int status = public_ebits != 0 ? powm_public(ops, lanes8, &job, public_ebits)
+                                   : powm_group(ops, lanes8, &job, 1, exp_limbs);
+    for (size_t l = 0; l < count; l++) {
+        if (status != 0) {
+            memset(r + l * m->limbs, 0, m->limbs * sizeof(uint64_t));
+        } else if (lanes8) {
+            rsakit_vec_from_lane(m, r + l * m->limbs, y, l);
+        } else {
+            rsakit_vec_from_digits(m, r, y);
+        }
+    }
+    rk_zero(x, bytes);
+    free(x);
+    return status;
+}
+
 int rsakit_vec_powm(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
                     const uint64_t *base, const uint64_t *exp, size_t exp_limbs) {
-    const rk_ops *ops = rk_ops_for(impl);
-    if (ops == NULL || exp_limbs == 0 || exp_limbs > 64) {
+    if (exp_limbs == 0 || exp_limbs > 64) {
         memset(r, 0, m->limbs * sizeof(uint64_t));
         return -1;
     }
-    _Alignas(64) uint64_t x[RK_MAX_WORDS];
-    _Alignas(64) uint64_t y[RK_MAX_WORDS];
-    rsakit_vec_to_digits(m, x, base);
-    int status = rk_powm_digits(ops, m, 0, y, x, exp, exp_limbs);
-    if (status == 0) {
-        rsakit_vec_from_digits(m, r, y);
-    } else {
-        memset(r, 0, m->limbs * sizeof(uint64_t));
-    }
-    rk_zero(x, sizeof x);
-    rk_zero(y, sizeof y);
-    return status;
+    return powm_limbs(impl, m, 0, r, base, exp, exp_limbs, 0);
 }
 
 int rsakit_vec_powm2(rsakit_vec_impl impl, size_t exp_limbs,
@@ -262,80 +285,27 @@ int rsakit_vec_powm2(rsakit_vec_impl impl, size_t exp_limbs,
 
 int rsakit_vec_powm8(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
                      const uint64_t *base, const uint64_t *exp, size_t exp_limbs) {
-    const rk_ops *ops = rk_ops_for(impl);
-    if (ops == NULL || exp_limbs == 0 || exp_limbs > 64) {
+    if (exp_limbs == 0 || exp_limbs > 64) {
         memset(r, 0, 8 * m->limbs * sizeof(uint64_t));
         return -1;
     }
-    size_t bytes = 2 * RK_MAX_DIGITS * 8 * sizeof(uint64_t);
-    uint64_t *x = aligned_alloc(64, bytes);
-    if (x == NULL) {
-        memset(r, 0, 8 * m->limbs * sizeof(uint64_t));
-        return -1;
-    }
-    uint64_t *y = x + RK_MAX_DIGITS * 8;
-    for (size_t l = 0; l < 8; l++) {
-        rsakit_vec_to_lane(m, x, l, base + l * m->limbs);
-    }
-    int status = rk_powm_digits(ops, m, 1, y, x, exp, exp_limbs);
-    for (size_t l = 0; l < 8; l++) {
-        if (status == 0) {
-            rsakit_vec_from_lane(m, r + l * m->limbs, y, l);
-        } else {
-            memset(r + l * m->limbs, 0, m->limbs * sizeof(uint64_t));
-        }
-    }
-    rk_zero(x, bytes);
-    free(x);
-    return status;
-}
-
-/* The public-exponent entry points: limbs <-> digits around powm_public. */
-static int powm_public_entry(rsakit_vec_impl impl, const rsakit_vec_modulus *m, int lanes8, uint64_t *r,
-                             const uint64_t *base, const uint64_t *e, size_t e_limbs, size_t ebits) {
-    size_t count = lanes8 ? 8 : 1;
-    const rk_ops *ops = rk_ops_for(impl);
-    if (ops == NULL || e_limbs == 0 || ebits == 0 || ebits > 64 * e_limbs) {
-        memset(r, 0, count * m->limbs * sizeof(uint64_t));
-        return -1;
-    }
-    size_t bytes = 2 * RK_MAX_DIGITS * 8 * sizeof(uint64_t);
-    uint64_t *x = aligned_alloc(64, bytes);
-    if (x == NULL) {
-        memset(r, 0, count * m->limbs * sizeof(uint64_t));
-        return -1;
-    }
-    memset(x, 0, bytes);
-    uint64_t *y = x + RK_MAX_DIGITS * 8;
-    if (lanes8) {
-        for (size_t l = 0; l < 8; l++) {
-            rsakit_vec_to_lane(m, x, l, base + l * m->limbs);
-        }
-    } else {
-        rsakit_vec_to_digits(m, x, base);
-    }
-    rk_job job = {.m = m, .out = y, .base = x, .exp = e};
-    int status = powm_public(ops, lanes8, &job, ebits);
-    for (size_t l = 0; l < count; l++) {
-        if (status != 0) {
-            memset(r + l * m->limbs, 0, m->limbs * sizeof(uint64_t));
-        } else if (lanes8) {
-            rsakit_vec_from_lane(m, r + l * m->limbs, y, l);
-        } else {
-            rsakit_vec_from_digits(m, r, y);
-        }
-    }
-    rk_zero(x, bytes);
-    free(x);
-    return status;
+    return powm_limbs(impl, m, 1, r, base, exp, exp_limbs, 0);
 }
 
 int rsakit_vec_powm_public_exponent(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
                                     const uint64_t *base, const uint64_t *e, size_t e_limbs, size_t ebits) {
-    return powm_public_entry(impl, m, 0, r, base, e, e_limbs, ebits);
+    if (e_limbs == 0 || ebits == 0 || ebits > 64 * e_limbs) {
+        memset(r, 0, m->limbs * sizeof(uint64_t));
+        return -1;
+    }
+    return powm_limbs(impl, m, 0, r, base, e, e_limbs, ebits);
 }
 
 int rsakit_vec_powm8_public_exponent(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
                                      const uint64_t *base, const uint64_t *e, size_t e_limbs, size_t ebits) {
-    return powm_public_entry(impl, m, 1, r, base, e, e_limbs, ebits);
+    if (e_limbs == 0 || ebits == 0 || ebits > 64 * e_limbs) {
+        memset(r, 0, 8 * m->limbs * sizeof(uint64_t));
+        return -1;
+    }
+    return powm_limbs(impl, m, 1, r, base, e, e_limbs, ebits);
 }

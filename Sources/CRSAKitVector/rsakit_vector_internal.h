@@ -61,11 +61,6 @@ extern const rk_ops rk_emulated_ops;
 extern const rk_ops rk_ifma_ops;
 extern const int rk_ifma_compiled;
 
-/* The exponentiation driver over any ops (rsakit_vector_exp.c). lanes8 selects the layout.
- * out/base in that layout; returns 0 or -1 on allocation failure. */
-int rk_powm_digits(const rk_ops *ops, const rsakit_vec_modulus *m, int lanes8,
-                   uint64_t *out, const uint64_t *base, const uint64_t *exp, size_t exp_limbs);
-
 /* x = x - n when x >= n (any x < 2n), N digits at a stride of `stride` words, by masks. */
 void rk_final_subtract(uint64_t *x, const uint64_t *n, size_t N, size_t stride);
 
