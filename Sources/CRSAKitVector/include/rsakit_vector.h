@@ -147,7 +147,7 @@ const char *rsakit_vec_private_path_description(void);
 int rsakit_vec_selftest(rsakit_vec_impl impl);
 
 /* The known-answer test of impl now (not cached): a product and a squaring of each kind
- * (eight lanes, single buffer) in each size class on fixed inputs, their results folded
+ * (eight lanes, single buffer, dual single buffer) in each size class on fixed inputs, their results folded
  * into a digest compared with the portable reference's. Returns 0 when it matches, -1
  * when it does not or impl cannot run here. */
 int rsakit_vec_known_answer_test(rsakit_vec_impl impl);
