@@ -82,8 +82,11 @@ final class KeyGenerationTests: XCTestCase {
             events.append(event)
             return true
         }
-        XCTAssertTrue(events.contains { $0.stage == .searchingFirstPrime })
-        XCTAssertTrue(events.contains { $0.stage == .computingPrivateExponent })
+        // Each stage is announced when it starts, even when its first candidate is prime.
+        XCTAssertEqual(events.first?.stage, .searchingFirstPrime)
+        XCTAssertEqual(events.first?.candidatesTested, 0)
+        XCTAssertTrue(events.contains { $0.stage == .searchingSecondPrime && $0.candidatesTested == 0 })
+        XCTAssertEqual(events.last?.stage, .computingPrivateExponent)
 
         var calls = 0
         XCTAssertThrowsError(try RSAPrivateKey.generate(bitCount: 4096) { _ in

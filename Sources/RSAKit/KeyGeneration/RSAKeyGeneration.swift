@@ -33,8 +33,8 @@ extension RSAPrivateKey {
     ///   - publicExponent: e, odd and >= 3 (default 65537). FIPS 186-5 asks for
     ///     2^16 < e < 2^256; smaller odd e (3, 17) are accepted for interoperability.
     ///   - random: source of every candidate and Miller-Rabin base (default: the OS generator).
-    ///   - progress: called after each tested candidate and at each stage; return `false`
-    ///     to cancel.
+    ///   - progress: called when each stage starts (with `candidatesTested` 0), after each
+    ///     rejected candidate, and before d is computed; return `false` to cancel.
     /// - Returns: a validated key whose n has exactly `bitCount` bits, with
     ///   p, q >= sqrt(2) * 2^(len - 1), gcd(e, p - 1) = gcd(e, q - 1) = 1,
     ///   |p - q| > 2^(nlen/2 - 100), d = e^-1 mod lcm(p - 1, q - 1) > 2^(nlen/2).
@@ -116,6 +116,12 @@ extension RSAPrivateKey {
         let excessBits = byteCount * 8 - bits
         let limit = 5 * bits
         var tested = 0
+        // Each stage is reported when it starts, so a caller sees it even when the first
+        // candidate is prime (about one draw in 180 at 512 bits).
+        if let progress, !progress(RSAKeyGenerationProgress(
+            stage: stage, candidatesTested: 0, restarts: restarts)) {
+            throw RSAError.keyGenerationCancelled
+        }
         while true {
             // Step 4.2: a string of `bits` random bits.
             var bytes = random.bytes(byteCount)
