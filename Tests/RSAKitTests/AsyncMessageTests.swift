@@ -1,27 +1,21 @@
 import Foundation
 @testable import RSAKit
+import Synchronization
 import XCTest
 
-/// Issue 16 §6: async file and stream calls, cancellation between batches, the shared
-/// worker budget.
+/// Issues 16 §6 and 28: the async forms run off the cooperative pool, stop when their task
+/// is cancelled, and share one worker budget.
 final class AsyncMessageTests: XCTestCase {
-    /// A source over bytes that cancels the current task after its first read and counts reads.
-    private struct CancellingSource: RSAByteSource {
-        var inner: RSAArrayByteSource
-        var reads = 0
-        mutating func read(upTo maximumCount: Int) throws -> [UInt8] {
-            reads += 1
-            if reads == 1 { withUnsafeCurrentTask { $0?.cancel() } }
-            return try inner.read(upTo: maximumCount)
-        }
-        var remainingByteCount: Int? { inner.remainingByteCount }
+    private func folder(_ name: String) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-\(name)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: folder) }
+        return folder
     }
 
-    func testAsyncFileRoundTrip_AndStreams() async throws {
+    func testAsyncFileAndDataRoundTrip() async throws {
         let key = try TestKeys.generated(bits: 1024)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-async-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try folder("async")
         let plain = folder.appendingPathComponent("plain"), sealed = folder.appendingPathComponent("sealed")
         let opened = folder.appendingPathComponent("opened")
         let message = [UInt8]((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
@@ -30,51 +24,120 @@ final class AsyncMessageTests: XCTestCase {
         try await RSAMessage.decryptFile(at: sealed, to: opened, with: key)
         XCTAssertEqual([UInt8](try Data(contentsOf: opened)), message)
 
-        var source = RSAArrayByteSource(message)
-        var sink = RSAArrayByteSink()
-        try await RSAMessage.encrypt(from: &source, to: &sink, for: key.publicKey, format: .rawBlocks(padding: .pkcs1v15))
-        XCTAssertEqual(sink.bytes.count % key.blockSize, 0)
-        var back = RSAArrayByteSource(sink.bytes), out = RSAArrayByteSink()
-        try await RSAMessage.decrypt(from: &back, to: &out, with: key, format: .rawBlocks(padding: .pkcs1v15))
-        XCTAssertEqual(out.bytes, message)
+        let raw = try await RSAMessage.encrypt(Data(message), for: key.publicKey, format: .rawBlocks(padding: .pkcs1v15))
+        XCTAssertEqual(raw.count, (message.count + 116) / 117 * key.blockSize, "117-byte chunks, one k-byte block each")
+        let back = try await RSAMessage.decrypt(raw, with: key, format: .rawBlocks(padding: .pkcs1v15))
+        XCTAssertEqual([UInt8](back), message)
+    }
+
+    /// Blocking work must not occupy the cooperative pool (as wide as the processor count):
+    /// four calls that each block for 300 ms, more than there are processors here, run at
+    /// once and a task on the pool keeps running meanwhile.
+    func testAsyncWorkRunsOffTheCooperativePool() async throws {
+        let ticks = Atomic<Int>(0)
+        let ticker = Task {
+            while !Task.isCancelled {
+                ticks.add(1, ordering: .relaxed)
+                try? await Task.sleep(nanoseconds: 5_000_000)
+            }
+        }
+        let calls = max(4, 2 * RSAWorkerBudget.processorCount)
+        let started = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<calls {
+                group.addTask { _ = try await RSABlockingWork.run { _ -> Int32 in usleep(300_000) } }
+            }
+            try await group.waitForAll()
+        }
+        let elapsed = ContinuousClock.now - started
+        let ticked = ticks.load(ordering: .relaxed)
+        ticker.cancel()
+        XCTAssertLessThan(elapsed, .milliseconds(900), "\(calls) blocking calls ran side by side")
+        XCTAssertGreaterThan(ticked, 20, "the pool ran other tasks while \(calls) calls blocked")
+
+        // And a real one: a 2 MB encryption with one worker, the pool still free.
+        let key = try TestKeys.generated(bits: 1024)
+        let big = Data(repeating: 0x5A, count: 2_000_000)
+        let sealed = try await RSAMessage.encrypt(big, for: key.publicKey, format: .rawBlocks(), maximumWorkers: 1)
+        XCTAssertEqual(sealed.count, (big.count + 116) / 117 * 128)
     }
 
     func testCancellation_StopsBetweenBatches_AndLeavesNoOutputFile() async throws {
-        let key = try TestKeys.generated(bits: 1024)
-        let message = [UInt8](repeating: 0x41, count: 400_000)   // many batches of blocks
-        let task = Task { () -> (Error?, Int) in
-            var source = CancellingSource(inner: RSAArrayByteSource(message))
-            var sink = RSAArrayByteSink()
-            do {
-                try await RSAMessage.encrypt(from: &source, to: &sink, for: key.publicKey,
-                                             format: .rawBlocks(padding: .pkcs1v15), maximumWorkers: 1)
-                return (nil, source.reads)
-            } catch {
-                return (error, source.reads)
-            }
-        }
-        let (error, reads) = await task.value
-        XCTAssertTrue(error is CancellationError, "\(String(describing: error))")
-        XCTAssertLessThan(reads, 5, "reading stopped soon after cancellation")
-
-        // A file call cancelled before it starts writes nothing.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-cancel-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let key = try TestKeys.generated(bits: 2048)
+        // 20 MB at 2048 bits is 85,000 blocks: seconds of work with one worker.
+        let folder = try folder("cancel")
         let plain = folder.appendingPathComponent("plain"), sealed = folder.appendingPathComponent("sealed")
-        try Data(message).write(to: plain)
-        let fileTask = Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            try await RSAMessage.encryptFile(at: plain, to: sealed, for: key.publicKey)
+        try Data(repeating: 0x41, count: 20_000_000).write(to: plain)
+        let started = ContinuousClock.now
+        let task = Task {
+            try await RSAMessage.encryptFile(at: plain, to: sealed, for: key.publicKey, format: .rawBlocks(), maximumWorkers: 1)
         }
+        try await Task.sleep(nanoseconds: 200_000_000)
+        task.cancel()
         do {
-            try await fileTask.value
+            try await task.value
             XCTFail("not cancelled")
         } catch {
             XCTAssertTrue(error is CancellationError, "\(error)")
         }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(5), "stopped at a batch boundary, not at the end")
         XCTAssertFalse(FileManager.default.fileExists(atPath: sealed.path))
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), ["plain"], "no temporary left")
+
+        // A call whose task is already cancelled does not start.
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await RSAMessage.encrypt(Data([1, 2, 3]), for: key.publicKey)
+        }
+        do {
+            _ = try await early.value
+            XCTFail("not cancelled")
+        } catch {
+            XCTAssertTrue(error is CancellationError, "\(error)")
+        }
+    }
+
+    func testAsyncKeyGeneration_ProducesAValidKey_AndCancels() async throws {
+        let key = try await RSAPrivateKey(bitCount: 1024, publicExponent: 3)
+        XCTAssertEqual(key.modulusBitCount, 1024)
+        XCTAssertEqual(key.publicExponent, [3])
+        XCTAssertEqual(try RSAMessage.decrypt(RSAMessage.encrypt([7, 8, 9], for: key.publicKey), with: key), [7, 8, 9])
+
+        // 8192 bits takes seconds; cancelled after 100 ms, it stops at the next candidate.
+        let started = ContinuousClock.now
+        let task = Task { try await RSAPrivateKey(bitCount: 8192) }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        task.cancel()
+        do {
+            _ = try await task.value
+            XCTFail("an 8192-bit key in 100 ms: not cancelled")
+        } catch {
+            XCTAssertTrue(error is CancellationError, "\(error)")
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(2))
+    }
+
+    func testAsyncStoreOpen_UnlocksAProtectedStore() async throws {
+        let path = try folder("store").appendingPathComponent("store")
+        let store = try RSAKeyStore(path: path.path)
+        try store.protect(passphrase: RSASecretBytes(copying: Array("open sesame".utf8)), parameters: .interactive)
+        try store.addGenericPassword(RSASecretBytes(copying: Array("pw".utf8)), service: "svc", account: "acct")
+
+        let opened = try await RSAKeyStore.open(at: path, passphrase: RSASecretBytes(copying: Array("open sesame".utf8)))
+        XCTAssertEqual(try opened.genericPasswordValue(service: "svc", account: "acct").bytes,
+                       Array("pw".utf8))
+        do {
+            _ = try await RSAKeyStore.open(at: path, passphrase: RSASecretBytes(copying: Array("wrong".utf8)))
+            XCTFail("a wrong passphrase opened the store")
+        } catch {
+            XCTAssertEqual(error as? RSAError, .wrongPassphrase)
+        }
+        do {
+            _ = try await RSAKeyStore.open(at: path.appendingPathComponent("missing"))
+            XCTFail("a missing store opened")
+        } catch {
+            guard case .storeNotFound? = error as? RSAError else { return XCTFail("\(error)") }
+        }
     }
 
     func testWorkerBudget_BoundsConcurrentCalls() async throws {
@@ -88,7 +151,7 @@ final class AsyncMessageTests: XCTestCase {
         XCTAssertEqual(second, 1)
         budget.release(second)
 
-        let inside = try await RSAWorkerBudget.run(maximumWorkers: 1) { RSAPKCS1v15Chunking.defaultConcurrency }
+        let inside = try await RSAWorkerBudget.run(maximumWorkers: 1) { _ in RSAPKCS1v15Chunking.defaultConcurrency }
         XCTAssertEqual(inside, 1)
         XCTAssertEqual(RSAPKCS1v15Chunking.defaultConcurrency, RSAWorkerBudget.processorCount, "outside an async call")
     }

@@ -10,7 +10,7 @@ final class MessageAPITests: XCTestCase {
         return url
     }
 
-    func testEveryFormatRoundTripsInMemoryAndDetectionNeedsNoOptionsForAContainer() throws {
+    func testEveryFormatRoundTripsInMemoryAndDetectionNeedsNoOptionsForAContainer() async throws {
         let key = try TestKeys.generated(bits: 2048)
         let plaintext = (0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 11) }
         let oaep = RSAEncryptionPadding.oaep(RSAOAEPParameters(hash: .sha384, mgf1Hash: .sha1))
@@ -23,8 +23,10 @@ final class MessageAPITests: XCTestCase {
             // A container (armored or not, any padding) is read without options.
             let detected: RSAMessageFormat? = format.kind == .container ? nil : format
             XCTAssertEqual(try RSAMessage.decrypt(message, with: key, format: detected), plaintext, "\(format)")
-            let data = try RSAMessage.encrypt(Data(plaintext), for: key.publicKey, format: format)
-            XCTAssertEqual(try RSAMessage.decrypt(data, with: key, format: detected), Data(plaintext), "\(format) Data")
+            // The Data forms are the async ones (off the cooperative pool).
+            let data = try await RSAMessage.encrypt(Data(plaintext), for: key.publicKey, format: format)
+            let opened = try await RSAMessage.decrypt(data, with: key, format: detected)
+            XCTAssertEqual(opened, Data(plaintext), "\(format) Data")
         }
     }
 
@@ -81,8 +83,9 @@ final class MessageAPITests: XCTestCase {
         let plaintext = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 3) }
         try Data(plaintext).write(to: plain)
         for format: RSAMessageFormat in [.container(), .rawBlocks(), .appleAESGCM(hash: .sha1)] {
-            try RSAMessage.encryptFile(at: plain, to: sealed, for: key.publicKey, format: format)
-            try RSAMessage.decryptFile(at: sealed, to: opened, with: key, format: format.kind == .container ? nil : format)
+            try RSAMessage.encryptFile(atPath: plain.path, toPath: sealed.path, for: key.publicKey, format: format)
+            try RSAMessage.decryptFile(atPath: sealed.path, toPath: opened.path, with: key,
+                                       format: format.kind == .container ? nil : format)
             XCTAssertEqual([UInt8](try Data(contentsOf: opened)), plaintext, "\(format)")
             // A damaged last block (or tag) fails and leaves nothing at a new output path.
             var damaged = [UInt8](try Data(contentsOf: sealed))
@@ -103,7 +106,7 @@ final class MessageAPITests: XCTestCase {
         }
     }
 
-    func testStore_FindsTheKeyByTheContainersFingerprint() throws {
+    func testStore_FindsTheKeyByTheContainersFingerprint() async throws {
         let dir = try folder()
         let store = try RSAKeyStore(path: dir.appendingPathComponent("store").path)
         let key = try TestKeys.generated(bits: 1024)
@@ -111,10 +114,11 @@ final class MessageAPITests: XCTestCase {
         let plaintext = Array("found by fingerprint".utf8)
         let armored = try RSAMessage.encrypt(plaintext, for: key.publicKey, format: .container(armored: true))
         XCTAssertEqual(try RSAMessage.decrypt(armored, using: store), plaintext)
-        XCTAssertEqual(try RSAMessage.decrypt(Data(armored), using: store), Data(plaintext))
+        let openedData = try await RSAMessage.decrypt(Data(armored), using: store)
+        XCTAssertEqual(openedData, Data(plaintext))
         let file = dir.appendingPathComponent("in.asc"), out = dir.appendingPathComponent("out.txt")
         try Data(armored).write(to: file)
-        try RSAMessage.decryptFile(at: file, to: out, using: store)
+        try await RSAMessage.decryptFile(at: file, to: out, using: store)
         XCTAssertEqual([UInt8](try Data(contentsOf: out)), plaintext)
 
         let stranger = try TestKeys.generated(bits: 2048)

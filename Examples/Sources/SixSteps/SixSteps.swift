@@ -67,12 +67,14 @@ struct SixSteps {
         print("4. encrypt 1 MB in memory, as raw blocks, file to file")
         var random = SystemRandomNumberGenerator()
         let megabyte = Data((0..<1_048_576).map { _ in UInt8.random(in: 0...255, using: &random) })
-        let sealed = try RSAMessage.encrypt(megabyte, for: publicKey)
-        check(try RSAMessage.decrypt(sealed, with: privateKey) == megabyte, "container round trip in memory")
-        let blocks = try RSAMessage.encrypt(megabyte, for: publicKey, format: .rawBlocks(padding: .oaep(RSAOAEPParameters())))
+        // The Data forms are async: they run off the cooperative pool and stop when cancelled.
+        let sealed = try await RSAMessage.encrypt(megabyte, for: publicKey)
+        let opened = try await RSAMessage.decrypt(sealed, with: privateKey)
+        check(opened == megabyte, "container round trip in memory")
+        let blocks = try await RSAMessage.encrypt(megabyte, for: publicKey, format: .rawBlocks(padding: .oaep(RSAOAEPParameters())))
         check(blocks.count % publicKey.blockSize == 0, "raw blocks are k bytes each")
-        check(try RSAMessage.decrypt(blocks, with: privateKey, format: .rawBlocks(padding: .oaep(RSAOAEPParameters()))) == megabyte,
-              "raw OAEP blocks round trip")
+        let openedBlocks = try await RSAMessage.decrypt(blocks, with: privateKey, format: .rawBlocks(padding: .oaep(RSAOAEPParameters())))
+        check(openedBlocks == megabyte, "raw OAEP blocks round trip")
         let plainFile = work.appendingPathComponent("plain.bin")
         let sealedFile = work.appendingPathComponent("plain.rsa")
         let openedFile = work.appendingPathComponent("opened.bin")
@@ -99,7 +101,7 @@ struct SixSteps {
         // Errors: a message for another key is a typed error carrying the expected fingerprint.
         print("errors")
         do {
-            _ = try RSAMessage.decrypt(sealed, with: opensslKey)
+            _ = try await RSAMessage.decrypt(sealed, with: opensslKey)
             check(false, "wrong key refused")
         } catch RSAError.encryptedForAnotherKey(let expected) {
             check(expected == publicKey.fingerprint, "wrong key: \(RSAError.encryptedForAnotherKey(expected: expected).localizedDescription)")
@@ -113,7 +115,7 @@ struct SixSteps {
         var tampered = sealed
         tampered[tampered.count - 1] ^= 1
         do {
-            _ = try RSAMessage.decrypt(tampered, with: privateKey)
+            _ = try await RSAMessage.decrypt(tampered, with: privateKey)
             check(false, "tampered message refused")
         } catch let error as RSAError {
             check(error == .decryptionFailed, "tampered message: \(error.localizedDescription)")
@@ -122,14 +124,15 @@ struct SixSteps {
         // Plus: an armored message decrypted with the store, no tag (the key is found by the
         // fingerprint in its header), and Apple's RSA-OAEP + AES-GCM format.
         print("armor from the store, Apple's format")
-        let armored = try RSAMessage.encrypt(Data("for the store".utf8), for: opensslKey.publicKey,
-                                             format: .container(armored: true))
+        let armored = try await RSAMessage.encrypt(Data("for the store".utf8), for: opensslKey.publicKey,
+                                                   format: .container(armored: true))
         check(armored.starts(with: Data("-----BEGIN".utf8)), "armored text")
-        check(try RSAMessage.decrypt(armored, using: store) == Data("for the store".utf8), "store finds the key by fingerprint")
-        let apple = try RSAMessage.encrypt(megabyte, for: publicKey, format: .appleAESGCM(hash: .sha256))
+        let fromStore = try await RSAMessage.decrypt(armored, using: store)
+        check(fromStore == Data("for the store".utf8), "store finds the key by fingerprint")
+        let apple = try await RSAMessage.encrypt(megabyte, for: publicKey, format: .appleAESGCM(hash: .sha256))
         check(apple.count == publicKey.blockSize + megabyte.count + 16, "Apple format: k + length + 16 bytes")
-        check(try RSAMessage.decrypt(apple, with: privateKey, format: .appleAESGCM(hash: .sha256)) == megabyte,
-              "Apple format round trip")
+        let openedApple = try await RSAMessage.decrypt(apple, with: privateKey, format: .appleAESGCM(hash: .sha256))
+        check(openedApple == megabyte, "Apple format round trip")
 
         // Concurrency: keys and the store are Sendable; async calls share a bounded worker budget.
         let fingerprints = try await withThrowingTaskGroup(of: RSAKeyFingerprint.self) { group in

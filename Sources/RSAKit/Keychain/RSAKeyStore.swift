@@ -194,7 +194,7 @@ public final class RSAKeyStore: Sendable {
     /// Create the lock file (0600) if it does not exist.
     static func createLockFile(_ layout: StoreLayout) throws {
         if try StoreFileSystem.status(layout.lockPath) != nil { return }
-        let fd = open(layout.lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, StoreFileSystem.fileMode)
+        let fd = Glibc.open(layout.lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, StoreFileSystem.fileMode)
         guard fd >= 0 else { throw StoreFileSystem.ioError("open", layout.lockPath) }
         fchmod(fd, StoreFileSystem.fileMode)
         close(fd)

@@ -38,11 +38,6 @@ extension RSAMessage {
         return sink.bytes
     }
 
-    /// Decrypt a container held in `Data` with the key `store` holds for its recipient.
-    /// - Returns: the plaintext. - Throws: as the streaming form.
-    public static func decrypt(_ message: Data, using store: RSAKeyStore) throws -> Data {
-        Data(try decrypt([UInt8](message), using: store))
-    }
 
     /// Decrypt the container at `inputPath` into `outputPath` (written only on success) with
     /// the key `store` holds for its recipient.
@@ -54,10 +49,6 @@ extension RSAMessage {
         }
     }
 
-    /// ``decryptFile(atPath:toPath:using:)`` with file URLs.
-    public static func decryptFile(at input: URL, to output: URL, using store: RSAKeyStore) throws {
-        try decryptFile(atPath: input.path, toPath: output.path, using: store)
-    }
 
     /// The private key in `store` whose public key has `fingerprint` (a container's
     /// ``RSAMessageContainer/Header/recipientFingerprint``).

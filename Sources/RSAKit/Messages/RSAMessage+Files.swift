@@ -27,13 +27,6 @@ extension RSAMessage {
         }
     }
 
-    /// ``encryptFile(atPath:toPath:for:format:random:)`` with file URLs.
-    public static func encryptFile(
-        at input: URL, to output: URL, for key: RSAPublicKey,
-        format: RSAMessageFormat = .container(), random: RSARandomSource = SystemRandomSource()
-    ) throws {
-        try encryptFile(atPath: input.path, toPath: output.path, for: key, format: format, random: random)
-    }
 
     /// Decrypt the file at `inputPath` into `outputPath`, detecting the format as
     /// ``decrypt(from:to:with:format:rawPadding:temporaryDirectory:)`` does. The output is
@@ -51,13 +44,6 @@ extension RSAMessage {
         }
     }
 
-    /// ``decryptFile(atPath:toPath:with:format:rawPadding:)`` with file URLs.
-    public static func decryptFile(
-        at input: URL, to output: URL, with key: RSAPrivateKey,
-        format: RSAMessageFormat? = nil, rawPadding: RSAEncryptionPadding = .pkcs1v15
-    ) throws {
-        try decryptFile(atPath: input.path, toPath: output.path, with: key, format: format, rawPadding: rawPadding)
-    }
 
     /// Open the input, open the output with ``RSAOutputFile``, run `body`, commit on success,
     /// discard on failure. `body` gets the folder of a renamed output (for temporary files).

@@ -72,14 +72,6 @@ public enum RSAMessage {
         return sink.bytes
     }
 
-    /// Encrypt `Data`. - Returns: the whole message as `Data`. - Throws: as the streaming form.
-    public static func encrypt(
-        _ plaintext: Data, for key: RSAPublicKey, format: RSAMessageFormat = .container(),
-        random: RSARandomSource = SystemRandomSource()
-    ) throws -> Data {
-        Data(try encrypt([UInt8](plaintext), for: key, format: format, random: random))
-    }
-
     // MARK: Decryption
 
     /// Decrypt a stream with `key`.
@@ -124,14 +116,6 @@ public enum RSAMessage {
         var sink = RSAArrayByteSink()
         try decrypt(from: &source, to: &sink, with: key, format: format, rawPadding: rawPadding)
         return sink.bytes
-    }
-
-    /// Decrypt `Data`. - Returns: the plaintext as `Data`. - Throws: as the streaming form.
-    public static func decrypt(
-        _ message: Data, with key: RSAPrivateKey, format: RSAMessageFormat? = nil,
-        rawPadding: RSAEncryptionPadding = .pkcs1v15
-    ) throws -> Data {
-        Data(try decrypt([UInt8](message), with: key, format: format, rawPadding: rawPadding))
     }
 
     /// The recipient fingerprint a container (or armored container) names in its header;

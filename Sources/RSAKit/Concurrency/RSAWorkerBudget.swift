@@ -15,7 +15,7 @@ internal final class RSAWorkerBudget: Sendable {
     /// Active processors (at least 1).
     static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
-    /// The workers granted to the current task's RSAKit call, if any.
+    /// The workers granted to the current RSAKit async call, bound on the thread that runs it.
     @TaskLocal static var granted: Int?
 
     /// What ``RSAPKCS1v15Chunking/defaultConcurrency`` returns.
@@ -64,24 +64,29 @@ internal final class RSAWorkerBudget: Sendable {
         for (grant, continuation) in woken { continuation.resume(returning: grant) }
     }
 
-    /// Run `body` with workers from the shared budget, honouring cancellation before it
-    /// starts. `body` runs synchronously on the calling task.
-    static func run<T>(maximumWorkers: Int?, _ body: () throws -> T) async throws -> T {
+    /// Run `body` with workers from the shared budget, off the cooperative pool
+    /// (``RSABlockingWork``), honouring cancellation before it starts; `body` gets the flag
+    /// that cancellation sets, to poll between batches.
+    static func run<T: Sendable>(maximumWorkers: Int?,
+                                 _ body: @escaping @Sendable (RSACancellationFlag) throws -> T) async throws -> T {
         try Task.checkCancellation()
         let count = await shared.acquire(upTo: maximumWorkers ?? processorCount)
         defer { shared.release(count) }
         try Task.checkCancellation()
-        return try $granted.withValue(count) { try body() }
+        return try await RSABlockingWork.run { flag in
+            try $granted.withValue(count) { try body(flag) }
+        }
     }
 }
 
-/// A source that throws `CancellationError` once the current task is cancelled. The block
-/// pipeline reads one batch (32 blocks per worker) at a time, so cancellation takes effect
-/// between batches; a batch in flight finishes.
+/// A source that throws `CancellationError` once `flag` is set. The block pipeline reads
+/// one batch (32 blocks per worker) at a time, so cancellation takes effect between
+/// batches; a batch in flight finishes.
 internal struct CancellationCheckingSource<Inner: RSAByteSource>: RSAByteSource {
     var inner: Inner
+    let flag: RSACancellationFlag
     mutating func read(upTo maximumCount: Int) throws -> [UInt8] {
-        try Task.checkCancellation()
+        try flag.check()
         return try inner.read(upTo: maximumCount)
     }
     var remainingByteCount: Int? { inner.remainingByteCount }
