@@ -40,6 +40,19 @@ final class CLITrustAndCertificateTests: CLITestCase {
         XCTAssertFalse(text.contains("failures:"), text)
     }
 
+    /// Issue 28: the server's own certificate as the only anchor (pinning) is trusted.
+    func testTrustEvaluate_LeafAsTheOnlyAnchor_Unspecified() throws {
+        let result = try rsakitOK(["trust", "evaluate", try file("server.pem"), "--anchor", try file("server.pem"), "--anchors-only",
+                                   "--policy", "ssl-server", "--hostname", "server.rsakit.test"])
+        XCTAssertTrue(result.stdoutText.hasPrefix("result: unspecified\n"), result.stdoutText)
+        XCTAssertTrue(result.stdoutText.contains("  0: server.rsakit.test (not after "), result.stdoutText)
+        XCTAssertTrue(result.stdoutText.contains(") [anchor]"), result.stdoutText)
+        // A subject-equals-issuer certificate signed by another key is named for what it is.
+        let sameName = try rsakit(["trust", "evaluate", try file("same-name.pem"), "--anchors-only", "--json"])
+        assertFailure(sameName, status: 65, contains: "trust evaluation failed: recoverable-trust-failure")
+        XCTAssertTrue(sameName.stdoutText.contains("\"self-signature-invalid\""), sameName.stdoutText)
+    }
+
     func testTrustEvaluate_WrongHostname_Exits65WithReasonInJSON() throws {
         let result = try rsakit(["trust", "evaluate", try file("server.pem"), "--chain", try file("intermediate.pem"),
                                  "--anchor", try file("root.pem"), "--anchors-only", "--policy", "ssl-server", "--hostname", "other.test", "--json"])

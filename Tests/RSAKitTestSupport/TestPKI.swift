@@ -79,6 +79,14 @@ package final class TestPKI: @unchecked Sendable {
         try issue("non-ca-issued", key: leafKey, subject: "/CN=victim.rsakit.test",
                   issuer: "server", issuerKey: leafKey, serial: "0x5e5e05",
                   extensions: "basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:victim.rsakit.test\n")
+        // Subject equal to issuer but signed by another key: "same-name-signer" is a
+        // self-signed CA named /CN=RSAKit Same Name (the untrusted root's key), and
+        // "same-name" carries that name too, with the leaf's key, signed by the signer.
+        try caIssued("same-name-signer", key: untrustedRootKey, subject: "/CN=RSAKit Same Name", signer: nil,
+                     signerKey: untrustedRootKey, start: "20190101000000Z", end: "20391231000000Z", section: "ca_ext")
+        try issue("same-name", key: leafKey, subject: "/CN=RSAKit Same Name",
+                  issuer: "same-name-signer", issuerKey: untrustedRootKey, serial: "0x5e5e06",
+                  extensions: "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n")
         // openssl ca -batch -config ca.cnf -cert intermediate.pem -keyfile intermediate.key -in expired.csr
         //   -startdate 20200101000000Z -enddate 20210101000000Z -extensions expired_ext -notext -out expired.pem
         try caIssued("expired", key: leafKey, subject: "/CN=expired.rsakit.test", signer: "intermediate", signerKey: intermediateKey,

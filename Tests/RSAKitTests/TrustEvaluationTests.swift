@@ -123,6 +123,56 @@ final class TrustEvaluationTests: XCTestCase {
         XCTAssertFalse(try opensslVerifies(pki, "untrusted-leaf"))
     }
 
+    /// Issue 28: pinning the server's own certificate, as Apple allows: a leaf given as the
+    /// only anchor, or marked trusted by the user, is the chain's anchor.
+    func testPinnedLeaf_AsAnchorOrUserTrusted_IsTrusted() throws {
+        let pki = try TestPKI.shared()
+        let server = try pki.certificate("server")
+        var pinned = try trust(["server"], pki, policy: .sslServer(hostname: "server.rsakit.test"), anchors: ["server"])
+        var evaluation = pinned.evaluate()
+        assertFailures(evaluation, .unspecified, [])
+        XCTAssertEqual(evaluation.chain, [server])
+        XCTAssertEqual(evaluation.anchor, server)
+        // The policy still applies to a pinned leaf: its name, its dates.
+        pinned.policy = .sslServer(hostname: "other.rsakit.test")
+        assertFailures(pinned.evaluate(), .recoverableTrustFailure, [("hostname-mismatch", 0)])
+        assertFailures(try trust(["expired"], pki, anchors: ["expired"]).evaluate(), .recoverableTrustFailure, [("expired", 0)])
+        // Another leaf of the same issuer is not trusted by the pin.
+        assertFailures(try trust(["client"], pki, anchors: ["server"]).evaluate(), .recoverableTrustFailure, [("unknown-issuer", 0)])
+
+        // userTrustedFingerprints holding the leaf: proceed, as its doc comment says.
+        var userTrusted = try trust(["server", "intermediate"], pki, policy: .sslServer(hostname: "server.rsakit.test"), anchors: [])
+        userTrusted.userTrustedFingerprints = [server.fingerprint]
+        evaluation = userTrusted.evaluate()
+        assertFailures(evaluation, .proceed, [])
+        XCTAssertEqual(evaluation.chain, [server])
+        XCTAssertTrue(evaluation.isUserTrusted)
+        // A pinned intermediate anchors the chain there.
+        evaluation = try trust(["server", "intermediate"], pki, anchors: ["intermediate"]).evaluate()
+        assertFailures(evaluation, .unspecified, [])
+        XCTAssertEqual(evaluation.chain.map(\.subjectSummary), ["server.rsakit.test", "RSAKit Test Intermediate"])
+        // openssl agrees with -partial_chain (a non-self-signed anchor).
+        XCTAssertEqual(try OpenSSL.runAllowingFailure(["verify", "-partial_chain", "-CAfile", pki.path("server.pem"),
+                                                       pki.path("server.pem")]).status, 0)
+    }
+
+    /// Issue 28: subject equal to issuer, signed by another key, is not a self-signed root.
+    func testSameNameSignedByAnotherKey_IsNotCalledAnUntrustedRoot() throws {
+        let pki = try TestPKI.shared()
+        let alone = try trust(["same-name"], pki).evaluate()
+        assertFailures(alone, .recoverableTrustFailure, [("self-signature-invalid", 0)])
+        XCTAssertTrue(alone.failures[0].message.contains("does not verify under its own key"), alone.failures[0].message)
+        // With its signer (same name, another key) in the pool, the chain goes on to it.
+        let withSigner = try trust(["same-name", "same-name-signer"], pki).evaluate()
+        assertFailures(withSigner, .recoverableTrustFailure, [("untrusted-root", 1)])
+        XCTAssertEqual(withSigner.chain.count, 2)
+        assertFailures(try trust(["same-name"], pki, anchors: ["same-name-signer"]).evaluate(), .unspecified, [])
+        // openssl refuses it too, and trusts it under its signer.
+        XCTAssertNotEqual(try OpenSSL.runAllowingFailure(["verify", "-CAfile", pki.path("root.pem"), pki.path("same-name.pem")]).status, 0)
+        XCTAssertEqual(try OpenSSL.runAllowingFailure(["verify", "-CAfile", pki.path("same-name-signer.pem"),
+                                                       pki.path("same-name.pem")]).status, 0)
+    }
+
     func testTamperedSignature_IsFatal() throws {
         let pki = try TestPKI.shared()
         let evaluation = try trust(["tampered", "intermediate"], pki).evaluate()

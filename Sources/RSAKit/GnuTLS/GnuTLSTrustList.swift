@@ -102,6 +102,33 @@ internal final class GnuTLSTrustList {
         return GnuTLSVerifyStatus(rawValue: status)
     }
 
+    /// Whether `certificate`'s signature verifies under its own public key (a self-signed
+    /// certificate, RFC 5280 §3.2): `gnutls_pubkey_verify_data2` over `tbsCertificate` (its
+    /// DER, from the caller) with the certificate's signature algorithm. (`gnutls_x509_crt_verify`
+    /// with the certificate as its own issuer checks CA rights first and accepts a
+    /// certificate for being in its issuer list.)
+    static func isSelfSigned(_ certificate: GnuTLSCertificate, tbsCertificate: [UInt8]) throws -> Bool {
+        var key: gnutls_pubkey_t?
+        try gnutlsCheck(gnutls_pubkey_init(&key), "gnutls_pubkey_init")
+        guard let key else { return false }
+        defer { gnutls_pubkey_deinit(key) }
+        guard gnutls_pubkey_import_x509(key, certificate.handle, 0) >= 0 else { return false }
+        let algorithm = gnutls_x509_crt_get_signature_algorithm(certificate.handle)
+        guard algorithm > 0 else { return false }
+        var size = 0
+        _ = gnutls_x509_crt_get_signature(certificate.handle, nil, &size)
+        var signature = [UInt8](repeating: 0, count: max(size, 1))
+        guard signature.withUnsafeMutableBytes({ gnutls_x509_crt_get_signature(certificate.handle, $0.baseAddress, &size) }) >= 0 else {
+            return false
+        }
+        signature.removeLast(signature.count - size)
+        return withDatum(tbsCertificate) { data in
+            withDatum(signature) { signatureDatum in
+                gnutls_pubkey_verify_data2(key, gnutls_sign_algorithm_t(UInt32(algorithm)), 0, data, signatureDatum) >= 0
+            }
+        }
+    }
+
     /// Whether `issuer`'s subject is `certificate`'s issuer name (`gnutls_x509_crt_check_issuer`).
     static func isIssuer(_ issuer: GnuTLSCertificate, of certificate: GnuTLSCertificate) -> Bool {
         gnutls_x509_crt_check_issuer(certificate.handle, issuer.handle) != 0

@@ -190,7 +190,7 @@ public final class RSATLSConnection {
         let kinds = evaluation.failures.map(\.kind)
         if kinds.contains(where: { if case .expired = $0 { return true }; return false }) { return .reject(.certificateExpired) }
         if kinds.contains(where: {
-            switch $0 { case .unknownIssuer, .untrustedRoot: return true; default: return false }
+            switch $0 { case .unknownIssuer, .untrustedRoot, .selfSignatureInvalid: return true; default: return false }
         }) { return .reject(.unknownCA) }
         return .reject(.badCertificate)
     }

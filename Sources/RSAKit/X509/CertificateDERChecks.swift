@@ -22,6 +22,16 @@ internal enum CertificateDERChecks {
         return fields
     }
 
+    /// The tbsCertificate element exactly as encoded (tag, length and content): the bytes
+    /// the certificate's signature covers (RFC 5280 §4.1.1.3), or nil when the outer
+    /// structure is not as RFC 5280 says.
+    static func tbsCertificate(_ der: [UInt8]) -> [UInt8]? {
+        let reader = DERReader(der)
+        guard let top = try? reader.element(at: 0, limit: der.count),
+              let outer = try? reader.children(of: top), let tbs = outer.first, tbs.tag == DERTag.sequence else { return nil }
+        return Array(der[tbs.offset..<tbs.end])
+    }
+
     /// The subjectPublicKeyInfo element exactly as encoded (GnuTLS's `gnutls_pubkey_export2`
     /// re-encodes it, and drops or rewrites id-RSASSA-PSS parameters), or nil when the
     /// structure is not as RFC 5280 says.

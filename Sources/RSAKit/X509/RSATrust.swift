@@ -112,17 +112,34 @@ public struct RSATrust: Sendable {
             try anchors.addAnchor(der: certificate.derRepresentation)
         }
 
+        // Certificates given as anchors or marked trusted are anchors themselves, whatever
+        // they are: a pinned leaf or intermediate ends the chain where it appears (Apple's
+        // SecTrustSetAnchorCertificates accepts a leaf).
+        let pinned = Set(anchorCertificates.map(\.derRepresentation)
+                         + certificates.filter { userTrustedFingerprints.contains($0.fingerprint) }.map(\.derRepresentation))
+
         // Build the chain: leaf, then issuers from the pool, until an anchor issues the top.
         var chain = [leaf]
         var native = [try leaf.gnutlsCertificate()]
         var pool = try certificates.dropFirst().map { ($0, try $0.gnutlsCertificate()) }
         var anchor: X509Certificate?
+        // A self-issued top whose signature does not verify under its own key.
+        var selfSignatureFails = false
         while chain.count < RSATrust.maximumChainLength, let top = native.last {
+            if pinned.contains(chain[chain.count - 1].derRepresentation) {
+                anchor = chain[chain.count - 1]
+                break
+            }
             if let der = try anchors.anchorDER(issuing: top) {
                 anchor = try X509Certificate(derRepresentation: der)
                 break
             }
-            if chain[chain.count - 1].isSelfIssued { break }
+            if chain[chain.count - 1].isSelfIssued {
+                // A self-signed root ends the search; a certificate that only carries its
+                // issuer's name as its own was signed by another key: look for that key.
+                selfSignatureFails = !(try chain[chain.count - 1].isSelfSigned(top))
+                if !selfSignatureFails { break }
+            }
             let candidates = pool.indices.filter { GnuTLSTrustList.isIssuer(pool[$0].1, of: top) }
             // Prefer the candidate whose signature verifies.
             guard let index = candidates.first(where: { (try? GnuTLSTrustList.verifyLink(top, issuer: pool[$0].1))?.contains(.signatureFailure) == false })
@@ -162,7 +179,13 @@ public struct RSATrust: Sendable {
         }
         if anchor == nil {
             let top = chain.count - 1
-            fail(chain[top].isSelfIssued ? .untrustedRoot : .unknownIssuer(issuer: chain[top].issuer), top)
+            if !chain[top].isSelfIssued {
+                fail(.unknownIssuer(issuer: chain[top].issuer), top)
+            } else if !(try chain[top].isSelfSigned(native[top])) {
+                fail(.selfSignatureInvalid, top)
+            } else {
+                fail(.untrustedRoot, top)
+            }
         }
         // The whole chain at once: what only a path shows (path length, name constraints).
         let overall = try anchors.verify(native)
@@ -221,5 +244,14 @@ public struct RSATrust: Sendable {
         }
         return RSATrustEvaluation(result: result, failures: failures, chain: full, anchor: anchor,
                                   isUserTrusted: isUserTrusted, verifyDate: verifyDate, warnings: warnings)
+    }
+}
+
+extension X509Certificate {
+    /// Whether the signature verifies under the certificate's own key (`native` is its
+    /// GnuTLS handle); false when the DER cannot be split.
+    func isSelfSigned(_ native: GnuTLSCertificate) throws -> Bool {
+        guard let tbs = CertificateDERChecks.tbsCertificate(derRepresentation) else { return false }
+        return try GnuTLSTrustList.isSelfSigned(native, tbsCertificate: tbs)
     }
 }

@@ -45,6 +45,10 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
         case unknownIssuer(issuer: String)
         /// A self-signed certificate that is not an anchor.
         case untrustedRoot
+        /// A certificate whose subject equals its issuer but whose signature does not verify
+        /// under its own key: not a self-signed root, but signed by another key of that name,
+        /// which was not found (openssl: "invalid CA certificate").
+        case selfSignatureInvalid
         /// The SSL policy's hostname matches no DNS/IP subjectAltName (nor the CN without SANs).
         case hostnameMismatch(hostname: String)
         /// The extendedKeyUsage does not allow the policy's purpose.
@@ -72,6 +76,7 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
             case .notYetValid: return "not-yet-valid"
             case .unknownIssuer: return "unknown-issuer"
             case .untrustedRoot: return "untrusted-root"
+            case .selfSignatureInvalid: return "self-signature-invalid"
             case .hostnameMismatch: return "hostname-mismatch"
             case .purposeMismatch: return "purpose-mismatch"
             case .badSignature: return "bad-signature"
@@ -90,7 +95,7 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
             case .distrusted: return .deny
             case .badSignature, .issuerNotCA, .constraintsViolated, .unknownCriticalExtension, .insecureAlgorithm, .invalidCertificate:
                 return .fatalTrustFailure
-            case .expired, .notYetValid, .unknownIssuer, .untrustedRoot, .hostnameMismatch, .purposeMismatch:
+            case .expired, .notYetValid, .unknownIssuer, .untrustedRoot, .selfSignatureInvalid, .hostnameMismatch, .purposeMismatch:
                 return .recoverableTrustFailure
             }
         }
@@ -125,6 +130,8 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
             return text
         case let .unknownIssuer(issuer): return "issuer \"\(issuer)\" not found among the certificates and anchors"
         case .untrustedRoot: return "self-signed root that is not an anchor"
+        case .selfSignatureInvalid:
+            return "subject and issuer are the same name, but its signature does not verify under its own key: it is not a self-signed root, and the other key of that name that signed it was not found"
         case let .hostnameMismatch(hostname): return "not valid for the hostname \"\(hostname)\""
         case let .purposeMismatch(required): return "extended key usage does not allow \(required) (\(required.oid))"
         case .badSignature: return "signature does not verify with the issuer's key"
