@@ -143,16 +143,23 @@ final class TLSConnectionTests: XCTestCase {
         XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
                                                           configuration: configuration(nil, serverName: "other.example"),
                                                           identity: clientIdentity())) { error in
-            guard case let RSAError.tlsServerNotTrusted(result, reasons) = error else { return XCTFail("\(error)") }
-            XCTAssertEqual(result, .recoverableTrustFailure)
-            XCTAssertEqual(reasons, ["certificate 0 (server.rsakit.test): not valid for the hostname \"other.example\""])
+            guard case let RSAError.tlsServerNotTrusted(evaluation, sent, refusedByHandler) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(evaluation.result, .recoverableTrustFailure)
+            XCTAssertFalse(refusedByHandler)
+            // Typed: the kind, the certificate's index, and the chain, for a caller to act on.
+            XCTAssertEqual(evaluation.failures.map(\.kind), [.hostnameMismatch(hostname: "other.example")])
+            XCTAssertEqual(evaluation.failures.map(\.chainIndex), [0])
+            XCTAssertEqual(evaluation.chain.map(\.subjectSummary), ["server.rsakit.test", "RSAKit Test Intermediate", "RSAKit Test Root CA"])
+            XCTAssertEqual(sent, [try? self.pki.certificate("server"), try? self.pki.certificate("intermediate")].compactMap { $0 })
+            XCTAssertEqual(evaluation.reasons, ["certificate 0 (server.rsakit.test): not valid for the hostname \"other.example\""])
         }
         var unknown = try configuration(.tls13)
         unknown.anchorCertificates = [try pki.certificate("untrusted-root")]
         XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: unknown,
                                                           identity: clientIdentity())) { error in
-            guard case let RSAError.tlsServerNotTrusted(result, reasons) = error else { return XCTFail("\(error)") }
-            XCTAssertEqual(result, .recoverableTrustFailure)
+            guard case let RSAError.tlsServerNotTrusted(evaluation, _, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(evaluation.result, .recoverableTrustFailure)
+            let reasons = evaluation.reasons
             XCTAssertEqual(reasons.count, 1)
             XCTAssertTrue(reasons[0].contains("issuer \"O=RSAKit Tests,CN=RSAKit Test Root CA\" not found") || reasons[0].contains("not found among"), reasons[0])
         }
@@ -160,6 +167,62 @@ final class TLSConnectionTests: XCTestCase {
         let byAddress = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
                                                      configuration: configuration(nil, serverName: "127.0.0.1"), identity: clientIdentity())
         XCTAssertEqual(byAddress.trustEvaluation.result, .unspecified)
+    }
+
+    /// Issue 28: the trust handler sees the evaluation inside the handshake and decides, as
+    /// URLSession's server-trust challenge; a pinned leaf is enough of an anchor.
+    func testServerTrustHandler_TrustsOrCancels_AndAPinnedLeafConnects() throws {
+        let server = try startServer()
+        let seen = TLSHandlerLog()
+        // A wrong name, trusted by the handler (a user's "connect anyway"): the handshake completes.
+        var anyway = try configuration(.tls13, serverName: "other.example")
+        anyway.serverTrustHandler = { trust, evaluation in
+            seen.record(evaluation.result, trust.certificates.count)
+            return evaluation.failures.map(\.kind) == [.hostnameMismatch(hostname: "other.example")] ? .trust : .cancel
+        }
+        let connection = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: anyway,
+                                                      identity: clientIdentity())
+        XCTAssertEqual(connection.serverTrustDecision, .trust)
+        XCTAssertEqual(connection.trustEvaluation.result, .recoverableTrustFailure)
+        XCTAssertTrue(try fetchPage(connection).contains("HTTP/1.0 200 ok"))
+        XCTAssertEqual(seen.entries, ["recoverable-trust-failure/2"], "called once, with the 2 certificates sent")
+        connection.close()   // s_server serves one client at a time: it waits for this socket to close
+
+        // A good chain cancelled by the handler: refused before the client signs.
+        var refuse = try configuration(.tls12)
+        refuse.serverTrustHandler = { _, _ in .cancel }
+        XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: refuse,
+                                                          identity: clientIdentity())) { error in
+            guard case let RSAError.tlsServerNotTrusted(evaluation, _, refusedByHandler) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(refusedByHandler)
+            XCTAssertEqual(evaluation.result, .unspecified)
+            XCTAssertTrue("\(error)".hasPrefix("the server trust handler refused the server"), "\(error)")
+        }
+
+        // The server's own certificate as the only anchor.
+        var pinned = try configuration(nil)
+        pinned.anchorCertificates = [try pki.certificate("server")]
+        let pinnedConnection = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: pinned,
+                                                            identity: clientIdentity())
+        XCTAssertEqual(pinnedConnection.trustEvaluation.result, .unspecified)
+        XCTAssertEqual(pinnedConnection.trustEvaluation.chain, [try pki.certificate("server")])
+        pinnedConnection.close()
+    }
+
+    /// Issue 28: close() closes the socket it owns at once, not when the object is freed.
+    func testClose_ClosesTheSocket() throws {
+        let server = try startServer()
+        let connection = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: configuration(nil),
+                                                      identity: clientIdentity())
+        let fd = connection.socketFileDescriptor
+        XCTAssertNotEqual(fcntl(fd, F_GETFD), -1)
+        connection.close()
+        XCTAssertEqual(fcntl(fd, F_GETFD), -1, "the descriptor is closed")
+        XCTAssertEqual(errno, EBADF)
+        XCTAssertNil(try connection.read(timeout: 1))
+        XCTAssertThrowsError(try connection.write([1]))
+        connection.close()   // again: nothing happens
+        withExtendedLifetime(connection) {}
     }
 
     func testIdentity_CertificateForAnotherKey_IsRefused() throws {
@@ -192,4 +255,12 @@ final class TLSConnectionTests: XCTestCase {
         }
         XCTAssertLessThan(Date().timeIntervalSince(start), 10)
     }
+}
+
+/// What a trust handler saw, from the handshake's thread.
+private final class TLSHandlerLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var log: [String] = []
+    func record(_ result: RSATrustResult, _ count: Int) { lock.withLock { log.append("\(result)/\(count)") } }
+    var entries: [String] { lock.withLock { log } }
 }

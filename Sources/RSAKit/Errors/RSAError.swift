@@ -199,9 +199,16 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// server") did not finish within `seconds`.
     case tlsTimedOut(operation: String, seconds: Double)
     /// The server's certificate chain failed trust evaluation under the SSL server policy
-    /// (``RSATrust``): the `result` and every reason, each naming its certificate. The
-    /// handshake was stopped there: no client certificate, signature or application byte was sent.
-    case tlsServerNotTrusted(result: RSATrustResult, reasons: [String])
+    /// (``RSATrust``), or ``RSATLSClientConfiguration/serverTrustHandler`` refused it
+    /// (`refusedByHandler`). `evaluation` carries the result, every typed
+    /// ``RSATrustFailure`` (kind, certificate index, dates) and the chain built;
+    /// `serverCertificates` are the certificates the server sent, leaf first (empty when
+    /// they could not be read: `evaluation.warnings` then says why). A caller can tell an
+    /// expired certificate from a wrong host and connect again with an override (a verify
+    /// date, an anchor, the leaf pinned in ``RSATLSClientConfiguration/userTrustedFingerprints``),
+    /// as `SecTrust` allows. The handshake was stopped there: no client certificate,
+    /// signature or application byte was sent.
+    case tlsServerNotTrusted(evaluation: RSATrustEvaluation, serverCertificates: [X509Certificate], refusedByHandler: Bool)
     /// The server refused the client's authentication: it sent the fatal alert `alert`
     /// (GnuTLS's name, "Unknown CA", "Certificate is required") after asking for a client
     /// certificate; `certificateSent` says whether one was sent. In TLS 1.3 this is only
@@ -336,8 +343,14 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "cannot connect to \(RSATLSConnection.endpointText(host: host, port: port)): \(reason)"
         case let .tlsTimedOut(operation, seconds):
             return "timed out after \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s: \(operation)"
-        case let .tlsServerNotTrusted(result, reasons):
-            return "the server's certificate is not trusted (\(result)): " + (reasons.isEmpty ? "no reason given" : reasons.joined(separator: "; "))
+        case let .tlsServerNotTrusted(evaluation, _, refusedByHandler):
+            let reasons = evaluation.reasons
+            if refusedByHandler {
+                return "the server trust handler refused the server (evaluation: \(evaluation.result))"
+                    + (reasons.isEmpty ? "" : ": " + reasons.joined(separator: "; "))
+            }
+            return "the server's certificate is not trusted (\(evaluation.result)): "
+                + (reasons.isEmpty ? "no reason given" : reasons.joined(separator: "; "))
         case let .tlsClientCertificateRejected(alert, certificateSent):
             return certificateSent
                 ? "the server rejected the client certificate (alert: \(alert))"

@@ -15,6 +15,19 @@ public enum RSATLSProtocolVersion: String, Sendable, Hashable, CaseIterable {
     case tls13 = "TLS1.3"
 }
 
+/// What a ``RSATLSClientConfiguration/serverTrustHandler`` decides about the server, in
+/// the words of URLSession's server-trust challenge (`URLSession.AuthChallengeDisposition`).
+public enum RSATLSServerTrustDecision: Sendable, Hashable {
+    /// Go by the evaluation: trusted when its result is ``RSATrustResult/proceed`` or
+    /// ``RSATrustResult/unspecified`` (`.performDefaultHandling`).
+    case performDefaultHandling
+    /// Trust the server whatever the evaluation says (`.useCredential` with the server's
+    /// trust, after the app's own check: a pinned key, a user's "connect anyway").
+    case trust
+    /// Refuse the server even if the evaluation trusts it (`.cancelAuthenticationChallenge`).
+    case cancel
+}
+
 /// Settings of an ``RSATLSConnection``: the server's name, its trust (anchors, the store's
 /// trust settings, the verify date), the protocol version and the time limits.
 public struct RSATLSClientConfiguration: Sendable {
@@ -38,6 +51,13 @@ public struct RSATLSClientConfiguration: Sendable {
     public var verifyDate: Date?
     /// Seconds allowed for connecting and, separately, for the handshake.
     public var timeout: Double = 30
+    /// Called once per handshake, inside it, after the server's certificates were
+    /// evaluated and before the client sends its certificate, signature or any data (as
+    /// URLSession's server-trust challenge): it gets the trust object (``trust(for:)`` of
+    /// the certificates the server sent) and its evaluation, and decides. Nil means
+    /// ``RSATLSServerTrustDecision/performDefaultHandling``. It runs on the thread doing the
+    /// handshake and must not block for long (the handshake's ``timeout`` runs meanwhile).
+    public var serverTrustHandler: (@Sendable (RSATrust, RSATrustEvaluation) -> RSATLSServerTrustDecision)?
 
     /// Settings for a server named `serverName`, with the system anchors, both versions
     /// and a 30-second timeout.

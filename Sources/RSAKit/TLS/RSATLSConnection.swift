@@ -46,8 +46,13 @@ public final class RSATLSConnection {
     public let sessionDescription: String
     /// The server's certificates as sent, leaf first.
     public let serverCertificates: [X509Certificate]
-    /// The evaluation of the server's chain (its result is trusted: the handshake went on).
+    /// The evaluation of the server's chain. Its result is trusted unless
+    /// ``RSATLSClientConfiguration/serverTrustHandler`` decided to trust the server anyway
+    /// (``serverTrustDecision``).
     public let trustEvaluation: RSATrustEvaluation
+    /// What the trust handler decided (``RSATLSServerTrustDecision/performDefaultHandling``
+    /// without one).
+    public let serverTrustDecision: RSATLSServerTrustDecision
     /// Whether the server asked for a client certificate (CertificateRequest).
     public let clientCertificateRequested: Bool
     /// Whether the client sent its certificate.
@@ -67,6 +72,7 @@ public final class RSATLSConnection {
     private let state: HandshakeState
     private let fileDescriptor: Int32
     private let ownsFileDescriptor: Bool
+    private var fileDescriptorClosed = false
     private var hasRead = false
     private var isClosed = false
     private var peerClosed = false
@@ -74,6 +80,7 @@ public final class RSATLSConnection {
     /// What the handshake's callbacks record (a class: the callbacks hold it, not the connection).
     private final class HandshakeState {
         var evaluation: RSATrustEvaluation?
+        var decision = RSATLSServerTrustDecision.performDefaultHandling
         var serverCertificates: [X509Certificate] = []
         var parseFailure: String?
         var operations: [RSATLSPrivateKeyOperation] = []
@@ -150,11 +157,13 @@ public final class RSATLSConnection {
         } catch let error as GnuTLSSessionError {
             throw RSATLSConnection.handshakeError(error, session: session, state: state, configuration: configuration, identity: identity)
         }
-        guard let evaluation = state.evaluation, evaluation.result.isTrusted else {
+        guard let evaluation = state.evaluation,
+              state.decision == .trust || (state.decision == .performDefaultHandling && evaluation.result.isTrusted) else {
             // The verify callback always runs for a server certificate; a handshake without
             // one (anonymous, PSK) is not allowed by the priorities, but never trust it.
             session.bye()
-            throw RSAError.tlsServerNotTrusted(result: .invalid, reasons: ["the server sent no certificate"])
+            throw RSAError.tlsServerNotTrusted(evaluation: RSATLSConnection.unreadable("the server sent no certificate"),
+                                               serverCertificates: [], refusedByHandler: false)
         }
         self.configuration = configuration
         self.identity = identity
@@ -163,6 +172,7 @@ public final class RSATLSConnection {
         self.fileDescriptor = fileDescriptor
         self.ownsFileDescriptor = ownsFileDescriptor
         trustEvaluation = evaluation
+        serverTrustDecision = state.decision
         serverCertificates = state.serverCertificates
         protocolVersion = session.protocolName
         cipherSuite = session.cipherSuiteName
@@ -173,7 +183,13 @@ public final class RSATLSConnection {
     }
 
     deinit {
-        if ownsFileDescriptor { Glibc.close(fileDescriptor) }
+        if ownsFileDescriptor && !fileDescriptorClosed { Glibc.close(fileDescriptor) }
+    }
+
+    /// An evaluation that could not be made: no certificate to evaluate, `reason` as its warning.
+    private static func unreadable(_ reason: String) -> RSATrustEvaluation {
+        RSATrustEvaluation(result: .invalid, failures: [], chain: [], anchor: nil, isUserTrusted: false,
+                           verifyDate: Date(), warnings: [reason])
     }
 
     /// The verify callback: parse the server's chain and evaluate it (SSL server policy).
@@ -184,9 +200,15 @@ public final class RSATLSConnection {
             state.parseFailure = "the server's certificate cannot be read: \(error)"
             return .reject(.badCertificate)
         }
-        let evaluation = configuration.trust(for: state.serverCertificates).evaluate()
+        let trust = configuration.trust(for: state.serverCertificates)
+        let evaluation = trust.evaluate()
         state.evaluation = evaluation
-        if evaluation.result.isTrusted { return .accept }
+        state.decision = configuration.serverTrustHandler?(trust, evaluation) ?? .performDefaultHandling
+        switch state.decision {
+        case .trust: return .accept
+        case .cancel: if evaluation.result.isTrusted { return .reject(.badCertificate) }
+        case .performDefaultHandling: if evaluation.result.isTrusted { return .accept }
+        }
         let kinds = evaluation.failures.map(\.kind)
         if kinds.contains(where: { if case .expired = $0 { return true }; return false }) { return .reject(.certificateExpired) }
         if kinds.contains(where: {
@@ -204,12 +226,12 @@ public final class RSATLSConnection {
                                        configuration: RSATLSClientConfiguration, identity: RSATLSClientIdentity?) -> RSAError {
         switch error {
         case .peerRejected:
-            if let parseFailure = state.parseFailure {
-                return .tlsServerNotTrusted(result: .fatalTrustFailure, reasons: [parseFailure])
+            guard state.parseFailure == nil, let evaluation = state.evaluation else {
+                return .tlsServerNotTrusted(evaluation: unreadable(state.parseFailure ?? "the server's certificates were not evaluated"),
+                                            serverCertificates: [], refusedByHandler: false)
             }
-            let evaluation = state.evaluation
-            return .tlsServerNotTrusted(result: evaluation?.result ?? .invalid,
-                                        reasons: evaluation.map { $0.failures.map(\.description) + $0.warnings } ?? [])
+            return .tlsServerNotTrusted(evaluation: evaluation, serverCertificates: state.serverCertificates,
+                                        refusedByHandler: state.decision == .cancel)
         case let .alertReceived(code, name):
             if session.clientCertificateRequested && clientAuthenticationAlerts.contains(code) {
                 return .tlsClientCertificateRejected(alert: name, certificateSent: identity != nil)
@@ -295,11 +317,17 @@ public final class RSATLSConnection {
     /// The socket, for polling it together with other descriptors.
     public var socketFileDescriptor: Int32 { fileDescriptor }
 
-    /// Send close_notify. Further writes fail; reads return nil.
+    /// Send close_notify and, when the connection owns its socket (``connect(host:port:configuration:identity:)``),
+    /// close the socket at once, not when the object is freed. Further writes fail; reads
+    /// return nil; ``socketFileDescriptor`` is then no longer valid. Calling it again does nothing.
     public func close() {
         guard !isClosed else { return }
         isClosed = true
         session.bye()
+        if ownsFileDescriptor && !fileDescriptorClosed {
+            fileDescriptorClosed = true
+            Glibc.close(fileDescriptor)
+        }
     }
 
     private func readOrWriteError(_ error: GnuTLSSessionError) -> RSAError {

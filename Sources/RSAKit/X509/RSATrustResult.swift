@@ -146,7 +146,7 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The full outcome of an evaluation (SecTrustEvaluateWithError plus SecTrustCopyResult).
-public struct RSATrustEvaluation: Sendable {
+public struct RSATrustEvaluation: Sendable, Hashable {
     /// The result.
     public let result: RSATrustResult
     /// Every reason, in chain order; empty for proceed and unspecified.
@@ -163,4 +163,10 @@ public struct RSATrustEvaluation: Sendable {
     /// Problems with the inputs that are not trust failures (a system anchor file that
     /// could not be read; an ssl-server policy without a hostname, ``RSATrust/noHostnameWarning``).
     public let warnings: [String]
+}
+
+extension RSATrustEvaluation {
+    /// Every failure's sentence (``RSATrustFailure/description``), then every warning, in
+    /// that order: what a log or a command line prints.
+    public var reasons: [String] { failures.map(\.description) + warnings }
 }
