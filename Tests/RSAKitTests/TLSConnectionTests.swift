@@ -8,55 +8,17 @@ import RSAKitTestSupport
 /// private-key operation of a handshake is counted: the server verified a signature that
 /// RSAKit's engine made, once per handshake, with the scheme the server allowed.
 final class TLSConnectionTests: XCTestCase {
-    private var pki: TestPKI!
-    private var servers: [TLSTestServer] = []
-    private var directory: URL!
+    private var fixtures: TLSTestFixtures!
+    private var pki: TestPKI { fixtures.pki }
 
-    override func setUpWithError() throws {
-        pki = try TestPKI.shared()
-        directory = TestKeys.scratch.appendingPathComponent("tls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
+    override func setUpWithError() throws { fixtures = try TLSTestFixtures() }
+    override func tearDown() { fixtures.stop() }
 
-    override func tearDownWithError() throws {
-        for server in servers { server.stop() }
-        servers = []
-        try? FileManager.default.removeItem(at: directory)
-    }
-
-    /// openssl s_server -accept 127.0.0.1:PORT -Verify 5 -verify_return_error -CAfile root.pem
-    ///   -cert server.pem -cert_chain intermediate.pem -key leaf.key -www [extra]
-    private func startServer(_ extra: [String] = []) throws -> TLSTestServer {
-        let server = try TLSTestServer(
-            openssl: try OpenSSL.require(),
-            arguments: ["-Verify", "5", "-verify_return_error", "-CAfile", pki.path("root.pem"),
-                        "-cert", pki.path("server.pem"), "-cert_chain", pki.path("intermediate.pem"),
-                        "-key", pki.leafKey, "-www"] + extra,
-            directory: directory.path)
-        servers.append(server)
-        return server
-    }
-
-    private func leafPrivateKey() throws -> RSAPrivateKey {
-        guard case let .privateKey(key) = try RSAKeyFile(bytes: [UInt8](Data(contentsOf: URL(fileURLWithPath: pki.leafKey)))).key else {
-            throw XCTSkip("leaf.key is not a private key")
-        }
-        return key
-    }
-
-    /// The client identity: leaf.key, client.pem, and the intermediate sent with it.
-    private func clientIdentity() throws -> RSATLSClientIdentity {
-        try RSATLSClientIdentity(privateKey: leafPrivateKey(), certificate: pki.certificate("client"),
-                                 chain: [pki.certificate("intermediate")], name: "client")
-    }
-
+    private func startServer(_ extra: [String] = []) throws -> TLSTestServer { try fixtures.startServer(extra) }
+    private func leafPrivateKey() throws -> RSAPrivateKey { try fixtures.leafPrivateKey() }
+    private func clientIdentity() throws -> RSATLSClientIdentity { try fixtures.clientIdentity() }
     private func configuration(_ version: RSATLSProtocolVersion?, serverName: String = "server.rsakit.test") throws -> RSATLSClientConfiguration {
-        var configuration = RSATLSClientConfiguration(serverName: serverName)
-        configuration.protocolVersion = version
-        configuration.anchorCertificates = [try pki.certificate("root")]
-        configuration.anchorCertificatesOnly = true
-        configuration.timeout = 20
-        return configuration
+        try fixtures.configuration(version, serverName: serverName)
     }
 
     /// Send a GET, read to the server's close_notify.
@@ -234,22 +196,11 @@ final class TLSConnectionTests: XCTestCase {
     }
 
     func testHandshake_ServerThatNeverAnswers_TimesOut() throws {
-        // A listening socket nobody accepts on: TCP connects (the kernel's backlog), TLS waits.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        XCTAssertTrue(bound)
-        XCTAssertEqual(listen(fd, 4), 0)
+        let port = try fixtures.silentListener()
         var settings = try configuration(nil)
         settings.timeout = 1
         let start = Date()
-        XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: Int(UInt16(bigEndian: address.sin_port)),
+        XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: port,
                                                           configuration: settings, identity: nil)) { error in
             XCTAssertEqual(error as? RSAError, .tlsTimedOut(operation: "the TLS handshake with server.rsakit.test", seconds: 1))
         }

@@ -118,7 +118,7 @@ public final class RSATLSConnection {
         try self.init(fileDescriptor: fileDescriptor, configuration: configuration, identity: identity, ownsFileDescriptor: false)
     }
 
-    private init(fileDescriptor: Int32, configuration: RSATLSClientConfiguration, identity: RSATLSClientIdentity?,
+    init(fileDescriptor: Int32, configuration: RSATLSClientConfiguration, identity: RSATLSClientIdentity?,
                  ownsFileDescriptor: Bool) throws {
         let state = HandshakeState()
         var externalKey: GnuTLSExternalKey?

@@ -1,0 +1,107 @@
+import Foundation
+import Synchronization
+import XCTest
+@testable import RSAKit
+import RSAKitTestSupport
+
+/// Issue 28: RSAAsyncTLSConnection against a real `openssl s_server` on 127.0.0.1: the same
+/// handshake as RSATLSConnection, its calls on the connection's own executor (never the
+/// cooperative pool), shared between tasks, cancellation that ends a blocked call at once.
+final class AsyncTLSConnectionTests: XCTestCase {
+    private var fixtures: TLSTestFixtures!
+
+    override func setUpWithError() throws { fixtures = try TLSTestFixtures() }
+    override func tearDown() { fixtures.stop() }
+
+    func testAsyncConnection_HandshakeRequestAndClose() async throws {
+        let server = try fixtures.startServer()
+        let connection = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port,
+                                                                 configuration: fixtures.configuration(nil),
+                                                                 identity: fixtures.clientIdentity())
+        XCTAssertEqual(connection.protocolVersion, "TLS1.3")
+        XCTAssertEqual(connection.trustEvaluation.result, .unspecified)
+        XCTAssertEqual(connection.privateKeyOperations.map(\.scheme), ["rsa_pss_rsae_sha256"])
+        XCTAssertTrue(connection.clientCertificateSent)
+
+        // Shared between tasks (Sendable): one writes, another reads to close_notify.
+        try await Task { try await connection.write(Data("GET / HTTP/1.0\r\n\r\n".utf8)) }.value
+        let page = try await Task { () -> String in
+            var page: [UInt8] = []
+            while let bytes = try await connection.read(timeout: 20) { page += bytes }
+            return String(decoding: page, as: UTF8.self)
+        }.value
+        XCTAssertTrue(page.contains("HTTP/1.0 200 ok"), page)
+        XCTAssertTrue(page.contains("Subject: CN=RSAKit Test Client, O=RSAKit Tests"), page)
+        await connection.close()
+        let afterClose = try await connection.read(timeout: 1)
+        XCTAssertNil(afterClose)
+        do {
+            try await connection.write([1])
+            XCTFail("a write after close succeeded")
+        } catch {
+            guard case .tlsConnectionFailed? = error as? RSAError else { return XCTFail("\(error)") }
+        }
+    }
+
+    func testAsyncConnection_TypedTrustFailure() async throws {
+        let server = try fixtures.startServer()
+        do {
+            _ = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port,
+                                                        configuration: fixtures.configuration(.tls12, serverName: "other.example"),
+                                                        identity: fixtures.clientIdentity())
+            XCTFail("a wrong hostname connected")
+        } catch let RSAError.tlsServerNotTrusted(evaluation, sent, refusedByHandler) {
+            XCTAssertEqual(evaluation.failures.map(\.kind), [.hostnameMismatch(hostname: "other.example")])
+            XCTAssertEqual(sent.count, 2)
+            XCTAssertFalse(refusedByHandler)
+        }
+    }
+
+    /// A read waiting on a server that sends nothing (s_server -www waits for the request)
+    /// and a handshake with a listener that never answers both end when their task is
+    /// cancelled, long before their 20-second timeouts; meanwhile the pool runs other tasks.
+    func testCancellation_EndsABlockedReadAndHandshake_AndThePoolKeepsRunning() async throws {
+        let server = try fixtures.startServer()
+        let connection = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port,
+                                                                 configuration: fixtures.configuration(nil),
+                                                                 identity: fixtures.clientIdentity())
+        let ticks = Atomic<Int>(0)
+        let ticker = Task {
+            while !Task.isCancelled {
+                ticks.add(1, ordering: .relaxed)
+                try? await Task.sleep(nanoseconds: 5_000_000)
+            }
+        }
+        defer { ticker.cancel() }
+        let started = ContinuousClock.now
+        let reader = Task { try await connection.read(timeout: 20) }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let ticksWhileBlocked = ticks.load(ordering: .relaxed)
+        reader.cancel()
+        do {
+            _ = try await reader.value
+            XCTFail("the read returned")
+        } catch {
+            XCTAssertTrue(error is CancellationError, "\(error)")
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(5))
+        XCTAssertGreaterThan(ticksWhileBlocked, 10, "the pool ran other tasks while the read blocked")
+        await connection.close()
+
+        let port = try fixtures.silentListener()
+        let settings = try fixtures.configuration(nil)
+        let handshakeStarted = ContinuousClock.now
+        let connecting = Task {
+            try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: port, configuration: settings, identity: nil)
+        }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        connecting.cancel()
+        do {
+            _ = try await connecting.value
+            XCTFail("a silent listener completed a handshake")
+        } catch {
+            XCTAssertTrue(error is CancellationError, "\(error)")
+        }
+        XCTAssertLessThan(ContinuousClock.now - handshakeStarted, .seconds(5))
+    }
+}
