@@ -42,6 +42,22 @@ final class PKCS12Tests: XCTestCase {
         XCTAssertEqual(p12.warnings, [])
     }
 
+    /// Issue 28: the import gives its trust (kSecImportItemTrust), evaluated: the test root
+    /// in the file is not an anchor by being there; with it added as one, the chain is trusted.
+    func testImport_GivesTheEvaluatedTrustOfTheChain() throws {
+        let pki = try TestPKI.shared()
+        let p12 = try RSAPKCS12(derRepresentation: try opensslP12(pki), passphrase: Array(passphrase.utf8))
+        XCTAssertEqual(p12.trust.policy, .basicX509)
+        XCTAssertEqual(p12.trust.certificates, [try pki.certificate("server"), try pki.certificate("intermediate"), try pki.certificate("root")])
+        XCTAssertEqual(p12.trustEvaluation.result, .recoverableTrustFailure)
+        XCTAssertEqual(p12.trustEvaluation.failures.map(\.kind.code), ["untrusted-root"])
+        XCTAssertEqual(p12.trustEvaluation.failures.first?.chainIndex, 2)
+        var anchored = p12.trust
+        anchored.anchorCertificates = [try pki.certificate("root")]
+        anchored.anchorCertificatesOnly = true
+        XCTAssertEqual(anchored.evaluate().result, .unspecified)
+    }
+
     func testImport_Legacy_RC2And3DESWithSHA1MAC() throws {
         let pki = try TestPKI.shared()
         // openssl pkcs12 -export -legacy ...: RC2-40 certificates, 3DES key, SHA-1 MAC.

@@ -18,6 +18,13 @@ public struct RSAPKCS12: Sendable {
     public let friendlyName: String?
     /// The MAC, as "SHA256, 2048 iterations"; nil when the file has none.
     public let macDescription: String?
+    /// The trust object of the imported identity (Apple's kSecImportItemTrust): the leaf,
+    /// then ``chain``, under the Basic X.509 policy with the system anchors. Add anchors
+    /// (a private PKI's root, the store's trust settings) and call ``RSATrust/evaluate()``.
+    public var trust: RSATrust { RSATrust(certificates: [certificate] + chain, policy: .basicX509) }
+    /// ``trust`` evaluated when the file was read, at that time, with the system anchors only
+    /// (certificates in the file are not anchors because they are there).
+    public let trustEvaluation: RSATrustEvaluation
     /// Warnings, lower-case sentences: no MAC ("the file has no MAC: its integrity was not
     /// checked"), a private key or certificates stored unencrypted, ignored elements.
     public let warnings: [String]
@@ -158,6 +165,7 @@ public struct RSAPKCS12: Sendable {
         var others = certificates.enumerated().filter { $0.offset != leafIndex }.map(\.element.certificate)
         chain = RSAPKCS12.order(others: &others, from: leaf.certificate)
         self.warnings = warnings
+        trustEvaluation = RSATrust(certificates: [leaf.certificate] + chain, policy: .basicX509).evaluate()
     }
 
     private static func element(_ bag: GnuTLSPKCS12Bag, _ index: Int) throws -> [UInt8] {

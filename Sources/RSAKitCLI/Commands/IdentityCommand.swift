@@ -104,7 +104,7 @@ struct IdentityCommand: RSAKitCommand {
         } catch let RSAError.keyStoredUnderAnotherTag(stored, requested) {
             throw CLIFailure("the key of '\(terminalSafe(path))' is already stored under tag \"\(terminalSafe(stored))\": give --replace to move it to tag \"\(terminalSafe(requested))\", or --tag \(shellQuoted(stored)) to keep it", .alreadyExists)
         }
-        var trust = RSATrust(certificates: [p12.certificate] + p12.chain, policy: .basicX509)
+        var trust = p12.trust
         addStoreTrust(store, to: &trust)
         let evaluation = trust.evaluate()
         var text = "imported identity: \(terminalSafe(identity.certificate.label))\n"
