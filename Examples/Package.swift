@@ -1,5 +1,6 @@
 // swift-tools-version:6.0
-// An app's-eye use of RSAKit (issue 16): the six steps a developer does, in the Swift 6
+// An app's-eye use of RSAKit: the six steps a developer does (issue 16) and a server-shaped
+// flow (issue 28: async calls, cancellation, mutual TLS with a trust handler), in the Swift 6
 // language mode with complete concurrency checking, depending on RSAKit by path.
 // Run it with `scripts/examples.sh` from the repository root.
 import Foundation
@@ -22,6 +23,11 @@ let package = Package(
             name: "SixSteps",
             dependencies: [.product(name: "RSAKit", package: rsakitIdentity)],
             path: "Sources/SixSteps"
+        ),
+        .executableTarget(
+            name: "ServerFlow",
+            dependencies: [.product(name: "RSAKit", package: rsakitIdentity)],
+            path: "Sources/ServerFlow"
         ),
     ],
     swiftLanguageModes: [.v6]
