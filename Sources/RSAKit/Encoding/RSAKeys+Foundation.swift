@@ -176,8 +176,10 @@ extension RSAPrivateKey {
 
     /// Read a private key from PEM text that may be encrypted, with the passphrase held in
     /// `Data` (or any `DataProtocol`); see ``init(pemRepresentation:passphrase:)-(_,[UInt8]?)``.
-    /// - Parameter passphrase: the passphrase's bytes (UTF-8 for text), nil for none. RSAKit's
-    ///   copy is wiped.
+    /// - Parameters:
+    ///   - pemRepresentation: the PEM text (plain or encrypted private key).
+    ///   - passphrase: the passphrase's bytes (UTF-8 for text), nil for none. RSAKit's copy is
+    ///     wiped.
     /// - Throws: every error of ``RSAKeyFile/init(bytes:passphrase:)-([UInt8],[UInt8]?)``, and
     ///   `RSAError.keyTypeMismatch` for a public key.
     public init(pemRepresentation: String, passphrase: (some DataProtocol)?) throws {

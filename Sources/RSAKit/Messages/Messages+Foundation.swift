@@ -29,7 +29,11 @@ extension RSAPKCS1v15Chunking {
 
     /// Decrypt raw k-byte RSAES-PKCS1-v1_5 blocks held in `Data`; see
     /// ``decrypt(_:with:random:concurrency:)-([UInt8],_,_,_)``.
-    /// - Parameter ciphertext: a multiple of k bytes (checked before any private-key operation).
+    /// - Parameters:
+    ///   - ciphertext: a multiple of k bytes (checked before any private-key operation).
+    ///   - key: the private key.
+    ///   - random: source of blinding factors.
+    ///   - concurrency: worker threads.
     /// - Returns: the concatenated plaintexts.
     /// - Throws: `RSAError.ciphertextLengthInvalid`; `RSAError.decryptionFailed` (opaque) for
     ///   any bad block. Each block is decrypted in constant time, blinded and checked.

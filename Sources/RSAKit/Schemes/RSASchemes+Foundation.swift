@@ -94,7 +94,9 @@ extension RSAPrivateKey {
 
     /// RSASSA-PKCS1-v1_5 over a ready-made T (``signature(forDigestInfo:random:)-([UInt8],_)``)
     /// for `Data` input.
-    /// - Parameter digestInfo: T, at most k - 11 bytes; used as given.
+    /// - Parameters:
+    ///   - digestInfo: T, at most k - 11 bytes; used as given.
+    ///   - random: source of the blinding factor.
     /// - Returns: S, exactly k bytes.
     /// - Throws: `RSAError.keyTooSmallForPadding`, `RSAError.keyRestricted`.
     public func signature(forDigestInfo digestInfo: Data, random: RSARandomSource = SystemRandomSource()) throws -> Data {
