@@ -49,6 +49,15 @@ if [ "$status" -eq 0 ]; then
     step_done "examples"
 fi
 
+# The documentation check (issue 28): every public type in a Topics section of the DocC
+# catalog, every ```swift snippet of README.md and the catalog compiled against the built
+# RSAKit (Swift 6, warnings as errors), and scripts/docs.sh writing nothing into the source
+# tree, with every doc link resolved (about 15-30 s).
+if [ "$status" -eq 0 ]; then
+    bash scripts/check-docs.sh || status=$?
+    step_done "docs check"
+fi
+
 # The constant-time check on the release build (valgrind memcheck; skips without valgrind).
 if [ "$status" -eq 0 ]; then
     scripts/constant-time.sh || status=$?

@@ -59,12 +59,19 @@ final class PublicNamesTests: XCTestCase {
         Set(try symbolPaths().filter { $0.count == 1 }.map { $0[0] })
     }
 
-    nonisolated(unsafe) private static var cachedPaths: [[String]]?
+    nonisolated(unsafe) private static var cachedSymbols: [Symbol]?
 
     /// Every public symbol's path components (["RSAHazmat", "MGF1"]), from
     /// `swift-symbolgraph-extract` run over `.build/<config>/Modules/RSAKit.swiftmodule`.
     static func symbolPaths() throws -> [[String]] {
-        if let cachedPaths { return cachedPaths }
+        try symbols().map(\.pathComponents)
+    }
+
+    /// Every public symbol of the built module: its path components (prefixed with "@" for
+    /// extensions of other modules' types) and, for functions and initialisers, the
+    /// declarations of its parameters ("label: [UInt8]").
+    static func symbols() throws -> [Symbol] {
+        if let cachedSymbols { return cachedSymbols }
         let products = Bundle.main.bundleURL
         let modules = products.appendingPathComponent("Modules")
         guard FileManager.default.fileExists(atPath: modules.appendingPathComponent("RSAKit.swiftmodule").path) else {
@@ -104,20 +111,38 @@ final class PublicNamesTests: XCTestCase {
             XCTFail("swift-symbolgraph-extract failed: \(result.stderr)")
             throw CocoaError(.fileReadUnknown)
         }
-        var paths: [[String]] = []
+        var symbols: [Symbol] = []
         for file in try FileManager.default.contentsOfDirectory(atPath: output.path) where file.hasPrefix("RSAKit") {
             let data = try Data(contentsOf: output.appendingPathComponent(file))
             let graph = try JSONDecoder().decode(SymbolGraph.self, from: data)
             // Only RSAKit.symbols.json holds RSAKit's own top-level declarations; the
             // RSAKit@Other files are extensions of other modules' types.
-            paths += graph.symbols.map { file == "RSAKit.symbols.json" ? $0.pathComponents : ["@"] + $0.pathComponents }
+            symbols += graph.symbols.map { symbol in
+                Symbol(pathComponents: file == "RSAKit.symbols.json" ? symbol.pathComponents : ["@"] + symbol.pathComponents,
+                       parameters: symbol.functionSignature.map { signature in
+                           (signature.parameters ?? []).map { ($0.declarationFragments ?? []).map(\.spelling).joined() }
+                       })
+            }
         }
-        cachedPaths = paths
-        return paths
+        cachedSymbols = symbols
+        return symbols
+    }
+
+    /// One public symbol: its path, and for a function or initialiser its parameters'
+    /// declarations ("bytes: [UInt8]", "passphrase: [UInt8]?"); nil for other symbols.
+    struct Symbol {
+        let pathComponents: [String]
+        let parameters: [String]?
     }
 
     private struct SymbolGraph: Decodable {
-        struct Symbol: Decodable { let pathComponents: [String] }
+        struct Fragment: Decodable { let spelling: String }
+        struct Parameter: Decodable { let declarationFragments: [Fragment]? }
+        struct FunctionSignature: Decodable { let parameters: [Parameter]? }
+        struct Symbol: Decodable {
+            let pathComponents: [String]
+            let functionSignature: FunctionSignature?
+        }
         let symbols: [Symbol]
     }
 

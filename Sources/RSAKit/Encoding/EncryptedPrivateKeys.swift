@@ -391,8 +391,8 @@ extension RSAPrivateKey {
         return encrypted
     }
 
-    /// ``encryptedPKCS8DERRepresentation(passphrase:)`` as PEM, "-----BEGIN ENCRYPTED PRIVATE KEY-----".
-    /// - Throws: as ``encryptedPKCS8DERRepresentation(passphrase:)``.
+    /// ``encryptedPKCS8DERRepresentation(passphrase:)-([UInt8])`` as PEM, "-----BEGIN ENCRYPTED PRIVATE KEY-----".
+    /// - Throws: as ``encryptedPKCS8DERRepresentation(passphrase:)-([UInt8])``.
     public func encryptedPKCS8PEMRepresentation(passphrase: [UInt8]) throws -> String {
         PEMDocument.encode(try encryptedPKCS8DERRepresentation(passphrase: passphrase),
                            label: DERKeyStructure.encryptedPrivateKeyInfo.pemLabel)

@@ -112,14 +112,14 @@ extension RSAPrivateKey {
     /// Read a private key from DER: a PKCS#1 `RSAPrivateKey` (RFC 8017 A.1.2, version 0,
     /// two primes) or an unencrypted PKCS#8 `PrivateKeyInfo` (RFC 5208 §5; RFC 5958
     /// version 1 accepted) with rsaEncryption, told apart by structure. Every component
-    /// relation is validated (see ``RSAPrivateKey/init(modulus:publicExponent:privateExponent:prime1:prime2:exponent1:exponent2:coefficient:)``).
+    /// relation is validated (see ``RSAPrivateKey/init(modulus:publicExponent:privateExponent:prime1:prime2:exponent1:exponent2:coefficient:)-([UInt8],[UInt8],[UInt8],[UInt8],[UInt8],[UInt8],[UInt8],[UInt8])``).
     /// Not constant-time: parsing branches on tags, lengths and leading zero octets (which
     /// the DER length fields reveal anyway), and validation uses variable-time GMP
     /// arithmetic once per import. Decoded secret bytes from PEM are wiped (best effort).
     /// - Throws: `RSAError.malformedDER(reason:offset:)`; `RSAError.unsupportedKeyFormat`
     ///   with "multi-prime keys are not supported" (version 1), "certificates are not
     ///   supported yet", or a non-RSA algorithm; `RSAError.passphraseNeeded` for an
-    ///   EncryptedPrivateKeyInfo (read it with ``RSAKeyFile/init(bytes:passphrase:)``);
+    ///   EncryptedPrivateKeyInfo (read it with ``RSAKeyFile/init(bytes:passphrase:)-([UInt8],[UInt8]?)``);
     ///   `RSAError.keyTypeMismatch` for a public key;
     ///   `RSAError.invalidKey` for inconsistent components.
     public init(derRepresentation: [UInt8]) throws {
@@ -130,7 +130,7 @@ extension RSAPrivateKey {
     /// Read a private key from PEM text: label "RSA PRIVATE KEY" (PKCS#1) or "PRIVATE KEY"
     /// (PKCS#8); the structure decides. An "ENCRYPTED PRIVATE KEY" block, or an OpenSSL
     /// "Proc-Type: 4,ENCRYPTED" block, throws `RSAError.passphraseNeeded` (use
-    /// ``init(pemRepresentation:passphrase:)``). With several blocks, the first private-key
+    /// ``init(pemRepresentation:passphrase:)-(_,[UInt8]?)``). With several blocks, the first private-key
     /// block is used.
     /// - Throws: `RSAError.malformedPEM`, and every error of ``init(derRepresentation:)-([UInt8])``.
     public init(pemRepresentation: String) throws {
@@ -146,7 +146,7 @@ extension RSAPrivateKey {
 
     /// Read a private key from PEM text that may be encrypted (PKCS#8 "ENCRYPTED PRIVATE
     /// KEY" or OpenSSL "Proc-Type: 4,ENCRYPTED"), decrypted by GnuTLS with `passphrase`.
-    /// - Throws: every error of ``RSAKeyFile/init(bytes:passphrase:)``, and
+    /// - Throws: every error of ``RSAKeyFile/init(bytes:passphrase:)-([UInt8],[UInt8]?)``, and
     ///   `RSAError.keyTypeMismatch` for a public key.
     public init(pemRepresentation: String, passphrase: [UInt8]?) throws {
         var bytes = Array(pemRepresentation.utf8)

@@ -17,7 +17,7 @@
 /// (PBES2 with PBKDF2 and AES or 3DES, PBES1, the PKCS#12 PBE schemes) and OpenSSL's legacy
 /// "Proc-Type: 4,ENCRYPTED" PEM, decrypted by GnuTLS with the passphrase given, and PBES2 with
 /// PBKDF2 and RC2-CBC (RFC 8018 §B.2.3), which GnuTLS lacks, decrypted by RSAKit over Nettle (see
-/// ``init(bytes:passphrase:)``); X.509 certificates and scrypt-encrypted PKCS#8 (refused with
+/// ``init(bytes:passphrase:)-([UInt8],[UInt8]?)``); X.509 certificates and scrypt-encrypted PKCS#8 (refused with
 /// `RSAError.unsupportedKeyFormat`).
 public struct RSAKeyFile: Sendable {
     /// A public or a private key.
@@ -62,7 +62,7 @@ public struct RSAKeyFile: Sendable {
         try self.init(bytes: bytes, requirePEM: false, preferring: nil, passphrase: nil)
     }
 
-    /// Read a key file that may be encrypted: as ``init(bytes:)``, and an encrypted PKCS#8
+    /// Read a key file that may be encrypted: as ``init(bytes:)-([UInt8])``, and an encrypted PKCS#8
     /// `EncryptedPrivateKeyInfo` (RFC 5208 §6; DER or PEM "ENCRYPTED PRIVATE KEY") or an
     /// OpenSSL legacy encrypted PEM ("Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-256-CBC,...")
     /// is decrypted by GnuTLS with `passphrase`, and the plain key parsed by RSAKit.
@@ -72,7 +72,7 @@ public struct RSAKeyFile: Sendable {
     /// RC2-CBC, which RSAKit decrypts with Nettle's PBKDF2 and RC2 (read only); the plain key
     /// bytes are wiped after parsing (best effort), as are RSAKit's copies of `passphrase`.
     /// - Parameter passphrase: the passphrase's bytes (UTF-8 for text), nil for none.
-    /// - Throws: every error of ``init(bytes:)``; `RSAError.passphraseNeeded(what:)` for an
+    /// - Throws: every error of ``init(bytes:)-([UInt8])``; `RSAError.passphraseNeeded(what:)` for an
     ///   encrypted file without a passphrase, `RSAError.passphraseIncorrect(what:)` when it
     ///   does not decrypt, `RSAError.passphraseUnusable` (NUL byte),
     ///   `RSAError.unsupportedKeyFormat` naming scrypt or a cipher GnuTLS lacks.

@@ -123,3 +123,133 @@ extension RSAHashAlgorithm {
         Data(hash([UInt8](data)))
     }
 }
+
+// Issue 28: the remaining key constructors and encodings that take bytes.
+
+extension RSAPublicKey {
+    /// Build a public key from big-endian components held in `Data` (or any `DataProtocol`);
+    /// see ``init(modulus:publicExponent:)-([UInt8],[UInt8])``.
+    /// - Parameters:
+    ///   - modulus: n as big-endian octets of any length; leading zero octets are ignored.
+    ///   - publicExponent: e as big-endian octets; leading zero octets are ignored.
+    /// - Throws: `RSAError.invalidKey`, as the `[UInt8]` form.
+    public init(modulus: some DataProtocol, publicExponent: some DataProtocol) throws {
+        try self.init(modulus: [UInt8](modulus), publicExponent: [UInt8](publicExponent))
+    }
+}
+
+extension RSAPrivateKey {
+    /// Build a private key from big-endian components held in `Data` (or any
+    /// `DataProtocol`), as found in PKCS#1 `RSAPrivateKey`; see
+    /// ``init(modulus:publicExponent:privateExponent:prime1:prime2:exponent1:exponent2:coefficient:)-([UInt8],[UInt8],[UInt8],[UInt8],[UInt8],[UInt8],[UInt8],[UInt8])``.
+    /// RSAKit's copies of the secret components are wiped (best effort); the caller owns its own.
+    /// - Throws: `RSAError.invalidKey` naming the first relation that fails, as the `[UInt8]` form.
+    public init(
+        modulus: some DataProtocol, publicExponent: some DataProtocol, privateExponent: some DataProtocol,
+        prime1: some DataProtocol, prime2: some DataProtocol, exponent1: some DataProtocol,
+        exponent2: some DataProtocol, coefficient: some DataProtocol
+    ) throws {
+        try self.init(modulus: modulus, publicExponent: publicExponent, privateExponent: privateExponent,
+                      prime1: prime1, prime2: prime2, exponent1: exponent1, exponent2: exponent2,
+                      coefficient: coefficient, otherPrimeInfos: [])
+    }
+
+    /// Build a multi-prime private key from big-endian components held in `Data` (or any
+    /// `DataProtocol`); see
+    /// ``init(modulus:publicExponent:privateExponent:prime1:prime2:exponent1:exponent2:coefficient:otherPrimeInfos:)-([UInt8],[UInt8],[UInt8],[UInt8],[UInt8],[UInt8],[UInt8],[UInt8],_)``.
+    /// With `otherPrimeInfos` empty this is the two-prime initialiser. RSAKit's copies of the
+    /// secret components are wiped (best effort).
+    /// - Throws: `RSAError.invalidKey` naming the first relation that fails, as the `[UInt8]` form.
+    public init(
+        modulus: some DataProtocol, publicExponent: some DataProtocol, privateExponent: some DataProtocol,
+        prime1: some DataProtocol, prime2: some DataProtocol, exponent1: some DataProtocol,
+        exponent2: some DataProtocol, coefficient: some DataProtocol, otherPrimeInfos: [OtherPrimeInfo]
+    ) throws {
+        var secrets = [[UInt8](privateExponent), [UInt8](prime1), [UInt8](prime2),
+                       [UInt8](exponent1), [UInt8](exponent2), [UInt8](coefficient)]
+        defer { for index in secrets.indices { wipe(&secrets[index]) } }
+        try self.init(modulus: [UInt8](modulus), publicExponent: [UInt8](publicExponent),
+                      privateExponent: secrets[0], prime1: secrets[1], prime2: secrets[2],
+                      exponent1: secrets[3], exponent2: secrets[4], coefficient: secrets[5],
+                      otherPrimeInfos: otherPrimeInfos)
+    }
+
+    /// Read a private key from PEM text that may be encrypted, with the passphrase held in
+    /// `Data` (or any `DataProtocol`); see ``init(pemRepresentation:passphrase:)-(_,[UInt8]?)``.
+    /// - Parameters:
+    ///   - pemRepresentation: the PEM text (plain or encrypted private key).
+    ///   - passphrase: the passphrase's bytes (UTF-8 for text), nil for none. RSAKit's copy is
+    ///     wiped.
+    /// - Throws: every error of ``RSAKeyFile/init(bytes:passphrase:)-([UInt8],[UInt8]?)``, and
+    ///   `RSAError.keyTypeMismatch` for a public key.
+    public init(pemRepresentation: String, passphrase: (some DataProtocol)?) throws {
+        var secret = passphrase.map { [UInt8]($0) }
+        defer { if secret != nil { wipe(&secret!) } }
+        try self.init(pemRepresentation: pemRepresentation, passphrase: secret)
+    }
+
+    /// ``encryptedPKCS8DERRepresentation(passphrase:)-([UInt8])`` (PBES2, PBKDF2-HMAC-SHA256,
+    /// AES-256-CBC) with the passphrase held in `Data`.
+    /// - Parameter passphrase: the passphrase's bytes (UTF-8 for text), not empty, no NUL.
+    ///   RSAKit's copies are wiped.
+    /// - Returns: the PKCS#8 `EncryptedPrivateKeyInfo` DER.
+    /// - Throws: `RSAError.passphraseUnusable`, `RSAError.internalError`, as the `[UInt8]` form.
+    public func encryptedPKCS8DERRepresentation(passphrase: Data) throws -> Data {
+        var secret = [UInt8](passphrase)
+        defer { wipe(&secret) }
+        return Data(try encryptedPKCS8DERRepresentation(passphrase: secret))
+    }
+
+    /// ``encryptedPKCS8PEMRepresentation(passphrase:)-([UInt8])`` with the passphrase held in
+    /// `Data`: "-----BEGIN ENCRYPTED PRIVATE KEY-----".
+    /// - Throws: as ``encryptedPKCS8DERRepresentation(passphrase:)-([UInt8])``.
+    public func encryptedPKCS8PEMRepresentation(passphrase: Data) throws -> String {
+        var secret = [UInt8](passphrase)
+        defer { wipe(&secret) }
+        return try encryptedPKCS8PEMRepresentation(passphrase: secret)
+    }
+}
+
+extension RSAPrivateKey.OtherPrimeInfo {
+    /// The three components held in `Data` (or any `DataProtocol`), big-endian; leading zero
+    /// octets ignored. See ``init(prime:exponent:coefficient:)-([UInt8],[UInt8],[UInt8])``.
+    public init(prime: some DataProtocol, exponent: some DataProtocol, coefficient: some DataProtocol) {
+        self.init(prime: [UInt8](prime), exponent: [UInt8](exponent), coefficient: [UInt8](coefficient))
+    }
+}
+
+extension RSAKeyFile {
+    /// Read a key from the bytes of a file held in `Data` (as `Data(contentsOf:)` reads it);
+    /// see ``init(bytes:)-([UInt8])``. RSAKit's copy is wiped after parsing (best effort).
+    /// - Parameter bytes: PEM or DER, at most ``maximumByteCount`` bytes, in any `DataProtocol`.
+    /// - Throws: every error of the `[UInt8]` form.
+    public init(bytes: some DataProtocol) throws {
+        var copy = [UInt8](bytes)
+        defer { wipe(&copy) }
+        try self.init(bytes: copy)
+    }
+
+    /// Read a key file that may be encrypted, held in `Data`; see
+    /// ``init(bytes:passphrase:)-([UInt8],[UInt8]?)``. RSAKit's copies of the file and the
+    /// passphrase are wiped (best effort).
+    /// - Parameters:
+    ///   - bytes: PEM or DER, at most ``maximumByteCount`` bytes, in any `DataProtocol`.
+    ///   - passphrase: the passphrase's bytes (UTF-8 for text), nil for none.
+    /// - Throws: every error of the `[UInt8]` form.
+    public init(bytes: some DataProtocol, passphrase: (some DataProtocol)?) throws {
+        var copy = [UInt8](bytes)
+        var secret = passphrase.map { [UInt8]($0) }
+        defer {
+            wipe(&copy)
+            if secret != nil { wipe(&secret!) }
+        }
+        try self.init(bytes: copy, passphrase: secret)
+    }
+
+    /// Whether `bytes` held in `Data` hold an encrypted private key; see ``isEncrypted(_:)-([UInt8])``.
+    public static func isEncrypted(_ bytes: some DataProtocol) -> Bool {
+        var copy = [UInt8](bytes)
+        defer { wipe(&copy) }
+        return isEncrypted(copy)
+    }
+}

@@ -42,7 +42,7 @@ public struct RSAKeyItemAttributes: Sendable, Equatable, Hashable, CustomStringC
     /// is replaced by a new one, never when its label changes.
     public let itemID: String
     /// The key's RSASSA-PSS restriction when it is an id-RSASSA-PSS key (RFC 4055), nil for
-    /// an rsaEncryption key. Part of the key, so of ``fingerprint`` too; not compared by ``==``.
+    /// an rsaEncryption key. Part of the key, so of ``fingerprint`` too; not compared by `==`.
     public let pssRestriction: RSAPSSKeyRestriction?
 
     /// Build attributes (the store does this; public for tests and tools).
@@ -73,7 +73,7 @@ public struct RSAKeyItemAttributes: Sendable, Equatable, Hashable, CustomStringC
             && a.itemID == b.itemID
     }
 
-    /// Hashes the item id and the tag's UTF-8 bytes (consistent with ``==``).
+    /// Hashes the item id and the tag's UTF-8 bytes (consistent with `==`).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(itemID)
         hasher.combine(Array(applicationTag.utf8))

@@ -3,7 +3,7 @@
 /// multi-prime key (version 1) the ``otherPrimeInfos`` (r_i, d_i, t_i), i = 3 ... u.
 ///
 /// A value type: copies share one immutable storage object, whose limbs are zeroed
-/// when the last copy goes away. Private-key operations (``decrypt(_:)``, ``RSAHazmat/rsadp(_:key:random:)``)
+/// when the last copy goes away. Private-key operations (``decrypt(_:)-([UInt8])``, ``RSAHazmat/rsadp(_:key:random:)``)
 /// are constant-time (GMP's `mpn_sec_*` layer), blinded and checked by re-encryption,
 /// with the CRT over every prime.
 ///

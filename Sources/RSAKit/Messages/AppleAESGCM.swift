@@ -71,7 +71,7 @@ public enum RSAAppleAESGCM {
     }
 
     /// Decrypt a stream. Nothing reaches `sink` before the tag has been verified: the
-    /// plaintext goes to a 0600 temporary file, unlinked at once (``PlaintextSpool``), and is
+    /// plaintext goes to a 0600 temporary file, unlinked at once (`PlaintextSpool`), and is
     /// copied to `sink` only after the tag checks; memory stays bounded (64 KiB pieces).
     ///
     /// - Parameters:

@@ -35,7 +35,7 @@ extension RSAPrivateKey {
         try decrypt(ciphertext, random: SystemRandomSource())
     }
 
-    /// ``decrypt(_:)`` with an explicit random source for the blinding factor.
+    /// ``decrypt(_:)-([UInt8])`` with an explicit random source for the blinding factor.
     public func decrypt(_ ciphertext: [UInt8], random: RSARandomSource) throws -> [UInt8] {
         try publicKey.requireEncryptionAllowed()
         let k = modulusByteCount

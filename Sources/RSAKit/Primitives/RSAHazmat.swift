@@ -6,8 +6,8 @@
 /// Everything here is correct and tested, but none of it is an encryption or a signature
 /// scheme by itself: raw RSA without padding is deterministic and malleable, and a padding
 /// decoder used as a decryption oracle (answering "good padding" / "bad padding") breaks
-/// RSA (Bleichenbacher 1998, Manger 2001). Use ``RSAPublicKey/encrypt(_:padding:random:)``,
-/// ``RSAPrivateKey/decrypt(_:padding:)``, the signature calls, or ``RSAMessage`` unless you
+/// RSA (Bleichenbacher 1998, Manger 2001). Use ``RSAPublicKey/encrypt(_:padding:random:)-([UInt8],_,_)``,
+/// ``RSAPrivateKey/decrypt(_:padding:)-([UInt8],_)``, the signature calls, or ``RSAMessage`` unless you
 /// are implementing a protocol that needs the raw pieces (and you know why).
 ///
 /// The name follows `cryptography.io`'s `hazmat` layer and swift-crypto's `Insecure`

@@ -2,7 +2,7 @@
 // SecKeyVerifySignature, over a message or over a digest.
 
 extension RSAPrivateKey {
-    /// Sign a message: hash it with `hash`, then ``signature(forDigest:hash:padding:random:)``.
+    /// Sign a message: hash it with `hash`, then ``signature(forDigest:hash:padding:random:)-([UInt8],_,_,_)``.
     ///
     /// - Parameters:
     ///   - message: M, any length.
@@ -10,7 +10,7 @@ extension RSAPrivateKey {
     ///   - padding: PKCS#1 v1.5 or PSS.
     ///   - random: source of the PSS salt and of the blinding factor (the OS generator by default).
     /// - Returns: the signature S, exactly k (``modulusByteCount``) bytes.
-    /// - Throws: as ``signature(forDigest:hash:padding:random:)``.
+    /// - Throws: as ``signature(forDigest:hash:padding:random:)-([UInt8],_,_,_)``.
     public func signature(
         for message: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding,
         random: RSARandomSource = SystemRandomSource()
@@ -106,7 +106,7 @@ extension RSAPrivateKey {
 }
 
 extension RSAPublicKey {
-    /// Verify a signature on a message: hash it, then ``isValidSignature(_:forDigest:hash:padding:)``.
+    /// Verify a signature on a message: hash it, then ``isValidSignature(_:forDigest:hash:padding:)-([UInt8],[UInt8],_,_)``.
     ///
     /// - Parameters:
     ///   - signature: S, exactly k bytes (any other length is invalid).
@@ -153,7 +153,7 @@ extension RSAPublicKey {
     }
 
     /// Verify an RSASSA-PKCS1-v1_5 signature over a ready-made T (the counterpart of
-    /// ``RSAPrivateKey/signature(forDigestInfo:random:)``).
+    /// ``RSAPrivateKey/signature(forDigestInfo:random:)-([UInt8],_)``).
     /// - Returns: true only when S^e mod n is exactly 0x00 0x01 0xFF.. 0x00 T; false for an
     ///   id-RSASSA-PSS key.
     public func isValidSignature(_ signature: [UInt8], forDigestInfo digestInfo: [UInt8]) -> Bool {

@@ -15,7 +15,7 @@ extension RSATLSConnection {
     ///   - idleTimeout: once `input` has ended, seconds to wait for more from the server
     ///     before giving up (nil: no limit). No limit applies while `input` is open.
     /// - Returns: the number of bytes sent and received.
-    /// - Throws: the errors of ``read(maximumByteCount:timeout:)`` and ``write(_:)``;
+    /// - Throws: the errors of ``read(maximumByteCount:timeout:)`` and ``write(_:)-([UInt8])``;
     ///   `RSAError.tlsTimedOut` after `idleTimeout`; `RSAError.tlsConnectionFailed` when
     ///   `input` or `output` fails (the `errno` text).
     @discardableResult

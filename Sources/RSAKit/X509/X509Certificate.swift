@@ -64,7 +64,7 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
     /// The OIDs of every extension marked critical, in order.
     public let criticalExtensionOIDs: [String]
 
-    /// The largest input ``certificates(from:)`` accepts, in bytes (16 MiB; the Debian CA
+    /// The largest input ``certificates(from:)-([UInt8])`` accepts, in bytes (16 MiB; the Debian CA
     /// bundle is about 200 KB).
     public static let maximumByteCount = 16 << 20
 

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Build RSAKit (debug) and extract its public symbol graph with the toolchain's
+# swift-symbolgraph-extract into OUTPUT-DIR (RSAKit.symbols.json, plus RSAKit@Other files for
+# extensions of other modules' types). Used by scripts/docs.sh and scripts/check-docs.sh; writes
+# nothing but OUTPUT-DIR and the build folder.
+# Usage: scripts/symbol-graph.sh OUTPUT-DIR
+set -euo pipefail
+[ "$#" -eq 1 ] || { echo "usage: scripts/symbol-graph.sh OUTPUT-DIR" >&2; exit 64; }
+out=$1
+cd "$(dirname "$0")/.."
+swift build --target RSAKit
+bin=$(swift build --show-bin-path)
+rm -rf "$out" && mkdir -p "$out"
+# RSAKit imports its C modules internally; the extractor still has to find their maps.
+args=()
+for map in Sources/*/module.modulemap "$bin"/*.build/module.modulemap; do
+    [ -f "$map" ] && args+=(-Xcc "-fmodule-map-file=$map")
+done
+for include in Sources/*/include; do
+    [ -d "$include" ] && args+=(-I "$include")
+done
+swift-symbolgraph-extract -module-name RSAKit -target "$(uname -m)-unknown-linux-gnu" \
+    -I "$bin/Modules" "${args[@]}" -minimum-access-level public -output-dir "$out"
