@@ -74,11 +74,10 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformedPEM(reason: String, line: Int)
     /// The input is a recognised structure that RSAKit does not (yet) support. `reason` is
     /// one of the fixed sentences "scrypt-encrypted keys are not supported" (or a cipher GnuTLS lacks),
-    /// "this is an X.509 certificate, not a key file: ..." (naming `rsakit encrypt --cert` and
-    /// the `openssl x509 -pubkey` command), "this is a PKCS#12 file (.p12, .pfx), not a key
-    /// file: ..." (naming `rsakit identity import`), "this looks like
-    /// base64-encoded PEM; decode it first (for example with base64 -d)", or names the
-    /// unsupported algorithm or format.
+    /// ``RSAKeyFile/certificateReason`` ("this is an X.509 certificate, not a key file: ..."),
+    /// ``RSAKeyFile/pkcs12Reason`` ("this is a PKCS#12 file (.p12, .pfx), not a key file: ..."),
+    /// "this looks like base64-encoded PEM; decode it first (for example with base64 -d)", or
+    /// names the unsupported algorithm or format.
     case unsupportedKeyFormat(reason: String)
     /// A well-formed key of the other kind: for example a private key given where a public
     /// key is expected. `expected` and `found` are short phrases ("a public key",
@@ -268,7 +267,7 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "invalid label: \(reason)"
         case let .insecureStorePermissions(path, mode):
             return "unprotected key store: \(path) has mode 0\(String(mode, radix: 8)), "
-                + "which lets group or others read it (chmod go-rwx, or open with allowInsecurePermissions)"
+                + "which lets group or others read it (take their permissions away, or open the store with allowInsecurePermissions)"
         case let .damagedItem(tag, path, reason):
             if let tag {
                 return "damaged key store item with tag \"\(tag)\" at \(path): \(reason)"
@@ -335,7 +334,7 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .tlsClientCertificateRejected(alert, certificateSent):
             return certificateSent
                 ? "the server rejected the client certificate (alert: \(alert))"
-                : "the server requires a client certificate and none was given (alert: \(alert)); use --identity or --tag"
+                : "the server requires a client certificate and none was given (alert: \(alert))"
         case let .tlsHandshakeFailed(reason):
             return "TLS handshake failed: \(reason)"
         case let .tlsConnectionFailed(reason):

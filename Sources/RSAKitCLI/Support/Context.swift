@@ -132,7 +132,7 @@ func parseKeyFile(_ bytes: [UInt8], name path: String, arguments: ParsedArgument
         return file
     } catch let error as RSAError {
         let status: ExitStatus = { if case .passphraseNeeded = error { return .usage } else { return .dataError } }()
-        throw CLIFailure("cannot load key file '\(path)': \(error.description)", status)
+        throw CLIFailure("cannot load key file '\(path)': \(CLIFailure.message(for: error))", status)
     }
 }
 

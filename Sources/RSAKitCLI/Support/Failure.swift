@@ -52,9 +52,18 @@ struct CLIFailure: Error, CustomStringConvertible {
         }
     }
 
-    /// The library's sentence for `error`, with the option that overrides a taken key tag.
+    /// The library's sentence for `error`, with the command-line advice the library leaves
+    /// out (its messages name no command or option): the rsakit commands for a certificate or
+    /// PKCS#12 file given as a key, the options that choose a TLS client identity, `--replace`
+    /// for a key tag that is taken.
     static func message(for error: RSAError) -> String {
         switch error {
+        case RSAError.unsupportedKeyFormat(RSAKeyFile.certificateReason):
+            return "unsupported key format: this is an X.509 certificate, not a key file: encrypt to it with `rsakit encrypt --cert FILE`, keep it with `rsakit cert add FILE`, or extract its public key with `openssl x509 -pubkey -noout -in CERT`"
+        case RSAError.unsupportedKeyFormat(RSAKeyFile.pkcs12Reason):
+            return "unsupported key format: this is a PKCS#12 file (.p12, .pfx), not a key file: import its identity (key, certificate and chain) with `rsakit identity import FILE`, or extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`"
+        case RSAError.tlsClientCertificateRejected(_, certificateSent: false):
+            return error.description + "; use --identity or --tag"
         case let RSAError.duplicateItem(query) where query.itemClass == .key:
             return error.description + " (use --replace to overwrite it)"
         default:
