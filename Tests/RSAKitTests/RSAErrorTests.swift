@@ -2,8 +2,9 @@ import Foundation
 import XCTest
 @testable import RSAKit
 
-/// RSAError's sentences (issue 28) carry no command-line advice: options and commands belong
-/// to the CLI.
+/// RSAError's two faces (issue 28): `description` and `localizedDescription` are the sentence
+/// for people, `String(reflecting:)` the case and its values for debugging; and the library's
+/// sentences carry no command-line advice (options and commands belong to the CLI).
 final class RSAErrorTests: XCTestCase {
     private static let fingerprint = RSAKeyFingerprint(bytes: [UInt8](repeating: 0xAB, count: 32))!
 
@@ -97,5 +98,67 @@ final class RSAErrorTests: XCTestCase {
             }
         }
         XCTAssertGreaterThan(scanned, 200, "too few error strings scanned")
+    }
+
+    func testDescription_IsTheSentence_DebugDescriptionTheCaseAndValues() {
+        let notFound = RSAError.itemNotFound(.genericPassword(service: "x", account: "y"))
+        XCTAssertEqual(notFound.description, "no generic password for service \"x\" and account \"y\" found")
+        XCTAssertEqual(notFound.localizedDescription, notFound.description)
+        XCTAssertEqual("\(notFound)", notFound.description)
+        XCTAssertEqual(String(reflecting: notFound),
+                       "RSAError.itemNotFound(RSAKeychainItemQuery(itemClass: .genericPassword, service: \"x\", account: \"y\"))")
+
+        XCTAssertEqual(String(reflecting: RSAError.messageTooLong(byteCount: 300, maximum: 245)),
+                       "RSAError.messageTooLong(byteCount: 300, maximum: 245)")
+        XCTAssertEqual(String(reflecting: RSAError.decryptionFailed), "RSAError.decryptionFailed")
+        XCTAssertEqual(RSAError.decryptionFailed.description, "decryption failed")
+        XCTAssertEqual(String(reflecting: RSAError.damagedItem(tag: nil, path: "/s/x", reason: "a \"quoted\"\nline")),
+                       #"RSAError.damagedItem(tag: nil, path: "/s/x", reason: "a \"quoted\"\nline")"#)
+        XCTAssertEqual(String(reflecting: RSAError.damagedItem(tag: "t", path: "/p", reason: "r")),
+                       #"RSAError.damagedItem(tag: "t", path: "/p", reason: "r")"#)
+        XCTAssertEqual(String(reflecting: RSAError.invalidApplicationIdentifier("x", reason: "no dot")),
+                       #"RSAError.invalidApplicationIdentifier("x", reason: "no dot")"#)
+        XCTAssertEqual(String(reflecting: RSAError.invalidKey(.otherPrimeInvalid(index: 3))),
+                       "RSAError.invalidKey(KeyValidationFailure.otherPrimeInvalid(index: 3))")
+        XCTAssertEqual(String(reflecting: RSAError.invalidKey(.primesEqual)), "RSAError.invalidKey(KeyValidationFailure.primesEqual)")
+        XCTAssertEqual(String(reflecting: RSAError.insecureStorePermissions(path: "/s", mode: 0o644)),
+                       #"RSAError.insecureStorePermissions(path: "/s", mode: 0o644)"#)
+        XCTAssertEqual(String(reflecting: RSAError.encryptedForAnotherKey(expected: Self.fingerprint)),
+                       "RSAError.encryptedForAnotherKey(expected: \"\(Self.fingerprint.base64String)\")")
+        XCTAssertEqual(String(reflecting: RSAError.tlsClientCertificateRejected(alert: "Unknown CA", certificateSent: false)),
+                       #"RSAError.tlsClientCertificateRejected(alert: "Unknown CA", certificateSent: false)"#)
+        XCTAssertEqual(String(reflecting: RSAError.tlsTimedOut(operation: "the TLS handshake", seconds: 2.5)),
+                       #"RSAError.tlsTimedOut(operation: "the TLS handshake", seconds: 2.5)"#)
+        XCTAssertEqual(String(reflecting: RSAError.internalError("x")), #"RSAError.internalError("x")"#)
+    }
+
+    func testDebugDescription_OfEveryCaseNamesTheCase_AndDiffersFromTheSentence() {
+        for error in Self.representatives {
+            let debug = String(reflecting: error)
+            XCTAssertTrue(debug.hasPrefix("RSAError."), debug)
+            XCTAssertFalse(debug.hasPrefix("RSAError("), "a case the debug description does not name: \(debug)")
+            XCTAssertNotEqual(debug, error.description)
+            // The case name is the text between "RSAError." and "(" (or the end).
+            let name = debug.dropFirst("RSAError.".count).prefix { $0 != "(" }
+            XCTAssertTrue(name.allSatisfy { $0.isLetter || $0.isNumber }, debug)
+        }
+    }
+
+    func testItemQuery_DebugDescriptionShowsOnlyTheAttributesSet() throws {
+        let key = try RSAInternetPasswordKey(url: "https://alice@example.com:8443/repo")
+        XCTAssertEqual(String(reflecting: RSAKeychainItemQuery.internetPassword(key)),
+                       #"RSAKeychainItemQuery(itemClass: .internetPassword, internetPasswordKey: "https://alice@example.com:8443/repo")"#)
+        XCTAssertEqual(String(reflecting: RSAKeychainItemQuery.key(tag: "t", keyClass: .private)),
+                       #"RSAKeychainItemQuery(itemClass: .key, keyClass: .private, applicationTag: "t")"#)
+        XCTAssertEqual(String(reflecting: RSAKeychainItemQuery.item(id: "abc")), #"RSAKeychainItemQuery(itemClass: nil, itemID: "abc")"#)
+        let certificate = RSAKeychainItemQuery(itemClass: .certificate, issuer: "CN=Root", serialNumber: [0x5e, 0x01])
+        XCTAssertEqual(String(reflecting: certificate),
+                       #"RSAKeychainItemQuery(itemClass: .certificate, issuer: "CN=Root", serialNumber: "5e01")"#)
+        XCTAssertEqual(RSAError.duplicateItem(certificate).description,
+                       "a certificate issued by \"CN=Root\" with serial 5e01 already exists")
+        XCTAssertEqual(RSAError.duplicateItem(.key(tag: "t", keyClass: .public)).description,
+                       "a public key with tag \"t\" already exists")
+        XCTAssertEqual(RSAError.itemNotFound(RSAKeychainItemQuery(itemClass: .key, keyClass: .private, publicKeyFingerprint: Self.fingerprint)).description,
+                       "no private key with fingerprint \(Self.fingerprint.base64String) found")
     }
 }
