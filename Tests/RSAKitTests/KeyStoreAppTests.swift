@@ -59,7 +59,7 @@ final class KeyStoreAppTests: XCTestCase {
             generationStarted = true
             return true
         }) { error in
-            XCTAssertEqual(error as? RSAError, .keyAlreadyExists(tag: "app.key"))
+            XCTAssertEqual(error as? RSAError, .duplicateItem(.key(tag: "app.key", keyClass: .public)))
         }
         XCTAssertFalse(generationStarted)
         XCTAssertEqual(try store.privateKey(tag: "app.key"), made.key, "nothing replaced")
@@ -83,7 +83,7 @@ final class KeyStoreAppTests: XCTestCase {
         XCTAssertEqual(publicItem.key, key.publicKey)
         XCTAssertEqual(publicItem.attributes.fingerprint, key.fingerprint)
         XCTAssertThrowsError(try store.privateKeyItem(tag: "absent")) { error in
-            XCTAssertEqual(error as? RSAError, .keyNotFound(tag: "absent"))
+            XCTAssertEqual(error as? RSAError, .itemNotFound(.key(tag: "absent", keyClass: .private)))
         }
     }
 

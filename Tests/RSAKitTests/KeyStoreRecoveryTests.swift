@@ -180,7 +180,7 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
                 do {
                     try store.addKeyPair(StoreTestKeys.keys[worker % 3], tag: "shared-\(i)")
                     won.append("shared-\(i)")
-                } catch RSAError.keyAlreadyExists {
+                } catch RSAError.duplicateItem {
                 } catch {
                     errors.append("\(error)")
                 }

@@ -126,8 +126,8 @@ final class KeyStoreTests: KeychainTestCase {
         XCTAssertEqual(try store.publicKey(tag: "com.example.publickey"), key.publicKey)
         XCTAssertEqual(try store.privateKey(tag: "com.example.privatekey"), key)
         // Each tag holds only its own class.
-        assertThrows(.keyNotFound(tag: "com.example.publickey"), try store.privateKey(tag: "com.example.publickey"))
-        assertThrows(.keyNotFound(tag: "com.example.privatekey"), try store.publicKey(tag: "com.example.privatekey"))
+        assertThrows(.itemNotFound(.key(tag: "com.example.publickey", keyClass: .private)), try store.privateKey(tag: "com.example.publickey"))
+        assertThrows(.itemNotFound(.key(tag: "com.example.privatekey", keyClass: .public)), try store.publicKey(tag: "com.example.privatekey"))
         XCTAssertEqual(try store.allItems().items.count, 2)
     }
 
@@ -136,16 +136,16 @@ final class KeyStoreTests: KeychainTestCase {
         let imported = try store.addPublicKey(StoreTestKeys.c.publicKey, tag: "peer", label: "from iOS")
         XCTAssertEqual(imported.keyClass, .public)
         XCTAssertEqual(try store.publicKey(tag: "peer"), StoreTestKeys.c.publicKey)
-        assertThrows(.keyNotFound(tag: "peer"), try store.privateKey(tag: "peer"))
+        assertThrows(.itemNotFound(.key(tag: "peer", keyClass: .private)), try store.privateKey(tag: "peer"))
         XCTAssertEqual(try store.allItems().items, [imported])
         XCTAssertTrue(tree(storePath + "/private").isEmpty, "no private file: \(tree(storePath + "/private"))")
     }
 
     func testLookups_OnAnEmptyStoreReportNotFound() throws {
         let store = try RSAKeyStore(path: storePath)
-        assertThrows(.keyNotFound(tag: "nothing"), try store.publicKey(tag: "nothing"))
-        assertThrows(.keyNotFound(tag: "nothing"), try store.item(tag: "nothing", keyClass: .private))
-        assertThrows(.itemNotFound(itemID: "bogus"), try store.item(id: "bogus"))
+        assertThrows(.itemNotFound(.key(tag: "nothing", keyClass: .public)), try store.publicKey(tag: "nothing"))
+        assertThrows(.itemNotFound(.key(tag: "nothing", keyClass: .private)), try store.item(tag: "nothing", keyClass: .private))
+        assertThrows(.itemNotFound(.item(id: "bogus", itemClass: .key)), try store.item(id: "bogus"))
         XCTAssertEqual(try store.items(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [])
         let listing = try store.allItems()
         XCTAssertEqual(listing.items, [])
@@ -278,14 +278,14 @@ final class KeyStoreTests: KeychainTestCase {
     func testAdd_ExistingTagAndClassFailsWithAlreadyExists() throws {
         let store = try RSAKeyStore(path: storePath)
         let first = try store.addKeyPair(StoreTestKeys.a, tag: "dup")
-        assertThrows(.keyAlreadyExists(tag: "dup"), try store.addKeyPair(StoreTestKeys.b, tag: "dup"))
-        assertThrows(.keyAlreadyExists(tag: "dup"), try store.addPublicKey(StoreTestKeys.b.publicKey, tag: "dup"))
+        assertThrows(.duplicateItem(.key(tag: "dup", keyClass: .public)), try store.addKeyPair(StoreTestKeys.b, tag: "dup"))
+        assertThrows(.duplicateItem(.key(tag: "dup", keyClass: .public)), try store.addPublicKey(StoreTestKeys.b.publicKey, tag: "dup"))
         // A pair whose private half collides writes no public half either.
-        assertThrows(.keyAlreadyExists(tag: "dup"),
+        assertThrows(.duplicateItem(.key(tag: "dup", keyClass: .private)),
                      try store.addKeyPair(StoreTestKeys.b, tag: "fresh", privateTag: "dup"))
-        assertThrows(.keyNotFound(tag: "fresh"), try store.publicKey(tag: "fresh"))
+        assertThrows(.itemNotFound(.key(tag: "fresh", keyClass: .public)), try store.publicKey(tag: "fresh"))
         // The same tag twice in one batch.
-        assertThrows(.keyAlreadyExists(tag: "twice"), try store.addPublicKeys([
+        assertThrows(.duplicateItem(.key(tag: "twice", keyClass: .public)), try store.addPublicKeys([
             (StoreTestKeys.a.publicKey, "twice", nil), (StoreTestKeys.b.publicKey, "twice", nil),
         ]))
         // Nothing changed.
@@ -302,7 +302,7 @@ final class KeyStoreTests: KeychainTestCase {
         XCTAssertEqual(try store.publicKey(tag: "rot"), StoreTestKeys.b.publicKey)
         XCTAssertEqual(try store.item(tag: "rot", keyClass: .public).label, "v2")
         XCTAssertNotEqual(old.private.itemID, new.private.itemID)
-        assertThrows(.itemNotFound(itemID: old.private.itemID), try store.item(id: old.private.itemID))
+        assertThrows(.itemNotFound(.item(id: old.private.itemID, itemClass: .key)), try store.item(id: old.private.itemID))
         XCTAssertEqual(try store.item(id: new.private.itemID), new.private)
         // The fingerprint index follows: the old key no longer lists this tag.
         XCTAssertEqual(try store.items(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [])
@@ -348,13 +348,13 @@ final class KeyStoreTests: KeychainTestCase {
         try store.addKeyPair(StoreTestKeys.a, tag: "one")
         let two = try store.addKeyPair(StoreTestKeys.a, tag: "two")
         try store.delete(tag: "one", keyClass: .private)
-        assertThrows(.keyNotFound(tag: "one"), try store.privateKey(tag: "one"))
+        assertThrows(.itemNotFound(.key(tag: "one", keyClass: .private)), try store.privateKey(tag: "one"))
         XCTAssertEqual(try store.publicKey(tag: "one"), StoreTestKeys.a.publicKey)
-        assertThrows(.keyNotFound(tag: "one"), try store.delete(tag: "one", keyClass: .private))
+        assertThrows(.itemNotFound(.key(tag: "one", keyClass: .private)), try store.delete(tag: "one", keyClass: .private))
         try store.delete(tag: "one")
-        assertThrows(.keyNotFound(tag: "one"), try store.publicKey(tag: "one"))
-        assertThrows(.keyNotFound(tag: "one"), try store.delete(tag: "one"))
-        assertThrows(.keyNotFound(tag: "never"), try store.delete(tag: "never"))
+        assertThrows(.itemNotFound(.key(tag: "one", keyClass: .public)), try store.publicKey(tag: "one"))
+        assertThrows(.itemNotFound(.key(tag: "one")), try store.delete(tag: "one"))
+        assertThrows(.itemNotFound(.key(tag: "never")), try store.delete(tag: "never"))
         // "two" is untouched, and the index lists only it.
         XCTAssertEqual(try store.allItems().items, [two.public, two.private])
         XCTAssertEqual(try store.items(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [two.public, two.private])
@@ -377,7 +377,7 @@ final class KeyStoreTests: KeychainTestCase {
         XCTAssertNil(try store.item(tag: "lbl", keyClass: .public).label)
         XCTAssertNil(try store.item(id: added.private.itemID).label)
         XCTAssertEqual(try store.privateKey(tag: "lbl"), StoreTestKeys.a)
-        assertThrows(.keyNotFound(tag: "nope"), try store.updateLabel("x", tag: "nope"))
+        assertThrows(.itemNotFound(.key(tag: "nope")), try store.updateLabel("x", tag: "nope"))
     }
 
     // MARK: Queries
@@ -400,10 +400,10 @@ final class KeyStoreTests: KeychainTestCase {
         XCTAssertEqual(try store.item(id: pair.private.itemID), pair.private)
         // Same location, different random part: not this item.
         let forged = String(pair.private.itemID.dropLast(1)) + (pair.private.itemID.hasSuffix("0") ? "1" : "0")
-        assertThrows(.itemNotFound(itemID: forged), try store.item(id: forged))
+        assertThrows(.itemNotFound(.item(id: forged, itemClass: .key)), try store.item(id: forged))
         let crossed = pair.private.itemID.replacingOccurrences(of: "-private-", with: "-public-")
-        assertThrows(.itemNotFound(itemID: crossed), try store.item(id: crossed))
-        assertThrows(.itemNotFound(itemID: "../../x"), try store.item(id: "../../x"))
+        assertThrows(.itemNotFound(.item(id: crossed, itemClass: .key)), try store.item(id: crossed))
+        assertThrows(.itemNotFound(.item(id: "../../x", itemClass: .key)), try store.item(id: "../../x"))
     }
 
     func testAllItems_ListsAThousandItemsSorted() throws {

@@ -35,7 +35,7 @@ final class KeychainCertificateTests: KeychainTestCase {
         let store = try RSAKeyStore(path: storePath)
         let server = try pki.certificate("server")
         let first = try store.addCertificate(server, label: "Romeo Montegue")
-        assertThrows(.duplicateItem(item: "certificate issued by \"\(server.issuer)\" with serial 5e5e01"),
+        assertThrows(.duplicateItem(RSAKeychainItemQuery(itemClass: .certificate, issuer: server.issuer, serialNumber: [0x5e, 0x5e, 0x01])),
                      try store.addCertificate(server))
         // tampered.pem has the same issuer and serial (only the signature differs).
         let tampered = try pki.certificate("tampered")
@@ -57,9 +57,9 @@ final class KeychainCertificateTests: KeychainTestCase {
         XCTAssertEqual(try store.certificates(label: "My Root").map(\.trust), [.distrusted])
         XCTAssertEqual(try store.certificates(label: "RSAKit Test Root CA"), [])
         try store.deleteItem(id: root.itemID)
-        assertThrows(.itemNotFound(itemID: root.itemID), try store.keychainItem(id: root.itemID))
+        assertThrows(.itemNotFound(.item(id: root.itemID)), try store.keychainItem(id: root.itemID))
         XCTAssertEqual(try store.certificates(label: "My Root"), [])
-        assertThrows(.itemNotFound(itemID: root.itemID), try store.deleteCertificate(itemID: root.itemID))
+        assertThrows(.itemNotFound(.item(id: root.itemID, itemClass: .certificate)), try store.deleteCertificate(itemID: root.itemID))
     }
 
     func testIdentity_LinksCertificateAndPrivateKeyByFingerprintWithItsChain() throws {
@@ -68,7 +68,8 @@ final class KeychainCertificateTests: KeychainTestCase {
         let chain = try X509Certificate.certificates(from: Array(pki.read("chain.pem").utf8))
         let server = try store.addCertificate(try pki.certificate("server"), chain: chain)
         // No private key yet: a certificate, not an identity.
-        XCTAssertNil(try store.identity(for: server))
+        assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .identity, label: server.label, certificateFingerprint: server.fingerprint)),
+                     try store.identity(for: server))
         XCTAssertEqual(try store.identities(label: "server.rsakit.test"), [])
         let key = try leafKey(pki)
         try store.addKeyPair(key, tag: "com.example.server")
@@ -86,7 +87,10 @@ final class KeychainCertificateTests: KeychainTestCase {
         // The chain certificates are items of their own (stored once).
         XCTAssertEqual(try store.allKeychainItems().certificates.count, 4)
         // The root is not an identity (no private key of its own).
-        XCTAssertNil(try store.identity(for: try store.certificates(label: "RSAKit Test Root CA")[0]))
+        let root = try store.certificates(label: "RSAKit Test Root CA")[0]
+        assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .identity, label: root.label, certificateFingerprint: root.fingerprint)),
+                     try store.identity(for: root))
+        XCTAssertEqual(try store.identity(for: server).privateKey.applicationTag, "com.example.server")
     }
 
     func testRebuildIndex_KeepsCertificateEntriesAndRestoresThem() throws {

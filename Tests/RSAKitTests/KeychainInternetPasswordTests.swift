@@ -27,7 +27,7 @@ final class KeychainInternetPasswordTests: KeychainTestCase {
         let added = try store.addInternetPassword(RSASecretBytes(copying: [0, 1, 2, 0xFF]), for: a, label: "web")
         try store.addInternetPassword(RSASecretBytes(utf8: "mail"), for: b)
         try store.addGenericPassword(RSASecretBytes(utf8: "generic"), service: "example.com", account: "alice")
-        assertThrows(.duplicateItem(item: "internet password for https://alice@example.com:443"),
+        assertThrows(.duplicateItem(.internetPassword(a)),
                      try store.addInternetPassword(RSASecretBytes(utf8: "x"), for: a))
         XCTAssertEqual(try store.internetPassword(a), added)
         XCTAssertEqual(try store.internetPasswordValue(a).testBytes, [0, 1, 2, 0xFF])
@@ -41,7 +41,8 @@ final class KeychainInternetPasswordTests: KeychainTestCase {
         XCTAssertEqual(listing.internetPasswords.map(\.key), [a, b])
         XCTAssertEqual(try store.keychainItem(id: added.itemID), .internetPassword(added))
         try store.deleteItem(id: added.itemID)
-        assertThrows(.noSuchItem(item: "internet password for https://alice@example.com:443"), try store.internetPassword(a))
+        assertThrows(.itemNotFound(.internetPassword(a)), try store.internetPassword(a))
+        XCTAssertEqual(RSAError.itemNotFound(.internetPassword(a)).description, "no internet password for https://alice@example.com:443 found")
         XCTAssertEqual(try store.genericPasswordValue(service: "example.com", account: "alice").testBytes, Array("generic".utf8))
     }
 
@@ -76,5 +77,71 @@ final class KeychainInternetPasswordTests: KeychainTestCase {
         try reopened.deleteInternetPassword(other)
         try reopened.unprotect(passphrase: passphrase)
         XCTAssertEqual(try RSAKeyStore(path: storePath).internetPasswordValue(key).testBytes, needle)
+    }
+
+    // MARK: Add only adds; update only updates (SecItemAdd / SecItemUpdate)
+
+    func testAdd_ExistingKeyIsADuplicateAndTheItemStaysUnchanged() throws {
+        let store = try RSAKeyStore(path: storePath)
+        let key = try RSAInternetPasswordKey(url: "https://alice@example.com/repo.git")
+        let first = try store.addInternetPassword(RSASecretBytes(utf8: "one"), for: key, label: "forge", comment: "c")
+        assertThrows(.duplicateItem(.internetPassword(key)), try store.addInternetPassword(RSASecretBytes(utf8: "two"), for: key, label: "x"))
+        XCTAssertEqual(RSAError.duplicateItem(.internetPassword(key)).description,
+                       "an internet password for https://alice@example.com/repo.git already exists")
+        XCTAssertEqual(try store.internetPasswordValue(key).testBytes, Array("one".utf8))
+        XCTAssertEqual(try store.internetPassword(key), first)
+    }
+
+    func testUpdate_ChangesTheValueAndKeepsTheRest() throws {
+        let store = try RSAKeyStore(path: storePath)
+        let key = try RSAInternetPasswordKey(server: "example.com", protocol: "https", port: 8443, account: "alice")
+        let first = try store.addInternetPassword(RSASecretBytes(utf8: "one"), for: key, label: "forge", comment: "c")
+        usleep(5_000)
+        let second = try store.updateInternetPassword(key, value: RSASecretBytes(copying: [9, 0, 9, 0]))
+        XCTAssertEqual(try store.internetPasswordValue(key).testBytes, [9, 0, 9, 0])
+        XCTAssertEqual(second.key, key)
+        XCTAssertEqual(second.itemID, first.itemID)
+        XCTAssertEqual(second.creationDate, first.creationDate)
+        XCTAssertGreaterThan(second.modificationDate, first.modificationDate)
+        XCTAssertEqual(second.label, "forge")
+        XCTAssertEqual(second.comment, "c")
+        XCTAssertEqual(second.valueByteCount, 4)
+        // The label alone: the value stays.
+        let third = try store.updateInternetPassword(key, label: "renamed")
+        XCTAssertEqual(third.label, "renamed")
+        XCTAssertEqual(third.comment, "c")
+        XCTAssertEqual(try store.internetPasswordValue(key).testBytes, [9, 0, 9, 0])
+        XCTAssertEqual(try store.internetPassword(key), third)
+    }
+
+    func testUpdate_MissingItemIsNotFoundAndCreatesNothing() throws {
+        let store = try RSAKeyStore(path: storePath)
+        let key = try RSAInternetPasswordKey(server: "example.com", protocol: "https", account: "alice")
+        // A generic password with the same server and account is another class: not updated.
+        try store.addGenericPassword(RSASecretBytes(utf8: "generic"), service: "example.com", account: "alice")
+        assertThrows(.itemNotFound(.internetPassword(key)),
+                     try store.updateInternetPassword(key, value: RSASecretBytes(utf8: "new"), label: "x"))
+        XCTAssertEqual(try store.internetPasswords(), [])
+        XCTAssertEqual(try store.genericPasswordValue(service: "example.com", account: "alice").testBytes, Array("generic".utf8))
+        XCTAssertFalse(FileManager.default.fileExists(
+            atPath: storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.internetPasswordHash(key))))
+    }
+
+    func testUpdate_InAProtectedStoreSealsTheNewValueAndNeedsTheStoreUnlocked() throws {
+        let store = try RSAKeyStore(path: storePath)
+        let key = try RSAInternetPasswordKey(server: "mail.example.com", protocol: "imaps", account: "carol")
+        try store.addInternetPassword(RSASecretBytes(utf8: "old-value"), for: key)
+        let passphrase = RSASecretBytes(utf8: "correct horse battery staple")
+        try store.protect(passphrase: passphrase, parameters: .interactive)
+        let reopened = try RSAKeyStore(path: storePath)
+        // A label needs no secret; a value must be sealed, so the store must be unlocked.
+        XCTAssertEqual(try reopened.updateInternetPassword(key, label: "mail").label, "mail")
+        assertThrows(.keychainLocked, try reopened.updateInternetPassword(key, value: RSASecretBytes(utf8: "new-value-1")))
+        try reopened.unlock(passphrase: passphrase)
+        XCTAssertEqual(try reopened.internetPasswordValue(key).testBytes, Array("old-value".utf8), "the refused update changed nothing")
+        try reopened.updateInternetPassword(key, value: RSASecretBytes(utf8: "new-value-1"))
+        XCTAssertEqual(try reopened.internetPasswordValue(key).testBytes, Array("new-value-1".utf8))
+        XCTAssertEqual(files(under: storePath, containing: Array("new-value-1".utf8)), [], "the new value is sealed")
+        XCTAssertEqual(try reopened.internetPassword(key).label, "mail")
     }
 }

@@ -55,6 +55,6 @@ final class KeychainMigrationTests: KeychainTestCase {
         try store.delete(tag: "legacy.public")
         XCTAssertEqual(try String(contentsOfFile: path + "/VERSION", encoding: .utf8), "rsakit keychain 2\n")
         XCTAssertEqual(try store.allKeychainItems().keys.count, 2)
-        assertThrows(.keyNotFound(tag: "legacy.public"), try store.delete(tag: "legacy.public"))
+        assertThrows(.itemNotFound(.key(tag: "legacy.public")), try store.delete(tag: "legacy.public"))
     }
 }

@@ -19,18 +19,36 @@ final class KeychainPasswordTests: KeychainTestCase {
         XCTAssertEqual(try store.keychainItem(id: added.itemID), .genericPassword(added))
     }
 
-    func testAdd_DuplicateIsRefusedUnlessUpdateWhichKeepsIDAndCreationDate() throws {
+    func testAdd_ExistingItemIsADuplicateAndStaysUnchanged() throws {
         let store = try RSAKeyStore(path: storePath)
-        let first = try store.addGenericPassword(RSASecretBytes(utf8: "one"), service: "svc", account: "a")
-        assertThrows(.duplicateItem(item: "generic password for service \"svc\" and account \"a\""),
-                     try store.addGenericPassword(RSASecretBytes(utf8: "two"), service: "svc", account: "a"))
+        let first = try store.addGenericPassword(RSASecretBytes(utf8: "one"), service: "svc", account: "a", label: "L", comment: "C")
+        let duplicate = RSAError.duplicateItem(.genericPassword(service: "svc", account: "a"))
+        assertThrows(duplicate, try store.addGenericPassword(RSASecretBytes(utf8: "two"), service: "svc", account: "a", label: "X"))
+        XCTAssertEqual(duplicate.description, "a generic password for service \"svc\" and account \"a\" already exists")
+        // The stored item is as it was: value, label, comment, dates, id.
         XCTAssertEqual(try store.genericPasswordValue(service: "svc", account: "a").testBytes, Array("one".utf8))
+        XCTAssertEqual(try store.genericPassword(service: "svc", account: "a"), first)
+        // The same pair twice in one batch: nothing of the batch is written.
+        assertThrows(.duplicateItem(.genericPassword(service: "svc", account: "b")), try store.addGenericPasswords([
+            (RSASecretBytes(utf8: "1"), "svc", "b", nil, nil), (RSASecretBytes(utf8: "2"), "svc", "b", nil, nil),
+        ]))
+        XCTAssertEqual(try store.genericPasswords(service: "svc").map(\.account), ["a"])
+    }
+
+    func testUpdate_ChangesTheValueAndKeepsTheRest() throws {
+        let store = try RSAKeyStore(path: storePath)
+        let first = try store.addGenericPassword(RSASecretBytes(utf8: "one"), service: "svc", account: "a", label: "L", comment: "C")
         usleep(5_000)
-        let second = try store.addGenericPassword(RSASecretBytes(utf8: "two"), service: "svc", account: "a", update: true)
+        let second = try store.updateGenericPassword(service: "svc", account: "a", value: RSASecretBytes(copying: [0, 0xFF, 2]))
+        XCTAssertEqual(try store.genericPasswordValue(service: "svc", account: "a").testBytes, [0, 0xFF, 2])
         XCTAssertEqual(second.itemID, first.itemID)
         XCTAssertEqual(second.creationDate, first.creationDate)
         XCTAssertGreaterThan(second.modificationDate, first.modificationDate)
-        XCTAssertEqual(try store.genericPasswordValue(service: "svc", account: "a").testBytes, Array("two".utf8))
+        XCTAssertEqual(second.label, "L")
+        XCTAssertEqual(second.comment, "C")
+        XCTAssertEqual(second.valueByteCount, 3)
+        XCTAssertEqual(try store.genericPassword(service: "svc", account: "a"), second)
+        XCTAssertEqual(try store.keychainItem(id: first.itemID), .genericPassword(second))
     }
 
     func testUpdate_ChangesLabelAndCommentNotTheValue() throws {
@@ -38,10 +56,21 @@ final class KeychainPasswordTests: KeychainTestCase {
         try store.addGenericPassword(RSASecretBytes(utf8: "v"), service: "svc", account: "a", label: "old")
         let updated = try store.updateGenericPassword(service: "svc", account: "a", label: "new", comment: "c")
         XCTAssertEqual(updated.label, "new")
+        XCTAssertEqual(updated.valueByteCount, 1)
         XCTAssertEqual(try store.genericPassword(service: "svc", account: "a").comment, "c")
         XCTAssertEqual(try store.genericPasswordValue(service: "svc", account: "a").testBytes, [0x76])
-        assertThrows(.noSuchItem(item: "generic password for service \"svc\" and account \"b\""),
-                     try store.updateGenericPassword(service: "svc", account: "b", label: "x"))
+    }
+
+    func testUpdate_MissingItemIsNotFoundAndCreatesNothing() throws {
+        let store = try RSAKeyStore(path: storePath)
+        try store.addGenericPassword(RSASecretBytes(utf8: "v"), service: "svc", account: "a")
+        assertThrows(.itemNotFound(.genericPassword(service: "svc", account: "b")),
+                     try store.updateGenericPassword(service: "svc", account: "b", value: RSASecretBytes(utf8: "new"), label: "x"))
+        assertThrows(.itemNotFound(.genericPassword(service: "svc", account: "b")),
+                     try store.genericPassword(service: "svc", account: "b"))
+        XCTAssertEqual(try store.allKeychainItems().passwords.map(\.account), ["a"])
+        XCTAssertFalse(FileManager.default.fileExists(
+            atPath: storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "b"))))
     }
 
     func testDelete_RemovesOnlyThatItemAndMissingIsNotFound() throws {
@@ -49,9 +78,9 @@ final class KeychainPasswordTests: KeychainTestCase {
         try store.addGenericPassword(RSASecretBytes(utf8: "1"), service: "svc", account: "a")
         try store.addGenericPassword(RSASecretBytes(utf8: "2"), service: "svc", account: "b")
         try store.deleteGenericPassword(service: "svc", account: "a")
-        assertThrows(.noSuchItem(item: "generic password for service \"svc\" and account \"a\""),
+        assertThrows(.itemNotFound(.genericPassword(service: "svc", account: "a")),
                      try store.genericPassword(service: "svc", account: "a"))
-        assertThrows(.noSuchItem(item: "generic password for service \"svc\" and account \"a\""),
+        assertThrows(.itemNotFound(.genericPassword(service: "svc", account: "a")),
                      try store.deleteGenericPassword(service: "svc", account: "a"))
         XCTAssertEqual(try store.genericPasswordValue(service: "svc", account: "b").testBytes, [0x32])
     }
@@ -106,6 +135,6 @@ final class KeychainPasswordTests: KeychainTestCase {
         XCTAssertEqual(listing.problems.map(\.path), [path])
         // A damaged item can still be deleted by service and account.
         try store.deleteGenericPassword(service: "svc", account: "a")
-        assertThrows(.itemNotFound(itemID: a.itemID), try store.keychainItem(id: a.itemID))
+        assertThrows(.itemNotFound(.item(id: a.itemID)), try store.keychainItem(id: a.itemID))
     }
 }

@@ -121,7 +121,7 @@ final class KeychainProtectionTests: KeychainTestCase {
         let malloryPassword = storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "mallory"))
         // The value lengths differ; pad mallory's length in alice's metadata would be caught too,
         // so copy within items of equal length: give alice a value as long as mallory's first.
-        try store.addGenericPassword(RSASecretBytes(utf8: "alice-secret!!"), service: "svc", account: "alice", update: true)
+        try store.updateGenericPassword(service: "svc", account: "alice", value: RSASecretBytes(utf8: "alice-secret!!"))
         try replaceSealedLine(alicePassword, with: sealedLine(malloryPassword))
         XCTAssertThrowsError(try store.genericPasswordValue(service: "svc", account: "alice")) { error in
             guard case RSAError.damagedItem(_, _, let reason)? = error as? RSAError else { return XCTFail("\(error)") }

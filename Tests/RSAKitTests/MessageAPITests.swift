@@ -123,13 +123,17 @@ final class MessageAPITests: XCTestCase {
 
         let stranger = try TestKeys.generated(bits: 2048)
         let forStranger = try RSAMessage.encrypt(plaintext, for: stranger.publicKey)
+        // The private key the header names is looked for by its fingerprint: not found.
+        let recipientQuery = RSAKeychainItemQuery(itemClass: .key, keyClass: .private, publicKeyFingerprint: stranger.publicKey.fingerprint)
         XCTAssertThrowsError(try RSAMessage.decrypt(forStranger, using: store)) { error in
-            XCTAssertEqual(error as? RSAError, .recipientKeyNotFound(fingerprint: stranger.publicKey.fingerprint, publicKeyOnly: false))
+            XCTAssertEqual(error as? RSAError, .itemNotFound(recipientQuery))
         }
+        // The public half alone does not decrypt; the list lookup shows it is there.
         try store.addPublicKey(stranger.publicKey, tag: "com.example.stranger")
         XCTAssertThrowsError(try RSAMessage.decrypt(forStranger, using: store)) { error in
-            XCTAssertEqual(error as? RSAError, .recipientKeyNotFound(fingerprint: stranger.publicKey.fingerprint, publicKeyOnly: true))
+            XCTAssertEqual(error as? RSAError, .itemNotFound(recipientQuery))
         }
+        XCTAssertEqual(try store.items(fingerprint: stranger.publicKey.fingerprint).map(\.keyClass), [.public])
         let raw = try RSAMessage.encrypt(plaintext, for: key.publicKey, format: .rawBlocks())
         XCTAssertThrowsError(try RSAMessage.decrypt(raw, using: store)) { error in
             XCTAssertEqual(error as? RSAError, .messageNamesNoRecipient)

@@ -127,7 +127,7 @@ func run(_ args: Arguments) throws -> Int32 {
             do {
                 try store.addKeyPair(key, tag: tag, label: "pair \(i)", replace: args.replace)
                 print("added \(tag)")
-            } catch RSAError.keyAlreadyExists {
+            } catch RSAError.duplicateItem {
                 print("exists \(tag)")
                 status = 3
             }

@@ -51,8 +51,8 @@ struct SixSteps {
         do {
             try store.generateKeyPair(tag: tag, bitCount: 4096)
             check(false, "duplicate tag refused")
-        } catch RSAError.keyAlreadyExists(let taken) {
-            check(taken == tag, "duplicate tag refused before generating: \(taken)")
+        } catch RSAError.duplicateItem(let taken) {
+            check(taken == .key(tag: tag, keyClass: .public), "duplicate tag refused before generating: \(taken)")
         }
 
         // 3. Look it up, with Apple's block size and the fingerprint.
@@ -109,8 +109,8 @@ struct SixSteps {
         do {
             _ = try store.privateKey(tag: "com.example.absent")
             check(false, "missing tag refused")
-        } catch RSAError.keyNotFound(let missing) {
-            check(missing == "com.example.absent", "missing tag: keyNotFound")
+        } catch RSAError.itemNotFound(let missing) {
+            check(missing == .key(tag: "com.example.absent", keyClass: .private), "missing tag: itemNotFound(\(missing))")
         }
         var tampered = sealed
         tampered[tampered.count - 1] ^= 1

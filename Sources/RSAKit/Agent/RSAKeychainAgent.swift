@@ -129,7 +129,7 @@ public final class RSAKeychainAgent: Sendable {
         // A socket file left by a dead agent is replaced; a live agent is not.
         if let fd = try? AgentWire.connect(socketPath) {
             close(fd)
-            throw RSAError.storeIOError(path: socketPath, reason: "an agent already listens there (rsakit agent stop ends it)")
+            throw RSAError.storeIOError(path: socketPath, reason: "an agent already listens there")
         }
         unlink(socketPath)
         var address: sockaddr_un

@@ -221,12 +221,17 @@ public struct RSAKeyFile: Sendable {
 
     // MARK: What to do with files RSAKit cannot use (yet)
 
-    /// The reason given for an X.509 certificate (PEM "CERTIFICATE" or DER), with the
-    /// command that extracts its public key.
-    internal static let certificateReason = "this is an X.509 certificate, not a key file: encrypt to it with `rsakit encrypt --cert FILE`, keep it with `rsakit cert add FILE`, or extract its public key with `openssl x509 -pubkey -noout -in CERT`"
+    /// The `RSAError.unsupportedKeyFormat` reason given for an X.509 certificate (PEM
+    /// "CERTIFICATE" or DER) read as a key file: it names ``X509Certificate`` and the
+    /// `openssl` command that extracts its public key. Public so that a caller can recognise
+    /// it (the rsakit command line adds its own commands to it).
+    public static let certificateReason = "this is an X.509 certificate, not a key file: read it as a certificate (X509Certificate, whose publicKey is the key), or extract its public key with `openssl x509 -pubkey -noout -in CERT`"
 
-    /// The reason given for a PKCS#12 file (RFC 7292 PFX: SEQUENCE { INTEGER 3, ContentInfo, MacData }).
-    internal static let pkcs12Reason = "this is a PKCS#12 file (.p12, .pfx), not a key file: import its identity (key, certificate and chain) with `rsakit identity import FILE`, or extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`"
+    /// The `RSAError.unsupportedKeyFormat` reason given for a PKCS#12 file (RFC 7292 PFX:
+    /// SEQUENCE { INTEGER 3, ContentInfo, MacData }) read as a key file: it names
+    /// ``RSAPKCS12`` and the `openssl` command that extracts the private key. Public so that a
+    /// caller can recognise it.
+    public static let pkcs12Reason = "this is a PKCS#12 file (.p12, .pfx), not a key file: read its identity (key, certificate and chain) as PKCS#12 (RSAPKCS12), or extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`"
 
     /// Key labels whose contents RSAKit cannot read at all.
     private static func refuseUnsupportedLabel(_ block: PEMBlock) throws {

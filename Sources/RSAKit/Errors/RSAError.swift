@@ -6,6 +6,13 @@
 /// or range failure, so that it reveals nothing about which check failed
 /// (RFC 8017 §7.2.2, note on Bleichenbacher's attack). No description ever contains
 /// secret bytes.
+///
+/// Keychain lookups follow one rule, as Apple's `SecItemCopyMatching` does: a call that
+/// returns one item throws ``itemNotFound(_:)`` when none matches, a call that returns a list
+/// returns `[]`. Adding an item whose unique attributes are taken throws ``duplicateItem(_:)``.
+///
+/// ``description`` (and `localizedDescription`) is the sentence for people; `String(reflecting:)`
+/// (``debugDescription``) shows the case and its values for debugging.
 public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     // MARK: Engine
 
@@ -43,10 +50,17 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// A key could not be parsed; `reason` says what and where.
     case malformedKey(reason: String)
-    /// No item in the key store matches the application tag.
-    case keyNotFound(tag: String)
-    /// An item with this application tag and key class already exists (errSecDuplicateItem).
-    case keyAlreadyExists(tag: String)
+    /// No keychain item matches the query (Apple's `errSecItemNotFound`), for every item
+    /// class: a key by application tag, item id or fingerprint (including the private key a
+    /// container names), a certificate, an identity, a generic or internet password. The
+    /// payload says which class and which attributes were looked for. Only calls that return
+    /// one item throw it; calls that return a list return `[]`.
+    case itemNotFound(RSAKeychainItemQuery)
+    /// An item with the same unique attributes already exists (Apple's `errSecDuplicateItem`):
+    /// a key with this application tag and key class, a certificate with this issuer and
+    /// serial, a generic password with this service and account, an internet password with
+    /// this key. The payload names the class and those attributes. Nothing was written.
+    case duplicateItem(RSAKeychainItemQuery)
 
     // MARK: Encoding (DER, PEM, PKCS#1, SPKI, PKCS#8; caller-supplied bytes)
 
@@ -60,11 +74,10 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformedPEM(reason: String, line: Int)
     /// The input is a recognised structure that RSAKit does not (yet) support. `reason` is
     /// one of the fixed sentences "scrypt-encrypted keys are not supported" (or a cipher GnuTLS lacks),
-    /// "this is an X.509 certificate, not a key file: ..." (naming `rsakit encrypt --cert` and
-    /// the `openssl x509 -pubkey` command), "this is a PKCS#12 file (.p12, .pfx), not a key
-    /// file: ..." (naming `rsakit identity import`), "this looks like
-    /// base64-encoded PEM; decode it first (for example with base64 -d)", or names the
-    /// unsupported algorithm or format.
+    /// ``RSAKeyFile/certificateReason`` ("this is an X.509 certificate, not a key file: ..."),
+    /// ``RSAKeyFile/pkcs12Reason`` ("this is a PKCS#12 file (.p12, .pfx), not a key file: ..."),
+    /// "this looks like base64-encoded PEM; decode it first (for example with base64 -d)", or
+    /// names the unsupported algorithm or format.
     case unsupportedKeyFormat(reason: String)
     /// A well-formed key of the other kind: for example a private key given where a public
     /// key is expected. `expected` and `found` are short phrases ("a public key",
@@ -95,8 +108,6 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// not `requestedTag`: a key is stored once, so re-import with `replace` (which moves it
     /// to `requestedTag`) or under its present tag.
     case keyStoredUnderAnotherTag(tag: String, requestedTag: String)
-    /// No item in the store has this item id (the analogue of a persistent reference).
-    case itemNotFound(itemID: String)
 
     // MARK: Schemes (OAEP, signatures; caller-supplied values, specific)
 
@@ -122,9 +133,6 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A container for another key: its header names the recipient's fingerprint `expected`,
     /// which is not the given key's. Checked before any private-key operation.
     case encryptedForAnotherKey(expected: RSAKeyFingerprint)
-    /// No private key in the store has the fingerprint a container names; `publicKeyOnly`
-    /// is true when the store holds the public half only.
-    case recipientKeyNotFound(fingerprint: RSAKeyFingerprint, publicKeyOnly: Bool)
     /// The message format cannot be used with these options (armor with raw blocks, an OAEP
     /// label in the container, a hash Apple's format does not define...); `reason` says which.
     case messageFormatUnsupported(reason: String)
@@ -158,11 +166,6 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     case keychainProtection(reason: String)
     /// Argon2id parameters libsodium refuses, or a derivation that failed (`reason` says which).
     case invalidKDFParameters(reason: String)
-    /// An item with the same unique attributes exists (errSecDuplicateItem): `item` describes
-    /// it ("generic password for service \"s\" and account \"a\"").
-    case duplicateItem(item: String)
-    /// No item matches the query (errSecItemNotFound): `item` describes the query.
-    case noSuchItem(item: String)
     /// An attribute value is not usable (an empty service, one too long...): `reason` says which.
     case invalidAttribute(reason: String)
     // MARK: Certificates, encrypted key files, PKCS#12 (x509)
@@ -253,10 +256,10 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "internal error: \(what)"
         case let .malformedKey(reason):
             return "malformed key: \(reason)"
-        case let .keyNotFound(tag):
-            return "no key with tag \"\(tag)\""
-        case let .keyAlreadyExists(tag):
-            return "a key with tag \"\(tag)\" already exists"
+        case let .itemNotFound(query):
+            return "no \(query) found"
+        case let .duplicateItem(query):
+            return "\(query.withArticle) already exists"
         case let .malformedDER(reason, offset):
             return "malformed DER at byte offset \(offset): \(reason)"
         case let .malformedPEM(reason, line):
@@ -271,7 +274,7 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "invalid label: \(reason)"
         case let .insecureStorePermissions(path, mode):
             return "unprotected key store: \(path) has mode 0\(String(mode, radix: 8)), "
-                + "which lets group or others read it (chmod go-rwx, or open with allowInsecurePermissions)"
+                + "which lets group or others read it (take their permissions away, or open the store with allowInsecurePermissions)"
         case let .damagedItem(tag, path, reason):
             if let tag {
                 return "damaged key store item with tag \"\(tag)\" at \(path): \(reason)"
@@ -283,8 +286,6 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "no key store at \(path): it does not exist"
         case let .keyStoredUnderAnotherTag(tag, requestedTag):
             return "this key is already stored under tag \"\(tag)\"; re-import with replace to move it to tag \"\(requestedTag)\", or keep tag \"\(tag)\""
-        case let .itemNotFound(itemID):
-            return "no key store item with id \(itemID)"
         case let .keyTooSmallForPadding(modulusByteCount, minimumByteCount, padding):
             return "key too small for \(padding): the modulus has \(modulusByteCount) bytes, at least \(minimumByteCount) are needed"
         case let .digestLengthMismatch(byteCount, expected):
@@ -295,10 +296,6 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "invalid PSS salt length \(byteCount) bytes: at most \(maximum) fit with this key and hash"
         case let .encryptedForAnotherKey(expected):
             return "encrypted for another key (\(expected.base64String))"
-        case let .recipientKeyNotFound(fingerprint, publicKeyOnly):
-            return publicKeyOnly
-                ? "encrypted for key \(fingerprint.base64String); the store holds only its public key"
-                : "encrypted for key \(fingerprint.base64String), which is not in the store"
         case let .messageFormatUnsupported(reason):
             return "unsupported message format options: \(reason)"
         case let .messageInvalid(reason):
@@ -319,10 +316,6 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return reason
         case let .invalidKDFParameters(reason):
             return "invalid argon2id parameters: \(reason)"
-        case let .duplicateItem(item):
-            return "a \(item) already exists"
-        case let .noSuchItem(item):
-            return "no \(item) found"
         case let .invalidAttribute(reason):
             return "invalid attribute: \(reason)"
         case let .malformedCertificate(reason):
@@ -354,7 +347,7 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .tlsClientCertificateRejected(alert, certificateSent):
             return certificateSent
                 ? "the server rejected the client certificate (alert: \(alert))"
-                : "the server requires a client certificate and none was given (alert: \(alert)); use --identity or --tag"
+                : "the server requires a client certificate and none was given (alert: \(alert))"
         case let .tlsHandshakeFailed(reason):
             return "TLS handshake failed: \(reason)"
         case let .tlsConnectionFailed(reason):

@@ -92,7 +92,8 @@ extension RSAKeyStore {
     ///   - replace: replace existing items with these tags instead of failing.
     ///   - progress: called during generation; return false to cancel.
     /// - Returns: the new private key and the attributes of both items.
-    /// - Throws: `RSAError.keyAlreadyExists(tag:)` before generating (unless `replace`);
+    /// - Throws: `RSAError.duplicateItem` (the taken tag and key class) before generating
+    ///   (unless `replace`);
     ///   `RSAError.invalidTag`, `RSAError.invalidLabel`; every error of
     ///   ``RSAPrivateKey/generate(bitCount:publicExponent:random:progress:)``; `RSAError.storeIOError`.
     @discardableResult
@@ -110,7 +111,7 @@ extension RSAKeyStore {
             // any other state (a damaged item file) is left to addKeyPair's check under the lock.
             for (candidate, keyClass) in [(tag, RSAKeyClass.public), (privateTag, .private)]
             where (try? item(tag: candidate, keyClass: keyClass)) != nil {
-                throw RSAError.keyAlreadyExists(tag: candidate)
+                throw RSAError.duplicateItem(.key(tag: candidate, keyClass: keyClass))
             }
         }
         let key = try RSAPrivateKey.generate(bitCount: bitCount, publicExponent: publicExponent, progress: progress)

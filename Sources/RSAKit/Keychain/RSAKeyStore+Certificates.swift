@@ -21,8 +21,9 @@ extension RSAKeyStore {
     ///   - chain: issuer certificates to keep with it (issuer first).
     ///   - replace: replace an existing item with the same issuer and serial.
     /// - Returns: the new item's attributes.
-    /// - Throws: `RSAError.duplicateItem` when a certificate with the same issuer and serial
-    ///   exists and `replace` is false (nothing is written); `RSAError.invalidLabel`;
+    /// - Throws: `RSAError.duplicateItem` (class certificate, its issuer and serial) when a
+    ///   certificate with the same issuer and serial exists and `replace` is false (nothing is
+    ///   written); `RSAError.invalidLabel`;
     ///   `RSAError.storeIOError`.
     @discardableResult
     public func addCertificate(
@@ -62,12 +63,12 @@ extension RSAKeyStore {
             var result: [RSACertificateAttributes] = []
             for (certificate, label, trust, chain) in entries {
                 let hash = StoreLayout.certificateHash(issuer: certificate.issuer, serialNumber: certificate.serialNumber)
-                guard staged.insert(hash).inserted else { throw RSAError.duplicateItem(item: Self.describeCertificate(certificate)) }
+                guard staged.insert(hash).inserted else { throw RSAError.duplicateItem(Self.certificateQuery(certificate)) }
                 if let old = try? loadCertificate(hash: hash) {
-                    guard replace else { throw RSAError.duplicateItem(item: Self.describeCertificate(certificate)) }
+                    guard replace else { throw RSAError.duplicateItem(Self.certificateQuery(certificate)) }
                     removeCertificateIndex(old.metadata, hash: hash, into: &tx)
                 } else if try StoreFileSystem.status(layout.absolute(StoreLayout.certificatePath(hash: hash))) != nil {
-                    guard replace else { throw RSAError.duplicateItem(item: Self.describeCertificate(certificate)) }
+                    guard replace else { throw RSAError.duplicateItem(Self.certificateQuery(certificate)) }
                 }
                 result.append(try stageCertificate(
                     certificate, label: label ?? defaultLabel(certificate), trust: trust,
@@ -86,6 +87,8 @@ extension RSAKeyStore {
     /// Every certificate with this label (`kSecAttrLabel`), sorted by subject then serial.
     /// Lists one index folder.
     ///
+    /// - Returns: the matching certificates; `[]` when none has the label (a list lookup
+    ///   never throws `RSAError.itemNotFound`).
     /// - Throws: `RSAError.storeIOError`. Damaged items are left out.
     public func certificates(label: String) throws -> [RSACertificateAttributes] {
         let entry = StoreLayout.labelEntry(label: label, certificateHash: "")
@@ -104,7 +107,8 @@ extension RSAKeyStore {
 
     /// The certificate whose DER has this SHA-256 fingerprint (32 bytes). Lists one index folder.
     ///
-    /// - Throws: `RSAError.noSuchItem`; `RSAError.storeIOError`.
+    /// - Throws: `RSAError.itemNotFound` (class certificate, `certificateFingerprint`) when no
+    ///   certificate has it; `RSAError.storeIOError`.
     public func certificate(fingerprint: [UInt8]) throws -> RSACertificateAttributes {
         let hex = StoreHex.encode(fingerprint)
         let entry = StoreLayout.certificateFingerprintEntry(fingerprintHex: hex, certificateHash: "")
@@ -118,12 +122,15 @@ extension RSAKeyStore {
             }
             return nil
         }
-        guard let found else { throw RSAError.noSuchItem(item: "certificate with fingerprint \(hex)") }
+        guard let found else {
+            throw RSAError.itemNotFound(RSAKeychainItemQuery(itemClass: .certificate, certificateFingerprint: fingerprint))
+        }
         return found
     }
 
     /// The certificates whose public key has this fingerprint (the SPKI SHA-256).
     ///
+    /// - Returns: the matching certificates; `[]` when none matches.
     /// - Throws: `RSAError.storeIOError`.
     public func certificates(publicKeyFingerprint: RSAKeyFingerprint) throws -> [RSACertificateAttributes] {
         let hex = StoreHex.encode(publicKeyFingerprint.bytes)
@@ -143,11 +150,12 @@ extension RSAKeyStore {
     /// The certificate itself (`kSecReturnRef`), parsed by GnuTLS and checked against the
     /// item's attributes. Opens one file.
     ///
-    /// - Throws: `RSAError.itemNotFound`; `RSAError.damagedItem`; `RSAError.storeIOError`.
+    /// - Throws: `RSAError.itemNotFound` (class certificate, this item id) when no certificate
+    ///   has the id; `RSAError.damagedItem`; `RSAError.storeIOError`.
     public func certificate(itemID: String) throws -> X509Certificate {
         guard case let .certificate(hash)? = StoreLayout.parseAnyItemID(itemID),
               let loaded = try withReadLock({ try loadCertificate(hash: hash) }), loaded.metadata.itemID == itemID else {
-            throw RSAError.itemNotFound(itemID: itemID)
+            throw RSAError.itemNotFound(.item(id: itemID, itemClass: .certificate))
         }
         let certificate: X509Certificate
         do {
@@ -166,14 +174,15 @@ extension RSAKeyStore {
     /// Change a certificate's label or trust setting (`SecItemUpdate`; nil leaves it). The
     /// item id stays.
     ///
-    /// - Throws: `RSAError.itemNotFound`; `RSAError.invalidLabel`; `RSAError.storeIOError`.
+    /// - Throws: `RSAError.itemNotFound` (class certificate, this item id); `RSAError.invalidLabel`;
+    ///   `RSAError.storeIOError`.
     @discardableResult
     public func updateCertificate(itemID: String, label: String? = nil, trust: RSACertificateTrust? = nil) throws -> RSACertificateAttributes {
         try RSAKeyStore.validateLabel(label)
-        guard case let .certificate(hash)? = StoreLayout.parseAnyItemID(itemID) else { throw RSAError.itemNotFound(itemID: itemID) }
+        guard case let .certificate(hash)? = StoreLayout.parseAnyItemID(itemID) else { throw RSAError.itemNotFound(.item(id: itemID, itemClass: .certificate)) }
         return try withWriteTransaction { tx in
             guard let loaded = try loadCertificate(hash: hash), loaded.metadata.itemID == itemID else {
-                throw RSAError.itemNotFound(itemID: itemID)
+                throw RSAError.itemNotFound(.item(id: itemID, itemClass: .certificate))
             }
             var metadata = loaded.metadata
             if let label {
@@ -191,12 +200,12 @@ extension RSAKeyStore {
 
     /// Delete a certificate item (`SecItemDelete`). Its private key, if any, stays.
     ///
-    /// - Throws: `RSAError.itemNotFound`; `RSAError.storeIOError`.
+    /// - Throws: `RSAError.itemNotFound` (class certificate, this item id); `RSAError.storeIOError`.
     public func deleteCertificate(itemID: String) throws {
-        guard case let .certificate(hash)? = StoreLayout.parseAnyItemID(itemID) else { throw RSAError.itemNotFound(itemID: itemID) }
+        guard case let .certificate(hash)? = StoreLayout.parseAnyItemID(itemID) else { throw RSAError.itemNotFound(.item(id: itemID, itemClass: .certificate)) }
         try withWriteTransaction { tx in
             guard let loaded = try loadCertificate(hash: hash), loaded.metadata.itemID == itemID else {
-                throw RSAError.itemNotFound(itemID: itemID)
+                throw RSAError.itemNotFound(.item(id: itemID, itemClass: .certificate))
             }
             removeCertificateIndex(loaded.metadata, hash: hash, into: &tx)
             tx.remove(StoreLayout.certificatePath(hash: hash))
@@ -205,18 +214,31 @@ extension RSAKeyStore {
 
     // MARK: Identities
 
-    /// The identities whose certificate has this label: certificate, private key and chain.
+    /// The identities whose certificate has this label (`SecItemCopyMatching` with
+    /// `kSecClassIdentity`, `kSecAttrLabel` and `kSecMatchLimitAll`): certificate, private key
+    /// and chain.
     ///
+    /// - Returns: the identities; `[]` when no certificate has the label or none of them has
+    ///   its private key in the store (a list lookup never throws `RSAError.itemNotFound`;
+    ///   ``RSATLSClientIdentity/init(store:label:)``, which takes one, does).
     /// - Throws: `RSAError.storeIOError`.
     public func identities(label: String) throws -> [RSAIdentityItem] {
-        try certificates(label: label).compactMap { try identity(for: $0) }
+        try certificates(label: label).compactMap { try identityIfPresent(for: $0) }
     }
 
     /// The identities of the private key stored under `tag` (one per certificate of its key).
     ///
-    /// - Throws: `RSAError.keyNotFound`; `RSAError.storeIOError`.
+    /// - Returns: the identities; `[]` when no private key has this tag or no certificate is
+    ///   stored for it (a list lookup never throws `RSAError.itemNotFound`).
+    /// - Throws: `RSAError.damagedItem` when the private key item is damaged;
+    ///   `RSAError.invalidTag`; `RSAError.storeIOError`.
     public func identities(tag: String) throws -> [RSAIdentityItem] {
-        let key = try item(tag: tag, keyClass: .private)
+        let key: RSAKeyItemAttributes
+        do {
+            key = try item(tag: tag, keyClass: .private)
+        } catch RSAError.itemNotFound {
+            return []
+        }
         return try certificates(publicKeyFingerprint: key.fingerprint).compactMap { certificate in
             RSAIdentityItem(certificate: certificate, privateKey: key, chain: try chainAttributes(certificate))
         }
@@ -225,13 +247,29 @@ extension RSAKeyStore {
     /// Every identity in the store (each certificate with a stored private key of the same
     /// public-key fingerprint), sorted by label.
     ///
+    /// - Returns: the identities; `[]` when there is none.
     /// - Throws: `RSAError.storeIOError`.
     public func allIdentities() throws -> [RSAIdentityItem] {
-        try allKeychainItems().certificates.compactMap { try identity(for: $0) }
+        try allKeychainItems().certificates.compactMap { try identityIfPresent(for: $0) }
     }
 
-    /// The identity of one certificate, or nil when no private key matches it.
-    public func identity(for certificate: RSACertificateAttributes) throws -> RSAIdentityItem? {
+    /// The identity of one certificate: the certificate with the stored private key of its
+    /// public key (as `SecIdentityCreateWithCertificate`).
+    ///
+    /// - Returns: the identity, with the chain certificates stored with it.
+    /// - Throws: `RSAError.itemNotFound` (class identity, the certificate's label and
+    ///   fingerprint) when no private key in the store matches the certificate's public key;
+    ///   `RSAError.storeIOError`.
+    public func identity(for certificate: RSACertificateAttributes) throws -> RSAIdentityItem {
+        guard let identity = try identityIfPresent(for: certificate) else {
+            throw RSAError.itemNotFound(RSAKeychainItemQuery(
+                itemClass: .identity, label: certificate.label, certificateFingerprint: certificate.fingerprint))
+        }
+        return identity
+    }
+
+    /// ``identity(for:)``, or nil when no private key matches the certificate.
+    func identityIfPresent(for certificate: RSACertificateAttributes) throws -> RSAIdentityItem? {
         guard let fingerprint = certificate.publicKeyFingerprint,
               let key = try items(fingerprint: fingerprint).first(where: { $0.keyClass == .private }) else { return nil }
         return RSAIdentityItem(certificate: certificate, privateKey: key, chain: try chainAttributes(certificate))
@@ -243,8 +281,9 @@ extension RSAKeyStore {
         certificate.chainFingerprints.compactMap { try? self.certificate(fingerprint: $0) }
     }
 
-    static func describeCertificate(_ certificate: X509Certificate) -> String {
-        "certificate issued by \"\(certificate.issuer)\" with serial \(StoreHex.encode(certificate.serialNumber))"
+    /// The unique attributes of a certificate item: issuer and serial number.
+    static func certificateQuery(_ certificate: X509Certificate) -> RSAKeychainItemQuery {
+        RSAKeychainItemQuery(itemClass: .certificate, issuer: certificate.issuer, serialNumber: certificate.serialNumber)
     }
 
     static func sortedCertificates(_ items: [RSACertificateAttributes]) -> [RSACertificateAttributes] {

@@ -21,7 +21,8 @@ extension RSAKeyStore {
     /// - Returns: the identity as stored.
     /// - Throws: `RSAError.keyTypeMismatch` when the certificate is not the key's,
     ///   `RSAError.keyStoredUnderAnotherTag` (without `replace`),
-    ///   `RSAError.keyAlreadyExists`, `RSAError.duplicateItem`, `RSAError.invalidTag`,
+    ///   `RSAError.duplicateItem` (a key with `tag`, or the certificate's issuer and serial;
+    ///   without `replace`), `RSAError.invalidTag`,
     ///   `RSAError.invalidLabel`, `RSAError.keychainLocked` (protected store, locked),
     ///   `RSAError.storeIOError`.
     @discardableResult
@@ -60,6 +61,6 @@ extension RSAKeyStore {
             let certificates = try stageCertificates([(certificate, certificateLabel, .unspecified, chain)], replace: replace, into: &tx)
             return (keys, certificates)
         }
-        return try identity(for: certificates[0]) ?? RSAIdentityItem(certificate: certificates[0], privateKey: keys[1], chain: [])
+        return try identityIfPresent(for: certificates[0]) ?? RSAIdentityItem(certificate: certificates[0], privateKey: keys[1], chain: [])
     }
 }

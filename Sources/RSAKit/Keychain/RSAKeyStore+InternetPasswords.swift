@@ -1,59 +1,79 @@
-// Internet passwords (Apple's kSecClassInternetPassword): add, copy matching, delete. They
+// Internet passwords (Apple's kSecClassInternetPassword): add, copy matching, update, delete. They
 // share the generic passwords' folder, file format and sealing; a file name is I A (see
 // StoreLayout.internetPasswordHash), and the metadata record carries the internet attributes.
 
 extension RSAKeyStore {
     /// Add an internet password (`SecItemAdd` with `kSecClassInternetPassword`,
-    /// `security add-internet-password`), or with `update` change the value (and the label and
-    /// comment given) of the existing item with the same key (`-U`). Sealed under the store key
-    /// in a protected store (which must be unlocked).
+    /// `security add-internet-password`). Only adds: an existing item with the same key is
+    /// refused and left as it is; change one with ``updateInternetPassword(_:value:label:comment:)``
+    /// (`SecItemUpdate`). Sealed under the store key in a protected store (which must be unlocked).
     ///
     /// - Parameters:
     ///   - value: the secret, 0 to ``maximumPasswordByteCount`` bytes.
     ///   - key: the unique attributes (server, protocol, port, path, account, authentication
     ///     type, security domain).
     ///   - label, comment: optional free text (at most ``maximumLabelByteCount`` bytes each).
-    /// - Returns: the item's attributes.
-    /// - Throws: `RSAError.duplicateItem` when the key exists and `update` is false (nothing is
-    ///   written); `RSAError.keychainLocked`; `RSAError.invalidAttribute`, `RSAError.invalidLabel`;
-    ///   `RSAError.damagedItem`; `RSAError.storeIOError`.
+    /// - Returns: the new item's attributes.
+    /// - Throws: `RSAError.duplicateItem` (``RSAKeychainItemQuery/internetPassword(_:)``) when
+    ///   an item with this key exists, damaged or not (nothing is written);
+    ///   `RSAError.keychainLocked`; `RSAError.invalidAttribute`, `RSAError.invalidLabel`;
+    ///   `RSAError.storeIOError`.
     @discardableResult
     public func addInternetPassword(
-        _ value: RSASecretBytes, for key: RSAInternetPasswordKey, label: String? = nil, comment: String? = nil,
-        update: Bool = false
+        _ value: RSASecretBytes, for key: RSAInternetPasswordKey, label: String? = nil, comment: String? = nil
     ) throws -> RSAInternetPasswordAttributes {
         try RSAKeyStore.validateLabel(label)
         try RSAKeyStore.validateLabel(comment)
-        guard value.count <= RSAKeyStore.maximumPasswordByteCount else {
-            throw RSAError.invalidAttribute(reason: "the password is \(value.count) bytes; at most \(RSAKeyStore.maximumPasswordByteCount) are allowed")
-        }
+        try RSAKeyStore.validatePasswordValue(value)
         let hash = StoreLayout.internetPasswordHash(key)
+        let path = StoreLayout.passwordPath(hash: hash)
         return try withWriteTransaction { tx in
+            guard try StoreFileSystem.status(layout.absolute(path)) == nil else {
+                throw RSAError.duplicateItem(.internetPassword(key))
+            }
             let storeKey = try currentStoreKey()
             let now = StoreItemRecord.formatDate(milliseconds: StoreItemRecord.nowMilliseconds())
-            var metadata: StorePasswordMetadata
-            if let existing = try loadPassword(hash: hash) {
-                guard update else { throw RSAError.duplicateItem(item: Self.describeInternetPassword(key)) }
-                metadata = existing.metadata
-                if label != nil { metadata.label = label }
-                if comment != nil { metadata.comment = comment }
-            } else {
-                metadata = StorePasswordMetadata(
-                    itemID: StoreLayout.newItemID(hash: hash, kind: "password"), service: key.server,
-                    account: key.account, label: label, comment: comment, creationDate: now,
-                    modificationDate: "", valueByteCount: 0, internet: StoreInternetAttributes(key))
-            }
-            metadata.modificationDate = now
-            metadata.valueByteCount = value.count
+            let metadata = StorePasswordMetadata(
+                itemID: StoreLayout.newItemID(hash: hash, kind: "password"), service: key.server,
+                account: key.account, label: label, comment: comment, creationDate: now,
+                modificationDate: now, valueByteCount: value.count, internet: StoreInternetAttributes(key))
             var contents = try encodePassword(metadata, value: value, storeKey: storeKey)
             defer { wipe(&contents) }
-            try tx.stageFile(StoreLayout.passwordPath(hash: hash), contents: contents)
+            try tx.stageFile(path, contents: contents)
             return metadata.internetAttributes()!
         }
     }
 
+    /// Change the value, the label or the comment of the internet password with exactly this
+    /// key (`SecItemUpdate`): each parameter given replaces that attribute, nil leaves it as it
+    /// is. The item id and creation date stay; the modification date is set. Only updates: a
+    /// missing item is not created. The key's seven attributes are the item's identity (its
+    /// item id and the sealing of its value are bound to them), so they are not changed here.
+    ///
+    /// - Parameters:
+    ///   - key: which item (as ``internetPassword(_:)``).
+    ///   - value: the new secret, 0 to ``maximumPasswordByteCount`` bytes; a protected store
+    ///     must be unlocked to seal it.
+    ///   - label, comment: the new free text (at most ``maximumLabelByteCount`` bytes each).
+    /// - Returns: the item's attributes after the change.
+    /// - Throws: `RSAError.itemNotFound` (``RSAKeychainItemQuery/internetPassword(_:)``) when
+    ///   there is no such item (nothing is written); `RSAError.keychainLocked` when a value is
+    ///   given for a locked protected store; `RSAError.damagedItem`; `RSAError.invalidAttribute`;
+    ///   `RSAError.invalidLabel`; `RSAError.storeIOError`.
+    @discardableResult
+    public func updateInternetPassword(
+        _ key: RSAInternetPasswordKey, value: RSASecretBytes? = nil, label: String? = nil, comment: String? = nil
+    ) throws -> RSAInternetPasswordAttributes {
+        let updated = try updatePassword(
+            hash: StoreLayout.internetPasswordHash(key), query: .internetPassword(key),
+            value: value, label: label, comment: comment)
+        guard let attributes = updated.internetAttributes() else { throw RSAError.internalError("updated internet password has no key") }
+        return attributes
+    }
+
     /// The attributes of the internet password with exactly this key. Needs no passphrase.
-    /// - Throws: `RSAError.noSuchItem`; `RSAError.damagedItem`; `RSAError.storeIOError`.
+    /// - Throws: `RSAError.itemNotFound` (``RSAKeychainItemQuery/internetPassword(_:)``) when
+    ///   there is none; `RSAError.damagedItem`; `RSAError.storeIOError`.
     public func internetPassword(_ key: RSAInternetPasswordKey) throws -> RSAInternetPasswordAttributes {
         try withReadLock { try loadInternetPassword(key).1 }
     }
@@ -61,7 +81,7 @@ extension RSAKeyStore {
     /// The value of the internet password with exactly this key (`kSecReturnData`); a
     /// protected store must be unlocked.
     /// - Returns: the value's bytes (zeroed when freed).
-    /// - Throws: `RSAError.noSuchItem`; `RSAError.keychainLocked`; `RSAError.damagedItem`;
+    /// - Throws: `RSAError.itemNotFound` when there is none; `RSAError.keychainLocked`; `RSAError.damagedItem`;
     ///   `RSAError.storeIOError`.
     public func internetPasswordValue(_ key: RSAInternetPasswordKey) throws -> RSASecretBytes {
         try withReadLock {
@@ -74,6 +94,8 @@ extension RSAKeyStore {
     /// `kSecMatchLimitAll`), sorted by server, protocol, port, path, then account. Reads every
     /// password file; needs no passphrase. Damaged items are left out (``allKeychainItems()``
     /// reports them).
+    /// - Returns: the matching items; `[]` when none matches (a list lookup never throws
+    ///   `RSAError.itemNotFound`).
     /// - Throws: `RSAError.storeIOError`.
     public func internetPasswords(matching query: RSAInternetPasswordQuery = RSAInternetPasswordQuery()) throws -> [RSAInternetPasswordAttributes] {
         let found = try withReadLock {
@@ -94,12 +116,12 @@ extension RSAKeyStore {
     }
 
     /// Delete the internet password with exactly this key (`SecItemDelete`); a damaged one too.
-    /// - Throws: `RSAError.noSuchItem`; `RSAError.storeIOError`.
+    /// - Throws: `RSAError.itemNotFound` when there is none; `RSAError.storeIOError`.
     public func deleteInternetPassword(_ key: RSAInternetPasswordKey) throws {
         let path = StoreLayout.passwordPath(hash: StoreLayout.internetPasswordHash(key))
         try withWriteTransaction { tx in
             guard try StoreFileSystem.status(layout.absolute(path)) != nil else {
-                throw RSAError.noSuchItem(item: Self.describeInternetPassword(key))
+                throw RSAError.itemNotFound(.internetPassword(key))
             }
             tx.remove(path)
         }
@@ -107,15 +129,11 @@ extension RSAKeyStore {
 
     // MARK: Internals
 
-    static func describeInternetPassword(_ key: RSAInternetPasswordKey) -> String {
-        "internet password for \(key)"
-    }
-
     /// The loaded file of `key` (the caller holds a lock).
     private func loadInternetPassword(_ key: RSAInternetPasswordKey) throws -> (LoadedPassword, RSAInternetPasswordAttributes) {
         guard let loaded = try loadPassword(hash: StoreLayout.internetPasswordHash(key)),
               let attributes = loaded.metadata.internetAttributes() else {
-            throw RSAError.noSuchItem(item: Self.describeInternetPassword(key))
+            throw RSAError.itemNotFound(.internetPassword(key))
         }
         return (loaded, attributes)
     }

@@ -40,7 +40,7 @@ extension RSAKeyStore {
         try RSAKeyStore.validateTag(tag)
         let tagHash = StoreLayout.tagHash(tag)
         let loaded = try withReadLock { try loadItem(keyClass, tagHash: tagHash, knownTag: tag, secrets: secrets) }
-        guard let loaded else { throw RSAError.keyNotFound(tag: tag) }
+        guard let loaded else { throw RSAError.itemNotFound(.key(tag: tag, keyClass: keyClass)) }
         return loaded
     }
 

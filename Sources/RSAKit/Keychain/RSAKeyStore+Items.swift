@@ -49,33 +49,38 @@ extension RSAKeyStore {
 
     /// The item with this item id, of any class (`kSecValuePersistentRef`). Opens one file.
     ///
-    /// - Throws: `RSAError.itemNotFound(itemID:)` when no item has this id (also for ids of
-    ///   deleted items and strings that are not ids); `RSAError.damagedItem`;
-    ///   `RSAError.storeIOError`.
+    /// - Throws: `RSAError.itemNotFound` with ``RSAKeychainItemQuery/item(id:itemClass:)``
+    ///   (no class: the lookup is by id alone) when no item has this id (also for ids of deleted
+    ///   items and strings that are not ids); `RSAError.damagedItem`; `RSAError.storeIOError`.
     public func keychainItem(id: String) throws -> RSAKeychainItem {
+        let notFound = RSAError.itemNotFound(.item(id: id))
         switch StoreLayout.parseAnyItemID(id) {
         case .key?:
-            return .key(try item(id: id))
+            do {
+                return .key(try item(id: id))
+            } catch RSAError.itemNotFound {
+                throw notFound
+            }
         case let .password(hash)?:
             guard let loaded = try withReadLock({ try loadPassword(hash: hash) }), loaded.attributes.itemID == id else {
-                throw RSAError.itemNotFound(itemID: id)
+                throw notFound
             }
             if let internet = loaded.metadata.internetAttributes() { return .internetPassword(internet) }
             return .genericPassword(loaded.attributes)
         case let .certificate(hash)?:
             guard let loaded = try withReadLock({ try loadCertificate(hash: hash) }), loaded.metadata.itemID == id else {
-                throw RSAError.itemNotFound(itemID: id)
+                throw notFound
             }
             return .certificate(loaded.attributes)
         case nil:
-            throw RSAError.itemNotFound(itemID: id)
+            throw notFound
         }
     }
 
     /// Delete the item with this id, of any class (`SecItemDelete` with
     /// `kSecValuePersistentRef`). Deleting one half of a key pair leaves the other.
     ///
-    /// - Throws: `RSAError.itemNotFound(itemID:)`; `RSAError.storeIOError`.
+    /// - Throws: `RSAError.itemNotFound` as ``keychainItem(id:)``; `RSAError.storeIOError`.
     public func deleteItem(id: String) throws {
         switch try keychainItem(id: id) {
         case let .key(attributes):

@@ -18,8 +18,9 @@ extension RSAKeyStore {
     /// The public key stored under `tag` (class public), as `SecItemCopyMatching` with
     /// `kSecAttrKeyClassPublic` and `kSecReturnRef` finds it. Opens one file.
     ///
-    /// - Throws: `RSAError.keyNotFound(tag:)`; `RSAError.damagedItem` when the item file is
-    ///   damaged; `RSAError.invalidTag`; `RSAError.storeIOError`.
+    /// - Throws: `RSAError.itemNotFound` (``RSAKeychainItemQuery/key(tag:keyClass:)``, class
+    ///   public) when there is none; `RSAError.damagedItem` when the item file is damaged;
+    ///   `RSAError.invalidTag`; `RSAError.storeIOError`.
     public func publicKey(tag: String) throws -> RSAPublicKey {
         try loadByTag(tag, .public).publicKey
     }
@@ -28,19 +29,25 @@ extension RSAKeyStore {
     /// private item (a pair stored with two tags has only the private item under the second).
     /// Needs no passphrase in a protected store: sealed private items keep their SPKI readable.
     ///
-    /// - Throws: as ``publicKey(tag:)``.
+    /// - Throws: `RSAError.itemNotFound` (a key of either class with this tag) when neither
+    ///   item exists; otherwise as ``publicKey(tag:)``.
     public func publicKeyOfAnyItem(tag: String) throws -> RSAPublicKey {
         do {
             return try publicKey(tag: tag)
-        } catch RSAError.keyNotFound {
-            return try loadByTag(tag, .private).publicKey
+        } catch RSAError.itemNotFound {
+            do {
+                return try loadByTag(tag, .private).publicKey
+            } catch RSAError.itemNotFound {
+                throw RSAError.itemNotFound(.key(tag: tag))
+            }
         }
     }
 
     /// The private key stored under `tag` (class private). Opens one file. In a protected
     /// store the key is opened with the store key (unlock first).
     ///
-    /// - Throws: `RSAError.keyNotFound(tag:)`; `RSAError.keychainLocked`; `RSAError.damagedItem`;
+    /// - Throws: `RSAError.itemNotFound` (class private) when there is none;
+    ///   `RSAError.keychainLocked`; `RSAError.damagedItem`;
     ///   `RSAError.insecureStorePermissions` when the file is readable by group or others
     ///   (unless the store was opened with `allowInsecurePermissions`); `RSAError.invalidTag`;
     ///   `RSAError.storeIOError`.
@@ -51,7 +58,8 @@ extension RSAKeyStore {
 
     /// The attributes of the item with this tag and key class. Opens one file.
     ///
-    /// - Throws: as ``privateKey(tag:)``.
+    /// - Throws: `RSAError.itemNotFound` (this tag and class) when there is none; otherwise as
+    ///   ``privateKey(tag:)``.
     public func item(tag: String, keyClass: RSAKeyClass) throws -> RSAKeyItemAttributes {
         try loadByTag(tag, keyClass).attributes
     }
@@ -59,18 +67,18 @@ extension RSAKeyStore {
     /// The attributes of the item with this item id (the persistent-reference analogue).
     /// Opens one file: the id names its item's file.
     ///
-    /// - Throws: `RSAError.itemNotFound(itemID:)` when no item has this id (including ids of
-    ///   items since replaced or deleted, and strings that are not item ids);
+    /// - Throws: `RSAError.itemNotFound` (class key, this item id) when no key item has this id
+    ///   (including ids of items since replaced or deleted, and strings that are not item ids);
     ///   `RSAError.damagedItem`; `RSAError.insecureStorePermissions`; `RSAError.storeIOError`.
     public func item(id: String) throws -> RSAKeyItemAttributes {
         guard let (tagHash, keyClass) = StoreLayout.parseItemID(id) else {
-            throw RSAError.itemNotFound(itemID: id)
+            throw RSAError.itemNotFound(.item(id: id, itemClass: .key))
         }
         let loaded = try withReadLock {
             try loadItem(keyClass, tagHash: tagHash, knownTag: nil)
         }
         guard let loaded, loaded.attributes.itemID == id else {
-            throw RSAError.itemNotFound(itemID: id)
+            throw RSAError.itemNotFound(.item(id: id, itemClass: .key))
         }
         return loaded.attributes
     }
@@ -80,7 +88,8 @@ extension RSAKeyStore {
     /// index folder is listed, and each match is read and checked. Damaged items are left
     /// out (``allItems()`` reports them).
     ///
-    /// - Returns: the matching items, possibly none.
+    /// - Returns: the matching items; `[]` when none matches (a list lookup never throws
+    ///   `RSAError.itemNotFound`).
     /// - Throws: `RSAError.storeIOError`.
     public func items(fingerprint: RSAKeyFingerprint) throws -> [RSAKeyItemAttributes] {
         RSAKeyStore.sorted(try withReadLock { try itemsHoldingLock(fingerprint: fingerprint) })

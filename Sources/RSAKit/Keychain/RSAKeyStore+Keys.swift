@@ -27,8 +27,8 @@ extension RSAKeyStore {
     ///   - label: optional free text (at most ``maximumLabelByteCount`` bytes), on both items.
     ///   - replace: replace existing items with the same (tag, key class) instead of failing.
     /// - Returns: the attributes of the new public and private items.
-    /// - Throws: `RSAError.keyAlreadyExists(tag:)` when an item with the tag and class exists
-    ///   and `replace` is false (nothing is written); `RSAError.invalidTag`,
+    /// - Throws: `RSAError.duplicateItem` (``RSAKeychainItemQuery/key(tag:keyClass:)``) when an
+    ///   item with the tag and class exists and `replace` is false (nothing is written); `RSAError.invalidTag`,
     ///   `RSAError.invalidLabel`; `RSAError.storeIOError`.
     @discardableResult
     public func addKeyPair(
@@ -70,7 +70,7 @@ extension RSAKeyStore {
     ///   - label: optional free text.
     ///   - replace: replace an existing public item with this tag instead of failing.
     /// - Returns: the new item's attributes.
-    /// - Throws: `RSAError.keyAlreadyExists(tag:)` (when not replacing), `RSAError.invalidTag`,
+    /// - Throws: `RSAError.duplicateItem` (when not replacing), `RSAError.invalidTag`,
     ///   `RSAError.invalidLabel`, `RSAError.storeIOError`.
     @discardableResult
     public func addPublicKey(
@@ -85,7 +85,7 @@ extension RSAKeyStore {
     ///   - keys: (key, application tag, label) triples; the tags must be distinct.
     ///   - replace: replace existing public items with these tags instead of failing.
     /// - Returns: the new items' attributes, in the order given.
-    /// - Throws: `RSAError.keyAlreadyExists(tag:)` for the first tag that exists (when not
+    /// - Throws: `RSAError.duplicateItem` for the first tag that exists (when not
     ///   replacing) or appears twice in `keys`; nothing is written then.
     ///   `RSAError.invalidTag`, `RSAError.invalidLabel`, `RSAError.storeIOError`.
     @discardableResult
@@ -144,11 +144,11 @@ extension RSAKeyStore {
             let tagHash = StoreLayout.tagHash(request.tag)
             let itemPath = StoreLayout.itemPath(request.keyClass, tagHash: tagHash)
             guard seen.insert(itemPath).inserted else {
-                throw RSAError.keyAlreadyExists(tag: request.tag)
+                throw RSAError.duplicateItem(.key(tag: request.tag, keyClass: request.keyClass))
             }
             var oldEntry: String?
             if try StoreFileSystem.status(layout.absolute(itemPath)) != nil {
-                guard replace else { throw RSAError.keyAlreadyExists(tag: request.tag) }
+                guard replace else { throw RSAError.duplicateItem(.key(tag: request.tag, keyClass: request.keyClass)) }
                 // The replaced item's index entry (unknown if its metadata is damaged: then the
                 // entry stays behind, and lookups skip it because it no longer matches).
                 if let old = try? readMetadata(itemPath) {
@@ -194,7 +194,7 @@ extension RSAKeyStore {
     /// - Parameters:
     ///   - label: the new label, or nil to remove it.
     /// - Returns: the updated attributes (public before private).
-    /// - Throws: `RSAError.keyNotFound(tag:)` when no such item exists; `RSAError.damagedItem`
+    /// - Throws: `RSAError.itemNotFound` (this tag and `keyClass`) when no such item exists; `RSAError.damagedItem`
     ///   when one is damaged (nothing is changed then); `RSAError.invalidTag`,
     ///   `RSAError.invalidLabel`, `RSAError.insecureStorePermissions`, `RSAError.storeIOError`.
     @discardableResult
@@ -217,7 +217,7 @@ extension RSAKeyStore {
                     keySizeInBits: a.keySizeInBits, fingerprint: a.fingerprint,
                     creationDate: a.creationDate, itemID: a.itemID, pssRestriction: a.pssRestriction))
             }
-            guard !updated.isEmpty else { throw RSAError.keyNotFound(tag: tag) }
+            guard !updated.isEmpty else { throw RSAError.itemNotFound(.key(tag: tag, keyClass: keyClass)) }
             return updated
         }
     }
@@ -225,7 +225,7 @@ extension RSAKeyStore {
     /// Delete the items under `tag`: the one of `keyClass`, or both when nil (as
     /// `SecItemDelete` with or without `kSecAttrKeyClass`). Damaged items are deleted too.
     ///
-    /// - Throws: `RSAError.keyNotFound(tag:)` when no item matches (nothing is deleted);
+    /// - Throws: `RSAError.itemNotFound` (this tag and `keyClass`) when no item matches (nothing is deleted);
     ///   `RSAError.invalidTag`; `RSAError.storeIOError`.
     public func delete(tag: String, keyClass: RSAKeyClass? = nil) throws {
         try RSAKeyStore.validateTag(tag)
@@ -240,7 +240,7 @@ extension RSAKeyStore {
                         fingerprintHex: old.fingerprint, tagHash: tagHash, keyClass: candidate))
                 }
             }
-            guard !tx.isEmpty else { throw RSAError.keyNotFound(tag: tag) }
+            guard !tx.isEmpty else { throw RSAError.itemNotFound(.key(tag: tag, keyClass: keyClass)) }
         }
     }
 

@@ -14,75 +14,69 @@ extension RSAKeyStore {
     /// The longest password value, in bytes.
     public static let maximumPasswordByteCount = 16 * 1024
 
-    /// Add a generic password (`SecItemAdd` with `kSecClassGenericPassword`), or with
-    /// `update` change the value (and the label and comment given) of an existing one
-    /// (`security add-generic-password -U`). In a protected store the value is sealed with
-    /// XChaCha20-Poly1305 under the store key (the store must be unlocked).
+    /// Add a generic password (`SecItemAdd` with `kSecClassGenericPassword`). Only adds: an
+    /// existing (service, account) is refused and left as it is; change one with
+    /// ``updateGenericPassword(service:account:value:label:comment:)`` (`SecItemUpdate`). In a
+    /// protected store the value is sealed with XChaCha20-Poly1305 under the store key (the
+    /// store must be unlocked).
     ///
     /// - Parameters:
     ///   - value: the secret, 0 to ``maximumPasswordByteCount`` arbitrary bytes (NUL included).
     ///   - service: 1 to 255 bytes of UTF-8; account: 0 to 255.
     ///   - label, comment: optional free text (at most ``maximumLabelByteCount`` bytes each).
-    /// - Returns: the item's attributes.
-    /// - Throws: `RSAError.duplicateItem` when (service, account) exists and `update` is false
-    ///   (nothing is written); `RSAError.keychainLocked` for a locked protected store;
-    ///   `RSAError.invalidAttribute`, `RSAError.invalidLabel`, `RSAError.damagedItem` (when
-    ///   updating a damaged item), `RSAError.storeIOError`.
+    /// - Returns: the new item's attributes.
+    /// - Throws: `RSAError.duplicateItem` (``RSAKeychainItemQuery/genericPassword(service:account:)``)
+    ///   when (service, account) exists, damaged or not (nothing is written);
+    ///   `RSAError.keychainLocked` for a locked protected store; `RSAError.invalidAttribute`,
+    ///   `RSAError.invalidLabel`, `RSAError.storeIOError`.
     @discardableResult
     public func addGenericPassword(
-        _ value: RSASecretBytes, service: String, account: String, label: String? = nil,
-        comment: String? = nil, update: Bool = false
+        _ value: RSASecretBytes, service: String, account: String, label: String? = nil, comment: String? = nil
     ) throws -> RSAGenericPasswordAttributes {
-        try addGenericPasswords([(value, service, account, label, comment)], update: update)[0]
+        try addGenericPasswords([(value, service, account, label, comment)])[0]
     }
 
     /// Add several generic passwords in one atomic step (all or none), for importing.
     ///
     /// - Parameter entries: (value, service, account, label, comment); (service, account)
     ///   pairs must be distinct.
-    /// - Throws: as ``addGenericPassword(_:service:account:label:comment:update:)``, for the
-    ///   first entry that fails (nothing is written).
+    /// - Returns: the new items' attributes, in the order given.
+    /// - Throws: as ``addGenericPassword(_:service:account:label:comment:)``, for the first
+    ///   entry that fails (a pair given twice is a `RSAError.duplicateItem`); nothing is written.
     @discardableResult
     public func addGenericPasswords(
-        _ entries: [(value: RSASecretBytes, service: String, account: String, label: String?, comment: String?)],
-        update: Bool = false
+        _ entries: [(value: RSASecretBytes, service: String, account: String, label: String?, comment: String?)]
     ) throws -> [RSAGenericPasswordAttributes] {
         for entry in entries {
             try RSAKeyStore.validateService(entry.service, account: entry.account)
             try RSAKeyStore.validateLabel(entry.label)
             try RSAKeyStore.validateLabel(entry.comment)
-            guard entry.value.count <= RSAKeyStore.maximumPasswordByteCount else {
-                throw RSAError.invalidAttribute(
-                    reason: "the password is \(entry.value.count) bytes; at most \(RSAKeyStore.maximumPasswordByteCount) are allowed")
-            }
+            try RSAKeyStore.validatePasswordValue(entry.value)
         }
         return try withWriteTransaction { tx in
-            let storeKey = try currentStoreKey()
-            let now = StoreItemRecord.nowMilliseconds()
             var seen = Set<String>()
+            for entry in entries {
+                let hash = StoreLayout.passwordHash(service: entry.service, account: entry.account)
+                // A damaged item still holds the name: it is a duplicate too (delete it first).
+                guard seen.insert(hash).inserted,
+                      try StoreFileSystem.status(layout.absolute(StoreLayout.passwordPath(hash: hash))) == nil else {
+                    throw RSAError.duplicateItem(.genericPassword(service: entry.service, account: entry.account))
+                }
+            }
+            let storeKey = try currentStoreKey()
+            let now = StoreItemRecord.formatDate(milliseconds: StoreItemRecord.nowMilliseconds())
             var result: [RSAGenericPasswordAttributes] = []
             for entry in entries {
                 let (value, service, account, label, comment) = entry
                 let hash = StoreLayout.passwordHash(service: service, account: account)
-                guard seen.insert(hash).inserted else { throw RSAError.duplicateItem(item: Self.describePassword(service, account)) }
-                var metadata: StorePasswordMetadata
-                if let existing = try loadPassword(hash: hash) {
-                    guard update else { throw RSAError.duplicateItem(item: Self.describePassword(service, account)) }
-                    metadata = existing.metadata
-                    if label != nil { metadata.label = label }
-                    if comment != nil { metadata.comment = comment }
-                } else {
-                    metadata = StorePasswordMetadata(
-                        itemID: StoreLayout.newItemID(hash: hash, kind: "password"), service: service,
-                        account: account, label: label, comment: comment,
-                        creationDate: StoreItemRecord.formatDate(milliseconds: now),
-                        modificationDate: "", valueByteCount: 0)
-                }
-                metadata.modificationDate = StoreItemRecord.formatDate(milliseconds: now)
-                metadata.valueByteCount = value.count
+                let path = StoreLayout.passwordPath(hash: hash)
+                let metadata = StorePasswordMetadata(
+                    itemID: StoreLayout.newItemID(hash: hash, kind: "password"), service: service,
+                    account: account, label: label, comment: comment, creationDate: now,
+                    modificationDate: now, valueByteCount: value.count)
                 var contents = try encodePassword(metadata, value: value, storeKey: storeKey)
                 defer { wipe(&contents) }
-                try tx.stageFile(StoreLayout.passwordPath(hash: hash), contents: contents)
+                try tx.stageFile(path, contents: contents)
                 result.append(metadata.attributes()!)
             }
             return result
@@ -92,19 +86,22 @@ extension RSAKeyStore {
     /// The attributes of the generic password (service, account). Opens one file; needs no
     /// passphrase.
     ///
-    /// - Throws: `RSAError.noSuchItem`; `RSAError.damagedItem`; `RSAError.invalidAttribute`;
+    /// - Throws: `RSAError.itemNotFound` (``RSAKeychainItemQuery/genericPassword(service:account:)``)
+    ///   when there is none; `RSAError.damagedItem`; `RSAError.invalidAttribute`;
     ///   `RSAError.storeIOError`.
     public func genericPassword(service: String, account: String) throws -> RSAGenericPasswordAttributes {
         try RSAKeyStore.validateService(service, account: account)
         let hash = StoreLayout.passwordHash(service: service, account: account)
         guard let loaded = try withReadLock({ try loadPassword(hash: hash) }) else {
-            throw RSAError.noSuchItem(item: Self.describePassword(service, account))
+            throw RSAError.itemNotFound(.genericPassword(service: service, account: account))
         }
         return loaded.attributes
     }
 
     /// Every generic password of `service` (any account), sorted by account. Lists one folder.
     ///
+    /// - Returns: the items; `[]` when the service has none (a list lookup never throws
+    ///   `RSAError.itemNotFound`).
     /// - Throws: `RSAError.invalidAttribute`; `RSAError.storeIOError`. Damaged items are left
     ///   out (``allKeychainItems()`` reports them).
     public func genericPasswords(service: String) throws -> [RSAGenericPasswordAttributes] {
@@ -127,56 +124,59 @@ extension RSAKeyStore {
     /// identity as associated data, so a sealed value moved from another item does not open.
     ///
     /// - Returns: the value's bytes (zeroed when the returned object is freed).
-    /// - Throws: `RSAError.noSuchItem`; `RSAError.keychainLocked`; `RSAError.damagedItem`
-    ///   (including a sealed value that does not open); `RSAError.storeIOError`.
+    /// - Throws: `RSAError.itemNotFound` when there is none; `RSAError.keychainLocked`;
+    ///   `RSAError.damagedItem` (including a sealed value that does not open); `RSAError.storeIOError`.
     public func genericPasswordValue(service: String, account: String) throws -> RSASecretBytes {
         try RSAKeyStore.validateService(service, account: account)
         let hash = StoreLayout.passwordHash(service: service, account: account)
         return try withReadLock {
             guard let loaded = try loadPassword(hash: hash) else {
-                throw RSAError.noSuchItem(item: Self.describePassword(service, account))
+                throw RSAError.itemNotFound(.genericPassword(service: service, account: account))
             }
             return try openPassword(loaded, storeKey: loaded.sealed ? currentStoreKey() : nil)
         }
     }
 
-    /// Change the label or comment of a generic password without touching its value
-    /// (`SecItemUpdate`); nil leaves an attribute as it is. The modification date is set.
+    /// Change the value, the label or the comment of the generic password (service, account)
+    /// (`SecItemUpdate`): each parameter given replaces that attribute, nil leaves it as it is.
+    /// The item id and creation date stay; the modification date is set. Only updates: a
+    /// missing item is not created (add it with ``addGenericPassword(_:service:account:label:comment:)``).
+    /// Service and account are the item's unique attributes and identity (its item id and the
+    /// sealing of its value are bound to them), so they are not changed here: delete and add.
     ///
-    /// - Throws: as ``genericPassword(service:account:)``, and `RSAError.invalidLabel`.
+    /// - Parameters:
+    ///   - service, account: which item (as ``genericPassword(service:account:)``).
+    ///   - value: the new secret, 0 to ``maximumPasswordByteCount`` bytes; sealed under the
+    ///     store key in a protected store, which must then be unlocked.
+    ///   - label, comment: the new free text (at most ``maximumLabelByteCount`` bytes each).
+    /// - Returns: the item's attributes after the change.
+    /// - Throws: `RSAError.itemNotFound` (``RSAKeychainItemQuery/genericPassword(service:account:)``)
+    ///   when there is no such item (nothing is written); `RSAError.keychainLocked` when a value
+    ///   is given for a locked protected store; `RSAError.damagedItem`; `RSAError.invalidAttribute`;
+    ///   `RSAError.invalidLabel`; `RSAError.storeIOError`.
     @discardableResult
     public func updateGenericPassword(
-        service: String, account: String, label: String? = nil, comment: String? = nil
+        service: String, account: String, value: RSASecretBytes? = nil, label: String? = nil, comment: String? = nil
     ) throws -> RSAGenericPasswordAttributes {
         try RSAKeyStore.validateService(service, account: account)
-        try RSAKeyStore.validateLabel(label)
-        try RSAKeyStore.validateLabel(comment)
         let hash = StoreLayout.passwordHash(service: service, account: account)
-        return try withWriteTransaction { tx in
-            guard let loaded = try loadPassword(hash: hash) else {
-                throw RSAError.noSuchItem(item: Self.describePassword(service, account))
-            }
-            var metadata = loaded.metadata
-            if let label { metadata.label = label }
-            if let comment { metadata.comment = comment }
-            metadata.modificationDate = StoreItemRecord.formatDate(milliseconds: StoreItemRecord.nowMilliseconds())
-            var contents = try StorePasswordFile.encode(metadata, secret: loaded.secret, sealed: loaded.sealed)
-            defer { wipe(&contents) }
-            try tx.stageFile(StoreLayout.passwordPath(hash: hash), contents: contents)
-            return metadata.attributes()!
-        }
+        let updated = try updatePassword(
+            hash: hash, query: .genericPassword(service: service, account: account),
+            value: value, label: label, comment: comment)
+        return updated.attributes()!
     }
 
     /// Delete the generic password (service, account) (`SecItemDelete`). A damaged item is
     /// deleted too.
     ///
-    /// - Throws: `RSAError.noSuchItem`; `RSAError.invalidAttribute`; `RSAError.storeIOError`.
+    /// - Throws: `RSAError.itemNotFound` when there is none; `RSAError.invalidAttribute`;
+    ///   `RSAError.storeIOError`.
     public func deleteGenericPassword(service: String, account: String) throws {
         try RSAKeyStore.validateService(service, account: account)
         let path = StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: service, account: account))
         try withWriteTransaction { tx in
             guard try StoreFileSystem.status(layout.absolute(path)) != nil else {
-                throw RSAError.noSuchItem(item: Self.describePassword(service, account))
+                throw RSAError.itemNotFound(.genericPassword(service: service, account: account))
             }
             tx.remove(path)
         }
@@ -184,8 +184,43 @@ extension RSAKeyStore {
 
     // MARK: Internals
 
-    static func describePassword(_ service: String, _ account: String) -> String {
-        "generic password for service \"\(service)\" and account \"\(account)\""
+    /// `SecItemUpdate` for both password classes: the item file of `hash` rewritten with the
+    /// attributes given (nil: unchanged), under the write lock.
+    /// - Throws: `RSAError.itemNotFound(query)` when the file is absent; as ``updateGenericPassword(service:account:value:label:comment:)``.
+    func updatePassword(
+        hash: String, query: RSAKeychainItemQuery, value: RSASecretBytes?, label: String?, comment: String?
+    ) throws -> StorePasswordMetadata {
+        try RSAKeyStore.validateLabel(label)
+        try RSAKeyStore.validateLabel(comment)
+        if let value { try RSAKeyStore.validatePasswordValue(value) }
+        return try withWriteTransaction { tx in
+            guard let loaded = try loadPassword(hash: hash),
+                  query.itemClass == (loaded.metadata.internet == nil ? .genericPassword : .internetPassword) else {
+                throw RSAError.itemNotFound(query)
+            }
+            var metadata = loaded.metadata
+            if let label { metadata.label = label }
+            if let comment { metadata.comment = comment }
+            metadata.modificationDate = StoreItemRecord.formatDate(milliseconds: StoreItemRecord.nowMilliseconds())
+            var contents: [UInt8]
+            if let value {
+                metadata.valueByteCount = value.count
+                contents = try encodePassword(metadata, value: value, storeKey: try currentStoreKey())
+            } else {
+                contents = try StorePasswordFile.encode(metadata, secret: loaded.secret, sealed: loaded.sealed)
+            }
+            defer { wipe(&contents) }
+            try tx.stageFile(StoreLayout.passwordPath(hash: hash), contents: contents)
+            return metadata
+        }
+    }
+
+    /// - Throws: `RSAError.invalidAttribute` for a value longer than ``maximumPasswordByteCount``.
+    static func validatePasswordValue(_ value: RSASecretBytes) throws {
+        guard value.count <= maximumPasswordByteCount else {
+            throw RSAError.invalidAttribute(
+                reason: "the password is \(value.count) bytes; at most \(maximumPasswordByteCount) are allowed")
+        }
     }
 
     /// - Throws: `RSAError.invalidAttribute` for an empty or long service, a long account.

@@ -23,6 +23,16 @@ import Darwin
 /// PEM, public items SPKI PEM, each after a one-line metadata record: `openssl pkey -in`
 /// reads an item file directly. The layout is described in README.md, "Key store".
 ///
+/// Every item class (keys, certificates, identities, generic and internet passwords) follows
+/// Apple's query model and one lookup rule: a call that returns a list (`items(fingerprint:)`,
+/// `certificates(label:)`, `identities(label:)`, `genericPasswords(service:)`,
+/// `internetPasswords(matching:)`...) returns `[]` when nothing matches; a call that returns one
+/// item (`privateKey(tag:)`, `certificate(itemID:)`, `identity(for:)`, `genericPassword(service:account:)`...)
+/// throws ``RSAError/itemNotFound(_:)`` naming the class and attributes it looked for. An add
+/// whose unique attributes are taken throws ``RSAError/duplicateItem(_:)`` and changes nothing;
+/// an update (`SecItemUpdate`) of a missing item throws ``RSAError/itemNotFound(_:)`` and
+/// creates nothing.
+///
 /// Safety on disk:
 /// - folders are created 0700 and files 0600 (with `O_CREAT | O_EXCL`, never wider first);
 ///   opening a store whose folders or private item files are open to group or others throws

@@ -13,8 +13,8 @@ extension RSAMessage {
     ///
     /// - Parameters: as ``decrypt(from:to:with:format:rawPadding:temporaryDirectory:)``, with
     ///   `store` instead of a key.
-    /// - Throws: `RSAError.recipientKeyNotFound(fingerprint:publicKeyOnly:)` when the store has
-    ///   no private key with that fingerprint; `RSAError.messageNamesNoRecipient` for input that
+    /// - Throws: `RSAError.itemNotFound` (a private key with that fingerprint, see
+    ///   ``recipientPrivateKey(in:fingerprint:)``) when the store has none; `RSAError.messageNamesNoRecipient` for input that
     ///   is not a container (raw blocks, Apple's format); the store's errors; every error of
     ///   the key-taking form.
     public static func decrypt<Source: RSAByteSource, Sink: RSAByteSink>(
@@ -52,13 +52,15 @@ extension RSAMessage {
 
     /// The private key in `store` whose public key has `fingerprint` (a container's
     /// ``RSAMessageContainer/Header/recipientFingerprint``).
-    /// - Throws: `RSAError.recipientKeyNotFound(fingerprint:publicKeyOnly:)`, or the store's
-    ///   errors reading the item.
+    /// - Throws: `RSAError.itemNotFound` with the query (class key, key class private,
+    ///   `publicKeyFingerprint`) when the store has no such private key (it may hold the
+    ///   public half: ``RSAKeyStore/items(fingerprint:)`` tells); or the store's errors
+    ///   reading the item.
     public static func recipientPrivateKey(in store: RSAKeyStore, fingerprint: RSAKeyFingerprint) throws -> RSAPrivateKey {
         let items = try store.items(fingerprint: fingerprint)
         guard let item = items.first(where: { $0.keyClass == .private }) else {
-            throw RSAError.recipientKeyNotFound(
-                fingerprint: fingerprint, publicKeyOnly: items.contains { $0.keyClass == .public })
+            throw RSAError.itemNotFound(
+                RSAKeychainItemQuery(itemClass: .key, keyClass: .private, publicKeyFingerprint: fingerprint))
         }
         return try store.privateKey(tag: item.applicationTag)
     }

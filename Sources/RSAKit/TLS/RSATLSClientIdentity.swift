@@ -49,16 +49,15 @@ public struct RSATLSClientIdentity: Sendable {
     /// stored with it. When several certificates carry the label, the one valid now with
     /// the latest notAfter is taken.
     ///
-    /// - Throws: `RSAError.noSuchItem` when no certificate with this label has a private key
-    ///   in the store; `RSAError.keychainLocked` for a protected store not unlocked;
+    /// - Throws: `RSAError.itemNotFound` (class identity, `label`) when no certificate with
+    ///   this label has a private key in the store (one item is asked for, so none is an
+    ///   error; ``RSAKeyStore/identities(label:)`` returns `[]` instead);
+    ///   `RSAError.keychainLocked` for a protected store not unlocked;
     ///   `RSAError.tlsIdentityUnusable`; the store's read errors.
     public init(store: RSAKeyStore, label: String) throws {
         let identities = try store.identities(label: label)
         guard let item = RSATLSClientIdentity.preferred(identities) else {
-            let certificates = (try? store.certificates(label: label)) ?? []
-            throw RSAError.noSuchItem(item: certificates.isEmpty
-                ? "identity with label \"\(label)\""
-                : "identity with label \"\(label)\" (the certificate is stored, but no private key for it)")
+            throw RSAError.itemNotFound(RSAKeychainItemQuery(itemClass: .identity, label: label))
         }
         try self.init(store: store, item: item, name: label)
     }
@@ -66,12 +65,12 @@ public struct RSATLSClientIdentity: Sendable {
     /// The identity of the private key stored under application tag `tag`: a certificate
     /// in the store for its public key (the newest valid one when there are several).
     ///
-    /// - Throws: `RSAError.keyNotFound` when no private key has this tag; `RSAError.noSuchItem`
-    ///   when no certificate for it is stored; as ``init(store:label:)``.
+    /// - Throws: `RSAError.itemNotFound` (class identity, `applicationTag`) when no private
+    ///   key has this tag or no certificate for it is stored; as ``init(store:label:)``.
     public init(store: RSAKeyStore, tag: String) throws {
         let identities = try store.identities(tag: tag)
         guard let item = RSATLSClientIdentity.preferred(identities) else {
-            throw RSAError.noSuchItem(item: "certificate for the private key with tag \"\(tag)\" (an identity needs one: rsakit cert add)")
+            throw RSAError.itemNotFound(RSAKeychainItemQuery(itemClass: .identity, applicationTag: tag))
         }
         try self.init(store: store, item: item, name: tag)
     }

@@ -97,7 +97,7 @@ struct AgentCommand: RSAKitCommand {
         if arguments.flag("foreground") {
             try namingStore(store.path) { try store.unlock(passphrase: try Passphrase.readStore(arguments, command: Self.spec.name, path: store.path)) }
             let agent = try RSAKeychainAgent(store: store, socketPath: socketPath, lifetime: try duration("lifetime"), idle: try duration("idle"))
-            try agent.serve { try? printOutput(shellLines()) }
+            try namingRunningAgent(store) { try agent.serve { try? printOutput(shellLines()) } }
             return
         }
         let passphrase = try Passphrase.readStore(arguments, command: Self.spec.name, path: store.path)
@@ -121,13 +121,27 @@ struct AgentCommand: RSAKitCommand {
             try namingStore(store.path) { try store.unlock(passphrase: passphrase) }
             let agent = try RSAKeychainAgent(store: store, socketPath: socketPath, lifetime: try duration("lifetime"), idle: try duration("idle"))
             RSAKitProcessHardening.lockMemory()
-            try agent.serve {
-                AgentProcess.report("ok \(getpid())\n")
-                AgentProcess.detachStandardStreams()
+            try namingRunningAgent(store) {
+                try agent.serve {
+                    AgentProcess.report("ok \(getpid())\n")
+                    AgentProcess.detachStandardStreams()
+                }
             }
         } catch {
             AgentProcess.report("error: \(error)\n")
             throw error
+        }
+    }
+
+    /// `body` (an agent's `serve`), its failure on a socket where another agent answers
+    /// given the command that ends that agent (the library's message names none).
+    private func namingRunningAgent(_ store: RSAKeyStore, _ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as RSAError {
+            guard case let .storeIOError(path, _) = error, path == socketPath,
+                  RSAKeychainAgent.status(at: socketPath, storePath: store.path) != nil else { throw error }
+            throw CLIFailure(error.description + " (rsakit agent stop ends it)", CLIFailure.status(for: error))
         }
     }
 

@@ -108,9 +108,11 @@ struct CertCommand: RSAKitCommand {
                 chain: Array(certificates.dropFirst()), replace: arguments.flag("replace"))
         }
         var text = "added certificate: label: \(terminalSafe(item.label)), fingerprint: \(item.fingerprintHex), item id: \(item.itemID)\n"
-        if let identity = try store.identity(for: item) {
+        // Only the certificate of an identity gets this line: no identity is not an error here.
+        do {
+            let identity = try store.identity(for: item)
             text += "identity: private key tag \(terminalSafe(identity.privateKey.applicationTag))\n"
-        }
+        } catch RSAError.itemNotFound {}
         try printOutput(text)
     }
 

@@ -84,8 +84,12 @@ struct DecryptCommand: RSAKitCommand {
         } catch let RSAError.messageInvalid(reason) where options.kind == nil && reason.hasPrefix("input is neither") {
             // Auto-detection knows containers and raw blocks; an Apple blob has no magic to find.
             throw CLIFailure(RSAError.messageInvalid(reason: reason).description + Self.appleHint, .dataError)
-        } catch let RSAError.recipientKeyNotFound(fingerprint, publicKeyOnly) {
-            if publicKeyOnly {
+        } catch let RSAError.itemNotFound(query) where query.itemClass == .key && query.publicKeyFingerprint != nil {
+            // The container's recipient: the library names the private key it looked for; say
+            // whether the store holds its public half, and which options give the key instead.
+            let fingerprint = query.publicKeyFingerprint!
+            let stored = (try? openStore(arguments).items(fingerprint: fingerprint)) ?? []
+            if stored.contains(where: { $0.keyClass == .public }) {
                 throw CLIFailure("encrypted for key \(fingerprint.base64String); the store holds only its public key", .notFound)
             }
             throw CLIFailure("encrypted for key \(fingerprint.base64String), which is not in the store; give --key or --tag", .notFound)

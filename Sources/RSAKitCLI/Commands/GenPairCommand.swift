@@ -48,7 +48,7 @@ struct GenPairCommand: RSAKitCommand {
         if !replace, let store = pending.existing {
             for (t, keyClass) in [(tag, RSAKeyClass.public), (privateTag, .private)] {
                 if (try? store.item(tag: t, keyClass: keyClass)) != nil {
-                    throw RSAError.keyAlreadyExists(tag: t)
+                    throw RSAError.duplicateItem(.key(tag: t, keyClass: keyClass))
                 }
             }
         }

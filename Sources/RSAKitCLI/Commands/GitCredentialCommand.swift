@@ -120,7 +120,7 @@ struct GitCredentialCommand: RSAKitCommand {
         try sink.write(out)
     }
 
-    /// Add or update the item git approved.
+    /// Add or update the item git approved (add, then update on `RSAError.duplicateItem`).
     private func store(_ request: Request) throws {
         guard let server = try request.server(), let username = request.fields["username"],
               let password = request.fields["password"] else { return }  // git sends all three; ignore less
@@ -129,7 +129,13 @@ struct GitCredentialCommand: RSAKitCommand {
         let pending = try PendingStore(arguments, command: Self.spec.name, unlock: true)
         var bytes = Array(password.utf8)
         defer { wipe(&bytes) }
-        try pending.open().addInternetPassword(RSASecretBytes(copying: bytes), for: key, label: "git", update: true)
+        let store = try pending.open()
+        let value = RSASecretBytes(copying: bytes)
+        do {
+            try store.addInternetPassword(value, for: key, label: "git")
+        } catch RSAError.duplicateItem {
+            try store.updateInternetPassword(key, value: value, label: "git")
+        }
     }
 
     /// Delete every item git rejected.

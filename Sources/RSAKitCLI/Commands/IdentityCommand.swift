@@ -87,7 +87,7 @@ struct IdentityCommand: RSAKitCommand {
         do {
             p12 = try RSAPKCS12(derRepresentation: bytes, passphrase: passphrase.bytes)
         } catch let error as RSAError {
-            throw CLIFailure("cannot import '\(path)': \(error.description)", CLIFailure.status(for: error))
+            throw CLIFailure("cannot import '\(path)': \(CLIFailure.message(for: error))", CLIFailure.status(for: error))
         }
         for warning in p12.warnings { printWarning("\(path): \(warning)") }
         let label = arguments.value("label") ?? p12.friendlyName ?? p12.certificate.subjectSummary

@@ -55,13 +55,22 @@ struct InternetPasswordCommand: RSAKitCommand {
         case "add":
             let key = try exactKey()
             let pending = try PendingStore(arguments, command: name, unlock: true)
+            // Refused before the value is read (it may come from a prompt).
             if let store = pending.existing, !arguments.flag("update"), (try? store.internetPassword(key)) != nil {
-                throw CLIFailure("an internet password for \(terminalSafe(key.description)) already exists (use --update to change its value)", .alreadyExists)
+                throw duplicateFailure(.internetPassword(key))
             }
             let value = try readPasswordValue()
-            let item = try pending.open().addInternetPassword(
-                value, for: key, label: arguments.value("label"), comment: arguments.value("comment"),
-                update: arguments.flag("update"))
+            let store = try pending.open()
+            let label = arguments.value("label"), comment = arguments.value("comment")
+            let item: RSAInternetPasswordAttributes
+            // --update (security -U): add, and on a duplicate change the existing item instead.
+            do {
+                item = try store.addInternetPassword(value, for: key, label: label, comment: comment)
+            } catch RSAError.duplicateItem where arguments.flag("update") {
+                item = try store.updateInternetPassword(key, value: value, label: label, comment: comment)
+            } catch RSAError.duplicateItem {
+                throw duplicateFailure(.internetPassword(key))
+            }
             if arguments.flag("json") { return try printOutput(try jsonText(internetPasswordJSON(item))) }
             try printOutput("\(arguments.flag("update") ? "stored" : "added") internet password: \(terminalSafe(item.key.description)), item id: \(item.itemID)\n")
         case "delete":

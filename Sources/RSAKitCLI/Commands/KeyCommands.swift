@@ -326,9 +326,9 @@ struct DeleteCommand: RSAKitCommand {
         }
         do {
             try store.delete(tag: tag, keyClass: arguments.flag("public-only") ? .public : nil)
-        } catch RSAError.keyNotFound where arguments.flag("public-only") {
+        } catch RSAError.itemNotFound where arguments.flag("public-only") {
             throw CLIFailure("no public key with tag \"\(terminalSafe(tag))\"", .notFound)
-        } catch RSAError.keyNotFound {
+        } catch RSAError.itemNotFound {
             throw tagNotFound(store, tag: tag)
         }
         try printOutput("deleted \(arguments.flag("public-only") ? "public item" : "items") for tag: \(terminalSafe(tag))\n")

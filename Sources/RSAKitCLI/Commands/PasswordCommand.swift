@@ -91,18 +91,28 @@ struct PasswordCommand: RSAKitCommand {
 
     /// `password add`: the store's passphrase first, then the value (both may come from
     /// standard input, in that order); a missing store is created only once the value is read.
+    /// With --update (`security add-generic-password -U`) an existing item is changed instead:
+    /// the library's add only adds, so this is add, then update on `RSAError.duplicateItem`.
     private func add() throws {
         let service = arguments.value("service") ?? "", account = arguments.value("account") ?? ""
+        let query = RSAKeychainItemQuery.genericPassword(service: service, account: account)
         let pending = try PendingStore(arguments, command: Self.spec.name, unlock: true)
+        // Refused before the value is read (it may come from a prompt).
         if let store = pending.existing, !arguments.flag("update"),
            (try? store.genericPassword(service: service, account: account)) != nil {
-            throw CLIFailure("a \(RSAKeyStoreDescriptions.password(service, account)) already exists (use --update to change its value)", .alreadyExists)
+            throw duplicateFailure(query)
         }
         let value = try readPasswordValue()
         let store = try pending.open()
-        let item = try store.addGenericPassword(
-            value, service: service, account: account, label: arguments.value("label"),
-            comment: arguments.value("comment"), update: arguments.flag("update"))
+        let label = arguments.value("label"), comment = arguments.value("comment")
+        let item: RSAGenericPasswordAttributes
+        do {
+            item = try store.addGenericPassword(value, service: service, account: account, label: label, comment: comment)
+        } catch RSAError.duplicateItem where arguments.flag("update") {
+            item = try store.updateGenericPassword(service: service, account: account, value: value, label: label, comment: comment)
+        } catch RSAError.duplicateItem {
+            throw duplicateFailure(query)
+        }
         if arguments.flag("json") { return try printOutput(try jsonText(passwordJSON(item))) }
         try printOutput("\(arguments.flag("update") ? "stored" : "added") generic password: service: \(terminalSafe(item.service)), account: \(terminalSafe(item.account)), item id: \(item.itemID)\n")
     }
@@ -116,11 +126,10 @@ struct PasswordCommand: RSAKitCommand {
     }
 }
 
-/// Descriptions shared by the password commands.
-enum RSAKeyStoreDescriptions {
-    static func password(_ service: String, _ account: String) -> String {
-        "generic password for service \"\(service)\" and account \"\(account)\""
-    }
+/// "a generic password ... already exists (use --update to change its value)" (73): the
+/// password commands' refusal of an existing item, naming the option that changes it.
+func duplicateFailure(_ query: RSAKeychainItemQuery) -> CLIFailure {
+    CLIFailure(RSAError.duplicateItem(query).description + " (use --update to change its value)", .alreadyExists)
 }
 
 /// The attribute lines of one generic password (never the value).

@@ -119,10 +119,10 @@ struct TLSCommand: RSAKitCommand {
         if label != nil || tag != nil || storeExists() {
             let store = try openStore(arguments)
             try configuration.addTrustSettings(from: store)
-            if let label {
-                identity = try withUnlockedStore(store, arguments, command: Self.spec.name) { try RSATLSClientIdentity(store: store, label: label) }
-            } else if let tag {
-                identity = try withUnlockedStore(store, arguments, command: Self.spec.name) { try RSATLSClientIdentity(store: store, tag: tag) }
+            if label != nil || tag != nil {
+                identity = try withUnlockedStore(store, arguments, command: Self.spec.name) {
+                    try Self.identity(store, label: label, tag: tag)
+                }
             } else {
                 identity = nil
             }
@@ -137,6 +137,26 @@ struct TLSCommand: RSAKitCommand {
         let counts = try connection.relay(from: STDIN_FILENO, to: STDOUT_FILENO, idleTimeout: timeout)
         if arguments.flag("verbose") {
             printError("rsakit: connection closed by the server (\(counts.sent) bytes sent, \(counts.received) received)\n")
+        }
+    }
+
+    /// The identity `--identity LABEL` (else `--tag TAG`) names. When there is none, the
+    /// message says what the store holds instead (the certificate without its private key,
+    /// the key without a certificate) and the command that makes the identity.
+    /// - Throws: `CLIFailure` (66) for a missing identity; the store's and the identity's errors.
+    private static func identity(_ store: RSAKeyStore, label: String?, tag: String?) throws -> RSATLSClientIdentity {
+        do {
+            if let label { return try RSATLSClientIdentity(store: store, label: label) }
+            return try RSATLSClientIdentity(store: store, tag: tag ?? "")
+        } catch let RSAError.itemNotFound(query) where query.itemClass == .identity {
+            if let label {
+                let certificateStored = !((try? store.certificates(label: label)) ?? []).isEmpty
+                throw CLIFailure("no identity with label \"\(terminalSafe(label))\" found"
+                                 + (certificateStored ? " (the certificate is stored, but no private key for it)" : ""), .notFound)
+            }
+            let tag = tag ?? ""
+            guard (try? store.item(tag: tag, keyClass: .private)) != nil else { throw tagNotFound(store, tag: tag) }
+            throw CLIFailure("no certificate for the private key with tag \"\(terminalSafe(tag))\" (an identity needs one: rsakit cert add)", .notFound)
         }
     }
 

@@ -20,7 +20,9 @@ enum CertificateRecipient {
 
     static func publicKey(label: String, store: RSAKeyStore) throws -> RSAPublicKey {
         let items = try store.certificates(label: label)
-        guard let item = items.first else { throw RSAError.noSuchItem(item: "certificate with label \"\(label)\"") }
+        guard let item = items.first else {
+            throw RSAError.itemNotFound(RSAKeychainItemQuery(itemClass: .certificate, label: label))
+        }
         guard items.count == 1 else {
             throw CLIFailure("\(items.count) certificates have the label \"\(label)\"; use --cert with a file", .usage)
         }

@@ -77,7 +77,7 @@ func tagNotFound(_ store: RSAKeyStore, tag: String) -> CLIFailure {
 func storePublicKey(_ store: RSAKeyStore, tag: String) throws -> RSAPublicKey {
     do {
         return try store.publicKeyOfAnyItem(tag: tag)
-    } catch RSAError.keyNotFound {
+    } catch RSAError.itemNotFound {
         throw tagNotFound(store, tag: tag)
     }
 }
@@ -88,7 +88,7 @@ func storePublicKey(_ store: RSAKeyStore, tag: String) throws -> RSAPublicKey {
 func storePrivateKey(_ store: RSAKeyStore, tag: String, arguments: ParsedArguments, command: String) throws -> RSAPrivateKey {
     do {
         return try withUnlockedStore(store, arguments, command: command) { try store.privateKey(tag: tag) }
-    } catch RSAError.keyNotFound {
+    } catch let RSAError.itemNotFound(query) where query.itemClass == .key {
         if let publicItem = try? store.item(tag: tag, keyClass: .public) {
             let shown = terminalSafe(tag)
             if let privateItem = (try? store.items(fingerprint: publicItem.fingerprint))?.first(where: { $0.keyClass == .private }) {
@@ -132,7 +132,7 @@ func parseKeyFile(_ bytes: [UInt8], name path: String, arguments: ParsedArgument
         return file
     } catch let error as RSAError {
         let status: ExitStatus = { if case .passphraseNeeded = error { return .usage } else { return .dataError } }()
-        throw CLIFailure("cannot load key file '\(path)': \(error.description)", status)
+        throw CLIFailure("cannot load key file '\(path)': \(CLIFailure.message(for: error))", status)
     }
 }
 

@@ -9,9 +9,9 @@ enum ExitStatus: Int32 {
     case usage = 64
     /// Input data is wrong: decryption failure, corrupt or truncated file, wrong key (EX_DATAERR).
     case dataError = 65
-    /// A key (tag) or an input file was not found (EX_NOINPUT).
+    /// A store item (key, certificate, identity, password) or an input file was not found (EX_NOINPUT).
     case notFound = 66
-    /// The tag already exists in the store (EX_CANTCREAT).
+    /// An item with the same unique attributes (a key's tag) already exists in the store (EX_CANTCREAT).
     case alreadyExists = 73
 }
 
@@ -26,31 +26,48 @@ struct CLIFailure: Error, CustomStringConvertible {
         self.status = status
     }
 
-    /// Map any error to its message and exit status.
     /// Runs `body` and turns `RSAError.duplicateItem` into the same message with the option
     /// that overrides it (`--replace`, `--update`), as genpair's "use --replace" does.
     static func hintingDuplicates<T>(option: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let RSAError.duplicateItem(item) {
-            throw CLIFailure("a \(item) already exists (use \(option) to overwrite it)", .alreadyExists)
+        } catch let RSAError.duplicateItem(query) {
+            throw CLIFailure(RSAError.duplicateItem(query).description + " (use \(option) to overwrite it)", .alreadyExists)
         }
     }
 
+    /// Map any error to its message and exit status.
     static func from(_ error: Error) -> CLIFailure {
         switch error {
         case let failure as CLIFailure:
             return failure
         case let usage as UsageError:
             return CLIFailure(usage.message, .usage)
-        case let RSAError.keyAlreadyExists(tag):
-            return CLIFailure("a key with tag \"\(tag)\" already exists (use --replace to overwrite it)", .alreadyExists)
         case let rsa as RSAError:
-            return CLIFailure(rsa.description, status(for: rsa))
+            return CLIFailure(message(for: rsa), status(for: rsa))
         case let io as RSAFileDescriptorError:
             return CLIFailure(io.description, .failure)
         default:
             return CLIFailure("\(error)", .failure)
+        }
+    }
+
+    /// The library's sentence for `error`, with the command-line advice the library leaves
+    /// out (its messages name no command or option): the rsakit commands for a certificate or
+    /// PKCS#12 file given as a key, the options that choose a TLS client identity, `--replace`
+    /// for a key tag that is taken.
+    static func message(for error: RSAError) -> String {
+        switch error {
+        case RSAError.unsupportedKeyFormat(RSAKeyFile.certificateReason):
+            return "unsupported key format: this is an X.509 certificate, not a key file: encrypt to it with `rsakit encrypt --cert FILE`, keep it with `rsakit cert add FILE`, or extract its public key with `openssl x509 -pubkey -noout -in CERT`"
+        case RSAError.unsupportedKeyFormat(RSAKeyFile.pkcs12Reason):
+            return "unsupported key format: this is a PKCS#12 file (.p12, .pfx), not a key file: import its identity (key, certificate and chain) with `rsakit identity import FILE`, or extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`"
+        case RSAError.tlsClientCertificateRejected(_, certificateSent: false):
+            return error.description + "; use --identity or --tag"
+        case let RSAError.duplicateItem(query) where query.itemClass == .key:
+            return error.description + " (use --replace to overwrite it)"
+        default:
+            return error.description
         }
     }
 
@@ -63,18 +80,16 @@ struct CLIFailure: Error, CustomStringConvertible {
              .wrongPassphrase,
              .malformedCertificate, .passphraseIncorrect, .pkcs12IntegrityCheckFailed, .pkcs12Unusable:
             return .dataError
-        case .recipientKeyNotFound:
-            return .notFound
         case let .inputFileFailed(_, reason):
             return reason == "no such file or directory" ? .notFound : .failure
         case .messageFormatUnsupported, .messageNamesNoRecipient,
              .passphraseNeeded, .passphraseUnusable:
             return .usage
-        case .keyNotFound, .itemNotFound, .noSuchItem:
+        case .itemNotFound:
             return .notFound
         case .invalidTag, .invalidLabel, .invalidAttribute, .invalidKDFParameters:
             return .usage
-        case .keyAlreadyExists, .duplicateItem, .keyStoredUnderAnotherTag:
+        case .duplicateItem, .keyStoredUnderAnotherTag:
             return .alreadyExists
         case .keySizeUnsupported, .publicExponentUnsupported:
             return .usage

@@ -129,6 +129,6 @@ func readCertificateFile(_ path: String, what: String = "certificate file") thro
     do {
         return try X509Certificate.certificates(from: bytes)
     } catch let error as RSAError {
-        throw CLIFailure("cannot load \(what) '\(path)': \(error.description)", .dataError)
+        throw CLIFailure("cannot load \(what) '\(path)': \(CLIFailure.message(for: error))", .dataError)
     }
 }

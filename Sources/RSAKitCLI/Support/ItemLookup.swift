@@ -14,11 +14,12 @@ func tagUnlessItemID(_ arguments: ParsedArguments, command: String, excludedFlag
     return ""
 }
 
-/// The items a label (or service) lookup found, never empty.
-/// - Throws: `RSAError.noSuchItem(item: description)` (exit 66) when `items` is empty, e.g.
-///   `certificate with label "web"`.
+/// The items a list lookup found (the library returns `[]` for none), never empty: for a
+/// command that must find at least one.
+/// - Throws: `CLIFailure` (66) "no <description> found" when `items` is empty, e.g.
+///   `internet password matching the options`.
 func requireFound<Item>(_ items: [Item], _ description: @autoclosure () -> String) throws -> [Item] {
-    guard !items.isEmpty else { throw RSAError.noSuchItem(item: description()) }
+    guard !items.isEmpty else { throw CLIFailure("no \(description()) found", .notFound) }
     return items
 }
 

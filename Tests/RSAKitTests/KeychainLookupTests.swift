@@ -1,0 +1,132 @@
+import Foundation
+import XCTest
+@testable import RSAKit
+import RSAKitTestSupport
+
+/// Issue 28: one lookup rule for every item class, as Apple's `SecItemCopyMatching`. A call
+/// that returns a list gives `[]` when nothing matches; a call that returns one item throws
+/// `RSAError.itemNotFound` naming the class and the attributes it looked for. Each test shows
+/// both for one class, then that the same calls find the item once it exists.
+final class KeychainLookupTests: KeychainTestCase {
+    func testKeys_ListIsEmpty_OneItemIsNotFound() throws {
+        let store = try RSAKeyStore(path: storePath)
+        let key = KeychainTestKeys.keys[0]
+        XCTAssertEqual(try store.items(fingerprint: key.fingerprint), [])
+        XCTAssertEqual(try store.allItems().items, [])
+        assertThrows(.itemNotFound(.key(tag: "mail", keyClass: .public)), try store.publicKey(tag: "mail"))
+        assertThrows(.itemNotFound(.key(tag: "mail", keyClass: .private)), try store.privateKey(tag: "mail"))
+        assertThrows(.itemNotFound(.key(tag: "mail", keyClass: .private)), try store.item(tag: "mail", keyClass: .private))
+        assertThrows(.itemNotFound(.key(tag: "mail")), try store.publicKeyOfAnyItem(tag: "mail"))
+        assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .key, keyClass: .private, publicKeyFingerprint: key.fingerprint)),
+                     try RSAMessage.recipientPrivateKey(in: store, fingerprint: key.fingerprint))
+        XCTAssertEqual(RSAError.itemNotFound(.key(tag: "mail", keyClass: .private)).description,
+                       "no private key with tag \"mail\" found")
+
+        let added = try store.addKeyPair(key, tag: "mail")
+        XCTAssertEqual(try store.items(fingerprint: key.fingerprint), [added.public, added.private])
+        XCTAssertEqual(try store.item(tag: "mail", keyClass: .private), added.private)
+        XCTAssertEqual(try RSAMessage.recipientPrivateKey(in: store, fingerprint: key.fingerprint), key)
+        try store.delete(tag: "mail")
+        assertThrows(.itemNotFound(.item(id: added.public.itemID, itemClass: .key)), try store.item(id: added.public.itemID))
+    }
+
+    func testCertificates_ListIsEmpty_OneItemIsNotFound() throws {
+        let pki = try TestPKI.shared()
+        let store = try RSAKeyStore(path: storePath)
+        let server = try pki.certificate("server")
+        let publicKeyFingerprint = try XCTUnwrap(server.publicKeyFingerprint)
+        XCTAssertEqual(try store.certificates(label: "server.rsakit.test"), [])
+        XCTAssertEqual(try store.certificates(publicKeyFingerprint: publicKeyFingerprint), [])
+        assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .certificate, certificateFingerprint: server.fingerprint)),
+                     try store.certificate(fingerprint: server.fingerprint))
+
+        let item = try store.addCertificate(server)
+        XCTAssertEqual(try store.certificates(label: "server.rsakit.test"), [item])
+        XCTAssertEqual(try store.certificates(publicKeyFingerprint: publicKeyFingerprint), [item])
+        XCTAssertEqual(try store.certificate(fingerprint: server.fingerprint), item)
+        try store.deleteCertificate(itemID: item.itemID)
+        assertThrows(.itemNotFound(.item(id: item.itemID, itemClass: .certificate)), try store.certificate(itemID: item.itemID))
+        XCTAssertEqual(RSAError.itemNotFound(.item(id: item.itemID, itemClass: .certificate)).description,
+                       "no certificate with item id \(item.itemID) found")
+    }
+
+    func testIdentities_ListIsEmpty_OneItemIsNotFound() throws {
+        let pki = try TestPKI.shared()
+        let store = try RSAKeyStore(path: storePath)
+        let leafKey = try RSAPrivateKey(pemRepresentation: pki.read("leaf.key"))
+        // Nothing stored, then a certificate without its key, then a key without a certificate:
+        // no identity in any of them.
+        let labelQuery = RSAKeychainItemQuery(itemClass: .identity, label: "server.rsakit.test")
+        let tagQuery = RSAKeychainItemQuery(itemClass: .identity, applicationTag: "server-key")
+        XCTAssertEqual(try store.identities(label: "server.rsakit.test"), [])
+        XCTAssertEqual(try store.identities(tag: "server-key"), [], "no key with this tag: an empty list, not an error")
+        XCTAssertEqual(try store.allIdentities(), [])
+        assertThrows(.itemNotFound(labelQuery), try RSATLSClientIdentity(store: store, label: "server.rsakit.test"))
+        assertThrows(.itemNotFound(tagQuery), try RSATLSClientIdentity(store: store, tag: "server-key"))
+
+        let certificate = try store.addCertificate(try pki.certificate("server"))
+        XCTAssertEqual(try store.identities(label: "server.rsakit.test"), [])
+        assertThrows(.itemNotFound(labelQuery), try RSATLSClientIdentity(store: store, label: "server.rsakit.test"))
+        assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .identity, label: certificate.label,
+                                                        certificateFingerprint: certificate.fingerprint)),
+                     try store.identity(for: certificate))
+        try store.deleteCertificate(itemID: certificate.itemID)
+        try store.addKeyPair(leafKey, tag: "server-key")
+        XCTAssertEqual(try store.identities(tag: "server-key"), [], "a key without a certificate is no identity")
+        assertThrows(.itemNotFound(tagQuery), try RSATLSClientIdentity(store: store, tag: "server-key"))
+        XCTAssertEqual(RSAError.itemNotFound(tagQuery).description, "no identity with key tag \"server-key\" found")
+
+        // Key and certificate together: found by every call.
+        let stored = try store.addCertificate(try pki.certificate("server"))
+        XCTAssertEqual(try store.identities(label: "server.rsakit.test").map(\.privateKey.applicationTag), ["server-key"])
+        XCTAssertEqual(try store.identities(tag: "server-key").map(\.certificate), [stored])
+        XCTAssertEqual(try store.identity(for: stored).certificate, stored)
+        XCTAssertEqual(try RSATLSClientIdentity(store: store, label: "server.rsakit.test").privateKey, leafKey)
+        XCTAssertEqual(try RSATLSClientIdentity(store: store, tag: "server-key").certificate.fingerprint, stored.fingerprint)
+    }
+
+    func testGenericPasswords_ListIsEmpty_OneItemIsNotFound() throws {
+        let store = try RSAKeyStore(path: storePath)
+        let query = RSAKeychainItemQuery.genericPassword(service: "mail", account: "romeo")
+        XCTAssertEqual(try store.genericPasswords(service: "mail"), [])
+        XCTAssertEqual(try store.allKeychainItems().passwords, [])
+        assertThrows(.itemNotFound(query), try store.genericPassword(service: "mail", account: "romeo"))
+        assertThrows(.itemNotFound(query), try store.genericPasswordValue(service: "mail", account: "romeo"))
+        assertThrows(.itemNotFound(query), try store.deleteGenericPassword(service: "mail", account: "romeo"))
+
+        let added = try store.addGenericPassword(RSASecretBytes(utf8: "pw"), service: "mail", account: "romeo")
+        XCTAssertEqual(try store.genericPasswords(service: "mail"), [added])
+        XCTAssertEqual(try store.genericPassword(service: "mail", account: "romeo"), added)
+        // Another account of the same service is still not found.
+        assertThrows(.itemNotFound(.genericPassword(service: "mail", account: "juliet")),
+                     try store.genericPassword(service: "mail", account: "juliet"))
+    }
+
+    func testInternetPasswords_ListIsEmpty_OneItemIsNotFound() throws {
+        let store = try RSAKeyStore(path: storePath)
+        let key = try RSAInternetPasswordKey(url: "https://alice@example.com")
+        XCTAssertEqual(try store.internetPasswords(matching: RSAInternetPasswordQuery(server: "example.com")), [])
+        XCTAssertEqual(try store.internetPasswords(), [])
+        assertThrows(.itemNotFound(.internetPassword(key)), try store.internetPassword(key))
+        assertThrows(.itemNotFound(.internetPassword(key)), try store.internetPasswordValue(key))
+        assertThrows(.itemNotFound(.internetPassword(key)), try store.deleteInternetPassword(key))
+
+        let added = try store.addInternetPassword(RSASecretBytes(utf8: "pw"), for: key)
+        XCTAssertEqual(try store.internetPasswords(matching: RSAInternetPasswordQuery(server: "example.com")), [added])
+        XCTAssertEqual(try store.internetPassword(key), added)
+        XCTAssertEqual(try store.internetPasswords(matching: RSAInternetPasswordQuery(account: "bob")), [])
+    }
+
+    func testItemsByID_AnyClassIsNotFoundWithoutAClass() throws {
+        let store = try RSAKeyStore(path: storePath)
+        let password = try store.addGenericPassword(RSASecretBytes(utf8: "pw"), service: "svc", account: "a")
+        let key = try store.addPublicKey(KeychainTestKeys.keys[1].publicKey, tag: "k")
+        try store.deleteItem(id: password.itemID)
+        try store.deleteItem(id: key.itemID)
+        for id in [password.itemID, key.itemID, "not-an-id"] {
+            assertThrows(.itemNotFound(.item(id: id)), try store.keychainItem(id: id))
+            assertThrows(.itemNotFound(.item(id: id)), try store.deleteItem(id: id))
+        }
+        XCTAssertEqual(RSAError.itemNotFound(.item(id: "x")).description, "no key store item with id x found")
+    }
+}
