@@ -86,6 +86,16 @@ final class AsyncTLSConnectionTests: XCTestCase {
         }
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(5))
         XCTAssertGreaterThan(ticksWhileBlocked, 10, "the pool ran other tasks while the read blocked")
+        // The connection is over: writing to the shut-down socket is an error, not a SIGPIPE
+        // that ends the process (GnuTLS sends with MSG_NOSIGNAL), and close() sends nothing.
+        for _ in 0..<2 {
+            do {
+                try await connection.write(Data("GET / HTTP/1.0\r\n\r\n".utf8))
+                XCTFail("a write on a shut-down socket succeeded")
+            } catch {
+                guard case .tlsConnectionFailed? = error as? RSAError else { return XCTFail("\(error)") }
+            }
+        }
         await connection.close()
 
         let port = try fixtures.silentListener()

@@ -171,6 +171,23 @@ final class TLSConnectionTests: XCTestCase {
         pinnedConnection.close()
     }
 
+    /// Writing after the server closed is an error, never a SIGPIPE that ends the host
+    /// process (the test process keeps SIGPIPE's default action): GnuTLS sends with MSG_NOSIGNAL.
+    func testWriteAfterTheServerClosed_ThrowsInsteadOfSIGPIPE() throws {
+        let server = try startServer()
+        let connection = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: configuration(.tls12),
+                                                      identity: clientIdentity())
+        XCTAssertTrue(try fetchPage(connection).contains("HTTP/1.0 200 ok"))
+        server.stop()   // the server process ends: its socket is closed, writes meet RST then EPIPE
+        var failure: Error?
+        for _ in 0..<20 where failure == nil {
+            do { try connection.write(Array(repeating: 0x41, count: 4096)) } catch { failure = error }
+            usleep(10_000)
+        }
+        guard case .tlsConnectionFailed? = failure as? RSAError else { return XCTFail("\(String(describing: failure))") }
+        connection.close()
+    }
+
     /// Issue 28: close() closes the socket it owns at once, not when the object is freed.
     func testClose_ClosesTheSocket() throws {
         let server = try startServer()

@@ -99,7 +99,9 @@ internal final class GnuTLSClientSession {
         try gnutlsCheck(gnutls_certificate_allocate_credentials(&credentials), "gnutls_certificate_allocate_credentials")
         guard let credentials else { throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_certificate_allocate_credentials") }
         var session: gnutls_session_t?
-        let initCode = gnutls_init(&session, UInt32(GNUTLS_CLIENT) | UInt32(GNUTLS_FORCE_CLIENT_CERT))
+        // GNUTLS_NO_SIGNAL: send with MSG_NOSIGNAL, so that writing to a socket the peer closed
+        // (or a cancelled async call shut down) is an error, not a SIGPIPE that kills the host.
+        let initCode = gnutls_init(&session, UInt32(GNUTLS_CLIENT) | UInt32(GNUTLS_FORCE_CLIENT_CERT) | UInt32(GNUTLS_NO_SIGNAL.rawValue))
         guard initCode >= 0, let session else {
             gnutls_certificate_free_credentials(credentials)
             throw GnuTLSFailure(code: initCode, function: "gnutls_init")

@@ -75,7 +75,7 @@ internal final class RSATLSCancellableSocket: Sendable {
 /// Cancellation: a task cancelled while it waits in ``connect(host:port:configuration:identity:)``,
 /// ``read(maximumByteCount:timeout:)`` or ``write(_:)-(_:[UInt8])`` throws `CancellationError`
 /// and the connection ends (its socket is shut down), as cancelling a URLSession task ends
-/// its request. The TCP connect itself is not interrupted; cancellation takes effect once it
+/// its request: later reads and writes throw `RSAError.tlsConnectionFailed`. The TCP connect itself is not interrupted; cancellation takes effect once it
 /// returns (within ``RSATLSClientConfiguration/timeout``).
 public actor RSAAsyncTLSConnection {
     private let executor: RSATLSQueueExecutor
@@ -162,13 +162,18 @@ public actor RSAAsyncTLSConnection {
     }
 
     /// Run a blocking call of the connection with cancellation shutting the socket down.
+    /// The call whose task was cancelled throws `CancellationError`; later calls, from any
+    /// task, find the connection over.
     private func cancellable<T: Sendable>(_ body: () throws -> T) async throws -> T {
         try Task.checkCancellation()
+        guard !socket.isCancelled else {
+            throw RSAError.tlsConnectionFailed(reason: "the connection was ended by a cancelled call")
+        }
         return try await withTaskCancellationHandler {
             do {
                 return try body()
             } catch {
-                if socket.isCancelled { throw CancellationError() }
+                if Task.isCancelled { throw CancellationError() }
                 throw error
             }
         } onCancel: { [socket] in
