@@ -53,6 +53,31 @@ final class PublicNamesTests: XCTestCase {
         XCTAssertFalse(paths.contains(["RSAPrivateKey", "rsadp(_:)"]), "raw RSADP beside decrypt")
     }
 
+    /// Issue 28: no public async call may be spelled like a synchronous one. In top-level
+    /// code Swift ranks a synchronous overload first even after `await` (it then warns "no
+    /// 'async' operations occur within 'await' expression" and blocks), so an async form is
+    /// told apart by its first parameter (a `Data` or `URL` where the synchronous form takes
+    /// `[UInt8]` or a path) or by its name. Checked: same type, same base name, same first
+    /// parameter (label and type).
+    func testNoAsyncCallSharesItsSpellingWithASynchronousOne() throws {
+        let functions = try Self.symbols().filter { $0.parameters != nil && $0.pathComponents.count >= 2 }
+        /// "Type/base/first label: first parameter's type" ("RSAMessage/encryptFile/at: URL").
+        func key(_ symbol: Symbol) -> String {
+            let name = symbol.pathComponents.last!
+            let parts = name.split(separator: "(", maxSplits: 1)
+            let base = String(parts[0])
+            let label = parts.count > 1 ? String(parts[1].split(separator: ":", maxSplits: 1).first ?? "") : ""
+            let first = symbol.parameters?.first ?? ""
+            let type = first.split(separator: ":", maxSplits: 1).dropFirst().first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            return (symbol.pathComponents.dropLast() + [base, "\(label): \(type)"]).joined(separator: "/")
+        }
+        let asyncKeys = Set(functions.filter(\.isAsync).map(key))
+        XCTAssertTrue(asyncKeys.contains("RSAMessage/encryptFile/at: URL"), "async forms not read: \(asyncKeys.sorted())")
+        XCTAssertTrue(asyncKeys.contains("RSAPrivateKey/init/bitCount: Int"), "\(asyncKeys.sorted())")
+        let clashes = functions.filter { !$0.isAsync && asyncKeys.contains(key($0)) }.map { $0.pathComponents.joined(separator: ".") }
+        XCTAssertEqual(clashes, [], "synchronous calls spelled like an async one")
+    }
+
     // MARK: - The symbol graph of the built module
 
     static func topLevelNames() throws -> Set<String> {
@@ -121,7 +146,8 @@ final class PublicNamesTests: XCTestCase {
                 Symbol(pathComponents: file == "RSAKit.symbols.json" ? symbol.pathComponents : ["@"] + symbol.pathComponents,
                        parameters: symbol.functionSignature.map { signature in
                            (signature.parameters ?? []).map { ($0.declarationFragments ?? []).map(\.spelling).joined() }
-                       })
+                       },
+                       isAsync: (symbol.declarationFragments ?? []).contains { $0.kind == "keyword" && $0.spelling == "async" })
             }
         }
         cachedSymbols = symbols
@@ -133,15 +159,18 @@ final class PublicNamesTests: XCTestCase {
     struct Symbol {
         let pathComponents: [String]
         let parameters: [String]?
+        /// Whether the declaration says `async`.
+        let isAsync: Bool
     }
 
     private struct SymbolGraph: Decodable {
-        struct Fragment: Decodable { let spelling: String }
+        struct Fragment: Decodable { let kind: String?; let spelling: String }
         struct Parameter: Decodable { let declarationFragments: [Fragment]? }
         struct FunctionSignature: Decodable { let parameters: [Parameter]? }
         struct Symbol: Decodable {
             let pathComponents: [String]
             let functionSignature: FunctionSignature?
+            let declarationFragments: [Fragment]?
         }
         let symbols: [Symbol]
     }
