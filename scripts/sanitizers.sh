@@ -13,7 +13,8 @@
 #   UBSan instruments the C targets only (CRSAKitShims, through -Xcc), in trap mode (no runtime
 #   library to link: a finding stops the test process with SIGILL). Swift code has the
 #   compiler's own overflow and bounds traps in every build.
-# - thread: ThreadSanitizer over the block pipeline and the store's locks (threads and processes).
+# - thread: ThreadSanitizer over the block pipeline, the store's locks (threads and processes), and the
+#   async forms and TLS connections (issue 28: work off the pool, the TLS actor, cancellation).
 # Findings in rsakit are fixed in the code, never suppressed; scripts/lsan.supp lists only
 # leaks inside the toolchain's Foundation and XCTest, scripts/tsan.supp three functions whose
 # accesses all sit inside a Synchronization.Mutex TSan cannot see; each entry gives its reason.
@@ -22,7 +23,7 @@ cd "$(dirname "$0")/.."
 source scripts/bounded.sh
 sanitizers=("$@")
 [ ${#sanitizers[@]} -gt 0 ] || sanitizers=(address undefined thread)
-filter='RSAKitTests\.(ChunkingTests|ContainerTests|KeyStoreTests|KeyStoreRecoveryTests|FuzzRegressionTests)|RSAKitCLITests\.'
+filter='RSAKitTests\.(ChunkingTests|ContainerTests|KeyStoreTests|KeyStoreRecoveryTests|FuzzRegressionTests|AsyncMessageTests|AsyncTLSConnectionTests|TLSConnectionTests)|RSAKitCLITests\.'
 export RSAKIT_LONG_TESTS=0
 # Reports fail the run: abort on the first ASan/UBSan/TSan report, with the stack.
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1"
