@@ -285,6 +285,7 @@ final class DataOverloadTests: XCTestCase {
     static let bytesOnly: [(prefix: String, reason: String)] = [
         ("RSAHazmat.", "the hazardous building blocks speak [UInt8] only"),
         ("RSACertificateAttributes.init(", "an attribute record's memberwise initialiser"),
+        ("RSAKeychainItemQuery.init(", "a query record's memberwise initialiser (fingerprints and serial as bytes)"),
         ("RSAKeyFingerprint.init(bytes:)", "init?(data:) is its Data form"),
         ("RSAKitProcessHardening.wipe(_:)", "wipes the caller's own array in place (inout)"),
         ("RSASecretBytes.init(consuming:)", "takes over and wipes the caller's array (inout); init(copying:) takes Data"),
@@ -294,16 +295,22 @@ final class DataOverloadTests: XCTestCase {
         var signatures: [String: [[String]]] = [:]
         for symbol in try PublicNamesTests.symbols() {
             guard let parameters = symbol.parameters else { continue }
-            signatures[symbol.pathComponents.joined(separator: "."), default: []].append(parameters)
+            // An async Data form's extra `maximumWorkers:` label is set aside, so that it is
+            // grouped with the synchronous [UInt8] form it accompanies.
+            let path = symbol.pathComponents.joined(separator: ".").replacingOccurrences(of: "maximumWorkers:)", with: ")")
+            signatures[path, default: []].append(parameters)
         }
         func takesBytes(_ declaration: String) -> Bool { declaration.contains("[UInt8]") }
         var missing: [String] = []
         for (path, forms) in signatures where !Self.bytesOnly.contains(where: { path.hasPrefix($0.prefix) }) {
             for parameters in forms where parameters.contains(where: takesBytes) {
                 // A Data form: the same labels and arity, Data (or DataProtocol) wherever
-                // this form takes [UInt8].
+                // this form takes [UInt8]; an async Data form (issue 28) may add a last
+                // `maximumWorkers` parameter.
                 let hasDataForm = forms.contains { other in
-                    other != parameters && other.count == parameters.count
+                    let arity = other.count == parameters.count
+                        || (other.count == parameters.count + 1 && other.last?.hasPrefix("maximumWorkers") == true)
+                    return other != parameters && arity
                         && zip(parameters, other).allSatisfy { !takesBytes($0) || $1.contains("Data") }
                 }
                 if !hasDataForm { missing.append("\(path) (\(parameters.joined(separator: ", ")))") }
