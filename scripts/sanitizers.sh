@@ -16,8 +16,8 @@
 # - thread: ThreadSanitizer over the block pipeline, the store's locks (threads and processes), and the
 #   async forms and TLS connections (issue 28: work off the pool, the TLS actor, cancellation).
 # Findings in rsakit are fixed in the code, never suppressed; scripts/lsan.supp lists only
-# leaks inside the toolchain's Foundation and XCTest, scripts/tsan.supp three functions whose
-# accesses all sit inside a Synchronization.Mutex TSan cannot see; each entry gives its reason.
+# leaks inside the toolchain's Foundation and XCTest, each with its reason; scripts/tsan.supp
+# is empty (locks are pthread mutexes, which TSan sees; see Concurrency/PThreadMutex.swift).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bounded.sh

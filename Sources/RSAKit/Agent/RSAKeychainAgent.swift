@@ -9,7 +9,6 @@ import Glibc
 import Musl
 #endif
 import Dispatch
-import Synchronization
 internal import CRSAKitShims
 
 /// An agent serving one unlocked protected store (the `ssh-agent` pattern), for
@@ -38,7 +37,7 @@ public final class RSAKeychainAgent: Sendable {
         var lastUse: Double
         var stopping = false
     }
-    private let state: Mutex<State>
+    private let state: PThreadMutex<State>
 
     /// An agent for `store`, which must be protected and unlocked (with its passphrase).
     ///
@@ -61,7 +60,7 @@ public final class RSAKeychainAgent: Sendable {
         let now = RSAKeychainAgent.now()
         deadline = lifetime.map { now + $0 }
         idleSeconds = idle
-        state = Mutex(State(key: key, protectionBytes: bytes, lastUse: now))
+        state = PThreadMutex(State(key: key, protectionBytes: bytes, lastUse: now))
     }
 
     /// Listen, then call `ready` (the socket exists and accepts), then serve until

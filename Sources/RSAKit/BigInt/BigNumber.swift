@@ -1,6 +1,5 @@
 internal import CGMP
 internal import CRSAKitShims
-import Synchronization
 
 /// An owning wrapper over one GMP `mpz_t` (arbitrary-precision signed integer).
 ///
@@ -20,7 +19,7 @@ internal final class BigNumber: @unchecked Sendable {
 
     /// Montgomery constants for self used as a public modulus (see ``montgomery``):
     /// computed on first use, dropped by the in-place mutators.
-    private let montgomeryCache = Mutex<MontgomeryCacheState>(.notComputed)
+    private let montgomeryCache = PThreadMutex<MontgomeryCacheState>(.notComputed)
 
     private enum MontgomeryCacheState {
         case notComputed

@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Synchronization
 
 /// The process-wide budget of block workers shared by RSAKit's `async` calls (issue 16 §6).
 ///
@@ -27,9 +26,9 @@ internal final class RSAWorkerBudget: Sendable {
         var available: Int
         var waiters: [(wanted: Int, continuation: CheckedContinuation<Int, Never>)] = []
     }
-    private let state: Mutex<State>
+    private let state: PThreadMutex<State>
 
-    init(total: Int) { state = Mutex(State(available: max(1, total))) }
+    init(total: Int) { state = PThreadMutex(State(available: max(1, total))) }
 
     /// Take between 1 and `wanted` workers, waiting until at least one is free.
     func acquire(upTo wanted: Int) async -> Int {

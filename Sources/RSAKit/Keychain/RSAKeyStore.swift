@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -66,7 +65,7 @@ public final class RSAKeyStore: Sendable {
 
     internal let layout: StoreLayout
     /// The store key while the store is unlocked (protected stores only).
-    internal let unlocked = Mutex<UnlockedStoreKey?>(nil)
+    internal let unlocked = PThreadMutex<UnlockedStoreKey?>(nil)
 
     // MARK: Location
 

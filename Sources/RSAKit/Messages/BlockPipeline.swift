@@ -122,7 +122,7 @@ internal struct BlockPipeline {
             return outputs
         }
         let results = ResultSlots(count: blocks.count)
-        let firstError = Mutex<Error?>(nil)
+        let firstError = PThreadMutex<Error?>(nil)
         let shared = UnsafeSendable(blocks)
         // Groups go to whichever worker asks next (not a fixed stride per worker): a worker
         // that another process slows down takes fewer groups instead of holding up the batch.

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// One additional prime of a multi-prime key (RFC 8017 §3.2, `OtherPrimeInfo`): r_i,
 /// d_i = d mod (r_i - 1) and t_i = (r_1 ... r_(i-1))^-1 mod r_i, for i >= 3.
@@ -28,9 +27,9 @@ internal final class PrivateKeyStorage: Sendable {
     /// The constant-time key (all primes, exponents and coefficients as fixed-size limbs).
     let secret: ConstantTimeKey
 
-    let blinding: Mutex<BlindingState?> = Mutex(nil)
+    let blinding: PThreadMutex<BlindingState?> = PThreadMutex(nil)
     /// The blinding cache of the variable-time mpz reference path (``RSAPrivateKey/rsadpReferenceVarTime(_:random:)``).
-    let referenceBlinding: Mutex<BlindingPair?> = Mutex(nil)
+    let referenceBlinding: PThreadMutex<BlindingPair?> = PThreadMutex(nil)
 
     /// The vector kernel attached to `secret` (issue 14), nil when the exponentiations run
     /// on GMP's `mpn_sec_powm`.

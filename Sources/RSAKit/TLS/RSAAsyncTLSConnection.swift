@@ -11,7 +11,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import Dispatch
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,7 +35,7 @@ internal final class RSATLSQueueExecutor: SerialExecutor {
 /// cancellation, unless already closed (so that a reused descriptor number is never touched).
 internal final class RSATLSCancellableSocket: Sendable {
     private struct State { var fileDescriptor: Int32?; var cancelled = false; var closed = false }
-    private let state = Mutex(State())
+    private let state = PThreadMutex(State())
 
     /// Record the connected socket. - Returns: false when cancellation came first (the
     /// caller then closes it).
