@@ -14,7 +14,8 @@
 #   library to link: a finding stops the test process with SIGILL). Swift code has the
 #   compiler's own overflow and bounds traps in every build.
 # - thread: ThreadSanitizer over the block pipeline, the store's locks (threads and processes), and the
-#   async forms and TLS connections (issue 28: work off the pool, the TLS actor, cancellation).
+#   async forms and TLS connections (issue 28: work off the pool, the TLS actor, cancellation),
+#   the blinding cache (PrimitivesTests) and the agent (KeychainAgentTests).
 # Findings in rsakit are fixed in the code, never suppressed; scripts/lsan.supp lists only
 # leaks inside the toolchain's Foundation and XCTest, each with its reason; scripts/tsan.supp
 # is empty (locks are pthread mutexes, which TSan sees; see Concurrency/PThreadMutex.swift).
@@ -23,7 +24,7 @@ cd "$(dirname "$0")/.."
 source scripts/bounded.sh
 sanitizers=("$@")
 [ ${#sanitizers[@]} -gt 0 ] || sanitizers=(address undefined thread)
-filter='RSAKitTests\.(ChunkingTests|ContainerTests|KeyStoreTests|KeyStoreRecoveryTests|FuzzRegressionTests|AsyncMessageTests|AsyncTLSConnectionTests|TLSConnectionTests)|RSAKitCLITests\.'
+filter='RSAKitTests\.(ChunkingTests|ContainerTests|KeyStoreTests|KeyStoreRecoveryTests|FuzzRegressionTests|AsyncMessageTests|AsyncTLSConnectionTests|TLSConnectionTests|PrimitivesTests|KeychainAgentTests)|RSAKitCLITests\.'
 export RSAKIT_LONG_TESTS=0
 # Reports fail the run: abort on the first ASan/UBSan/TSan report, with the stack.
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1"
