@@ -21,6 +21,8 @@ final class AsyncTLSConnectionTests: XCTestCase {
         XCTAssertEqual(connection.protocolVersion, "TLS1.3")
         XCTAssertEqual(connection.trustEvaluation.result, .unspecified)
         XCTAssertEqual(connection.privateKeyOperations.map(\.scheme), ["rsa_pss_rsae_sha256"])
+        XCTAssertEqual(connection.clientSignatureAlgorithm, "RSA-PSS-RSAE-SHA256")
+        XCTAssertTrue(connection.sessionDescription.hasPrefix("(TLS1.3)-"), connection.sessionDescription)
         XCTAssertTrue(connection.clientCertificateSent)
 
         // Shared between tasks (Sendable): one writes, another reads to close_notify.

@@ -92,6 +92,10 @@ public actor RSAAsyncTLSConnection {
     public nonisolated let protocolVersion: String
     /// The negotiated cipher suite's IANA name ("TLS_AES_256_GCM_SHA384").
     public nonisolated let cipherSuite: String
+    /// GnuTLS's description of the session ("(TLS1.3)-(ECDHE-X25519)-(RSA-PSS-RSAE-SHA256)-(AES-256-GCM)").
+    public nonisolated let sessionDescription: String
+    /// The scheme of the client's CertificateVerify as GnuTLS names it ("RSA-PSS-RSAE-SHA256"), if one was sent.
+    public nonisolated let clientSignatureAlgorithm: String?
     /// The server's certificates as sent, leaf first.
     public nonisolated let serverCertificates: [X509Certificate]
     /// The evaluation of the server's chain (see ``RSATLSConnection/trustEvaluation``).
@@ -114,6 +118,8 @@ public actor RSAAsyncTLSConnection {
         identity = connection.identity
         protocolVersion = connection.protocolVersion
         cipherSuite = connection.cipherSuite
+        sessionDescription = connection.sessionDescription
+        clientSignatureAlgorithm = connection.clientSignatureAlgorithm
         serverCertificates = connection.serverCertificates
         trustEvaluation = connection.trustEvaluation
         serverTrustDecision = connection.serverTrustDecision
