@@ -123,8 +123,6 @@ public struct RSATrust: Sendable {
         var native = [try leaf.gnutlsCertificate()]
         var pool = try certificates.dropFirst().map { ($0, try $0.gnutlsCertificate()) }
         var anchor: X509Certificate?
-        // A self-issued top whose signature does not verify under its own key.
-        var selfSignatureFails = false
         while chain.count < RSATrust.maximumChainLength, let top = native.last {
             if pinned.contains(chain[chain.count - 1].derRepresentation) {
                 anchor = chain[chain.count - 1]
@@ -134,12 +132,9 @@ public struct RSATrust: Sendable {
                 anchor = try X509Certificate(derRepresentation: der)
                 break
             }
-            if chain[chain.count - 1].isSelfIssued {
-                // A self-signed root ends the search; a certificate that only carries its
-                // issuer's name as its own was signed by another key: look for that key.
-                selfSignatureFails = !(try chain[chain.count - 1].isSelfSigned(top))
-                if !selfSignatureFails { break }
-            }
+            // A self-signed root ends the search; a certificate that only carries its
+            // issuer's name as its own was signed by another key: look for that key.
+            if chain[chain.count - 1].isSelfIssued, try chain[chain.count - 1].isSelfSigned(top) { break }
             let candidates = pool.indices.filter { GnuTLSTrustList.isIssuer(pool[$0].1, of: top) }
             // Prefer the candidate whose signature verifies.
             guard let index = candidates.first(where: { (try? GnuTLSTrustList.verifyLink(top, issuer: pool[$0].1))?.contains(.signatureFailure) == false })
