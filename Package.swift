@@ -99,7 +99,7 @@ let package = Package(
             name: "RSAKitTests",
             dependencies: ["RSAKit", "CRSAKitVector", "RSAKitTestSupport"],
             path: "Tests/RSAKitTests",
-            exclude: ["Fixtures/README.md", "Fixtures/legacy-store-v1", "Fixtures/fuzz", "Fixtures/pyca"]
+            exclude: ["Fixtures/README.md", "Fixtures/legacy-store-v1", "Fixtures/fuzz", "Fixtures/pyca", "Fixtures/implicit-rejection"]
         ),
         // End-to-end tests of the built `rsakit` binary.
         .testTarget(

@@ -8,3 +8,4 @@
 #include <nettle/version.h>
 #include <nettle/pbkdf2.h>
 #include <nettle/arctwo.h>
+#include <nettle/hmac.h>

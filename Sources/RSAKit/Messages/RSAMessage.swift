@@ -156,7 +156,8 @@ public enum RSAMessage {
             if reader.prefix.isEmpty {
                 throw RSAError.messageInvalid(reason: "no ciphertext blocks: the input is empty")
             }
-            try RSARawBlocks.decrypt(from: &reader, to: &sink, with: privateKey, padding: format!.padding)
+            try RSARawBlocks.decrypt(from: &reader, to: &sink, with: privateKey, padding: format!.padding,
+                                     rejection: format!.rejection)
             return
         case .container, nil:
             break

@@ -3,7 +3,8 @@
 ///
 /// Made with the factory functions, which only allow combinations that exist:
 /// `.container()`, `.container(padding: .oaep(RSAOAEPParameters()), armored: true)`,
-/// `.rawBlocks(padding: .pkcs1v15)`, `.appleAESGCM(hash: .sha256)`.
+/// `.rawBlocks(padding: .pkcs1v15)`, `.rawBlocksWithImplicitRejection()`,
+/// `.appleAESGCM(hash: .sha256)`.
 public struct RSAMessageFormat: Sendable, Hashable, CustomStringConvertible {
     /// The three formats; the raw values are the CLI's `--format` names.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
@@ -21,11 +22,15 @@ public struct RSAMessageFormat: Sendable, Hashable, CustomStringConvertible {
     public let padding: RSAEncryptionPadding
     /// True for ASCII armor around a container (``RSAArmor``).
     public let armored: Bool
+    /// What decrypting a raw PKCS#1 v1.5 block with a bad padding gives: `.explicit` (an
+    /// error) everywhere except in ``rawBlocksWithImplicitRejection()``. Encryption ignores it.
+    public let rejection: RSAPaddingRejection
 
-    private init(kind: Kind, padding: RSAEncryptionPadding, armored: Bool) {
+    private init(kind: Kind, padding: RSAEncryptionPadding, armored: Bool, rejection: RSAPaddingRejection = .explicit) {
         self.kind = kind
         self.padding = padding
         self.armored = armored
+        self.rejection = rejection
     }
 
     /// The rsakit container, version 2; its header records the padding, so decryption needs
@@ -37,6 +42,15 @@ public struct RSAMessageFormat: Sendable, Hashable, CustomStringConvertible {
     /// Raw k-byte blocks with `padding` (PKCS#1 v1.5 by default; OAEP with any hashes and label).
     public static func rawBlocks(padding: RSAEncryptionPadding = .pkcs1v15) -> RSAMessageFormat {
         RSAMessageFormat(kind: .raw, padding: padding, armored: false)
+    }
+
+    /// Raw k-byte PKCS#1 v1.5 blocks decrypted with implicit rejection: a block whose padding
+    /// is wrong gives its synthetic message instead of an error (``RSAPaddingRejection``;
+    /// draft-irtf-cfrg-rsa-guidance §7). For protocols that must not reveal padding errors;
+    /// a file tool wants ``rawBlocks(padding:)``. Encrypting with it is the same as with
+    /// `.rawBlocks(padding: .pkcs1v15)`.
+    public static func rawBlocksWithImplicitRejection() -> RSAMessageFormat {
+        RSAMessageFormat(kind: .raw, padding: .pkcs1v15, armored: false, rejection: .implicit)
     }
 
     /// Apple's RSA-OAEP + AES-GCM with `hash` (SHA-1, -224, -256, -384 or -512) for OAEP and MGF1.
@@ -54,7 +68,7 @@ public struct RSAMessageFormat: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch kind {
         case .container: return "container (\(padding)\(armored ? ", armored" : ""))"
-        case .raw: return "raw blocks (\(padding))"
+        case .raw: return "raw blocks (\(padding)\(rejection == .implicit ? ", implicit rejection" : ""))"
         case .appleAESGCM: return "Apple RSA-OAEP + AES-GCM (\(appleHash.rawValue))"
         }
     }

@@ -58,19 +58,28 @@ public enum RSARawBlocks {
     ///     must be discarded by the caller.
     ///   - key: the private key.
     ///   - padding: the padding the blocks were made with (a mismatch fails as `decryptionFailed`).
+    ///   - rejection: what a PKCS#1 v1.5 block with a bad padding gives: an error (default)
+    ///     or its synthetic message (``RSAPaddingRejection/implicit``, for protocols; see
+    ///     ``RSAPaddingRejection``). Only PKCS#1 v1.5 has implicit rejection.
     ///   - random: source of blinding factors.
     ///   - concurrency: worker threads (default: all processors).
     /// - Returns: the number of blocks decrypted.
-    /// - Throws: `RSAError.ciphertextLengthInvalid` for a length that is not a multiple of k;
-    ///   `RSAError.decryptionFailed` when any block fails, whichever check failed;
+    /// - Throws: `RSAError.messageFormatUnsupported` for implicit rejection with OAEP (before
+    ///   reading); `RSAError.ciphertextLengthInvalid` for a length that is not a multiple of k;
+    ///   `RSAError.decryptionFailed` when any block fails, whichever check failed (with
+    ///   implicit rejection: only a block whose integer is not below n);
     ///   I/O errors of `source`/`sink`.
     /// - Note: each block uses the blinded, constant-time RSADP and a branch-free padding check.
     @discardableResult
     public static func decrypt<Source: RSAByteSource, Sink: RSAByteSink>(
         from source: inout Source, to sink: inout Sink, with key: RSAPrivateKey,
-        padding: RSAEncryptionPadding, random: RSARandomSource = SystemRandomSource(),
+        padding: RSAEncryptionPadding, rejection: RSAPaddingRejection = .explicit,
+        random: RSARandomSource = SystemRandomSource(),
         concurrency: Int = RSAPKCS1v15Chunking.defaultConcurrency
     ) throws -> UInt64 {
+        if rejection == .implicit, padding != .pkcs1v15 {
+            throw RSAError.messageFormatUnsupported(reason: "implicit rejection is defined for PKCS#1 v1.5 padding only, not \(padding)")
+        }
         let k = key.modulusByteCount
         if let total = source.remainingByteCount, total % k != 0 {
             throw RSAError.ciphertextLengthInvalid(byteCount: total, blockSize: k)
@@ -82,7 +91,7 @@ public enum RSARawBlocks {
             source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false,
             groupSize: padding == .pkcs1v15 ? key.preferredBlockGroupSize : 1
         ) { group in
-            try key.decrypt(blocks: group.map(\.bytes), padding: padding, random: random)
+            try key.decrypt(blocks: group.map(\.bytes), padding: padding, rejection: rejection, random: random)
         }.blockCount
     }
 }

@@ -66,21 +66,7 @@ public enum EMEPKCS1v15 {
         guard k >= overheadByteCount else { throw RSAError.decryptionFailed }
 
         return try em.withUnsafeBufferPointer { bytes -> [UInt8] in
-            // EM[0] == 0x00 and EM[1] == 0x02
-            var good = ConstantTime.isZero(bytes[0]) & ConstantTime.equal(bytes[1], 0x02)
-            // Index of the first 0x00 after EM[1]; scan every octet regardless.
-            var lookingForSeparator = ConstantTime.allOnes
-            var separatorIndex: UInt = 0
-            for i in 2..<k {
-                let isZero = ConstantTime.isZero(bytes[i])
-                separatorIndex = ConstantTime.select(lookingForSeparator & isZero, UInt(i), separatorIndex)
-                lookingForSeparator &= ~isZero
-            }
-            good &= ~lookingForSeparator
-            // PS = EM[2 ..< separatorIndex] must be at least 8 octets: separatorIndex >= 10.
-            // NOTE: through ConstantTimeAudit.opaque, or the optimiser turns this AND into a
-            // branch on the secret separator position (seen under valgrind in -c release).
-            good &= ConstantTimeAudit.opaque(ConstantTime.greaterOrEqual(separatorIndex, 10))
+            var (good, separatorIndex) = check(bytes)
 
             // The verdict and, for a good EM, the message length are what RSAES-PKCS1-v1_5
             // reveals: declassified here (for the valgrind harness) and only then branched on.
@@ -93,6 +79,31 @@ public enum EMEPKCS1v15 {
             ConstantTimeAudit.declassify(&separatorIndex)
             return Array(bytes[(Int(separatorIndex) + 1)...])
         }
+    }
+
+    /// The checks of RFC 8017 §7.2.2 step 3 as masks: `good` is all-ones when EM[0] is 0x00,
+    /// EM[1] is 0x02, a 0x00 separator follows at index 10 or later (at least 8 octets of
+    /// PS); `separatorIndex` is the index of the first 0x00 after EM[1] (0 when there is none).
+    /// Reads every octet; no branch or index depends on EM. Both results are secret.
+    /// - Parameter bytes: EM, k >= 11 octets.
+    @inline(__always)
+    static func check(_ bytes: UnsafeBufferPointer<UInt8>) -> (good: UInt, separatorIndex: UInt) {
+        // EM[0] == 0x00 and EM[1] == 0x02
+        var good = ConstantTime.isZero(bytes[0]) & ConstantTime.equal(bytes[1], 0x02)
+        // Index of the first 0x00 after EM[1]; scan every octet regardless.
+        var lookingForSeparator = ConstantTime.allOnes
+        var separatorIndex: UInt = 0
+        for i in 2..<bytes.count {
+            let isZero = ConstantTime.isZero(bytes[i])
+            separatorIndex = ConstantTime.select(lookingForSeparator & isZero, UInt(i), separatorIndex)
+            lookingForSeparator &= ~isZero
+        }
+        good &= ~lookingForSeparator
+        // PS = EM[2 ..< separatorIndex] must be at least 8 octets: separatorIndex >= 10.
+        // NOTE: through ConstantTimeAudit.opaque, or the optimiser turns this AND into a
+        // branch on the secret separator position (seen under valgrind in -c release).
+        good &= ConstantTimeAudit.opaque(ConstantTime.greaterOrEqual(separatorIndex, 10))
+        return (good, separatorIndex)
     }
 }
 } // extension RSAHazmat

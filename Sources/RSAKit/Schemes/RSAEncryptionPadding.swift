@@ -91,12 +91,17 @@ extension RSAPrivateKey {
     }
 
     /// Decrypt several k-byte blocks with `padding`, in order: PKCS#1 v1.5 blocks go through
-    /// ``decrypt(blocks:random:)`` (the batch private operation, 8 lanes on the vector
+    /// ``decrypt(blocks:rejection:random:)`` (the batch private operation, 8 lanes on the vector
     /// kernel), OAEP blocks one by one. Errors as ``decrypt(_:padding:random:)``.
-    internal func decrypt(blocks: [ArraySlice<UInt8>], padding: RSAEncryptionPadding, random: RSARandomSource) throws -> [[UInt8]] {
+    /// `rejection` applies to PKCS#1 v1.5 only (``RSAMessageFormat`` and ``RSARawBlocks``
+    /// refuse it with OAEP before any block is read).
+    internal func decrypt(
+        blocks: [ArraySlice<UInt8>], padding: RSAEncryptionPadding,
+        rejection: RSAPaddingRejection = .explicit, random: RSARandomSource
+    ) throws -> [[UInt8]] {
         switch padding {
         case .pkcs1v15:
-            return try decrypt(blocks: blocks, random: random)
+            return try decrypt(blocks: blocks, rejection: rejection, random: random)
         case .oaep:
             return try blocks.map { try decrypt(Array($0), padding: padding, random: random) }
         }

@@ -7,13 +7,13 @@ struct DecryptCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "decrypt",
         overview: "Decrypt an rsakit container, raw blocks or Apple's RSA-OAEP + AES-GCM with a private key.",
-        usage: "rsakit decrypt [--tag <TAG> | --key <FILE>] [--in <FILE>] [--out <FILE>] [--format container|raw|apple-aesgcm] [--raw] [--padding pkcs1|oaep] [--oaep-hash <HASH>] [--mgf1-hash <HASH>] [--label <TEXT> | --label-hex <HEX>] [--store <DIR>]",
+        usage: "rsakit decrypt [--tag <TAG> | --key <FILE>] [--in <FILE>] [--out <FILE>] [--format container|raw|apple-aesgcm] [--raw] [--padding pkcs1|oaep] [--oaep-hash <HASH>] [--mgf1-hash <HASH>] [--label <TEXT> | --label-hex <HEX>] [--implicit-rejection] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Use the private key stored under this application tag."),
             .value("key", "FILE", "Use the private key in this file (PEM or DER; PKCS#1 or PKCS#8)."),
             .value("in", "FILE", "Read ciphertext from FILE (default: standard input; '-' too)."),
             .value("out", "FILE", "Write to FILE, only if the command succeeds (default: standard output)."),
-        ] + MessageOptions.specs,
+        ] + MessageOptions.specs + [MessageOptions.implicitRejectionSpec],
         discussion: """
         The input form is detected: an rsakit container (by its magic; its header names the
         padding, so no padding option is needed), ASCII armor, or raw blocks (read with
@@ -21,9 +21,13 @@ struct DecryptCommand: RSAKitCommand {
         looks like a container; Apple's format has no header and is read only with
         --format apple-aesgcm. For a container without --tag or --key, the private key is found
         in the store by the fingerprint in the header. Raw blocks need --tag or --key.
-        A wrong key, padding, hash or label fails as "decryption failed". When writing to
-        standard output and decryption fails part-way, the exit status is non-zero and what
-        was written must be discarded (Apple's format writes nothing before its tag checks).
+        A wrong key, padding, hash or label fails as "decryption failed", except with
+        --implicit-rejection (raw PKCS#1 v1.5 blocks only): then a block whose padding is wrong
+        decrypts to a synthetic message derived from the key and the block, with no error, as
+        OpenSSL 3.2 and the IETF draft on RSA implementation guidance do. That is for programs
+        that answer a peer and must not reveal padding errors; to decrypt files, leave it off.
+        When writing to standard output and decryption fails part-way, the exit status is
+        non-zero and what was written must be discarded (Apple's format writes nothing before its tag checks).
         """)
 
     let arguments: ParsedArguments

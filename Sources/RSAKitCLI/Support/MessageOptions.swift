@@ -20,6 +20,14 @@ struct MessageOptions {
     let padding: RSAEncryptionPadding
     /// The hash for Apple's format (--oaep-hash, default sha256).
     let appleHash: RSAHashAlgorithm
+    /// decrypt's --implicit-rejection: raw PKCS#1 v1.5 blocks with a bad padding give their
+    /// synthetic message (RSAPaddingRejection.implicit).
+    let implicitRejection: Bool
+
+    /// decrypt's own option.
+    static let implicitRejectionSpec: OptionSpec = .flag(
+        "implicit-rejection",
+        "With --raw and PKCS#1 v1.5: a block with a bad padding gives a synthetic message, not an error (for protocols; draft-irtf-cfrg-rsa-guidance).")
 
     init(_ arguments: ParsedArguments, command: String) throws {
         func usage(_ message: String) -> UsageError { UsageError(message: message, command: command) }
@@ -35,6 +43,13 @@ struct MessageOptions {
             kind = .raw
         }
         self.kind = kind
+        implicitRejection = arguments.flag("implicit-rejection")
+        if implicitRejection {
+            guard kind == .raw else { throw usage("--implicit-rejection applies to raw PKCS#1 v1.5 blocks; add --raw") }
+            guard arguments.value("padding") ?? "pkcs1" == "pkcs1" else {
+                throw usage("--implicit-rejection is defined for PKCS#1 v1.5 only; drop --padding oaep")
+            }
+        }
         let hash = try Self.hash(arguments, "oaep-hash", command)
         let mgf1 = try Self.hash(arguments, "mgf1-hash", command)
         let label = try Self.label(arguments, command)
@@ -81,7 +96,7 @@ struct MessageOptions {
         switch kind {
         case nil: return nil
         case .container: return .container()
-        case .raw: return .rawBlocks(padding: padding)
+        case .raw: return implicitRejection ? .rawBlocksWithImplicitRejection() : .rawBlocks(padding: padding)
         case .appleAESGCM: return .appleAESGCM(hash: appleHash)
         }
     }
