@@ -1,9 +1,8 @@
 import Foundation
 
 /// The implicit-rejection test vectors (Tests/RSAKitTests/Fixtures/implicit-rejection, see
-/// the README there): draft-irtf-cfrg-rsa-guidance Appendix B (2048-, 2049- and 4096-bit keys)
-/// and tlslite-ng's 3072-bit set, each case a ciphertext with the message a conforming
-/// implementation returns, or the error it must give.
+/// the README there): draft-irtf-cfrg-rsa-guidance Appendix B (2048-, 2049- and 4096-bit keys),
+/// each case a ciphertext with the message a conforming implementation returns.
 package struct ImplicitRejectionVectors: Decodable {
     /// One key and its cases.
     package struct KeySet: Decodable {
@@ -20,16 +19,14 @@ package struct ImplicitRejectionVectors: Decodable {
 
     /// One ciphertext.
     package struct Case: Decodable {
-        /// The draft's name for it ("B.1.6"), nil for tlslite-ng's extra cases.
+        /// The draft's name for it ("B.1.6").
         package let draft: String?
-        /// tlslite-ng's test name, saying what is wrong with the padding, if anything.
+        /// tlslite-ng's name for the same case, saying what is wrong with the padding, if anything.
         package let name: String
         /// The ciphertext, hex.
         package let ciphertext: String
-        /// The expected output, hex (real or synthetic message); nil when `error` is set.
+        /// The expected output, hex (the real or the synthetic message).
         package let message: String?
-        /// Why the ciphertext must be refused with an error (it is not k bytes).
-        package let error: String?
     }
 
     package let about: String
