@@ -104,6 +104,27 @@ int rsakit_i2osp(uint8_t *out, size_t out_len, mpz_srcptr x) {
     return 0;
 }
 
+void rsakit_i2osp_secret(uint8_t *out, size_t out_len, mpz_srcptr x) {
+    /* Every byte of every limb is visited; only the limb count (public) and out_len decide
+       where it goes. Bytes that fall before out[0] are dropped: the caller guarantees they
+       are zero (x < 256^out_len). */
+    const size_t limb_bytes = sizeof(mp_limb_t);
+    const size_t limb_count = mpz_size(x);
+    const mp_limb_t *limbs = mpz_limbs_read(x);
+    if (out_len > 0) {
+        memset(out, 0, out_len);
+    }
+    for (size_t limb = 0; limb < limb_count; limb++) {
+        mp_limb_t value = limbs[limb];
+        for (size_t byte = 0; byte < limb_bytes; byte++) {
+            size_t position = limb * limb_bytes + byte; /* from the least significant end */
+            if (position < out_len) {
+                out[out_len - 1 - position] = (uint8_t)(value >> (byte * 8));
+            }
+        }
+    }
+}
+
 void rsakit_os2ip(mpz_ptr x, const uint8_t *in, size_t len) {
     if (len == 0) {
         mpz_set_ui(x, 0);

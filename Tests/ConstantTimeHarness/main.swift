@@ -7,6 +7,7 @@
 //
 // MODE:
 //   ct         the constant-time path: decrypt (valid and invalid padding, c = 0, 1, n - 1),
+//              decrypt with implicit rejection (valid paddings and the broken EMs below),
 //              RSADP, the batch of 8, the container frame check, EME-PKCS1-v1_5 decode on
 //              marked EMs; RSAES-OAEP (SHA-1 and SHA-256, with and without a label) on valid
 //              ciphertexts and on ones whose EM has a wrong Y octet, a wrong lHash, no 0x01
@@ -205,6 +206,22 @@ if mode == "mpz" {
         let m = try RSAHazmat.rsadp(input, key: key, random: random)
         declassify(m)
         record(try RSAHazmat.rsaep(m, key: publicKey) == input)
+    }
+    // 2b. Implicit rejection (draft-irtf-cfrg-rsa-guidance §7): valid ciphertexts give their
+    //     message; the broken EMs of step 5 (but the first), encrypted, give a synthetic message (no error),
+    //     the same twice. The synthetic message is derived from the marked d.
+    for (ciphertext, message) in zip(ciphertexts, messages).prefix(4) {
+        let decoded = try? key.decrypt(ciphertext, rejection: .implicit, random: random)
+        if let decoded { declassify(decoded) }
+        record(decoded == message)
+    }
+    // (badEMs[0] starts with 0xFF: no ciphertext has it.)
+    for ciphertext in try badEMs.dropFirst().map({ try RSAHazmat.rsaep($0, key: publicKey) }) + [edgeInputs[3]] {
+        let first = try? key.decrypt(ciphertext, rejection: .implicit, random: random)
+        let second = try? key.decrypt(ciphertext, rejection: .implicit, random: random)
+        if let first { declassify(first) }
+        if let second { declassify(second) }
+        record(first != nil && first == second && first!.count <= k - 11)
     }
     // 3. The batch entry point, 8 blocks.
     // (Reached through the chunk pipeline once it hands over 8 blocks; called here directly.)

@@ -34,6 +34,11 @@ int rsakit_mpz_odd_p(mpz_srcptr x);
  * on the limb count and out_len. */
 int rsakit_i2osp(uint8_t *out, size_t out_len, mpz_srcptr x);
 
+/* I2OSP of a secret x >= 0 into exactly out_len big-endian bytes, with no branch or index
+   that depends on x's value (only on its limb count, mpz_size, taken as public); unlike
+   rsakit_i2osp it does not check that x fits: the caller must know x < 256^out_len. */
+void rsakit_i2osp_secret(uint8_t *out, size_t out_len, mpz_srcptr x);
+
 /* OS2IP (RFC 8017 section 4.2): x = the big-endian integer of in[0..len). */
 void rsakit_os2ip(mpz_ptr x, const uint8_t *in, size_t len);
 

@@ -131,6 +131,14 @@ internal final class BigNumber: @unchecked Sendable {
         return out
     }
 
+    /// I2OSP of a secret value into exactly `count` octets with no branch on its value (only
+    /// its limb count is used, as public); the caller guarantees 0 <= self < 256^count.
+    func secretBytes(count: Int) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        out.withUnsafeMutableBufferPointer { rsakit_i2osp_secret($0.baseAddress, count, raw) }
+        return out
+    }
+
     /// The minimal big-endian encoding of self >= 0 (no leading zero octets; `[]` for 0).
     var minimalBytes: [UInt8] {
         // Cannot fail: byteCount is exactly large enough.

@@ -18,8 +18,8 @@
 ///                  k - 10 (0 when none is)
 ///
 /// Constant-time: no branch or index depends on d, C's decryption, the candidates or L; the
-/// only secret-dependent work is HMAC-SHA256 (Nettle) and word masks. I2OSP(d, k) goes through
-/// GMP's `mpz_export` (its time depends on d's limb count, which is that of n in practice).
+/// only secret-dependent work is HMAC-SHA256 (Nettle) and word masks. I2OSP(d, k) reads every
+/// limb of d (`rsakit_i2osp_secret`); only d's limb count, that of n in practice, is public.
 /// The buffers holding I2OSP(d, k), its hash and KDK are zeroed before returning.
 internal struct ImplicitRejectionFallback {
     /// The pseudo-random string, exactly k bytes (zeroed when the value is wiped).
@@ -43,7 +43,8 @@ internal struct ImplicitRejectionFallback {
         guard k >= EMEPKCS1v15.overheadByteCount, k * 8 <= Int(UInt16.max), ciphertext.count == k else {
             throw RSAError.decryptionFailed
         }
-        var exponent = try d.bytes(count: k)
+        // d < n < 256^k (a validated key), so I2OSP(d, k) cannot overflow.
+        var exponent = d.secretBytes(count: k)
         var exponentHash = RSAHashAlgorithm.sha256.hash(exponent)
         wipe(&exponent)
         var kdk = HMACSHA256.authenticationCode(key: exponentHash, ciphertext)
