@@ -2,7 +2,9 @@
 # Install what rsakit needs on a Debian machine, only where it is missing:
 # pkg-config, GMP (libgmp-dev), Nettle (nettle-dev), GnuTLS (libgnutls28-dev), libsodium (libsodium-dev), the openssl CLI
 # (interop tests), certtool (gnutls-bin, PKCS#12 interop tests), curl (mutual TLS interop tests) and valgrind (the
-# constant-time harness under memcheck; also provides valgrind/memcheck.h).
+# constant-time harness under memcheck; also provides valgrind/memcheck.h); for the manual pages, completion and
+# the Debian package: groff (man page checks), man-db, zsh and fish (completion tests), dpkg-dev (dpkg-shlibdeps)
+# and lintian.
 set -euo pipefail
 need=()
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
@@ -14,6 +16,12 @@ command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v certtool >/dev/null 2>&1 || need+=(gnutls-bin)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
+command -v groff >/dev/null 2>&1 || need+=(groff-base)
+command -v man >/dev/null 2>&1 || need+=(man-db)
+command -v zsh >/dev/null 2>&1 || need+=(zsh)
+command -v fish >/dev/null 2>&1 || need+=(fish)
+command -v dpkg-shlibdeps >/dev/null 2>&1 || need+=(dpkg-dev)
+command -v lintian >/dev/null 2>&1 || need+=(lintian)
 if [ "${#need[@]}" -gt 0 ]; then
     echo "rsakit: installing ${need[*]}" >&2
     SUDO=""

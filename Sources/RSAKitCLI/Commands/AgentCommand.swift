@@ -19,6 +19,8 @@ struct AgentCommand: RSAKitCommand {
             .flag("foreground", "start: stay attached and serve until stopped (default: run in the background).").only("start"),
         ],
         positionals: ["SUBCOMMAND"],
+        subcommands: ["start", "status", "lock", "stop"],
+        hiddenSubcommands: ["serve"],
         discussion: """
         start asks for the store's passphrase once (--store-passin, $RSAKIT_STORE_PASSIN, --passin,
         $RSAKIT_PASSIN, else the terminal) and prints, as ssh-agent does:
@@ -38,7 +40,7 @@ struct AgentCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        subcommand = try parseSubcommand(arguments, of: ["start", "status", "lock", "stop", "serve"], spec: Self.spec)
+        subcommand = try parseSubcommand(arguments, spec: Self.spec)
         socketPath = arguments.value("socket") ?? RSAKeychainAgent.defaultSocketPath()
         for option in ["lifetime", "idle"] { _ = try duration(option) }
     }

@@ -24,6 +24,7 @@ struct CertCommand: RSAKitCommand {
             .flag("json", "show, find, list: print JSON.").only("show", "find", "list"),
         ],
         positionals: ["SUBCOMMAND", "FILE"],
+        subcommands: ["show", "add", "find", "list", "export", "delete"],
         discussion: "add reads DER, PEM or a PEM bundle; with several certificates the first is the certificate and the others its chain, stored with it.",
         passphrases: .none)
 
@@ -32,7 +33,7 @@ struct CertCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        let sub = try parseSubcommand(arguments, of: ["show", "add", "find", "list", "export", "delete"], spec: Self.spec)
+        let sub = try parseSubcommand(arguments, spec: Self.spec)
         subcommand = sub
         if sub == "show" {
             guard arguments.positionals.count == 2 else {

@@ -17,6 +17,7 @@ struct GitCredentialCommand: RSAKitCommand {
         usage: "rsakit git-credential get|store|erase   (git runs it as git-credential-rsakit, attributes on standard input)",
         options: [],
         positionals: ["OPERATION"],
+        subcommands: ["get", "store", "erase"],
         discussion: """
         get prints username= and password= for the most recently changed internet password whose
         protocol, host, port, path and username equal those git gives (those git leaves out match
@@ -80,7 +81,7 @@ struct GitCredentialCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        operation = try parseSubcommand(arguments, of: ["get", "store", "erase"], spec: Self.spec)
+        operation = try parseSubcommand(arguments, spec: Self.spec)
     }
 
     func run() throws {

@@ -17,12 +17,13 @@ struct IdentityCommand: RSAKitCommand {
             .value("label", "L", "import: the certificate's label (default: the p12 friendly name, else the subject summary); show, export, delete: which identity.").only("import", "show", "export", "delete"),
             .value("tag", "T", "import: the private key's application tag (default: the label).").only("import"),
             .flag("replace", "import: replace items with the same tag or issuer + serial.").only("import"),
-            .value("format", "FORMAT", "export: p12 (as OpenSSL 3.0 writes it) or pem (key, certificate and chain, for curl --cert/--key).").only("export"),
+            .value("format", "FORMAT", "export: p12 (as OpenSSL 3.0 writes it) or pem (key, certificate and chain, for curl --cert/--key).").choices(["p12", "pem"]).only("export"),
             .value("passout", "SPEC", "export --format p12: its passphrase, same syntax as --passin (default: $RSAKIT_PASSOUT, else a prompt, asked twice).").only("export"),
             .value("out", "FILE", "export: write to FILE (mode 0600; default: standard output).").only("export"),
             .flag("json", "list, show: print JSON.").only("list", "show"),
         ],
         positionals: ["SUBCOMMAND", "FILE"],
+        subcommands: ["import", "list", "show", "export", "delete"],
         discussion: """
         import verifies the PKCS#12 MAC first, then stores the key pair, the certificate and its chain in one
         write (nothing is stored on any failure), and prints the label stored, the trust result of the chain
@@ -37,7 +38,7 @@ struct IdentityCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        let sub = try parseSubcommand(arguments, of: ["import", "list", "show", "export", "delete"], spec: Self.spec)
+        let sub = try parseSubcommand(arguments, spec: Self.spec)
         subcommand = sub
         if sub == "import" {
             guard arguments.positionals.count == 2 else {

@@ -26,6 +26,7 @@ struct InternetPasswordCommand: RSAKitCommand {
             .flag("json", "add, find, list: print JSON.").only("add", "find", "list"),
         ] + protectOptions.map { $0.only("add") },
         positionals: ["SUBCOMMAND"],
+        subcommands: ["add", "find", "delete", "list"],
         discussion: """
         An item is unique on (server, protocol, port, path, account, authentication type, security
         domain), as in Apple's keychain: add and delete name all of them (absent ones are empty);
@@ -40,7 +41,7 @@ struct InternetPasswordCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        subcommand = try parseSubcommand(arguments, of: ["add", "find", "delete", "list"], spec: Self.spec)
+        subcommand = try parseSubcommand(arguments, spec: Self.spec)
         if subcommand != "list" && arguments.value("url") == nil && arguments.value("server") == nil {
             throw UsageError(message: "missing --server <S> or --url <URL>", command: Self.spec.name)
         }

@@ -62,7 +62,7 @@ struct ExportCommand: RSAKitCommand {
         options: [
             .value("tag", "TAG", "Application tag of the key."),
             .flag("private", "Export the private key (PKCS#8 by default); written with mode 0600."),
-            .value("format", "FORMAT", "pkcs1 (iOS SecKeyCopyExternalRepresentation), spki (OpenSSL/Java public), pkcs8 (private)."),
+            .value("format", "FORMAT", "pkcs1 (iOS SecKeyCopyExternalRepresentation), spki (OpenSSL/Java public), pkcs8 (private).").choices(["pkcs1", "spki", "pkcs8"]),
             .flag("encrypt", "With --private: write encrypted PKCS#8 (PBES2: PBKDF2-HMAC-SHA256, 600,000 iterations, AES-256-CBC), as `openssl pkey -passin` reads."),
             .value("passout", "SPEC", "The passphrase for --encrypt, same syntax as --passin (default: $RSAKIT_PASSOUT, else a prompt, asked twice)."),
             .flag("der", "Write DER instead of PEM."),
@@ -141,15 +141,23 @@ struct ListCommand: RSAKitCommand {
         overview: "List the items in the store (keys, generic passwords, then certificates); needs no passphrase.",
         usage: "rsakit list [--class key|password|certificate] [--json] [--store <DIR>]",
         options: [
-            .value("class", "CLASS", "Only items of this class: key, password, internet-password or certificate."),
+            .value("class", "CLASS", "Only items of this class: key, password, internet-password or certificate.").choices(["key", "password", "internet-password", "certificate"]),
             .flag("json", "Print a JSON array of items."),
+            // For shell completion: one name per line, no header, nothing for a missing store.
+            .value("names", "KIND", "tag, label (certificates and identities), service, account or server: print those names, one per line.").choices(ListCommand.nameKinds).hiddenFromHelp(),
         ],
         passphrases: .none)
+
+    /// What `--names` prints.
+    static let nameKinds = ["tag", "label", "service", "account", "server"]
 
     let arguments: ParsedArguments
     let classes: Set<String>
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
+        if let kind = arguments.value("names"), !Self.nameKinds.contains(kind) {
+            throw UsageError(message: "--names must be one of \(Self.nameKinds.joined(separator: ", ")), got '\(terminalSafe(kind))'", command: Self.spec.name)
+        }
         if let name = arguments.value("class") {
             guard ["key", "password", "internet-password", "certificate"].contains(name) else {
                 throw UsageError(message: "--class must be key, password, internet-password or certificate, got '\(name)'", command: Self.spec.name)
@@ -161,6 +169,9 @@ struct ListCommand: RSAKitCommand {
     }
 
     func run() throws {
+        if let kind = arguments.value("names") {
+            return try printNames(kind)
+        }
         let listing = try openStore(arguments).allKeychainItems()
         for problem in listing.problems { printWarning(problem.description) }
         let keys = classes.contains("key") ? listing.keys : []
@@ -220,6 +231,26 @@ struct ListCommand: RSAKitCommand {
             text += certificateTable(certificates)
         }
         try printOutput(text)
+    }
+
+    /// `--names KIND`: the distinct names of that kind in the store, sorted, one per line,
+    /// escaped as in the table (terminalSafe). Reads only item attributes, which a protected
+    /// store keeps in the clear, so it never asks for a passphrase; a missing store prints
+    /// nothing (it is never created). Meant for completion scripts.
+    private func printNames(_ kind: String) throws {
+        guard try storeExists(arguments) else { return }
+        let listing = try openStore(arguments).allKeychainItems()
+        let names: [String?]
+        switch kind {
+        case "tag": names = listing.keys.map(\.applicationTag)
+        case "label": names = listing.certificates.map(\.label)
+        case "service": names = listing.passwords.map(\.service)
+        case "account": names = listing.passwords.map(\.account) + listing.internetPasswords.map(\.key.account)
+        default: names = listing.internetPasswords.map(\.key.server)
+        }
+        let unique = Set(names.compactMap { $0 }.filter { !$0.isEmpty && !$0.contains("\n") })
+        let lines = unique.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.map(terminalSafe)
+        if !lines.isEmpty { try printOutput(lines.joined(separator: "\n") + "\n") }
     }
 }
 

@@ -25,6 +25,7 @@ struct PasswordCommand: RSAKitCommand {
             .flag("json", "add, find, list: print JSON (add: the stored item's attributes).").only("add", "find", "list"),
         ] + protectOptions.map { $0.only("add") },
         positionals: ["SUBCOMMAND"],
+        subcommands: ["add", "find", "delete", "list"],
         discussion: """
         add reads the value from standard input (every byte, exactly; use printf, not echo, to avoid a
         newline), or, when standard input is a terminal, from a prompt without echo. Never from the command line.
@@ -38,7 +39,7 @@ struct PasswordCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        let sub = try parseSubcommand(arguments, of: ["add", "find", "delete", "list"], spec: Self.spec)
+        let sub = try parseSubcommand(arguments, spec: Self.spec)
         subcommand = sub
         if sub != "list" { _ = try arguments.required("service", Self.spec.name) }
         if sub == "add" || sub == "delete" { _ = try arguments.required("account", Self.spec.name) }

@@ -20,7 +20,7 @@ enum RSAKitCommandLine {
         SignCommand.self, VerifyCommand.self,
         StoreCommand.self, PasswordCommand.self, InternetPasswordCommand.self, GitCredentialCommand.self, AgentCommand.self, CertCommand.self,
         TrustCommand.self, IdentityCommand.self,
-        TLSCommand.self,
+        TLSCommand.self, CompletionCommand.self,
     ]
 
     /// Every command name, for "did you mean".
@@ -62,6 +62,15 @@ enum RSAKitCommandLine {
                 return .success
             case "--help", "-h":
                 try printOutput(mainHelp)
+                return .success
+            case "help" where arguments.count >= 2 && arguments[1] == "--man-pages":
+                // Not in the help: scripts/install.sh and package-deb.sh render the manual.
+                guard arguments.count == 3 else {
+                    throw UsageError(message: "help --man-pages takes one folder", command: nil)
+                }
+                for page in ManPages.all() {
+                    try writeOutput(Array(page.text.utf8), to: arguments[2] + "/" + page.name)
+                }
                 return .success
             case "help":
                 guard arguments.count <= 2 else {

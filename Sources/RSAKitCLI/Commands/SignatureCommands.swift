@@ -7,9 +7,9 @@ import RSAKit
 
 /// The options `sign` and `verify` share: key, scheme, hashes, salt length, input.
 private let signatureOptions: [OptionSpec] = [
-    .value("scheme", "SCHEME", "pkcs1 (RSASSA-PKCS1-v1_5, the default) or pss (RSASSA-PSS; the default for an RSA-PSS key)."),
-    .value("hash", "HASH", "Message hash: sha1, sha224, sha256 (default; an RSA-PSS key's own hash when it names one), sha384, sha512, sha512-224, sha512-256, sha3-224, sha3-256, sha3-384, sha3-512; with --scheme pss also shake128 and shake256 (RFC 8702: SHAKE as hash and MGF)."),
-    .value("mgf1-hash", "HASH", "PSS only: the MGF1 hash (default: the key's, else the message hash)."),
+    .value("scheme", "SCHEME", "pkcs1 (RSASSA-PKCS1-v1_5, the default) or pss (RSASSA-PSS; the default for an RSA-PSS key).").choices(["pkcs1", "pss"]),
+    .value("hash", "HASH", "Message hash: sha1, sha224, sha256 (default; an RSA-PSS key's own hash when it names one), sha384, sha512, sha512-224, sha512-256, sha3-224, sha3-256, sha3-384, sha3-512; with --scheme pss also shake128 and shake256 (RFC 8702: SHAKE as hash and MGF).").choices(RSAHashAlgorithm.allCases.map(\.rawValue)),
+    .value("mgf1-hash", "HASH", "PSS only: the MGF1 hash (default: the key's, else the message hash).").choices(RSAHashAlgorithm.allCases.map(\.rawValue)),
     .value("in", "FILE", "Read the message from FILE (default: standard input; '-' too)."),
 ]
 

@@ -17,6 +17,7 @@ struct StoreCommand: RSAKitCommand {
             .flag("json", "info: print a JSON object.").only("info"),
         ],
         positionals: ["SUBCOMMAND"],
+        subcommands: ["protect", "change-passphrase", "unprotect", "info"],
         discussion: """
         protect            seal every private key and password value under a new random store key,
                            itself sealed by a key derived from the passphrase (Argon2id); one atomic step.
@@ -33,7 +34,7 @@ struct StoreCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        let sub = try parseSubcommand(arguments, of: ["protect", "change-passphrase", "unprotect", "info"], spec: Self.spec)
+        let sub = try parseSubcommand(arguments, spec: Self.spec)
         subcommand = sub
         if arguments.value("kdf") != nil { _ = try kdfParameters(arguments, command: Self.spec.name) }
     }

@@ -28,6 +28,7 @@ struct TLSCommand: RSAKitCommand {
             .flag("verbose", "(-v) Print the protocol, cipher suite, server subject, trust result and the client identity used to standard error."),
         ],
         positionals: ["SUBCOMMAND", "HOST:PORT"],
+        subcommands: ["connect"],
         discussion: """
         After the handshake, standard input goes to the server and the server's bytes to
         standard output, until the server closes the connection (the end of standard input
@@ -52,7 +53,7 @@ struct TLSCommand: RSAKitCommand {
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
         let name = Self.spec.name
-        _ = try parseSubcommand(arguments, of: ["connect"], spec: Self.spec)
+        _ = try parseSubcommand(arguments, spec: Self.spec)
         guard arguments.positionals.count == 2 else {
             throw UsageError(message: "missing server address <HOST:PORT>", command: name)
         }

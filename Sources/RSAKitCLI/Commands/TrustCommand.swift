@@ -14,7 +14,7 @@ struct TrustCommand: RSAKitCommand {
         usage: "rsakit trust evaluate <CERT> [--chain <FILE>]... [--policy basic|ssl-server|ssl-client] [--hostname <H>] [--anchor <FILE>]... [--anchors-only] [--verify-date <DATE>] [--json] [--store <DIR>]",
         options: [
             .repeated("chain", "FILE", "Intermediate (or other) certificates to build the chain from; DER, PEM or a bundle; repeatable."),
-            .value("policy", "POLICY", "basic (default: chain, signatures, validity, CA rights), ssl-server (adds serverAuth and --hostname), ssl-client (adds clientAuth)."),
+            .value("policy", "POLICY", "basic (default: chain, signatures, validity, CA rights), ssl-server (adds serverAuth and --hostname), ssl-client (adds clientAuth).").choices(["basic", "ssl-server", "ssl-client"]),
             .value("hostname", "H", "ssl-server: the name (or IP address) the leaf must be valid for."),
             .repeated("anchor", "FILE", "Extra trust anchors; repeatable."),
             .flag("anchors-only", "Use only --anchor files and the store's trusted certificates, not the system's (/etc/ssl/certs/ca-certificates.crt)."),
@@ -22,6 +22,7 @@ struct TrustCommand: RSAKitCommand {
             .flag("json", "Print the result as JSON."),
         ],
         positionals: ["SUBCOMMAND", "CERT"],
+        subcommands: ["evaluate"],
         discussion: """
         Anchors: the system's, the store's certificates added with 'cert add --trust', and --anchor files.
         Results: proceed (chains to a certificate you marked trusted), unspecified (chains to a system or
@@ -40,7 +41,7 @@ struct TrustCommand: RSAKitCommand {
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        _ = try parseSubcommand(arguments, of: ["evaluate"], spec: Self.spec)
+        _ = try parseSubcommand(arguments, spec: Self.spec)
         guard arguments.positionals.count == 2 else {
             throw UsageError(message: "missing certificate file argument <CERT>", command: Self.spec.name)
         }

@@ -10,8 +10,29 @@ struct OptionSpec {
     /// Whether the option may be given several times (`--anchor A --anchor B`).
     var repeatable = false
     /// The subcommands of a command group that take this option (nil: all of them);
-    /// ``parseSubcommand(_:of:spec:)`` refuses it for the others.
+    /// ``parseSubcommand(_:spec:)`` refuses it for the others.
     var subcommands: [String]? = nil
+    /// Accepted but left out of help, man pages and completion (machine interfaces such as
+    /// `list --names`).
+    var hidden = false
+
+    /// The values the option takes, when they are a fixed list (`--padding pkcs1|oaep`): what
+    /// completion offers. Parsing still checks values where the command reads them.
+    var choices: [String] = []
+
+    /// This option with a fixed list of values, for completion.
+    func choices(_ values: [String]) -> OptionSpec {
+        var copy = self
+        copy.choices = values
+        return copy
+    }
+
+    /// This option, hidden from help, man pages and completion.
+    func hiddenFromHelp() -> OptionSpec {
+        var copy = self
+        copy.hidden = true
+        return copy
+    }
 
     /// This option, taken only by `names` (subcommands of its group).
     func only(_ names: String...) -> OptionSpec { only(names) }
@@ -45,6 +66,12 @@ struct CommandSpec {
     let options: [OptionSpec]
     /// Names of positional arguments, in order (for help and count checks).
     let positionals: [String]
+    /// The subcommands of a command group (`cert add`, `agent start`...), in help order;
+    /// empty for a plain command. ``parseSubcommand(_:spec:)`` checks the first positional
+    /// against them; completion offers them.
+    let subcommands: [String]
+    /// Subcommands accepted but not shown (`agent serve`, which `agent start` runs).
+    let hiddenSubcommands: [String]
     /// Extra help text printed after OPTIONS (examples, notes), may be empty.
     let discussion: String
 
@@ -59,8 +86,11 @@ struct CommandSpec {
     }
 
     init(name: String, overview: String, usage: String, options: [OptionSpec],
-         positionals: [String] = [], discussion: String = "", passphrases: PassphraseUse = .all) {
+         positionals: [String] = [], subcommands: [String] = [], hiddenSubcommands: [String] = [],
+         discussion: String = "", passphrases: PassphraseUse = .all) {
         self.name = name
+        self.subcommands = subcommands
+        self.hiddenSubcommands = hiddenSubcommands
         self.overview = overview
         self.usage = usage
         var passphraseOptions: [OptionSpec] = [
@@ -83,9 +113,12 @@ struct CommandSpec {
         self.discussion = discussion
     }
 
+    /// The options help, man pages and completion show (not the hidden ones).
+    var visibleOptions: [OptionSpec] { options.filter { !$0.hidden } }
+
     var helpText: String {
         var text = "OVERVIEW: \(overview)\n\nUSAGE: \(usage)\n\nOPTIONS:\n"
-        let rows = options.map { option -> (String, String) in
+        let rows = visibleOptions.map { option -> (String, String) in
             let short = shortOptions.first(where: { $0.value == option.name }).map { "-\($0.key), " } ?? ""
             return (short + "--\(option.name)" + (option.valueName.map { " <\($0)>" } ?? ""), option.help)
         }

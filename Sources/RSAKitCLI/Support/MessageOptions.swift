@@ -5,11 +5,11 @@ import RSAKit
 struct MessageOptions {
     /// The option specs both commands list (`--armor` is encrypt's own).
     static let specs: [OptionSpec] = [
-        .value("format", "FORMAT", "container (default), raw (k-byte blocks) or apple-aesgcm (SecKeyCreateEncryptedData with ...OAEPSHA*AESGCM)."),
+        .value("format", "FORMAT", "container (default), raw (k-byte blocks) or apple-aesgcm (SecKeyCreateEncryptedData with ...OAEPSHA*AESGCM).").choices(RSAMessageFormat.Kind.allCases.map(\.rawValue)),
         .flag("raw", "Short for --format raw."),
-        .value("padding", "SCHEME", "pkcs1 (default, RSAES-PKCS1-v1_5) or oaep (RSAES-OAEP)."),
-        .value("oaep-hash", "HASH", "OAEP hash (default sha256): sha1, sha224, sha256, sha384, sha512, sha512-224, sha512-256, sha3-*."),
-        .value("mgf1-hash", "HASH", "MGF1 hash (default: the OAEP hash; Java's OAEPWithSHA-256AndMGF1Padding uses sha1)."),
+        .value("padding", "SCHEME", "pkcs1 (default, RSAES-PKCS1-v1_5) or oaep (RSAES-OAEP).").choices(["pkcs1", "oaep"]),
+        .value("oaep-hash", "HASH", "OAEP hash (default sha256): sha1, sha224, sha256, sha384, sha512, sha512-224, sha512-256, sha3-*.").choices(RSAHashAlgorithm.allCases.map(\.rawValue)),
+        .value("mgf1-hash", "HASH", "MGF1 hash (default: the OAEP hash; Java's OAEPWithSHA-256AndMGF1Padding uses sha1).").choices(RSAHashAlgorithm.allCases.map(\.rawValue)),
         .value("label", "TEXT", "OAEP label as UTF-8 text (raw blocks only; default empty)."),
         .value("label-hex", "HEX", "OAEP label as hex bytes (raw blocks only)."),
     ]
@@ -25,7 +25,7 @@ struct MessageOptions {
     let implicitRejection: Bool
 
     /// decrypt's own option.
-    static let implicitRejectionSpec: OptionSpec = .flag(
+    static let implicitRejectionSpec = OptionSpec.flag(
         "implicit-rejection",
         "With --raw and PKCS#1 v1.5: a block with a bad padding gives a synthetic message, not an error (for protocols; draft-irtf-cfrg-rsa-guidance).")
 
