@@ -82,6 +82,21 @@ if [ "$status" -eq 0 ]; then
     swift run -c release RSAKitBenchmarks --quick || status=$?
     step_done "benchmark smoke run"
 fi
+# The Debian package (issue 27): built with the static binary, man pages and completions,
+# checked by lintian, installed into a scratch root and purged (scripts/test-deb.sh); with
+# RSAKIT_DEB_SYSTEM_TEST=1 (.ci/run, on a throw-away machine, as root) also with the real
+# dpkg -i / man rsakit / dpkg --purge. About 3-5 minutes (a release build with the static
+# Swift standard library).
+if [ "$status" -eq 0 ]; then
+    deb=$(bash scripts/package-deb.sh) || status=$?
+    if [ "$status" -eq 0 ]; then
+        bash scripts/test-deb.sh "$deb" || status=$?
+        if [ "${RSAKIT_DEB_SYSTEM_TEST:-0}" = 1 ] && [ "$status" -eq 0 ]; then
+            bash scripts/test-deb.sh --system "$deb" || status=$?
+        fi
+    fi
+    step_done "debian package"
+fi
 # Proof under attack (issue 15): every fuzz harness (X.509 and PKCS#12 included) for a short
 # fixed time, then the chunking, container, store and CLI tests under AddressSanitizer, UBSan and ThreadSanitizer. About
 # 35 minutes on a 2-core machine (README "Fuzzing and sanitizers"); RSAKIT_SKIP_HARDENING=1
@@ -89,8 +104,8 @@ fi
 if [ "$status" -eq 0 ] && [ "${RSAKIT_SKIP_HARDENING:-0}" != 1 ]; then
     scripts/fuzz.sh all "${RSAKIT_FUZZ_SECONDS:-20}" || status=$?
     step_done "fuzz smoke run"
-    # ThreadSanitizer cannot see Synchronization.Mutex on Linux (a futex inside the
-    # uninstrumented standard library): scripts/tsan.supp names the three withLock sites.
+    # ThreadSanitizer over the concurrency tests; RSAKit's locks are pthread mutexes that
+    # TSan sees (Concurrency/PThreadMutex.swift), and scripts/tsan.supp is empty.
     scripts/sanitizers.sh address undefined thread || status=$?
     step_done "sanitizers"
 fi

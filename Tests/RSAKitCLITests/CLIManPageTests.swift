@@ -60,4 +60,21 @@ final class CLIManPageTests: CLITestCase {
             XCTAssertTrue(rendered.stdoutText.contains("EXIT STATUS"))
         }
     }
+
+    /// The version is defined once (RSAKitCommandLine.version): --version, the man pages'
+    /// footer and CHANGELOG.md's newest release section must all say it.
+    func testVersionIsTheSameInTheBinaryTheManualAndTheChangelog() throws {
+        let version = try XCTUnwrap(try rsakitOK(["--version"]).stdoutText.split(separator: "\n").first?
+            .split(separator: " ").last.map(String.init))
+        XCTAssertNotNil(version.range(of: #"^[0-9]+\.[0-9]+\.[0-9]+$"#, options: .regularExpression), version)
+        let changelogPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("CHANGELOG.md").path
+        let changelog = try String(contentsOfFile: changelogPath, encoding: .utf8)
+        let releases = changelog.split(separator: "\n").filter { $0.hasPrefix("## [") && !$0.hasPrefix("## [Unreleased]") }
+        XCTAssertTrue(releases.first?.hasPrefix("## [\(version)] - ") ?? false, "newest release in CHANGELOG.md: \(releases.first ?? "none")")
+        let folder = path("man")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try rsakitOK(["help", "--man-pages", folder])
+        XCTAssertTrue(try String(contentsOfFile: folder + "/rsakit.1", encoding: .utf8).contains("\"rsakit \(version)\""))
+    }
 }

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# scripts/test-deb.sh [--system] [DEB]: install the package built by scripts/package-deb.sh,
+# use it, remove it, and check that nothing is left behind.
+#   default    into a scratch root with a scratch dpkg database (dpkg --instdir/--admindir):
+#              needs no root and leaves the machine alone;
+#   --system   with the real `dpkg -i` / `dpkg --purge` on this machine (needs root; CI runs
+#              it, on a machine that is thrown away), then `man rsakit` through man-db.
+# Checks: rsakit --version prints the package's version, the man pages render (man -l), the
+# completion files load in bash, git-credential-rsakit links to rsakit, and after removal
+# no file of the package remains. DEB defaults to the newest .build/deb/rsakit_*.deb.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+system=0
+if [ "${1:-}" = --system ]; then system=1; shift; fi
+deb="${1:-$(ls -t .build/deb/rsakit_*.deb 2>/dev/null | head -n 1)}"
+[ -n "$deb" ] && [ -f "$deb" ] || { echo "test-deb: no package; run scripts/package-deb.sh first" >&2; exit 1; }
+deb=$(realpath "$deb")
+version=$(dpkg-deb --field "$deb" Version)
+fail() { echo "test-deb: FAILED: $*" >&2; exit 1; }
+
+check_installed() {   # $1: the root the package is in ("" for /)
+    local r=$1
+    [ "$("$r/usr/bin/rsakit" --version | head -n 1)" = "rsakit $version" ] || fail "rsakit --version is not $version"
+    [ "$(readlink "$r/usr/bin/git-credential-rsakit")" = rsakit ] || fail "git-credential-rsakit is not a link to rsakit"
+    MANPAGER=cat MANWIDTH=80 man -l "$r/usr/share/man/man1/rsakit.1.gz" | grep -q "EXIT STATUS" || fail "man -l rsakit.1.gz"
+    MANPAGER=cat MANWIDTH=80 man -l "$r/usr/share/man/man1/rsakit-encrypt.1.gz" | grep -q -- "--padding" || fail "man -l rsakit-encrypt.1.gz"
+    bash --noprofile --norc -c "source '$r/usr/share/bash-completion/completions/rsakit' && declare -F _rsakit >/dev/null" || fail "bash completion"
+    [ -f "$r/usr/share/zsh/vendor-completions/_rsakit" ] && [ -f "$r/usr/share/fish/vendor_completions.d/rsakit.fish" ] || fail "zsh/fish completion"
+    [ -f "$r/usr/share/doc/rsakit/copyright" ] && [ -f "$r/usr/share/doc/rsakit/CHANGELOG.md" ] || fail "doc files"
+}
+
+files=$(dpkg-deb --fsys-tarfile "$deb" | tar -t | sed -n 's|^\./|/|p' | grep -v '/$')
+count=$(wc -l <<<"$files")
+
+if [ "$system" -eq 0 ]; then
+    scratch=$(mktemp -d "${TMPDIR:-/tmp}/rsakit-deb-root.XXXXXX")
+    trap 'rm -rf "$scratch"' EXIT
+    admin="$scratch/admin"
+    mkdir -p "$scratch/root" "$admin/info" "$admin/updates" "$admin/triggers"
+    : > "$admin/status"
+    dpkg=(dpkg --admindir="$admin" --instdir="$scratch/root" --force-not-root --force-depends --force-script-chrootless --log=/dev/null)
+    # (dpkg warns that the scratch database lacks the dependencies: shown only on failure.)
+    "${dpkg[@]}" -i "$deb" >/dev/null 2>"$scratch/dpkg.log" || { cat "$scratch/dpkg.log" >&2; fail "dpkg -i"; }
+    [ "$("${dpkg[@]}" -L rsakit | grep -c -v '/$' || true)" -ge "$count" ] || fail "dpkg -L lists fewer files than the package has"
+    check_installed "$scratch/root"
+    "${dpkg[@]}" --purge rsakit >/dev/null
+    left=$(cd "$scratch/root" && find . -mindepth 1 \( -type f -o -type l \) | head -n 5)
+    [ -z "$left" ] || fail "files left after dpkg --purge: $left"
+    echo "test-deb: $(basename "$deb"): installed into a scratch root ($count files), used, purged: nothing left"
+else
+    [ "$(id -u)" -eq 0 ] || fail "--system needs root"
+    if dpkg -s rsakit >/dev/null 2>&1; then fail "rsakit is already installed on this machine; refusing to replace it"; fi
+    dpkg -i "$deb" >/dev/null
+    check_installed ""
+    MANPAGER=cat MANWIDTH=80 man rsakit 2>/dev/null | grep -q "RSA encryption" || fail "man rsakit"
+    dpkg --purge rsakit >/dev/null
+    while read -r f; do
+        [ ! -e "$f" ] && [ ! -L "$f" ] || fail "$f is still there after dpkg --purge"
+    done <<<"$files"
+    ! dpkg -s rsakit >/dev/null 2>&1 || fail "dpkg still knows rsakit"
+    echo "test-deb: $(basename "$deb"): dpkg -i, rsakit --version, man rsakit, dpkg --purge on this machine: nothing left ($count files)"
+fi
