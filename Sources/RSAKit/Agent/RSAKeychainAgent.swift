@@ -150,7 +150,7 @@ public final class RSAKeychainAgent: Sendable {
     }
 
     /// Requests on one connection until it closes or misbehaves.
-    private func serveConnection(_ fd: Int32) {
+    internal func serveConnection(_ fd: Int32) {
         AgentWire.setTimeouts(fd, seconds: AgentWire.readTimeoutSeconds)
         var peer: UInt32 = 0
         guard rsakit_peer_uid(fd, &peer) == 0, peer == getuid() else {

@@ -71,9 +71,25 @@ public enum EMEOAEP {
     /// - Note: Constant-time in the contents of `em` except for the length of the result;
     ///   checked under valgrind by Tests/ConstantTimeHarness (scripts/constant-time.sh).
     public static func decode(_ em: [UInt8], parameters: RSAOAEPParameters) throws -> [UInt8] {
-        let k = em.count
+        guard em.count >= parameters.overheadByteCount else { throw RSAError.decryptionFailed }
+        var decoded = decodeMasked(em, parameters: parameters)
+        defer { decoded.wipeContents() }
+        // The single verdict, then (for a good EM) the length of M: what RSAES-OAEP reveals.
+        ConstantTimeAudit.declassify(&decoded.good)
+        if decoded.good == 0 {
+            throw RSAError.decryptionFailed
+        }
+        ConstantTimeAudit.declassify(&decoded.length)
+        return Array(decoded.buffer[0..<Int(decoded.length)])
+    }
+
+    /// ``decode(_:parameters:)`` without revealing anything: every check of RFC 8017 §7.1.2
+    /// step 3 folded into one mask, and M moved to the front of a (k - 2 hLen - 2)-byte buffer.
+    /// - Parameter em: EM, at least `parameters.overheadByteCount` octets (public; checked by
+    ///   the caller).
+    static func decodeMasked(_ em: [UInt8], parameters: RSAOAEPParameters) -> MaskedMessage {
         let hLen = parameters.hash.digestByteCount
-        guard k >= parameters.overheadByteCount else { throw RSAError.decryptionFailed }
+        precondition(em.count >= parameters.overheadByteCount, "EM shorter than 2 hLen + 2")
 
         // Step 3.a: lHash.
         let lHash = parameters.hash.hash(parameters.label)
@@ -90,7 +106,6 @@ public enum EMEOAEP {
         var good: UInt = 0
         var psLength: UInt = 0
         var message = [UInt8](repeating: 0, count: maximum)
-        defer { wipe(&message) }
         em.withUnsafeBufferPointer { em in
             db.withUnsafeBufferPointer { db in
                 message.withUnsafeMutableBufferPointer { out in
@@ -114,31 +129,15 @@ public enum EMEOAEP {
                     // turn the AND of the verdict into a branch (see EMEPKCS1v15.decode).
                     good = ConstantTimeAudit.opaque(good & ~lookingForSeparator & ~invalid)
                     psLength &= good   // 0 for a bad EM: the shift below stays in range
-                    // M = out[psLength ..< maximum]: shift it to the front, one pass per bit of
-                    // psLength, each pass a conditional move of every octet (OpenSSL's
-                    // rsa_oaep.c does the same), so no address depends on psLength.
+                    // M = out[psLength ..< maximum]: shifted to the front without an address
+                    // that depends on psLength.
                     for i in 0..<maximum { out[i] = db[hLen + 1 + i] }
-                    var shift = 1
-                    var bit: UInt = 0
-                    while shift < maximum {
-                        let move = UInt8(truncatingIfNeeded: ConstantTimeAudit.opaque(0 &- ((psLength >> bit) & 1)))
-                        for i in 0..<(maximum - shift) {
-                            out[i] = (out[i + shift] & move) | (out[i] & ~move)
-                        }
-                        shift <<= 1
-                        bit += 1
-                    }
+                    ConstantTime.shiftLeft(out, by: psLength)
                 }
             }
         }
-        // The single verdict, then (for a good EM) the length of M: what RSAES-OAEP reveals.
-        ConstantTimeAudit.declassify(&good)
-        if good == 0 {
-            throw RSAError.decryptionFailed
-        }
-        var messageLength = UInt(maximum) &- psLength
-        ConstantTimeAudit.declassify(&messageLength)
-        return Array(message[0..<Int(messageLength)])
+        return MaskedMessage(good: good, buffer: message, length: (UInt(maximum) &- psLength) & good)
     }
+
 }
 } // extension RSAHazmat

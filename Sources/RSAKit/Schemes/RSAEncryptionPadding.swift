@@ -90,6 +90,44 @@ extension RSAPrivateKey {
         }
     }
 
+    /// RSADP and the padding decode of several k-byte blocks, in order, with every verdict
+    /// still secret (``MaskedMessage``): for callers that fold more checks into the verdict
+    /// before revealing it (the container's frame check). PKCS#1 v1.5 blocks of a key on the
+    /// vector kernel go through ``rsadp(batch:random:)`` eight at a time.
+    /// - Throws: `RSAError.decryptionFailed` for what is public: a block that is not k bytes,
+    ///   a key too small for the padding, a block whose integer is not below n.
+    internal func decryptMasked(
+        blocks: [ArraySlice<UInt8>], padding: RSAEncryptionPadding, random: RSARandomSource
+    ) throws -> [MaskedMessage] {
+        try publicKey.requireEncryptionAllowed()
+        let k = modulusByteCount
+        let overhead: Int
+        switch padding {
+        case .pkcs1v15: overhead = EMEPKCS1v15.overheadByteCount
+        case let .oaep(parameters): overhead = parameters.overheadByteCount
+        }
+        guard k >= overhead, blocks.allSatisfy({ $0.count == k }) else { throw RSAError.decryptionFailed }
+        var ems: [[UInt8]]
+        if padding == .pkcs1v15 && blocks.count > 1 && storage.prefersBlockGroups {
+            ems = []
+            var start = 0
+            while start < blocks.count {
+                let group = blocks[start..<min(start + ConstantTimeKey.batchLimit, blocks.count)]
+                ems += try rsadp(batch: group.map { Array($0) }, random: random)
+                start += ConstantTimeKey.batchLimit
+            }
+        } else {
+            ems = try blocks.map { try rsadp(Array($0), random: random) }
+        }
+        defer { for j in ems.indices { wipe(&ems[j]) } }
+        return ems.map { em in
+            switch padding {
+            case .pkcs1v15: return EMEPKCS1v15.decodeMasked(em)
+            case let .oaep(parameters): return EMEOAEP.decodeMasked(em, parameters: parameters)
+            }
+        }
+    }
+
     /// Decrypt several k-byte blocks with `padding`, in order: PKCS#1 v1.5 blocks go through
     /// ``decrypt(blocks:rejection:random:)`` (the batch private operation, 8 lanes on the vector
     /// kernel), OAEP blocks one by one. Errors as ``decrypt(_:padding:random:)``.
