@@ -6,6 +6,10 @@ let package = Package(
     products: [
         .library(name: "RSAKit", targets: ["RSAKit"]),
         .executable(name: "rsakit", targets: ["RSAKitCLI"]),
+        // The PKCS#11 v2.40 module (issue 25): `librsakit-pkcs11.so`, one slot per key store,
+        // for p11-kit, GnuTLS, OpenSC's pkcs11-tool, OpenSSH and NSS. README "Using the
+        // keychain from curl, ssh and browsers".
+        .library(name: "rsakit-pkcs11", type: .dynamic, targets: ["RSAKitPKCS11"]),
     ],
     targets: [
         // GMP, the big-integer engine (libgmp-dev). Only RSAKit/BigInt and the shim import it.
@@ -40,6 +44,28 @@ let package = Package(
             name: "RSAKit",
             dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CRSAKitVector", "CRSAKitVectorIFMA", "CSodium", "CGnuTLS"],
             path: "Sources/RSAKit"
+        ),
+        // p11-kit's PKCS#11 header (libp11-kit-dev), headers only: the module's C ABI types.
+        // Only CRSAKitPKCS11 and RSAKitPKCS11 import it.
+        .systemLibrary(
+            name: "CP11Kit",
+            path: "Sources/CP11Kit",
+            pkgConfig: "p11-kit-1",
+            providers: [.apt(["libp11-kit-dev"])]
+        ),
+        // The module's C face: C_GetFunctionList and the CK_FUNCTION_LIST table, every entry
+        // a Swift `@_cdecl` function of RSAKitPKCS11 (or "not supported").
+        .target(
+            name: "CRSAKitPKCS11",
+            dependencies: ["CP11Kit"],
+            path: "Sources/CRSAKitPKCS11"
+        ),
+        // The PKCS#11 module's logic: sessions, objects, attributes, mechanisms and login over
+        // RSAKit's public API (no crypto of its own).
+        .target(
+            name: "RSAKitPKCS11",
+            dependencies: ["RSAKit", "CRSAKitPKCS11", "CP11Kit"],
+            path: "Sources/RSAKitPKCS11"
         ),
         // The `rsakit` command-line tool.
         .executableTarget(

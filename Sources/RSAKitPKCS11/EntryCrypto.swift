@@ -1,0 +1,187 @@
+// Signing, verification and decryption entry points (PKCS#11 v2.40 §5.10-5.12). Output
+// follows §5.2: a NULL output pointer asks for the length (k for signatures, k as the upper
+// bound for plaintexts) and keeps the operation; a short buffer gives CKR_BUFFER_TOO_SMALL
+// and keeps it; any other result ends it.
+internal import CP11Kit
+import RSAKit
+
+@_cdecl("rsakit_p11_SignInit")
+func rsakit_p11_SignInit(_ session: CK_SESSION_HANDLE, _ mechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ key: CK_OBJECT_HANDLE) -> CK_RV {
+    p11Entry { state in
+        guard try state.session(session).sign == nil else { return CK_RV(CKR_OPERATION_ACTIVE) }
+        guard let mechanism else { return CK_RV(CKR_ARGUMENTS_BAD) }
+        let scheme = try P11Mechanisms.signatureScheme(mechanism.pointee)
+        let privateKey = try state.privateKey(key)
+        try state.withSession(session) { $0.sign = P11SignOperation(key: privateKey, scheme: scheme) }
+        return CK_RV(CKR_OK)
+    }
+}
+
+@_cdecl("rsakit_p11_Sign")
+func rsakit_p11_Sign(
+    _ session: CK_SESSION_HANDLE, _ data: UnsafeMutablePointer<UInt8>?, _ dataLength: CK_ULONG,
+    _ signature: UnsafeMutablePointer<UInt8>?, _ signatureLength: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
+    p11Entry { state in
+        try state.withSession(session) { current in
+            guard let operation = current.sign else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
+            guard !operation.isMultiPart else { return CK_RV(CKR_OPERATION_ACTIVE) }
+            return try p11Output(length: operation.key.modulusByteCount, out: signature, outLength: signatureLength,
+                                 end: { current.sign = nil }) {
+                try operation.sign(P11Buffers.bytes(data, dataLength))
+            }
+        }
+    }
+}
+
+@_cdecl("rsakit_p11_SignUpdate")
+func rsakit_p11_SignUpdate(_ session: CK_SESSION_HANDLE, _ part: UnsafeMutablePointer<UInt8>?, _ partLength: CK_ULONG) -> CK_RV {
+    p11Entry { state in
+        try state.withSession(session) { current in
+            guard current.sign != nil else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
+            do {
+                try current.sign?.update(P11Buffers.bytes(part, partLength))
+            } catch {
+                current.sign = nil
+                throw error
+            }
+            return CK_RV(CKR_OK)
+        }
+    }
+}
+
+@_cdecl("rsakit_p11_SignFinal")
+func rsakit_p11_SignFinal(
+    _ session: CK_SESSION_HANDLE, _ signature: UnsafeMutablePointer<UInt8>?, _ signatureLength: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
+    p11Entry { state in
+        try state.withSession(session) { current in
+            guard let operation = current.sign else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
+            return try p11Output(length: operation.key.modulusByteCount, out: signature, outLength: signatureLength,
+                                 end: { current.sign = nil }) {
+                try operation.final()
+            }
+        }
+    }
+}
+
+@_cdecl("rsakit_p11_VerifyInit")
+func rsakit_p11_VerifyInit(_ session: CK_SESSION_HANDLE, _ mechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ key: CK_OBJECT_HANDLE) -> CK_RV {
+    p11Entry { state in
+        guard try state.session(session).verify == nil else { return CK_RV(CKR_OPERATION_ACTIVE) }
+        guard let mechanism else { return CK_RV(CKR_ARGUMENTS_BAD) }
+        let scheme = try P11Mechanisms.signatureScheme(mechanism.pointee)
+        let publicKey = try state.publicKey(key)
+        try state.withSession(session) { $0.verify = P11VerifyOperation(key: publicKey, scheme: scheme) }
+        return CK_RV(CKR_OK)
+    }
+}
+
+@_cdecl("rsakit_p11_Verify")
+func rsakit_p11_Verify(
+    _ session: CK_SESSION_HANDLE, _ data: UnsafeMutablePointer<UInt8>?, _ dataLength: CK_ULONG,
+    _ signature: UnsafeMutablePointer<UInt8>?, _ signatureLength: CK_ULONG
+) -> CK_RV {
+    p11Entry { state in
+        try state.withSession(session) { current in
+            guard let operation = current.verify else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
+            guard !operation.isMultiPart else { return CK_RV(CKR_OPERATION_ACTIVE) }
+            current.verify = nil
+            let signatureBytes = try P11Buffers.bytes(signature, signatureLength)
+            guard signatureBytes.count == operation.key.modulusByteCount else { return CK_RV(CKR_SIGNATURE_LEN_RANGE) }
+            let valid = operation.verify(try P11Buffers.bytes(data, dataLength), signature: signatureBytes)
+            return valid ? CK_RV(CKR_OK) : CK_RV(CKR_SIGNATURE_INVALID)
+        }
+    }
+}
+
+@_cdecl("rsakit_p11_VerifyUpdate")
+func rsakit_p11_VerifyUpdate(_ session: CK_SESSION_HANDLE, _ part: UnsafeMutablePointer<UInt8>?, _ partLength: CK_ULONG) -> CK_RV {
+    p11Entry { state in
+        try state.withSession(session) { current in
+            guard current.verify != nil else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
+            do {
+                try current.verify?.update(P11Buffers.bytes(part, partLength))
+            } catch {
+                current.verify = nil
+                throw error
+            }
+            return CK_RV(CKR_OK)
+        }
+    }
+}
+
+@_cdecl("rsakit_p11_VerifyFinal")
+func rsakit_p11_VerifyFinal(_ session: CK_SESSION_HANDLE, _ signature: UnsafeMutablePointer<UInt8>?, _ signatureLength: CK_ULONG) -> CK_RV {
+    p11Entry { state in
+        try state.withSession(session) { current in
+            guard let operation = current.verify else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
+            current.verify = nil
+            let signatureBytes = try P11Buffers.bytes(signature, signatureLength)
+            guard signatureBytes.count == operation.key.modulusByteCount else { return CK_RV(CKR_SIGNATURE_LEN_RANGE) }
+            return operation.final(signature: signatureBytes) ? CK_RV(CKR_OK) : CK_RV(CKR_SIGNATURE_INVALID)
+        }
+    }
+}
+
+@_cdecl("rsakit_p11_DecryptInit")
+func rsakit_p11_DecryptInit(_ session: CK_SESSION_HANDLE, _ mechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ key: CK_OBJECT_HANDLE) -> CK_RV {
+    p11Entry { state in
+        guard try state.session(session).decrypt == nil else { return CK_RV(CKR_OPERATION_ACTIVE) }
+        guard let mechanism else { return CK_RV(CKR_ARGUMENTS_BAD) }
+        let padding = try P11Mechanisms.decryptionScheme(mechanism.pointee)
+        let privateKey = try state.privateKey(key)
+        try state.withSession(session) { $0.decrypt = P11DecryptOperation(key: privateKey, padding: padding) }
+        return CK_RV(CKR_OK)
+    }
+}
+
+@_cdecl("rsakit_p11_Decrypt")
+func rsakit_p11_Decrypt(
+    _ session: CK_SESSION_HANDLE, _ encrypted: UnsafeMutablePointer<UInt8>?, _ encryptedLength: CK_ULONG,
+    _ data: UnsafeMutablePointer<UInt8>?, _ dataLength: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
+    p11Entry { state in
+        try state.withSession(session) { current in
+            guard let operation = current.decrypt else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
+            return try p11Output(length: operation.key.modulusByteCount, out: data, outLength: dataLength,
+                                 isUpperBound: true, end: { current.decrypt = nil }) {
+                try operation.key.decrypt(P11Buffers.bytes(encrypted, encryptedLength), padding: operation.padding)
+            }
+        }
+    }
+}
+
+/// §5.2's output convention around `produce`.
+/// - Parameters:
+///   - length: the output's length (signatures) or its upper bound (`isUpperBound`, plaintexts).
+///   - end: ends the operation (called for every result but a length query or a short buffer).
+///   - produce: makes the output; its bytes are zeroed after the copy.
+func p11Output(
+    length: Int, out: UnsafeMutablePointer<UInt8>?, outLength: UnsafeMutablePointer<CK_ULONG>?, isUpperBound: Bool = false,
+    end: () -> Void, produce: () throws -> [UInt8]
+) throws -> CK_RV {
+    guard let outLength else {
+        end()
+        return CK_RV(CKR_ARGUMENTS_BAD)
+    }
+    guard let out else {
+        outLength.pointee = CK_ULONG(length)
+        return CK_RV(CKR_OK)
+    }
+    if !isUpperBound, outLength.pointee < CK_ULONG(length) {
+        outLength.pointee = CK_ULONG(length)
+        return CK_RV(CKR_BUFFER_TOO_SMALL)
+    }
+    var output: [UInt8]
+    do {
+        output = try produce()
+    } catch {
+        end()
+        throw error
+    }
+    defer { output.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+    let rv = P11Buffers.deliver(output, to: out, length: outLength)
+    if rv != CK_RV(CKR_BUFFER_TOO_SMALL) { end() }
+    return rv
+}
