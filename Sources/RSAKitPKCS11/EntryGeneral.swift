@@ -3,6 +3,11 @@
 // lock and returns a CKR_ code; no Swift error or trap leaves these functions.
 internal import CP11Kit
 import RSAKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 @_cdecl("rsakit_p11_Initialize")
 func rsakit_p11_Initialize(_ initArgs: UnsafeMutableRawPointer?) -> CK_RV {
@@ -16,9 +21,14 @@ func rsakit_p11_Initialize(_ initArgs: UnsafeMutableRawPointer?) -> CK_RV {
         if supplied[0], args.flags & CK_FLAGS(CKF_OS_LOCKING_OK) == 0 { return CK_RV(CKR_CANT_LOCK) }
     }
     return p11Module.withLock { state in
-        guard !state.isInitialized else { return CK_RV(CKR_CRYPTOKI_ALREADY_INITIALIZED) }
+        // A forked child inherits the parent's state: it starts afresh (the parent's sessions
+        // and login are not the child's).
+        guard !state.isInitialized || state.initializedProcess != getpid() else {
+            return CK_RV(CKR_CRYPTOKI_ALREADY_INITIALIZED)
+        }
         state = P11ModuleState()
         state.isInitialized = true
+        state.initializedProcess = getpid()
         // RSAKIT_STORE, else $XDG_DATA_HOME/rsakit or ~/.local/share/rsakit, as the CLI does;
         // "" (no token) when none of them gives a folder.
         state.storePath = (try? RSAKeyStore.defaultLocation()) ?? ""

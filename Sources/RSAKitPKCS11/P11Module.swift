@@ -6,6 +6,11 @@
 // would want the private operation outside the lock.
 internal import CP11Kit
 import RSAKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// An operation in progress in a session.
 struct P11SignOperation {
@@ -49,6 +54,9 @@ struct P11ModuleState {
     static let slotID: CK_SLOT_ID = 0
 
     var isInitialized = false
+    /// The process that called C_Initialize: a forked child must call C_Initialize again
+    /// (§5.4 "fork"), and until then the parent's state is not its own.
+    var initializedProcess: pid_t = 0
     /// The store path resolved at C_Initialize.
     var storePath = ""
     /// The store, once it opens (nil: CKF_TOKEN_PRESENT is not set).
@@ -108,7 +116,7 @@ let p11Module = RSAPThreadMutex(P11ModuleState())
 /// turning every thrown error into its CKR_ code.
 func p11Entry(_ body: (inout P11ModuleState) throws -> CK_RV) -> CK_RV {
     p11Module.withLock { state in
-        guard state.isInitialized else { return CK_RV(CKR_CRYPTOKI_NOT_INITIALIZED) }
+        guard state.isInitialized, state.initializedProcess == getpid() else { return CK_RV(CKR_CRYPTOKI_NOT_INITIALIZED) }
         do {
             return try body(&state)
         } catch {
