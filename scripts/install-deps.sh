@@ -2,7 +2,9 @@
 # Install what rsakit needs on a Debian machine, only where it is missing:
 # pkg-config, GMP (libgmp-dev), Nettle (nettle-dev), GnuTLS (libgnutls28-dev), libsodium (libsodium-dev), the openssl CLI
 # (interop tests), certtool (gnutls-bin, PKCS#12 interop tests), curl (mutual TLS interop tests) and valgrind (the
-# constant-time harness under memcheck; also provides valgrind/memcheck.h).
+# constant-time harness under memcheck; also provides valgrind/memcheck.h), and for the PKCS#11 module
+# (issue 25): p11-kit's header (libp11-kit-dev) and p11-kit, and the clients its tests drive: pkcs11-tool
+# (opensc), p11tool and gnutls-cli (gnutls-bin), ssh and sshd (openssh-client, openssh-server).
 set -euo pipefail
 need=()
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
@@ -14,6 +16,12 @@ command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v certtool >/dev/null 2>&1 || need+=(gnutls-bin)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
+pkg-config --exists p11-kit-1 2>/dev/null || need+=(libp11-kit-dev)
+command -v p11-kit >/dev/null 2>&1 || need+=(p11-kit)
+command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
+{ command -v p11tool && command -v gnutls-cli; } >/dev/null 2>&1 || need+=(gnutls-bin)
+{ command -v ssh && command -v ssh-keygen; } >/dev/null 2>&1 || need+=(openssh-client)
+[ -x /usr/sbin/sshd ] || command -v sshd >/dev/null 2>&1 || need+=(openssh-server)
 if [ "${#need[@]}" -gt 0 ]; then
     echo "rsakit: installing ${need[*]}" >&2
     SUDO=""
