@@ -12,7 +12,8 @@ func rsakit_p11_SignInit(_ session: CK_SESSION_HANDLE, _ mechanism: UnsafeMutabl
         guard let mechanism else { return CK_RV(CKR_ARGUMENTS_BAD) }
         let scheme = try P11Mechanisms.signatureScheme(mechanism.pointee)
         let privateKey = try state.privateKey(key)
-        try state.withSession(session) { $0.sign = P11SignOperation(key: privateKey, scheme: scheme) }
+        try state.withSession(session) { $0.sign = P11SignOperation(
+            key: privateKey, input: P11SignatureInput(scheme: scheme, modulusByteCount: privateKey.modulusByteCount)) }
         return CK_RV(CKR_OK)
     }
 }
@@ -25,7 +26,7 @@ func rsakit_p11_Sign(
     p11Entry { state in
         try state.withSession(session) { current in
             guard let operation = current.sign else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
-            guard !operation.isMultiPart else { return CK_RV(CKR_OPERATION_ACTIVE) }
+            guard !operation.input.isMultiPart else { return CK_RV(CKR_OPERATION_ACTIVE) }
             return try p11Output(length: operation.key.modulusByteCount, out: signature, outLength: signatureLength,
                                  end: { current.sign = nil }) {
                 try operation.sign(P11Buffers.bytes(data, dataLength))
@@ -40,7 +41,7 @@ func rsakit_p11_SignUpdate(_ session: CK_SESSION_HANDLE, _ part: UnsafeMutablePo
         try state.withSession(session) { current in
             guard current.sign != nil else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
             do {
-                try current.sign?.update(P11Buffers.bytes(part, partLength))
+                try current.sign?.input.update(P11Buffers.bytes(part, partLength))
             } catch {
                 current.sign = nil
                 throw error
@@ -72,7 +73,8 @@ func rsakit_p11_VerifyInit(_ session: CK_SESSION_HANDLE, _ mechanism: UnsafeMuta
         guard let mechanism else { return CK_RV(CKR_ARGUMENTS_BAD) }
         let scheme = try P11Mechanisms.signatureScheme(mechanism.pointee)
         let publicKey = try state.publicKey(key)
-        try state.withSession(session) { $0.verify = P11VerifyOperation(key: publicKey, scheme: scheme) }
+        try state.withSession(session) { $0.verify = P11VerifyOperation(
+            key: publicKey, input: P11SignatureInput(scheme: scheme, modulusByteCount: publicKey.modulusByteCount)) }
         return CK_RV(CKR_OK)
     }
 }
@@ -85,7 +87,7 @@ func rsakit_p11_Verify(
     p11Entry { state in
         try state.withSession(session) { current in
             guard let operation = current.verify else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
-            guard !operation.isMultiPart else { return CK_RV(CKR_OPERATION_ACTIVE) }
+            guard !operation.input.isMultiPart else { return CK_RV(CKR_OPERATION_ACTIVE) }
             current.verify = nil
             let signatureBytes = try P11Buffers.bytes(signature, signatureLength)
             guard signatureBytes.count == operation.key.modulusByteCount else { return CK_RV(CKR_SIGNATURE_LEN_RANGE) }
@@ -101,7 +103,7 @@ func rsakit_p11_VerifyUpdate(_ session: CK_SESSION_HANDLE, _ part: UnsafeMutable
         try state.withSession(session) { current in
             guard current.verify != nil else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
             do {
-                try current.verify?.update(P11Buffers.bytes(part, partLength))
+                try current.verify?.input.update(P11Buffers.bytes(part, partLength))
             } catch {
                 current.verify = nil
                 throw error

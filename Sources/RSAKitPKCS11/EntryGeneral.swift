@@ -67,18 +67,8 @@ func rsakit_p11_GetSlotList(_ tokenPresent: CK_BBOOL, _ slotList: UnsafeMutableP
     p11Entry { state in
         guard let count else { return CK_RV(CKR_ARGUMENTS_BAD) }
         let present = (try? state.openStore()) != nil
-        let slots: CK_ULONG = tokenPresent != CK_BBOOL(CK_FALSE) && !present ? 0 : 1
-        guard let slotList else {
-            count.pointee = slots
-            return CK_RV(CKR_OK)
-        }
-        guard count.pointee >= slots else {
-            count.pointee = slots
-            return CK_RV(CKR_BUFFER_TOO_SMALL)
-        }
-        if slots == 1 { slotList.pointee = P11ModuleState.slotID }
-        count.pointee = slots
-        return CK_RV(CKR_OK)
+        let slots = tokenPresent != CK_BBOOL(CK_FALSE) && !present ? [] : [P11ModuleState.slotID]
+        return P11Buffers.deliverList(slots, to: slotList, count: count)
     }
 }
 
@@ -133,18 +123,7 @@ func rsakit_p11_GetMechanismList(_ slotID: CK_SLOT_ID, _ list: UnsafeMutablePoin
     p11Entry { _ in
         guard slotID == P11ModuleState.slotID else { return CK_RV(CKR_SLOT_ID_INVALID) }
         guard let count else { return CK_RV(CKR_ARGUMENTS_BAD) }
-        let all = P11Mechanisms.all
-        guard let list else {
-            count.pointee = CK_ULONG(all.count)
-            return CK_RV(CKR_OK)
-        }
-        guard count.pointee >= CK_ULONG(all.count) else {
-            count.pointee = CK_ULONG(all.count)
-            return CK_RV(CKR_BUFFER_TOO_SMALL)
-        }
-        for (index, (type, _)) in all.enumerated() { list[index] = type }
-        count.pointee = CK_ULONG(all.count)
-        return CK_RV(CKR_OK)
+        return P11Buffers.deliverList(P11Mechanisms.all.map(\.0), to: list, count: count)
     }
 }
 

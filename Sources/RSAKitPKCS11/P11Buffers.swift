@@ -51,6 +51,17 @@ enum P11Buffers {
         return CK_RV(CKR_OK)
     }
 
+    /// A list in PKCS#11's two-call convention (C_GetSlotList, C_GetMechanismList): NULL
+    /// `out` asks for the count; a short `*count` gives CKR_BUFFER_TOO_SMALL and the count.
+    static func deliverList<T>(_ values: [T], to out: UnsafeMutablePointer<T>?, count: UnsafeMutablePointer<CK_ULONG>) -> CK_RV {
+        let needed = CK_ULONG(values.count)
+        defer { count.pointee = needed }
+        guard let out else { return CK_RV(CKR_OK) }
+        guard count.pointee >= needed else { return CK_RV(CKR_BUFFER_TOO_SMALL) }
+        for (index, value) in values.enumerated() { out[index] = value }
+        return CK_RV(CKR_OK)
+    }
+
     /// Write `text` into a fixed-size, blank-padded field of a CK_*_INFO structure (PKCS#11
     /// strings are not NUL-terminated); cut at a character boundary when too long.
     static func fill<T>(_ field: inout T, with text: String) {

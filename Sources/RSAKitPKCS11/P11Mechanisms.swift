@@ -20,12 +20,6 @@ enum P11SignatureScheme {
     case pssDigest(RSAHashAlgorithm, RSASignaturePadding)
     /// CKM_SHAx_RSA_PKCS and CKM_SHAx_RSA_PKCS_PSS: hash the data, then sign.
     case hashAndSign(RSAHashAlgorithm, RSASignaturePadding)
-
-    /// The hash of a hash-and-sign mechanism (multi-part operations hash as data arrives).
-    var messageHash: RSAHashAlgorithm? {
-        if case let .hashAndSign(hash, _) = self { return hash }
-        return nil
-    }
 }
 
 enum P11Mechanisms {

@@ -12,24 +12,16 @@ import Glibc
 import Musl
 #endif
 
-/// An operation in progress in a session.
+/// A signature in progress in a session.
 struct P11SignOperation {
     let key: RSAPrivateKey
-    let scheme: P11SignatureScheme
-    /// Hash-and-sign mechanisms: the running hash after C_SignUpdate.
-    var hasher: RSAHasher?
-    /// CKM_RSA_PKCS and CKM_RSA_PKCS_PSS with C_SignUpdate: the input so far.
-    var buffer: [UInt8] = []
-    var isMultiPart = false
+    var input: P11SignatureInput
 }
 
 /// A verification in progress.
 struct P11VerifyOperation {
     let key: RSAPublicKey
-    let scheme: P11SignatureScheme
-    var hasher: RSAHasher?
-    var buffer: [UInt8] = []
-    var isMultiPart = false
+    var input: P11SignatureInput
 }
 
 /// A decryption in progress (single-part only).

@@ -28,10 +28,46 @@ extension P11ModuleState {
     }
 }
 
+/// What C_SignUpdate / C_VerifyUpdate gathered: the running hash of a hash-and-sign mechanism,
+/// else the bytes (a DigestInfo or a digest, at most k of them).
+struct P11SignatureInput {
+    let scheme: P11SignatureScheme
+    /// k: the most bytes a CKM_RSA_PKCS or CKM_RSA_PKCS_PSS input can have.
+    let modulusByteCount: Int
+    private var hasher: RSAHasher?
+    private(set) var buffer: [UInt8] = []
+    /// Whether C_*Update ran (then only C_*Final may end the operation).
+    private(set) var isMultiPart = false
+
+    init(scheme: P11SignatureScheme, modulusByteCount: Int) {
+        self.scheme = scheme
+        self.modulusByteCount = modulusByteCount
+    }
+
+    /// Hash, or keep, the next part.
+    /// - Throws: CKR_DATA_LEN_RANGE when kept bytes would pass k.
+    mutating func update(_ part: [UInt8]) throws {
+        isMultiPart = true
+        if case let .hashAndSign(hash, _) = scheme {
+            if hasher == nil { hasher = RSAHasher(algorithm: hash) }
+            hasher?.update(part)
+        } else {
+            guard buffer.count + part.count <= modulusByteCount else { throw P11Error(CK_RV(CKR_DATA_LEN_RANGE)) }
+            buffer += part
+        }
+    }
+
+    /// The message digest of a hash-and-sign mechanism after the parts (of no parts: H("")).
+    var finalDigest: (RSAHashAlgorithm, [UInt8], RSASignaturePadding)? {
+        guard case let .hashAndSign(hash, padding) = scheme else { return nil }
+        return (hash, hasher?.finalize() ?? hash.hash([]), padding)
+    }
+}
+
 extension P11SignOperation {
     /// The signature of `data` in one step (C_Sign), exactly k bytes.
     func sign(_ data: [UInt8]) throws -> [UInt8] {
-        switch scheme {
+        switch input.scheme {
         case .pkcs1DigestInfo:
             return try key.signature(forDigestInfo: data)
         case let .pssDigest(hash, padding):
@@ -41,35 +77,19 @@ extension P11SignOperation {
         }
     }
 
-    /// C_SignUpdate: hash, or keep, the next part.
-    mutating func update(_ part: [UInt8]) throws {
-        isMultiPart = true
-        if hasher == nil, let hash = scheme.messageHash { hasher = RSAHasher(algorithm: hash) }
-        if hasher != nil {
-            hasher?.update(part)
-        } else {
-            // CKM_RSA_PKCS / CKM_RSA_PKCS_PSS take a DigestInfo or a digest: at most k bytes.
-            guard buffer.count + part.count <= key.modulusByteCount else { throw P11Error(CK_RV(CKR_DATA_LEN_RANGE)) }
-            buffer += part
-        }
-    }
-
     /// C_SignFinal: the signature over the parts so far.
     func final() throws -> [UInt8] {
-        if let hasher, case let .hashAndSign(hash, padding) = scheme {
-            return try key.signature(forDigest: hasher.finalize(), hash: hash, padding: padding)
+        if let (hash, digest, padding) = input.finalDigest {
+            return try key.signature(forDigest: digest, hash: hash, padding: padding)
         }
-        if case let .hashAndSign(hash, padding) = scheme {
-            return try key.signature(for: [], hash: hash, padding: padding)
-        }
-        return try sign(buffer)
+        return try sign(input.buffer)
     }
 }
 
 extension P11VerifyOperation {
     /// Whether `signature` is valid for `data` (C_Verify).
     func verify(_ data: [UInt8], signature: [UInt8]) -> Bool {
-        switch scheme {
+        switch input.scheme {
         case .pkcs1DigestInfo:
             return key.isValidSignature(signature, forDigestInfo: data)
         case let .pssDigest(hash, padding):
@@ -79,24 +99,11 @@ extension P11VerifyOperation {
         }
     }
 
-    /// C_VerifyUpdate: hash, or keep, the next part.
-    mutating func update(_ part: [UInt8]) throws {
-        isMultiPart = true
-        if hasher == nil, let hash = scheme.messageHash { hasher = RSAHasher(algorithm: hash) }
-        if hasher != nil {
-            hasher?.update(part)
-        } else {
-            guard buffer.count + part.count <= key.modulusByteCount else { throw P11Error(CK_RV(CKR_DATA_LEN_RANGE)) }
-            buffer += part
-        }
-    }
-
     /// C_VerifyFinal.
     func final(signature: [UInt8]) -> Bool {
-        if case let .hashAndSign(hash, padding) = scheme {
-            let digest = hasher?.finalize() ?? hash.hash([])
+        if let (hash, digest, padding) = input.finalDigest {
             return key.isValidSignature(signature, forDigest: digest, hash: hash, padding: padding)
         }
-        return verify(buffer, signature: signature)
+        return verify(input.buffer, signature: signature)
     }
 }
