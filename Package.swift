@@ -65,7 +65,16 @@ let package = Package(
         .target(
             name: "RSAKitPKCS11",
             dependencies: ["RSAKit", "CRSAKitPKCS11", "CP11Kit"],
-            path: "Sources/RSAKitPKCS11"
+            path: "Sources/RSAKitPKCS11",
+            // Release builds carry the Swift runtime inside the .so (swiftc -static-stdlib,
+            // plus FoundationEssentials' two helper archives, which -static-stdlib leaves out:
+            // without them the module has undefined _FoundationCollections symbols and
+            // p11-kit's dlopen(RTLD_NOW) refuses it), so ssh, p11tool or a browser load it
+            // without the toolchain's lib folder; SwiftPM's --static-swift-stdlib applies to
+            // executables only. Debug builds (the tests) use the toolchain's shared runtime
+            // through the rpath.
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"],
+                                          .when(configuration: .release))]
         ),
         // The `rsakit` command-line tool.
         .executableTarget(
