@@ -89,6 +89,14 @@ let package = Package(
             dependencies: ["RSAKit"],
             path: "Tests/StoreStressHelper"
         ),
+        // The PKCS#11 module's API from C, as a host calls it (CLIPKCS11Tests runs it from the
+        // build folder): return codes, attribute queries, output lengths, threads. Not a product.
+        .executableTarget(
+            name: "PKCS11APIHarness",
+            dependencies: ["CP11Kit"],
+            path: "Tests/PKCS11APIHarness",
+            linkerSettings: [.linkedLibrary("pthread"), .linkedLibrary("dl")]
+        ),
         // Plain-GMP reference code the benchmark measures RSAKit against (not part of RSAKit).
         .target(
             name: "CRSAKitAnchors",
