@@ -1,6 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// This folder, for linker inputs named by path (the PKCS#11 module's export list).
+let packageDirectory = String(#filePath.dropLast("/Package.swift".count))
+
 let package = Package(
     name: "rsakit",
     products: [
@@ -73,8 +76,11 @@ let package = Package(
             // without the toolchain's lib folder; SwiftPM's --static-swift-stdlib applies to
             // executables only. Debug builds (the tests) use the toolchain's shared runtime
             // through the rpath.
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"],
-                                          .when(configuration: .release))]
+            linkerSettings: [
+                .unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"], .when(configuration: .release)),
+                // Export C_GetFunctionList only (Sources/CRSAKitPKCS11/exports.map says why).
+                .unsafeFlags(["-Xlinker", "--version-script=\(packageDirectory)/Sources/CRSAKitPKCS11/exports.map"]),
+            ]
         ),
         // The `rsakit` command-line tool.
         .executableTarget(
