@@ -259,6 +259,42 @@ final class CLIPKCS11Tests: CLITestCase {
         XCTAssertTrue(server.log.contains("CN = alice"), "s_server did not see alice's certificate: \(server.log)")
     }
 
+    func testMutualTLS_CurlThroughOpenSSLsPKCS11Engine_ServerSawTheClientCertificate() throws {
+        try importAlice()
+        let curl = try tool("curl", package: "curl")
+        let engine = "/usr/lib/x86_64-linux-gnu/engines-3/pkcs11.so"
+        guard FileManager.default.fileExists(atPath: engine) else {
+            XCTFail("\(engine) not found: scripts/install-deps.sh installs it (apt package libengine-pkcs11-openssl)")
+            return
+        }
+        // OpenSSL's engine configuration (libp11's README): the engine, and our module under it.
+        let configuration = """
+        openssl_conf = openssl_init
+        [openssl_init]
+        engines = engine_section
+        [engine_section]
+        pkcs11 = pkcs11_section
+        [pkcs11_section]
+        engine_id = pkcs11
+        dynamic_path = \(engine)
+        MODULE_PATH = \(Self.module)
+        init = 0
+        """
+        try Data(configuration.utf8).write(to: URL(fileURLWithPath: path("openssl-engine.cnf")))
+        let arguments = ["-Verify", "1", "-verify_return_error", "-CAfile", pki.path("ca.pem"),
+                         "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"), "-key", pki.path("srv.key"), "-www"]
+        let server = try TLSTestServer(openssl: try openssl(), arguments: arguments, directory: workDirectory.path)
+        servers.append(server)
+        let result = try runOK([curl, "-sS", "--cacert", pki.path("ca.pem"), "--engine", "pkcs11",
+                                "--cert", "pkcs11:object=alice;type=cert", "--cert-type", "ENG",
+                                "--key", "pkcs11:object=alice;type=private", "--key-type", "ENG",
+                                "https://localhost:\(server.port)/"],
+                               environment: ["OPENSSL_CONF": path("openssl-engine.cnf")])
+        // s_server -www describes the session, the client certificate included.
+        XCTAssertTrue(result.stdoutText.contains("Client certificate"), result.stdoutText)
+        XCTAssertTrue(result.stdoutText.contains("CN=alice") || result.stdoutText.contains("CN = alice"), result.stdoutText)
+    }
+
     func testSSH_PKCS11Provider_LogsIntoThrowAwaySSHD() throws {
         try importAlice()
         let sshd = try tool("sshd", package: "openssh-server")
