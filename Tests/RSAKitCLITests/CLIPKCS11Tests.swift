@@ -295,12 +295,11 @@ final class CLIPKCS11Tests: CLITestCase {
         XCTAssertTrue(result.stdoutText.contains("CN=alice") || result.stdoutText.contains("CN = alice"), result.stdoutText)
     }
 
-    func testSSH_PKCS11Provider_LogsIntoThrowAwaySSHD() throws {
-        try importAlice()
+    /// A throw-away `sshd -D` on 127.0.0.1 whose authorized_keys is alice's key as the module
+    /// lists it (`ssh-keygen -D`); stopped by the returned process's owner.
+    private func startSSHD() throws -> (server: ChildProcess, port: Int, user: String, log: String) {
         let sshd = try tool("sshd", package: "openssh-server")
-        let ssh = try tool("ssh", package: "openssh-client")
         let sshKeygen = try tool("ssh-keygen", package: "openssh-client")
-        // authorized_keys from the module itself (ssh-keygen -D lists the token's public keys).
         let keys = try runOK([sshKeygen, "-D", Self.module]).stdoutText
         let alice = keys.split(separator: "\n").filter { $0.hasSuffix(" alice") }
         XCTAssertEqual(alice.count, 1, keys)
@@ -326,15 +325,48 @@ final class CLIPKCS11Tests: CLITestCase {
         try Data(config.utf8).write(to: URL(fileURLWithPath: path("sshd_config")))
         let log = path("sshd.log")
         let server = try ChildProcess([sshd, "-D", "-e", "-f", path("sshd_config")], stdout: .appending(log), stderr: .appending(log))
-        defer { server.send(SIGTERM); _ = try? server.wait(timeout: 5) }
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline, server.isRunning,
               !((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("Server listening") { usleep(20_000) }
-        let result = try run([ssh, "-F", "/dev/null", "-I", Self.module, "-p", String(port), "-o", "BatchMode=yes",
-                              "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "IdentityAgent=none",
-                              "-l", user, "127.0.0.1", "echo logged-in-through-rsakit"])
+        return (server, port, user, log)
+    }
+
+    private func ssh(port: Int, user: String, command: String, extra: [String] = [], environment: [String: String?] = [:]) throws -> Result {
+        try run([try tool("ssh", package: "openssh-client"), "-F", "/dev/null", "-I", Self.module, "-p", String(port),
+                 "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "IdentityAgent=none"]
+                + extra + ["-l", user, "127.0.0.1", command], environment: environment)
+    }
+
+    func testSSH_PKCS11Provider_LogsIntoThrowAwaySSHD() throws {
+        try importAlice()
+        let (server, port, user, log) = try startSSHD()
+        defer { server.send(SIGTERM); _ = try? server.wait(timeout: 5) }
+        let result = try ssh(port: port, user: user, command: "echo logged-in-through-rsakit", extra: ["-o", "BatchMode=yes"])
         let sshdLog = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         XCTAssertEqual(result.stdoutText, "logged-in-through-rsakit\n", result.stderr + "\nsshd: " + sshdLog)
         XCTAssertTrue(sshdLog.contains("Accepted publickey for \(user)"), sshdLog)
+    }
+
+    /// A protected store: ssh asks for the token's PIN (SSH_ASKPASS here, answering an empty
+    /// line); the empty PIN logs in through the running agent, and fails once it is stopped.
+    func testSSH_ProtectedStore_EmptyPINLogsInThroughTheAgent() throws {
+        try importAlice()
+        let (server, port, user, log) = try startSSHD()
+        defer { server.send(SIGTERM); _ = try? server.wait(timeout: 5) }
+        try rsakitOK(["store", "protect", "--kdf", "interactive"], environment: ["RSAKIT_STORE_PASSIN": "pass:store-secret"])
+        let askpass = path("empty-pin.sh")
+        try Data("#!/bin/sh\necho\n".utf8).write(to: URL(fileURLWithPath: askpass))
+        chmod(askpass, 0o700)
+        let environment: [String: String?] = ["RSAKIT_AGENT_SOCK": path("agent.sock"), "RSAKIT_STORE_PASSIN": nil, "RSAKIT_PASSIN": nil,
+                                              "SSH_ASKPASS": askpass, "SSH_ASKPASS_REQUIRE": "force", "DISPLAY": ":0"]
+        try rsakitOK(["agent", "start", "--store-passin", "env:AGENT_TEST_PASS"],
+                     environment: environment.merging(["AGENT_TEST_PASS": "store-secret"]) { $1 })
+        let result = try ssh(port: port, user: user, command: "echo logged-in-through-the-agent", environment: environment)
+        XCTAssertEqual(result.stdoutText, "logged-in-through-the-agent\n",
+                       result.stderr + "\nsshd: " + ((try? String(contentsOfFile: log, encoding: .utf8)) ?? ""))
+        try rsakitOK(["agent", "stop"], environment: environment)
+        let refused = try ssh(port: port, user: user, command: "echo should-not-log-in", environment: environment)
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertEqual(refused.stdoutText, "", refused.stderr)
     }
 }
