@@ -5,7 +5,8 @@
 # constant-time harness under memcheck; also provides valgrind/memcheck.h), and for the PKCS#11 module
 # (issue 25): p11-kit's header (libp11-kit-dev) and p11-kit, and the clients its tests drive: pkcs11-tool
 # (opensc), p11tool and gnutls-cli (gnutls-bin), ssh and sshd (openssh-client, openssh-server), and
-# OpenSSL's pkcs11 engine for curl (libengine-pkcs11-openssl).
+# OpenSSL's pkcs11 engine for curl (libengine-pkcs11-openssl), NSS's certutil, modutil and tstclnt
+# (libnss3-tools).
 set -euo pipefail
 need=()
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
@@ -24,6 +25,7 @@ command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
 { command -v ssh && command -v ssh-keygen; } >/dev/null 2>&1 || need+=(openssh-client)
 [ -x /usr/sbin/sshd ] || command -v sshd >/dev/null 2>&1 || need+=(openssh-server)
 compgen -G '/usr/lib/*/engines-3/pkcs11.so' >/dev/null || need+=(libengine-pkcs11-openssl)
+{ command -v certutil && command -v modutil && command -v tstclnt; } >/dev/null 2>&1 || need+=(libnss3-tools)
 if [ "${#need[@]}" -gt 0 ]; then
     echo "rsakit: installing ${need[*]}" >&2
     SUDO=""

@@ -295,6 +295,33 @@ final class CLIPKCS11Tests: CLITestCase {
         XCTAssertTrue(result.stdoutText.contains("CN=alice") || result.stdoutText.contains("CN = alice"), result.stdoutText)
     }
 
+    /// NSS, the library of Firefox and Chromium: the module added to a fresh NSS database with
+    /// modutil, its identity listed by certutil as a user certificate (u,u,u: NSS found the key
+    /// by CKA_ID), and NSS's own TLS client (tstclnt -n) authenticating with it.
+    func testMutualTLS_NSSWithTheModuleInItsDatabase_ServerSawTheClientCertificate() throws {
+        try importAlice()
+        let certutil = try tool("certutil", package: "libnss3-tools")
+        let modutil = try tool("modutil", package: "libnss3-tools")
+        let tstclnt = try tool("tstclnt", package: "libnss3-tools")
+        let database = "sql:" + path("nssdb")
+        try FileManager.default.createDirectory(atPath: path("nssdb"), withIntermediateDirectories: true)
+        try _ = runOK([certutil, "-N", "-d", database, "--empty-password"])
+        try _ = runOK([modutil, "-dbdir", database, "-add", "rsakit", "-libfile", Self.module, "-force"])
+        let listing = try runOK([certutil, "-L", "-d", database, "-h", "all"]).stdoutText
+        let line = listing.split(separator: "\n").first { $0.hasPrefix("rsakit store:alice ") }
+        XCTAssertTrue(line?.hasSuffix("u,u,u") == true, listing)
+        let arguments = ["-Verify", "1", "-verify_return_error", "-CAfile", pki.path("ca.pem"),
+                         "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"), "-key", pki.path("srv.key"), "-www"]
+        let server = try TLSTestServer(openssl: try openssl(), arguments: arguments, directory: workDirectory.path)
+        servers.append(server)
+        let request = try write(Array("GET / HTTP/1.0\r\n\r\n".utf8), to: "request.txt")
+        // -o: no check of the server's certificate (this test is about the client's).
+        let result = try run([tstclnt, "-h", "127.0.0.1", "-p", String(server.port), "-d", database,
+                              "-n", "rsakit store:alice", "-o", "-A", request])
+        XCTAssertTrue(result.stdoutText.contains("Client certificate"), result.stdoutText + result.stderr)
+        XCTAssertTrue(result.stdoutText.contains("CN=alice") || result.stdoutText.contains("CN = alice"), result.stdoutText)
+    }
+
     /// A throw-away `sshd -D` on 127.0.0.1 whose authorized_keys is alice's key as the module
     /// lists it (`ssh-keygen -D`); stopped by the returned process's owner.
     private func startSSHD() throws -> (server: ChildProcess, port: Int, user: String, log: String) {
