@@ -13,6 +13,13 @@
 
 #define RSAKIT_P11_EXPORT __attribute__((visibility("default")))
 
+/// A function the module does not offer: its parameters are ignored.
+#define RSAKIT_NOT_SUPPORTED(name, ...) \
+    static CK_RV rsakit_c_##name(__VA_ARGS__) { return CKR_FUNCTION_NOT_SUPPORTED; }
+/// The two legacy parallel-session functions (§5.16).
+#define RSAKIT_NOT_PARALLEL(name, ...) \
+    static CK_RV rsakit_c_##name(__VA_ARGS__) { return CKR_FUNCTION_NOT_PARALLEL; }
+
 extern CK_RV rsakit_p11_Initialize(void *init_args);
 extern CK_RV rsakit_p11_Finalize(void *reserved);
 extern CK_RV rsakit_p11_GetInfo(CK_INFO *info);
@@ -21,27 +28,9 @@ extern CK_RV rsakit_p11_GetSlotInfo(CK_SLOT_ID slot_id, CK_SLOT_INFO *info);
 extern CK_RV rsakit_p11_GetTokenInfo(CK_SLOT_ID slot_id, CK_TOKEN_INFO *info);
 extern CK_RV rsakit_p11_GetMechanismList(CK_SLOT_ID slot_id, CK_MECHANISM_TYPE *mechanism_list, CK_ULONG *count);
 extern CK_RV rsakit_p11_GetMechanismInfo(CK_SLOT_ID slot_id, CK_MECHANISM_TYPE type, CK_MECHANISM_INFO *info);
-static CK_RV rsakit_c_InitToken(CK_SLOT_ID slot_id, CK_UTF8CHAR *pin, CK_ULONG pin_len, CK_UTF8CHAR *label) {
-    (void)slot_id;
-    (void)pin;
-    (void)pin_len;
-    (void)label;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_InitPIN(CK_SESSION_HANDLE session, CK_UTF8CHAR *pin, CK_ULONG pin_len) {
-    (void)session;
-    (void)pin;
-    (void)pin_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_SetPIN(CK_SESSION_HANDLE session, CK_UTF8CHAR *old_pin, CK_ULONG old_len, CK_UTF8CHAR *new_pin, CK_ULONG new_len) {
-    (void)session;
-    (void)old_pin;
-    (void)old_len;
-    (void)new_pin;
-    (void)new_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
+RSAKIT_NOT_SUPPORTED(InitToken, CK_SLOT_ID slot_id, CK_UTF8CHAR *pin, CK_ULONG pin_len, CK_UTF8CHAR *label)
+RSAKIT_NOT_SUPPORTED(InitPIN, CK_SESSION_HANDLE session, CK_UTF8CHAR *pin, CK_ULONG pin_len)
+RSAKIT_NOT_SUPPORTED(SetPIN, CK_SESSION_HANDLE session, CK_UTF8CHAR *old_pin, CK_ULONG old_len, CK_UTF8CHAR *new_pin, CK_ULONG new_len)
 extern CK_RV rsakit_p11_OpenSession(CK_SLOT_ID slot_id, CK_FLAGS flags, CK_SESSION_HANDLE *session);
 static CK_RV rsakit_c_OpenSession(CK_SLOT_ID slot_id, CK_FLAGS flags, void *application, CK_NOTIFY notify, CK_SESSION_HANDLE *session) {
     (void)application;
@@ -51,270 +40,58 @@ static CK_RV rsakit_c_OpenSession(CK_SLOT_ID slot_id, CK_FLAGS flags, void *appl
 extern CK_RV rsakit_p11_CloseSession(CK_SESSION_HANDLE session);
 extern CK_RV rsakit_p11_CloseAllSessions(CK_SLOT_ID slot_id);
 extern CK_RV rsakit_p11_GetSessionInfo(CK_SESSION_HANDLE session, CK_SESSION_INFO *info);
-static CK_RV rsakit_c_GetOperationState(CK_SESSION_HANDLE session, CK_BYTE *state, CK_ULONG *state_len) {
-    (void)session;
-    (void)state;
-    (void)state_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_SetOperationState(CK_SESSION_HANDLE session, CK_BYTE *state, CK_ULONG state_len, CK_OBJECT_HANDLE encryption_key, CK_OBJECT_HANDLE authentication_key) {
-    (void)session;
-    (void)state;
-    (void)state_len;
-    (void)encryption_key;
-    (void)authentication_key;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
+RSAKIT_NOT_SUPPORTED(GetOperationState, CK_SESSION_HANDLE session, CK_BYTE *state, CK_ULONG *state_len)
+RSAKIT_NOT_SUPPORTED(SetOperationState, CK_SESSION_HANDLE session, CK_BYTE *state, CK_ULONG state_len, CK_OBJECT_HANDLE encryption_key, CK_OBJECT_HANDLE authentication_key)
 extern CK_RV rsakit_p11_Login(CK_SESSION_HANDLE session, CK_USER_TYPE user_type, CK_UTF8CHAR *pin, CK_ULONG pin_len);
 extern CK_RV rsakit_p11_Logout(CK_SESSION_HANDLE session);
-static CK_RV rsakit_c_CreateObject(CK_SESSION_HANDLE session, CK_ATTRIBUTE *templ, CK_ULONG attribute_count, CK_OBJECT_HANDLE *object) {
-    (void)session;
-    (void)templ;
-    (void)attribute_count;
-    (void)object;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_CopyObject(CK_SESSION_HANDLE session, CK_OBJECT_HANDLE object, CK_ATTRIBUTE *templ, CK_ULONG attribute_count, CK_OBJECT_HANDLE *new_object) {
-    (void)session;
-    (void)object;
-    (void)templ;
-    (void)attribute_count;
-    (void)new_object;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_DestroyObject(CK_SESSION_HANDLE session, CK_OBJECT_HANDLE object) {
-    (void)session;
-    (void)object;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_GetObjectSize(CK_SESSION_HANDLE session, CK_OBJECT_HANDLE object, CK_ULONG *size) {
-    (void)session;
-    (void)object;
-    (void)size;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
+RSAKIT_NOT_SUPPORTED(CreateObject, CK_SESSION_HANDLE session, CK_ATTRIBUTE *templ, CK_ULONG attribute_count, CK_OBJECT_HANDLE *object)
+RSAKIT_NOT_SUPPORTED(CopyObject, CK_SESSION_HANDLE session, CK_OBJECT_HANDLE object, CK_ATTRIBUTE *templ, CK_ULONG attribute_count, CK_OBJECT_HANDLE *new_object)
+RSAKIT_NOT_SUPPORTED(DestroyObject, CK_SESSION_HANDLE session, CK_OBJECT_HANDLE object)
+RSAKIT_NOT_SUPPORTED(GetObjectSize, CK_SESSION_HANDLE session, CK_OBJECT_HANDLE object, CK_ULONG *size)
 extern CK_RV rsakit_p11_GetAttributeValue(CK_SESSION_HANDLE session, CK_OBJECT_HANDLE object, CK_ATTRIBUTE *templ, CK_ULONG attribute_count);
-static CK_RV rsakit_c_SetAttributeValue(CK_SESSION_HANDLE session, CK_OBJECT_HANDLE object, CK_ATTRIBUTE *templ, CK_ULONG attribute_count) {
-    (void)session;
-    (void)object;
-    (void)templ;
-    (void)attribute_count;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
+RSAKIT_NOT_SUPPORTED(SetAttributeValue, CK_SESSION_HANDLE session, CK_OBJECT_HANDLE object, CK_ATTRIBUTE *templ, CK_ULONG attribute_count)
 extern CK_RV rsakit_p11_FindObjectsInit(CK_SESSION_HANDLE session, CK_ATTRIBUTE *templ, CK_ULONG attribute_count);
 extern CK_RV rsakit_p11_FindObjects(CK_SESSION_HANDLE session, CK_OBJECT_HANDLE *object, CK_ULONG max_object_count, CK_ULONG *object_count);
 extern CK_RV rsakit_p11_FindObjectsFinal(CK_SESSION_HANDLE session);
-static CK_RV rsakit_c_EncryptInit(CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_OBJECT_HANDLE key) {
-    (void)session;
-    (void)mechanism;
-    (void)key;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_Encrypt(CK_SESSION_HANDLE session, CK_BYTE *data, CK_ULONG data_len, CK_BYTE *encrypted_data, CK_ULONG *encrypted_data_len) {
-    (void)session;
-    (void)data;
-    (void)data_len;
-    (void)encrypted_data;
-    (void)encrypted_data_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_EncryptUpdate(CK_SESSION_HANDLE session, CK_BYTE *part, CK_ULONG part_len, CK_BYTE *encrypted_part, CK_ULONG *encrypted_part_len) {
-    (void)session;
-    (void)part;
-    (void)part_len;
-    (void)encrypted_part;
-    (void)encrypted_part_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_EncryptFinal(CK_SESSION_HANDLE session, CK_BYTE *last_encrypted_part, CK_ULONG *last_encrypted_part_len) {
-    (void)session;
-    (void)last_encrypted_part;
-    (void)last_encrypted_part_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
+RSAKIT_NOT_SUPPORTED(EncryptInit, CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_OBJECT_HANDLE key)
+RSAKIT_NOT_SUPPORTED(Encrypt, CK_SESSION_HANDLE session, CK_BYTE *data, CK_ULONG data_len, CK_BYTE *encrypted_data, CK_ULONG *encrypted_data_len)
+RSAKIT_NOT_SUPPORTED(EncryptUpdate, CK_SESSION_HANDLE session, CK_BYTE *part, CK_ULONG part_len, CK_BYTE *encrypted_part, CK_ULONG *encrypted_part_len)
+RSAKIT_NOT_SUPPORTED(EncryptFinal, CK_SESSION_HANDLE session, CK_BYTE *last_encrypted_part, CK_ULONG *last_encrypted_part_len)
 extern CK_RV rsakit_p11_DecryptInit(CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_OBJECT_HANDLE key);
 extern CK_RV rsakit_p11_Decrypt(CK_SESSION_HANDLE session, CK_BYTE *encrypted_data, CK_ULONG encrypted_data_len, CK_BYTE *data, CK_ULONG *data_len);
-static CK_RV rsakit_c_DecryptUpdate(CK_SESSION_HANDLE session, CK_BYTE *encrypted_part, CK_ULONG encrypted_part_len, CK_BYTE *part, CK_ULONG *part_len) {
-    (void)session;
-    (void)encrypted_part;
-    (void)encrypted_part_len;
-    (void)part;
-    (void)part_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_DecryptFinal(CK_SESSION_HANDLE session, CK_BYTE *last_part, CK_ULONG *last_part_len) {
-    (void)session;
-    (void)last_part;
-    (void)last_part_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_DigestInit(CK_SESSION_HANDLE session, CK_MECHANISM *mechanism) {
-    (void)session;
-    (void)mechanism;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_Digest(CK_SESSION_HANDLE session, CK_BYTE *data, CK_ULONG data_len, CK_BYTE *digest, CK_ULONG *digest_len) {
-    (void)session;
-    (void)data;
-    (void)data_len;
-    (void)digest;
-    (void)digest_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_DigestUpdate(CK_SESSION_HANDLE session, CK_BYTE *part, CK_ULONG part_len) {
-    (void)session;
-    (void)part;
-    (void)part_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_DigestKey(CK_SESSION_HANDLE session, CK_OBJECT_HANDLE key) {
-    (void)session;
-    (void)key;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_DigestFinal(CK_SESSION_HANDLE session, CK_BYTE *digest, CK_ULONG *digest_len) {
-    (void)session;
-    (void)digest;
-    (void)digest_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
+RSAKIT_NOT_SUPPORTED(DecryptUpdate, CK_SESSION_HANDLE session, CK_BYTE *encrypted_part, CK_ULONG encrypted_part_len, CK_BYTE *part, CK_ULONG *part_len)
+RSAKIT_NOT_SUPPORTED(DecryptFinal, CK_SESSION_HANDLE session, CK_BYTE *last_part, CK_ULONG *last_part_len)
+RSAKIT_NOT_SUPPORTED(DigestInit, CK_SESSION_HANDLE session, CK_MECHANISM *mechanism)
+RSAKIT_NOT_SUPPORTED(Digest, CK_SESSION_HANDLE session, CK_BYTE *data, CK_ULONG data_len, CK_BYTE *digest, CK_ULONG *digest_len)
+RSAKIT_NOT_SUPPORTED(DigestUpdate, CK_SESSION_HANDLE session, CK_BYTE *part, CK_ULONG part_len)
+RSAKIT_NOT_SUPPORTED(DigestKey, CK_SESSION_HANDLE session, CK_OBJECT_HANDLE key)
+RSAKIT_NOT_SUPPORTED(DigestFinal, CK_SESSION_HANDLE session, CK_BYTE *digest, CK_ULONG *digest_len)
 extern CK_RV rsakit_p11_SignInit(CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_OBJECT_HANDLE key);
 extern CK_RV rsakit_p11_Sign(CK_SESSION_HANDLE session, CK_BYTE *data, CK_ULONG data_len, CK_BYTE *signature, CK_ULONG *signature_len);
 extern CK_RV rsakit_p11_SignUpdate(CK_SESSION_HANDLE session, CK_BYTE *part, CK_ULONG part_len);
 extern CK_RV rsakit_p11_SignFinal(CK_SESSION_HANDLE session, CK_BYTE *signature, CK_ULONG *signature_len);
-static CK_RV rsakit_c_SignRecoverInit(CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_OBJECT_HANDLE key) {
-    (void)session;
-    (void)mechanism;
-    (void)key;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_SignRecover(CK_SESSION_HANDLE session, CK_BYTE *data, CK_ULONG data_len, CK_BYTE *signature, CK_ULONG *signature_len) {
-    (void)session;
-    (void)data;
-    (void)data_len;
-    (void)signature;
-    (void)signature_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
+RSAKIT_NOT_SUPPORTED(SignRecoverInit, CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_OBJECT_HANDLE key)
+RSAKIT_NOT_SUPPORTED(SignRecover, CK_SESSION_HANDLE session, CK_BYTE *data, CK_ULONG data_len, CK_BYTE *signature, CK_ULONG *signature_len)
 extern CK_RV rsakit_p11_VerifyInit(CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_OBJECT_HANDLE key);
 extern CK_RV rsakit_p11_Verify(CK_SESSION_HANDLE session, CK_BYTE *data, CK_ULONG data_len, CK_BYTE *signature, CK_ULONG signature_len);
 extern CK_RV rsakit_p11_VerifyUpdate(CK_SESSION_HANDLE session, CK_BYTE *part, CK_ULONG part_len);
 extern CK_RV rsakit_p11_VerifyFinal(CK_SESSION_HANDLE session, CK_BYTE *signature, CK_ULONG signature_len);
-static CK_RV rsakit_c_VerifyRecoverInit(CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_OBJECT_HANDLE key) {
-    (void)session;
-    (void)mechanism;
-    (void)key;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_VerifyRecover(CK_SESSION_HANDLE session, CK_BYTE *signature, CK_ULONG signature_len, CK_BYTE *data, CK_ULONG *data_len) {
-    (void)session;
-    (void)signature;
-    (void)signature_len;
-    (void)data;
-    (void)data_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_DigestEncryptUpdate(CK_SESSION_HANDLE session, CK_BYTE *part, CK_ULONG part_len, CK_BYTE *encrypted_part, CK_ULONG *encrypted_part_len) {
-    (void)session;
-    (void)part;
-    (void)part_len;
-    (void)encrypted_part;
-    (void)encrypted_part_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_DecryptDigestUpdate(CK_SESSION_HANDLE session, CK_BYTE *encrypted_part, CK_ULONG encrypted_part_len, CK_BYTE *part, CK_ULONG *part_len) {
-    (void)session;
-    (void)encrypted_part;
-    (void)encrypted_part_len;
-    (void)part;
-    (void)part_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_SignEncryptUpdate(CK_SESSION_HANDLE session, CK_BYTE *part, CK_ULONG part_len, CK_BYTE *encrypted_part, CK_ULONG *encrypted_part_len) {
-    (void)session;
-    (void)part;
-    (void)part_len;
-    (void)encrypted_part;
-    (void)encrypted_part_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_DecryptVerifyUpdate(CK_SESSION_HANDLE session, CK_BYTE *encrypted_part, CK_ULONG encrypted_part_len, CK_BYTE *part, CK_ULONG *part_len) {
-    (void)session;
-    (void)encrypted_part;
-    (void)encrypted_part_len;
-    (void)part;
-    (void)part_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_GenerateKey(CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_ATTRIBUTE *templ, CK_ULONG attribute_count, CK_OBJECT_HANDLE *key) {
-    (void)session;
-    (void)mechanism;
-    (void)templ;
-    (void)attribute_count;
-    (void)key;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_GenerateKeyPair(CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_ATTRIBUTE *public_key_template, CK_ULONG public_key_attribute_count, CK_ATTRIBUTE *private_key_template, CK_ULONG private_key_attribute_count, CK_OBJECT_HANDLE *public_key, CK_OBJECT_HANDLE *private_key) {
-    (void)session;
-    (void)mechanism;
-    (void)public_key_template;
-    (void)public_key_attribute_count;
-    (void)private_key_template;
-    (void)private_key_attribute_count;
-    (void)public_key;
-    (void)private_key;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_WrapKey(CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_OBJECT_HANDLE wrapping_key, CK_OBJECT_HANDLE key, CK_BYTE *wrapped_key, CK_ULONG *wrapped_key_len) {
-    (void)session;
-    (void)mechanism;
-    (void)wrapping_key;
-    (void)key;
-    (void)wrapped_key;
-    (void)wrapped_key_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_UnwrapKey(CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_OBJECT_HANDLE unwrapping_key, CK_BYTE *wrapped_key, CK_ULONG wrapped_key_len, CK_ATTRIBUTE *templ, CK_ULONG attribute_count, CK_OBJECT_HANDLE *key) {
-    (void)session;
-    (void)mechanism;
-    (void)unwrapping_key;
-    (void)wrapped_key;
-    (void)wrapped_key_len;
-    (void)templ;
-    (void)attribute_count;
-    (void)key;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_DeriveKey(CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_OBJECT_HANDLE base_key, CK_ATTRIBUTE *templ, CK_ULONG attribute_count, CK_OBJECT_HANDLE *key) {
-    (void)session;
-    (void)mechanism;
-    (void)base_key;
-    (void)templ;
-    (void)attribute_count;
-    (void)key;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
-static CK_RV rsakit_c_SeedRandom(CK_SESSION_HANDLE session, CK_BYTE *seed, CK_ULONG seed_len) {
-    (void)session;
-    (void)seed;
-    (void)seed_len;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
+RSAKIT_NOT_SUPPORTED(VerifyRecoverInit, CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_OBJECT_HANDLE key)
+RSAKIT_NOT_SUPPORTED(VerifyRecover, CK_SESSION_HANDLE session, CK_BYTE *signature, CK_ULONG signature_len, CK_BYTE *data, CK_ULONG *data_len)
+RSAKIT_NOT_SUPPORTED(DigestEncryptUpdate, CK_SESSION_HANDLE session, CK_BYTE *part, CK_ULONG part_len, CK_BYTE *encrypted_part, CK_ULONG *encrypted_part_len)
+RSAKIT_NOT_SUPPORTED(DecryptDigestUpdate, CK_SESSION_HANDLE session, CK_BYTE *encrypted_part, CK_ULONG encrypted_part_len, CK_BYTE *part, CK_ULONG *part_len)
+RSAKIT_NOT_SUPPORTED(SignEncryptUpdate, CK_SESSION_HANDLE session, CK_BYTE *part, CK_ULONG part_len, CK_BYTE *encrypted_part, CK_ULONG *encrypted_part_len)
+RSAKIT_NOT_SUPPORTED(DecryptVerifyUpdate, CK_SESSION_HANDLE session, CK_BYTE *encrypted_part, CK_ULONG encrypted_part_len, CK_BYTE *part, CK_ULONG *part_len)
+RSAKIT_NOT_SUPPORTED(GenerateKey, CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_ATTRIBUTE *templ, CK_ULONG attribute_count, CK_OBJECT_HANDLE *key)
+RSAKIT_NOT_SUPPORTED(GenerateKeyPair, CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_ATTRIBUTE *public_key_template, CK_ULONG public_key_attribute_count, CK_ATTRIBUTE *private_key_template, CK_ULONG private_key_attribute_count, CK_OBJECT_HANDLE *public_key, CK_OBJECT_HANDLE *private_key)
+RSAKIT_NOT_SUPPORTED(WrapKey, CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_OBJECT_HANDLE wrapping_key, CK_OBJECT_HANDLE key, CK_BYTE *wrapped_key, CK_ULONG *wrapped_key_len)
+RSAKIT_NOT_SUPPORTED(UnwrapKey, CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_OBJECT_HANDLE unwrapping_key, CK_BYTE *wrapped_key, CK_ULONG wrapped_key_len, CK_ATTRIBUTE *templ, CK_ULONG attribute_count, CK_OBJECT_HANDLE *key)
+RSAKIT_NOT_SUPPORTED(DeriveKey, CK_SESSION_HANDLE session, CK_MECHANISM *mechanism, CK_OBJECT_HANDLE base_key, CK_ATTRIBUTE *templ, CK_ULONG attribute_count, CK_OBJECT_HANDLE *key)
+RSAKIT_NOT_SUPPORTED(SeedRandom, CK_SESSION_HANDLE session, CK_BYTE *seed, CK_ULONG seed_len)
 extern CK_RV rsakit_p11_GenerateRandom(CK_SESSION_HANDLE session, CK_BYTE *random_data, CK_ULONG random_len);
-static CK_RV rsakit_c_GetFunctionStatus(CK_SESSION_HANDLE session) {
-    (void)session;
-    return CKR_FUNCTION_NOT_PARALLEL;
-}
-static CK_RV rsakit_c_CancelFunction(CK_SESSION_HANDLE session) {
-    (void)session;
-    return CKR_FUNCTION_NOT_PARALLEL;
-}
-static CK_RV rsakit_c_WaitForSlotEvent(CK_FLAGS flags, CK_SLOT_ID *slot, void *reserved) {
-    (void)flags;
-    (void)slot;
-    (void)reserved;
-    return CKR_FUNCTION_NOT_SUPPORTED;
-}
+RSAKIT_NOT_PARALLEL(GetFunctionStatus, CK_SESSION_HANDLE session)
+RSAKIT_NOT_PARALLEL(CancelFunction, CK_SESSION_HANDLE session)
+RSAKIT_NOT_SUPPORTED(WaitForSlotEvent, CK_FLAGS flags, CK_SLOT_ID *slot, void *reserved)
 
 static CK_RV rsakit_c_GetFunctionList(CK_FUNCTION_LIST **function_list);
 
