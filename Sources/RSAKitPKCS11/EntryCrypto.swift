@@ -23,16 +23,15 @@ func rsakit_p11_Sign(
     _ session: CK_SESSION_HANDLE, _ data: UnsafeMutablePointer<UInt8>?, _ dataLength: CK_ULONG,
     _ signature: UnsafeMutablePointer<UInt8>?, _ signatureLength: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    p11Entry { state in
-        try state.withSession(session) { current in
-            guard let operation = current.sign else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
-            guard !operation.input.isMultiPart else { return CK_RV(CKR_OPERATION_ACTIVE) }
-            return try p11Output(length: operation.key.modulusByteCount, out: signature, outLength: signatureLength,
-                                 end: { current.sign = nil }) {
-                try operation.sign(P11Buffers.bytes(data, dataLength))
-            }
-        }
-    }
+    p11OutputOutsideLock(
+        session, out: signature, outLength: signatureLength,
+        peek: { (current: P11Session) throws -> P11SignOperation? in
+            guard let operation = current.sign else { return nil }
+            guard !operation.input.isMultiPart else { throw P11Error(CK_RV(CKR_OPERATION_ACTIVE)) }
+            return operation
+        },
+        length: { $0.key.modulusByteCount }, remove: { $0.sign = nil }, putBack: { session, operation in if session.sign == nil { session.sign = operation } },
+        produce: { operation in try operation.sign(P11Buffers.bytes(data, dataLength)) })
 }
 
 @_cdecl("rsakit_p11_SignUpdate")
@@ -55,15 +54,10 @@ func rsakit_p11_SignUpdate(_ session: CK_SESSION_HANDLE, _ part: UnsafeMutablePo
 func rsakit_p11_SignFinal(
     _ session: CK_SESSION_HANDLE, _ signature: UnsafeMutablePointer<UInt8>?, _ signatureLength: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    p11Entry { state in
-        try state.withSession(session) { current in
-            guard let operation = current.sign else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
-            return try p11Output(length: operation.key.modulusByteCount, out: signature, outLength: signatureLength,
-                                 end: { current.sign = nil }) {
-                try operation.final()
-            }
-        }
-    }
+    p11OutputOutsideLock(
+        session, out: signature, outLength: signatureLength, peek: { $0.sign },
+        length: { $0.key.modulusByteCount }, remove: { $0.sign = nil }, putBack: { session, operation in if session.sign == nil { session.sign = operation } },
+        produce: { operation in try operation.final() })
 }
 
 @_cdecl("rsakit_p11_VerifyInit")
@@ -143,47 +137,10 @@ func rsakit_p11_Decrypt(
     _ session: CK_SESSION_HANDLE, _ encrypted: UnsafeMutablePointer<UInt8>?, _ encryptedLength: CK_ULONG,
     _ data: UnsafeMutablePointer<UInt8>?, _ dataLength: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
-    p11Entry { state in
-        try state.withSession(session) { current in
-            guard let operation = current.decrypt else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
-            return try p11Output(length: operation.key.modulusByteCount, out: data, outLength: dataLength,
-                                 isUpperBound: true, end: { current.decrypt = nil }) {
-                try operation.key.decrypt(P11Buffers.bytes(encrypted, encryptedLength), padding: operation.padding)
-            }
-        }
-    }
-}
-
-/// §5.2's output convention around `produce`.
-/// - Parameters:
-///   - length: the output's length (signatures) or its upper bound (`isUpperBound`, plaintexts).
-///   - end: ends the operation (called for every result but a length query or a short buffer).
-///   - produce: makes the output; its bytes are zeroed after the copy.
-func p11Output(
-    length: Int, out: UnsafeMutablePointer<UInt8>?, outLength: UnsafeMutablePointer<CK_ULONG>?, isUpperBound: Bool = false,
-    end: () -> Void, produce: () throws -> [UInt8]
-) throws -> CK_RV {
-    guard let outLength else {
-        end()
-        return CK_RV(CKR_ARGUMENTS_BAD)
-    }
-    guard let out else {
-        outLength.pointee = CK_ULONG(length)
-        return CK_RV(CKR_OK)
-    }
-    if !isUpperBound, outLength.pointee < CK_ULONG(length) {
-        outLength.pointee = CK_ULONG(length)
-        return CK_RV(CKR_BUFFER_TOO_SMALL)
-    }
-    var output: [UInt8]
-    do {
-        output = try produce()
-    } catch {
-        end()
-        throw error
-    }
-    defer { output.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
-    let rv = P11Buffers.deliver(output, to: out, length: outLength)
-    if rv != CK_RV(CKR_BUFFER_TOO_SMALL) { end() }
-    return rv
+    p11OutputOutsideLock(
+        session, out: data, outLength: dataLength, isUpperBound: true, peek: { $0.decrypt },
+        length: { $0.key.modulusByteCount }, remove: { $0.decrypt = nil }, putBack: { session, operation in if session.decrypt == nil { session.decrypt = operation } },
+        produce: { operation in
+            try operation.key.decrypt(P11Buffers.bytes(encrypted, encryptedLength), padding: operation.padding)
+        })
 }

@@ -1,9 +1,8 @@
 // The module's state between C_Initialize and C_Finalize, behind one lock (CKF_OS_LOCKING_OK:
 // a host may call any function from any thread; PKCS#11 v2.40 §5.1.6). One slot, 0, whose
 // token is the key store: RSAKIT_STORE, else the default store, as the `rsakit` CLI resolves it.
-// NOTE: one lock for everything, the RSA operations included: simple, and one host thread
-// signing at a time is what OpenSSH, GnuTLS and pkcs11-tool do; a busy multi-threaded host
-// would want the private operation outside the lock.
+// The RSA operations of C_Sign, C_SignFinal and C_Decrypt run outside the lock
+// (P11Output.swift); loading a key from the store (C_SignInit, C_DecryptInit) runs inside it.
 internal import CP11Kit
 import RSAKit
 #if canImport(Glibc)

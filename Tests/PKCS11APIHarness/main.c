@@ -205,6 +205,28 @@ int main(int argc, char **argv) {
     plainLength = sizeof plain;
     EXPECT_RV(p11->C_Decrypt(session, block, k, plain, &plainLength), CKR_ENCRYPTED_DATA_INVALID);
     EXPECT_RV(p11->C_Decrypt(session, block, k, plain, &plainLength), CKR_OPERATION_NOT_INITIALIZED);
+    // A real ciphertext (PKCS11_HARNESS_CIPHERTEXT, PKCS#1 v1.5 of PKCS11_HARNESS_PLAINTEXT,
+    // made by openssl): a short buffer gives CKR_BUFFER_TOO_SMALL and the exact length, the
+    // operation stays, and the next call with room decrypts.
+    const char *ciphertextPath = getenv("PKCS11_HARNESS_CIPHERTEXT"), *plaintextPath = getenv("PKCS11_HARNESS_PLAINTEXT");
+    if (ciphertextPath && plaintextPath) {
+        unsigned char expected[2048];
+        FILE *file = fopen(ciphertextPath, "rb");
+        size_t blockLength = file ? fread(block, 1, sizeof block, file) : 0;
+        if (file) fclose(file);
+        file = fopen(plaintextPath, "rb");
+        size_t expectedLength = file ? fread(expected, 1, sizeof expected, file) : 0;
+        if (file) fclose(file);
+        CHECK(blockLength == k && expectedLength > 0, "read the ciphertext (%zu bytes) and plaintext (%zu bytes)", blockLength, expectedLength);
+        unsigned char one[1];
+        CK_ULONG oneLength = sizeof one;
+        EXPECT_RV(p11->C_DecryptInit(session, &decryptPKCS, privateKey), CKR_OK);
+        EXPECT_RV(p11->C_Decrypt(session, block, k, one, &oneLength), CKR_BUFFER_TOO_SMALL);
+        CHECK(oneLength == expectedLength, "short buffer: the plaintext's length %lu", (unsigned long)oneLength);
+        plainLength = sizeof plain;
+        EXPECT_RV(p11->C_Decrypt(session, block, k, plain, &plainLength), CKR_OK);
+        CHECK(plainLength == expectedLength && memcmp(plain, expected, expectedLength) == 0, "then the plaintext");
+    }
     oaepParameters.mgf = 0x77;
     EXPECT_RV(p11->C_DecryptInit(session, &decryptOAEP, privateKey), CKR_MECHANISM_PARAM_INVALID);
 

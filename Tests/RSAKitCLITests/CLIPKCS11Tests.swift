@@ -218,7 +218,11 @@ final class CLIPKCS11Tests: CLITestCase {
 
     func testAPI_ReturnCodesAttributesOutputLengthsThreadsAndReinitialisation() throws {
         try importAlice()
-        let result = try harness(["alice"])
+        let plaintext = try write(testBytes(40, seed: 3).map { $0 | 1 }, to: "plain.bin")
+        let ciphertext = try write(try OpenSSL.run(["pkeyutl", "-encrypt", "-pubin", "-inkey", path("alice.pub.pem"), "-in", plaintext]),
+                                   to: "cipher.bin")
+        let result = try harness(["alice"], environment: ["PKCS11_HARNESS_CIPHERTEXT": ciphertext, "PKCS11_HARNESS_PLAINTEXT": plaintext])
+        XCTAssertTrue(result.stdoutText.contains("ok: then the plaintext"), result.stdoutText)
         XCTAssertEqual(result.status, 0, result.stdoutText + result.stderr)
         XCTAssertTrue(result.stdoutText.contains("PASSED: 0 failures"), result.stdoutText)
         XCTAssertFalse(result.stdoutText.contains("FAIL"), result.stdoutText)
