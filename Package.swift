@@ -1,11 +1,18 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// This folder, for linker inputs named by path (the PKCS#11 module's export list).
+let packageDirectory = String(#filePath.dropLast("/Package.swift".count))
+
 let package = Package(
     name: "rsakit",
     products: [
         .library(name: "RSAKit", targets: ["RSAKit"]),
         .executable(name: "rsakit", targets: ["RSAKitCLI"]),
+        // The PKCS#11 v2.40 module (issue 25): `librsakit-pkcs11.so`, one slot per key store,
+        // for p11-kit, GnuTLS, OpenSC's pkcs11-tool, OpenSSH and NSS. README "Using the
+        // keychain from curl, ssh and browsers".
+        .library(name: "rsakit-pkcs11", type: .dynamic, targets: ["RSAKitPKCS11"]),
     ],
     targets: [
         // GMP, the big-integer engine (libgmp-dev). Only RSAKit/BigInt and the shim import it.
@@ -41,6 +48,40 @@ let package = Package(
             dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CRSAKitVector", "CRSAKitVectorIFMA", "CSodium", "CGnuTLS"],
             path: "Sources/RSAKit"
         ),
+        // p11-kit's PKCS#11 header (libp11-kit-dev), headers only: the module's C ABI types.
+        // Only CRSAKitPKCS11 and RSAKitPKCS11 import it.
+        .systemLibrary(
+            name: "CP11Kit",
+            path: "Sources/CP11Kit",
+            pkgConfig: "p11-kit-1",
+            providers: [.apt(["libp11-kit-dev"])]
+        ),
+        // The module's C face: C_GetFunctionList and the CK_FUNCTION_LIST table, every entry
+        // a Swift `@_cdecl` function of RSAKitPKCS11 (or "not supported").
+        .target(
+            name: "CRSAKitPKCS11",
+            dependencies: ["CP11Kit"],
+            path: "Sources/CRSAKitPKCS11"
+        ),
+        // The PKCS#11 module's logic: sessions, objects, attributes, mechanisms and login over
+        // RSAKit's public API (no crypto of its own).
+        .target(
+            name: "RSAKitPKCS11",
+            dependencies: ["RSAKit", "CRSAKitPKCS11", "CP11Kit"],
+            path: "Sources/RSAKitPKCS11",
+            // Release builds carry the Swift runtime inside the .so (swiftc -static-stdlib,
+            // plus FoundationEssentials' two helper archives, which -static-stdlib leaves out:
+            // without them the module has undefined _FoundationCollections symbols and
+            // p11-kit's dlopen(RTLD_NOW) refuses it), so ssh, p11tool or a browser load it
+            // without the toolchain's lib folder; SwiftPM's --static-swift-stdlib applies to
+            // executables only. Debug builds (the tests) use the toolchain's shared runtime
+            // through the rpath.
+            linkerSettings: [
+                .unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"], .when(configuration: .release)),
+                // Export C_GetFunctionList only (Sources/CRSAKitPKCS11/exports.map says why).
+                .unsafeFlags(["-Xlinker", "--version-script=\(packageDirectory)/Sources/CRSAKitPKCS11/exports.map"]),
+            ]
+        ),
         // The `rsakit` command-line tool.
         .executableTarget(
             name: "RSAKitCLI",
@@ -53,6 +94,14 @@ let package = Package(
             name: "StoreStressHelper",
             dependencies: ["RSAKit"],
             path: "Tests/StoreStressHelper"
+        ),
+        // The PKCS#11 module's API from C, as a host calls it (CLIPKCS11Tests runs it from the
+        // build folder): return codes, attribute queries, output lengths, threads. Not a product.
+        .executableTarget(
+            name: "PKCS11APIHarness",
+            dependencies: ["CP11Kit"],
+            path: "Tests/PKCS11APIHarness",
+            linkerSettings: [.linkedLibrary("pthread"), .linkedLibrary("dl")]
         ),
         // Plain-GMP reference code the benchmark measures RSAKit against (not part of RSAKit).
         .target(

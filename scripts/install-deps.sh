@@ -4,7 +4,11 @@
 # (interop tests), certtool (gnutls-bin, PKCS#12 interop tests), curl (mutual TLS interop tests) and valgrind (the
 # constant-time harness under memcheck; also provides valgrind/memcheck.h); for the manual pages, completion and
 # the Debian package: groff (man page checks), man-db, zsh and fish (completion tests), dpkg-dev (dpkg-shlibdeps)
-# and lintian.
+# and lintian; and for the PKCS#11 module
+# (issue 25): p11-kit's header (libp11-kit-dev) and p11-kit, and the clients its tests drive: pkcs11-tool
+# (opensc), p11tool and gnutls-cli (gnutls-bin), ssh and sshd (openssh-client, openssh-server), and
+# OpenSSL's pkcs11 engine for curl (libengine-pkcs11-openssl), NSS's certutil, modutil and tstclnt
+# (libnss3-tools).
 set -euo pipefail
 need=()
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
@@ -22,6 +26,14 @@ command -v zsh >/dev/null 2>&1 || need+=(zsh)
 command -v fish >/dev/null 2>&1 || need+=(fish)
 command -v dpkg-shlibdeps >/dev/null 2>&1 || need+=(dpkg-dev)
 command -v lintian >/dev/null 2>&1 || need+=(lintian)
+pkg-config --exists p11-kit-1 2>/dev/null || need+=(libp11-kit-dev)
+command -v p11-kit >/dev/null 2>&1 || need+=(p11-kit)
+command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
+{ command -v p11tool && command -v gnutls-cli; } >/dev/null 2>&1 || need+=(gnutls-bin)
+{ command -v ssh && command -v ssh-keygen; } >/dev/null 2>&1 || need+=(openssh-client)
+[ -x /usr/sbin/sshd ] || command -v sshd >/dev/null 2>&1 || need+=(openssh-server)
+compgen -G '/usr/lib/*/engines-3/pkcs11.so' >/dev/null || need+=(libengine-pkcs11-openssl)
+{ command -v certutil && command -v modutil && command -v tstclnt; } >/dev/null 2>&1 || need+=(libnss3-tools)
 if [ "${#need[@]}" -gt 0 ]; then
     echo "rsakit: installing ${need[*]}" >&2
     SUDO=""

@@ -11,12 +11,17 @@
 #   PREFIX/share/bash-completion/completions/rsakit          completion (`rsakit completion SHELL`)
 #   PREFIX/share/zsh/vendor-completions/_rsakit
 #   PREFIX/share/fish/vendor_completions.d/rsakit.fish
-# DESTDIR is honoured (staged installs, packaging). Environment: SWIFT_BUILD_FLAGS adds flags.
+#   PREFIX/lib/pkcs11/librsakit-pkcs11.so    the PKCS#11 module (issue 25), Swift runtime linked in
+#   P11KIT_MODULE_CONFIGS/rsakit.module     its p11-kit registration (default: p11-kit's own folder,
+#                                          `pkg-config --variable=p11_module_configs p11-kit-1`,
+#                                          /usr/share/p11-kit/modules on Debian)
+# DESTDIR is honoured (staged installs, packaging, tests). Environment: SWIFT_BUILD_FLAGS adds
+# flags; RSAKIT_INSTALL_MODULE=0 leaves the PKCS#11 module out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix="${1:-/usr/local}"
 case "$prefix" in
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 esac
 destination="${DESTDIR:-}$prefix"
 
@@ -74,5 +79,35 @@ ln -sf rsakit-git-credential.1.gz "$destination/share/man/man1/git-credential-rs
 "$binary" completion fish > "$destination/share/fish/vendor_completions.d/rsakit.fish"
 chmod 0644 "$destination/share/bash-completion/completions/rsakit" "$destination/share/zsh/vendor-completions/_rsakit" \
     "$destination/share/fish/vendor_completions.d/rsakit.fish"
+# The PKCS#11 module: the Swift runtime inside the shared object too, so that a host (ssh,
+# p11tool, Firefox) loads it without the toolchain's lib folder. SwiftPM's --static-swift-stdlib
+# covers executables only (with it, this link fails: "cannot find -l_FoundationCShims"); the
+# module's target passes swiftc -static-stdlib itself in release builds (Package.swift).
+if [ "${RSAKIT_INSTALL_MODULE:-1}" != 0 ]; then
+    # shellcheck disable=SC2086
+    swift build -c release --product rsakit-pkcs11 ${SWIFT_BUILD_FLAGS:-}
+    module="$bin_dir/librsakit-pkcs11.so"
+    if ldd "$module" | grep -E 'libswift|libFoundation|libicu|libdispatch|/swift/' >&2; then
+        echo "rsakit: install: the PKCS#11 module still loads the libraries above from the toolchain" >&2
+        exit 1
+    fi
+    # Hosts load modules with dlopen(RTLD_NOW) (p11-kit does): every symbol must resolve.
+    if ldd -r "$module" 2>&1 | grep -m 5 'undefined symbol' >&2; then
+        echo "rsakit: install: the PKCS#11 module has undefined symbols (above)" >&2
+        exit 1
+    fi
+    module_configs="${P11KIT_MODULE_CONFIGS:-$(pkg-config --variable=p11_module_configs p11-kit-1 2>/dev/null || true)}"
+    module_configs="${module_configs:-/usr/share/p11-kit/modules}"
+    install -d "$destination/lib/pkcs11" "${DESTDIR:-}$module_configs"
+    install -m 0755 "$module" "$destination/lib/pkcs11/librsakit-pkcs11.so"
+    {
+        echo "# rsakit's key store (RSAKIT_STORE, else the default store) as a PKCS#11 token; written by scripts/install.sh."
+        echo "# Add 'enable-in: ssh, gnutls-cli' (program names) to offer it to those programs only."
+        echo "module: $prefix/lib/pkcs11/librsakit-pkcs11.so"
+        echo "critical: no"
+    } > "${DESTDIR:-}$module_configs/rsakit.module"
+    chmod 0644 "${DESTDIR:-}$module_configs/rsakit.module"
+    echo "installed $destination/lib/pkcs11/librsakit-pkcs11.so, registered in ${DESTDIR:-}$module_configs/rsakit.module"
+fi
 echo "installed $destination/bin/rsakit ($("$binary" --version | head -n 1)); help text in $destination/share/doc/rsakit/, man pages in $destination/share/man/man1/, completion for bash, zsh and fish"
 echo "it loads: $(ldd "$destination/bin/rsakit" | awk '{print $1}' | tr '\n' ' ')"

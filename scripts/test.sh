@@ -20,6 +20,8 @@ step_done "install-deps"
 export RSAKIT_LONG_TESTS="${RSAKIT_LONG_TESTS:-1}"
 
 swift build --build-tests
+# The PKCS#11 module, which CLIPKCS11Tests load into pkcs11-tool, p11tool, gnutls-cli and ssh.
+swift build --product rsakit-pkcs11
 step_done "build"
 mkdir -p .build
 log=.build/rsakit-test.log

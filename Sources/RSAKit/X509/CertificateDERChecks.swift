@@ -22,6 +22,15 @@ internal enum CertificateDERChecks {
         return fields
     }
 
+    /// The elements of TBSCertificate after the optional `version [0]`: serialNumber first,
+    /// then signature, issuer, validity, subject, subjectPublicKeyInfo and the rest; nil
+    /// when the outer structure is not as RFC 5280 says.
+    static func tbsFieldsAfterVersion(_ der: [UInt8]) -> [DERElement]? {
+        guard let fields = tbsFields(DERReader(der)) else { return nil }
+        let first = fields.first?.tag == DERTag.contextSpecific(0, constructed: true) ? 1 : 0
+        return Array(fields.dropFirst(first))
+    }
+
     /// The tbsCertificate element exactly as encoded (tag, length and content): the bytes
     /// the certificate's signature covers (RFC 5280 §4.1.1.3), or nil when the outer
     /// structure is not as RFC 5280 says.

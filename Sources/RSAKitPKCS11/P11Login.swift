@@ -1,0 +1,53 @@
+// C_Login and C_Logout (PKCS#11 v2.40 §5.6) over the store's passphrase or the keychain agent.
+//
+// The token's one user is CKU_USER; its PIN is the store passphrase. A PIN of length zero
+// means "through the agent": when `rsakit agent` runs (RSAKIT_AGENT_SOCK or the default
+// socket) and holds this store unlocked, the login succeeds without a passphrase, and the
+// store key stays in the agent (RSAKeyStore.unlock(agentSocketPath:)). Hosts that prompt for
+// a PIN (ssh, p11tool) then take an empty answer. CKF_PROTECTED_AUTHENTICATION_PATH is not
+// set: it promises a PIN pad and makes hosts pass a NULL PIN without asking the user, which
+// would give no way to type the passphrase when no agent runs. An unprotected store does not
+// set CKF_LOGIN_REQUIRED, and C_Login on it succeeds with any PIN.
+internal import CP11Kit
+import RSAKit
+
+extension P11ModuleState {
+    /// C_Login for CKU_USER.
+    /// - Throws: CKR_USER_TYPE_INVALID (CKU_SO, CKU_CONTEXT_SPECIFIC: there is no SO PIN and
+    ///   no CKA_ALWAYS_AUTHENTICATE key); CKR_USER_ALREADY_LOGGED_IN; CKR_PIN_INCORRECT for a
+    ///   wrong passphrase or an empty PIN with no agent holding the store (the store is not
+    ///   changed either way); CKR_ARGUMENTS_BAD for a NULL PIN with a length.
+    mutating func login(userType: CK_USER_TYPE, pin: UnsafePointer<UInt8>?, pinLength: CK_ULONG) throws {
+        guard userType == CK_USER_TYPE(CKU_USER) else { throw P11Error(CK_RV(CKR_USER_TYPE_INVALID)) }
+        guard !isLoggedIn else { throw P11Error(CK_RV(CKR_USER_ALREADY_LOGGED_IN)) }
+        let store = try openStore()
+        let view = try P11Buffers.view(pin, pinLength)
+        guard isProtected else {
+            isLoggedIn = true
+            return
+        }
+        if view.isEmpty {
+            guard (try? store.unlock(agentSocketPath: RSAKeychainAgent.defaultSocketPath())) == true else {
+                throw P11Error(CK_RV(CKR_PIN_INCORRECT))
+            }
+        } else {
+            // The PIN goes straight from the host's buffer into zeroed-on-release storage.
+            let passphrase = RSASecretBytes(copying: view)
+            do {
+                try store.unlock(passphrase: passphrase)
+            } catch RSAError.wrongPassphrase {
+                throw P11Error(CK_RV(CKR_PIN_INCORRECT))
+            }
+        }
+        isLoggedIn = true
+    }
+
+    /// C_Logout: forget the store key, end the operations holding a private key.
+    /// - Throws: CKR_USER_NOT_LOGGED_IN.
+    mutating func logout() throws {
+        guard isLoggedIn else { throw P11Error(CK_RV(CKR_USER_NOT_LOGGED_IN)) }
+        store?.lock()
+        isLoggedIn = false
+        endPrivateOperations()
+    }
+}

@@ -1,0 +1,117 @@
+// The module's state between C_Initialize and C_Finalize, behind one lock (CKF_OS_LOCKING_OK:
+// a host may call any function from any thread; PKCS#11 v2.40 §5.1.6). One slot, 0, whose
+// token is the key store: RSAKIT_STORE, else the default store, as the `rsakit` CLI resolves it.
+// The RSA operations of C_Sign, C_SignFinal and C_Decrypt run outside the lock
+// (P11Output.swift); loading a key from the store (C_SignInit, C_DecryptInit) runs inside it.
+internal import CP11Kit
+import RSAKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A signature in progress in a session.
+struct P11SignOperation {
+    let key: RSAPrivateKey
+    var input: P11SignatureInput
+}
+
+/// A verification in progress.
+struct P11VerifyOperation {
+    let key: RSAPublicKey
+    var input: P11SignatureInput
+}
+
+/// A decryption in progress (single-part only).
+struct P11DecryptOperation {
+    let key: RSAPrivateKey
+    let padding: RSAEncryptionPadding
+}
+
+/// One session (§5.6): its flags, and at most one search, signature, verification and
+/// decryption in progress.
+struct P11Session {
+    let flags: CK_FLAGS
+    var search: [CK_OBJECT_HANDLE]?
+    var sign: P11SignOperation?
+    var verify: P11VerifyOperation?
+    var decrypt: P11DecryptOperation?
+}
+
+/// Everything the module holds between C_Initialize and C_Finalize.
+struct P11ModuleState {
+    /// The one slot's ID.
+    static let slotID: CK_SLOT_ID = 0
+
+    var isInitialized = false
+    /// The process that called C_Initialize: a forked child must call C_Initialize again
+    /// (§5.4 "fork"), and until then the parent's state is not its own.
+    var initializedProcess: pid_t = 0
+    /// The store path resolved at C_Initialize.
+    var storePath = ""
+    /// The store, once it opens (nil: CKF_TOKEN_PRESENT is not set).
+    var store: RSAKeyStore?
+    /// Whether the store is passphrase-protected (CKF_LOGIN_REQUIRED), read when it opens.
+    var isProtected = false
+    /// Whether CKU_USER is logged in (all sessions share it, §5.6).
+    var isLoggedIn = false
+    var sessions: [CK_SESSION_HANDLE: P11Session] = [:]
+    var nextSession: CK_SESSION_HANDLE = 1
+    var objects = P11ObjectTable()
+
+    /// The store, opened on first need (a store created after C_Initialize appears then).
+    /// - Throws: CKR_TOKEN_NOT_PRESENT when it does not open.
+    mutating func openStore() throws -> RSAKeyStore {
+        if let store { return store }
+        do {
+            let opened = try RSAKeyStore(path: storePath, createIfMissing: false)
+            isProtected = try opened.isProtected
+            store = opened
+            return opened
+        } catch {
+            throw P11Error(CK_RV(CKR_TOKEN_NOT_PRESENT))
+        }
+    }
+
+    /// Whether private objects are visible and usable: logged in, or nothing to log in to.
+    var canUsePrivateObjects: Bool { isLoggedIn || !isProtected }
+
+    /// The session `handle`.
+    /// - Throws: CKR_SESSION_HANDLE_INVALID.
+    func session(_ handle: CK_SESSION_HANDLE) throws -> P11Session {
+        guard let session = sessions[handle] else { throw P11Error(CK_RV(CKR_SESSION_HANDLE_INVALID)) }
+        return session
+    }
+
+    /// Change session `handle` in place.
+    mutating func withSession<R>(_ handle: CK_SESSION_HANDLE, _ body: (inout P11Session) throws -> R) throws -> R {
+        guard var session = sessions[handle] else { throw P11Error(CK_RV(CKR_SESSION_HANDLE_INVALID)) }
+        defer { sessions[handle] = session }
+        return try body(&session)
+    }
+
+    /// Drop every session's operations that hold a private key (C_Logout, §5.6).
+    mutating func endPrivateOperations() {
+        for handle in sessions.keys {
+            sessions[handle]?.sign = nil
+            sessions[handle]?.decrypt = nil
+        }
+    }
+}
+
+/// The module's one state, for all threads of the host.
+let p11Module = RSAPThreadMutex(P11ModuleState())
+
+/// Run an entry point's body under the lock, after the CKR_CRYPTOKI_NOT_INITIALIZED check,
+/// turning every thrown error into its CKR_ code.
+func p11Entry(_ body: (inout P11ModuleState) throws -> CK_RV) -> CK_RV {
+    p11Module.withLock { state in
+        guard state.isInitialized, state.initializedProcess == getpid() else { return CK_RV(CKR_CRYPTOKI_NOT_INITIALIZED) }
+        do {
+            return try body(&state)
+        } catch {
+            return P11Error.returnValue(for: error)
+        }
+    }
+}

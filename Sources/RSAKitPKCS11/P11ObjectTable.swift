@@ -1,0 +1,67 @@
+// The object handles of the one token: read from the key store at C_FindObjectsInit (so
+// items added by `rsakit` while a host runs appear at its next search), with each item keeping
+// its handle for the life of the C_Initialize (handles are never reused within it).
+internal import CP11Kit
+import RSAKit
+
+/// Object handles over the store's items.
+struct P11ObjectTable {
+    /// The objects by handle.
+    private(set) var objects: [CK_OBJECT_HANDLE: P11Object] = [:]
+    /// Each item's handle, by "class:itemID", stable across re-reads.
+    private var handles: [String: CK_OBJECT_HANDLE] = [:]
+    private var nextHandle: CK_OBJECT_HANDLE = 1
+
+    /// Re-read the store's keys and certificates. Items that fail to read (listed among the
+    /// store's problems, or damaged since) are left out, not reported.
+    ///
+    /// - Parameters:
+    ///   - store: the slot's store.
+    ///   - privateKeysArePrivate: CKA_PRIVATE of private keys (true for a protected store).
+    /// - Throws: RSAKit's store errors (the listing itself failed).
+    mutating func reload(from store: RSAKeyStore, privateKeysArePrivate: Bool) throws {
+        let listing = try store.allKeychainItems()
+        var fresh: [CK_OBJECT_HANDLE: P11Object] = [:]
+        let publicFingerprints = Set(listing.keys.filter { $0.keyClass == .public }.map(\.fingerprint))
+        for item in listing.keys {
+            let label = item.label ?? item.applicationTag
+            switch item.keyClass {
+            case .public:
+                guard let key = try? store.publicKey(tag: item.applicationTag) else { continue }
+                fresh[handle(for: "public:" + item.itemID)] = .publicKey(key, label: label)
+            case .private:
+                // The public half of a sealed item is readable without the passphrase.
+                guard let key = try? store.publicKeyOfAnyItem(tag: item.applicationTag),
+                      key.fingerprint == item.fingerprint else { continue }
+                fresh[handle(for: "private:" + item.itemID)] = .privateKey(
+                    tag: item.applicationTag, publicKey: key, label: label, isPrivate: privateKeysArePrivate)
+                if !publicFingerprints.contains(item.fingerprint) {
+                    fresh[handle(for: "public-of-private:" + item.itemID)] = .publicKey(key, label: label)
+                }
+            }
+        }
+        for item in listing.certificates {
+            guard let certificate = try? store.certificate(itemID: item.itemID) else { continue }
+            fresh[handle(for: "certificate:" + item.itemID)] = .certificate(certificate, label: item.label)
+        }
+        objects = fresh
+    }
+
+    /// The handle of the item `key`, made on first sight.
+    private mutating func handle(for key: String) -> CK_OBJECT_HANDLE {
+        if let existing = handles[key] { return existing }
+        let new = nextHandle
+        nextHandle &+= 1
+        handles[key] = new
+        return new
+    }
+
+    /// The object `handle` as the session sees it: private objects only after login.
+    /// - Throws: CKR_OBJECT_HANDLE_INVALID.
+    func object(_ handle: CK_OBJECT_HANDLE, loggedIn: Bool) throws -> P11Object {
+        guard let object = objects[handle], loggedIn || !object.isPrivate else {
+            throw P11Error(CK_RV(CKR_OBJECT_HANDLE_INVALID))
+        }
+        return object
+    }
+}
