@@ -46,6 +46,8 @@ let package = Package(
         .executableTarget(name: "FuzzX509", dependencies: ["FuzzSupport", rsakit]),
         // PKCS#12 input with a fixed passphrase: key matches certificate, key and re-export round trips.
         .executableTarget(name: "FuzzPKCS12", dependencies: ["FuzzSupport", rsakit]),
+        // The keychain agent's socket protocol: one connection's bytes, served by a real agent.
+        .executableTarget(name: "FuzzAgentWire", dependencies: ["FuzzSupport", rsakit]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Write the seed corpora of the fuzz harnesses into Fuzz/Corpus/<Target>/ (not committed).
+"""Write the seed corpora of the fuzz harnesses into Fuzz/Corpus/<Target>/ (the kept corpus,
+committed once minimised) and Fuzz/Corpus-local/<Target>/ (git-ignored: seeds made from the
+Wycheproof vectors, which stay in shared/ and are never copied into the repository).
 
 Sources: keys made here by openssl in every format rsakit reads (and some it refuses),
 the keys of the Wycheproof vectors ($RSAKIT_VECTORS or shared/vectors beside the package),
@@ -9,19 +11,22 @@ a three-certificate chain, SANs/EKU/key usage, EC and RSA-PSS keys; DER, PEM, bu
 PKCS#12 files of them with low iteration counts (PBES2 AES/3DES, -legacy RC2/3DES, no MAC,
 unencrypted bags; passphrase "fuzz", the harness's), and every
 regression input under Tests/RSAKitTests/Fixtures/fuzz/<Target>/.
-Usage: make-seeds.py CORPUS_DIR
+Usage: make-seeds.py CORPUS_DIR [LOCAL_DIR]   (LOCAL_DIR default: CORPUS_DIR-local)
 """
 import base64, glob, hashlib, json, os, re, subprocess, sys, tempfile
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 corpus = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "Fuzz", "Corpus")
+local_corpus = sys.argv[2] if len(sys.argv) > 2 else corpus.rstrip("/") + "-local"
 seeds = {t: {} for t in ["FuzzDER", "FuzzPEM", "FuzzKeyFile", "FuzzContainer", "FuzzStoreItem", "FuzzArmor", "FuzzCLIArguments",
-                        "FuzzX509", "FuzzPKCS12"]}
+                        "FuzzX509", "FuzzPKCS12", "FuzzAgentWire"]}
 
-def add(target, data):
+local_seeds = {t: {} for t in seeds}
+
+def add(target, data, local=False):
     if isinstance(data, str):
         data = data.encode()
-    seeds[target][hashlib.sha1(data).hexdigest()] = data
+    (local_seeds if local else seeds)[target][hashlib.sha1(data).hexdigest()] = data
 
 def openssl(*args, stdin=None):
     return subprocess.run(["openssl", *args], input=stdin, capture_output=True, check=True).stdout
@@ -76,10 +81,10 @@ for path in sorted(glob.glob(os.path.join(folder, "rsa_*.json"))):
         for field in ("privateKeyPkcs8", "publicKeyDer", "publicKeyAsn"):
             if isinstance(group.get(field), str):
                 der = bytes.fromhex(group[field])
-                add("FuzzDER", der); add("FuzzKeyFile", der); wycheproof += 1
+                add("FuzzDER", der, local=True); add("FuzzKeyFile", der, local=True); wycheproof += 1
         for field in ("privateKeyPem", "publicKeyPem"):
             if isinstance(group.get(field), str):
-                add("FuzzPEM", group[field]); add("FuzzKeyFile", group[field]); wycheproof += 1
+                add("FuzzPEM", group[field], local=True); add("FuzzKeyFile", group[field], local=True); wycheproof += 1
 
 # --- DER odds and ends -----------------------------------------------------------------------
 for der in [b"\x30\x00", b"\x02\x01\x00", b"\x02\x02\x00\x80", b"\x06\x09\x2a\x86\x48\x86\xf7\x0d\x01\x01\x01",
@@ -283,16 +288,32 @@ for index, variant in enumerate(p12_variants):
             break
 add("FuzzPKCS12", b"\x30\x03\x02\x01\x03")
 
+# --- agent frames (AgentWire: length || version 1 || operation || (length || field)*) -------------------
+AGENT_STORE = b"/tmp/rsakit-fuzz-agent/store"   # FuzzAgentWire's store path
+def agent_frame(operation, *fields):
+    payload = bytes([1, operation]) + b"".join(len(f).to_bytes(4, "big") + f for f in fields)
+    return len(payload).to_bytes(4, "big") + payload
+add("FuzzAgentWire", agent_frame(1, AGENT_STORE))                                    # status
+add("FuzzAgentWire", agent_frame(3, AGENT_STORE, b"secret value", b"item-id"))       # seal
+add("FuzzAgentWire", agent_frame(2, AGENT_STORE, bytes(40), b"item-id"))             # open (does not open)
+add("FuzzAgentWire", agent_frame(4) + agent_frame(1, AGENT_STORE))                   # lock, then status
+add("FuzzAgentWire", agent_frame(1, AGENT_STORE) + agent_frame(5) + agent_frame(1, AGENT_STORE))  # stop ends it
+add("FuzzAgentWire", agent_frame(1, b"/another/store"))                              # another store
+add("FuzzAgentWire", agent_frame(0x80))                                              # a response as a request
+add("FuzzAgentWire", (2**20).to_bytes(4, "big") + bytes([1, 1]))                     # over the limit
+add("FuzzAgentWire", agent_frame(3, AGENT_STORE, b"x", b"y")[:-3])                  # truncated
+
 # --- regression inputs -------------------------------------------------------------------------------
 for target in seeds:
     for path in glob.glob(os.path.join(root, "Tests", "RSAKitTests", "Fixtures", "fuzz", target, "*")):
         if os.path.isfile(path) and not path.endswith(".md"):
             add(target, open(path, "rb").read())
 
-for target, items in seeds.items():
-    folder = os.path.join(corpus, target)
-    os.makedirs(folder, exist_ok=True)
-    for name, data in items.items():
-        with open(os.path.join(folder, "seed-" + name), "wb") as f:
-            f.write(data)
+for base, table in ((corpus, seeds), (local_corpus, local_seeds)):
+    for target, items in table.items():
+        folder = os.path.join(base, target)
+        os.makedirs(folder, exist_ok=True)
+        for name, data in items.items():
+            with open(os.path.join(folder, "seed-" + name), "wb") as f:
+                f.write(data)
 print("seeds: " + ", ".join(f"{t} {len(v)}" for t, v in seeds.items()) + f" (Wycheproof keys: {wycheproof}, PKCS#12 files: {pkcs12_made})")

@@ -4,21 +4,41 @@
 #   scripts/fuzz.sh [TARGET|all] [SECONDS]     default: all, 30 seconds each
 #
 # TARGET is a harness name (FuzzDER, FuzzPEM, FuzzKeyFile, FuzzContainer, FuzzStoreItem,
-# FuzzArmor, FuzzCLIArguments, FuzzX509, FuzzPKCS12) or `all`. Each run starts from Fuzz/Corpus/TARGET (seeds made by
+# FuzzArmor, FuzzCLIArguments, FuzzX509, FuzzPKCS12, FuzzAgentWire) or `all`. Each run starts from Fuzz/Corpus/TARGET (seeds made by
 # Fuzz/make-seeds.py when the folder is missing: openssl keys in every format, the Wycheproof
 # keys, containers for the fixed key, openssl certificates and PKCS#12 files, and every regression input under
 # Tests/RSAKitTests/Fixtures/fuzz/TARGET/) and grows it; crashes, leaks and timeouts are written
 # to .build/fuzz-artifacts/TARGET/ and make the script fail. One summary line per harness:
 #   fuzz: FuzzDER runs=1234567 edges=308 features=1305 seconds=30 crashes=0
 # Environment: FUZZ_CORPUS (corpus root, default Fuzz/Corpus), FUZZ_FLAGS (extra libFuzzer flags,
-# e.g. "-runs=10000000" to stop at 10^7 executions), FUZZ_SKIP_BUILD=1.
+# e.g. "-runs=10000000" to stop at 10^7 executions), FUZZ_SKIP_BUILD=1, FUZZ_LOG=1 (append a
+# row per harness to Fuzz/fuzz-log.tsv: the record of long runs, kept in the repository).
+#
+#   scripts/fuzz.sh --merge [TARGET|all]    minimise Fuzz/Corpus/TARGET with -merge=1 (the kept
+#                                           corpus: only inputs that add coverage stay)
+#   scripts/fuzz.sh --totals                executions per harness summed over Fuzz/fuzz-log.tsv
+#
+# The corpus under Fuzz/Corpus is kept in the repository, so each run starts where the last
+# one stopped; CI's short run replays every kept input first, then mutates for SECONDS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-all=(FuzzDER FuzzPEM FuzzKeyFile FuzzContainer FuzzStoreItem FuzzArmor FuzzCLIArguments FuzzX509 FuzzPKCS12)
+all=(FuzzDER FuzzPEM FuzzKeyFile FuzzContainer FuzzStoreItem FuzzArmor FuzzCLIArguments FuzzX509 FuzzPKCS12 FuzzAgentWire)
+fuzz_log=$root/Fuzz/fuzz-log.tsv
+log_header=$'date\tharness\tcommit\texecutions\tedges\tfeatures\tseconds\texec_per_second\tcrashes\tcorpus_files\tcommand'
+mode=run
+case "${1:-}" in
+    --merge) mode=merge; shift ;;
+    --totals)
+        [ -f "$fuzz_log" ] || { echo "fuzz.sh: no log yet ($fuzz_log)"; exit 0; }
+        awk -F'\t' 'NR > 1 { runs[$2] += $4; secs[$2] += $7; if ($9 > 0) bad[$2] += $9 }
+            END { for (h in runs) printf "%-18s executions=%d seconds=%d crashes=%d%s\n", h, runs[h], secs[h], bad[h], (runs[h] >= 10000000 ? "  (10^7 reached)" : "") }' "$fuzz_log" | sort
+        exit 0 ;;
+esac
 target=${1:-all}
 seconds=${2:-30}
 corpus_root=${FUZZ_CORPUS:-$root/Fuzz/Corpus}
+local_root=${corpus_root%/}-local   # Wycheproof-derived seeds: read, never written or committed
 artifacts_root=$root/.build/fuzz-artifacts
 if [ "$target" = all ]; then targets=("${all[@]}"); else targets=("$target"); fi
 for t in "${targets[@]}"; do
@@ -46,8 +66,8 @@ fi
 bin=$(swift build --package-path Fuzz "${build_flags[@]}" --show-bin-path)
 
 for t in "${targets[@]}"; do
-    if [ ! -d "$corpus_root/$t" ]; then
-        python3 Fuzz/make-seeds.py "$corpus_root"   # writes every harness's seeds
+    if [ ! -d "$corpus_root/$t" ] || [ ! -d "$local_root/$t" ]; then
+        python3 Fuzz/make-seeds.py "$corpus_root" "$local_root"   # writes every harness's seeds
         break
     fi
 done
@@ -55,13 +75,28 @@ done
 dictionary() {
     case "$1" in
         FuzzDER) echo der ;; FuzzPEM | FuzzKeyFile) echo pem ;; FuzzContainer) echo container ;;
-        FuzzArmor) echo armor ;; FuzzStoreItem) echo store ;; FuzzCLIArguments) echo cli ;;
+        FuzzArmor) echo armor ;; FuzzStoreItem) echo store ;; FuzzCLIArguments) echo cli ;; FuzzAgentWire) echo agent ;;
     esac
 }
 
 # The Swift runtime's backtracer would catch the abort of a failed property first (and trips
 # ASan while reading memory); libFuzzer's own handler reports and saves the input.
 export SWIFT_BACKTRACE=enable=no
+
+if [ "$mode" = merge ]; then
+    for t in "${targets[@]}"; do
+        corpus=$corpus_root/$t
+        [ -d "$corpus" ] || continue
+        mkdir -p "$artifacts_root"
+        merged=$(mktemp -d "${TMPDIR:-/tmp}/rsakit-merge.XXXXXX")
+        before=$(find "$corpus" -type f | wc -l)
+        "$bin/$t" -merge=1 -timeout=10 -rss_limit_mb=2560 -max_len=8192 "$merged" "$corpus" >"$artifacts_root/$t-merge.log" 2>&1 \
+            || { echo "fuzz.sh: merge of $t failed (log: $artifacts_root/$t-merge.log)" >&2; rm -rf "$merged"; exit 1; }
+        rm -rf "$corpus" && mv "$merged" "$corpus" && chmod 0755 "$corpus"
+        echo "fuzz: $t corpus merged: $before -> $(find "$corpus" -type f | wc -l) files, $(du -sk "$corpus" | cut -f1) KiB"
+    done
+    exit 0
+fi
 status=0
 for t in "${targets[@]}"; do
     corpus=$corpus_root/$t
@@ -85,7 +120,7 @@ for t in "${targets[@]}"; do
     # shellcheck disable=SC2086
     "$bin/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2560 -max_len=8192 \
         -print_final_stats=1 -dict="$dict" -artifact_prefix="$artifacts/" ${FUZZ_FLAGS:-} \
-        "$corpus" >"$log" 2>&1
+        "$corpus" "$local_root/$t" >"$log" 2>&1
     rc=$?
     set -e
     elapsed=$(( $(date +%s) - start ))
@@ -96,6 +131,13 @@ for t in "${targets[@]}"; do
     crashes=$(find "$artifacts" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) -newer "$log.start" 2>/dev/null | wc -l || true)
     [ "$rc" -eq 0 ] || crashes=$(( crashes > 0 ? crashes : 1 ))
     echo "fuzz: $t runs=${runs:-0} edges=${edges:-0} features=${features:-0} seconds=$elapsed crashes=$crashes"
+    if [ "${FUZZ_LOG:-0}" = 1 ]; then
+        [ -f "$fuzz_log" ] || echo "$log_header" > "$fuzz_log"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$t" \
+            "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "${runs:-0}" "${edges:-0}" "${features:-0}" "$elapsed" \
+            "$(( ${runs:-0} / (elapsed > 0 ? elapsed : 1) ))" "$crashes" "$(find "$corpus" -type f | wc -l)" \
+            "FUZZ_FLAGS='${FUZZ_FLAGS:-}' scripts/fuzz.sh $t $seconds" >> "$fuzz_log"
+    fi
     if [ "$rc" -ne 0 ]; then
         status=1
         grep -E 'PROPERTY FAILED|ERROR: (Address|Leak)Sanitizer|SUMMARY|Test unit written|ALARM|deadly signal' "$log" | head -n 8 | sed 's/^/  /'
