@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # scripts/package-deb.sh [OUTDIR]: build the Debian package rsakit_VERSION_ARCH.deb (default
 # OUTDIR: .build/deb) from what scripts/install.sh installs under /usr: the static binary and
-# git-credential-rsakit, the man pages, the bash/zsh/fish completions, README.md, CHANGELOG.md
-# and the help text under /usr/share/doc/rsakit, plus Debian's copyright and changelog files.
+# git-credential-rsakit, the PKCS#11 module (/usr/lib/pkcs11/librsakit-pkcs11.so) and its p11-kit
+# registration (/usr/share/p11-kit/modules/rsakit.module), the man pages, the bash/zsh/fish
+# completions, README.md, CHANGELOG.md and the help text under /usr/share/doc/rsakit, plus
+# Debian's copyright and changelog files.
 # VERSION is the binary's own (`rsakit --version`, defined once in RSAKitCommandLine.version).
 # Depends: is computed by dpkg-shlibdeps from the libraries the binary really loads. The
 # package is checked with lintian (no errors allowed; warnings are printed). Prints the path.
@@ -17,15 +19,18 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/rsakit-deb.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 stage="$work/stage"
 
-DESTDIR="$stage" scripts/install.sh /usr >&2
+DESTDIR="$stage" P11KIT_MODULE_CONFIGS=/usr/share/p11-kit/modules scripts/install.sh /usr >&2
 binary="$stage/usr/bin/rsakit"
+module="$stage/usr/lib/pkcs11/librsakit-pkcs11.so"
+[ -f "$module" ] || { echo "package-deb: install.sh installed no PKCS#11 module" >&2; exit 1; }
 version=$("$binary" --version | sed -n '1s/^rsakit //p')
 arch=$(dpkg --print-architecture)
 [ -n "$version" ] || { echo "package-deb: cannot read the version from rsakit --version" >&2; exit 1; }
 grep -q "^## \[$version\]" CHANGELOG.md || { echo "package-deb: CHANGELOG.md has no section for $version" >&2; exit 1; }
 
 # Debian's policy: stripped binaries, a copyright file, a compressed changelog, 0755 folders.
-strip --strip-unneeded --remove-section=.comment --remove-section=.note "$binary"
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$binary" "$module"
+chmod 0644 "$module"   # a shared object is not executed
 doc="$stage/usr/share/doc/rsakit"
 cat > "$doc/copyright" <<COPYRIGHT
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
@@ -51,7 +56,7 @@ find "$stage" -type d -exec chmod 0755 {} +
 # Depends from the binary's real libraries (dpkg-shlibdeps needs a debian/control to read).
 mkdir -p "$work/src/debian"
 printf 'Source: rsakit\n\nPackage: rsakit\nArchitecture: any\n' > "$work/src/debian/control"
-depends=$(cd "$work/src" && dpkg-shlibdeps -O -e"$binary" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+depends=$(cd "$work/src" && dpkg-shlibdeps -O -e"$binary" -e"$module" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "package-deb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 
 mkdir -p "$stage/DEBIAN"
@@ -71,8 +76,9 @@ Description: RSA encryption utility with a keychain
  verifies, and keeps keys, certificates, identities and passwords in a key
  store, as Apple's Certificate, Key and Trust Services do on iOS. Its output
  interoperates with iOS apps, Java's javax.crypto and OpenSSL. The package
- holds the rsakit command, its git credential helper, manual pages and bash,
- zsh and fish completion.
+ holds the rsakit command, its git credential helper, a PKCS#11 module that
+ offers the key store to ssh, curl, GnuTLS, NSS and other PKCS#11 clients
+ (registered with p11-kit), manual pages and bash, zsh and fish completion.
 CONTROL
 ( cd "$stage" && find usr -type f -exec md5sum {} + | sort -k2 ) > "$stage/DEBIAN/md5sums"
 chmod 0644 "$stage/DEBIAN/control" "$stage/DEBIAN/md5sums"

@@ -6,7 +6,8 @@
 #   --system   with the real `dpkg -i` / `dpkg --purge` on this machine (needs root; CI runs
 #              it, on a machine that is thrown away), then `man rsakit` through man-db.
 # Checks: rsakit --version prints the package's version, the man pages render (man -l), the
-# completion files load in bash, git-credential-rsakit links to rsakit, and after removal
+# completion files load in bash, git-credential-rsakit links to rsakit, the PKCS#11 module is
+# registered with p11-kit and loads in pkcs11-tool (-L shows its token), and after removal
 # no file of the package remains. DEB defaults to the newest .build/deb/rsakit_*.deb.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +28,17 @@ check_installed() {   # $1: the root the package is in ("" for /)
     bash --noprofile --norc -c "source '$r/usr/share/bash-completion/completions/rsakit' && declare -F _rsakit >/dev/null" || fail "bash completion"
     [ -f "$r/usr/share/zsh/vendor-completions/_rsakit" ] && [ -f "$r/usr/share/fish/vendor_completions.d/rsakit.fish" ] || fail "zsh/fish completion"
     [ -f "$r/usr/share/doc/rsakit/copyright" ] && [ -f "$r/usr/share/doc/rsakit/CHANGELOG.md" ] || fail "doc files"
+    grep -q "^module: /usr/lib/pkcs11/librsakit-pkcs11.so" "$r/usr/share/p11-kit/modules/rsakit.module" || fail "p11-kit registration"
+    if command -v pkcs11-tool >/dev/null 2>&1; then
+        # The module loads in a real host and shows a scratch store, made by the packaged
+        # binary, as a token holding its key.
+        local store
+        store="$(mktemp -d "${TMPDIR:-/tmp}/rsakit-deb-store.XXXXXX")"
+        RSAKIT_STORE="$store/s" "$r/usr/bin/rsakit" genpair --tag deb.test --bits 1024 >/dev/null
+        RSAKIT_STORE="$store/s" pkcs11-tool --module "$r/usr/lib/pkcs11/librsakit-pkcs11.so" -O 2>&1 | grep -q "deb.test" \
+            || { rm -rf "$store"; fail "pkcs11-tool -O through the packaged module does not list the key"; }
+        rm -rf "$store"
+    fi
 }
 
 files=$(dpkg-deb --fsys-tarfile "$deb" | tar -t | sed -n 's|^\./|/|p' | grep -v '/$')
