@@ -40,6 +40,40 @@ final class CLITrustAndCertificateTests: CLITestCase {
         XCTAssertFalse(text.contains("failures:"), text)
     }
 
+    /// Issue 23: an intermediate stored with `cert add` completes the chain of a server
+    /// certificate given alone (SecTrust searches the keychains); stored is not trusted.
+    func testTrustEvaluate_UsesIntermediatesFromTheStore() throws {
+        let alone = ["trust", "evaluate", try file("server.pem"), "--anchor", try file("root.pem"), "--anchors-only"]
+        assertFailure(try rsakit(alone), status: 65, contains: "trust evaluation failed: recoverable-trust-failure")
+        try rsakitOK(["cert", "add", try file("intermediate.pem"), "--label", "stored intermediate"])
+        let text = try rsakitOK(alone).stdoutText
+        XCTAssertTrue(text.hasPrefix("result: unspecified\n"), text)
+        XCTAssertTrue(text.contains("  1: RSAKit Test Intermediate"), text)
+        // Without the root as anchor, the stored intermediate anchors nothing.
+        assertFailure(try rsakit(["trust", "evaluate", try file("server.pem"), "--anchors-only"]), status: 65,
+                      contains: "trust evaluation failed")
+    }
+
+    /// Issue 23: `identity import --anchor` evaluates the imported chain as `trust evaluate`
+    /// would, so a private PKI's identity reports its real trust result.
+    func testIdentityImport_WithAnchor_ReportsTheChainTrusted() throws {
+        let openssl = try openssl()
+        let p12 = path("private-pki.p12")
+        // openssl pkcs12 -export -inkey leaf.key -in server.pem -certfile intermediate.pem -passout pass:pki -out private-pki.p12
+        XCTAssertEqual(try runProcess(openssl, ["pkcs12", "-export", "-inkey", try file("leaf.key"), "-in", try file("server.pem"),
+                                                "-certfile", try file("intermediate.pem"), "-passout", "pass:pki", "-out", p12]).status, 0)
+        let anchored = try rsakitOK(["identity", "import", p12, "--passin", "pass:pki", "--label", "pki server",
+                                     "--anchor", try file("root.pem"), "--anchors-only"]).stdoutText
+        XCTAssertTrue(anchored.contains("trust (basic X.509): unspecified\n"), anchored)
+        let unanchored = try rsakitOK(["identity", "import", p12, "--passin", "pass:pki", "--label", "pki server", "--replace",
+                                       "--anchors-only"]).stdoutText
+        XCTAssertTrue(unanchored.contains("trust (basic X.509): recoverable-trust-failure\n"), unanchored)
+        // A bad anchor file stores nothing.
+        let bad = try write(Array("not a certificate".utf8), to: "bad.pem")
+        XCTAssertNotEqual(try rsakit(["identity", "import", p12, "--passin", "pass:pki", "--label", "other", "--anchor", bad]).status, 0)
+        XCTAssertFalse(try rsakitOK(["identity", "list"]).stdoutText.contains("other"))
+    }
+
     /// Issue 28: the server's own certificate as the only anchor (pinning) is trusted.
     func testTrustEvaluate_LeafAsTheOnlyAnchor_Unspecified() throws {
         let result = try rsakitOK(["trust", "evaluate", try file("server.pem"), "--anchor", try file("server.pem"), "--anchors-only",

@@ -16,6 +16,9 @@ import RSAKit
 ///   tampered       the server certificate with the last signature octet flipped
 ///   nonCAIssued    "victim.rsakit.test"       signed by the server certificate (CA:FALSE)
 ///   wrongEKU       "codesign.rsakit.test"     by the intermediate, codeSigning only
+///   crossRoot      "RSAKit Cross Root"        self-signed (the untrusted root's key), 2019-2039
+///   intermediateCross  the intermediate's subject and key, signed by the cross root: a
+///                  cross-signed alternative path to another anchor
 package final class TestPKI: @unchecked Sendable {
     package let directory: URL
     private var caSerial = 0x5E5E10
@@ -100,6 +103,13 @@ package final class TestPKI: @unchecked Sendable {
         der[der.count - 1] ^= 0x01
         let base64 = Data(der).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
         try write("-----BEGIN CERTIFICATE-----\n\(base64)\n-----END CERTIFICATE-----\n", to: "tampered.pem")
+        // A cross-signed intermediate: the same name and key as "intermediate", issued by
+        // "cross-root" (openssl ca -cert cross-root.pem -keyfile untrusted-root.key ...).
+        try caIssued("cross-root", key: untrustedRootKey, subject: "/CN=RSAKit Cross Root/O=Elsewhere", signer: nil,
+                     signerKey: untrustedRootKey, start: "20190101000000Z", end: "20391231000000Z", section: "ca_ext")
+        try caIssued("intermediate-cross", key: intermediateKey, subject: "/CN=RSAKit Test Intermediate/O=RSAKit Tests",
+                     signer: "cross-root", signerKey: untrustedRootKey, start: "20190101000000Z", end: "20391231000000Z",
+                     section: "intermediate_ext")
         // chain.pem: intermediate then root (a bundle).
         try write(try read("intermediate.pem") + read("root.pem"), to: "chain.pem")
     }

@@ -225,4 +225,50 @@ final class TrustEvaluationTests: XCTestCase {
         system.anchorCertificatesOnly = true
         assertFailures(system.evaluate(), .recoverableTrustFailure, [("untrusted-root", 0)])
     }
+
+    /// Intermediates are searched in the store (SecTrust searches the keychains): the chain
+    /// server -> intermediate -> root builds from the server certificate alone once the
+    /// intermediate is stored, without the intermediate becoming trusted by being there.
+    func testStoredIntermediateCompletesTheChain_ButIsNotAnAnchor() throws {
+        let pki = try TestPKI.shared()
+        let folder = NSTemporaryDirectory() + "rsakit-trust-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try RSAKeyStore(path: folder + "/store", createIfMissing: true)
+        var trust = try trust(["server"], pki)
+        assertFailures(trust.evaluate(), .recoverableTrustFailure, [("unknown-issuer", 0)])
+        try store.addCertificate(try pki.certificate("intermediate"))
+        try trust.addKeychain(store)
+        let evaluation = trust.evaluate()
+        assertFailures(evaluation, .unspecified, [])
+        XCTAssertEqual(evaluation.chain.map(\.subjectSummary), ["server.rsakit.test", "RSAKit Test Intermediate", "RSAKit Test Root CA"])
+        // Stored, not trusted: with no anchor for it, the intermediate alone anchors nothing.
+        var withoutRoot = try self.trust(["server"], pki, anchors: [])
+        try withoutRoot.addKeychain(store)
+        XCTAssertEqual(withoutRoot.evaluate().result, .recoverableTrustFailure)
+        XCTAssertFalse(withoutRoot.evaluate().failures.isEmpty)
+    }
+
+    /// Two paths to two roots: the intermediate issued by the root (not an anchor here) and
+    /// the same intermediate cross-signed by the cross root (the anchor). The first path
+    /// fails; the second is tried and validates, and the evaluation names it.
+    func testCrossSignedAlternativePathIsTriedWhenTheFirstFails() throws {
+        let pki = try TestPKI.shared()
+        let trust = try trust(["server", "intermediate", "intermediate-cross"], pki, anchors: ["cross-root"])
+        let evaluation = trust.evaluate()
+        assertFailures(evaluation, .unspecified, [])
+        XCTAssertEqual(evaluation.chain.map(\.subjectSummary), ["server.rsakit.test", "RSAKit Test Intermediate", "RSAKit Cross Root"])
+        XCTAssertEqual(evaluation.chain[1], try pki.certificate("intermediate-cross"))
+        // The same with the root as anchor picks the first path.
+        let direct = try self.trust(["server", "intermediate-cross", "intermediate"], pki, anchors: ["root"]).evaluate()
+        assertFailures(direct, .unspecified, [])
+        XCTAssertEqual(direct.chain.last, try pki.certificate("root"))
+        // With neither anchor, the first path's failure is the answer, as before.
+        let neither = try self.trust(["server", "intermediate", "intermediate-cross"], pki, anchors: ["untrusted-root"]).evaluate()
+        XCTAssertEqual(neither.result, .recoverableTrustFailure)
+        XCTAssertEqual(neither.chain[1], try pki.certificate("intermediate"))
+        // openssl agrees: it finds the cross path only when given the cross-signed certificate.
+        let viaCross = try OpenSSL.runAllowingFailure(["verify", "-CAfile", pki.path("cross-root.pem"), "-untrusted",
+                                                       pki.path("intermediate-cross.pem"), pki.path("server.pem")])
+        XCTAssertEqual(viaCross.status, 0)
+    }
 }

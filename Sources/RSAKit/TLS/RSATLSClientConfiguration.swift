@@ -47,6 +47,9 @@ public struct RSATLSClientConfiguration: Sendable {
     public var userDistrustedFingerprints: Set<[UInt8]> = []
     /// The system anchor bundle (PEM) read unless ``anchorCertificatesOnly``.
     public var systemAnchorsFile = RSATrust.systemAnchorsPath
+    /// Certificates that may help build the server's chain besides those it sends (the
+    /// store's, from ``addTrustSettings(from:)``): intermediates a server forgets to send.
+    public var intermediateCertificates: [X509Certificate] = []
     /// The date certificates are checked against; nil means the time of the handshake.
     public var verifyDate: Date?
     /// Seconds allowed for connecting and, separately, for the handshake.
@@ -67,27 +70,24 @@ public struct RSATLSClientConfiguration: Sendable {
 
     /// Add the store's trust settings (`cert add --trust` / `--distrust`, like
     /// `security add-trusted-cert`): trusted certificates become anchors whose chains
-    /// evaluate to ``RSATrustResult/proceed``; distrusted ones deny.
+    /// evaluate to ``RSATrustResult/proceed``; distrusted ones deny; every stored
+    /// certificate becomes a candidate intermediate (``intermediateCertificates``), as
+    /// ``RSATrust/addKeychain(_:)`` does.
     ///
     /// - Throws: the store's read errors (`RSAError.storeIOError`, `RSAError.damagedItem`).
     public mutating func addTrustSettings(from store: RSAKeyStore) throws {
-        for item in try store.allKeychainItems().certificates {
-            switch item.trust {
-            case .trusted:
-                anchorCertificates.append(try store.certificate(itemID: item.itemID))
-                userTrustedFingerprints.insert(item.fingerprint)
-            case .distrusted:
-                userDistrustedFingerprints.insert(item.fingerprint)
-            default:
-                break
-            }
-        }
+        var trust = RSATrust(certificates: [], policy: .basicX509)
+        try trust.addKeychain(store)
+        anchorCertificates += trust.anchorCertificates
+        userTrustedFingerprints.formUnion(trust.userTrustedFingerprints)
+        userDistrustedFingerprints.formUnion(trust.userDistrustedFingerprints)
+        intermediateCertificates += trust.certificates
     }
 
-    /// The trust object for the server's certificates (leaf first) under the SSL server
-    /// policy with ``serverName``.
+    /// The trust object for the server's certificates (leaf first, then
+    /// ``intermediateCertificates``) under the SSL server policy with ``serverName``.
     public func trust(for certificates: [X509Certificate]) -> RSATrust {
-        var trust = RSATrust(certificates: certificates, policy: .sslServer(hostname: serverName))
+        var trust = RSATrust(certificates: certificates + intermediateCertificates, policy: .sslServer(hostname: serverName))
         trust.anchorCertificates = anchorCertificates
         trust.anchorCertificatesOnly = anchorCertificatesOnly
         trust.userTrustedFingerprints = userTrustedFingerprints

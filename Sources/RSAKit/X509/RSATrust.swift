@@ -118,31 +118,79 @@ public struct RSATrust: Sendable {
         let pinned = Set(anchorCertificates.map(\.derRepresentation)
                          + certificates.filter { userTrustedFingerprints.contains($0.fingerprint) }.map(\.derRepresentation))
 
-        // Build the chain: leaf, then issuers from the pool, until an anchor issues the top.
-        var chain = [leaf]
-        var native = [try leaf.gnutlsCertificate()]
-        var pool = try certificates.dropFirst().map { ($0, try $0.gnutlsCertificate()) }
+        // Every path from the leaf through the pool to an anchor (or to where the search
+        // stops), in order of preference; the first that validates wins (cross-signed and
+        // expired alternatives, as SecTrust tries them). When none does, the first path's
+        // evaluation is the answer: it is the one a single greedy search would have built.
+        let paths = try candidatePaths(leaf: leaf, anchors: anchors, pinned: pinned)
+        var first: RSATrustEvaluation?
+        for path in paths {
+            let evaluation = try evaluate(path: path, anchors: anchors, warnings: warnings)
+            if evaluation.result.isTrusted { return evaluation }
+            if first == nil { first = evaluation }
+        }
+        return first!
+    }
+
+    /// One way from the leaf up: the certificates (leaf first), their GnuTLS handles, and the
+    /// anchor that issues the top (nil when the search stopped without one).
+    private struct CandidatePath {
+        var chain: [X509Certificate]
+        var native: [GnuTLSCertificate]
         var anchor: X509Certificate?
-        while chain.count < RSATrust.maximumChainLength, let top = native.last {
-            if pinned.contains(chain[chain.count - 1].derRepresentation) {
-                anchor = chain[chain.count - 1]
-                break
+    }
+
+    /// At most this many paths are built and evaluated.
+    static let maximumCandidatePaths = 8
+
+    /// The paths from `leaf`, depth first: at each certificate, the pinned end, then the
+    /// anchor that issues it, then each issuer in ``certificates`` (those whose signature
+    /// verifies first). Always at least one path.
+    private func candidatePaths(leaf: X509Certificate, anchors: GnuTLSTrustList, pinned: Set<[UInt8]>) throws -> [CandidatePath] {
+        var seen: Set<[UInt8]> = [leaf.derRepresentation]
+        var pool: [(X509Certificate, GnuTLSCertificate)] = []
+        for certificate in certificates.dropFirst() where seen.insert(certificate.derRepresentation).inserted {
+            pool.append((certificate, try certificate.gnutlsCertificate()))
+        }
+        var paths: [CandidatePath] = []
+        func extend(_ path: CandidatePath, used: Set<Int>) throws {
+            guard paths.count < RSATrust.maximumCandidatePaths, let top = path.native.last, let certificate = path.chain.last else { return }
+            if pinned.contains(certificate.derRepresentation) {
+                paths.append(CandidatePath(chain: path.chain, native: path.native, anchor: certificate))
+                return
             }
+            var anchored = false
             if let der = try anchors.anchorDER(issuing: top) {
-                anchor = try X509Certificate(derRepresentation: der)
-                break
+                paths.append(CandidatePath(chain: path.chain, native: path.native, anchor: try X509Certificate(derRepresentation: der)))
+                anchored = true
             }
             // A self-signed root ends the search; a certificate that only carries its
             // issuer's name as its own was signed by another key: look for that key.
-            if chain[chain.count - 1].isSelfIssued, try chain[chain.count - 1].isSelfSigned(top) { break }
-            let candidates = pool.indices.filter { GnuTLSTrustList.isIssuer(pool[$0].1, of: top) }
-            // Prefer the candidate whose signature verifies.
-            guard let index = candidates.first(where: { (try? GnuTLSTrustList.verifyLink(top, issuer: pool[$0].1))?.contains(.signatureFailure) == false })
-                ?? candidates.first else { break }
-            let (certificate, handle) = pool.remove(at: index)
-            chain.append(certificate)
-            native.append(handle)
+            let selfSigned = try certificate.isSelfIssued && certificate.isSelfSigned(top)
+            var candidates = selfSigned || path.chain.count >= RSATrust.maximumChainLength ? []
+                : pool.indices.filter { !used.contains($0) && GnuTLSTrustList.isIssuer(pool[$0].1, of: top) }
+            // Prefer the candidates whose signature verifies.
+            let verifies = Set(candidates.filter { (try? GnuTLSTrustList.verifyLink(top, issuer: pool[$0].1))?.contains(.signatureFailure) == false })
+            candidates.sort { verifies.contains($0) && !verifies.contains($1) }
+            if candidates.isEmpty {
+                if !anchored { paths.append(path) }
+                return
+            }
+            for index in candidates {
+                try extend(CandidatePath(chain: path.chain + [pool[index].0], native: path.native + [pool[index].1], anchor: nil),
+                           used: used.union([index]))
+            }
         }
+        try extend(CandidatePath(chain: [leaf], native: [try leaf.gnutlsCertificate()], anchor: nil), used: [])
+        return paths
+    }
+
+    /// Evaluate one path: signatures and CA rights link by link, the whole path through
+    /// GnuTLS, dates against ``verifyDate``, the policy and the user's trust settings.
+    private func evaluate(path: CandidatePath, anchors: GnuTLSTrustList, warnings: [String]) throws -> RSATrustEvaluation {
+        let chain = path.chain
+        let native = path.native
+        let anchor = path.anchor
         var full = chain
         var fullNative = native
         if let anchor, anchor != chain.last {

@@ -12,10 +12,12 @@ struct IdentityCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "identity",
         overview: "Import (PKCS#12), list, show, export or delete identities (key + certificate + chain).",
-        usage: "rsakit identity import <FILE.p12> [--label <L>] [--tag <T>] [--replace] [--passin <SPEC>] | list [--json] | show --label <L> [--json] | export --label <L> --format p12|pem [--passout <SPEC>] [--out <FILE>] | delete --label <L> [--store <DIR>]",
+        usage: "rsakit identity import <FILE.p12> [--label <L>] [--tag <T>] [--replace] [--anchor <FILE>]... [--anchors-only] [--passin <SPEC>] | list [--json] | show --label <L> [--json] | export --label <L> --format p12|pem [--passout <SPEC>] [--out <FILE>] | delete --label <L> [--store <DIR>]",
         options: [
             .value("label", "L", "import: the certificate's label (default: the p12 friendly name, else the subject summary); show, export, delete: which identity.").only("import", "show", "export", "delete"),
             .value("tag", "T", "import: the private key's application tag (default: the label).").only("import"),
+            .repeated("anchor", "FILE", "import: a trust anchor for the trust result (a private PKI's root); repeatable.").only("import"),
+            .flag("anchors-only", "import: use only --anchor files and the store's trusted certificates as anchors, not the system's.").only("import"),
             .flag("replace", "import: replace items with the same tag or issuer + serial.").only("import"),
             .value("format", "FORMAT", "export: p12 (as OpenSSL 3.0 writes it) or pem (key, certificate and chain, for curl --cert/--key).").choices(["p12", "pem"]).only("export"),
             .value("passout", "SPEC", "export --format p12: its passphrase, same syntax as --passin (default: $RSAKIT_PASSOUT, else a prompt, asked twice).").only("export"),
@@ -91,6 +93,8 @@ struct IdentityCommand: RSAKitCommand {
             throw CLIFailure("cannot import '\(path)': \(CLIFailure.message(for: error))", CLIFailure.status(for: error))
         }
         for warning in p12.warnings { printWarning("\(path): \(warning)") }
+        // The anchor files are read before anything is stored: a bad one stores nothing.
+        let anchors = try arguments.values("anchor").flatMap { try readCertificateFile($0) }
         let label = arguments.value("label") ?? p12.friendlyName ?? p12.certificate.subjectSummary
         let tag = arguments.value("tag") ?? label
         let store = try PendingStore(arguments, command: Self.spec.name, unlock: false).open()
@@ -105,8 +109,12 @@ struct IdentityCommand: RSAKitCommand {
         } catch let RSAError.keyStoredUnderAnotherTag(stored, requested) {
             throw CLIFailure("the key of '\(terminalSafe(path))' is already stored under tag \"\(terminalSafe(stored))\": give --replace to move it to tag \"\(terminalSafe(requested))\", or --tag \(shellQuoted(stored)) to keep it", .alreadyExists)
         }
+        // Evaluated as `trust evaluate` would: --anchor files, --anchors-only, and the store's
+        // certificates (candidates) and trust settings; the identity was stored either way.
         var trust = p12.trust
-        addStoreTrust(store, to: &trust)
+        trust.anchorCertificates = anchors
+        trust.anchorCertificatesOnly = arguments.flag("anchors-only")
+        do { try trust.addKeychain(store) } catch { printWarning("the store's certificates were not used for the trust result: \(error)") }
         let evaluation = trust.evaluate()
         var text = "imported identity: \(terminalSafe(identity.certificate.label))\n"
         text += "subject summary: \(terminalSafe(p12.certificate.subjectSummary))\nprivate key tag: \(terminalSafe(identity.privateKey.applicationTag))\n"
@@ -184,15 +192,3 @@ struct IdentityCommand: RSAKitCommand {
     }
 }
 
-/// Add the store's trust settings (cert add --trust / --distrust) to `trust`.
-func addStoreTrust(_ store: RSAKeyStore, to trust: inout RSATrust) {
-    guard let listing = try? store.allKeychainItems() else { return }
-    for item in listing.certificates where item.trust != .unspecified {
-        if item.trust == .trusted {
-            trust.userTrustedFingerprints.insert(item.fingerprint)
-            if let certificate = try? store.certificate(itemID: item.itemID) { trust.anchorCertificates.append(certificate) }
-        } else {
-            trust.userDistrustedFingerprints.insert(item.fingerprint)
-        }
-    }
-}

@@ -25,6 +25,9 @@ struct TrustCommand: RSAKitCommand {
         subcommands: ["evaluate"],
         discussion: """
         Anchors: the system's, the store's certificates added with 'cert add --trust', and --anchor files.
+        Chains are built from CERT, --chain files and every certificate in the store (stored certificates
+        are candidates, not anchors); when several paths exist (cross-signed or expired alternatives), each
+        is tried and the first that validates is reported.
         Results: proceed (chains to a certificate you marked trusted), unspecified (chains to a system or
         given anchor), recoverable-trust-failure, deny (a certificate you marked distrusted),
         fatal-trust-failure, invalid. Every reason is printed with its certificate; an expired one with
@@ -79,10 +82,11 @@ struct TrustCommand: RSAKitCommand {
         trust.anchorCertificates = try arguments.values("anchor").flatMap { try readCertificateFile($0) }
         trust.anchorCertificatesOnly = arguments.flag("anchors-only")
         if let verifyDate { trust.verifyDate = verifyDate }
-        // The store's trust settings (cert add --trust / --distrust), when a store exists
-        // (evaluating never creates one).
+        // The store, when one exists (evaluating never creates one): its certificates are
+        // candidates for the chain (intermediates stored by `cert add` or `identity import`),
+        // its trust settings (cert add --trust / --distrust) anchor or deny.
         if (try? storeExists(arguments)) == true {
-            addStoreTrust(try openStore(arguments), to: &trust)
+            try trust.addKeychain(try openStore(arguments))
         }
         let evaluation = trust.evaluate()
         for warning in evaluation.warnings { printWarning(warning) }
