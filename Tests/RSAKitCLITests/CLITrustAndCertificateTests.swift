@@ -54,6 +54,32 @@ final class CLITrustAndCertificateTests: CLITestCase {
                       contains: "trust evaluation failed")
     }
 
+    /// Issue 23: `trust evaluate --crl`: revoked is a fatal failure with its date, in text and
+    /// JSON; a current CRL that does not list the server is "good"; a stale one is refused
+    /// with a warning; a file that is not a CRL is a data error.
+    func testTrustEvaluate_CRL_RevokedGoodStale() throws {
+        let base = ["trust", "evaluate", try file("server.pem"), "--chain", try file("intermediate.pem"),
+                    "--anchor", try file("root.pem"), "--anchors-only"]
+        let revoked = try rsakit(base + ["--crl", try file("crl-revoked.pem")])
+        XCTAssertEqual(revoked.status, 65, revoked.stderr)
+        XCTAssertTrue(revoked.stdoutText.hasPrefix("result: fatal-trust-failure\n"), revoked.stdoutText)
+        XCTAssertTrue(revoked.stdoutText.contains("  0: revoked (CRL of "), revoked.stdoutText)
+        XCTAssertTrue(revoked.stdoutText.contains("revoked on 2024-01-01T00:00:00Z"), revoked.stdoutText)
+        let json = try rsakit(base + ["--crl", try file("crl-revoked.pem"), "--json"])
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stdout)) as? [String: Any])
+        let checks = try XCTUnwrap(object["revocation"] as? [[String: Any]])
+        XCTAssertEqual(checks.first?["status"] as? String, "revoked")
+        XCTAssertEqual(checks.first?["revocationDate"] as? String, "2024-01-01T00:00:00.000Z")
+        XCTAssertEqual((object["failures"] as? [[String: Any]])?.first?["reason"] as? String, "revoked")
+
+        let good = try rsakitOK(base + ["--crl", try file("crl-good.pem")]).stdoutText
+        XCTAssertTrue(good.contains("  0: good (CRL of "), good)
+        let stale = try rsakitOK(base + ["--crl", try file("crl-stale.pem")])
+        XCTAssertTrue(stale.stdoutText.contains("  0: not-checked"), stale.stdoutText)
+        XCTAssertTrue(stale.stderr.contains("stale since 2020-02-01"), stale.stderr)
+        assertFailure(try rsakit(base + ["--crl", try file("server.pem")]), status: 65, contains: "cannot read the CRL file")
+    }
+
     /// Issue 23: `identity import --anchor` evaluates the imported chain as `trust evaluate`
     /// would, so a private PKI's identity reports its real trust result.
     func testIdentityImport_WithAnchor_ReportsTheChainTrusted() throws {

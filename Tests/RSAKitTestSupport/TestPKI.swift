@@ -19,6 +19,10 @@ import RSAKit
 ///   crossRoot      "RSAKit Cross Root"        self-signed (the untrusted root's key), 2019-2039
 ///   intermediateCross  the intermediate's subject and key, signed by the cross root: a
 ///                  cross-signed alternative path to another anchor
+///   CRLs of the intermediate (openssl ca -gencrl, commands in makeCRL): crl-good.pem (no
+///   entry, number 1), crl-revoked.pem (server, serial 5E5E01, revoked 2024-01-01, number 2),
+///   crl-stale.pem (2020-01-01 .. 2020-02-01), crl-forged.pem (the intermediate's name,
+///   signed by the untrusted root's key through fake-intermediate.pem)
 package final class TestPKI: @unchecked Sendable {
     package let directory: URL
     private var caSerial = 0x5E5E10
@@ -110,6 +114,15 @@ package final class TestPKI: @unchecked Sendable {
         try caIssued("intermediate-cross", key: intermediateKey, subject: "/CN=RSAKit Test Intermediate/O=RSAKit Tests",
                      signer: "cross-root", signerKey: untrustedRootKey, start: "20190101000000Z", end: "20391231000000Z",
                      section: "intermediate_ext")
+        try makeCRL("crl-good", signer: "intermediate", signerKey: intermediateKey, revoked: [], number: "01")
+        try makeCRL("crl-revoked", signer: "intermediate", signerKey: intermediateKey,
+                    revoked: [("5E5E01", "240101000000Z", "/CN=server.rsakit.test/O=RSAKit Tests")], number: "02")
+        try makeCRL("crl-stale", signer: "intermediate", signerKey: intermediateKey, revoked: [], number: "03",
+                    window: ("20200101000000Z", "20200201000000Z"))
+        // openssl req -x509 -new -key untrusted-root.key -subj "/CN=RSAKit Test Intermediate/O=RSAKit Tests" -days 30 -out fake-intermediate.pem
+        try OpenSSL.run(["req", "-x509", "-new", "-key", untrustedRootKey, "-subj", "/CN=RSAKit Test Intermediate/O=RSAKit Tests",
+                         "-days", "30", "-out", path("fake-intermediate.pem")])
+        try makeCRL("crl-forged", signer: "fake-intermediate", signerKey: untrustedRootKey, revoked: [], number: "04")
         // chain.pem: intermediate then root (a bundle).
         try write(try read("intermediate.pem") + read("root.pem"), to: "chain.pem")
     }
@@ -120,6 +133,22 @@ package final class TestPKI: @unchecked Sendable {
 
     package func write(_ text: String, to name: String) throws {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path(name)))
+    }
+
+    /// A CRL of `signer`: an `openssl ca` database with one "R" line per revoked entry
+    /// (serial, revocation date, subject), then
+    /// `openssl ca -batch -config crl-NAME.cnf -gencrl -keyfile KEY -cert SIGNER.pem
+    ///  [-crl_lastupdate A -crl_nextupdate B] -out NAME.pem` (30 days from now by default).
+    private func makeCRL(_ name: String, signer: String, signerKey: String, revoked: [(String, String, String)],
+                         number: String, window: (String, String)? = nil) throws {
+        let database = path(name + "-index.txt"), serial = path(name + "-crlnumber")
+        try write(revoked.map { "R\t391231000000Z\t\($0.1)\t\($0.0)\tunknown\t\($0.2)\n" }.joined(), to: name + "-index.txt")
+        try write(number + "\n", to: name + "-crlnumber")
+        try write("[ ca ]\ndefault_ca = CA_default\n[ CA_default ]\ndatabase = \(database)\ncrlnumber = \(serial)\ndefault_md = sha256\ndefault_crl_days = 30\n",
+                  to: name + ".cnf")
+        var arguments = ["ca", "-batch", "-config", path(name + ".cnf"), "-gencrl", "-keyfile", signerKey, "-cert", path(signer + ".pem")]
+        if let window { arguments += ["-crl_lastupdate", window.0, "-crl_nextupdate", window.1] }
+        try OpenSSL.run(arguments + ["-out", path(name + ".pem")])
     }
 
     private func issue(_ name: String, key: String, subject: String, issuer: String, issuerKey: String,

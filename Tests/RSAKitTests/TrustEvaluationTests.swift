@@ -271,4 +271,54 @@ final class TrustEvaluationTests: XCTestCase {
                                                        pki.path("intermediate-cross.pem"), pki.path("server.pem")])
         XCTAssertEqual(viaCross.status, 0)
     }
+
+    private func crl(_ name: String, _ pki: TestPKI) throws -> X509CRL {
+        try XCTUnwrap(try X509CRL.crls(from: Array(try pki.read(name + ".pem").utf8)).first)
+    }
+
+    /// Revocation by CRL (issue 23): a current CRL of the intermediate that lists the server
+    /// certificate makes the evaluation fail, fatally, with its revocation date; one that does
+    /// not gives "good"; a stale or forged CRL is refused with a warning ("not checked").
+    /// openssl verify -crl_check agrees on each.
+    func testCRLs_RevokedIsFatal_GoodPasses_StaleAndForgedAreRefused() throws {
+        let pki = try TestPKI.shared()
+        let revokedCRL = try crl("crl-revoked", pki)
+        XCTAssertEqual(revokedCRL.issuer, try pki.certificate("intermediate").subject)
+        XCTAssertEqual(revokedCRL.crlNumber, [0x02])
+        XCTAssertEqual(revokedCRL.revokedCertificates.map(\.serialNumber), [[0x5E, 0x5E, 0x01]])
+        XCTAssertEqual(revokedCRL.revokedCertificates.first?.revocationDate, Date(timeIntervalSince1970: 1_704_067_200))
+
+        var trust = try trust(["server", "intermediate"], pki)
+        trust.crls = [revokedCRL]
+        var evaluation = trust.evaluate()
+        assertFailures(evaluation, .fatalTrustFailure, [("revoked", 0)])
+        XCTAssertEqual(evaluation.failures.first?.kind, .revoked(date: Date(timeIntervalSince1970: 1_704_067_200)))
+        XCTAssertEqual(evaluation.revocation.map(\.status), [.revoked, .notChecked], "the intermediate has no CRL of the root")
+
+        trust.crls = [try crl("crl-good", pki)]
+        evaluation = trust.evaluate()
+        assertFailures(evaluation, .unspecified, [])
+        XCTAssertEqual(evaluation.revocation.first?.status, .good)
+        XCTAssertTrue(evaluation.revocation.first?.source.contains("number 0x01") ?? false)
+
+        for name in ["crl-stale", "crl-forged"] {
+            trust.crls = [try crl(name, pki)]
+            evaluation = trust.evaluate()
+            assertFailures(evaluation, .unspecified, [])
+            XCTAssertEqual(evaluation.revocation.first?.status, .notChecked, name)
+            XCTAssertTrue(evaluation.warnings.contains { $0.contains(name == "crl-stale" ? "stale since 2020-02-01" : "signature does not verify") },
+                          "\(name): \(evaluation.warnings)")
+        }
+        // The newest current CRL wins: good (number 1) and revoked (number 2) together -> revoked.
+        trust.crls = [try crl("crl-good", pki), revokedCRL]
+        XCTAssertEqual(trust.evaluate().result, .fatalTrustFailure)
+
+        // openssl verify -crl_check: revoked fails, good passes.
+        func opensslCRLCheck(_ crl: String) throws -> Int32 {
+            try OpenSSL.runAllowingFailure(["verify", "-crl_check", "-CAfile", pki.path("root.pem"), "-untrusted", pki.path("intermediate.pem"),
+                                            "-CRLfile", pki.path(crl + ".pem"), pki.path("server.pem")]).status
+        }
+        XCTAssertNotEqual(try opensslCRLCheck("crl-revoked"), 0)
+        XCTAssertEqual(try opensslCRLCheck("crl-good"), 0)
+    }
 }

@@ -50,6 +50,8 @@ public struct RSATLSClientConfiguration: Sendable {
     /// Certificates that may help build the server's chain besides those it sends (the
     /// store's, from ``addTrustSettings(from:)``): intermediates a server forgets to send.
     public var intermediateCertificates: [X509Certificate] = []
+    /// CRLs the server's chain is checked against (``RSATrust/crls``); empty: no revocation check.
+    public var crls: [X509CRL] = []
     /// The date certificates are checked against; nil means the time of the handshake.
     public var verifyDate: Date?
     /// Seconds allowed for connecting and, separately, for the handshake.
@@ -93,6 +95,7 @@ public struct RSATLSClientConfiguration: Sendable {
         trust.userTrustedFingerprints = userTrustedFingerprints
         trust.userDistrustedFingerprints = userDistrustedFingerprints
         trust.systemAnchorsFile = systemAnchorsFile
+        trust.crls = crls
         trust.verifyDate = verifyDate ?? Date()
         return trust
     }

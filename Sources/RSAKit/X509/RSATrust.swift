@@ -57,6 +57,13 @@ public struct RSATrust: Sendable {
     public var userDistrustedFingerprints: Set<[UInt8]> = []
     /// The system anchor bundle read unless ``anchorCertificatesOnly`` (PEM).
     public var systemAnchorsFile = RSATrust.systemAnchorsPath
+    /// Certificate revocation lists to check the chain against (RFC 5280 §6.3). Each
+    /// certificate with an issuer in the chain is checked against the newest CRL that its
+    /// issuer signed and that is current at ``verifyDate`` (thisUpdate not after it,
+    /// nextUpdate not before it); a listed certificate fails with ``RSATrustFailure/Kind/revoked(date:)``
+    /// (fatal); a CRL with a bad signature or dates is refused with a warning. Empty (the
+    /// default): revocation is not checked.
+    public var crls: [X509CRL] = []
 
     /// A trust object for `certificates` (leaf first) under `policy` (SecTrustCreateWithCertificates).
     public init(certificates: [X509Certificate], policy: RSATrustPolicy) {
@@ -130,6 +137,15 @@ public struct RSATrust: Sendable {
             if first == nil { first = evaluation }
         }
         return first!
+    }
+
+    /// Whether CRL `a` is superseded by `b`: the lower cRLNumber (RFC 5280 §5.2.3) when both
+    /// have one, else the earlier thisUpdate.
+    static func isOlder(_ a: X509CRL, _ b: X509CRL) -> Bool {
+        if let x = a.crlNumber?.drop(while: { $0 == 0 }), let y = b.crlNumber?.drop(while: { $0 == 0 }), x != y {
+            return x.count != y.count ? x.count < y.count : x.lexicographicallyPrecedes(y)
+        }
+        return a.thisUpdate < b.thisUpdate
     }
 
     /// One way from the leaf up: the certificates (leaf first), their GnuTLS handles, and the
@@ -268,6 +284,41 @@ public struct RSATrust: Sendable {
             fail(.hostnameMismatch(hostname: hostname), 0)
         }
 
+        // Revocation, from the CRLs given.
+        var warnings = warnings
+        var revocation: [RSARevocationCheck] = []
+        if !crls.isEmpty && full.count > 1 {
+            let parsed = try crls.map { ($0, try GnuTLSCRL(der: $0.derRepresentation)) }
+            for index in 0..<(full.count - 1) {
+                let issuer = fullNative[index + 1]
+                var current: [X509CRL] = []
+                for (crl, native) in parsed where native.namesIssuer(issuer) {
+                    if !native.isSigned(by: issuer) {
+                        warnings.append("CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate \(index + 1)")
+                    } else if crl.thisUpdate > verifyDate {
+                        warnings.append("CRL of \(crl.issuer) refused: not valid before \(crl.thisUpdate.formatted(.iso8601)) (thisUpdate)")
+                    } else if let next = crl.nextUpdate, next < verifyDate {
+                        warnings.append("CRL of \(crl.issuer) refused: stale since \(next.formatted(.iso8601)) (nextUpdate)")
+                    } else {
+                        current.append(crl)
+                    }
+                }
+                guard let newest = current.max(by: RSATrust.isOlder) else {
+                    revocation.append(RSARevocationCheck(chainIndex: index, status: .notChecked,
+                                                         source: "no current CRL of \(full[index].issuer)", revocationDate: nil))
+                    continue
+                }
+                let number = newest.crlNumber.map { ", number 0x" + $0.map(hexByte).joined() } ?? ""
+                let source = "CRL of \(newest.issuer)\(number), thisUpdate \(newest.thisUpdate.formatted(.iso8601))"
+                if let date = newest.revocationDate(ofSerialNumber: full[index].serialNumber) {
+                    fail(.revoked(date: date), index)
+                    revocation.append(RSARevocationCheck(chainIndex: index, status: .revoked, source: source, revocationDate: date))
+                } else {
+                    revocation.append(RSARevocationCheck(chainIndex: index, status: .good, source: source, revocationDate: nil))
+                }
+            }
+        }
+
         // The user's trust settings.
         for (index, certificate) in full.enumerated() where userDistrustedFingerprints.contains(certificate.fingerprint) {
             fail(.distrusted, index)
@@ -285,8 +336,10 @@ public struct RSATrust: Sendable {
         } else {
             result = isUserTrusted ? .proceed : .unspecified
         }
-        return RSATrustEvaluation(result: result, failures: failures, chain: full, anchor: anchor,
-                                  isUserTrusted: isUserTrusted, verifyDate: verifyDate, warnings: warnings)
+        var evaluation = RSATrustEvaluation(result: result, failures: failures, chain: full, anchor: anchor,
+                                            isUserTrusted: isUserTrusted, verifyDate: verifyDate, warnings: warnings)
+        evaluation.revocation = revocation
+        return evaluation
     }
 }
 

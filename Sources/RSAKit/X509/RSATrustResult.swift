@@ -68,6 +68,9 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
         case invalidCertificate(detail: String)
         /// The user marked the certificate distrusted.
         case distrusted
+        /// A current CRL signed by the certificate's issuer lists it (RFC 5280 §6.3), revoked
+        /// on `date`.
+        case revoked(date: Date)
 
         /// A stable short code for JSON and scripts ("expired", "bad-signature").
         public var code: String {
@@ -86,6 +89,7 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
             case .insecureAlgorithm: return "insecure-algorithm"
             case .invalidCertificate: return "invalid-certificate"
             case .distrusted: return "distrusted"
+            case .revoked: return "revoked"
             }
         }
 
@@ -93,7 +97,8 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
         public var result: RSATrustResult {
             switch self {
             case .distrusted: return .deny
-            case .badSignature, .issuerNotCA, .constraintsViolated, .unknownCriticalExtension, .insecureAlgorithm, .invalidCertificate:
+            case .badSignature, .issuerNotCA, .constraintsViolated, .unknownCriticalExtension, .insecureAlgorithm, .invalidCertificate,
+                 .revoked:
                 return .fatalTrustFailure
             case .expired, .notYetValid, .unknownIssuer, .untrustedRoot, .selfSignatureInvalid, .hostnameMismatch, .purposeMismatch:
                 return .recoverableTrustFailure
@@ -141,6 +146,7 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
         case .insecureAlgorithm: return "uses an insecure algorithm or key size"
         case let .invalidCertificate(detail): return "invalid: \(detail)"
         case .distrusted: return "marked distrusted by the user"
+        case let .revoked(date): return "revoked on \(date.formatted(.iso8601)) (listed in a current CRL of its issuer)"
         }
     }
 }
@@ -161,8 +167,34 @@ public struct RSATrustEvaluation: Sendable, Hashable {
     /// The date the validity periods were checked against.
     public let verifyDate: Date
     /// Problems with the inputs that are not trust failures (a system anchor file that
-    /// could not be read; an ssl-server policy without a hostname, ``RSATrust/noHostnameWarning``).
+    /// could not be read; an ssl-server policy without a hostname, ``RSATrust/noHostnameWarning``;
+    /// a CRL refused for its signature or dates).
     public let warnings: [String]
+    /// What revocation checking found for each certificate that has an issuer in the chain
+    /// (the anchor has none), in chain order; empty when no CRL was given (``RSATrust/crls``).
+    public var revocation: [RSARevocationCheck] = []
+}
+
+/// The revocation status of one certificate of an evaluated chain (RFC 5280 §6.3, CRLs only).
+public struct RSARevocationCheck: Sendable, Hashable {
+    /// What was found.
+    public enum Status: String, Sendable, Hashable {
+        /// A current CRL of its issuer does not list it.
+        case good
+        /// A current CRL of its issuer lists it: the evaluation fails with ``RSATrustFailure/Kind/revoked(date:)``.
+        case revoked
+        /// No usable CRL of its issuer was given (none, or refused: see the warnings).
+        case notChecked = "not-checked"
+    }
+
+    /// The certificate's position in ``RSATrustEvaluation/chain``.
+    public let chainIndex: Int
+    /// The status.
+    public let status: Status
+    /// The CRL used ("CRL of CN=..., number 0x02, thisUpdate ..."), or why none was.
+    public let source: String
+    /// The revocation date, for ``Status/revoked``.
+    public let revocationDate: Date?
 }
 
 extension RSATrustEvaluation {

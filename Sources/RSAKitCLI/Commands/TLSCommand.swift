@@ -15,13 +15,14 @@ struct TLSCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "tls",
         overview: "Connect to a TLS server with a stored identity (mutual TLS); relay standard input and output.",
-        usage: "rsakit tls connect <HOST:PORT> [--identity <LABEL> | --tag <TAG>] [--servername <NAME>] [--anchor <FILE>]... [--anchors-only] [--tls1.2 | --tls1.3] [--timeout <S>] [-v] [--passin <SPEC>] [--store <DIR>]",
+        usage: "rsakit tls connect <HOST:PORT> [--identity <LABEL> | --tag <TAG>] [--servername <NAME>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... [--tls1.2 | --tls1.3] [--timeout <S>] [-v] [--passin <SPEC>] [--store <DIR>]",
         options: [
             .value("identity", "LABEL", "Authenticate with the identity whose certificate has this label."),
             .value("tag", "TAG", "Authenticate with the identity of the private key stored under this application tag."),
             .value("servername", "NAME", "The name the server certificate must match and the SNI sent (default: HOST)."),
             .repeated("anchor", "FILE", "Trust this CA certificate (PEM, DER or a bundle) as an anchor; may be repeated."),
             .flag("anchors-only", "Trust only --anchor files and certificates marked trusted in the store, not the system's CAs."),
+            .repeated("crl", "FILE", "Check the server's chain against this CRL (PEM or DER); repeatable. A revoked certificate fails the handshake."),
             .flag("tls1.2", "Negotiate TLS 1.2 only."),
             .flag("tls1.3", "Negotiate TLS 1.3 only."),
             .value("timeout", "S", "Seconds allowed to connect, for the handshake, and to wait for the server once the input ended (default 30)."),
@@ -112,6 +113,11 @@ struct TLSCommand: RSAKitCommand {
         configuration.anchorCertificatesOnly = arguments.flag("anchors-only")
         for path in arguments.values("anchor") {
             configuration.anchorCertificates += try readCertificateFile(path, what: "anchor file")
+        }
+        for path in arguments.values("crl") {
+            do { configuration.crls += try X509CRL.crls(from: try readWholeFile(path, what: "CRL file")) } catch let error as RSAError {
+                throw CLIFailure("cannot read the CRL file '\(terminalSafe(path))': \(CLIFailure.message(for: error))", .dataError)
+            }
         }
 
         // The store: for the identity, and for its trust settings when it exists.

@@ -11,12 +11,13 @@ struct TrustCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "trust",
         overview: "Evaluate a certificate chain (trust evaluate), with Apple's trust results.",
-        usage: "rsakit trust evaluate <CERT> [--chain <FILE>]... [--policy basic|ssl-server|ssl-client] [--hostname <H>] [--anchor <FILE>]... [--anchors-only] [--verify-date <DATE>] [--json] [--store <DIR>]",
+        usage: "rsakit trust evaluate <CERT> [--chain <FILE>]... [--policy basic|ssl-server|ssl-client] [--hostname <H>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... [--verify-date <DATE>] [--json] [--store <DIR>]",
         options: [
             .repeated("chain", "FILE", "Intermediate (or other) certificates to build the chain from; DER, PEM or a bundle; repeatable."),
             .value("policy", "POLICY", "basic (default: chain, signatures, validity, CA rights), ssl-server (adds serverAuth and --hostname), ssl-client (adds clientAuth).").choices(["basic", "ssl-server", "ssl-client"]),
             .value("hostname", "H", "ssl-server: the name (or IP address) the leaf must be valid for."),
             .repeated("anchor", "FILE", "Extra trust anchors; repeatable."),
+            .repeated("crl", "FILE", "Check revocation against this CRL (PEM or DER, as openssl ca -gencrl writes it); repeatable. A revoked certificate is a fatal failure."),
             .flag("anchors-only", "Use only --anchor files and the store's trusted certificates, not the system's (/etc/ssl/certs/ca-certificates.crt)."),
             .value("verify-date", "DATE", "Check validity at DATE instead of now: RFC 3339 (2020-06-15T12:00:00Z) or YYYY-MM-DD (midnight UTC)."),
             .flag("json", "Print the result as JSON."),
@@ -81,6 +82,11 @@ struct TrustCommand: RSAKitCommand {
         var trust = RSATrust(certificates: given + (try arguments.values("chain").flatMap { try readCertificateFile($0) }), policy: policy)
         trust.anchorCertificates = try arguments.values("anchor").flatMap { try readCertificateFile($0) }
         trust.anchorCertificatesOnly = arguments.flag("anchors-only")
+        trust.crls = try arguments.values("crl").flatMap { path in
+            do { return try X509CRL.crls(from: try readWholeFile(path, what: "CRL file")) } catch let error as RSAError {
+                throw CLIFailure("cannot read the CRL file '\(terminalSafe(path))': \(CLIFailure.message(for: error))", .dataError)
+            }
+        }
         if let verifyDate { trust.verifyDate = verifyDate }
         // The store, when one exists (evaluating never creates one): its certificates are
         // candidates for the chain (intermediates stored by `cert add` or `identity import`),
@@ -111,6 +117,14 @@ struct TrustCommand: RSAKitCommand {
             text += "  \(index): \(terminalSafe(certificate.subjectSummary)) (not after \(iso8601(certificate.notValidAfter)))"
                 + (notes.isEmpty ? "" : " [\(notes.joined(separator: ", "))]") + "\n"
         }
+        if !evaluation.revocation.isEmpty {
+            text += "revocation:\n"
+            for check in evaluation.revocation {
+                text += "  \(check.chainIndex): \(check.status.rawValue) (\(terminalSafe(check.source)))"
+                if let date = check.revocationDate { text += ", revoked \(iso8601(date))" }
+                text += "\n"
+            }
+        }
         if !evaluation.failures.isEmpty {
             text += "failures:\n"
             for failure in evaluation.failures {
@@ -139,6 +153,11 @@ struct TrustCommand: RSAKitCommand {
                 "notValidBefore": rfc3339(certificate.notValidBefore), "notValidAfter": rfc3339(certificate.notValidAfter),
                 "fingerprint": certificate.fingerprintHex, "anchor": certificate == evaluation.anchor,
             ]
+        }
+        value["revocation"] = evaluation.revocation.map { check -> [String: Any] in
+            var entry: [String: Any] = ["index": check.chainIndex, "status": check.status.rawValue, "source": check.source]
+            if let date = check.revocationDate { entry["revocationDate"] = rfc3339(date) }
+            return entry
         }
         value["failures"] = evaluation.failures.map { failure -> [String: Any] in
             var entry: [String: Any] = [

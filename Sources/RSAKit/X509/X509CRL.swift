@@ -1,0 +1,81 @@
+// Certificate revocation lists (RFC 5280 §5), parsed by GnuTLS: what trust evaluation
+// needs to say "revoked", with the revocation date.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A certificate revocation list (X.509 v2 CRL, RFC 5280 §5), as `openssl ca -gencrl` writes
+/// it. Immutable; parsing checks only the encoding: whether a CA signed it, and whether it is
+/// current, is decided when a trust evaluation uses it (``RSATrust/crls``).
+public struct X509CRL: Sendable, Hashable {
+    /// One entry of revokedCertificates.
+    public struct RevokedCertificate: Sendable, Hashable {
+        /// The certificate's serialNumber, big-endian, as encoded (without a leading 0x00
+        /// added by the DER sign rule only when the CRL encodes one).
+        public let serialNumber: [UInt8]
+        /// revocationDate.
+        public let revocationDate: Date
+    }
+
+    /// The DER of the whole CertificateList.
+    public let derRepresentation: [UInt8]
+    /// The issuer name, RFC 4514 ("CN=RSAKit Test Intermediate,O=RSAKit Tests").
+    public let issuer: String
+    /// thisUpdate: when the CRL was issued.
+    public let thisUpdate: Date
+    /// nextUpdate: when the next CRL is due; a CRL used after it is stale. Nil when absent.
+    public let nextUpdate: Date?
+    /// The cRLNumber extension (RFC 5280 §5.2.3), big-endian; nil when absent.
+    public let crlNumber: [UInt8]?
+    /// The revoked certificates, in the CRL's order.
+    public let revokedCertificates: [RevokedCertificate]
+
+    /// Parse one DER CertificateList.
+    /// - Parameter derRepresentation: the DER, at most 16 MiB.
+    /// - Throws: `RSAError.malformedCertificate(reason:)` naming what GnuTLS refused.
+    public init(derRepresentation: [UInt8]) throws {
+        guard derRepresentation.count <= 16 * 1024 * 1024 else {
+            throw RSAError.malformedCertificate(reason: "CRL of \(derRepresentation.count) bytes is over the 16 MiB limit")
+        }
+        do {
+            let crl = try GnuTLSCRL(der: derRepresentation)
+            self.derRepresentation = derRepresentation
+            issuer = try crl.issuerDN()
+            thisUpdate = crl.thisUpdate
+            nextUpdate = crl.nextUpdate
+            crlNumber = try crl.number()
+            revokedCertificates = try crl.revokedEntries().map { RevokedCertificate(serialNumber: $0.serial, revocationDate: $0.date) }
+        } catch let failure as GnuTLSFailure {
+            throw RSAError.malformedCertificate(reason: "not a CRL GnuTLS can read: \(failure.description)")
+        }
+    }
+
+    /// Every CRL in `bytes`: PEM ("-----BEGIN X509 CRL-----" blocks, any number) or one DER
+    /// CertificateList.
+    /// - Throws: `RSAError.malformedCertificate(reason:)` for input that holds no CRL or a
+    ///   damaged one; `RSAError.malformedPEM` for broken PEM framing.
+    public static func crls(from bytes: [UInt8]) throws -> [X509CRL] {
+        guard !bytes.isEmpty else { throw RSAError.malformedCertificate(reason: "the CRL input is empty") }
+        if PEMDocument.containsBeginLine(bytes) {
+            let document = PEMDocument(scanning: bytes)
+            let blocks = document.blocks.filter { $0.label == "X509 CRL" }
+            guard !blocks.isEmpty else {
+                throw RSAError.malformedCertificate(reason: "no X509 CRL block found (blocks: \(document.blocks.map { "\"\($0.label)\"" }.joined(separator: ", ")))")
+            }
+            return try blocks.map { try X509CRL(derRepresentation: try document.decode($0).der) }
+        }
+        return [try X509CRL(derRepresentation: bytes)]
+    }
+
+    /// Whether the certificate with `serialNumber` (big-endian, as encoded) is listed, and when.
+    public func revocationDate(ofSerialNumber serialNumber: [UInt8]) -> Date? {
+        let wanted = Self.withoutLeadingZeros(serialNumber)
+        return revokedCertificates.first { Self.withoutLeadingZeros($0.serialNumber) == wanted }?.revocationDate
+    }
+
+    private static func withoutLeadingZeros(_ bytes: [UInt8]) -> ArraySlice<UInt8> {
+        bytes.drop { $0 == 0 }
+    }
+}
