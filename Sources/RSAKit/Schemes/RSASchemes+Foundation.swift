@@ -68,6 +68,16 @@ extension RSAPrivateKey {
         Data(try decrypt([UInt8](ciphertext), random: random))
     }
 
+    /// RSAES-PKCS1-V1_5-DECRYPT with explicit or implicit rejection
+    /// (``decrypt(_:rejection:random:)-([UInt8],_,_)``) for `Data` input.
+    /// - Returns: M, or with `.implicit` and a bad padding the synthetic message (0 to k - 11 bytes).
+    /// - Throws: as the `[UInt8]` form.
+    public func decrypt(
+        _ ciphertext: Data, rejection: RSAPaddingRejection, random: RSARandomSource = SystemRandomSource()
+    ) throws -> Data {
+        Data(try decrypt([UInt8](ciphertext), rejection: rejection, random: random))
+    }
+
     /// RSAES decryption of one k-byte block with an explicit random source for the blinding
     /// factor (``decrypt(_:padding:random:)-([UInt8],_,_)``) for `Data` input.
     /// - Throws: `RSAError.decryptionFailed` (opaque) for every failure; `RSAError.keyRestricted`.

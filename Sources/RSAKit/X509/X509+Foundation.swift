@@ -65,3 +65,24 @@ extension RSAPKCS12 {
                                           friendlyName: friendlyName, passphrase: secret))
     }
 }
+
+extension X509CRL {
+    /// Parse one DER CertificateList held in `Data`; see ``init(derRepresentation:)-([UInt8])``.
+    /// - Throws: `RSAError.malformedCertificate(reason:)`, as the `[UInt8]` form.
+    public init(derRepresentation: some DataProtocol) throws {
+        try self.init(derRepresentation: [UInt8](derRepresentation))
+    }
+
+    /// Every CRL in `bytes` held in `Data` (PEM blocks or one DER CRL); see
+    /// ``crls(from:)-([UInt8])``.
+    /// - Throws: `RSAError.malformedCertificate`, `RSAError.malformedPEM`, as the `[UInt8]` form.
+    public static func crls(from bytes: some DataProtocol) throws -> [X509CRL] {
+        try crls(from: [UInt8](bytes))
+    }
+
+    /// ``revocationDate(ofSerialNumber:)-([UInt8])`` with the serial number in `Data`
+    /// (big-endian, as encoded).
+    public func revocationDate(ofSerialNumber serialNumber: some DataProtocol) -> Date? {
+        revocationDate(ofSerialNumber: [UInt8](serialNumber))
+    }
+}
