@@ -227,6 +227,19 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// is not the private key's, the certificate has no RSA key).
     case tlsIdentityUnusable(reason: String)
 
+    // MARK: Tokens (PKCS#11 client)
+
+    /// The token cannot be reached: the module does not load or initialise, no token (or
+    /// several) matches, or the key object is gone (`reason` says which). Nothing was changed.
+    case tokenUnavailable(reason: String)
+    /// The token refused the user PIN (CKR_PIN_INCORRECT and kin). Nothing was changed; the
+    /// token counts the failure toward locking the PIN.
+    case tokenPINIncorrect
+    /// A PKCS#11 call failed: `function` ("C_Sign") returned CK_RV `code`.
+    case tokenOperationFailed(function: String, code: UInt)
+    /// The private key under `tag` lives on a token: ask ``RSAKeyStore/tokenKey(tag:)`` for it.
+    case keyOnToken(tag: String)
+
     /// A lower-case sentence, without secret bytes.
     public var description: String {
         switch self {
@@ -354,6 +367,14 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "TLS connection failed: \(reason)"
         case let .tlsIdentityUnusable(reason):
             return "the identity cannot be used for TLS: \(reason)"
+        case let .tokenUnavailable(reason):
+            return "token unavailable: \(reason)"
+        case .tokenPINIncorrect:
+            return "wrong token PIN"
+        case let .tokenOperationFailed(function, code):
+            return "the token refused \(function) (CK_RV 0x\(String(code, radix: 16)))"
+        case let .keyOnToken(tag):
+            return "the private key under tag '\(tag)' is on a token, not in the store"
         }
     }
 }
