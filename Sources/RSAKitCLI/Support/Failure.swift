@@ -77,7 +77,7 @@ struct CLIFailure: Error, CustomStringConvertible {
              .messageTooLong, .integerTooLarge, .messageRepresentativeOutOfRange, .invalidKey,
              .malformedDER, .malformedPEM, .unsupportedKeyFormat, .keyTypeMismatch, .damagedItem,
              .encryptedForAnotherKey, .messageInvalid,
-             .wrongPassphrase,
+             .wrongPassphrase, .tokenPINIncorrect,
              .malformedCertificate, .passphraseIncorrect, .pkcs12IntegrityCheckFailed, .pkcs12Unusable:
             return .dataError
         case let .inputFileFailed(_, reason):
@@ -85,7 +85,7 @@ struct CLIFailure: Error, CustomStringConvertible {
         case .messageFormatUnsupported, .messageNamesNoRecipient,
              .passphraseNeeded, .passphraseUnusable:
             return .usage
-        case .itemNotFound:
+        case .itemNotFound, .tokenUnavailable:
             return .notFound
         case .invalidTag, .invalidLabel, .invalidAttribute, .invalidKDFParameters:
             return .usage
