@@ -372,7 +372,11 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
         case .tokenPINIncorrect:
             return "wrong token PIN"
         case let .tokenOperationFailed(function, code):
-            return "the token refused \(function) (CK_RV 0x\(String(code, radix: 16)))"
+            // The names of the codes a token gives for a mechanism or parameter it lacks.
+            let names: [UInt: String] = [0x7: "CKR_ARGUMENTS_BAD", 0x70: "CKR_MECHANISM_INVALID",
+                                         0x71: "CKR_MECHANISM_PARAM_INVALID", 0x162: "CKR_KEY_SIZE_RANGE"]
+            return "the token refused \(function) (\(names[code] ?? "CK_RV 0x" + String(code, radix: 16)))"
+                + (code == 0x7 || code == 0x70 || code == 0x71 ? ": it does not offer this mechanism or these parameters" : "")
         case let .keyOnToken(tag):
             return "the private key under tag '\(tag)' is on a token, not in the store"
         }
