@@ -159,6 +159,33 @@ internal final class TokenSession {
         mutating func add(_ type: UInt, ulong: UInt) {
             withUnsafeBytes(of: CK_ULONG(ulong)) { add(type, Array($0)) }
         }
+        /// What every private key rsakit puts on a token has: a token object, private,
+        /// sensitive, not extractable, for decryption and signing, with CKA_ID and CKA_LABEL.
+        static func privateKey(id: [UInt8], label: String) -> Template {
+            var t = Template()
+            t.add(CKA_TOKEN, bool: true)
+            t.add(CKA_PRIVATE, bool: true)
+            t.add(CKA_SENSITIVE, bool: true)
+            t.add(CKA_EXTRACTABLE, bool: false)
+            t.add(CKA_DECRYPT, bool: true)
+            t.add(CKA_SIGN, bool: true)
+            t.add(CKA_ID, id)
+            t.add(CKA_LABEL, Array(label.utf8))
+            return t
+        }
+
+        /// The public half's common attributes: a token object for encryption and
+        /// verification, with the private half's CKA_ID and CKA_LABEL.
+        static func publicKey(id: [UInt8], label: String) -> Template {
+            var t = Template()
+            t.add(CKA_TOKEN, bool: true)
+            t.add(CKA_ENCRYPT, bool: true)
+            t.add(CKA_VERIFY, bool: true)
+            t.add(CKA_ID, id)
+            t.add(CKA_LABEL, Array(label.utf8))
+            return t
+        }
+
         /// Zero every value (a template that carried key components).
         mutating func wipeValues() { for i in entries.indices { wipe(&entries[i].1) } }
 
@@ -185,23 +212,10 @@ internal final class TokenSession {
     /// C_GenerateKeyPair with CKM_RSA_PKCS_KEY_PAIR_GEN: a token key pair, the private half
     /// sensitive and not extractable. - Returns: the public key read back from the token.
     func generateKeyPair(bits: Int, id: [UInt8], label: String) throws -> RSAPublicKey {
-        var publicTemplate = Template()
-        publicTemplate.add(CKA_TOKEN, bool: true)
-        publicTemplate.add(CKA_ENCRYPT, bool: true)
-        publicTemplate.add(CKA_VERIFY, bool: true)
+        var publicTemplate = Template.publicKey(id: id, label: label)
         publicTemplate.add(CKA_MODULUS_BITS, ulong: UInt(bits))
         publicTemplate.add(CKA_PUBLIC_EXPONENT, [0x01, 0x00, 0x01])
-        publicTemplate.add(CKA_ID, id)
-        publicTemplate.add(CKA_LABEL, Array(label.utf8))
-        var privateTemplate = Template()
-        privateTemplate.add(CKA_TOKEN, bool: true)
-        privateTemplate.add(CKA_PRIVATE, bool: true)
-        privateTemplate.add(CKA_SENSITIVE, bool: true)
-        privateTemplate.add(CKA_EXTRACTABLE, bool: false)
-        privateTemplate.add(CKA_DECRYPT, bool: true)
-        privateTemplate.add(CKA_SIGN, bool: true)
-        privateTemplate.add(CKA_ID, id)
-        privateTemplate.add(CKA_LABEL, Array(label.utf8))
+        let privateTemplate = Template.privateKey(id: id, label: label)
         var mechanism = CK_MECHANISM(mechanism: CK_MECHANISM_TYPE(CKM_RSA_PKCS_KEY_PAIR_GEN), pParameter: nil, ulParameterLen: 0)
         var publicHandle: CK_OBJECT_HANDLE = 0
         var privateHandle: CK_OBJECT_HANDLE = 0
@@ -217,17 +231,9 @@ internal final class TokenSession {
     /// C_CreateObject for `key`'s private and public halves (CKA_SENSITIVE true,
     /// CKA_EXTRACTABLE false on the private one). The template copies are zeroed.
     func importKeyPair(_ key: RSAPrivateKey, id: [UInt8], label: String) throws {
-        var privateTemplate = Template()
+        var privateTemplate = Template.privateKey(id: id, label: label)
         privateTemplate.add(CKA_CLASS, ulong: UInt(CKO_PRIVATE_KEY))
         privateTemplate.add(CKA_KEY_TYPE, ulong: UInt(CKK_RSA))
-        privateTemplate.add(CKA_TOKEN, bool: true)
-        privateTemplate.add(CKA_PRIVATE, bool: true)
-        privateTemplate.add(CKA_SENSITIVE, bool: true)
-        privateTemplate.add(CKA_EXTRACTABLE, bool: false)
-        privateTemplate.add(CKA_DECRYPT, bool: true)
-        privateTemplate.add(CKA_SIGN, bool: true)
-        privateTemplate.add(CKA_ID, id)
-        privateTemplate.add(CKA_LABEL, Array(label.utf8))
         privateTemplate.add(CKA_MODULUS, key.modulus)
         privateTemplate.add(CKA_PUBLIC_EXPONENT, key.publicExponent)
         privateTemplate.add(CKA_PRIVATE_EXPONENT, key.privateExponent)
@@ -237,14 +243,9 @@ internal final class TokenSession {
         privateTemplate.add(CKA_EXPONENT_2, key.exponent2)
         privateTemplate.add(CKA_COEFFICIENT, key.coefficient)
         defer { privateTemplate.wipeValues() }
-        var publicTemplate = Template()
+        var publicTemplate = Template.publicKey(id: id, label: label)
         publicTemplate.add(CKA_CLASS, ulong: UInt(CKO_PUBLIC_KEY))
         publicTemplate.add(CKA_KEY_TYPE, ulong: UInt(CKK_RSA))
-        publicTemplate.add(CKA_TOKEN, bool: true)
-        publicTemplate.add(CKA_ENCRYPT, bool: true)
-        publicTemplate.add(CKA_VERIFY, bool: true)
-        publicTemplate.add(CKA_ID, id)
-        publicTemplate.add(CKA_LABEL, Array(label.utf8))
         publicTemplate.add(CKA_MODULUS, key.modulus)
         publicTemplate.add(CKA_PUBLIC_EXPONENT, key.publicExponent)
         var privateHandle: CK_OBJECT_HANDLE = 0
