@@ -72,6 +72,9 @@ final class CLITokenTests: CLITestCase {
         try Data(message).write(to: URL(fileURLWithPath: path("m")))
         try token(["encrypt", "--tag", "tk", "--in", path("m"), "--out", path("c")])
         XCTAssertEqual(try token(["decrypt", "--tag", "tk", "--in", path("c"), "--token-pin", "pass:1234"]).stdout, message)
+        // Without --tag the store's lookup finds the recipient's item on a token and says how to reach it.
+        assertFailure(try rsakit(["decrypt", "--in", path("c")], environment: environment), status: 66, contains: "is on a token, not in the store; sign and decrypt reach it with --tag tk")
+        assertFailure(try rsakit(["export", "--tag", "tk", "--private"], environment: environment), status: 66, contains: "cannot be exported")
         // OAEP with SHA-1: SoftHSM 2.6 refuses other OAEP hashes (CKR_ARGUMENTS_BAD).
         try token(["encrypt", "--tag", "tk", "--raw", "--padding", "oaep", "--oaep-hash", "sha1", "--in", path("m"), "--out", path("r")])
         var env = environment
