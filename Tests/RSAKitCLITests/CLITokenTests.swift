@@ -144,4 +144,16 @@ final class CLITokenTests: CLITestCase {
                       status: 66, contains: "no token labelled 'Nope'")
         XCTAssertEqual(try storeSnapshot(), before)
     }
+
+    func testProtectedStore_TokenItemsStayReferences() throws {
+        try token(["genpair", "--tag", "tk", "--token", uri, "--token-pin", "pass:1234"])
+        try token(["store", "protect", "--store-passin", "pass:storepw", "--kdf", "interactive"])
+        try Data("m\n".utf8).write(to: URL(fileURLWithPath: path("m")))
+        try token(["encrypt", "--tag", "tk", "--in", path("m"), "--out", path("c")])
+        // The token key needs the PIN, not the store passphrase.
+        XCTAssertEqual(try token(["decrypt", "--tag", "tk", "--in", path("c"), "--token-pin", "pass:1234"]).stdoutText, "m\n")
+        try token(["store", "unprotect", "--store-passin", "pass:storepw"])
+        XCTAssertTrue(try token(["list"]).stdoutText.contains("tk  [token: T]"))
+        XCTAssertEqual(try token(["decrypt", "--tag", "tk", "--in", path("c"), "--token-pin", "pass:1234"]).stdoutText, "m\n")
+    }
 }
