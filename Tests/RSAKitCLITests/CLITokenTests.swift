@@ -63,6 +63,8 @@ final class CLITokenTests: CLITestCase {
         XCTAssertTrue(list.split(separator: "\n").contains { $0.hasPrefix("private") && $0.hasSuffix("tk  [token: T]") }, list)
         XCTAssertTrue(list.split(separator: "\n").contains { $0.hasPrefix("public") && $0.hasSuffix("tk") }, list)
         XCTAssertTrue(try token(["show", "--tag", "tk"]).stdoutText.contains("location: token T (serial "))
+        let json = try token(["list", "--json"]).stdoutText
+        XCTAssertTrue(json.contains("\"tokenLabel\":\"T\"") || json.contains("\"tokenLabel\" : \"T\""), json)
         // The item file holds no private key.
         let pem = try token(["export", "--tag", "tk"]).stdoutText
         XCTAssertTrue(pem.hasPrefix("-----BEGIN PUBLIC KEY-----"), pem)

@@ -405,13 +405,13 @@ func blockSizes(_ item: RSAKeyItemAttributes) -> (blockSize: Int, rawBlockPayloa
 /// The JSON object for one key item (list and show), in the names of README's JSON table:
 /// class "key", applicationTag, keyClass, keySizeInBits, fingerprint as 64 hex digits,
 /// creationDate as RFC 3339 with milliseconds, itemID, label (null when absent), plus the
-/// derived block sizes.
+/// derived block sizes; for a private key on a token, token (RSATokenReference's fields).
 struct ItemJSON: Encodable {
     let item: RSAKeyItemAttributes
 
     enum CodingKeys: String, CodingKey {
         case `class`, applicationTag, keyClass, keySizeInBits, fingerprint, creationDate, itemID, label
-        case keyAlgorithm, pssParameters
+        case keyAlgorithm, pssParameters, token
         case blockSize, maximumRawBlockPayload, maximumContainerBlockPayload
     }
 
@@ -434,6 +434,8 @@ struct ItemJSON: Encodable {
         try c.encode(item.itemID, forKey: .itemID)
         if let label = item.label { try c.encode(label, forKey: .label) } else { try c.encodeNil(forKey: .label) }
         try c.encode(sizes.blockSize, forKey: .blockSize)
+        // Only for a private key on a token: modulePath, tokenLabel, tokenSerial, objectIDHex.
+        if let token = item.token { try c.encode(token, forKey: .token) }
         guard let restriction = item.pssRestriction else {
             try c.encode("rsaEncryption", forKey: .keyAlgorithm)
             try c.encode(sizes.rawBlockPayload, forKey: .maximumRawBlockPayload)
