@@ -46,7 +46,7 @@ public struct RSATokenReference: Sendable, Hashable, Codable, CustomStringConver
 
 /// An RSA key pair whose private half is on a PKCS#11 token.
 ///
-/// Private operations (``signature(for:hash:padding:pin:)``, ``decrypt(_:padding:pin:)``)
+/// Private operations (``signature(for:hash:padding:pin:)-([UInt8],_,_,_)``, ``decrypt(_:padding:pin:)-([UInt8],_,_)``)
 /// open a session, log in with the PIN, run C_Sign or C_Decrypt on the token and log out:
 /// the private key value stays on the token (CKA_SENSITIVE true, CKA_EXTRACTABLE false).
 /// Public operations use ``publicKey``, read from the token's CKA_MODULUS and
@@ -123,7 +123,7 @@ public struct RSATokenKey: Sendable {
         try signature(forDigest: hash.hash(message), hash: hash, padding: padding, pin: pin)
     }
 
-    /// ``signature(for:hash:padding:pin:)`` over a digest already computed.
+    /// ``signature(for:hash:padding:pin:)-([UInt8],_,_,_)`` over a digest already computed.
     /// - Parameter digest: `hash`'s output (hLen bytes).
     /// - Throws: `RSAError.digestLengthMismatch` for a digest of another length; as the
     ///   message form otherwise.
@@ -179,7 +179,7 @@ public struct RSATokenKey: Sendable {
         try decrypt(blocks: [ciphertext], padding: padding, pin: pin)[0]
     }
 
-    /// ``decrypt(_:padding:pin:)`` for several blocks in one login.
+    /// ``decrypt(_:padding:pin:)-([UInt8],_,_)`` for several blocks in one login.
     internal func decrypt(blocks: [[UInt8]], padding: RSAEncryptionPadding, pin: RSASecretBytes) throws -> [[UInt8]] {
         let k = publicKey.modulusByteCount
         for block in blocks where block.count != k {

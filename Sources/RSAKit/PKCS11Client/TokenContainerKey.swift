@@ -99,7 +99,7 @@ extension RSATokenKey {
     /// ``RSAMessage/decrypt(from:to:with:format:rawPadding:temporaryDirectory:)``.
     ///
     /// - Throws: `RSAError.messageFormatUnsupported` for Apple's format; as
-    ///   ``decryptContainer(header:from:to:pin:)`` and ``decrypt(_:padding:pin:)``.
+    ///   ``decryptContainer(header:from:to:pin:)`` and ``decrypt(_:padding:pin:)-([UInt8],_,_)``.
     public func decryptMessage<Source: RSAByteSource, Sink: RSAByteSink>(
         from source: inout Source, to sink: inout Sink, format: RSAMessageFormat? = nil,
         rawPadding: RSAEncryptionPadding = .pkcs1v15, pin: RSASecretBytes
