@@ -198,16 +198,6 @@ public struct RSATokenKey: Sendable {
         }
     }
 
-    /// Whether the token still holds the private key and reports it sensitive and not
-    /// extractable (CKA_SENSITIVE true, CKA_EXTRACTABLE false).
-    /// - Throws: the session's errors.
-    public func isNonExtractable(pin: RSASecretBytes) throws -> Bool {
-        try withPrivateKey(pin: pin) { session, object in
-            try session.attribute(CK_ATTRIBUTE_TYPE(CKA_SENSITIVE), of: object) == [1]
-                && session.attribute(CK_ATTRIBUTE_TYPE(CKA_EXTRACTABLE), of: object) == [0]
-        }
-    }
-
     /// A logged-in session and the private key object; checks that the token's key is still
     /// the one the reference's public key names (a token re-initialised with other keys under
     /// the same id would otherwise sign with the wrong key).

@@ -32,9 +32,3 @@ func readTokenPIN(_ arguments: ParsedArguments, command: String, token: String?)
 func storeTokenKey(_ store: RSAKeyStore, tag: String) -> RSATokenKey? {
     (try? store.tokenKey(tag: tag)) ?? nil
 }
-
-/// "token LABEL" for a private item on a token, "store" otherwise (the `list` column).
-func keyLocation(_ item: RSAKeyItemAttributes) -> String {
-    guard let token = item.token else { return "store" }
-    return "token:" + terminalSafe(token.tokenLabel)
-}
