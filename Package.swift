@@ -45,11 +45,12 @@ let package = Package(
         ),
         .target(
             name: "RSAKit",
-            dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CRSAKitVector", "CRSAKitVectorIFMA", "CSodium", "CGnuTLS"],
+            dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CRSAKitVector", "CRSAKitVectorIFMA", "CSodium", "CGnuTLS", "CP11Kit"],
             path: "Sources/RSAKit"
         ),
-        // p11-kit's PKCS#11 header (libp11-kit-dev), headers only: the module's C ABI types.
-        // Only CRSAKitPKCS11 and RSAKitPKCS11 import it.
+        // p11-kit's PKCS#11 header (libp11-kit-dev), headers only: the module's C ABI types,
+        // and the client's (tokens as a keychain backend). Only CRSAKitPKCS11, RSAKitPKCS11
+        // and RSAKit/PKCS11Client import it.
         .systemLibrary(
             name: "CP11Kit",
             path: "Sources/CP11Kit",

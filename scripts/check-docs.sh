@@ -123,6 +123,10 @@ done
 for include in "$PWD"/Sources/*/include; do
     [ -d "$include" ] && compile_args+=(-Xcc -I -Xcc "$include")
 done
+# p11-kit's header folder (RSAKit imports CP11Kit).
+for include in $(pkg-config --cflags-only-I p11-kit-1); do
+    compile_args+=(-Xcc "$include")
+done
 compiled=0
 broken=0
 if [ -f "$work/snippets/blocks.txt" ]; then

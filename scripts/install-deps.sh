@@ -8,7 +8,8 @@
 # (issue 25): p11-kit's header (libp11-kit-dev) and p11-kit, and the clients its tests drive: pkcs11-tool
 # (opensc), p11tool and gnutls-cli (gnutls-bin), ssh and sshd (openssh-client, openssh-server), and
 # OpenSSL's pkcs11 engine for curl (libengine-pkcs11-openssl), NSS's certutil, modutil and tstclnt
-# (libnss3-tools).
+# (libnss3-tools); for keys on a token (issue 25, part 2): SoftHSM2 (softhsm2: softhsm2-util and
+# /usr/lib/softhsm/libsofthsm2.so, a token directory per test).
 set -euo pipefail
 need=()
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
@@ -29,6 +30,7 @@ command -v lintian >/dev/null 2>&1 || need+=(lintian)
 pkg-config --exists p11-kit-1 2>/dev/null || need+=(libp11-kit-dev)
 command -v p11-kit >/dev/null 2>&1 || need+=(p11-kit)
 command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
+{ command -v softhsm2-util && [ -f /usr/lib/softhsm/libsofthsm2.so ]; } >/dev/null 2>&1 || need+=(softhsm2)
 { command -v p11tool && command -v gnutls-cli; } >/dev/null 2>&1 || need+=(gnutls-bin)
 { command -v ssh && command -v ssh-keygen; } >/dev/null 2>&1 || need+=(openssh-client)
 [ -x /usr/sbin/sshd ] || command -v sshd >/dev/null 2>&1 || need+=(openssh-server)

@@ -19,5 +19,9 @@ done
 for include in Sources/*/include; do
     [ -d "$include" ] && args+=(-I "$include")
 done
+# p11-kit's header lives in its own folder (RSAKit/PKCS11Client imports CP11Kit).
+for include in $(pkg-config --cflags-only-I p11-kit-1); do
+    args+=(-Xcc "$include")
+done
 swift-symbolgraph-extract -module-name RSAKit -target "$(uname -m)-unknown-linux-gnu" \
     -I "$bin/Modules" "${args[@]}" -minimum-access-level public -output-dir "$out"

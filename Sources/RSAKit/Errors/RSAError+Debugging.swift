@@ -16,6 +16,7 @@ extension RSAError: CustomDebugStringConvertible {
         case .messageNamesNoRecipient: return "RSAError.messageNamesNoRecipient"
         case .wrongPassphrase: return "RSAError.wrongPassphrase"
         case .keychainLocked: return "RSAError.keychainLocked"
+        case .tokenPINIncorrect: return "RSAError.tokenPINIncorrect"
         case .pkcs12IntegrityCheckFailed: return "RSAError.pkcs12IntegrityCheckFailed"
         default: break
         }

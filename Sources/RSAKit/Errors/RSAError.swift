@@ -227,6 +227,19 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// is not the private key's, the certificate has no RSA key).
     case tlsIdentityUnusable(reason: String)
 
+    // MARK: Tokens (PKCS#11 client)
+
+    /// The token cannot be reached: the module does not load or initialise, no token (or
+    /// several) matches, or the key object is gone (`reason` says which). Nothing was changed.
+    case tokenUnavailable(reason: String)
+    /// The token refused the user PIN (CKR_PIN_INCORRECT and kin). Nothing was changed; the
+    /// token counts the failure toward locking the PIN.
+    case tokenPINIncorrect
+    /// A PKCS#11 call failed: `function` ("C_Sign") returned CK_RV `code`.
+    case tokenOperationFailed(function: String, code: UInt)
+    /// The private key under `tag` lives on a token: ask ``RSAKeyStore/tokenKey(tag:)`` for it.
+    case keyOnToken(tag: String)
+
     /// A lower-case sentence, without secret bytes.
     public var description: String {
         switch self {
@@ -354,6 +367,18 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "TLS connection failed: \(reason)"
         case let .tlsIdentityUnusable(reason):
             return "the identity cannot be used for TLS: \(reason)"
+        case let .tokenUnavailable(reason):
+            return "token unavailable: \(reason)"
+        case .tokenPINIncorrect:
+            return "wrong token PIN"
+        case let .tokenOperationFailed(function, code):
+            // The names of the codes a token gives for a mechanism or parameter it lacks.
+            let names: [UInt: String] = [0x7: "CKR_ARGUMENTS_BAD", 0x70: "CKR_MECHANISM_INVALID",
+                                         0x71: "CKR_MECHANISM_PARAM_INVALID", 0x162: "CKR_KEY_SIZE_RANGE"]
+            return "the token refused \(function) (\(names[code] ?? "CK_RV 0x" + String(code, radix: 16)))"
+                + (code == 0x7 || code == 0x70 || code == 0x71 ? ": it does not offer this mechanism or these parameters" : "")
+        case let .keyOnToken(tag):
+            return "the private key under tag '\(tag)' is on a token, not in the store"
         }
     }
 }

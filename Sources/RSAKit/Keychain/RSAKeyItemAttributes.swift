@@ -44,13 +44,17 @@ public struct RSAKeyItemAttributes: Sendable, Equatable, Hashable, CustomStringC
     /// The key's RSASSA-PSS restriction when it is an id-RSASSA-PSS key (RFC 4055), nil for
     /// an rsaEncryption key. Part of the key, so of ``fingerprint`` too; not compared by `==`.
     public let pssRestriction: RSAPSSKeyRestriction?
+    /// For a private item whose key lives on a PKCS#11 token: where; nil for a key held in
+    /// the store (and for every public item). Not compared by `==`.
+    public let token: RSATokenReference?
 
     /// Build attributes (the store does this; public for tests and tools).
     public init(
         keyClass: RSAKeyClass, applicationTag: String, label: String?, keySizeInBits: Int,
         fingerprint: RSAKeyFingerprint, creationDate: Date, itemID: String,
-        pssRestriction: RSAPSSKeyRestriction? = nil
+        pssRestriction: RSAPSSKeyRestriction? = nil, token: RSATokenReference? = nil
     ) {
+        self.token = token
         self.pssRestriction = pssRestriction
         self.keyClass = keyClass
         self.applicationTag = applicationTag
@@ -83,6 +87,7 @@ public struct RSAKeyItemAttributes: Sendable, Equatable, Hashable, CustomStringC
     public var description: String {
         "\(keyClass) key item \(itemID): tag \"\(applicationTag)\", \(keySizeInBits) bits, "
             + "\(fingerprint.base64String)" + (label.map { ", label \"\($0)\"" } ?? "")
+            + (token.map { ", on \($0)" } ?? "")
     }
 }
 

@@ -120,7 +120,10 @@ extension RSAKeyStore {
         }
         // Exactly one PEM block of the class's format, ending the file: SPKI for public items,
         // PKCS#8 for private ones. (The key parser alone is as lenient as OpenSSL.)
-        let label = keyClass == .public ? "PUBLIC KEY" : "PRIVATE KEY"
+        // A token key's private item holds the SPKI: the private key is on the token.
+        let onToken = metadata.token != nil
+        if onToken && keyClass == .public { throw damaged("a public item with a token reference") }
+        let label = keyClass == .public || onToken ? "PUBLIC KEY" : "PRIVATE KEY"
         guard pem.hasPrefix("-----BEGIN \(label)-----\n") else {
             throw damaged("the PEM block is not \"\(label)\"")
         }
@@ -133,6 +136,8 @@ extension RSAKeyStore {
         do {
             switch keyClass {
             case .public:
+                publicKey = try RSAPublicKey(pemRepresentation: pem)
+            case .private where onToken:
                 publicKey = try RSAPublicKey(pemRepresentation: pem)
             case .private:
                 let key = try RSAPrivateKey(pemRepresentation: pem)
@@ -153,7 +158,7 @@ extension RSAKeyStore {
             keyClass: keyClass, applicationTag: metadata.applicationTag, label: metadata.label,
             keySizeInBits: metadata.keySizeInBits, fingerprint: fingerprint,
             creationDate: StoreItemRecord.date(milliseconds: milliseconds), itemID: metadata.itemID,
-            pssRestriction: publicKey.pssRestriction)
+            pssRestriction: publicKey.pssRestriction, token: metadata.token)
         return LoadedItem(attributes: attributes, metadata: metadata, pem: pem, publicKey: publicKey, privateKey: privateKey)
     }
 

@@ -50,10 +50,14 @@ extension RSAKeyStore {
     ///   `RSAError.keychainLocked`; `RSAError.damagedItem`;
     ///   `RSAError.insecureStorePermissions` when the file is readable by group or others
     ///   (unless the store was opened with `allowInsecurePermissions`); `RSAError.invalidTag`;
-    ///   `RSAError.storeIOError`.
+    ///   `RSAError.storeIOError`; `RSAError.keyOnToken` when the key lives on a PKCS#11 token
+    ///   (``tokenKey(tag:)`` gives it).
     public func privateKey(tag: String) throws -> RSAPrivateKey {
-        // A private item always yields its key (loadItem parses or opens it, or throws).
-        try loadByTag(tag, .private, secrets: .current).privateKey!
+        let loaded = try loadByTag(tag, .private, secrets: .current)
+        // A private item in the store always yields its key (loadItem parses or opens it, or
+        // throws); a token key's item has none.
+        guard let key = loaded.privateKey else { throw RSAError.keyOnToken(tag: tag) }
+        return key
     }
 
     /// The attributes of the item with this tag and key class. Opens one file.

@@ -130,6 +130,8 @@ extension RSAKeyStore {
         var privateKey: RSAPrivateKey? = nil
         /// The key's RSASSA-PSS restriction, for the returned attributes.
         var pssRestriction: RSAPSSKeyRestriction? = nil
+        /// Where the private key is, for a token key's private item (whose `pem` is the SPKI).
+        var token: RSATokenReference? = nil
     }
 
     /// Plan the writes of `requests` (under the exclusive lock): duplicate checks, item
@@ -162,7 +164,8 @@ extension RSAKeyStore {
                 itemID: StoreLayout.newItemID(tagHash: tagHash, keyClass: request.keyClass),
                 keyClass: request.keyClass, applicationTag: request.tag, label: request.label,
                 keySizeInBits: request.keySizeInBits, fingerprint: fingerprintHex,
-                creationDate: StoreItemRecord.formatDate(milliseconds: milliseconds), sealed: nil)
+                creationDate: StoreItemRecord.formatDate(milliseconds: milliseconds), sealed: nil,
+                token: request.token)
             metadata.sealed = nil
             var contents: [UInt8]
             if let storeKey, let key = request.privateKey {
@@ -180,7 +183,7 @@ extension RSAKeyStore {
                 keyClass: request.keyClass, applicationTag: request.tag, label: request.label,
                 keySizeInBits: request.keySizeInBits, fingerprint: request.fingerprint,
                 creationDate: StoreItemRecord.date(milliseconds: milliseconds), itemID: metadata.itemID,
-                pssRestriction: request.pssRestriction))
+                pssRestriction: request.pssRestriction, token: request.token))
         }
         return result
     }
@@ -215,7 +218,7 @@ extension RSAKeyStore {
                 updated.append(RSAKeyItemAttributes(
                     keyClass: a.keyClass, applicationTag: a.applicationTag, label: label,
                     keySizeInBits: a.keySizeInBits, fingerprint: a.fingerprint,
-                    creationDate: a.creationDate, itemID: a.itemID, pssRestriction: a.pssRestriction))
+                    creationDate: a.creationDate, itemID: a.itemID, pssRestriction: a.pssRestriction, token: a.token))
             }
             guard !updated.isEmpty else { throw RSAError.itemNotFound(.key(tag: tag, keyClass: keyClass)) }
             return updated

@@ -159,6 +159,8 @@ extension RSAKeyStore {
             for name in try StoreFileSystem.listDirectory(layout.absolute(privateFolder + "/" + shard)).sorted() {
                 guard let tagHash = StoreLayout.tagHash(fromItemName: name),
                       let loaded = try loadItem(.private, tagHash: tagHash, knownTag: nil, storeKey: old) else { continue }
+                // A token key's item holds only its public key and the reference: nothing to seal.
+                guard loaded.metadata.token == nil else { continue }
                 var contents = try encodeKeyItem(loaded.metadata, privateKey: loaded.privateKey!, publicKey: loaded.publicKey, storeKey: new)
                 defer { wipe(&contents) }
                 try tx.stageFile(StoreLayout.itemPath(.private, tagHash: tagHash), contents: contents)

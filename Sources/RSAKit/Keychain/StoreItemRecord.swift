@@ -7,6 +7,9 @@
 //   ...
 //   -----END PRIVATE KEY-----
 //
+// A private item whose key is on a PKCS#11 token carries "token" (module path, token label and
+// serial, CKA_ID in hex) in its metadata and the SPKI "PUBLIC KEY" in place of the PKCS#8.
+//
 // PEM readers skip text before the BEGIN line (RFC 7468 §2), so `openssl pkey -in FILE`
 // reads an item file as it is. One file per item keeps every item write one rename.
 
@@ -38,6 +41,9 @@ internal struct StoreItemMetadata: Codable, Equatable {
     var creationDate: String
     /// True for a private item whose key is sealed (protected store); absent otherwise.
     var sealed: Bool?
+    /// For a private item whose key is on a PKCS#11 token: where (the PEM is then the SPKI
+    /// "PUBLIC KEY"); absent otherwise.
+    var token: RSATokenReference? = nil
 
     /// The associated data of a sealed private key: ("private", tag, fingerprint, item id).
     var sealedAssociatedData: [UInt8] {

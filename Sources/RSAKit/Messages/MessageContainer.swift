@@ -149,9 +149,18 @@ public enum RSAMessageContainer {
         random: RSARandomSource = SystemRandomSource(),
         concurrency: Int = RSAPKCS1v15Chunking.defaultConcurrency
     ) throws -> UInt64 {
+        try decrypt(header: header, from: &source, to: &sink, blockKey: key, random: random, concurrency: concurrency)
+    }
+
+    /// ``decrypt(header:from:to:with:random:concurrency:)`` for any key that decrypts blocks
+    /// (a key in memory, or a token key's session).
+    internal static func decrypt<Source: RSAByteSource, Sink: RSAByteSink, Key: ContainerBlockKey>(
+        header: Header, from source: inout Source, to sink: inout Sink, blockKey key: Key,
+        random: RSARandomSource, concurrency: Int
+    ) throws -> UInt64 {
         let k = key.modulusByteCount
         // Checked before any private-key operation.
-        guard header.recipientFingerprint == key.publicKey.fingerprint else {
+        guard header.recipientFingerprint == key.containerFingerprint else {
             throw RSAError.encryptedForAnotherKey(expected: header.recipientFingerprint)
         }
         guard header.blockSize == k else {
@@ -174,8 +183,8 @@ public enum RSAMessageContainer {
         return count
     }
 
-    private static func decryptVersion2<Source: RSAByteSource, Sink: RSAByteSink>(
-        _ header: Header, _ source: inout Source, _ sink: inout Sink, _ key: RSAPrivateKey,
+    private static func decryptVersion2<Source: RSAByteSource, Sink: RSAByteSink, Key: ContainerBlockKey>(
+        _ header: Header, _ source: inout Source, _ sink: inout Sink, _ key: Key,
         _ random: RSARandomSource, _ pipeline: BlockPipeline
     ) throws -> UInt64 {
         let digest = header.digest
@@ -218,8 +227,8 @@ public enum RSAMessageContainer {
         }.blockCount
     }
 
-    private static func decryptVersion1<Source: RSAByteSource, Sink: RSAByteSink>(
-        _ header: Header, _ source: inout Source, _ sink: inout Sink, _ key: RSAPrivateKey,
+    private static func decryptVersion1<Source: RSAByteSource, Sink: RSAByteSink, Key: ContainerBlockKey>(
+        _ header: Header, _ source: inout Source, _ sink: inout Sink, _ key: Key,
         _ random: RSARandomSource, _ pipeline: BlockPipeline
     ) throws -> UInt64 {
         let shortID = Array(header.messageID[0..<8])
@@ -228,7 +237,7 @@ public enum RSAMessageContainer {
             source: &source, sink: &sink, finalBlock: .mustBeComplete, emitBlockForEmptyInput: false,
             groupSize: key.preferredBlockGroupSize
         ) { group in
-            var frames = try key.decrypt(blocks: group.map(\.bytes), random: random)
+            var frames = try key.decryptPKCS1v15(blocks: group.map(\.bytes), random: random)
             defer { for j in frames.indices { wipe(&frames[j]) } }
             return try zip(group, frames).map { block, frame in
                 guard frame.count >= v1FrameByteCount,
@@ -345,4 +354,27 @@ func constantTimeEqual(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
     var difference: UInt8 = 0
     for (x, y) in zip(a, b) { difference |= x ^ y }
     return difference == 0
+}
+
+
+/// What container decryption needs of a key: its size, its fingerprint and block decryption
+/// (RSAPrivateKey in memory; a token key's open session).
+internal protocol ContainerBlockKey: Sendable {
+    /// k, in bytes.
+    var modulusByteCount: Int { get }
+    /// The fingerprint a container's header must name.
+    var containerFingerprint: RSAKeyFingerprint { get }
+    /// Blocks per worker call.
+    var preferredBlockGroupSize: Int { get }
+    /// RSADP and the padding decode of k-byte blocks, verdicts still secret.
+    func decryptMasked(blocks: [ArraySlice<UInt8>], padding: RSAEncryptionPadding, random: RSARandomSource) throws -> [MaskedMessage]
+    /// RSAES-PKCS1-v1_5 decryption of k-byte blocks (version 1 containers).
+    func decryptPKCS1v15(blocks: [ArraySlice<UInt8>], random: RSARandomSource) throws -> [[UInt8]]
+}
+
+extension RSAPrivateKey: ContainerBlockKey {
+    var containerFingerprint: RSAKeyFingerprint { publicKey.fingerprint }
+    func decryptPKCS1v15(blocks: [ArraySlice<UInt8>], random: RSARandomSource) throws -> [[UInt8]] {
+        try decrypt(blocks: blocks, random: random)
+    }
 }

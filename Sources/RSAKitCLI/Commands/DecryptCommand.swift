@@ -13,6 +13,7 @@ struct DecryptCommand: RSAKitCommand {
             .value("key", "FILE", "Use the private key in this file (PEM or DER; PKCS#1 or PKCS#8)."),
             .value("in", "FILE", "Read ciphertext from FILE (default: standard input; '-' too)."),
             .value("out", "FILE", "Write to FILE, only if the command succeeds (default: standard output)."),
+            tokenPINOption,
         ] + MessageOptions.specs + [MessageOptions.implicitRejectionSpec],
         discussion: """
         The input form is detected: an rsakit container (by its magic; its header names the
@@ -63,6 +64,13 @@ struct DecryptCommand: RSAKitCommand {
     private static let appleHint = " (an Apple RSA-OAEP + AES-GCM blob needs --format apple-aesgcm)"
 
     private func decrypt<Source: RSAByteSource, Sink: RSAByteSink>(_ source: inout Source, _ sink: inout Sink) throws {
+        // NOTE: a container's recipient is looked up on a token only with --tag; without it
+        // the store's in-memory keys are searched as before.
+        if let tokenKey = try tokenKeyOfTag() {
+            let pin = try readTokenPIN(arguments, command: Self.spec.name, token: tokenKey.reference.tokenLabel)
+            try tokenKey.decryptMessage(from: &source, to: &sink, format: options.decryptionFormat, rawPadding: options.padding, pin: pin)
+            return
+        }
         let explicit = try explicitKey()
         do {
             try RSAMessage.decrypt(from: &source, to: &sink, format: options.decryptionFormat,
@@ -112,5 +120,11 @@ struct DecryptCommand: RSAKitCommand {
             return (try storePrivateKey(try openStore(arguments), tag: tag, arguments: arguments, command: Self.spec.name), "'\(terminalSafe(tag))'")
         }
         return nil
+    }
+
+    /// The token key of --tag, when that key is on a token.
+    private func tokenKeyOfTag() throws -> RSATokenKey? {
+        guard let tag = arguments.value("tag") else { return nil }
+        return storeTokenKey(try openStore(arguments), tag: tag)
     }
 }

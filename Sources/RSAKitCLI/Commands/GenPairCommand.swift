@@ -5,7 +5,7 @@ struct GenPairCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "genpair",
         overview: "Generate an RSA key pair and store it under an application tag.",
-        usage: "rsakit genpair --tag <TAG> [--bits <N>] [--exponent <E>] [--private-tag <TAG2>] [--label <TEXT>] [--replace] [--protect] [--store <DIR>]",
+        usage: "rsakit genpair --tag <TAG> [--bits <N>] [--exponent <E>] [--private-tag <TAG2>] [--label <TEXT>] [--replace] [--token <URI> [--token-pin <SPEC>]] [--protect] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Application tag of the pair (of its public half when --private-tag is given)."),
             .value("bits", "N", "Modulus size in bits, 1024 to 16384 (default 2048)."),
@@ -13,8 +13,9 @@ struct GenPairCommand: RSAKitCommand {
             .value("private-tag", "TAG2", "Store the private half under this tag instead."),
             .value("label", "TEXT", "A free-text label for both items."),
             .flag("replace", "Replace existing items with the same tags."),
+            tokenOption, tokenPINOption,
         ] + protectOptions,
-        discussion: "Prints the tag, the size in bits, the block size k and the SHA-256 fingerprint.\nProgress is shown on stderr for sizes of 4096 bits and more when stderr is a terminal.")
+        discussion: "Prints the tag, the size in bits, the block size k and the SHA-256 fingerprint.\nProgress is shown on stderr for sizes of 4096 bits and more when stderr is a terminal.\nWith --token the pair is generated on the PKCS#11 token (sensitive, not extractable; e = 65537); the store keeps\nthe public key and a reference, and sign and decrypt with --tag run on the token.")
 
     let arguments: ParsedArguments
     let tag: String
@@ -27,6 +28,11 @@ struct GenPairCommand: RSAKitCommand {
         bits = try arguments.integer("bits", Self.spec.name) ?? 2048
         guard bits >= RSAPrivateKey.minimumGeneratedBitCount, bits <= RSAPrivateKey.maximumGeneratedBitCount else {
             throw UsageError(message: "--bits must be between \(RSAPrivateKey.minimumGeneratedBitCount) and \(RSAPrivateKey.maximumGeneratedBitCount), got \(bits)", command: Self.spec.name)
+        }
+        if arguments.value("token") != nil {
+            for option in ["exponent", "private-tag"] where arguments.value(option) != nil {
+                throw UsageError(message: "--\(option) cannot be used with --token", command: Self.spec.name)
+            }
         }
         if let text = arguments.value("exponent") {
             guard let e = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text), e >= 3, e & 1 == 1 else {
@@ -58,6 +64,10 @@ struct GenPairCommand: RSAKitCommand {
         if bits % 8 != 0 {
             printWarning("\(bits) bits is not a multiple of 8; some tools (and SecKeyCreateRandomKey) expect whole bytes")
         }
+        if let uri = try tokenURI(arguments, command: Self.spec.name) {
+            try generateOnToken(uri, pending: pending, replace: replace)
+            return
+        }
         let showProgress = bits >= 4096 && stderrIsTerminal && !arguments.flag("quiet")
         var lastStage: RSAKeyGenerationProgress.Stage?
         let key = try RSAPrivateKey.generate(bitCount: bits, publicExponent: exponent) { event in
@@ -86,6 +96,21 @@ struct GenPairCommand: RSAKitCommand {
         text += "bits: \(key.modulusBitCount)\n"
         let containerPayload = RSAMessageContainer.payloadByteCount(blockSize: key.modulusByteCount)
         text += "block size: \(key.modulusByteCount) bytes (at most \(key.maximumMessageByteCount) plaintext bytes per raw block, \(containerPayload) per container block)\n"
+        text += "fingerprint: \(items.public.fingerprint.base64String)\n"
+        try printOutput(text)
+    }
+
+    /// genpair --token: the pair is made on the token (the token's errors change nothing in
+    /// the store), then the store records it.
+    private func generateOnToken(_ uri: RSATokenURI, pending: PendingStore, replace: Bool) throws {
+        let pin = try readTokenPIN(arguments, command: Self.spec.name, token: uri.tokenLabel)
+        let key = try RSATokenKey.generate(on: uri, bits: bits, label: arguments.value("label") ?? tag, pin: pin)
+        // NOTE: if the store write fails now, the new objects stay on the token (CKA_ID below).
+        let store = try pending.open()
+        let items = try store.addTokenKeyPair(key, tag: tag, label: arguments.value("label"), replace: replace)
+        var text = "tag: \(terminalSafe(tag))\n"
+        text += "bits: \(key.publicKey.modulusBitCount)\n"
+        text += "token: \(terminalSafe(key.reference.tokenLabel)) (serial \(terminalSafe(key.reference.tokenSerial)), id \(key.reference.objectIDHex))\n"
         text += "fingerprint: \(items.public.fingerprint.base64String)\n"
         try printOutput(text)
     }

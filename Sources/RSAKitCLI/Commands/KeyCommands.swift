@@ -8,11 +8,13 @@ struct ImportCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "import",
         overview: "Import a key file into the store under an application tag.",
-        usage: "rsakit import --tag <TAG> [<FILE>] [--label <TEXT>] [--replace] [--protect] [--passin <SPEC>] [--store <DIR>]",
+        usage: "rsakit import --tag <TAG> [<FILE>] [--label <TEXT>] [--replace] [--token <URI> [--token-pin <SPEC>]] [--protect] [--passin <SPEC>] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Application tag for the imported key."),
             .value("label", "TEXT", "A free-text label."),
             .flag("replace", "Replace existing items with the same tag."),
+            .value("token", "URI", "Place the private key on this PKCS#11 token instead of the store (it was in memory once: delete the file yourself)."),
+            tokenPINOption,
         ] + protectOptions,
         positionals: ["FILE"],
         discussion: "A public key creates a public item; a private key creates both a public and a private item.\nWithout FILE (or with '-') the key is read from standard input.\nAn encrypted key file (PKCS#8 \"ENCRYPTED PRIVATE KEY\", or OpenSSL \"Proc-Type: 4,ENCRYPTED\") is decrypted with\nthe --passin passphrase; a protected store's is read with --store-passin (else the same --passin).")
@@ -38,6 +40,13 @@ struct ImportCommand: RSAKitCommand {
             let bytes = try peek(&source, RSAKeyFile.maximumByteCount + 1)
             file = try parseKeyFile(bytes, name: "standard input", arguments: arguments, command: Self.spec.name)
         }
+        if let uri = try tokenURI(arguments, command: Self.spec.name) {
+            guard case let .privateKey(key) = file.key else {
+                throw CLIFailure("--token needs a private key; this file holds only a public key", .usage)
+            }
+            try importToToken(key, uri)
+            return
+        }
         let store = try PendingStore(arguments, command: Self.spec.name, unlock: false).open()
         let label = arguments.value("label"), replace = arguments.flag("replace")
         switch file.key {
@@ -50,6 +59,23 @@ struct ImportCommand: RSAKitCommand {
             let item = try store.addPublicKey(key, tag: tag, label: label, replace: replace)
             try printOutput("imported public key: tag: \(terminalSafe(tag)), bits: \(key.modulusBitCount), fingerprint: \(item.fingerprint.base64String)\n")
         }
+    }
+
+    /// import --token: C_CreateObject on the token, then the store's reference items. The
+    /// duplicate check comes first, so a taken tag leaves the token untouched.
+    private func importToToken(_ key: RSAPrivateKey, _ uri: RSATokenURI) throws {
+        let pending = try PendingStore(arguments, command: Self.spec.name, unlock: false)
+        let replace = arguments.flag("replace")
+        if !replace, let store = pending.existing {
+            for keyClass in RSAKeyClass.allCases where (try? store.item(tag: tag, keyClass: keyClass)) != nil {
+                throw RSAError.duplicateItem(.key(tag: tag, keyClass: keyClass))
+            }
+        }
+        let pin = try readTokenPIN(arguments, command: Self.spec.name, token: uri.tokenLabel)
+        let tokenKey = try RSATokenKey.importKey(key, to: uri, label: arguments.value("label") ?? tag, pin: pin)
+        let store = try pending.open()
+        let items = try store.addTokenKeyPair(tokenKey, tag: tag, label: arguments.value("label"), replace: replace)
+        try printOutput("imported key pair to token \(terminalSafe(tokenKey.reference.tokenLabel)): tag: \(terminalSafe(tag)), bits: \(key.modulusBitCount), fingerprint: \(items.public.fingerprint.base64String)\n")
     }
 }
 
@@ -205,6 +231,8 @@ struct ListCommand: RSAKitCommand {
                 let bits = padded(String(item.keySizeInBits), 6)
                 text += "\(keyClass) \(bits) \(item.fingerprint.base64String)  \(terminalSafe(item.applicationTag))"
                 if let label = item.label { text += "  (\(terminalSafe(label)))" }
+                // Where a private key lives when it is not in the store.
+                if let token = item.token { text += "  [token: \(terminalSafe(token.tokenLabel))]" }
                 text += "\n"
             }
         }
@@ -316,7 +344,7 @@ struct ShowCommand: RSAKitCommand {
             \(use)
             fingerprint: \(item.fingerprint.base64String)
             fingerprint (hex): \(item.fingerprint.hexString)
-            label: \(item.label.map(terminalSafe) ?? "(none)")
+            label: \(item.label.map(terminalSafe) ?? "(none)")\(item.token.map { "\nlocation: token \(terminalSafe($0.tokenLabel)) (serial \(terminalSafe($0.tokenSerial))), id \($0.objectIDHex), module \(terminalSafe($0.modulePath))" } ?? "")
             item id: \(item.itemID)
             created: \(rfc3339(item.creationDate))
 
@@ -377,13 +405,13 @@ func blockSizes(_ item: RSAKeyItemAttributes) -> (blockSize: Int, rawBlockPayloa
 /// The JSON object for one key item (list and show), in the names of README's JSON table:
 /// class "key", applicationTag, keyClass, keySizeInBits, fingerprint as 64 hex digits,
 /// creationDate as RFC 3339 with milliseconds, itemID, label (null when absent), plus the
-/// derived block sizes.
+/// derived block sizes; for a private key on a token, token (RSATokenReference's fields).
 struct ItemJSON: Encodable {
     let item: RSAKeyItemAttributes
 
     enum CodingKeys: String, CodingKey {
         case `class`, applicationTag, keyClass, keySizeInBits, fingerprint, creationDate, itemID, label
-        case keyAlgorithm, pssParameters
+        case keyAlgorithm, pssParameters, token
         case blockSize, maximumRawBlockPayload, maximumContainerBlockPayload
     }
 
@@ -406,6 +434,8 @@ struct ItemJSON: Encodable {
         try c.encode(item.itemID, forKey: .itemID)
         if let label = item.label { try c.encode(label, forKey: .label) } else { try c.encodeNil(forKey: .label) }
         try c.encode(sizes.blockSize, forKey: .blockSize)
+        // Only for a private key on a token: modulePath, tokenLabel, tokenSerial, objectIDHex.
+        if let token = item.token { try c.encode(token, forKey: .token) }
         guard let restriction = item.pssRestriction else {
             try c.encode("rsaEncryption", forKey: .keyAlgorithm)
             try c.encode(sizes.rawBlockPayload, forKey: .maximumRawBlockPayload)

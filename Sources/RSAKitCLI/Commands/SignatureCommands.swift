@@ -173,6 +173,7 @@ struct SignCommand: RSAKitCommand {
         options: [
             .value("tag", "TAG", "Sign with the private key stored under this application tag."),
             .value("key", "FILE", "Sign with the private key in this file (PEM or DER; PKCS#1 or PKCS#8)."),
+            tokenPINOption,
         ] + signatureOptions + [
             .value("salt-length", "LEN", "PSS only: salt bytes, 'digest' (the hash length, default) or 'max'."),
             .value("out", "FILE", "Write the k-byte signature to FILE, only on success (default: standard output)."),
@@ -196,6 +197,10 @@ struct SignCommand: RSAKitCommand {
     }
 
     func run() throws {
+        if let tag = arguments.value("tag"), let tokenKey = storeTokenKey(try openStore(arguments), tag: tag) {
+            try signOnToken(tokenKey)
+            return
+        }
         let key: RSAPrivateKey
         if let path = arguments.value("key") {
             guard case let .privateKey(privateKey) = try loadKeyFile(path, arguments: arguments, command: Self.spec.name).key else {
@@ -217,6 +222,19 @@ struct SignCommand: RSAKitCommand {
         default:
             throw CLIFailure("internal error: hash and input disagree", .failure)
         }
+        try writeOutput(signature, to: arguments.value("out"), input: input)
+    }
+
+    /// sign --tag for a key on a token: C_Sign there (SHA-1/SHA-2 hashes; SHAKE is refused).
+    private func signOnToken(_ key: RSATokenKey) throws {
+        let resolved = try settings.resolved(for: key.publicKey)
+        let input = try InputFile.open(arguments.value("in"))
+        defer { input.close() }
+        guard case let .sha(hash) = resolved.hash, case let .digest(digest) = try SignatureInput(input, resolved) else {
+            throw UsageError(message: "a token key signs with SHA-1 or SHA-2 hashes, not SHAKE", command: Self.spec.name)
+        }
+        let pin = try readTokenPIN(arguments, command: Self.spec.name, token: key.reference.tokenLabel)
+        let signature = try key.signature(forDigest: digest, hash: hash, padding: resolved.padding, pin: pin)
         try writeOutput(signature, to: arguments.value("out"), input: input)
     }
 }

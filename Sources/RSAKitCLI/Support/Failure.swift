@@ -66,6 +66,10 @@ struct CLIFailure: Error, CustomStringConvertible {
             return error.description + "; use --identity or --tag"
         case let RSAError.duplicateItem(query) where query.itemClass == .key:
             return error.description + " (use --replace to overwrite it)"
+        case let RSAError.keyOnToken(tag):
+            // Only sign and decrypt with --tag reach a token key; export, identities, TLS and
+            // a container's recipient lookup without --tag do not.
+            return error.description + "; sign and decrypt reach it with --tag \(shellQuoted(terminalSafe(tag))), and it cannot be exported"
         default:
             return error.description
         }
@@ -77,7 +81,7 @@ struct CLIFailure: Error, CustomStringConvertible {
              .messageTooLong, .integerTooLarge, .messageRepresentativeOutOfRange, .invalidKey,
              .malformedDER, .malformedPEM, .unsupportedKeyFormat, .keyTypeMismatch, .damagedItem,
              .encryptedForAnotherKey, .messageInvalid,
-             .wrongPassphrase,
+             .wrongPassphrase, .tokenPINIncorrect,
              .malformedCertificate, .passphraseIncorrect, .pkcs12IntegrityCheckFailed, .pkcs12Unusable:
             return .dataError
         case let .inputFileFailed(_, reason):
@@ -85,7 +89,7 @@ struct CLIFailure: Error, CustomStringConvertible {
         case .messageFormatUnsupported, .messageNamesNoRecipient,
              .passphraseNeeded, .passphraseUnusable:
             return .usage
-        case .itemNotFound:
+        case .itemNotFound, .tokenUnavailable, .keyOnToken:
             return .notFound
         case .invalidTag, .invalidLabel, .invalidAttribute, .invalidKDFParameters:
             return .usage
