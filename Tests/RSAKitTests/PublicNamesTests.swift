@@ -126,6 +126,14 @@ final class PublicNamesTests: XCTestCase {
             let include = sources.appendingPathComponent(target).appendingPathComponent("include")
             if FileManager.default.fileExists(atPath: include.path) { arguments += ["-I", include.path] }
         }
+        // p11-kit's header lives in a folder of its own (`pkg-config --cflags-only-I p11-kit-1`),
+        // which RSAKit/PKCS11Client's CP11Kit includes.
+        if let pkgConfig = TestTools.path(of: "pkg-config"),
+           let flags = try? ChildProcess.run([pkgConfig, "--cflags-only-I", "p11-kit-1"]), flags.status == 0 {
+            for flag in String(decoding: flags.stdout, as: UTF8.self).split(separator: " ") where flag.hasPrefix("-I") {
+                arguments += ["-Xcc", String(flag).trimmingCharacters(in: .whitespacesAndNewlines)]
+            }
+        }
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: products.path)) ?? [] where entry.hasSuffix(".build") {
             let map = products.appendingPathComponent(entry).appendingPathComponent("module.modulemap")
             if FileManager.default.fileExists(atPath: map.path) { arguments += ["-Xcc", "-fmodule-map-file=" + map.path] }
