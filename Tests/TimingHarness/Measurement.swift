@@ -1,0 +1,117 @@
+// Measuring one target dudect's way: batches of measurements, each measurement of a class
+// drawn at random (SystemRandomNumberGenerator) so that the two classes are interleaved and
+// any drift of the machine (another process, frequency, the blinding cache's refresh every
+// 32 operations) falls on both alike; the first batch warms up and sets the crop
+// percentiles, then is thrown away; the first few measurements of every batch are dropped.
+
+import CTimingClock
+
+/// The clock a measurement reads.
+enum TimingClock: String {
+    /// The time stamp counter (LFENCE; RDTSC ... RDTSCP; LFENCE): about 20 ns to read, and
+    /// with constant_tsc it ticks at a fixed rate whatever the core's frequency.
+    case tsc
+    /// clock_gettime(CLOCK_MONOTONIC_RAW) through the vDSO, in nanoseconds.
+    case monotonicRaw = "monotonic-raw"
+
+    @inline(__always) func begin() -> UInt64 {
+        self == .tsc ? rsakit_timing_tsc_begin() : rsakit_timing_monotonic_raw_ns()
+    }
+
+    @inline(__always) func end() -> UInt64 {
+        self == .tsc ? rsakit_timing_tsc_end() : rsakit_timing_monotonic_raw_ns()
+    }
+
+    /// Ticks per microsecond, measured over `milliseconds` against CLOCK_MONOTONIC_RAW.
+    func ticksPerMicrosecond(milliseconds: UInt64 = 100) -> Double {
+        guard self == .tsc, rsakit_timing_has_tsc() == 1 else { return 1000 }
+        let ns0 = rsakit_timing_monotonic_raw_ns()
+        let t0 = begin()
+        while rsakit_timing_monotonic_raw_ns() - ns0 < milliseconds * 1_000_000 {}
+        let t1 = end()
+        let ns1 = rsakit_timing_monotonic_raw_ns()
+        return Double(t1 - t0) / (Double(ns1 - ns0) / 1000)
+    }
+}
+
+/// Two classes of inputs and the operation timed on them.
+struct TimingTarget {
+    let name: String
+    /// What class 0 and class 1 are, for the report.
+    let classes: (String, String)
+    /// Prepared inputs per class; a measurement picks one at random.
+    let poolSize: Int
+    /// The timed operation on input `item` of class `cls`; true when it succeeded (what
+    /// the preparation checks; the measurement only keeps it alive).
+    let run: (_ cls: Int, _ item: Int) -> Bool
+    /// What `run` must return for each class (checked on every input before timing).
+    let expected: (Bool, Bool)
+    /// The harness's own deliberate leak (must be caught), not RSAKit code.
+    var isPlanted = false
+    /// A whole process per measurement (far fewer measurements).
+    var isProcess = false
+}
+
+/// The outcome of measuring one target.
+struct TargetMeasurement {
+    let statistics: DudectStatistics
+    let seconds: Double
+}
+
+/// dudect drops the first measurements of each batch (dudect.h: "discard the first few").
+let discardedPerBatch = 10
+
+/// Measure `target` until each class has about `perClass` measurements in the statistics.
+/// - Parameters:
+///   - batchSize: measurements per batch; the first batch only warms up and sets the
+///     percentiles.
+func measure(_ target: TimingTarget, perClass: Int, batchSize: Int, clock: TimingClock) -> TargetMeasurement {
+    var generator = SystemRandomNumberGenerator()
+    var classes = [Int](repeating: 0, count: batchSize)
+    var items = [Int](repeating: 0, count: batchSize)
+    var times = [UInt64](repeating: 0, count: batchSize)
+    var succeeded = 0
+    let started = rsakit_timing_monotonic_raw_ns()
+
+    func runBatch() {
+        for i in 0..<batchSize {
+            classes[i] = Int(generator.next() & 1)
+            items[i] = Int.random(in: 0..<target.poolSize, using: &generator)
+        }
+        for i in 0..<batchSize {
+            let cls = classes[i]
+            let item = items[i]
+            let t0 = clock.begin()
+            let ok = target.run(cls, item)
+            let t1 = clock.end()
+            times[i] = t1 &- t0
+            if ok { succeeded &+= 1 }
+        }
+    }
+
+    runBatch()
+    var statistics = DudectStatistics(firstBatch: times)
+    while statistics.raw.total < 2 * perClass {
+        runBatch()
+        for i in discardedPerBatch..<batchSize {
+            statistics.add(times[i], class: classes[i])
+        }
+    }
+    // `succeeded` keeps every result alive; it is about half of all measurements.
+    precondition(succeeded >= 0)
+    let seconds = Double(rsakit_timing_monotonic_raw_ns() - started) / 1e9
+    return TargetMeasurement(statistics: statistics, seconds: seconds)
+}
+
+/// Run every prepared input of `target` once, untimed: each must give its class's
+/// expected outcome, or the target would measure something else than it says.
+/// - Returns: a description of the first mismatch, or nil.
+func checkInputs(of target: TimingTarget) -> String? {
+    for cls in 0..<2 {
+        let want = cls == 0 ? target.expected.0 : target.expected.1
+        for item in 0..<target.poolSize where target.run(cls, item) != want {
+            return "\(target.name): class \(cls) input \(item) \(want ? "failed" : "succeeded"), expected the opposite"
+        }
+    }
+    return nil
+}
