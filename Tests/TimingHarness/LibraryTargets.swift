@@ -11,12 +11,13 @@ let libraryPoolSize = 256
 /// A target that decrypts `pools[cls][item]` with `operation`.
 func decryptionTarget(
     _ name: String, classes: (String, String), pools: ([[UInt8]], [[UInt8]]),
-    expected: (Bool, Bool), operation: @escaping ([UInt8]) -> Bool
+    expected: (Bool, Bool), resultRevealsClass: Bool? = nil, operation: @escaping ([UInt8]) -> Bool
 ) -> TimingTarget {
     let inputs = [pools.0, pools.1]
     return TimingTarget(
         name: name, classes: classes, poolSize: min(pools.0.count, pools.1.count),
-        run: { cls, item in operation(inputs[cls][item]) }, expected: expected)
+        run: { cls, item in operation(inputs[cls][item]) }, expected: expected,
+        resultRevealsClass: resultRevealsClass)
 }
 
 /// The class pairs of the RSAES-PKCS1-v1_5 targets: valid M=48 against each Marvin class,
@@ -38,12 +39,14 @@ let pkcs1Pairs: [(name: String, classes: (MarvinClass, MarvinClass))] = [
 /// RSAES-PKCS1-v1_5 decryption (`RSAPrivateKey.decrypt(_:)`) over ``pkcs1Pairs``, each
 /// class a pool of its own.
 func pkcs1Targets(key: RSAPrivateKey) throws -> [TimingTarget] {
-    try pkcs1Pairs.map { name, classes in
+    let k = key.modulusByteCount
+    return try pkcs1Pairs.map { name, classes in
         decryptionTarget(
             name, classes: (classes.0.rawValue, classes.1.rawValue),
             pools: (try pkcs1Ciphertexts(classes.0, count: libraryPoolSize, key: key.publicKey),
                     try pkcs1Ciphertexts(classes.1, count: libraryPoolSize, key: key.publicKey)),
-            expected: (classes.0.isValid, classes.1.isValid)
+            expected: (classes.0.isValid, classes.1.isValid),
+            resultRevealsClass: classes.0.isValid != classes.1.isValid || classes.0.messageLength(k: k) != classes.1.messageLength(k: k)
         ) { (try? key.decrypt($0)) != nil }
     }
 }

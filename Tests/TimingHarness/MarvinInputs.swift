@@ -27,6 +27,15 @@ enum MarvinClass: String, CaseIterable {
 
     /// Whether RSAES-PKCS1-v1_5 decryption of this class succeeds.
     var isValid: Bool { [.valid48, .separatorLast, .maximumLength].contains(self) }
+
+    /// The length of the M encoded (before a field is broken).
+    func messageLength(k: Int) -> Int {
+        switch self {
+        case .separatorLast: 0
+        case .maximumLength: k - 11
+        default: 48
+        }
+    }
 }
 
 /// `count` non-zero random octets.
@@ -37,12 +46,7 @@ func nonZeroBytes(_ count: Int, using generator: inout SystemRandomNumberGenerat
 /// An EM of class `kind` for a k-octet modulus whose top octet is `topOctet`, fresh
 /// random PS and M each call.
 func pkcs1EM(_ kind: MarvinClass, k: Int, topOctet: UInt8, using generator: inout SystemRandomNumberGenerator) -> [UInt8] {
-    let messageLength: Int
-    switch kind {
-    case .separatorLast: messageLength = 0
-    case .maximumLength: messageLength = k - 11
-    default: messageLength = 48
-    }
+    let messageLength = kind.messageLength(k: k)
     let message = (0..<messageLength).map { _ in UInt8.random(in: 0...255, using: &generator) }
     var em: [UInt8] = [0x00, 0x02] + nonZeroBytes(k - messageLength - 3, using: &generator) + [0x00] + message
     switch kind {

@@ -46,10 +46,25 @@ struct TimingTarget {
     let run: (_ cls: Int, _ item: Int) -> Bool
     /// What `run` must return for each class (checked on every input before timing).
     let expected: (Bool, Bool)
+    /// Whether the call's result already tells the classes apart (one succeeds and the
+    /// other fails, or M's lengths differ): a timing difference then tells the caller
+    /// nothing new, but does tell whoever sees only the time (a protocol that hides the
+    /// error: implicit rejection's case). Default: the expected outcomes differ.
+    var resultRevealsClass: Bool
     /// The harness's own deliberate leak (must be caught), not RSAKit code.
     var isPlanted = false
     /// A whole process per measurement (far fewer measurements).
     var isProcess = false
+
+    init(name: String, classes: (String, String), poolSize: Int, run: @escaping (Int, Int) -> Bool,
+         expected: (Bool, Bool), resultRevealsClass: Bool? = nil) {
+        self.name = name
+        self.classes = classes
+        self.poolSize = poolSize
+        self.run = run
+        self.expected = expected
+        self.resultRevealsClass = resultRevealsClass ?? (expected.0 != expected.1)
+    }
 }
 
 /// The outcome of measuring one target.

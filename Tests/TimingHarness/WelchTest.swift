@@ -87,14 +87,16 @@ struct DudectStatistics {
 
     /// The test with the largest |t| among those with enough measurements (at least
     /// `minimumCount` in its smaller class, dudect's "enough measurements"): its |t|, the
-    /// measurements it holds and its name ("raw", "p0.933", "second-order").
-    func maximum(minimumCount: Int) -> (t: Double, count: Int, test: String) {
-        var best = (t: abs(raw.t), count: raw.total, test: "raw")
+    /// measurements it holds, its name ("raw", "p0.933", "second-order") and its
+    /// difference of the class means (class 0 minus class 1, in ticks; squared ticks for
+    /// the second-order test).
+    func maximum(minimumCount: Int) -> (t: Double, count: Int, test: String, difference: Double) {
+        var best = (t: abs(raw.t), count: raw.total, test: "raw", difference: raw.mean.0 - raw.mean.1)
         for (i, test) in cropped.enumerated() where test.smallerClass >= minimumCount && abs(test.t) > best.t {
-            best = (abs(test.t), test.total, String(format: "p%.3f", Self.cropFraction(i)))
+            best = (abs(test.t), test.total, String(format: "p%.3f", Self.cropFraction(i)), test.mean.0 - test.mean.1)
         }
         if secondOrder.smallerClass >= minimumCount && abs(secondOrder.t) > best.t {
-            best = (abs(secondOrder.t), secondOrder.total, "second-order")
+            best = (abs(secondOrder.t), secondOrder.total, "second-order", secondOrder.mean.0 - secondOrder.mean.1)
         }
         return best
     }

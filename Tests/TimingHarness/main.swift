@@ -4,8 +4,8 @@
 // release mode and run it through scripts/timing.sh:
 //
 //     swift build -c release --product TimingHarness
-//     .build/release/TimingHarness [--per-class N] [--process-per-class N] [--targets a,b]
-//         [--bits 1024 | --key FILE.pem] [--rsakit PATH] [--clock tsc|monotonic-raw] [--strict]
+//     .build/release/TimingHarness [--per-class N] [--process-per-class N] [--planted-per-class N]
+//         [--targets a,b]         [--bits 1024 | --key FILE.pem] [--rsakit PATH] [--clock tsc|monotonic-raw] [--strict]
 //
 // Targets: pkcs1-valid-vs-random, pkcs1-first-byte, pkcs1-second-byte, pkcs1-no-separator,
 // pkcs1-short-ps, pkcs1-separator-last, pkcs1-max-length,
@@ -14,9 +14,13 @@
 // rsadp-valid-vs-first-byte (RSADP alone), oaep-valid-vs-random, container-frame,
 // container-frame-vs-padding, planted-early-return (the harness's own leak: must be
 // caught), and process-decrypt-raw (needs --rsakit). Default: all of them.
+// Verdicts: `ok` (|t| <= 4.5); `LEAK` (|t| > 4.5 between classes that the call's result
+// does not tell apart: a side channel); `revealed` (|t| > 4.5 between classes the result
+// tells apart anyway, valid against invalid or two lengths of M: nothing new for the
+// caller, an oracle for a protocol that hides the error); `caught`/`MISSED` for the plant.
 // Exit status: 0; 1 when the planted leak is not caught or a target's inputs do not give
-// the outcome its class says; 2 with --strict when a real target shows |t| > 4.5;
-// 64 for a usage error.
+// the outcome its class says; 2 with --strict when a target's verdict is LEAK; 64 for a
+// usage error.
 
 import Foundation
 import RSAKit
@@ -24,6 +28,7 @@ import RSAKit
 struct Options {
     var perClass = 100_000
     var processPerClass = 2_000
+    var plantedPerClass: Int? = nil
     var targets: [String]? = nil
     var bits = 1024
     var keyFile: String? = nil
@@ -33,7 +38,7 @@ struct Options {
 }
 
 func usage(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("TimingHarness: \(message)\nusage: TimingHarness [--per-class N] [--process-per-class N] [--targets a,b] [--bits N | --key FILE] [--rsakit PATH] [--clock tsc|monotonic-raw] [--strict]\n".utf8))
+    FileHandle.standardError.write(Data("TimingHarness: \(message)\nusage: TimingHarness [--per-class N] [--process-per-class N] [--planted-per-class N] [--targets a,b] [--bits N | --key FILE] [--rsakit PATH] [--clock tsc|monotonic-raw] [--strict]\n".utf8))
     exit(64)
 }
 
@@ -52,6 +57,7 @@ func parseOptions(_ arguments: [String]) -> Options {
         switch argument {
         case "--per-class": options.perClass = number(argument)
         case "--process-per-class": options.processPerClass = number(argument)
+        case "--planted-per-class": options.plantedPerClass = number(argument)
         case "--targets": options.targets = value(argument).split(separator: ",").map(String.init)
         case "--bits": options.bits = number(argument)
         case "--key": options.keyFile = value(argument)
@@ -103,7 +109,8 @@ for target in targets {
         broken = true
         continue
     }
-    let perClass = target.isProcess ? options.processPerClass : options.perClass
+    let perClass = target.isProcess ? options.processPerClass
+        : target.isPlanted ? options.plantedPerClass ?? options.perClass : options.perClass
     let batchSize = target.isProcess ? max(20, min(200, perClass / 2)) : max(1_000, min(10_000, perClass / 2))
     note("\(target.name): \(perClass) per class, batches of \(batchSize)")
     let measurement = measure(target, perClass: perClass, batchSize: batchSize, clock: options.clock)
@@ -119,8 +126,9 @@ for target in targets {
 printTable(reports)
 
 let missed = reports.filter { $0.target.isPlanted && !$0.leaks }
-let leaking = reports.filter { !$0.target.isPlanted && $0.leaks }
+let leaking = reports.filter { $0.verdict == "LEAK" }
 for report in missed { note("the planted leak \(report.target.name) was NOT detected (max |t| \(String(format: "%.2f", report.maximum.t)) <= \(leakThreshold))") }
-for report in leaking { note("\(report.target.name) shows |t| = \(String(format: "%.2f", report.maximum.t)) > \(leakThreshold)") }
+for report in leaking { note("\(report.target.name) shows |t| = \(String(format: "%.2f", report.maximum.t)) > \(leakThreshold) between classes its result does not tell apart") }
+output("timing: summary targets=\(targets.count) measured=\(reports.count) planted=\(!reports.contains { $0.target.isPlanted } ? "absent" : missed.isEmpty ? "caught" : "MISSED") leaks=\(leaking.count) revealed=\(reports.filter { $0.verdict == "revealed" }.count)")
 if broken || !missed.isEmpty { exit(1) }
 if options.strict && !leaking.isEmpty { exit(2) }
