@@ -19,7 +19,9 @@
 # batch of every target warms up and sets the crop thresholds, then is thrown away; 100
 # percentile crops drop preemptions and the blinding refresh; the TSC ticks at a constant
 # rate (constant_tsc), whatever the core's frequency.
-# Environment: TIMING_PER_CLASS, TIMING_PROCESS_PER_CLASS, TIMING_PLANTED_PER_CLASS, TIMING_TARGETS (comma-separated),
+# The harness runs under timeout(1) (TIMING_DEADLINE seconds: 600 for the smoke run, 6 hours
+# for the long one), so a hung `rsakit` child fails the run instead of stalling CI.
+# Environment: TIMING_DEADLINE, TIMING_PER_CLASS, TIMING_PROCESS_PER_CLASS, TIMING_PLANTED_PER_CLASS, TIMING_TARGETS (comma-separated),
 # TIMING_BITS (default 1024), TIMING_CLOCK (tsc or monotonic-raw), TIMING_LOG (default
 # .build/timing/timing-long.log or timing-smoke.log).
 set -euo pipefail
@@ -31,9 +33,11 @@ if [ "$mode" = smoke ]; then
     per_class=${TIMING_PER_CLASS:-5000}; process_per_class=${TIMING_PROCESS_PER_CLASS:-100}; strict=()
     # The plant's margin: about |t| 11 at 5,000 per class on a quiet machine, 22 at 20,000.
     planted_per_class=${TIMING_PLANTED_PER_CLASS:-20000}
+    deadline=${TIMING_DEADLINE:-600}
 else
     per_class=${TIMING_PER_CLASS:-1000000}; process_per_class=${TIMING_PROCESS_PER_CLASS:-5000}; strict=(--strict)
     planted_per_class=${TIMING_PLANTED_PER_CLASS:-$per_class}
+    deadline=${TIMING_DEADLINE:-21600}
 fi
 swift build -c release --product TimingHarness
 swift build -c release --product rsakit
@@ -49,7 +53,7 @@ targets=()
 } | tee "$log"
 start=$(date +%s)
 set +e
-"${pin[@]}" "$bin/TimingHarness" --per-class "$per_class" --process-per-class "$process_per_class" \
+timeout -k 30 "$deadline" "${pin[@]}" "$bin/TimingHarness" --per-class "$per_class" --process-per-class "$process_per_class" \
     --planted-per-class "$planted_per_class" \
     --bits "${TIMING_BITS:-1024}" --clock "${TIMING_CLOCK:-tsc}" --rsakit "$bin/rsakit" \
     "${targets[@]}" "${strict[@]}" 2>&1 | tee -a "$log"
