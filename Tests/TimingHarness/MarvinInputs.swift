@@ -72,12 +72,16 @@ func pkcs1EM(_ kind: MarvinClass, k: Int, topOctet: UInt8, using generator: inou
     return em
 }
 
-/// `count` ciphertexts of class `kind` under `key` (RSAEP of the hand-built EMs).
-func pkcs1Ciphertexts(_ kind: MarvinClass, count: Int, key: RSAPublicKey) throws -> [[UInt8]] {
+/// A fresh ciphertext of class `kind` under `key` (RSAEP of a hand-built EM).
+func pkcs1Ciphertext(_ kind: MarvinClass, key: RSAPublicKey) -> [UInt8] {
     var generator = SystemRandomNumberGenerator()
-    let k = key.modulusByteCount
-    let topOctet = key.modulus.first ?? 0xFF
-    return try (0..<count).map { _ in
-        try RSAHazmat.rsaep(pkcs1EM(kind, k: k, topOctet: topOctet, using: &generator), key: key)
-    }
+    let em = pkcs1EM(kind, k: key.modulusByteCount, topOctet: key.modulus.first ?? 0xFF, using: &generator)
+    // EM < n by construction (EM[0] below n's top octet): RSAEP cannot fail.
+    return try! RSAHazmat.rsaep(em, key: key)
+}
+
+/// `count` random octets.
+func randomBytes(_ count: Int) -> [UInt8] {
+    var generator = SystemRandomNumberGenerator()
+    return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
 }

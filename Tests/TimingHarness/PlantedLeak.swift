@@ -15,11 +15,10 @@ func plantedDecrypt(_ ciphertext: [UInt8], key: RSAPrivateKey) -> Bool {
 }
 
 /// The planted leak's target: valid M=48 against random c, as pkcs1-valid-vs-random.
-func plantedTarget(key: RSAPrivateKey) throws -> TimingTarget {
+func plantedTarget(key: RSAPrivateKey) -> TimingTarget {
     var target = decryptionTarget(
         "planted-early-return", classes: (MarvinClass.valid48.rawValue, MarvinClass.random.rawValue),
-        pools: (try pkcs1Ciphertexts(.valid48, count: libraryPoolSize, key: key.publicKey),
-                try pkcs1Ciphertexts(.random, count: libraryPoolSize, key: key.publicKey)),
+        make: { pkcs1Ciphertext($0 == 0 ? .valid48 : .random, key: key.publicKey) },
         expected: (true, false)
     ) { plantedDecrypt($0, key: key) }
     target.isPlanted = true

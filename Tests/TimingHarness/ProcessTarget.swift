@@ -50,7 +50,8 @@ func processTarget(key: RSAPrivateKey, rsakit: String, directory: URL) throws ->
     try Data(key.pkcs8PEMRepresentation.utf8).write(to: keyFile)
     var commands: [[String]] = []
     for kind in [MarvinClass.valid48, .random] {
-        for (i, block) in try pkcs1Ciphertexts(kind, count: processPoolSize, key: key.publicKey).enumerated() {
+        for i in 0..<processPoolSize {
+            let block = pkcs1Ciphertext(kind, key: key.publicKey)
             let file = directory.appendingPathComponent("\(kind == .random ? "random" : "valid")-\(i).bin")
             try Data(block).write(to: file)
             commands.append([rsakit, "decrypt", "--raw", "--key", keyFile.path, "--in", file.path])
@@ -59,7 +60,7 @@ func processTarget(key: RSAPrivateKey, rsakit: String, directory: URL) throws ->
     let spawner = Spawner(commands: commands)
     var target = TimingTarget(
         name: "process-decrypt-raw", classes: (MarvinClass.valid48.rawValue, MarvinClass.random.rawValue),
-        poolSize: processPoolSize, run: { cls, item in spawner.run(cls * processPoolSize + item) },
+        prepare: nil, poolSize: processPoolSize, run: { cls, item in spawner.run(cls * processPoolSize + item) },
         expected: (true, false))
     target.isProcess = true
     return target
