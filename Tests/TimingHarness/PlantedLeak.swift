@@ -1,8 +1,10 @@
 // The planted leak: a PKCS#1 v1.5 decryption written the careless way, in the harness and
 // never in RSAKit. It runs the real private-key operation (RSAKit's constant-time RSADP,
 // blinded and checked), then returns early when EM does not start 0x00 0x02, skipping the
-// rest of the padding check and the copy of M. The harness must report |t| > 4.5 for it
-// (scripts/timing.sh fails otherwise), or a clean verdict on the real targets means nothing.
+// rest of the padding check and the copy of M. The harness must report t > 4.5 for it, with
+// the valid class (the longer path) slower: a difference of the other sign would be
+// something else than the plant (scripts/timing.sh fails otherwise), or a clean verdict on
+// the real targets means nothing.
 
 import RSAKit
 

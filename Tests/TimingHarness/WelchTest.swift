@@ -89,13 +89,15 @@ struct DudectStatistics {
     /// `minimumCount` in its smaller class, dudect's "enough measurements"): its |t|, the
     /// measurements it holds, its name ("raw", "p0.933", "second-order") and its
     /// difference of the class means (class 0 minus class 1, in ticks; squared ticks for
-    /// the second-order test).
-    func maximum(minimumCount: Int) -> (t: Double, count: Int, test: String, difference: Double) {
-        var best = (t: abs(raw.t), count: raw.total, test: "raw", difference: raw.mean.0 - raw.mean.1)
-        for (i, test) in cropped.enumerated() where test.smallerClass >= minimumCount && abs(test.t) > best.t {
-            best = (abs(test.t), test.total, String(format: "p%.3f", Self.cropFraction(i)), test.mean.0 - test.mean.1)
+    /// the second-order test). With `expectingClass0Slower`, the largest t of that sign
+    /// instead (first-order tests only): for the planted leak, whose class 0 does more work.
+    func maximum(minimumCount: Int, expectingClass0Slower: Bool = false) -> (t: Double, count: Int, test: String, difference: Double) {
+        let score = { (test: WelchTest) in expectingClass0Slower ? test.t : abs(test.t) }
+        var best = (t: score(raw), count: raw.total, test: "raw", difference: raw.mean.0 - raw.mean.1)
+        for (i, test) in cropped.enumerated() where test.smallerClass >= minimumCount && score(test) > best.t {
+            best = (score(test), test.total, String(format: "p%.3f", Self.cropFraction(i)), test.mean.0 - test.mean.1)
         }
-        if secondOrder.smallerClass >= minimumCount && abs(secondOrder.t) > best.t {
+        if !expectingClass0Slower && secondOrder.smallerClass >= minimumCount && abs(secondOrder.t) > best.t {
             best = (abs(secondOrder.t), secondOrder.total, "second-order", secondOrder.mean.0 - secondOrder.mean.1)
         }
         return best
