@@ -180,6 +180,19 @@ let package = Package(
             dependencies: ["RSAKit", "CConstantTimePlant"],
             path: "Tests/ConstantTimeHarness"
         ),
+        // The clocks of the timing harness (LFENCE; RDTSC, and CLOCK_MONOTONIC_RAW). Test-only.
+        .target(
+            name: "CTimingClock",
+            path: "Tests/CTimingClock"
+        ),
+        // The dudect-style timing harness (Welch's t-test, cropped percentiles, interleaved
+        // classes) over RSAKit's decryptions and a planted leak; scripts/timing.sh builds it in
+        // release mode and runs it. Not a product.
+        .executableTarget(
+            name: "TimingHarness",
+            dependencies: ["RSAKit", "CTimingClock"],
+            path: "Tests/TimingHarness"
+        ),
         // What both test targets use: tool lookup, the openssl runner, the openssl-made test
         // PKI and the s_server wrapper. Test-only; not a product.
         .target(
