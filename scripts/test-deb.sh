@@ -34,7 +34,7 @@ check_installed() {   # $1: the root the package is in ("" for /)
         # binary, as a token holding its key.
         local store
         store="$(mktemp -d "${TMPDIR:-/tmp}/rsakit-deb-store.XXXXXX")"
-        RSAKIT_STORE="$store/s" "$r/usr/bin/rsakit" genpair --tag deb.test --bits 1024 >/dev/null
+        RSAKIT_STORE="$store/s" "$r/usr/bin/rsakit" genpair --tag deb.test --bits 2048 >/dev/null
         RSAKIT_STORE="$store/s" pkcs11-tool --module "$r/usr/lib/pkcs11/librsakit-pkcs11.so" -O 2>&1 | grep -q "deb.test" \
             || { rm -rf "$store"; fail "pkcs11-tool -O through the packaged module does not list the key"; }
         rm -rf "$store"
