@@ -98,7 +98,7 @@ extension RSAPrivateKey {
     /// decode.
     /// - Returns: the plaintexts, in order. - Throws: `RSAError.decryptionFailed` when any
     ///   block fails (wrong length, C >= n, bad padding with `.explicit`), as
-    ///   ``decrypt(_:rejection:random:)`` would for it.
+    ///   ``decrypt(_:rejection:random:)-([UInt8],_,_)`` would for it.
     internal func decrypt(
         blocks: [ArraySlice<UInt8>], rejection: RSAPaddingRejection = .explicit, random: RSARandomSource
     ) throws -> [[UInt8]] {
