@@ -66,20 +66,6 @@ final class CLIPKCS11Tests: CLITestCase {
         try run([try tool("pkcs11-tool", package: "opensc"), "--module", Self.module] + arguments, environment: environment)
     }
 
-    /// SHA-256 of every file under the store, to show a failed login changed nothing.
-    private func storeSnapshot() throws -> [String: Data] {
-        var snapshot: [String: Data] = [:]
-        let enumerator = FileManager.default.enumerator(atPath: storeDirectory.path)
-        while let relative = enumerator?.nextObject() as? String {
-            let full = storeDirectory.appendingPathComponent(relative).path
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory), !isDirectory.boolValue {
-                snapshot[relative] = try Data(contentsOf: URL(fileURLWithPath: full))
-            }
-        }
-        return snapshot
-    }
-
     // MARK: Objects
 
     func testListAll_P11Tool_ShowsCertificateAndKeysWithLabelAndOneID() throws {

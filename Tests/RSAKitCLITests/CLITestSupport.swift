@@ -95,6 +95,21 @@ class CLITestCase: XCTestCase {
         return result
     }
 
+    /// The contents of every file under this test's store, by relative path: compared
+    /// before and after a command that must fail without changing the store.
+    func storeSnapshot() throws -> [String: Data] {
+        var snapshot: [String: Data] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: storeDirectory.path)
+        while let relative = enumerator?.nextObject() as? String {
+            let full = storeDirectory.appendingPathComponent(relative).path
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory), !isDirectory.boolValue {
+                snapshot[relative] = try Data(contentsOf: URL(fileURLWithPath: full))
+            }
+        }
+        return snapshot
+    }
+
     /// Assert a failure: exit status, exactly one stderr line starting `rsakit: error: `
     /// and containing `message`, and nothing at `absentPath` if given.
     func assertFailure(_ result: Result, status: Int32, contains message: String,

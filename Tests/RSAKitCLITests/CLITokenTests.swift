@@ -42,20 +42,6 @@ final class CLITokenTests: CLITestCase {
         try rsakitOK(arguments, environment: environment, file: file, line: line)
     }
 
-    /// Every file under the store, to show a failure changed nothing.
-    private func storeSnapshot() throws -> [String: Data] {
-        var snapshot: [String: Data] = [:]
-        let enumerator = FileManager.default.enumerator(atPath: storeDirectory.path)
-        while let relative = enumerator?.nextObject() as? String {
-            let full = storeDirectory.appendingPathComponent(relative).path
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory), !isDirectory.boolValue {
-                snapshot[relative] = try Data(contentsOf: URL(fileURLWithPath: full))
-            }
-        }
-        return snapshot
-    }
-
     func testGenPairOnToken_ListShowEncryptDecryptSign() throws {
         let made = try token(["genpair", "--tag", "tk", "--token", uri, "--token-pin", "pass:1234"]).stdoutText
         XCTAssertTrue(made.contains("token: T (serial "), made)

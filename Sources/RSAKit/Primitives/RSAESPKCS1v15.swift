@@ -37,15 +37,7 @@ extension RSAPrivateKey {
 
     /// ``decrypt(_:)-([UInt8])`` with an explicit random source for the blinding factor.
     public func decrypt(_ ciphertext: [UInt8], random: RSARandomSource) throws -> [UInt8] {
-        try publicKey.requireEncryptionAllowed()
-        let k = modulusByteCount
-        // Step 1: the length of C must be k octets (public information).
-        guard ciphertext.count == k, k >= EMEPKCS1v15.overheadByteCount else {
-            throw RSAError.decryptionFailed
-        }
-        var em = try rsadp(ciphertext, random: random)
-        defer { wipe(&em) }
-        return try EMEPKCS1v15.decode(em)
+        try decrypt(ciphertext, rejection: .explicit, random: random)
     }
 
     /// RSAES-PKCS1-V1_5-DECRYPT with a choice of what a bad padding gives: an error
@@ -69,15 +61,15 @@ extension RSAPrivateKey {
     public func decrypt(
         _ ciphertext: [UInt8], rejection: RSAPaddingRejection, random: RSARandomSource = SystemRandomSource()
     ) throws -> [UInt8] {
-        guard rejection == .implicit else { return try decrypt(ciphertext, random: random) }
         try publicKey.requireEncryptionAllowed()
         let k = modulusByteCount
+        // Step 1: the length of C must be k octets (public information).
         guard ciphertext.count == k, k >= EMEPKCS1v15.overheadByteCount else {
             throw RSAError.decryptionFailed
         }
         var em = try rsadp(ciphertext, random: random)
         defer { wipe(&em) }
-        return try decode(em, of: ciphertext, rejection: .implicit)
+        return try decode(em, of: ciphertext[...], rejection: rejection)
     }
 
     /// EME-PKCS1-v1_5 decoding of the EM of `ciphertext` under `rejection`.
@@ -86,10 +78,6 @@ extension RSAPrivateKey {
         var fallback = try ImplicitRejectionFallback(d: storage.d, k: modulusByteCount, ciphertext: Array(ciphertext))
         defer { fallback.wipeContents() }
         return EMEPKCS1v15.decode(em, otherwise: fallback.message, length: fallback.length)
-    }
-
-    private func decode(_ em: [UInt8], of ciphertext: [UInt8], rejection: RSAPaddingRejection) throws -> [UInt8] {
-        try decode(em, of: ciphertext[...], rejection: rejection)
     }
 
     /// ``decrypt(_:random:)`` for a group of blocks of this key (chunked decryption): the
