@@ -68,6 +68,22 @@ targets_count=$(sed -E 's/.* targets=([0-9]+).*/\1/' <<<"$summary")
 measured=$(sed -E 's/.* measured=([0-9]+).*/\1/' <<<"$summary")
 if [ "$measured" != "$targets_count" ]; then echo "timing: only $measured of $targets_count targets ran" >&2; exit 1; fi
 if [ -z "${TIMING_TARGETS:-}" ] && ! grep -q 'planted=caught' <<<"$summary"; then
+    # The smoke run's measurements are few and the machine may be shared: a plant missed by
+    # noise is measured once more, alone, with three times as many measurements (or
+    # TIMING_PLANTED_RETRY_PER_CLASS). Missed twice fails; the long run never retries.
+    if [ "$mode" = smoke ]; then
+        retry_per_class=${TIMING_PLANTED_RETRY_PER_CLASS:-$(( 3 * planted_per_class ))}
+        echo "timing: the planted leak was not caught at $planted_per_class per class; measuring it again, alone, at $retry_per_class" | tee -a "$log"
+        set +e
+        timeout -k 30 "$deadline" "${pin[@]}" "$bin/TimingHarness" --per-class "$per_class" --process-per-class "$process_per_class" \
+            --planted-per-class "$retry_per_class" --bits "${TIMING_BITS:-1024}" --clock "${TIMING_CLOCK:-tsc}" \
+            --rsakit "$bin/rsakit" --targets planted-early-return 2>&1 | tee -a "$log"
+        set -e
+        if grep '^timing: summary' "$log" | tail -n 1 | grep -q 'planted=caught'; then
+            echo "timing: the planted leak was caught on the second measurement" | tee -a "$log"
+            exit 0
+        fi
+    fi
     echo "timing: the planted leak was not caught" >&2; exit 1
 fi
 exit "$rc"
