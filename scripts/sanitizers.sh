@@ -25,6 +25,11 @@ source scripts/bounded.sh
 sanitizers=("$@")
 [ ${#sanitizers[@]} -gt 0 ] || sanitizers=(address undefined thread)
 filter='RSAKitTests\.(ChunkingTests|ContainerTests|KeyStoreTests|KeyStoreRecoveryTests|FuzzRegressionTests|AsyncMessageTests|AsyncTLSConnectionTests|TLSConnectionTests|PrimitivesTests|KeychainAgentTests)|RSAKitCLITests\.'
+# The PKCS#11 module's tests load the module into uninstrumented hosts (p11tool, pkcs11-tool,
+# ssh, curl, NSS): a module built with a sanitizer's runtime cannot be loaded there
+# ("undefined symbol: __asan_option_detect_stack_use_after_return"), so they run in the
+# normal test step only.
+skip='RSAKitCLITests\.CLIPKCS11Tests'
 export RSAKIT_LONG_TESTS=0
 # Reports fail the run: abort on the first ASan/UBSan/TSan report, with the stack.
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1"
@@ -49,7 +54,7 @@ for sanitizer in "${sanitizers[@]}"; do
     # About 4 minutes under TSan here; a hang fails at the deadline and names the test.
     rc=0
     bounded "${RSAKIT_SANITIZER_TIMEOUT:-900}" "$log" swift test --skip-build --disable-swift-testing \
-        "${flags[@]}" --scratch-path "$scratch" --filter "$filter" || rc=$?
+        "${flags[@]}" --scratch-path "$scratch" --filter "$filter" --skip "$skip" || rc=$?
     summary=$(grep -E "Executed [0-9]+ tests?, with" "$log" | tail -n 1 | sed -E 's/^[[:space:]]*//')
     reports=$(grep -cE "^(==[0-9]+==ERROR|WARNING: ThreadSanitizer|SUMMARY: (Address|Undefined|Thread)Sanitizer)|runtime error:" "$log" || true)
     echo "sanitizer $sanitizer: ${summary:-no test summary}; reports=$reports; seconds=$(( $(date +%s) - start ))"
