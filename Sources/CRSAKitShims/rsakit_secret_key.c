@@ -252,7 +252,7 @@ void rsakit_sec_key_set_check_kernel(rsakit_sec_key *key, rsakit_sec_check_kerne
 }
 
 size_t rsakit_sec_blinding_limbs(const rsakit_sec_key *key) { return 2 * key->nn; }
-size_t rsakit_sec_blinding_random_bytes(const rsakit_sec_key *key) { return key->k + 8; }
+size_t rsakit_sec_blinding_random_bytes(const rsakit_sec_key *key) { return 2 * (key->k + 8); }
 
 void rsakit_sec_key_poison(const rsakit_sec_key *key, int keep_table_limbs) {
     for (size_t i = 0; i < key->u; i++) {

@@ -141,15 +141,17 @@ int rsakit_sec_crt_powm_gmp(
 
 /* A pair (vf, vi) = (r^e mod n, r^-1 mod n) occupies 2 * nn limbs: vf, then vi. */
 size_t rsakit_sec_blinding_limbs(const rsakit_sec_key *key);
-/* Random octets rsakit_sec_blinding_create needs: k + 8 (r = OS2IP(random) mod n, bias
- * below 2^-64). */
+/* Random octets rsakit_sec_blinding_create needs: 2 (k + 8), two halves of k + 8 (r and the
+ * inversion's blind s, each OS2IP(half) mod n, bias below 2^-64). */
 size_t rsakit_sec_blinding_random_bytes(const rsakit_sec_key *key);
 
-/* A fresh pair from random octets (from the OS generator): r = random mod n,
- * vi = r^-1 mod n (mpn_sec_invert), vf = r^e mod n (mpn_sec_powm). Returns RSAKIT_SEC_OK,
- * RSAKIT_SEC_BAD_ARGUMENT when random_length is short, or RSAKIT_SEC_CHECK_FAILED when r
- * has no inverse (r = 0 or shares a factor with n; probability about 2^-1000: draw
- * again). Only that verdict is revealed. */
+/* A fresh pair from random octets (from the OS generator): r = first half mod n,
+ * vf = r^e mod n (mpn_sec_powm), vi = r^-1 mod n by a blinded inversion: t = r s mod n
+ * (s = second half mod n, secret, used once) is declassified and inverted by mpz_invert,
+ * then vi = t^-1 s mod n (mpn_sec_mul, mpn_sec_div_r). Returns RSAKIT_SEC_OK,
+ * RSAKIT_SEC_BAD_ARGUMENT when random_length is short, or RSAKIT_SEC_CHECK_FAILED when r s
+ * has no inverse (r or s is 0 or shares a factor with n; probability about 2^-1000: draw
+ * again). Only that verdict and the blinded t are revealed. */
 int rsakit_sec_blinding_create(
     const rsakit_sec_key *key, mp_limb_t *pair, const uint8_t *random, size_t random_length);
 

@@ -90,12 +90,13 @@ internal final class ConstantTimeKey: @unchecked Sendable {
     /// Limbs of one blinding pair (vf then vi).
     var blindingLimbCount: Int { Int(rsakit_sec_blinding_limbs(key)) }
 
-    /// Random octets a fresh blinding pair needs (k + 8).
+    /// Random octets a fresh blinding pair needs (2 (k + 8): r and the inversion's blind).
     var blindingRandomByteCount: Int { Int(rsakit_sec_blinding_random_bytes(key)) }
 
-    /// A fresh pair (r^e, r^-1) mod n from OS randomness, r = random mod n (constant-time:
-    /// `mpn_sec_div_r`, `mpn_sec_powm`, `mpn_sec_invert`). Draws again in the
-    /// (negligible) case that r has no inverse.
+    /// A fresh pair (r^e, r^-1) mod n from OS randomness, r = random mod n (constant-time in
+    /// r: `mpn_sec_div_r`, `mpn_sec_powm`; r^-1 by a blinded inversion, t = r s mod n for a
+    /// second secret random s inverted by `mpz_invert`, then t^-1 s, as BoringSSL's
+    /// `bn_mod_inverse_blinded`). Draws again in the (negligible) case that r s has no inverse.
     func freshBlindingPair(random: RSARandomSource) -> SecretLimbs {
         let pair = SecretLimbs(count: blindingLimbCount)
         var bytes = [UInt8](repeating: 0, count: blindingRandomByteCount)
