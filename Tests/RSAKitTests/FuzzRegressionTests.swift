@@ -1,6 +1,6 @@
 import Foundation
 import XCTest
-@testable import RSAKit
+@_spi(Fuzzing) @testable import RSAKit
 
 /// Inputs found by the fuzz harnesses (Fuzz/, scripts/fuzz.sh), kept as regression tests.
 /// Each input lives under Tests/RSAKitTests/Fixtures/fuzz/<harness>/ (see the README there);
@@ -135,6 +135,26 @@ final class FuzzRegressionTests: XCTestCase {
         let at = try XCTUnwrap(Self.range(of: keyUsage, in: der)).upperBound - 1
         reencoded[at] = 0xFF
         XCTAssertFalse(Self.hasValidSelfSignature(reencoded))
+    }
+
+    /// FuzzAgentWire: one connection of 338 pipelined requests (7,755 bytes) got 278 answers.
+    /// Not the agent's fault: the harness read the answers only after the agent had served
+    /// them all, a unix socket counts about a kilobyte of send buffer per small frame, and the
+    /// agent, blocked for its 5 s send timeout, closed the connection of a client that did not
+    /// read. The harness now reads while the agent serves, as a client does; every request
+    /// gets exactly one answer.
+    func testAgentWire_ManyPipelinedRequestsAreEachAnswered() throws {
+        let input = try fixture("FuzzAgentWire/many-unread-answers")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-agentwire-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try RSAKeyStore(path: folder.appendingPathComponent("store").path, createIfMissing: true)
+        try store.protect(passphrase: RSASecretBytes(utf8: "fuzz"), parameters: .interactive)
+        try store.unlock(passphrase: RSASecretBytes(utf8: "fuzz"))
+        let connection = try RSAKitFuzzing.agentConnection(store: store, clientBytes: input)
+        XCTAssertEqual(connection.trailingBytes, 0)
+        XCTAssertEqual(connection.responses.count, 338, "one answer per request the agent reads")
+        XCTAssertTrue(connection.responses.allSatisfy { $0.decoded?.operation == 0x80 || $0.decoded?.operation == 0x81 })
     }
 
     static func range(of needle: [UInt8], in haystack: [UInt8]) -> Range<Int>? {

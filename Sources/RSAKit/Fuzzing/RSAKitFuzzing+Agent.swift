@@ -4,6 +4,13 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
+
+/// The bytes the fuzzing client read, filled by its reader thread and read after it ends
+/// (the DispatchGroup's wait orders the accesses).
+private final class DrainedBytes: @unchecked Sendable {
+    var bytes: [UInt8] = []
+}
 
 @_spi(Fuzzing)
 extension RSAKitFuzzing {
@@ -24,7 +31,7 @@ extension RSAKitFuzzing {
     /// socket; return every frame it wrote back, and whether the bytes after the last whole
     /// frame were left over (the agent stopped reading).
     /// - Parameter clientBytes: at most 64 KiB (both ends are a `socketpair`, written before
-    ///   the agent reads).
+    ///   the agent reads; its answers are read by a second thread while it serves).
     /// - Throws: `RSAError.internalError` when the socket pair cannot be made; what the agent's
     ///   initialiser throws.
     public static func agentConnection(store: RSAKeyStore, clientBytes: [UInt8]) throws -> (responses: [AgentResponse], trailingBytes: Int) {
@@ -40,16 +47,25 @@ extension RSAKitFuzzing {
         setsockopt(fds[1], SOL_SOCKET, SO_RCVBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
         try AgentWire.writeAll(fds[0], clientBytes)
         shutdown(fds[0], Int32(SHUT_WR))
+        // Everything the agent writes, drained while it serves (as a real client reads its
+        // answers): a unix socket counts about a kilobyte of its send buffer per small frame,
+        // so a few hundred unread answers would fill it, and the agent, after its send
+        // timeout, would rightly close the connection of a client that does not read.
+        let drained = DrainedBytes()
+        let reader = DispatchGroup()
+        let clientEnd = fds[0]
+        DispatchQueue.global().async(group: reader) {
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(clientEnd, $0.baseAddress, $0.count) }
+                if n <= 0 { break }
+                drained.bytes += chunk[0..<n]
+            }
+        }
         agent.serveConnection(fds[1])
         close(fds[1])
-        // Everything the agent wrote, then split into frames.
-        var written: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
-            if n <= 0 { break }
-            written += chunk[0..<n]
-        }
+        reader.wait()
+        let written = drained.bytes
         var responses: [AgentResponse] = []
         var offset = 0
         while written.count - offset >= 4 {
