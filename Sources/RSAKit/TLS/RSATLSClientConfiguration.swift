@@ -74,7 +74,7 @@ public struct RSATLSClientConfiguration: Sendable {
     /// `security add-trusted-cert`): trusted certificates become anchors whose chains
     /// evaluate to ``RSATrustResult/proceed``; distrusted ones deny; every stored
     /// certificate becomes a candidate intermediate (``intermediateCertificates``), as
-    /// ``RSATrust/addKeychain(_:)`` does.
+    /// ``RSATrust/addKeychain(_:)`` does; the store's CRLs join ``crls``.
     ///
     /// - Throws: the store's read errors (`RSAError.storeIOError`, `RSAError.damagedItem`).
     public mutating func addTrustSettings(from store: RSAKeyStore) throws {
@@ -84,6 +84,7 @@ public struct RSATLSClientConfiguration: Sendable {
         userTrustedFingerprints.formUnion(trust.userTrustedFingerprints)
         userDistrustedFingerprints.formUnion(trust.userDistrustedFingerprints)
         intermediateCertificates += trust.certificates
+        crls += trust.crls
     }
 
     /// The trust object for the server's certificates (leaf first, then
