@@ -11,13 +11,17 @@ struct TrustCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "trust",
         overview: "Evaluate a certificate chain (trust evaluate), with Apple's trust results.",
-        usage: "rsakit trust evaluate <CERT> [--chain <FILE>]... [--policy basic|ssl-server|ssl-client] [--hostname <H>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... [--verify-date <DATE>] [--json] [--store <DIR>]",
+        usage: "rsakit trust evaluate <CERT> [--chain <FILE>]... [--policy basic|ssl-server|ssl-client] [--hostname <H>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... [--revocation ocsp|crl|any|off] [--require-revocation] [--no-network] [--ocsp-url <URL>] [--verify-date <DATE>] [--json] [--store <DIR>]",
         options: [
             .repeated("chain", "FILE", "Intermediate (or other) certificates to build the chain from; DER, PEM or a bundle; repeatable."),
             .value("policy", "POLICY", "basic (default: chain, signatures, validity, CA rights), ssl-server (adds serverAuth and --hostname), ssl-client (adds clientAuth).").choices(["basic", "ssl-server", "ssl-client"]),
             .value("hostname", "H", "ssl-server: the name (or IP address) the leaf must be valid for."),
             .repeated("anchor", "FILE", "Extra trust anchors; repeatable."),
             .repeated("crl", "FILE", "Check revocation against this CRL (PEM or DER, as openssl ca -gencrl writes it); repeatable. A revoked certificate is a fatal failure."),
+            .value("revocation", "METHOD", "How revocation is checked: crl (default: --crl files and the store's CRLs), ocsp (ask each certificate's OCSP responder), any (a current CRL, else OCSP), off.").choices(["ocsp", "crl", "any", "off"]),
+            .flag("require-revocation", "Fail (recoverable-trust-failure) when a certificate's revocation status cannot be established, instead of warning."),
+            .flag("no-network", "Send no OCSP request (Apple's NetworkAccessDisabled): OCSP cannot answer."),
+            .value("ocsp-url", "URL", "Ask this OCSP responder (http or https) instead of the URL in each certificate (authorityInfoAccess)."),
             .flag("anchors-only", "Use only --anchor files and the store's trusted certificates, not the system's (/etc/ssl/certs/ca-certificates.crt)."),
             .value("verify-date", "DATE", "Check validity at DATE instead of now: RFC 3339 (2020-06-15T12:00:00Z) or YYYY-MM-DD (midnight UTC)."),
             .flag("json", "Print the result as JSON."),
@@ -33,6 +37,11 @@ struct TrustCommand: RSAKitCommand {
         given anchor), recoverable-trust-failure, deny (a certificate you marked distrusted),
         fatal-trust-failure, invalid. Every reason is printed with its certificate; an expired one with
         the --verify-date that would evaluate it.
+        Revocation: a revoked certificate is a fatal failure with its revocation date (and reason, from
+        OCSP); a status that cannot be established (no CRL, no OCSP answer, a refused response, unknown)
+        is a warning, or a recoverable failure under --require-revocation. OCSP requests carry a nonce,
+        wait at most 5 s, read at most 64 KiB, and the response's signature (by the issuer or a
+        responder certificate it issued for OCSP signing), certificate, nonce and dates are checked.
         Exit status: 0 for proceed and unspecified, 65 for every failure.
         """,
         passphrases: .none)
@@ -42,6 +51,7 @@ struct TrustCommand: RSAKitCommand {
     let policy: RSATrustPolicy
     let policyName: String
     let verifyDate: Date?
+    let revocationMethod: RSARevocationPolicy.Method
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
@@ -61,6 +71,17 @@ struct TrustCommand: RSAKitCommand {
         }
         if hostname != nil && policyName != "ssl-server" {
             throw UsageError(message: "--hostname needs --policy ssl-server", command: Self.spec.name)
+        }
+        if let method = arguments.value("revocation") {
+            guard let parsed = RSARevocationPolicy.Method(rawValue: method) else {
+                throw UsageError(message: "--revocation must be ocsp, crl, any or off, got '\(method)'", command: Self.spec.name)
+            }
+            revocationMethod = parsed
+        } else {
+            revocationMethod = .crl
+        }
+        if let url = arguments.value("ocsp-url"), !(url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://")) {
+            throw UsageError(message: "--ocsp-url must be an http or https URL, got '\(url)'", command: Self.spec.name)
         }
         if let text = arguments.value("verify-date") {
             guard let date = TrustCommand.parseDate(text) else {
@@ -88,6 +109,9 @@ struct TrustCommand: RSAKitCommand {
             }
         }
         if let verifyDate { trust.verifyDate = verifyDate }
+        trust.revocationPolicy = RSARevocationPolicy(method: revocationMethod, requirePositiveResponse: arguments.flag("require-revocation"),
+                                                     networkAccessDisabled: arguments.flag("no-network"))
+        trust.revocationPolicy.ocspURL = arguments.value("ocsp-url")
         // The store, when one exists (evaluating never creates one): its certificates are
         // candidates for the chain (intermediates stored by `cert add` or `identity import`),
         // its trust settings (cert add --trust / --distrust) anchor or deny.
@@ -122,6 +146,7 @@ struct TrustCommand: RSAKitCommand {
             for check in evaluation.revocation {
                 text += "  \(check.chainIndex): \(check.status.rawValue) (\(terminalSafe(check.source)))"
                 if let date = check.revocationDate { text += ", revoked \(iso8601(date))" }
+                if let reason = check.revocationReasonName { text += ", reason \(reason)" }
                 text += "\n"
             }
         }
@@ -157,6 +182,7 @@ struct TrustCommand: RSAKitCommand {
         value["revocation"] = evaluation.revocation.map { check -> [String: Any] in
             var entry: [String: Any] = ["index": check.chainIndex, "status": check.status.rawValue, "source": check.source]
             if let date = check.revocationDate { entry["revocationDate"] = rfc3339(date) }
+            if let reason = check.revocationReason { entry["revocationReason"] = reason; entry["revocationReasonName"] = check.revocationReasonName }
             return entry
         }
         value["failures"] = evaluation.failures.map { failure -> [String: Any] in
