@@ -1,0 +1,131 @@
+import Foundation
+import XCTest
+@testable import RSAKit
+import RSAKitTestSupport
+
+/// OCSP revocation checking (RFC 6960, issue 23) against real `openssl ocsp` responders on
+/// 127.0.0.1 (OCSPTestPKI: commands beside it): good, revoked (keyCompromise) and unknown
+/// certificates; a forged responder; a responder that does not answer; a size limit; no network.
+final class OCSPRevocationTests: XCTestCase {
+    nonisolated(unsafe) private static var pki: OCSPTestPKI?
+    nonisolated(unsafe) private static var responder: OCSPTestPKI.Responder?
+
+    override class func tearDown() {
+        responder?.stop()
+        responder = nil
+        super.tearDown()
+    }
+
+    private func fixture() throws -> (OCSPTestPKI, OCSPTestPKI.Responder) {
+        if let pki = Self.pki, let responder = Self.responder { return (pki, responder) }
+        let pki = try OCSPTestPKI()
+        let responder = try pki.startResponder()
+        Self.pki = pki
+        Self.responder = responder
+        return (pki, responder)
+    }
+
+    private func certificate(_ pki: OCSPTestPKI, _ name: String) throws -> X509Certificate {
+        try X509Certificate(pemRepresentation: String(contentsOfFile: pki.path(name + ".pem"), encoding: .utf8))
+    }
+
+    private func trust(_ pki: OCSPTestPKI, _ name: String, _ policy: RSARevocationPolicy) throws -> RSATrust {
+        var trust = RSATrust(certificates: [try certificate(pki, name)], policy: .basicX509)
+        trust.anchorCertificates = [try certificate(pki, "ca")]
+        trust.anchorCertificatesOnly = true
+        trust.revocationPolicy = policy
+        return trust
+    }
+
+    func testOCSP_GoodRevokedUnknown_FromTheAIAURL() throws {
+        let (pki, responder) = try fixture()
+        let policy = RSARevocationPolicy(method: .ocsp)
+        XCTAssertEqual(try certificate(pki, "good").gnutlsCertificate().ocspURLs(), [responder.url])
+
+        let good = try trust(pki, "good", policy).evaluate()
+        XCTAssertEqual(good.result, .unspecified, "\(good.reasons)")
+        XCTAssertEqual(good.revocation.map(\.status), [.good])
+        XCTAssertTrue(good.revocation[0].source.hasPrefix("OCSP response from \(responder.url), thisUpdate "), good.revocation[0].source)
+        XCTAssertEqual(good.warnings, [])
+
+        let revoked = try trust(pki, "revoked", policy).evaluate()
+        XCTAssertEqual(revoked.result, .fatalTrustFailure)
+        XCTAssertEqual(revoked.failures.map(\.kind), [.revoked(date: Date(timeIntervalSince1970: 1_704_067_200))])
+        XCTAssertEqual(revoked.revocation.first?.status, .revoked)
+        XCTAssertEqual(revoked.revocation.first?.revocationReason, 1)
+        XCTAssertEqual(revoked.revocation.first?.revocationReasonName, "keyCompromise")
+
+        let unknown = try trust(pki, "unknown", policy).evaluate()
+        XCTAssertEqual(unknown.result, .unspecified, "not positive, but only a warning without requirePositiveResponse")
+        XCTAssertEqual(unknown.revocation.map(\.status), [.unknown])
+        XCTAssertEqual(unknown.warnings.count, 1)
+        XCTAssertTrue(unknown.warnings[0].contains("the responder does not know the certificate (unknown)"), unknown.warnings[0])
+
+        var required = policy
+        required.requirePositiveResponse = true
+        let strict = try trust(pki, "unknown", required).evaluate()
+        XCTAssertEqual(strict.result, .recoverableTrustFailure)
+        XCTAssertEqual(strict.failures.map(\.kind.code), ["revocation-unchecked"])
+
+        // openssl agrees on each status.
+        for (name, expected) in [("good", "good"), ("revoked", "revoked"), ("unknown", "unknown")] {
+            let out = try OpenSSL.runAllowingFailure(["ocsp", "-issuer", pki.path("ca.pem"), "-cert", pki.path(name + ".pem"),
+                                                      "-url", responder.url, "-CAfile", pki.path("ca.pem")])
+            XCTAssertTrue(String(decoding: out.stdout, as: UTF8.self).contains(": \(expected)"), name)
+        }
+    }
+
+    func testOCSP_ForgedResponderRefused_RevokedIsNotBelieved() throws {
+        let (pki, _) = try fixture()
+        let forged = try pki.startResponder(forged: true)
+        defer { forged.stop() }
+        var policy = RSARevocationPolicy(method: .ocsp)
+        policy.ocspURL = forged.url
+        let evaluation = try trust(pki, "revoked", policy).evaluate()
+        XCTAssertEqual(evaluation.result, .unspecified)
+        XCTAssertEqual(evaluation.revocation.map(\.status), [.notChecked])
+        XCTAssertEqual(evaluation.revocation[0].source,
+                       "OCSP response from \(forged.url) refused: the responder certificate is not issued by the certificate's issuer")
+        policy.requirePositiveResponse = true
+        let strict = try trust(pki, "good", policy).evaluate()
+        XCTAssertEqual(strict.result, .recoverableTrustFailure)
+        XCTAssertEqual(strict.failures.first?.kind, .revocationUnchecked(reason: evaluation.revocation[0].source))
+    }
+
+    func testOCSP_NoNetwork_Timeout_SizeLimit_AreCouldNotCheck() throws {
+        let (pki, responder) = try fixture()
+        var policy = RSARevocationPolicy(method: .ocsp, networkAccessDisabled: true)
+        var evaluation = try trust(pki, "revoked", policy).evaluate()
+        XCTAssertEqual(evaluation.result, .unspecified)
+        XCTAssertEqual(evaluation.revocation.first?.source, "OCSP not asked: network access is disabled")
+
+        let silent = try OCSPTestPKI.silentListener()
+        defer { close(silent.fd) }
+        policy = RSARevocationPolicy(method: .ocsp)
+        policy.ocspURL = "http://127.0.0.1:\(silent.port)"
+        policy.ocspTimeout = 1
+        let started = Date()
+        evaluation = try trust(pki, "revoked", policy).evaluate()
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
+        XCTAssertEqual(evaluation.revocation.first?.status, .notChecked)
+        XCTAssertEqual(evaluation.revocation.first?.source, "OCSP responder http://127.0.0.1:\(silent.port) did not answer: no answer within 1.0 s (timed out)")
+
+        policy = RSARevocationPolicy(method: .ocsp)
+        policy.maximumOCSPResponseByteCount = 100
+        evaluation = try trust(pki, "revoked", policy).evaluate()
+        XCTAssertEqual(evaluation.revocation.first?.source, "OCSP responder \(responder.url) did not answer: the response is over 100 bytes")
+
+        policy = RSARevocationPolicy(method: .off)
+        XCTAssertEqual(try trust(pki, "revoked", policy).evaluate().revocation, [])
+    }
+
+    func testAny_CRLFirstThenOCSP() throws {
+        let (pki, _) = try fixture()
+        // No CRL of the CA: OCSP answers, and the source says the CRL was missing only when OCSP fails too.
+        let evaluation = try trust(pki, "revoked", RSARevocationPolicy(method: .any)).evaluate()
+        XCTAssertEqual(evaluation.result, .fatalTrustFailure)
+        XCTAssertTrue(evaluation.revocation[0].source.hasPrefix("OCSP response from"), evaluation.revocation[0].source)
+        let offline = try trust(pki, "revoked", RSARevocationPolicy(method: .any, networkAccessDisabled: true)).evaluate()
+        XCTAssertEqual(offline.revocation[0].source, "OCSP not asked: network access is disabled; no current CRL of CN=RSAKit OCSP Test CA")
+    }
+}
