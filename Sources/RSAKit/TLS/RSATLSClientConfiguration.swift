@@ -52,6 +52,9 @@ public struct RSATLSClientConfiguration: Sendable {
     public var intermediateCertificates: [X509Certificate] = []
     /// CRLs the server's chain is checked against (``RSATrust/crls``); empty: no revocation check.
     public var crls: [X509CRL] = []
+    /// How the server's chain is checked for revocation (``RSATrust/revocationPolicy``):
+    /// CRLs only by default.
+    public var revocationPolicy = RSARevocationPolicy()
     /// The date certificates are checked against; nil means the time of the handshake.
     public var verifyDate: Date?
     /// Seconds allowed for connecting and, separately, for the handshake.
@@ -97,6 +100,7 @@ public struct RSATLSClientConfiguration: Sendable {
         trust.userDistrustedFingerprints = userDistrustedFingerprints
         trust.systemAnchorsFile = systemAnchorsFile
         trust.crls = crls
+        trust.revocationPolicy = revocationPolicy
         trust.verifyDate = verifyDate ?? Date()
         return trust
     }

@@ -11,21 +11,17 @@ struct TrustCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "trust",
         overview: "Evaluate a certificate chain (trust evaluate), with Apple's trust results.",
-        usage: "rsakit trust evaluate <CERT> [--chain <FILE>]... [--policy basic|ssl-server|ssl-client] [--hostname <H>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... [--revocation ocsp|crl|any|off] [--require-revocation] [--no-network] [--ocsp-url <URL>] [--verify-date <DATE>] [--json] [--store <DIR>]",
+        usage: "rsakit trust evaluate <CERT> [--chain <FILE>]... [--policy basic|ssl-server|ssl-client] [--hostname <H>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) [--verify-date <DATE>] [--json] [--store <DIR>]",
         options: [
             .repeated("chain", "FILE", "Intermediate (or other) certificates to build the chain from; DER, PEM or a bundle; repeatable."),
             .value("policy", "POLICY", "basic (default: chain, signatures, validity, CA rights), ssl-server (adds serverAuth and --hostname), ssl-client (adds clientAuth).").choices(["basic", "ssl-server", "ssl-client"]),
             .value("hostname", "H", "ssl-server: the name (or IP address) the leaf must be valid for."),
             .repeated("anchor", "FILE", "Extra trust anchors; repeatable."),
             .repeated("crl", "FILE", "Check revocation against this CRL (PEM or DER, as openssl ca -gencrl writes it); repeatable. A revoked certificate is a fatal failure."),
-            .value("revocation", "METHOD", "How revocation is checked: crl (default: --crl files and the store's CRLs), ocsp (ask each certificate's OCSP responder), any (a current CRL, else OCSP), off.").choices(["ocsp", "crl", "any", "off"]),
-            .flag("require-revocation", "Fail (recoverable-trust-failure) when a certificate's revocation status cannot be established, instead of warning."),
-            .flag("no-network", "Send no OCSP request (Apple's NetworkAccessDisabled): OCSP cannot answer."),
-            .value("ocsp-url", "URL", "Ask this OCSP responder (http or https) instead of the URL in each certificate (authorityInfoAccess)."),
             .flag("anchors-only", "Use only --anchor files and the store's trusted certificates, not the system's (/etc/ssl/certs/ca-certificates.crt)."),
             .value("verify-date", "DATE", "Check validity at DATE instead of now: RFC 3339 (2020-06-15T12:00:00Z) or YYYY-MM-DD (midnight UTC)."),
             .flag("json", "Print the result as JSON."),
-        ],
+        ] + RevocationOptions.specs,
         positionals: ["SUBCOMMAND", "CERT"],
         subcommands: ["evaluate"],
         discussion: """
@@ -51,7 +47,7 @@ struct TrustCommand: RSAKitCommand {
     let policy: RSATrustPolicy
     let policyName: String
     let verifyDate: Date?
-    let revocationMethod: RSARevocationPolicy.Method
+    let revocationPolicy: RSARevocationPolicy
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
@@ -72,17 +68,7 @@ struct TrustCommand: RSAKitCommand {
         if hostname != nil && policyName != "ssl-server" {
             throw UsageError(message: "--hostname needs --policy ssl-server", command: Self.spec.name)
         }
-        if let method = arguments.value("revocation") {
-            guard let parsed = RSARevocationPolicy.Method(rawValue: method) else {
-                throw UsageError(message: "--revocation must be ocsp, crl, any or off, got '\(method)'", command: Self.spec.name)
-            }
-            revocationMethod = parsed
-        } else {
-            revocationMethod = .crl
-        }
-        if let url = arguments.value("ocsp-url"), !(url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://")) {
-            throw UsageError(message: "--ocsp-url must be an http or https URL, got '\(url)'", command: Self.spec.name)
-        }
+        revocationPolicy = try RevocationOptions.policy(arguments, command: Self.spec.name)
         if let text = arguments.value("verify-date") {
             guard let date = TrustCommand.parseDate(text) else {
                 throw UsageError(message: "--verify-date expects RFC 3339 (2020-06-15T12:00:00Z) or YYYY-MM-DD, got '\(text)'", command: Self.spec.name)
@@ -109,9 +95,7 @@ struct TrustCommand: RSAKitCommand {
             }
         }
         if let verifyDate { trust.verifyDate = verifyDate }
-        trust.revocationPolicy = RSARevocationPolicy(method: revocationMethod, requirePositiveResponse: arguments.flag("require-revocation"),
-                                                     networkAccessDisabled: arguments.flag("no-network"))
-        trust.revocationPolicy.ocspURL = arguments.value("ocsp-url")
+        trust.revocationPolicy = revocationPolicy
         // The store, when one exists (evaluating never creates one): its certificates are
         // candidates for the chain (intermediates stored by `cert add` or `identity import`),
         // its trust settings (cert add --trust / --distrust) anchor or deny.
