@@ -103,4 +103,35 @@ final class CLIOCSPTests: CLITestCase {
             }
         }
     }
+
+    /// Stapling (status_request): `openssl s_server -status_file` sends a response made by the
+    /// responder; with --no-network rsakit checks it alone.
+    func testTLSConnect_StapledResponse_CheckedWithoutNetwork() throws {
+        let (pki, responder) = try fixture()
+        let opensslPath = try openssl()
+        for name in ["good", "revoked"] {
+            // openssl ocsp -issuer ca.pem -cert NAME.pem -url URL -CAfile ca.pem -respout NAME.ocsp.der
+            try OpenSSL.run(["ocsp", "-issuer", pki.path("ca.pem"), "-cert", pki.path(name + ".pem"), "-url", responder.url,
+                             "-CAfile", pki.path("ca.pem"), "-respout", pki.path(name + ".ocsp.der")])
+            // openssl s_server -accept 127.0.0.1:PORT -cert NAME.pem -key leaf.key -status_file NAME.ocsp.der -www
+            let server = try TLSTestServer(openssl: opensslPath, arguments: ["-cert", pki.path(name + ".pem"), "-key", pki.path("leaf.key"),
+                                                                             "-status_file", pki.path(name + ".ocsp.der"), "-www"],
+                                           directory: workDirectory.path)
+            defer { server.stop() }
+            for version in ["--tls1.2", "--tls1.3"] {
+                let result = try runProcess("/usr/bin/timeout", ["-k", "5", "60", Self.binary.path, "tls", "connect", "127.0.0.1:\(server.port)",
+                                                                 "--servername", "\(name).ocsp.test", "--anchor", pki.path("ca.pem"), "--anchors-only",
+                                                                 "--revocation", "ocsp", "--no-network", "-v", version],
+                                            stdin: Array("GET / HTTP/1.0\r\n\r\n".utf8))
+                if name == "revoked" {
+                    XCTAssertEqual(result.status, 65, result.stderr)
+                    XCTAssertTrue(result.stderr.contains("revoked on 2024-01-01T00:00:00Z"), "\(version): \(result.stderr)")
+                } else {
+                    XCTAssertEqual(result.status, 0, result.stderr)
+                    XCTAssertTrue(result.stderr.contains("rsakit: revocation: certificate 0: good (stapled OCSP response, thisUpdate "),
+                                  "\(version): \(result.stderr)")
+                }
+            }
+        }
+    }
 }

@@ -128,4 +128,32 @@ final class OCSPRevocationTests: XCTestCase {
         let offline = try trust(pki, "revoked", RSARevocationPolicy(method: .any, networkAccessDisabled: true)).evaluate()
         XCTAssertEqual(offline.revocation[0].source, "OCSP not asked: network access is disabled; no current CRL of CN=RSAKit OCSP Test CA")
     }
+
+    /// A response obtained otherwise (as a TLS server staples it) answers without a request;
+    /// one about another certificate is refused by name (CertID).
+    func testStapledResponse_AnswersOffline_AnotherCertificatesIsRefused() throws {
+        let (pki, responder) = try fixture()
+        // openssl ocsp -issuer ca.pem -cert NAME.pem -url URL -CAfile ca.pem -respout NAME.ocsp.der
+        func response(_ name: String) throws -> [UInt8] {
+            try OpenSSL.run(["ocsp", "-issuer", pki.path("ca.pem"), "-cert", pki.path(name + ".pem"), "-url", responder.url,
+                             "-CAfile", pki.path("ca.pem"), "-respout", pki.path(name + ".ocsp.der")])
+            return Array(try Data(contentsOf: URL(fileURLWithPath: pki.path(name + ".ocsp.der"))))
+        }
+        let offline = RSARevocationPolicy(method: .ocsp, networkAccessDisabled: true)
+        var trust = try trust(pki, "revoked", offline)
+        trust.stapledOCSPResponse = try response("revoked")
+        var evaluation = trust.evaluate()
+        XCTAssertEqual(evaluation.result, .fatalTrustFailure)
+        XCTAssertTrue(evaluation.revocation[0].source.hasPrefix("stapled OCSP response, thisUpdate "), evaluation.revocation[0].source)
+        XCTAssertEqual(evaluation.revocation[0].revocationReasonName, "keyCompromise")
+
+        trust.stapledOCSPResponse = try response("good")
+        evaluation = trust.evaluate()
+        XCTAssertEqual(evaluation.revocation[0].status, .notChecked, "good's response says nothing about revoked")
+        XCTAssertEqual(evaluation.revocation[0].source,
+                       "OCSP not asked: network access is disabled; stapled OCSP response refused: it is about another certificate (CertID)")
+
+        trust.stapledOCSPResponse = Array("not DER".utf8)
+        XCTAssertTrue(trust.evaluate().revocation[0].source.hasSuffix("stapled OCSP response refused: not an OCSP response GnuTLS can read (7 bytes)"))
+    }
 }

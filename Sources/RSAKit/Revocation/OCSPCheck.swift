@@ -54,12 +54,23 @@ internal enum OCSPCheck {
         } catch {
             return notChecked("OCSP responder \(url) did not answer: \(error)")
         }
-        let refused = "OCSP response from \(url) refused: "
+        return judge(body, origin: "OCSP response from \(url)", certificate: certificate, issuer: issuer,
+                     nonce: request.nonce, policy: policy, now: now)
+    }
+
+    /// Check an OCSP response (fetched, or stapled by a TLS server) about `certificate`:
+    /// responseStatus, signature and delegation, CertID, the nonce (when `nonce` is given and
+    /// the response carries one), thisUpdate and nextUpdate against `now` with the policy's skew.
+    /// - Parameter origin: how the source names it ("OCSP response from URL", "stapled OCSP response").
+    static func judge(_ body: [UInt8], origin: String, certificate: GnuTLSCertificate, issuer: GnuTLSCertificate,
+                      nonce expectedNonce: [UInt8]?, policy: RSARevocationPolicy, now: Date) -> Answer {
+        func notChecked(_ why: String) -> Answer { Answer(status: .notChecked, source: why) }
+        let refused = origin + " refused: "
         guard let response = try? GnuTLSOCSPResponse(der: body) else {
             return notChecked(refused + "not an OCSP response GnuTLS can read (\(body.count) bytes)")
         }
         guard response.responseStatus == 0 else {
-            return notChecked("OCSP responder \(url) answered \(responseStatusName(response.responseStatus)) (RFC 6960 §4.2.1)")
+            return notChecked(refused + "responseStatus \(responseStatusName(response.responseStatus)) (RFC 6960 §4.2.1)")
         }
         if let problem = response.signatureProblem(issuer: issuer) {
             return notChecked(refused + problem)
@@ -67,7 +78,7 @@ internal enum OCSPCheck {
         guard response.isFor(certificate) else {
             return notChecked(refused + "it is about another certificate (CertID)")
         }
-        if let nonce = response.nonce(), nonce != request.nonce {
+        if let expectedNonce, let nonce = response.nonce(), nonce != expectedNonce {
             return notChecked(refused + "its nonce is not the request's")
         }
         guard let single = try? response.single() else {
@@ -79,7 +90,7 @@ internal enum OCSPCheck {
         if let next = single.nextUpdate, next < now.addingTimeInterval(-policy.ocspClockSkew) {
             return notChecked(refused + "stale since \(next.formatted(.iso8601)) (nextUpdate)")
         }
-        let source = "OCSP response from \(url), thisUpdate \(single.thisUpdate.formatted(.iso8601))"
+        let source = "\(origin), thisUpdate \(single.thisUpdate.formatted(.iso8601))"
         switch single.status {
         case 0:
             return Answer(status: .good, source: source)

@@ -11,6 +11,8 @@ internal struct RevocationChecker {
     let policy: RSARevocationPolicy
     let crls: [X509CRL]
     let verifyDate: Date
+    /// A DER OCSP response for the leaf (stapled); nil for none.
+    var stapledOCSPResponse: [UInt8]? = nil
 
     /// What the path's revocation checks found.
     struct Outcome {
@@ -31,7 +33,16 @@ internal struct RevocationChecker {
                 check = crlCheck(index: index, full: full, issuer: native[index + 1], parsed: parsed, warnings: &outcome.warnings)
             }
             if policy.usesOCSP && (check == nil || check?.status == .notChecked) {
-                let answer = OCSPCheck.check(certificate: native[index], issuer: native[index + 1], policy: policy, now: Date())
+                var stapledAnswer: OCSPCheck.Answer?
+                var stapleNote = ""
+                if index == 0, let stapled = stapledOCSPResponse {
+                    let judged = OCSPCheck.judge(stapled, origin: "stapled OCSP response", certificate: native[0], issuer: native[1],
+                                                 nonce: nil, policy: policy, now: Date())
+                    if judged.status == .notChecked { stapleNote = "; " + judged.source } else { stapledAnswer = judged }
+                }
+                var fetched = stapledAnswer ?? OCSPCheck.check(certificate: native[index], issuer: native[index + 1], policy: policy, now: Date())
+                if fetched.status == .notChecked { fetched.source += stapleNote }
+                let answer = fetched
                 let crlNote = check.map { "; " + $0.source } ?? ""
                 check = RSARevocationCheck(chainIndex: index, status: answer.status, source: answer.source + (answer.status == .notChecked ? crlNote : ""),
                                            revocationDate: answer.revocationDate, revocationReason: answer.revocationReason)

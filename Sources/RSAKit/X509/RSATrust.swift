@@ -68,6 +68,12 @@ public struct RSATrust: Sendable {
     /// all, whether a positive answer is required, whether the network may be used. The
     /// default checks ``crls`` only, without network access.
     public var revocationPolicy = RSARevocationPolicy()
+    /// An OCSP response for the leaf obtained otherwise, e.g. stapled by a TLS server
+    /// (status_request, RFC 6066 §8): DER OCSPResponse (RFC 6960 §4.2.1). When the policy uses
+    /// OCSP it is checked as a fetched response is (signature, CertID, dates; it carries no
+    /// nonce of ours) and, if it passes, answers for the leaf without a request; a refused
+    /// one is reported and the responder is asked instead.
+    public var stapledOCSPResponse: [UInt8]?
 
     /// A trust object for `certificates` (leaf first) under `policy` (SecTrustCreateWithCertificates).
     public init(certificates: [X509Certificate], policy: RSATrustPolicy) {
@@ -290,7 +296,7 @@ public struct RSATrust: Sendable {
 
         // Revocation: CRLs and OCSP as the revocation policy says (Revocation/).
         var warnings = warnings
-        let outcome = try RevocationChecker(policy: revocationPolicy, crls: crls, verifyDate: verifyDate).check(full: full, native: fullNative)
+        let outcome = try RevocationChecker(policy: revocationPolicy, crls: crls, verifyDate: verifyDate, stapledOCSPResponse: stapledOCSPResponse).check(full: full, native: fullNative)
         let revocation = outcome.checks
         warnings += outcome.warnings
         for check in revocation {
