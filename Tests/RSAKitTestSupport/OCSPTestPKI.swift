@@ -83,11 +83,17 @@ package final class OCSPTestPKI {
     /// on `port` (default ``port``, which the certificates name); waits (at most 15 s) for its
     /// "ACCEPT" line.
     package func startResponder(forged: Bool = false, port: Int? = nil) throws -> Responder {
-        let port = try port ?? (forged ? TLSTestServer.freePort() : self.port)
+        try startResponder(signer: forged ? "forged" : "responder", key: "leaf.key", port: port ?? (forged ? nil : self.port))
+    }
+
+    /// Start a responder signing with `signer`.pem and `key` (e.g. "ca" and "ca.key": the
+    /// issuer signs directly), with `extra` options (e.g. "-resp_no_certs"), on `port` (a
+    /// free one by default).
+    package func startResponder(signer: String, key: String, extra: [String] = [], port: Int? = nil) throws -> Responder {
+        let port = try port ?? TLSTestServer.freePort()
         let log = path("ocsp-\(port).log")
-        let signer = forged ? "forged.pem" : "responder.pem"
         let process = try ChildProcess([try OpenSSL.require(), "ocsp", "-index", path("index.txt"), "-port", String(port),
-                                        "-rsigner", path(signer), "-rkey", path("leaf.key"), "-CA", path("ca.pem"), "-ndays", "1"],
+                                        "-rsigner", path(signer + ".pem"), "-rkey", path(key), "-CA", path("ca.pem"), "-ndays", "1"] + extra,
                                        directory: directory, stdout: .appending(log), stderr: .appending(log))
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline && process.isRunning {

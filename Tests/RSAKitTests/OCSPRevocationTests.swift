@@ -156,4 +156,51 @@ final class OCSPRevocationTests: XCTestCase {
         trust.stapledOCSPResponse = Array("not DER".utf8)
         XCTAssertTrue(trust.evaluate().revocation[0].source.hasSuffix("stapled OCSP response refused: not an OCSP response GnuTLS can read (7 bytes)"))
     }
+
+    /// The issuer signing directly is accepted; a delegated responder that leaves its
+    /// certificate out (-resp_no_certs) cannot be verified and is refused.
+    func testOCSP_IssuerSignedAccepted_DelegatedWithoutItsCertificateRefused() throws {
+        let (pki, _) = try fixture()
+        let direct = try pki.startResponder(signer: "ca", key: "ca.key")
+        defer { direct.stop() }
+        var policy = RSARevocationPolicy(method: .ocsp)
+        policy.ocspURL = direct.url
+        let evaluation = try trust(pki, "revoked", policy).evaluate()
+        XCTAssertEqual(evaluation.result, .fatalTrustFailure)
+        XCTAssertEqual(evaluation.revocation.first?.status, .revoked)
+
+        let bare = try pki.startResponder(signer: "responder", key: "leaf.key", extra: ["-resp_no_certs"])
+        defer { bare.stop() }
+        policy.ocspURL = bare.url
+        let refused = try trust(pki, "revoked", policy).evaluate()
+        XCTAssertEqual(refused.revocation.first?.status, .notChecked)
+        XCTAssertTrue(refused.revocation.first?.source.hasPrefix("OCSP response from \(bare.url) refused: ") ?? false, "\(refused.revocation)")
+    }
+
+    /// RSAKit's own request (GnuTLS, with a nonce) POSTed through libcurl to the responder,
+    /// then judged: the right nonce passes, another nonce is refused; the same response
+    /// judged two days later is stale, two days earlier not yet valid.
+    func testOCSP_Nonce_And_Freshness() throws {
+        let (pki, responder) = try fixture()
+        let certificate = try certificate(pki, "good").gnutlsCertificate()
+        let issuer = try self.certificate(pki, "ca").gnutlsCertificate()
+        let request = try GnuTLSOCSPRequest(certificate: certificate, issuer: issuer)
+        XCTAssertFalse(request.nonce.isEmpty)
+        let body = try HTTPClient.post(url: responder.url, body: request.der, contentType: "application/ocsp-request",
+                                       accept: "application/ocsp-response", timeout: 5, maximumResponseByteCount: 65_536)
+        let policy = RSARevocationPolicy(method: .ocsp)
+        func judge(nonce: [UInt8], at now: Date) -> OCSPCheck.Answer {
+            OCSPCheck.judge(body, origin: "test", certificate: certificate, issuer: issuer, nonce: nonce, policy: policy, now: now)
+        }
+        XCTAssertEqual(judge(nonce: request.nonce, at: Date()).status, .good)
+        var other = request.nonce
+        other[other.count - 1] ^= 0x01
+        XCTAssertEqual(judge(nonce: other, at: Date()).source, "test refused: its nonce is not the request's")
+        XCTAssertTrue(judge(nonce: request.nonce, at: Date().addingTimeInterval(2 * 86_400)).source.hasPrefix("test refused: stale since "))
+        XCTAssertTrue(judge(nonce: request.nonce, at: Date().addingTimeInterval(-2 * 86_400)).source.hasPrefix("test refused: not valid before "))
+        // Another certificate's CertID.
+        let revoked = try self.certificate(pki, "revoked").gnutlsCertificate()
+        XCTAssertEqual(OCSPCheck.judge(body, origin: "test", certificate: revoked, issuer: issuer, nonce: request.nonce, policy: policy, now: Date()).source,
+                       "test refused: it is about another certificate (CertID)")
+    }
 }
