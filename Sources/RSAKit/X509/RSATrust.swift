@@ -62,7 +62,7 @@ public struct RSATrust: Sendable {
     /// issuer signed and that is current at ``verifyDate`` (thisUpdate not after it,
     /// nextUpdate not before it); a listed certificate fails with ``RSATrustFailure/Kind/revoked(date:)``
     /// (fatal); a CRL with a bad signature or dates is refused with a warning. Empty (the
-    /// default): revocation is not checked.
+    /// default) under the default ``revocationPolicy`` (CRLs only): revocation is not checked.
     public var crls: [X509CRL] = []
     /// How revocation is checked (SecPolicyCreateRevocation): CRLs, OCSP, either, or not at
     /// all, whether a positive answer is required, whether the network may be used. The
