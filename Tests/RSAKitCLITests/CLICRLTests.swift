@@ -61,4 +61,41 @@ final class CLICRLTests: CLITestCase {
                       contains: "does not verify with the key of the stored certificate of that name")
         XCTAssertEqual(try storeSnapshot(), before)
     }
+
+    /// A PEM bundle goes in whole or not at all.
+    func testCRL_AddBundle_AllOrNothing() throws {
+        let bundle = workDirectory.appendingPathComponent("bundle.pem").path
+        let stale = workDirectory.appendingPathComponent("stale-bundle.pem").path
+        try (try String(contentsOfFile: try file("crl-good.pem"), encoding: .utf8) + String(contentsOfFile: try file("crl-revoked.pem"), encoding: .utf8))
+            .write(toFile: bundle, atomically: true, encoding: .utf8)
+        try (try String(contentsOfFile: try file("crl-good.pem"), encoding: .utf8) + String(contentsOfFile: try file("crl-stale.pem"), encoding: .utf8))
+            .write(toFile: stale, atomically: true, encoding: .utf8)
+        try rsakitOK(["cert", "add", try file("root.pem")])
+        let before = try storeSnapshot()
+        assertFailure(try rsakit(["crl", "add", stale]), status: 65, contains: "is stale")
+        XCTAssertEqual(try storeSnapshot(), before)
+        let text = try rsakitOK(["crl", "add", bundle]).stdoutText
+        XCTAssertEqual(text.split(separator: "\n").filter { $0.hasPrefix("added CRL:") }.count, 2, text)
+        XCTAssertTrue(try rsakitOK(["crl", "list"]).stdoutText.contains("0x02 "))
+    }
+
+    /// `tls connect` checks the server's chain against the stored CRLs without --crl.
+    func testTLSConnect_UsesStoredCRLs() throws {
+        let opensslPath = try openssl()
+        // openssl s_server -accept 127.0.0.1:PORT -cert server.pem -cert_chain intermediate.pem -key leaf.key -www
+        let server = try TLSTestServer(openssl: opensslPath, arguments: ["-cert", try file("server.pem"), "-cert_chain", try file("intermediate.pem"),
+                                                                         "-key", try file("leaf.key"), "-www"], directory: workDirectory.path)
+        defer { server.stop() }
+        let connect = ["-k", "5", "60", Self.binary.path, "tls", "connect", "127.0.0.1:\(server.port)", "--servername", "server.rsakit.test",
+                       "--anchor", try file("root.pem"), "--anchors-only"]
+        let request = Array("GET / HTTP/1.0\r\n\r\n".utf8)
+        try rsakitOK(["crl", "add", try file("crl-good.pem")])
+        let good = try runProcess("/usr/bin/timeout", connect + ["-v"], stdin: request)
+        XCTAssertEqual(good.status, 0, good.stderr)
+        XCTAssertTrue(good.stderr.contains("rsakit: revocation: certificate 0: good (CRL of "), good.stderr)
+        try rsakitOK(["crl", "add", try file("crl-revoked.pem")])
+        let revoked = try runProcess("/usr/bin/timeout", connect, stdin: request)
+        XCTAssertEqual(revoked.status, 65, revoked.stderr)
+        XCTAssertTrue(revoked.stderr.contains("revoked on 2024-01-01T00:00:00Z"), revoked.stderr)
+    }
 }

@@ -105,4 +105,19 @@ final class KeychainCRLTests: KeychainTestCase {
         XCTAssertEqual(try store.deleteCRL(issuer: revoked.issuer).crlNumber, [0x01])
         XCTAssertEqual(try store.crls(), [])
     }
+
+    func testAddCRLs_BundleIsAllOrNothing() throws {
+        let pki = try TestPKI.shared()
+        let store = try RSAKeyStore(path: storePath)
+        let good = try crl("crl-good", pki), revoked = try crl("crl-revoked", pki), stale = try crl("crl-stale", pki)
+        try store.addCertificate(try pki.certificate("root"))
+        let before = try snapshot()
+        XCTAssertThrowsError(try store.addCRLs([good, stale]))
+        XCTAssertThrowsError(try store.addCRLs([revoked, good]), "the second is older than the first")
+        XCTAssertEqual(try snapshot(), before, "nothing of a refused bundle is written")
+        let added = try store.addCRLs([good, revoked])
+        XCTAssertEqual(added.map(\.attributes.crlNumber), [[0x01], [0x02]])
+        XCTAssertEqual(added.map(\.superseded), [nil, nil], "superseded inside the bundle, not in the store")
+        XCTAssertEqual(try store.storedCRLs(), [revoked])
+    }
 }

@@ -39,47 +39,73 @@ extension RSAKeyStore {
     ///   `RSAError.damagedItem`, `RSAError.storeIOError`.
     @discardableResult
     public func addCRL(_ crl: X509CRL, at date: Date = Date()) throws -> CRLAddition {
+        try addCRLs([crl], at: date)[0]
+    }
+
+    /// Add several CRLs (a PEM bundle) in one atomic step: all or none, each checked as
+    /// ``addCRL(_:at:)`` checks it, in order (a later CRL of the same issuer must be newer
+    /// than an earlier one).
+    ///
+    /// - Returns: one ``CRLAddition`` per CRL, in order.
+    /// - Throws: as ``addCRL(_:at:)``, for the first CRL refused; nothing is written then.
+    @discardableResult
+    public func addCRLs(_ crls: [X509CRL], at date: Date = Date()) throws -> [CRLAddition] {
+        let storedCertificates = try allKeychainItems().certificates
+        for crl in crls { try Self.checkCRL(crl, at: date, issuers: storedCertificates.filter { $0.subject == crl.issuer }, store: self) }
+        return try withWriteTransaction { tx in
+            var staged: [String: (der: [UInt8], attributes: RSACRLAttributes)] = [:]
+            var additions: [CRLAddition] = []
+            for crl in crls {
+                let hash = StoreLayout.crlHash(issuer: crl.issuer)
+                let old: (der: [UInt8], attributes: RSACRLAttributes)?
+                if let earlier = staged[hash] {
+                    old = earlier
+                } else {
+                    old = try loadCRL(hash: hash).map { ($0.der, $0.attributes) }
+                }
+                if let old {
+                    if old.der == crl.derRepresentation || (crl.crlNumber != nil && old.attributes.crlNumber == crl.crlNumber) {
+                        throw RSAError.duplicateItem(RSAKeychainItemQuery(itemClass: .crl, issuer: crl.issuer, serialNumber: crl.crlNumber))
+                    }
+                    let stored = try X509CRL(derRepresentation: old.der)
+                    if !RSATrust.isOlder(stored, crl) {
+                        let number = old.attributes.crlNumberHex.map { "number 0x\($0)" } ?? "thisUpdate \(stored.thisUpdate.formatted(.iso8601))"
+                        throw RSAError.crlRefused(reason: "a newer CRL of \"\(crl.issuer)\" is stored (\(number)): this one is superseded")
+                    }
+                }
+                let metadata = StoreCRLMetadata(
+                    itemID: StoreLayout.newItemID(hash: hash, kind: "crl"), issuer: crl.issuer,
+                    crlNumber: crl.crlNumber.map(StoreHex.encode),
+                    thisUpdate: Self.storeDate(crl.thisUpdate), nextUpdate: crl.nextUpdate.map(Self.storeDate),
+                    fingerprint: StoreHex.encode(RSAHashAlgorithm.sha256.hash(crl.derRepresentation)),
+                    revokedCount: crl.revokedCertificates.count,
+                    creationDate: StoreItemRecord.formatDate(milliseconds: StoreItemRecord.nowMilliseconds()))
+                try tx.stageFile(StoreLayout.crlPath(hash: hash), contents: try Self.encodeCRL(metadata, der: crl.derRepresentation))
+                let attributes = metadata.attributes()!
+                // A CRL superseded inside the same bundle is not reported as replaced in the store.
+                additions.append(CRLAddition(attributes: attributes, superseded: staged[hash] == nil ? old?.attributes : nil))
+                staged[hash] = (crl.derRepresentation, attributes)
+            }
+            return additions
+        }
+    }
+
+    /// The checks of ``addCRL(_:at:)`` that need no lock: dates, and the signature when the
+    /// store holds certificates of the issuer (`issuers`).
+    private static func checkCRL(_ crl: X509CRL, at date: Date, issuers: [RSACertificateAttributes], store: RSAKeyStore) throws {
         if crl.thisUpdate > date {
             throw RSAError.crlRefused(reason: "the CRL of \"\(crl.issuer)\" is not yet valid: thisUpdate \(crl.thisUpdate.formatted(.iso8601))")
         }
         if let next = crl.nextUpdate, next < date {
             throw RSAError.crlRefused(reason: "the CRL of \"\(crl.issuer)\" is stale: nextUpdate \(next.formatted(.iso8601)) has passed")
         }
-        // The issuer, where the store knows it: some stored certificate of that subject must
-        // have signed the CRL.
+        guard !issuers.isEmpty else { return }
         let native = try GnuTLSCRL(der: crl.derRepresentation)
-        let issuers = try allKeychainItems().certificates.filter { $0.subject == crl.issuer }
-        if !issuers.isEmpty {
-            let signed = try issuers.contains { item in
-                native.isSigned(by: try certificate(itemID: item.itemID).gnutlsCertificate())
-            }
-            guard signed else {
-                throw RSAError.crlRefused(reason: "the signature of the CRL of \"\(crl.issuer)\" does not verify with the key of the stored certificate of that name")
-            }
+        let signed = try issuers.contains { item in
+            native.isSigned(by: try store.certificate(itemID: item.itemID).gnutlsCertificate())
         }
-        let hash = StoreLayout.crlHash(issuer: crl.issuer)
-        let duplicate = RSAError.duplicateItem(RSAKeychainItemQuery(itemClass: .crl, issuer: crl.issuer, serialNumber: crl.crlNumber))
-        return try withWriteTransaction { tx in
-            let old = try loadCRL(hash: hash)
-            if let old {
-                if old.der == crl.derRepresentation || (crl.crlNumber != nil && old.attributes.crlNumber == crl.crlNumber) {
-                    throw duplicate
-                }
-                let stored = try X509CRL(derRepresentation: old.der)
-                if !RSATrust.isOlder(stored, crl) {
-                    let number = old.attributes.crlNumberHex.map { "number 0x\($0)" } ?? "thisUpdate \(stored.thisUpdate.formatted(.iso8601))"
-                    throw RSAError.crlRefused(reason: "a newer CRL of \"\(crl.issuer)\" is stored (\(number)): this one is superseded")
-                }
-            }
-            let metadata = StoreCRLMetadata(
-                itemID: StoreLayout.newItemID(hash: hash, kind: "crl"), issuer: crl.issuer,
-                crlNumber: crl.crlNumber.map(StoreHex.encode),
-                thisUpdate: Self.storeDate(crl.thisUpdate), nextUpdate: crl.nextUpdate.map(Self.storeDate),
-                fingerprint: StoreHex.encode(RSAHashAlgorithm.sha256.hash(crl.derRepresentation)),
-                revokedCount: crl.revokedCertificates.count,
-                creationDate: StoreItemRecord.formatDate(milliseconds: StoreItemRecord.nowMilliseconds()))
-            try tx.stageFile(StoreLayout.crlPath(hash: hash), contents: try Self.encodeCRL(metadata, der: crl.derRepresentation))
-            return CRLAddition(attributes: metadata.attributes()!, superseded: old?.attributes)
+        guard signed else {
+            throw RSAError.crlRefused(reason: "the signature of the CRL of \"\(crl.issuer)\" does not verify with the key of the stored certificate of that name")
         }
     }
 

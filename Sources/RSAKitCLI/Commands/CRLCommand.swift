@@ -60,8 +60,7 @@ struct CRLCommand: RSAKitCommand {
             }
             let store = try openStore(arguments, create: true)
             var text = ""
-            for crl in crls {
-                let added = try store.addCRL(crl)
+            for added in try store.addCRLs(crls) {
                 text += "added CRL: issuer: \(terminalSafe(added.attributes.issuer)), number: \(Self.number(added.attributes)), "
                     + "revoked: \(added.attributes.revokedCount), fingerprint: \(added.attributes.fingerprintHex)\n"
                 if let old = added.superseded {
