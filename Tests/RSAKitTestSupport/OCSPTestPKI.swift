@@ -14,8 +14,10 @@ import XCTest
 ///     authorityInfoAccess=OCSP;URI:http://127.0.0.1:PORT (``port``, the responder's)
 ///     (openssl req -new -key leaf.key -subj /CN=NAME.ocsp.test | openssl x509 -req -CA ca.pem
 ///      -CAkey ca.key -set_serial 0xSERIAL -days 30 -sha256 -extfile NAME.ext)
+///   sub.pem: "RSAKit OCSP Sub CA", by the CA (CA:TRUE, leaf.key), serial 2001, the same AIA;
+///   subleaf.pem: "subleaf.ocsp.test", by the sub CA (-CA sub.pem -CAkey leaf.key), serial 3001
 ///   index.txt (openssl ca's database): 1001 valid; 1002 revoked 2024-01-01, keyCompromise;
-///     1003 absent (the responder answers "unknown").
+///     1003 absent (the responder answers "unknown"); 2001 (the sub CA) revoked 2024-06-01, cACompromise.
 package final class OCSPTestPKI {
     package let directory: String
     /// The port the certificates' AIA names (``startResponder(forged:port:)`` with no port uses it).
@@ -42,14 +44,20 @@ package final class OCSPTestPKI {
             try issue(name, subject: "/CN=\(name).ocsp.test", serial: "0x" + serial,
                       extensions: "basicConstraints=CA:FALSE\nauthorityInfoAccess=OCSP;URI:http://127.0.0.1:\(port)\n")
         }
-        try Data("V\t391231000000Z\t\t1001\tunknown\t/CN=good.ocsp.test\nR\t391231000000Z\t240101000000Z,keyCompromise\t1002\tunknown\t/CN=revoked.ocsp.test\n".utf8)
+        try issue("sub", subject: "/CN=RSAKit OCSP Sub CA", serial: "0x2001",
+                  extensions: "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nauthorityInfoAccess=OCSP;URI:http://127.0.0.1:\(port)\n")
+        try issue("subleaf", subject: "/CN=subleaf.ocsp.test", serial: "0x3001", issuer: "sub", issuerKey: "leaf.key",
+                  extensions: "basicConstraints=CA:FALSE\nauthorityInfoAccess=OCSP;URI:http://127.0.0.1:\(port)\n")
+        try Data(("V\t391231000000Z\t\t1001\tunknown\t/CN=good.ocsp.test\nR\t391231000000Z\t240101000000Z,keyCompromise\t1002\tunknown\t/CN=revoked.ocsp.test\n"
+                  + "R\t391231000000Z\t240601000000Z,CACompromise\t2001\tunknown\t/CN=RSAKit OCSP Sub CA\n").utf8)
             .write(to: URL(fileURLWithPath: path("index.txt")))
     }
 
-    private func issue(_ name: String, subject: String, serial: String, extensions: String) throws {
+    private func issue(_ name: String, subject: String, serial: String, issuer: String = "ca", issuerKey: String = "ca.key",
+                       extensions: String) throws {
         try Data(extensions.utf8).write(to: URL(fileURLWithPath: path(name + ".ext")))
         try OpenSSL.run(["req", "-new", "-key", path("leaf.key"), "-subj", subject, "-out", path(name + ".csr")])
-        try OpenSSL.run(["x509", "-req", "-in", path(name + ".csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
+        try OpenSSL.run(["x509", "-req", "-in", path(name + ".csr"), "-CA", path(issuer + ".pem"), "-CAkey", path(issuerKey),
                          "-set_serial", serial, "-days", "30", "-sha256", "-extfile", path(name + ".ext"), "-out", path(name + ".pem")])
     }
 

@@ -203,4 +203,24 @@ final class OCSPRevocationTests: XCTestCase {
         XCTAssertEqual(OCSPCheck.judge(body, origin: "test", certificate: revoked, issuer: issuer, nonce: request.nonce, policy: policy, now: Date()).source,
                        "test refused: it is about another certificate (CertID)")
     }
+
+    /// A revoked intermediate (cACompromise) fails the chain of a leaf it issued; the answer
+    /// about the leaf is refused (signed by a responder the leaf's issuer did not delegate).
+    func testOCSP_RevokedIntermediate() throws {
+        let (pki, _) = try fixture()
+        var trust = RSATrust(certificates: [try certificate(pki, "subleaf"), try certificate(pki, "sub")], policy: .basicX509)
+        trust.anchorCertificates = [try certificate(pki, "ca")]
+        trust.anchorCertificatesOnly = true
+        trust.revocationPolicy = RSARevocationPolicy(method: .ocsp)
+        let evaluation = trust.evaluate()
+        XCTAssertEqual(evaluation.result, .fatalTrustFailure, "\(evaluation.reasons)")
+        XCTAssertEqual(evaluation.failures.map(\.chainIndex), [1])
+        XCTAssertEqual(evaluation.failures.map(\.kind), [.revoked(date: Date(timeIntervalSince1970: 1_717_200_000))])
+        XCTAssertEqual(evaluation.revocation.map(\.status), [.notChecked, .revoked], "\(evaluation.revocation.map(\.source))")
+        // The root's delegated responder answers about the sub CA's leaf too, but it holds no
+        // delegation from the sub CA (RFC 6960 §4.2.2.2): refused.
+        XCTAssertTrue(evaluation.revocation[0].source.hasSuffix("refused: the responder certificate is not issued by the certificate's issuer"),
+                      evaluation.revocation[0].source)
+        XCTAssertEqual(evaluation.revocation[1].revocationReasonName, "cACompromise")
+    }
 }
