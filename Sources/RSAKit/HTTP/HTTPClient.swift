@@ -9,7 +9,7 @@ import Foundation
 #endif
 
 /// A blocking HTTP client for small exchanges (OCSP): http and https only, no redirects, no
-/// cookies, no proxy from the environment beyond what libcurl reads itself.
+/// cookies; the proxy libcurl reads from the environment (`http_proxy`...), except for loopback.
 internal enum HTTPClient {
     /// What went wrong, as a lower-case phrase ("timed out after 5 s", "HTTP status 500").
     struct Failure: Error, CustomStringConvertible {
@@ -58,6 +58,8 @@ internal enum HTTPClient {
                 func set(_ result: CURLcode) { if setup == CURLE_OK { setup = result } }
                 set(rsakit_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
                 set(rsakit_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
+                // A proxy cannot reach this machine's loopback: never send those through one.
+                set(rsakit_curl_setopt_string(handle, CURLOPT_NOPROXY, "127.0.0.1,localhost,::1"))
                 set(rsakit_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, milliseconds))
                 set(rsakit_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, milliseconds))
                 set(rsakit_curl_setopt_long(handle, CURLOPT_MAXFILESIZE, maximumResponseByteCount))
