@@ -223,4 +223,36 @@ final class OCSPRevocationTests: XCTestCase {
                       evaluation.revocation[0].source)
         XCTAssertEqual(evaluation.revocation[1].revocationReasonName, "cACompromise")
     }
+
+    /// A response is cached in the store until its nextUpdate: with the responder gone (and
+    /// the network off) the cached answer is used, checked again; unknown is not cached.
+    func testOCSPCache_InTheStore_AnswersAfterTheResponderIsGone() throws {
+        let (pki, _) = try fixture()
+        let folder = NSTemporaryDirectory() + "rsakit-ocsp-cache-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try RSAKeyStore(path: folder + "/store")
+        let responder = try pki.startResponder(signer: "responder", key: "leaf.key")
+        var policy = RSARevocationPolicy(method: .ocsp)
+        policy.ocspURL = responder.url
+        var revoked = try trust(pki, "revoked", policy)
+        try revoked.addKeychain(store)
+        XCTAssertTrue(revoked.evaluate().revocation[0].source.hasPrefix("OCSP response from \(responder.url)"))
+        var unknown = try trust(pki, "unknown", policy)
+        try unknown.addKeychain(store)
+        XCTAssertEqual(unknown.evaluate().revocation[0].status, .unknown)
+        let cached = try FileManager.default.subpathsOfDirectory(atPath: folder + "/store/ocsp").filter { $0.hasSuffix(".item") }
+        XCTAssertEqual(cached.count, 1, "only the revoked answer is cached: \(cached)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: folder + "/store/ocsp/" + cached[0])
+        XCTAssertEqual((attributes[.posixPermissions] as? NSNumber)?.intValue, 0o600)
+        responder.stop()
+
+        revoked.revocationPolicy.networkAccessDisabled = true
+        let evaluation = revoked.evaluate()
+        XCTAssertEqual(evaluation.result, .fatalTrustFailure)
+        XCTAssertTrue(evaluation.revocation[0].source.hasPrefix("cached OCSP response, thisUpdate "), evaluation.revocation[0].source)
+        // Past its nextUpdate (-ndays 1) the cache has nothing.
+        XCTAssertNil(store.cachedOCSPResponse(key: RSAHashAlgorithm.sha256.hash(try certificate(pki, "ca").derRepresentation
+                                                                                + (try certificate(pki, "revoked").serialNumber)),
+                                              now: Date().addingTimeInterval(2 * 86_400)))
+    }
 }

@@ -7,7 +7,8 @@ extension RSATrust {
     /// - certificates marked trusted (`cert add --trust`) become anchors and user-trusted
     ///   (``userTrustedFingerprints``: a chain through one evaluates to
     ///   ``RSATrustResult/proceed``); certificates marked distrusted deny;
-    /// - the store's CRLs (``RSAKeyStore/addCRL(_:at:)``) are appended to ``crls``.
+    /// - the store's CRLs (``RSAKeyStore/addCRL(_:at:)``) are appended to ``crls``;
+    /// - the store becomes the ``ocspResponseCache``.
     ///
     /// Reads attributes and certificates only: a protected store need not be unlocked.
     /// - Throws: the store's read errors (`RSAError.storeIOError`, `RSAError.damagedItem`).
@@ -30,5 +31,6 @@ extension RSATrust {
         }
         let givenCRLs = Set(crls.map(\.derRepresentation))
         crls += try store.storedCRLs().filter { !givenCRLs.contains($0.derRepresentation) }
+        ocspResponseCache = store
     }
 }

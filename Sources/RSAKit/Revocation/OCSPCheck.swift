@@ -15,6 +15,9 @@ internal enum OCSPCheck {
         var source: String
         var revocationDate: Date?
         var revocationReason: Int?
+        /// The response that gave a status (for the cache), and its nextUpdate.
+        var responseDER: [UInt8]? = nil
+        var nextUpdate: Date? = nil
     }
 
     /// RFC 6960 §4.2.1 responseStatus names.
@@ -91,14 +94,18 @@ internal enum OCSPCheck {
             return notChecked(refused + "stale since \(next.formatted(.iso8601)) (nextUpdate)")
         }
         let source = "\(origin), thisUpdate \(single.thisUpdate.formatted(.iso8601))"
+        var answer: Answer
         switch single.status {
         case 0:
-            return Answer(status: .good, source: source)
+            answer = Answer(status: .good, source: source)
         case 1:
-            return Answer(status: .revoked, source: source, revocationDate: single.revocationTime ?? single.thisUpdate,
-                          revocationReason: single.revocationReason)
+            answer = Answer(status: .revoked, source: source, revocationDate: single.revocationTime ?? single.thisUpdate,
+                            revocationReason: single.revocationReason)
         default:
-            return Answer(status: .unknown, source: source + ": the responder does not know the certificate (unknown)")
+            answer = Answer(status: .unknown, source: source + ": the responder does not know the certificate (unknown)")
         }
+        answer.responseDER = body
+        answer.nextUpdate = single.nextUpdate
+        return answer
     }
 }

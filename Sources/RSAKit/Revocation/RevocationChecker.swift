@@ -13,6 +13,8 @@ internal struct RevocationChecker {
     let verifyDate: Date
     /// A DER OCSP response for the leaf (stapled); nil for none.
     var stapledOCSPResponse: [UInt8]? = nil
+    /// Responses kept between evaluations; nil for none.
+    var cache: (any RSAOCSPResponseCache)? = nil
 
     /// What the path's revocation checks found.
     struct Outcome {
@@ -40,7 +42,19 @@ internal struct RevocationChecker {
                                                  nonce: nil, policy: policy, now: Date())
                     if judged.status == .notChecked { stapleNote = "; " + judged.source } else { stapledAnswer = judged }
                 }
+                // Then a cached response (checked again), then the responder; a good or revoked
+                // answer with a nextUpdate is cached.
+                let cacheKey = RSAHashAlgorithm.sha256.hash(full[index + 1].derRepresentation + full[index].serialNumber)
+                if stapledAnswer == nil, let cached = cache?.cachedOCSPResponse(key: cacheKey, now: Date()) {
+                    let judged = OCSPCheck.judge(cached, origin: "cached OCSP response", certificate: native[index], issuer: native[index + 1],
+                                                 nonce: nil, policy: policy, now: Date())
+                    if judged.status == .good || judged.status == .revoked { stapledAnswer = judged }
+                }
                 var fetched = stapledAnswer ?? OCSPCheck.check(certificate: native[index], issuer: native[index + 1], policy: policy, now: Date())
+                if stapledAnswer == nil, fetched.status == .good || fetched.status == .revoked,
+                   let der = fetched.responseDER, let next = fetched.nextUpdate {
+                    cache?.cacheOCSPResponse(der, key: cacheKey, nextUpdate: next)
+                }
                 if fetched.status == .notChecked { fetched.source += stapleNote }
                 let answer = fetched
                 let crlNote = check.map { "; " + $0.source } ?? ""

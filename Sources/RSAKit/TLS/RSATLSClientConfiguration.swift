@@ -55,6 +55,9 @@ public struct RSATLSClientConfiguration: Sendable {
     /// How the server's chain is checked for revocation (``RSATrust/revocationPolicy``):
     /// CRLs only by default.
     public var revocationPolicy = RSARevocationPolicy()
+    /// Where OCSP responses are cached (``RSATrust/ocspResponseCache``); the store after
+    /// ``addTrustSettings(from:)``.
+    public var ocspResponseCache: (any RSAOCSPResponseCache)?
     /// The date certificates are checked against; nil means the time of the handshake.
     public var verifyDate: Date?
     /// Seconds allowed for connecting and, separately, for the handshake.
@@ -88,6 +91,7 @@ public struct RSATLSClientConfiguration: Sendable {
         userDistrustedFingerprints.formUnion(trust.userDistrustedFingerprints)
         intermediateCertificates += trust.certificates
         crls += trust.crls
+        ocspResponseCache = store
     }
 
     /// The trust object for the server's certificates (leaf first, then
@@ -101,6 +105,7 @@ public struct RSATLSClientConfiguration: Sendable {
         trust.systemAnchorsFile = systemAnchorsFile
         trust.crls = crls
         trust.revocationPolicy = revocationPolicy
+        trust.ocspResponseCache = ocspResponseCache
         trust.verifyDate = verifyDate ?? Date()
         return trust
     }

@@ -74,6 +74,10 @@ public struct RSATrust: Sendable {
     /// nonce of ours) and, if it passes, answers for the leaf without a request; a refused
     /// one is reported and the responder is asked instead.
     public var stapledOCSPResponse: [UInt8]?
+    /// Where OCSP responses are kept until their nextUpdate and looked up before a request
+    /// (``RSAKeyStore`` after ``addKeychain(_:)``); nil: none. A cached response is checked
+    /// again each time, as a stapled one is.
+    public var ocspResponseCache: (any RSAOCSPResponseCache)?
 
     /// A trust object for `certificates` (leaf first) under `policy` (SecTrustCreateWithCertificates).
     public init(certificates: [X509Certificate], policy: RSATrustPolicy) {
@@ -296,7 +300,8 @@ public struct RSATrust: Sendable {
 
         // Revocation: CRLs and OCSP as the revocation policy says (Revocation/).
         var warnings = warnings
-        let outcome = try RevocationChecker(policy: revocationPolicy, crls: crls, verifyDate: verifyDate, stapledOCSPResponse: stapledOCSPResponse).check(full: full, native: fullNative)
+        let outcome = try RevocationChecker(policy: revocationPolicy, crls: crls, verifyDate: verifyDate, stapledOCSPResponse: stapledOCSPResponse,
+                                         cache: ocspResponseCache).check(full: full, native: fullNative)
         let revocation = outcome.checks
         warnings += outcome.warnings
         for check in revocation {
