@@ -134,4 +134,19 @@ final class CLIOCSPTests: CLITestCase {
             }
         }
     }
+
+    /// With a store, trust evaluate caches the answer: with the responder gone and
+    /// --no-network, the revoked certificate is still revoked.
+    func testTrustEvaluate_OCSPAnswerCachedInTheStore() throws {
+        let (pki, _) = try fixture()
+        try rsakitOK(["cert", "add", pki.path("ca.pem"), "--label", "ocsp ca"])
+        let responder = try pki.startResponder(signer: "responder", key: "leaf.key")
+        let first = try evaluate(pki, "revoked", ["--revocation", "ocsp", "--ocsp-url", responder.url])
+        XCTAssertEqual(first.status, 65)
+        XCTAssertTrue(first.stdoutText.contains("  0: revoked (OCSP response from \(responder.url)"), first.stdoutText)
+        responder.stop()
+        let offline = try evaluate(pki, "revoked", ["--revocation", "ocsp", "--no-network"])
+        XCTAssertEqual(offline.status, 65, offline.stderr)
+        XCTAssertTrue(offline.stdoutText.contains("  0: revoked (cached OCSP response, thisUpdate "), offline.stdoutText)
+    }
 }
