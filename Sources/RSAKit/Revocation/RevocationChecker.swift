@@ -35,35 +35,41 @@ internal struct RevocationChecker {
                 check = crlCheck(index: index, full: full, issuer: native[index + 1], parsed: parsed, warnings: &outcome.warnings)
             }
             if policy.usesOCSP && (check == nil || check?.status == .notChecked) {
-                var stapledAnswer: OCSPCheck.Answer?
-                var stapleNote = ""
-                if index == 0, let stapled = stapledOCSPResponse {
-                    let judged = OCSPCheck.judge(stapled, origin: "stapled OCSP response", certificate: native[0], issuer: native[1],
-                                                 nonce: nil, policy: policy, now: Date())
-                    if judged.status == .notChecked { stapleNote = "; " + judged.source } else { stapledAnswer = judged }
-                }
-                // Then a cached response (checked again), then the responder; a good or revoked
-                // answer with a nextUpdate is cached.
-                let cacheKey = RSAHashAlgorithm.sha256.hash(full[index + 1].derRepresentation + full[index].serialNumber)
-                if stapledAnswer == nil, let cached = cache?.cachedOCSPResponse(key: cacheKey, now: Date()) {
-                    let judged = OCSPCheck.judge(cached, origin: "cached OCSP response", certificate: native[index], issuer: native[index + 1],
-                                                 nonce: nil, policy: policy, now: Date())
-                    if judged.status == .good || judged.status == .revoked { stapledAnswer = judged }
-                }
-                var fetched = stapledAnswer ?? OCSPCheck.check(certificate: native[index], issuer: native[index + 1], policy: policy, now: Date())
-                if stapledAnswer == nil, fetched.status == .good || fetched.status == .revoked,
-                   let der = fetched.responseDER, let next = fetched.nextUpdate {
-                    cache?.cacheOCSPResponse(der, key: cacheKey, nextUpdate: next)
-                }
-                if fetched.status == .notChecked { fetched.source += stapleNote }
-                let answer = fetched
-                let crlNote = check.map { "; " + $0.source } ?? ""
-                check = RSARevocationCheck(chainIndex: index, status: answer.status, source: answer.source + (answer.status == .notChecked ? crlNote : ""),
+                var answer = ocspAnswer(index: index, full: full, native: native)
+                if answer.status == .notChecked, let check { answer.source += "; " + check.source }
+                check = RSARevocationCheck(chainIndex: index, status: answer.status, source: answer.source,
                                            revocationDate: answer.revocationDate, revocationReason: answer.revocationReason)
             }
             if let check { outcome.checks.append(check) }
         }
         return outcome
+    }
+
+    /// The OCSP answer for certificate `index`: the stapled response (the leaf only), else a
+    /// cached one that still passes every check with a good or revoked status, else the
+    /// responder's (cached when it is good or revoked and has a nextUpdate). A refused staple
+    /// is noted in the source of a fetch that fails too.
+    private func ocspAnswer(index: Int, full: [X509Certificate], native: [GnuTLSCertificate]) -> OCSPCheck.Answer {
+        let certificate = native[index], issuer = native[index + 1], now = Date()
+        var notes = ""
+        if index == 0, let stapled = stapledOCSPResponse {
+            let judged = OCSPCheck.judge(stapled, origin: "stapled OCSP response", certificate: certificate, issuer: issuer,
+                                         nonce: nil, policy: policy, now: now)
+            guard judged.status == .notChecked else { return judged }
+            notes = "; " + judged.source
+        }
+        let key = RSAHashAlgorithm.sha256.hash(full[index + 1].derRepresentation + full[index].serialNumber)
+        if let cached = cache?.cachedOCSPResponse(key: key, now: now) {
+            let judged = OCSPCheck.judge(cached, origin: "cached OCSP response", certificate: certificate, issuer: issuer,
+                                         nonce: nil, policy: policy, now: now)
+            if judged.status == .good || judged.status == .revoked { return judged }
+        }
+        var fetched = OCSPCheck.check(certificate: certificate, issuer: issuer, policy: policy, now: now)
+        if fetched.status == .good || fetched.status == .revoked, let der = fetched.responseDER, let next = fetched.nextUpdate {
+            cache?.cacheOCSPResponse(der, key: key, nextUpdate: next)
+        }
+        if fetched.status == .notChecked { fetched.source += notes }
+        return fetched
     }
 
     /// The newest current CRL of the certificate's issuer that the issuer signed.
