@@ -39,6 +39,9 @@ struct TLSCommand: RSAKitCommand {
         (rsakit trust evaluate): the system's CAs, certificates marked trusted in the store
         (cert add --trust) and --anchor files. If it is not trusted, the handshake stops
         before the client certificate, any signature or any byte of input is sent.
+        Revocation as in trust evaluate (--crl files and the store's CRLs by default); with
+        --revocation ocsp or any the server is also asked to staple an OCSP response
+        (status_request), which is checked like a fetched one.
         The client's signatures (PKCS#1 v1.5 in TLS 1.2, RSA-PSS in TLS 1.3) are made by
         rsakit; a protected store asks for its passphrase once, before connecting.
         Exit status: 0 when the server closed the connection cleanly; 65 trust or handshake
