@@ -24,6 +24,10 @@ internal enum HTTPClient {
         init(limit: Int) { self.limit = limit }
     }
 
+    /// libcurl's process-wide set-up, once (curl_easy_init would do it lazily, which is not
+    /// thread-safe when two evaluations start together); a Swift static is initialised once.
+    private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+
     /// POST `body` to `url` and return the response body of a 200 answer.
     ///
     /// - Parameters:
@@ -43,6 +47,7 @@ internal enum HTTPClient {
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
             throw Failure(description: "only http and https URLs are fetched, not \"\(url)\"")
         }
+        guard globalInit == CURLE_OK else { throw Failure(description: "curl_global_init failed (\(globalInit.rawValue))") }
         guard let handle = curl_easy_init() else { throw Failure(description: "curl_easy_init failed") }
         defer { curl_easy_cleanup(handle) }
         let sink = Sink(limit: maximumResponseByteCount)
