@@ -149,4 +149,15 @@ final class CLIOCSPTests: CLITestCase {
         XCTAssertEqual(offline.status, 65, offline.stderr)
         XCTAssertTrue(offline.stdoutText.contains("  0: revoked (cached OCSP response, thisUpdate "), offline.stdoutText)
     }
+
+    /// --fetch-crls: the distribution point's CRL (served by python3's http.server) revokes.
+    func testTrustEvaluate_FetchCRLs() throws {
+        let (pki, _) = try fixture()
+        let server = try pki.startCRLServer()
+        defer { server.send(SIGTERM); _ = try? server.wait(timeout: 2) }
+        XCTAssertEqual(try evaluate(pki, "revoked", ["--revocation", "crl"]).status, 0, "no fetching unless asked")
+        let fetched = try evaluate(pki, "revoked", ["--revocation", "crl", "--fetch-crls"])
+        XCTAssertEqual(fetched.status, 65, fetched.stderr)
+        XCTAssertTrue(fetched.stdoutText.contains(", fetched from http://127.0.0.1:\(pki.crlPort)/ca.crl)"), fetched.stdoutText)
+    }
 }

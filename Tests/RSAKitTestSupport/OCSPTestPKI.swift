@@ -22,6 +22,9 @@ package final class OCSPTestPKI {
     package let directory: String
     /// The port the certificates' AIA names (``startResponder(forged:port:)`` with no port uses it).
     package let port: Int
+    /// The port of the HTTP server the certificates' cRLDistributionPoints name
+    /// (``startCRLServer()``): http://127.0.0.1:PORT/ca.crl.
+    package let crlPort: Int
 
     package func path(_ name: String) -> String { directory + "/" + name }
 
@@ -30,6 +33,7 @@ package final class OCSPTestPKI {
         directory = TestScratch.directory.appendingPathComponent("ocsp-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         port = try TLSTestServer.freePort()
+        crlPort = try TLSTestServer.freePort()
         try OpenSSL.run(["req", "-x509", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", path("ca.key"),
                          "-subj", "/CN=RSAKit OCSP Test CA", "-days", "3650",
                          "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
@@ -42,7 +46,8 @@ package final class OCSPTestPKI {
                          "-addext", "extendedKeyUsage=OCSPSigning", "-out", path("forged.pem")])
         for (name, serial) in [("good", "1001"), ("revoked", "1002"), ("unknown", "1003")] {
             try issue(name, subject: "/CN=\(name).ocsp.test", serial: "0x" + serial,
-                      extensions: "basicConstraints=CA:FALSE\nauthorityInfoAccess=OCSP;URI:http://127.0.0.1:\(port)\n")
+                      extensions: "basicConstraints=CA:FALSE\nauthorityInfoAccess=OCSP;URI:http://127.0.0.1:\(port)\n"
+                        + "crlDistributionPoints=URI:http://127.0.0.1:\(crlPort)/ca.crl\n")
         }
         try issue("sub", subject: "/CN=RSAKit OCSP Sub CA", serial: "0x2001",
                   extensions: "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nauthorityInfoAccess=OCSP;URI:http://127.0.0.1:\(port)\n")
@@ -51,6 +56,13 @@ package final class OCSPTestPKI {
         try Data(("V\t391231000000Z\t\t1001\tunknown\t/CN=good.ocsp.test\nR\t391231000000Z\t240101000000Z,keyCompromise\t1002\tunknown\t/CN=revoked.ocsp.test\n"
                   + "R\t391231000000Z\t240601000000Z,CACompromise\t2001\tunknown\t/CN=RSAKit OCSP Sub CA\n").utf8)
             .write(to: URL(fileURLWithPath: path("index.txt")))
+        // The CA's CRL from the same database (1002 and 2001 revoked):
+        // openssl ca -batch -config crl.cnf -gencrl -keyfile ca.key -cert ca.pem -out ca.crl
+        try Data("01\n".utf8).write(to: URL(fileURLWithPath: path("crlnumber")))
+        try Data("[ ca ]\ndefault_ca = CA_default\n[ CA_default ]\ndatabase = \(path("index.txt"))\ncrlnumber = \(path("crlnumber"))\ndefault_md = sha256\ndefault_crl_days = 30\n".utf8)
+            .write(to: URL(fileURLWithPath: path("crl.cnf")))
+        try OpenSSL.run(["ca", "-batch", "-config", path("crl.cnf"), "-gencrl", "-keyfile", path("ca.key"), "-cert", path("ca.pem"),
+                         "-out", path("ca.crl")])
     }
 
     private func issue(_ name: String, subject: String, serial: String, issuer: String = "ca", issuerKey: String = "ca.key",
@@ -113,6 +125,23 @@ package final class OCSPTestPKI {
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         process.kill9()
         XCTFail("openssl ocsp did not start: \(text)")
+        throw CocoaError(.executableLoad)
+    }
+
+    /// `python3 -u -m http.server CRLPORT --bind 127.0.0.1 --directory DIR`: serves ca.crl at
+    /// the URL the certificates' distribution points name. Skips when python3 is absent.
+    package func startCRLServer() throws -> ChildProcess {
+        guard let python = TestTools.path(of: "python3") else { throw XCTSkip("python3 is missing: no HTTP server for the CRL") }
+        let log = path("http-\(crlPort).log")
+        let process = try ChildProcess([python, "-u", "-m", "http.server", String(crlPort), "--bind", "127.0.0.1", "--directory", directory],
+                                       directory: directory, stdout: .appending(log), stderr: .appending(log))
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline && process.isRunning {
+            if ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("Serving HTTP") { return process }
+            usleep(20_000)
+        }
+        process.kill9()
+        XCTFail("python3 http.server did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
         throw CocoaError(.executableLoad)
     }
 

@@ -255,4 +255,24 @@ final class OCSPRevocationTests: XCTestCase {
                                                                                 + (try certificate(pki, "revoked").serialNumber)),
                                               now: Date().addingTimeInterval(2 * 86_400)))
     }
+
+    /// --fetch-crls: the CRL named by the certificate's distribution point is fetched over
+    /// HTTP (python3's http.server on 127.0.0.1) and checked; off by default and offline.
+    func testFetchCRLs_FromTheDistributionPoint() throws {
+        let (pki, _) = try fixture()
+        XCTAssertEqual(try certificate(pki, "revoked").gnutlsCertificate().crlDistributionPointURLs(),
+                       ["http://127.0.0.1:\(pki.crlPort)/ca.crl"])
+        let server = try pki.startCRLServer()
+        defer { server.send(SIGTERM); _ = try? server.wait(timeout: 2) }
+        var policy = RSARevocationPolicy(method: .crl)
+        XCTAssertEqual(try trust(pki, "revoked", policy).evaluate().revocation, [], "no fetching unless asked")
+        policy.fetchCRLs = true
+        let evaluation = try trust(pki, "revoked", policy).evaluate()
+        XCTAssertEqual(evaluation.result, .fatalTrustFailure)
+        XCTAssertEqual(evaluation.failures.map(\.kind), [.revoked(date: Date(timeIntervalSince1970: 1_704_067_200))])
+        XCTAssertTrue(evaluation.revocation[0].source.hasSuffix(", fetched from http://127.0.0.1:\(pki.crlPort)/ca.crl"), evaluation.revocation[0].source)
+        XCTAssertEqual(try trust(pki, "good", policy).evaluate().revocation.map(\.status), [.good])
+        policy.networkAccessDisabled = true
+        XCTAssertEqual(try trust(pki, "revoked", policy).evaluate().revocation.map(\.status), [.notChecked])
+    }
 }

@@ -1,6 +1,6 @@
-// HTTP through libcurl (libcurl4-gnutls-dev), never a client of our own: one POST with a
-// timeout and a response size limit, for OCSP (RFC 6960 Appendix A.1). The only Swift file
-// that imports CCurl.
+// HTTP through libcurl (libcurl4-gnutls-dev), never a client of our own: one POST (OCSP,
+// RFC 6960 Appendix A.1) or GET (a CRL from a distribution point) with a timeout and a
+// response size limit. The only Swift file that imports CCurl.
 internal import CCurl
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -43,6 +43,21 @@ internal enum HTTPClient {
     ///   other than 200.
     static func post(url: String, body: [UInt8], contentType: String, accept: String,
                      timeout: Double, maximumResponseByteCount: Int) throws -> [UInt8] {
+        try perform(url: url, body: body, headers: ["Content-Type: \(contentType)", "Accept: \(accept)"],
+                    timeout: timeout, maximumResponseByteCount: maximumResponseByteCount)
+    }
+
+    /// GET `url` (a CRL from a cRLDistributionPoints URL, RFC 5280 §4.2.1.13) and return the
+    /// response body of a 200 answer.
+    /// - Parameters: as ``post(url:body:contentType:accept:timeout:maximumResponseByteCount:)``.
+    /// - Throws: ``Failure``, as `post`.
+    static func get(url: String, timeout: Double, maximumResponseByteCount: Int) throws -> [UInt8] {
+        try perform(url: url, body: nil, headers: [], timeout: timeout, maximumResponseByteCount: maximumResponseByteCount)
+    }
+
+    /// One exchange: a POST of `body`, or a GET when it is nil.
+    private static func perform(url: String, body: [UInt8]?, headers headerLines: [String],
+                                timeout: Double, maximumResponseByteCount: Int) throws -> [UInt8] {
         let lower = url.lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
             throw Failure(description: "only http and https URLs are fetched, not \"\(url)\"")
@@ -52,11 +67,10 @@ internal enum HTTPClient {
         defer { curl_easy_cleanup(handle) }
         let sink = Sink(limit: maximumResponseByteCount)
         var headers: UnsafeMutablePointer<curl_slist>?
-        headers = curl_slist_append(headers, "Content-Type: \(contentType)")
-        headers = curl_slist_append(headers, "Accept: \(accept)")
+        for line in headerLines { headers = curl_slist_append(headers, line) }
         defer { curl_slist_free_all(headers) }
         let milliseconds = max(1, Int(timeout * 1000))
-        let code: CURLcode = body.withUnsafeBufferPointer { bodyBytes in
+        let code: CURLcode = (body ?? []).withUnsafeBufferPointer { bodyBytes in
             withExtendedLifetime(sink) {
                 let context = Unmanaged.passUnretained(sink).toOpaque()
                 var setup = rsakit_curl_setopt_string(handle, CURLOPT_URL, url)
@@ -68,10 +82,12 @@ internal enum HTTPClient {
                 set(rsakit_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, milliseconds))
                 set(rsakit_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, milliseconds))
                 set(rsakit_curl_setopt_long(handle, CURLOPT_MAXFILESIZE, maximumResponseByteCount))
-                set(rsakit_curl_setopt_long(handle, CURLOPT_POST, 1))
-                set(rsakit_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress)))
-                set(rsakit_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, bodyBytes.count))
-                set(rsakit_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headers))
+                if body != nil {
+                    set(rsakit_curl_setopt_long(handle, CURLOPT_POST, 1))
+                    set(rsakit_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress)))
+                    set(rsakit_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, bodyBytes.count))
+                }
+                if headers != nil { set(rsakit_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headers)) }
                 set(rsakit_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context))
                 set(rsakit_curl_setopt_write_function(handle) { data, size, count, context in
                     guard let data, let context else { return 0 }

@@ -31,6 +31,14 @@ public struct RSARevocationPolicy: Sendable, Hashable {
     public var requirePositiveResponse = false
     /// kSecRevocationNetworkAccessDisabled: no OCSP request is sent; OCSP cannot answer.
     public var networkAccessDisabled = false
+    /// Fetch the CRL named by a certificate's cRLDistributionPoints (RFC 5280 §4.2.1.13; http
+    /// and https URIs, ``ocspTimeout`` each, at most ``maximumFetchedCRLByteCount``) when the
+    /// CRLs are consulted and none given is current for its issuer; the fetched CRL is checked
+    /// as a given one is (signature by the issuer, dates). Off by default; never with
+    /// ``networkAccessDisabled``.
+    public var fetchCRLs = false
+    /// The largest CRL fetched from a distribution point, in bytes (default 4 MiB).
+    public var maximumFetchedCRLByteCount = 4 * 1024 * 1024
     /// The OCSP responder to ask for every certificate, instead of the URL of its
     /// authorityInfoAccess extension (RFC 5280 §4.2.2.1). http or https.
     public var ocspURL: String?

@@ -27,12 +27,15 @@ internal struct RevocationChecker {
         var outcome = Outcome()
         guard policy.method != .off, full.count > 1 else { return outcome }
         // CRLs only, none given, nothing required: revocation is not checked (as before policies).
-        if policy.method == .crl && crls.isEmpty && !policy.requirePositiveResponse { return outcome }
+        if policy.method == .crl && crls.isEmpty && !policy.requirePositiveResponse && !policy.fetchCRLs { return outcome }
         let parsed = policy.usesCRLs ? try crls.map { ($0, try GnuTLSCRL(der: $0.derRepresentation)) } : []
         for index in 0..<(full.count - 1) {
             var check: RSARevocationCheck?
             if policy.usesCRLs {
                 check = crlCheck(index: index, full: full, issuer: native[index + 1], parsed: parsed, warnings: &outcome.warnings)
+                if check?.status == .notChecked && policy.fetchCRLs && !policy.networkAccessDisabled {
+                    check = fetchedCRLCheck(index: index, full: full, native: native, warnings: &outcome.warnings) ?? check
+                }
             }
             if policy.usesOCSP && (check == nil || check?.status == .notChecked) {
                 var answer = ocspAnswer(index: index, full: full, native: native)
@@ -70,6 +73,26 @@ internal struct RevocationChecker {
         }
         if fetched.status == .notChecked { fetched.source += notes }
         return fetched
+    }
+
+    /// The CRL check against the CRLs fetched from the certificate's distribution points;
+    /// nil when none could be fetched and read (each failure is a warning).
+    private func fetchedCRLCheck(index: Int, full: [X509Certificate], native: [GnuTLSCertificate],
+                                 warnings: inout [String]) -> RSARevocationCheck? {
+        for url in native[index].crlDistributionPointURLs() {
+            do {
+                let bytes = try HTTPClient.get(url: url, timeout: policy.ocspTimeout, maximumResponseByteCount: policy.maximumFetchedCRLByteCount)
+                let fetched = try X509CRL.crls(from: bytes).map { ($0, try GnuTLSCRL(der: $0.derRepresentation)) }
+                var check = crlCheck(index: index, full: full, issuer: native[index + 1], parsed: fetched, warnings: &warnings)
+                guard check.status != .notChecked else { continue }
+                check = RSARevocationCheck(chainIndex: index, status: check.status, source: check.source + ", fetched from \(url)",
+                                           revocationDate: check.revocationDate)
+                return check
+            } catch {
+                warnings.append("CRL distribution point \(url) of certificate \(index) not used: \(error)")
+            }
+        }
+        return nil
     }
 
     /// The newest current CRL of the certificate's issuer that the issuer signed.

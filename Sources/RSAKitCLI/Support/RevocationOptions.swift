@@ -7,11 +7,12 @@ enum RevocationOptions {
         .value("revocation", "METHOD", "How revocation is checked: crl (default: --crl files and the store's CRLs), ocsp (ask each certificate's OCSP responder), any (a current CRL, else OCSP), off.").choices(["ocsp", "crl", "any", "off"]),
         .flag("require-revocation", "Fail (recoverable-trust-failure) when a certificate's revocation status cannot be established, instead of warning."),
         .flag("no-network", "Send no OCSP request (Apple's NetworkAccessDisabled): OCSP cannot answer."),
+        .flag("fetch-crls", "With --revocation crl or any: fetch the CRL named by a certificate's CRL distribution points when no current CRL of its issuer is at hand."),
         .value("ocsp-url", "URL", "Ask this OCSP responder (http or https) instead of the URL in each certificate (authorityInfoAccess)."),
     ]
 
     /// The usage fragment.
-    static let usage = "[--revocation ocsp|crl|any|off] [--require-revocation] [--no-network] [--ocsp-url <URL>]"
+    static let usage = "[--revocation ocsp|crl|any|off] [--require-revocation] [--no-network] [--fetch-crls] [--ocsp-url <URL>]"
 
     /// The policy the options ask for.
     /// - Throws: `UsageError` for an unknown method or a URL that is not http(s).
@@ -22,6 +23,7 @@ enum RevocationOptions {
         }
         var policy = RSARevocationPolicy(method: method, requirePositiveResponse: arguments.flag("require-revocation"),
                                          networkAccessDisabled: arguments.flag("no-network"))
+        policy.fetchCRLs = arguments.flag("fetch-crls")
         if let url = arguments.value("ocsp-url") {
             guard url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://") else {
                 throw UsageError(message: "--ocsp-url must be an http or https URL, got '\(url)'", command: command)
