@@ -45,7 +45,7 @@ let package = Package(
         ),
         .target(
             name: "RSAKit",
-            dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CRSAKitVector", "CRSAKitVectorIFMA", "CSodium", "CGnuTLS", "CP11Kit"],
+            dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CRSAKitVector", "CRSAKitVectorIFMA", "CSodium", "CGnuTLS", "CP11Kit", "CCurl"],
             path: "Sources/RSAKit"
         ),
         // p11-kit's PKCS#11 header (libp11-kit-dev), headers only: the module's C ABI types,
@@ -165,6 +165,14 @@ let package = Package(
             path: "Sources/CGnuTLS",
             pkgConfig: "gnutls",
             providers: [.apt(["libgnutls28-dev"])]
+        ),
+        // libcurl (libcurl4-gnutls-dev): HTTP for OCSP (RFC 6960 Appendix A). Only
+        // RSAKit/HTTP imports it.
+        .systemLibrary(
+            name: "CCurl",
+            path: "Sources/CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-gnutls-dev"])]
         ),
         // A deliberately leaky test kernel (one branch on a secret limb) that shows the
         // constant-time harness catches what it should. Test-only; not part of RSAKit.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what rsakit needs on a Debian machine, only where it is missing:
-# pkg-config, GMP (libgmp-dev), Nettle (nettle-dev), GnuTLS (libgnutls28-dev), libsodium (libsodium-dev), the openssl CLI
+# pkg-config, GMP (libgmp-dev), Nettle (nettle-dev), GnuTLS (libgnutls28-dev), libsodium (libsodium-dev), libcurl
+# (libcurl4-gnutls-dev: HTTP for OCSP), the openssl CLI
 # (interop tests), certtool (gnutls-bin, PKCS#12 interop tests), curl (mutual TLS interop tests) and valgrind (the
 # constant-time harness under memcheck; also provides valgrind/memcheck.h); for the manual pages, completion and
 # the Debian package: groff (man page checks), man-db, zsh and fish (completion tests), dpkg-dev (dpkg-shlibdeps)
@@ -17,6 +18,7 @@ pkg-config --exists gmp 2>/dev/null || need+=(libgmp-dev)
 pkg-config --exists nettle 2>/dev/null || need+=(nettle-dev)
 pkg-config --exists libsodium 2>/dev/null || need+=(libsodium-dev)
 pkg-config --exists gnutls 2>/dev/null || need+=(libgnutls28-dev)
+pkg-config --exists libcurl 2>/dev/null || need+=(libcurl4-gnutls-dev)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v certtool >/dev/null 2>&1 || need+=(gnutls-bin)
 command -v curl >/dev/null 2>&1 || need+=(curl)

@@ -8,6 +8,7 @@
 #include <gnutls/pkcs12.h>
 #include <gnutls/abstract.h>
 #include <gnutls/crypto.h>
+#include <gnutls/ocsp.h>
 
 // `gnutls_free` is a process-wide function pointer behind a macro; Swift 6 cannot touch
 // C globals safely, so RSAKit calls it through this function.

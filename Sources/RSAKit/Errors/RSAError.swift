@@ -173,6 +173,10 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The bytes are not an X.509 certificate (RFC 5280 §4.1) that GnuTLS can read, or a
     /// file holds no certificate; `reason` says what was found instead.
     case malformedCertificate(reason: String)
+    /// A CRL was refused by the store (``RSAKeyStore/addCRL(_:at:)``): its signature does not
+    /// verify with the key of the stored certificate of its issuer, it is not yet valid or
+    /// stale (RFC 5280 §5.1.2.4-5), or a newer CRL of its issuer is stored; `reason` says which.
+    case crlRefused(reason: String)
     /// The input is encrypted (`what` names it: "PKCS#8 EncryptedPrivateKeyInfo",
     /// "PKCS#12 file"...) and no passphrase was given.
     case passphraseNeeded(what: String)
@@ -333,6 +337,8 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "invalid attribute: \(reason)"
         case let .malformedCertificate(reason):
             return "malformed certificate: \(reason)"
+        case let .crlRefused(reason):
+            return "CRL refused: \(reason)"
         case let .passphraseNeeded(what):
             return "passphrase required: the \(what) is encrypted"
         case let .passphraseIncorrect(what):

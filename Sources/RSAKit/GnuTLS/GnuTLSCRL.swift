@@ -91,3 +91,21 @@ internal final class GnuTLSCRL {
         gnutls_x509_crl_check_issuer(handle, issuer.handle) != 0
     }
 }
+
+extension GnuTLSCertificate {
+    /// The URIs of the cRLDistributionPoints extension (RFC 5280 §4.2.1.13), in order
+    /// (`gnutls_x509_crt_get_crl_dist_points`; other name forms are skipped).
+    func crlDistributionPointURLs() -> [String] {
+        var urls: [String] = []
+        for seq in 0..<UInt32(64) {
+            var buffer = [UInt8](repeating: 0, count: 2048)
+            var size = buffer.count
+            var reasons: UInt32 = 0
+            let code = buffer.withUnsafeMutableBytes { gnutls_x509_crt_get_crl_dist_points(handle, seq, $0.baseAddress, &size, &reasons, nil) }
+            if code == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE { break }
+            guard code == Int32(GNUTLS_SAN_URI.rawValue) else { continue }
+            urls.append(String(decoding: buffer[0..<min(size, buffer.count)], as: UTF8.self))
+        }
+        return urls
+    }
+}

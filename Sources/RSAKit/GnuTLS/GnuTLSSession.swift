@@ -80,6 +80,9 @@ internal final class GnuTLSClientSession {
     private let session: gnutls_session_t
     private let credentials: gnutls_certificate_credentials_t
     private let verifier: ([[UInt8]]) -> GnuTLSPeerVerdict
+    /// The OCSP response the server stapled (RFC 6066 §8 status_request, RFC 8446 §4.4.2.1),
+    /// read when the verify callback runs; nil when none came or none was asked for.
+    private(set) var stapledOCSPResponse: [UInt8]?
     private let externalKey: GnuTLSExternalKey?
     private var rejection: GnuTLSRejectAlert?
 
@@ -173,8 +176,20 @@ internal final class GnuTLSClientSession {
         }
     }
 
+    /// Ask the server to staple an OCSP response (status_request without responder ids or
+    /// extensions, `gnutls_ocsp_status_request_enable_client`). Call before ``handshake(timeoutMilliseconds:)``.
+    /// - Throws: `GnuTLSFailure`.
+    func requestOCSPStatus() throws {
+        try gnutlsCheck(gnutls_ocsp_status_request_enable_client(session, nil, 0, nil), "gnutls_ocsp_status_request_enable_client")
+    }
+
     /// The verify callback's body: the peer's DER certificates to the verifier.
     private func verifyPeer() -> Int32 {
+        // The stapled response of the leaf (owned by the session: copied, not freed).
+        var stapled = gnutls_datum_t()
+        if gnutls_ocsp_status_request_get(session, &stapled) == 0, let data = stapled.data, stapled.size > 0 {
+            stapledOCSPResponse = Array(UnsafeBufferPointer(start: data, count: Int(stapled.size)))
+        }
         var count: UInt32 = 0
         let list = gnutls_certificate_get_peers(session, &count)
         // No certificate at all goes to the verifier too (as an empty list), which rejects it.

@@ -72,6 +72,10 @@ extension RSAKeyStore {
                 throw notFound
             }
             return .certificate(loaded.attributes)
+        case .crl?:
+            // NOTE: CRL items are not RSAKeychainItem values (their API is crls() and
+            // deleteCRLs); an id of one is "not found" here, as for any other class's lookup.
+            throw notFound
         case nil:
             throw notFound
         }

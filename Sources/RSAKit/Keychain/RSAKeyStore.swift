@@ -160,7 +160,7 @@ public final class RSAKeyStore: Sendable {
         let ours: Set<String> = [
             StoreLayout.lockName, StoreLayout.journalName, StoreLayout.indexDirectory,
             RSAKeyClass.public.rawValue, RSAKeyClass.private.rawValue,
-            StoreLayout.passwordDirectory, StoreLayout.certificateDirectory, StoreLayout.protectionName,
+            StoreLayout.passwordDirectory, StoreLayout.certificateDirectory, StoreLayout.crlDirectory, RSAKeyStore.ocspDirectory, StoreLayout.protectionName,
         ]
         let foreign = try StoreFileSystem.listDirectory(layout.root).filter {
             !ours.contains($0) && !$0.hasPrefix(StoreFileSystem.temporaryPrefix)
@@ -258,7 +258,7 @@ public final class RSAKeyStore: Sendable {
             }
         }
         // Password items hold secrets: checked (and cleaned) as private items are.
-        for folder in [StoreLayout.passwordDirectory, StoreLayout.certificateDirectory] {
+        for folder in [StoreLayout.passwordDirectory, StoreLayout.certificateDirectory, StoreLayout.crlDirectory, RSAKeyStore.ocspDirectory] {
             let classFolder = layout.absolute(folder)
             try checkFolder(classFolder)
             for shard in try StoreFileSystem.listDirectory(classFolder).sorted() where StoreLayout.isShardName(shard) {

@@ -14,6 +14,8 @@ public enum RSAKeychainItemClass: String, Sendable, Hashable, CaseIterable, Cust
     case genericPassword
     /// An internet password item (`kSecClassInternetPassword`).
     case internetPassword
+    /// A certificate revocation list item (RFC 5280 §5), one per issuer (``RSAKeyStore/addCRL(_:at:)``).
+    case crl
 
     /// The class in words: "key", "certificate", "identity", "generic password" or
     /// "internet password".
@@ -24,6 +26,7 @@ public enum RSAKeychainItemClass: String, Sendable, Hashable, CaseIterable, Cust
         case .identity: return "identity"
         case .genericPassword: return "generic password"
         case .internetPassword: return "internet password"
+        case .crl: return "CRL"
         }
     }
 }

@@ -6,7 +6,9 @@ extension RSATrust {
     ///   ones already there; being in the store does not make a certificate trusted;
     /// - certificates marked trusted (`cert add --trust`) become anchors and user-trusted
     ///   (``userTrustedFingerprints``: a chain through one evaluates to
-    ///   ``RSATrustResult/proceed``); certificates marked distrusted deny.
+    ///   ``RSATrustResult/proceed``); certificates marked distrusted deny;
+    /// - the store's CRLs (``RSAKeyStore/addCRL(_:at:)``) are appended to ``crls``;
+    /// - the store becomes the ``ocspResponseCache``.
     ///
     /// Reads attributes and certificates only: a protected store need not be unlocked.
     /// - Throws: the store's read errors (`RSAError.storeIOError`, `RSAError.damagedItem`).
@@ -27,5 +29,8 @@ extension RSATrust {
                 break
             }
         }
+        let givenCRLs = Set(crls.map(\.derRepresentation))
+        crls += try store.storedCRLs().filter { !givenCRLs.contains($0.derRepresentation) }
+        ocspResponseCache = store
     }
 }

@@ -5,6 +5,8 @@
 //   <store>/protection                      only in a protected store: the sealed store key
 //   <store>/passwords/<ss>/<S><A>.item      generic password; S, A = SHA-256 of service, account
 //   <store>/certificates/<hh>/<C>.item      certificate; C = SHA-256 of issuer and serial
+//   <store>/crls/<ii>/<I>.item              CRL; I = SHA-256 of the issuer name (one per issuer)
+//   <store>/ocsp/<kk>/<K>.item              cached OCSP response (RSAKeyStore+OCSPCache.swift)
 //   <store>/lock                            empty; flock(2) target
 //   <store>/journal                         only while a write is being applied (or after a crash)
 //   <store>/public/<hh>/<H>.pem             public item for the tag whose SHA-256 is H
@@ -26,6 +28,7 @@ internal struct StoreLayout: Sendable {
     static let versionTextV1 = "rsakit key store 1\n"
     static let passwordDirectory = "passwords"
     static let certificateDirectory = "certificates"
+    static let crlDirectory = "crls"
     static let protectionName = StoreProtectionRecord.fileName
     static let recordSuffix = ".item"
     static let lockName = "lock"
@@ -113,6 +116,7 @@ internal struct StoreLayout: Sendable {
         case key(tagHash: String, keyClass: RSAKeyClass)
         case password(hash: String)
         case certificate(hash: String)
+        case crl(hash: String)
     }
 
     /// The item an id names, or nil when the text is not an item id.
@@ -122,6 +126,7 @@ internal struct StoreLayout: Sendable {
         guard parts.count == 3, StoreHex.isLowerHex(parts[2], count: 16) else { return nil }
         if parts[1] == "password", StoreHex.isLowerHex(parts[0], count: 128) { return .password(hash: String(parts[0])) }
         if parts[1] == "certificate", StoreHex.isLowerHex(parts[0], count: 64) { return .certificate(hash: String(parts[0])) }
+        if parts[1] == "crl", StoreHex.isLowerHex(parts[0], count: 64) { return .crl(hash: String(parts[0])) }
         return nil
     }
 
@@ -198,6 +203,16 @@ internal struct StoreLayout: Sendable {
     /// "certificates/cc/C.item".
     static func certificatePath(hash: String) -> String {
         certificateDirectory + "/" + hash.prefix(2) + "/" + hash + recordSuffix
+    }
+
+    /// I: hex SHA-256 of the CRL issuer's RFC 4514 name (UTF-8): one CRL item per issuer.
+    static func crlHash(issuer: String) -> String {
+        StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(issuer.utf8)))
+    }
+
+    /// "crls/ii/I.item".
+    static func crlPath(hash: String) -> String {
+        crlDirectory + "/" + hash.prefix(2) + "/" + hash + recordSuffix
     }
 
     /// The hash in a record file name "X.item" of `digits` hex digits, or nil.

@@ -52,6 +52,12 @@ public struct RSATLSClientConfiguration: Sendable {
     public var intermediateCertificates: [X509Certificate] = []
     /// CRLs the server's chain is checked against (``RSATrust/crls``); empty: no revocation check.
     public var crls: [X509CRL] = []
+    /// How the server's chain is checked for revocation (``RSATrust/revocationPolicy``):
+    /// CRLs only by default.
+    public var revocationPolicy = RSARevocationPolicy()
+    /// Where OCSP responses are cached (``RSATrust/ocspResponseCache``); the store after
+    /// ``addTrustSettings(from:)``.
+    public var ocspResponseCache: (any RSAOCSPResponseCache)?
     /// The date certificates are checked against; nil means the time of the handshake.
     public var verifyDate: Date?
     /// Seconds allowed for connecting and, separately, for the handshake.
@@ -74,7 +80,7 @@ public struct RSATLSClientConfiguration: Sendable {
     /// `security add-trusted-cert`): trusted certificates become anchors whose chains
     /// evaluate to ``RSATrustResult/proceed``; distrusted ones deny; every stored
     /// certificate becomes a candidate intermediate (``intermediateCertificates``), as
-    /// ``RSATrust/addKeychain(_:)`` does.
+    /// ``RSATrust/addKeychain(_:)`` does; the store's CRLs join ``crls``.
     ///
     /// - Throws: the store's read errors (`RSAError.storeIOError`, `RSAError.damagedItem`).
     public mutating func addTrustSettings(from store: RSAKeyStore) throws {
@@ -84,6 +90,8 @@ public struct RSATLSClientConfiguration: Sendable {
         userTrustedFingerprints.formUnion(trust.userTrustedFingerprints)
         userDistrustedFingerprints.formUnion(trust.userDistrustedFingerprints)
         intermediateCertificates += trust.certificates
+        crls += trust.crls
+        ocspResponseCache = store
     }
 
     /// The trust object for the server's certificates (leaf first, then
@@ -96,6 +104,8 @@ public struct RSATLSClientConfiguration: Sendable {
         trust.userDistrustedFingerprints = userDistrustedFingerprints
         trust.systemAnchorsFile = systemAnchorsFile
         trust.crls = crls
+        trust.revocationPolicy = revocationPolicy
+        trust.ocspResponseCache = ocspResponseCache
         trust.verifyDate = verifyDate ?? Date()
         return trust
     }

@@ -84,6 +84,8 @@ public final class RSATLSConnection {
         var serverCertificates: [X509Certificate] = []
         var parseFailure: String?
         var operations: [RSATLSPrivateKeyOperation] = []
+        /// The session, for the OCSP response the server stapled (read in the verify callback).
+        weak var session: GnuTLSClientSession?
     }
 
     /// Connect to `host`:`port` over TCP and complete the handshake, within
@@ -152,6 +154,12 @@ public final class RSATLSConnection {
         } catch let failure as GnuTLSFailure {
             throw RSAError.tlsHandshakeFailed(reason: "cannot set up the TLS session: \(failure)")
         }
+        state.session = session
+        if configuration.revocationPolicy.usesOCSP {
+            do { try session.requestOCSPStatus() } catch let failure as GnuTLSFailure {
+                throw RSAError.tlsHandshakeFailed(reason: "cannot ask for a stapled OCSP response: \(failure)")
+            }
+        }
         do {
             try session.handshake(timeoutMilliseconds: UInt32(max(1, min(configuration.timeout * 1000, 4_000_000_000))))
         } catch let error as GnuTLSSessionError {
@@ -200,7 +208,8 @@ public final class RSATLSConnection {
             state.parseFailure = "the server's certificate cannot be read: \(error)"
             return .reject(.badCertificate)
         }
-        let trust = configuration.trust(for: state.serverCertificates)
+        var trust = configuration.trust(for: state.serverCertificates)
+        trust.stapledOCSPResponse = state.session?.stapledOCSPResponse
         let evaluation = trust.evaluate()
         state.evaluation = evaluation
         state.decision = configuration.serverTrustHandler?(trust, evaluation) ?? .performDefaultHandling

@@ -62,8 +62,22 @@ public struct RSATrust: Sendable {
     /// issuer signed and that is current at ``verifyDate`` (thisUpdate not after it,
     /// nextUpdate not before it); a listed certificate fails with ``RSATrustFailure/Kind/revoked(date:)``
     /// (fatal); a CRL with a bad signature or dates is refused with a warning. Empty (the
-    /// default): revocation is not checked.
+    /// default) under the default ``revocationPolicy`` (CRLs only): revocation is not checked.
     public var crls: [X509CRL] = []
+    /// How revocation is checked (SecPolicyCreateRevocation): CRLs, OCSP, either, or not at
+    /// all, whether a positive answer is required, whether the network may be used. The
+    /// default checks ``crls`` only, without network access.
+    public var revocationPolicy = RSARevocationPolicy()
+    /// An OCSP response for the leaf obtained otherwise, e.g. stapled by a TLS server
+    /// (status_request, RFC 6066 §8): DER OCSPResponse (RFC 6960 §4.2.1). When the policy uses
+    /// OCSP it is checked as a fetched response is (signature, CertID, dates; it carries no
+    /// nonce of ours) and, if it passes, answers for the leaf without a request; a refused
+    /// one is reported and the responder is asked instead.
+    public var stapledOCSPResponse: [UInt8]?
+    /// Where OCSP responses are kept until their nextUpdate and looked up before a request
+    /// (``RSAKeyStore`` after ``addKeychain(_:)``); nil: none. A cached response is checked
+    /// again each time, as a stapled one is.
+    public var ocspResponseCache: (any RSAOCSPResponseCache)?
 
     /// A trust object for `certificates` (leaf first) under `policy` (SecTrustCreateWithCertificates).
     public init(certificates: [X509Certificate], policy: RSATrustPolicy) {
@@ -284,38 +298,24 @@ public struct RSATrust: Sendable {
             fail(.hostnameMismatch(hostname: hostname), 0)
         }
 
-        // Revocation, from the CRLs given.
+        // Revocation: CRLs and OCSP as the revocation policy says (Revocation/).
         var warnings = warnings
-        var revocation: [RSARevocationCheck] = []
-        if !crls.isEmpty && full.count > 1 {
-            let parsed = try crls.map { ($0, try GnuTLSCRL(der: $0.derRepresentation)) }
-            for index in 0..<(full.count - 1) {
-                let issuer = fullNative[index + 1]
-                var current: [X509CRL] = []
-                for (crl, native) in parsed where native.namesIssuer(issuer) {
-                    if !native.isSigned(by: issuer) {
-                        warnings.append("CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate \(index + 1)")
-                    } else if crl.thisUpdate > verifyDate {
-                        warnings.append("CRL of \(crl.issuer) refused: not valid before \(crl.thisUpdate.formatted(.iso8601)) (thisUpdate)")
-                    } else if let next = crl.nextUpdate, next < verifyDate {
-                        warnings.append("CRL of \(crl.issuer) refused: stale since \(next.formatted(.iso8601)) (nextUpdate)")
-                    } else {
-                        current.append(crl)
-                    }
+        let outcome = try RevocationChecker(policy: revocationPolicy, crls: crls, verifyDate: verifyDate, stapledOCSPResponse: stapledOCSPResponse,
+                                         cache: ocspResponseCache).check(full: full, native: fullNative)
+        let revocation = outcome.checks
+        warnings += outcome.warnings
+        for check in revocation {
+            switch check.status {
+            case .revoked:
+                fail(.revoked(date: check.revocationDate ?? verifyDate), check.chainIndex)
+            case .notChecked, .unknown:
+                if revocationPolicy.requirePositiveResponse {
+                    fail(.revocationUnchecked(reason: check.source), check.chainIndex)
+                } else if revocationPolicy.method != .crl {
+                    warnings.append("revocation of certificate \(check.chainIndex) (\(full[check.chainIndex].subjectSummary)) not established: \(check.source)")
                 }
-                guard let newest = current.max(by: RSATrust.isOlder) else {
-                    revocation.append(RSARevocationCheck(chainIndex: index, status: .notChecked,
-                                                         source: "no current CRL of \(full[index].issuer)", revocationDate: nil))
-                    continue
-                }
-                let number = newest.crlNumber.map { ", number 0x" + $0.map(hexByte).joined() } ?? ""
-                let source = "CRL of \(newest.issuer)\(number), thisUpdate \(newest.thisUpdate.formatted(.iso8601))"
-                if let date = newest.revocationDate(ofSerialNumber: full[index].serialNumber) {
-                    fail(.revoked(date: date), index)
-                    revocation.append(RSARevocationCheck(chainIndex: index, status: .revoked, source: source, revocationDate: date))
-                } else {
-                    revocation.append(RSARevocationCheck(chainIndex: index, status: .good, source: source, revocationDate: nil))
-                }
+            case .good:
+                break
             }
         }
 

@@ -71,6 +71,10 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
         /// A current CRL signed by the certificate's issuer lists it (RFC 5280 §6.3), revoked
         /// on `date`.
         case revoked(date: Date)
+        /// The revocation policy requires a positive answer (``RSARevocationPolicy/requirePositiveResponse``)
+        /// and none was had: no current CRL, no OCSP URL or answer, a refused or "unknown"
+        /// response; `reason` says which (kSecTrustResultRecoverableTrustFailure).
+        case revocationUnchecked(reason: String)
 
         /// A stable short code for JSON and scripts ("expired", "bad-signature").
         public var code: String {
@@ -90,6 +94,7 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
             case .invalidCertificate: return "invalid-certificate"
             case .distrusted: return "distrusted"
             case .revoked: return "revoked"
+            case .revocationUnchecked: return "revocation-unchecked"
             }
         }
 
@@ -100,7 +105,7 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
             case .badSignature, .issuerNotCA, .constraintsViolated, .unknownCriticalExtension, .insecureAlgorithm, .invalidCertificate,
                  .revoked:
                 return .fatalTrustFailure
-            case .expired, .notYetValid, .unknownIssuer, .untrustedRoot, .selfSignatureInvalid, .hostnameMismatch, .purposeMismatch:
+            case .expired, .notYetValid, .unknownIssuer, .revocationUnchecked, .untrustedRoot, .selfSignatureInvalid, .hostnameMismatch, .purposeMismatch:
                 return .recoverableTrustFailure
             }
         }
@@ -146,7 +151,8 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
         case .insecureAlgorithm: return "uses an insecure algorithm or key size"
         case let .invalidCertificate(detail): return "invalid: \(detail)"
         case .distrusted: return "marked distrusted by the user"
-        case let .revoked(date): return "revoked on \(date.formatted(.iso8601)) (listed in a current CRL of its issuer)"
+        case let .revoked(date): return "revoked on \(date.formatted(.iso8601)) (by a current CRL or OCSP response of its issuer)"
+        case let .revocationUnchecked(reason): return "revocation status could not be established: \(reason)"
         }
     }
 }
@@ -171,19 +177,25 @@ public struct RSATrustEvaluation: Sendable, Hashable {
     /// a CRL refused for its signature or dates).
     public let warnings: [String]
     /// What revocation checking found for each certificate that has an issuer in the chain
-    /// (the anchor has none), in chain order; empty when no CRL was given (``RSATrust/crls``).
+    /// (the anchor has none), in chain order; empty when revocation was not checked
+    /// (``RSATrust/revocationPolicy``: off, or CRLs only and none given).
     public var revocation: [RSARevocationCheck] = []
 }
 
-/// The revocation status of one certificate of an evaluated chain (RFC 5280 §6.3, CRLs only).
+/// The revocation status of one certificate of an evaluated chain (RFC 5280 §6.3 CRLs,
+/// RFC 6960 OCSP).
 public struct RSARevocationCheck: Sendable, Hashable {
     /// What was found.
     public enum Status: String, Sendable, Hashable {
-        /// A current CRL of its issuer does not list it.
+        /// A current CRL of its issuer does not list it, or its OCSP responder says good.
         case good
-        /// A current CRL of its issuer lists it: the evaluation fails with ``RSATrustFailure/Kind/revoked(date:)``.
+        /// A current CRL of its issuer lists it, or its OCSP responder says revoked: the
+        /// evaluation fails with ``RSATrustFailure/Kind/revoked(date:)``.
         case revoked
-        /// No usable CRL of its issuer was given (none, or refused: see the warnings).
+        /// The OCSP responder does not know the certificate (RFC 6960 §2.2 "unknown").
+        case unknown
+        /// No usable answer: no current CRL of its issuer (none, or refused: see the
+        /// warnings), or no OCSP answer that passed the checks (``RSARevocationCheck/source`` says why).
         case notChecked = "not-checked"
     }
 
@@ -195,6 +207,18 @@ public struct RSARevocationCheck: Sendable, Hashable {
     public let source: String
     /// The revocation date, for ``Status/revoked``.
     public let revocationDate: Date?
+    /// The CRLReason code (RFC 5280 §5.3.1: 0 unspecified, 1 keyCompromise, 2 cACompromise,
+    /// 3 affiliationChanged, 4 superseded, 5 cessationOfOperation, 6 certificateHold,
+    /// 8 removeFromCRL, 9 privilegeWithdrawn, 10 aACompromise), from an OCSP answer; nil otherwise.
+    public var revocationReason: Int? = nil
+
+    /// The name of ``revocationReason`` ("keyCompromise"), nil when there is none.
+    public var revocationReasonName: String? {
+        guard let revocationReason else { return nil }
+        let names = [0: "unspecified", 1: "keyCompromise", 2: "cACompromise", 3: "affiliationChanged", 4: "superseded",
+                     5: "cessationOfOperation", 6: "certificateHold", 8: "removeFromCRL", 9: "privilegeWithdrawn", 10: "aACompromise"]
+        return names[revocationReason] ?? "reason \(revocationReason)"
+    }
 }
 
 extension RSATrustEvaluation {

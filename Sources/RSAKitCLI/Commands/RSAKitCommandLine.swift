@@ -19,7 +19,7 @@ enum RSAKitCommandLine {
         ExportCommand.self, ListCommand.self, ShowCommand.self, DeleteCommand.self,
         SignCommand.self, VerifyCommand.self,
         StoreCommand.self, PasswordCommand.self, InternetPasswordCommand.self, GitCredentialCommand.self, AgentCommand.self, CertCommand.self,
-        TrustCommand.self, IdentityCommand.self,
+        CRLCommand.self, TrustCommand.self, IdentityCommand.self,
         TLSCommand.self, CompletionCommand.self,
     ]
 

@@ -15,7 +15,7 @@ struct TLSCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "tls",
         overview: "Connect to a TLS server with a stored identity (mutual TLS); relay standard input and output.",
-        usage: "rsakit tls connect <HOST:PORT> [--identity <LABEL> | --tag <TAG>] [--servername <NAME>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... [--tls1.2 | --tls1.3] [--timeout <S>] [-v] [--passin <SPEC>] [--store <DIR>]",
+        usage: "rsakit tls connect <HOST:PORT> [--identity <LABEL> | --tag <TAG>] [--servername <NAME>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) [--tls1.2 | --tls1.3] [--timeout <S>] [-v] [--passin <SPEC>] [--store <DIR>]",
         options: [
             .value("identity", "LABEL", "Authenticate with the identity whose certificate has this label."),
             .value("tag", "TAG", "Authenticate with the identity of the private key stored under this application tag."),
@@ -26,8 +26,8 @@ struct TLSCommand: RSAKitCommand {
             .flag("tls1.2", "Negotiate TLS 1.2 only."),
             .flag("tls1.3", "Negotiate TLS 1.3 only."),
             .value("timeout", "S", "Seconds allowed to connect, for the handshake, and to wait for the server once the input ended (default 30)."),
-            .flag("verbose", "(-v) Print the protocol, cipher suite, server subject, trust result and the client identity used to standard error."),
-        ],
+            .flag("verbose", "(-v) Print the protocol, cipher suite, server subject, trust result, revocation and the client identity used to standard error."),
+        ] + RevocationOptions.specs,
         positionals: ["SUBCOMMAND", "HOST:PORT"],
         subcommands: ["connect"],
         discussion: """
@@ -39,6 +39,9 @@ struct TLSCommand: RSAKitCommand {
         (rsakit trust evaluate): the system's CAs, certificates marked trusted in the store
         (cert add --trust) and --anchor files. If it is not trusted, the handshake stops
         before the client certificate, any signature or any byte of input is sent.
+        Revocation as in trust evaluate (--crl files and the store's CRLs by default); with
+        --revocation ocsp or any the server is also asked to staple an OCSP response
+        (status_request), which is checked like a fetched one.
         The client's signatures (PKCS#1 v1.5 in TLS 1.2, RSA-PSS in TLS 1.3) are made by
         rsakit; a protected store asks for its passphrase once, before connecting.
         Exit status: 0 when the server closed the connection cleanly; 65 trust or handshake
@@ -50,6 +53,7 @@ struct TLSCommand: RSAKitCommand {
     let host: String
     let port: Int
     let timeout: Double
+    let revocationPolicy: RSARevocationPolicy
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
@@ -65,6 +69,7 @@ struct TLSCommand: RSAKitCommand {
         guard !(arguments.flag("tls1.2") && arguments.flag("tls1.3")) else {
             throw UsageError(message: "give --tls1.2 or --tls1.3, not both", command: name)
         }
+        revocationPolicy = try RevocationOptions.policy(arguments, command: name)
         if let text = arguments.value("timeout") {
             guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
                 throw UsageError(message: "--timeout expects seconds (a number above 0, at most 86400), got '\(text)'", command: name)
@@ -111,6 +116,7 @@ struct TLSCommand: RSAKitCommand {
         configuration.timeout = timeout
         configuration.protocolVersion = arguments.flag("tls1.2") ? .tls12 : arguments.flag("tls1.3") ? .tls13 : nil
         configuration.anchorCertificatesOnly = arguments.flag("anchors-only")
+        configuration.revocationPolicy = revocationPolicy
         for path in arguments.values("anchor") {
             configuration.anchorCertificates += try readCertificateFile(path, what: "anchor file")
         }
@@ -139,6 +145,7 @@ struct TLSCommand: RSAKitCommand {
 
         let connection = try RSATLSConnection.connect(host: host, port: port, configuration: configuration, identity: identity)
         if arguments.flag("verbose") { printError(summary(connection)) }
+        for warning in connection.trustEvaluation.warnings where warning.hasPrefix("revocation of certificate") { printWarning(warning) }
         // A closed standard output must give an error, not kill the process mid-record.
         signal(SIGPIPE, SIG_IGN)
         let counts = try connection.relay(from: STDIN_FILENO, to: STDOUT_FILENO, idleTimeout: timeout)
@@ -181,6 +188,8 @@ struct TLSCommand: RSAKitCommand {
         text += "rsakit: server trust: \(evaluation.result) for \"\(connection.configuration.serverName)\" (ssl-server policy)"
         if let anchor = evaluation.anchor { text += ", anchor: \(terminalSafe(anchor.subjectSummary))" }
         text += "\n"
+        text += evaluation.revocation.isEmpty ? "rsakit: revocation: not checked (--revocation \(revocationPolicy.method.rawValue))\n"
+            : evaluation.revocation.map { "rsakit: revocation: certificate \($0.chainIndex): \($0.status.rawValue) (\(terminalSafe($0.source)))\n" }.joined()
         if let identity = connection.identity {
             let sent = connection.clientCertificateSent ? "sent" : "not sent"
             text += "rsakit: client identity: \(terminalSafe(identity.name)) (\(terminalSafe(identity.certificate.subject))), \(sent)"

@@ -11,7 +11,7 @@ struct TrustCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "trust",
         overview: "Evaluate a certificate chain (trust evaluate), with Apple's trust results.",
-        usage: "rsakit trust evaluate <CERT> [--chain <FILE>]... [--policy basic|ssl-server|ssl-client] [--hostname <H>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... [--verify-date <DATE>] [--json] [--store <DIR>]",
+        usage: "rsakit trust evaluate <CERT> [--chain <FILE>]... [--policy basic|ssl-server|ssl-client] [--hostname <H>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) [--verify-date <DATE>] [--json] [--store <DIR>]",
         options: [
             .repeated("chain", "FILE", "Intermediate (or other) certificates to build the chain from; DER, PEM or a bundle; repeatable."),
             .value("policy", "POLICY", "basic (default: chain, signatures, validity, CA rights), ssl-server (adds serverAuth and --hostname), ssl-client (adds clientAuth).").choices(["basic", "ssl-server", "ssl-client"]),
@@ -21,7 +21,7 @@ struct TrustCommand: RSAKitCommand {
             .flag("anchors-only", "Use only --anchor files and the store's trusted certificates, not the system's (/etc/ssl/certs/ca-certificates.crt)."),
             .value("verify-date", "DATE", "Check validity at DATE instead of now: RFC 3339 (2020-06-15T12:00:00Z) or YYYY-MM-DD (midnight UTC)."),
             .flag("json", "Print the result as JSON."),
-        ],
+        ] + RevocationOptions.specs,
         positionals: ["SUBCOMMAND", "CERT"],
         subcommands: ["evaluate"],
         discussion: """
@@ -33,6 +33,11 @@ struct TrustCommand: RSAKitCommand {
         given anchor), recoverable-trust-failure, deny (a certificate you marked distrusted),
         fatal-trust-failure, invalid. Every reason is printed with its certificate; an expired one with
         the --verify-date that would evaluate it.
+        Revocation: a revoked certificate is a fatal failure with its revocation date (and reason, from
+        OCSP); a status that cannot be established (no CRL, no OCSP answer, a refused response, unknown)
+        is a warning, or a recoverable failure under --require-revocation. OCSP requests carry a nonce,
+        wait at most 5 s, read at most 64 KiB, and the response's signature (by the issuer or a
+        responder certificate it issued for OCSP signing), certificate, nonce and dates are checked.
         Exit status: 0 for proceed and unspecified, 65 for every failure.
         """,
         passphrases: .none)
@@ -42,6 +47,7 @@ struct TrustCommand: RSAKitCommand {
     let policy: RSATrustPolicy
     let policyName: String
     let verifyDate: Date?
+    let revocationPolicy: RSARevocationPolicy
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
@@ -62,6 +68,7 @@ struct TrustCommand: RSAKitCommand {
         if hostname != nil && policyName != "ssl-server" {
             throw UsageError(message: "--hostname needs --policy ssl-server", command: Self.spec.name)
         }
+        revocationPolicy = try RevocationOptions.policy(arguments, command: Self.spec.name)
         if let text = arguments.value("verify-date") {
             guard let date = TrustCommand.parseDate(text) else {
                 throw UsageError(message: "--verify-date expects RFC 3339 (2020-06-15T12:00:00Z) or YYYY-MM-DD, got '\(text)'", command: Self.spec.name)
@@ -88,6 +95,7 @@ struct TrustCommand: RSAKitCommand {
             }
         }
         if let verifyDate { trust.verifyDate = verifyDate }
+        trust.revocationPolicy = revocationPolicy
         // The store, when one exists (evaluating never creates one): its certificates are
         // candidates for the chain (intermediates stored by `cert add` or `identity import`),
         // its trust settings (cert add --trust / --distrust) anchor or deny.
@@ -122,6 +130,7 @@ struct TrustCommand: RSAKitCommand {
             for check in evaluation.revocation {
                 text += "  \(check.chainIndex): \(check.status.rawValue) (\(terminalSafe(check.source)))"
                 if let date = check.revocationDate { text += ", revoked \(iso8601(date))" }
+                if let reason = check.revocationReasonName { text += ", reason \(reason)" }
                 text += "\n"
             }
         }
@@ -157,6 +166,7 @@ struct TrustCommand: RSAKitCommand {
         value["revocation"] = evaluation.revocation.map { check -> [String: Any] in
             var entry: [String: Any] = ["index": check.chainIndex, "status": check.status.rawValue, "source": check.source]
             if let date = check.revocationDate { entry["revocationDate"] = rfc3339(date) }
+            if let reason = check.revocationReason { entry["revocationReason"] = reason; entry["revocationReasonName"] = check.revocationReasonName }
             return entry
         }
         value["failures"] = evaluation.failures.map { failure -> [String: Any] in

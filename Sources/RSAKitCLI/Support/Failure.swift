@@ -82,7 +82,7 @@ struct CLIFailure: Error, CustomStringConvertible {
              .malformedDER, .malformedPEM, .unsupportedKeyFormat, .keyTypeMismatch, .damagedItem,
              .encryptedForAnotherKey, .messageInvalid,
              .wrongPassphrase, .tokenPINIncorrect,
-             .malformedCertificate, .passphraseIncorrect, .pkcs12IntegrityCheckFailed, .pkcs12Unusable:
+             .malformedCertificate, .crlRefused, .passphraseIncorrect, .pkcs12IntegrityCheckFailed, .pkcs12Unusable:
             return .dataError
         case let .inputFileFailed(_, reason):
             return reason == "no such file or directory" ? .notFound : .failure

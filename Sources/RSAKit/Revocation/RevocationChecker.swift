@@ -1,0 +1,123 @@
+// Revocation of one evaluated path under an RSARevocationPolicy: CRLs (RFC 5280 §6.3) and
+// OCSP (RFC 6960), certificate by certificate (the anchor has no issuer in the path and is
+// not checked).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+internal struct RevocationChecker {
+    let policy: RSARevocationPolicy
+    let crls: [X509CRL]
+    let verifyDate: Date
+    /// A DER OCSP response for the leaf (stapled); nil for none.
+    var stapledOCSPResponse: [UInt8]? = nil
+    /// Responses kept between evaluations; nil for none.
+    var cache: (any RSAOCSPResponseCache)? = nil
+
+    /// What the path's revocation checks found.
+    struct Outcome {
+        var checks: [RSARevocationCheck] = []
+        var warnings: [String] = []
+    }
+
+    /// Check `full` (leaf first, the anchor last when there is one; `native` their GnuTLS handles).
+    func check(full: [X509Certificate], native: [GnuTLSCertificate]) throws -> Outcome {
+        var outcome = Outcome()
+        guard policy.method != .off, full.count > 1 else { return outcome }
+        // CRLs only, none given, nothing required: revocation is not checked (as before policies).
+        if policy.method == .crl && crls.isEmpty && !policy.requirePositiveResponse && !policy.fetchCRLs { return outcome }
+        let parsed = policy.usesCRLs ? try crls.map { ($0, try GnuTLSCRL(der: $0.derRepresentation)) } : []
+        for index in 0..<(full.count - 1) {
+            var check: RSARevocationCheck?
+            if policy.usesCRLs {
+                check = crlCheck(index: index, full: full, issuer: native[index + 1], parsed: parsed, warnings: &outcome.warnings)
+                if check?.status == .notChecked && policy.fetchCRLs && !policy.networkAccessDisabled {
+                    check = fetchedCRLCheck(index: index, full: full, native: native, warnings: &outcome.warnings) ?? check
+                }
+            }
+            if policy.usesOCSP && (check == nil || check?.status == .notChecked) {
+                var answer = ocspAnswer(index: index, full: full, native: native)
+                if answer.status == .notChecked, let check { answer.source += "; " + check.source }
+                check = RSARevocationCheck(chainIndex: index, status: answer.status, source: answer.source,
+                                           revocationDate: answer.revocationDate, revocationReason: answer.revocationReason)
+            }
+            if let check { outcome.checks.append(check) }
+        }
+        return outcome
+    }
+
+    /// The OCSP answer for certificate `index`: the stapled response (the leaf only), else a
+    /// cached one that still passes every check with a good or revoked status, else the
+    /// responder's (cached when it is good or revoked and has a nextUpdate). A refused staple
+    /// is noted in the source of a fetch that fails too.
+    private func ocspAnswer(index: Int, full: [X509Certificate], native: [GnuTLSCertificate]) -> OCSPCheck.Answer {
+        let certificate = native[index], issuer = native[index + 1], now = Date()
+        var notes = ""
+        if index == 0, let stapled = stapledOCSPResponse {
+            let judged = OCSPCheck.judge(stapled, origin: "stapled OCSP response", certificate: certificate, issuer: issuer,
+                                         nonce: nil, policy: policy, now: now)
+            guard judged.status == .notChecked else { return judged }
+            notes = "; " + judged.source
+        }
+        let key = RSAHashAlgorithm.sha256.hash(full[index + 1].derRepresentation + full[index].serialNumber)
+        if let cached = cache?.cachedOCSPResponse(key: key, now: now) {
+            let judged = OCSPCheck.judge(cached, origin: "cached OCSP response", certificate: certificate, issuer: issuer,
+                                         nonce: nil, policy: policy, now: now)
+            if judged.status == .good || judged.status == .revoked { return judged }
+        }
+        var fetched = OCSPCheck.check(certificate: certificate, issuer: issuer, policy: policy, now: now)
+        if fetched.status == .good || fetched.status == .revoked, let der = fetched.responseDER, let next = fetched.nextUpdate {
+            cache?.cacheOCSPResponse(der, key: key, nextUpdate: next)
+        }
+        if fetched.status == .notChecked { fetched.source += notes }
+        return fetched
+    }
+
+    /// The CRL check against the CRLs fetched from the certificate's distribution points;
+    /// nil when none could be fetched and read (each failure is a warning).
+    private func fetchedCRLCheck(index: Int, full: [X509Certificate], native: [GnuTLSCertificate],
+                                 warnings: inout [String]) -> RSARevocationCheck? {
+        for url in native[index].crlDistributionPointURLs() {
+            do {
+                let bytes = try HTTPClient.get(url: url, timeout: policy.ocspTimeout, maximumResponseByteCount: policy.maximumFetchedCRLByteCount)
+                let fetched = try X509CRL.crls(from: bytes).map { ($0, try GnuTLSCRL(der: $0.derRepresentation)) }
+                var check = crlCheck(index: index, full: full, issuer: native[index + 1], parsed: fetched, warnings: &warnings)
+                guard check.status != .notChecked else { continue }
+                check = RSARevocationCheck(chainIndex: index, status: check.status, source: check.source + ", fetched from \(url)",
+                                           revocationDate: check.revocationDate)
+                return check
+            } catch {
+                warnings.append("CRL distribution point \(url) of certificate \(index) not used: \(error)")
+            }
+        }
+        return nil
+    }
+
+    /// The newest current CRL of the certificate's issuer that the issuer signed.
+    private func crlCheck(index: Int, full: [X509Certificate], issuer: GnuTLSCertificate,
+                          parsed: [(X509CRL, GnuTLSCRL)], warnings: inout [String]) -> RSARevocationCheck {
+        var current: [X509CRL] = []
+        for (crl, native) in parsed where native.namesIssuer(issuer) {
+            if !native.isSigned(by: issuer) {
+                warnings.append("CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate \(index + 1)")
+            } else if crl.thisUpdate > verifyDate {
+                warnings.append("CRL of \(crl.issuer) refused: not valid before \(crl.thisUpdate.formatted(.iso8601)) (thisUpdate)")
+            } else if let next = crl.nextUpdate, next < verifyDate {
+                warnings.append("CRL of \(crl.issuer) refused: stale since \(next.formatted(.iso8601)) (nextUpdate)")
+            } else {
+                current.append(crl)
+            }
+        }
+        guard let newest = current.max(by: RSATrust.isOlder) else {
+            return RSARevocationCheck(chainIndex: index, status: .notChecked, source: "no current CRL of \(full[index].issuer)", revocationDate: nil)
+        }
+        let number = newest.crlNumber.map { ", number 0x" + $0.map(hexByte).joined() } ?? ""
+        let source = "CRL of \(newest.issuer)\(number), thisUpdate \(newest.thisUpdate.formatted(.iso8601))"
+        if let date = newest.revocationDate(ofSerialNumber: full[index].serialNumber) {
+            return RSARevocationCheck(chainIndex: index, status: .revoked, source: source, revocationDate: date)
+        }
+        return RSARevocationCheck(chainIndex: index, status: .good, source: source, revocationDate: nil)
+    }
+}
