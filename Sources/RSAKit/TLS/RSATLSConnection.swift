@@ -113,7 +113,10 @@ public final class RSATLSConnection {
     ///   certificates); `RSAError.tlsClientCertificateRejected` (TLS 1.2: during the
     ///   handshake; TLS 1.3: see ``read(maximumByteCount:timeout:)``);
     ///   `RSAError.tlsHandshakeFailed`; `RSAError.tlsTimedOut`; `RSAError.tlsConnectionFailed`
-    ///   for socket errors.
+    ///   for socket errors. For an identity whose key is on a token
+    ///   (``RSATLSClientKey/token(_:pin:)``), before the handshake: `RSAError.tokenPINIncorrect`,
+    ///   `RSAError.tokenUnavailable` (module, token or key object missing),
+    ///   `RSAError.tokenOperationFailed`; the same when the token fails while signing.
     public convenience init(fileDescriptor: Int32, configuration: RSATLSClientConfiguration, identity: RSATLSClientIdentity?) throws {
         try self.init(fileDescriptor: fileDescriptor, configuration: configuration, identity: identity, ownsFileDescriptor: false)
     }
@@ -122,8 +125,14 @@ public final class RSATLSConnection {
                  ownsFileDescriptor: Bool) throws {
         let state = HandshakeState()
         var externalKey: GnuTLSExternalKey?
-        if let identity {
-            let key = identity.privateKey
+        // A token key: logged in now, before the handshake (a wrong PIN or a missing token
+        // is thrown as itself); logged out when the handshake ends, either way.
+        var tokenSigner: TokenSigner?
+        defer { tokenSigner?.close() }
+        switch identity?.key {
+        case nil:
+            break
+        case let .stored(key)?:
             externalKey = GnuTLSExternalKey(modulusBitCount: key.modulusBitCount, pssRestriction: key.pssRestriction) { [state] request in
                 let signature: [UInt8]
                 switch request {
@@ -131,6 +140,21 @@ public final class RSATLSConnection {
                     signature = try key.signature(forDigestInfo: digestInfo)
                 case let .pssRSAE(hash, digest), let .pssPSS(hash, digest):
                     signature = try key.signature(forDigest: digest, hash: hash, padding: .pss(saltLength: .digestLength))
+                }
+                state.operations.append(RSATLSPrivateKeyOperation(scheme: request.schemeName, signatureByteCount: signature.count))
+                return signature
+            }
+        case let .token(key, pin)?:
+            let signer = try TokenSigner(key: key, pin: pin)
+            tokenSigner = signer
+            // NOTE: an rsaEncryption key only (a PSS-restricted key cannot be put on a token).
+            externalKey = GnuTLSExternalKey(modulusBitCount: key.publicKey.modulusBitCount) { [state] request in
+                let signature: [UInt8]
+                switch request {
+                case let .pkcs1v15DigestInfo(digestInfo):
+                    signature = try signer.signature(forDigestInfo: digestInfo)
+                case let .pssRSAE(hash, digest), let .pssPSS(hash, digest):
+                    signature = try signer.signature(forDigest: digest, hash: hash, padding: .pss(saltLength: .digestLength))
                 }
                 state.operations.append(RSATLSPrivateKeyOperation(scheme: request.schemeName, signatureByteCount: signature.count))
                 return signature
@@ -246,6 +270,13 @@ public final class RSATLSConnection {
         case let .transport(reason):
             return .tlsConnectionFailed(reason: reason.lowercased())
         case let .signingFailed(underlying):
+            // A token that failed mid-handshake (removed, logged out) is reported as itself.
+            if let tokenError = underlying as? RSAError {
+                switch tokenError {
+                case .tokenUnavailable, .tokenPINIncorrect, .tokenOperationFailed: return tokenError
+                default: break
+                }
+            }
             return .tlsHandshakeFailed(reason: "the client key could not sign: \(underlying.map { "\($0)" } ?? "unknown error")")
         case let .failed(reason):
             return .tlsHandshakeFailed(reason: reason)
