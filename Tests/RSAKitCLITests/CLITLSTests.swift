@@ -120,13 +120,7 @@ final class CLITLSTests: CLITestCase {
         // public key (openssl x509 -new -force_pubkey), so only rsakit can sign for it.
         try rsakitOK(["genpair", "--tag", "carol"])
         try rsakitOK(["export", "--tag", "carol", "--out", path("carol.pub")])
-        try Data("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n".utf8)
-            .write(to: URL(fileURLWithPath: path("carol.ext")))
-        // openssl x509 -new -force_pubkey carol.pub -subj /CN=carol -CA ca.pem -CAkey ca.key -set_serial 77 -days 30 -extfile carol.ext -out carol.pem
-        let made = try runProcess(opensslPath, ["x509", "-new", "-force_pubkey", path("carol.pub"), "-subj", "/CN=carol",
-                                                "-CA", pki.path("ca.pem"), "-CAkey", pki.path("ca.key"), "-set_serial", "77",
-                                                "-days", "30", "-extfile", path("carol.ext"), "-out", path("carol.pem")])
-        XCTAssertEqual(made.status, 0, made.stderr)
+        try pki.issueClientCertificate(openssl: opensslPath, publicKey: path("carol.pub"), subject: "/CN=carol", serial: 77, output: path("carol.pem"))
         try rsakitOK(["cert", "add", path("carol.pem"), "--label", "carol"])
         let server = try startServer()
         for flag in ["--tls1.2", "--tls1.3"] {

@@ -156,20 +156,15 @@ final class CLITokenTests: CLITestCase {
     // MARK: tls connect with a token key
 
     /// A key generated on the token, its public half certified by the TLS test CA
-    /// (`openssl x509 -new -force_pubkey tk.pub -subj /CN=token-client -CA ca.pem -CAkey ca.key
-    /// -set_serial 88 -days 30 -extfile client.ext`), the certificate added to the store
+    /// (``TLSTestPKI/issueClientCertificate(openssl:publicKey:subject:serial:output:)``,
+    /// `openssl x509 -new -force_pubkey`), the certificate added to the store
     /// with label `token-client`. Returns the PKI and the openssl path.
     private func tokenIdentity() throws -> (TLSTestPKI, String) {
         let openssl = try openssl()
         let pki = try TLSTestPKI.shared(openssl: openssl)
         try token(["genpair", "--tag", "tk", "--token", uri, "--token-pin", "pass:1234"])
         try token(["export", "--tag", "tk", "--out", path("tk.pub")])
-        try Data("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n".utf8)
-            .write(to: URL(fileURLWithPath: path("client.ext")))
-        let made = try runProcess(openssl, ["x509", "-new", "-force_pubkey", path("tk.pub"), "-subj", "/CN=token-client",
-                                            "-CA", pki.path("ca.pem"), "-CAkey", pki.path("ca.key"), "-set_serial", "88",
-                                            "-days", "30", "-extfile", path("client.ext"), "-out", path("tk.pem")])
-        XCTAssertEqual(made.status, 0, made.stderr)
+        try pki.issueClientCertificate(openssl: openssl, publicKey: path("tk.pub"), subject: "/CN=token-client", serial: 88, output: path("tk.pem"))
         try token(["cert", "add", path("tk.pem"), "--label", "token-client"])
         return (pki, openssl)
     }

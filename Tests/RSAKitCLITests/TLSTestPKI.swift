@@ -29,6 +29,23 @@ final class TLSTestPKI: @unchecked Sendable {
 
     func path(_ name: String) -> String { directory + "/" + name }
 
+    /// A clientAuth certificate from the test root for a public key only rsakit (or a token)
+    /// holds: `openssl x509 -new -force_pubkey PUB -subj SUBJECT -CA ca.pem -CAkey ca.key
+    /// -set_serial SERIAL -days 30 -extfile client.ext -out OUTPUT`.
+    /// - Parameters: `publicKey` a PEM public key file; `output` where the certificate goes.
+    func issueClientCertificate(openssl: String, publicKey: String, subject: String, serial: Int, output: String) throws {
+        let extensions = output + ".ext"
+        try Data("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n".utf8)
+            .write(to: URL(fileURLWithPath: extensions))
+        let made = try ChildProcess.run([openssl, "x509", "-new", "-force_pubkey", publicKey, "-subj", subject,
+                                         "-CA", path("ca.pem"), "-CAkey", path("ca.key"), "-set_serial", String(serial),
+                                         "-days", "30", "-extfile", extensions, "-out", output], directory: directory)
+        guard made.status == 0 else {
+            XCTFail("openssl x509 -new -force_pubkey \(publicKey): \(made.stderr)")
+            throw CocoaError(.fileWriteUnknown)
+        }
+    }
+
     private init(openssl: String) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-tls-pki-\(getpid())-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -129,32 +129,32 @@ public final class RSATLSConnection {
         // is thrown as itself); logged out when the handshake ends, either way.
         var tokenSigner: TokenSigner?
         defer { tokenSigner?.close() }
-        switch identity?.key {
-        case nil:
-            break
-        case let .stored(key)?:
-            externalKey = GnuTLSExternalKey(modulusBitCount: key.modulusBitCount, pssRestriction: key.pssRestriction) { [state] request in
-                let signature: [UInt8]
-                switch request {
-                case let .pkcs1v15DigestInfo(digestInfo):
-                    signature = try key.signature(forDigestInfo: digestInfo)
-                case let .pssRSAE(hash, digest), let .pssPSS(hash, digest):
-                    signature = try key.signature(forDigest: digest, hash: hash, padding: .pss(saltLength: .digestLength))
-                }
-                state.operations.append(RSATLSPrivateKeyOperation(scheme: request.schemeName, signatureByteCount: signature.count))
-                return signature
+        if let identity {
+            // The two signatures GnuTLS asks for: PKCS#1 v1.5 over its DigestInfo, and PSS
+            // over a digest with salt = hash length (RFC 8446 §4.2.3).
+            let signDigestInfo: ([UInt8]) throws -> [UInt8]
+            let signPSS: ([UInt8], RSAHashAlgorithm) throws -> [UInt8]
+            let pssRestriction: RSAPSSKeyRestriction?
+            switch identity.key {
+            case let .stored(key):
+                signDigestInfo = { try key.signature(forDigestInfo: $0) }
+                signPSS = { try key.signature(forDigest: $0, hash: $1, padding: .pss(saltLength: .digestLength)) }
+                pssRestriction = key.pssRestriction
+            case let .token(key, pin):
+                let signer = try TokenSigner(key: key, pin: pin)
+                tokenSigner = signer
+                signDigestInfo = { try signer.signature(forDigestInfo: $0) }
+                signPSS = { try signer.signature(forDigest: $0, hash: $1, padding: .pss(saltLength: .digestLength)) }
+                // NOTE: an rsaEncryption key only (a PSS-restricted key cannot be put on a token).
+                pssRestriction = nil
             }
-        case let .token(key, pin)?:
-            let signer = try TokenSigner(key: key, pin: pin)
-            tokenSigner = signer
-            // NOTE: an rsaEncryption key only (a PSS-restricted key cannot be put on a token).
-            externalKey = GnuTLSExternalKey(modulusBitCount: key.publicKey.modulusBitCount) { [state] request in
+            externalKey = GnuTLSExternalKey(modulusBitCount: identity.key.publicKey.modulusBitCount, pssRestriction: pssRestriction) { [state] request in
                 let signature: [UInt8]
                 switch request {
                 case let .pkcs1v15DigestInfo(digestInfo):
-                    signature = try signer.signature(forDigestInfo: digestInfo)
+                    signature = try signDigestInfo(digestInfo)
                 case let .pssRSAE(hash, digest), let .pssPSS(hash, digest):
-                    signature = try signer.signature(forDigest: digest, hash: hash, padding: .pss(saltLength: .digestLength))
+                    signature = try signPSS(digest, hash)
                 }
                 state.operations.append(RSATLSPrivateKeyOperation(scheme: request.schemeName, signatureByteCount: signature.count))
                 return signature
