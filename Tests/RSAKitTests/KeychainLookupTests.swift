@@ -30,6 +30,22 @@ final class KeychainLookupTests: KeychainTestCase {
         assertThrows(.itemNotFound(.item(id: added.public.itemID, itemClass: .key)), try store.item(id: added.public.itemID))
     }
 
+    /// The listing the PKCS#11 module reads: allKeychainItems() and each key item's public
+    /// key by item id (a private item's public half), from one reading of the files.
+    func testKeys_ListingWithPublicKeys_EveryItemHasItsKey() throws {
+        let store = try RSAKeyStore(path: storePath)
+        XCTAssertTrue(try store.allKeychainItemsWithPublicKeys().publicKeys.isEmpty)
+        let pair = try store.addKeyPair(KeychainTestKeys.keys[0], tag: "pair")
+        let lone = try store.addPublicKey(KeychainTestKeys.keys[1].publicKey, tag: "lone")
+        let (listing, publicKeys) = try store.allKeychainItemsWithPublicKeys()
+        XCTAssertEqual(listing.keys, try store.allKeychainItems().keys)
+        XCTAssertEqual(listing.keys.map(\.itemID).sorted(), [pair.public.itemID, pair.private.itemID, lone.itemID].sorted())
+        XCTAssertEqual(publicKeys.count, 3)
+        XCTAssertEqual(publicKeys[pair.public.itemID], KeychainTestKeys.keys[0].publicKey)
+        XCTAssertEqual(publicKeys[pair.private.itemID], KeychainTestKeys.keys[0].publicKey)
+        XCTAssertEqual(publicKeys[lone.itemID], KeychainTestKeys.keys[1].publicKey)
+    }
+
     func testCertificates_ListIsEmpty_OneItemIsNotFound() throws {
         let pki = try TestPKI.shared()
         let store = try RSAKeyStore(path: storePath)
