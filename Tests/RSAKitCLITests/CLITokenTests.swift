@@ -197,12 +197,7 @@ final class CLITokenTests: CLITestCase {
                                      environment: environment)
             XCTAssertEqual(result.status, 0, result.stderr)
             // s_server -www describes the session: the client certificate it verified and its signature.
-            let page = result.stdoutText
-            XCTAssertTrue(page.hasPrefix("HTTP/1.0 200 ok"), page)
-            XCTAssertTrue(page.contains("New, \(version), Cipher is"), page)
-            XCTAssertTrue(page.contains("Client certificate"), page)
-            XCTAssertTrue(page.contains("Subject: CN=token-client"), page)
-            XCTAssertTrue(page.contains("Peer signature type: RSA-PSS"), page)
+            TLSTestPKI.assertServerSawClientCertificate(result.stdoutText, version: version, subject: "CN=token-client")
             XCTAssertTrue(result.stderr.contains("client identity: tk (CN=token-client), sent"), result.stderr)
             XCTAssertTrue(result.stderr.contains("client signature: RSA-PSS-RSAE-SHA256, by token T (rsa_pss_rsae_sha256)"), result.stderr)
         }
