@@ -7,14 +7,9 @@ import RSAKit
 
 @_cdecl("rsakit_p11_SignInit")
 func rsakit_p11_SignInit(_ session: CK_SESSION_HANDLE, _ mechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ key: CK_OBJECT_HANDLE) -> CK_RV {
-    p11Entry { state in
-        guard try state.session(session).sign == nil else { return CK_RV(CKR_OPERATION_ACTIVE) }
-        guard let mechanism else { return CK_RV(CKR_ARGUMENTS_BAD) }
-        let scheme = try P11Mechanisms.signatureScheme(mechanism.pointee)
+    p11SignatureInit(session, mechanism, \.sign) { state, scheme in
         let privateKey = try state.privateKey(key)
-        try state.withSession(session) { $0.sign = P11SignOperation(
-            key: privateKey, input: P11SignatureInput(scheme: scheme, modulusByteCount: privateKey.modulusByteCount)) }
-        return CK_RV(CKR_OK)
+        return P11SignOperation(key: privateKey, input: P11SignatureInput(scheme: scheme, modulusByteCount: privateKey.modulusByteCount))
     }
 }
 
@@ -36,18 +31,7 @@ func rsakit_p11_Sign(
 
 @_cdecl("rsakit_p11_SignUpdate")
 func rsakit_p11_SignUpdate(_ session: CK_SESSION_HANDLE, _ part: UnsafeMutablePointer<UInt8>?, _ partLength: CK_ULONG) -> CK_RV {
-    p11Entry { state in
-        try state.withSession(session) { current in
-            guard current.sign != nil else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
-            do {
-                try current.sign?.input.update(P11Buffers.bytes(part, partLength))
-            } catch {
-                current.sign = nil
-                throw error
-            }
-            return CK_RV(CKR_OK)
-        }
-    }
+    p11SignatureUpdate(session, part, partLength, \.sign)
 }
 
 @_cdecl("rsakit_p11_SignFinal")
@@ -62,14 +46,9 @@ func rsakit_p11_SignFinal(
 
 @_cdecl("rsakit_p11_VerifyInit")
 func rsakit_p11_VerifyInit(_ session: CK_SESSION_HANDLE, _ mechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ key: CK_OBJECT_HANDLE) -> CK_RV {
-    p11Entry { state in
-        guard try state.session(session).verify == nil else { return CK_RV(CKR_OPERATION_ACTIVE) }
-        guard let mechanism else { return CK_RV(CKR_ARGUMENTS_BAD) }
-        let scheme = try P11Mechanisms.signatureScheme(mechanism.pointee)
+    p11SignatureInit(session, mechanism, \.verify) { state, scheme in
         let publicKey = try state.publicKey(key)
-        try state.withSession(session) { $0.verify = P11VerifyOperation(
-            key: publicKey, input: P11SignatureInput(scheme: scheme, modulusByteCount: publicKey.modulusByteCount)) }
-        return CK_RV(CKR_OK)
+        return P11VerifyOperation(key: publicKey, input: P11SignatureInput(scheme: scheme, modulusByteCount: publicKey.modulusByteCount))
     }
 }
 
@@ -93,18 +72,7 @@ func rsakit_p11_Verify(
 
 @_cdecl("rsakit_p11_VerifyUpdate")
 func rsakit_p11_VerifyUpdate(_ session: CK_SESSION_HANDLE, _ part: UnsafeMutablePointer<UInt8>?, _ partLength: CK_ULONG) -> CK_RV {
-    p11Entry { state in
-        try state.withSession(session) { current in
-            guard current.verify != nil else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
-            do {
-                try current.verify?.input.update(P11Buffers.bytes(part, partLength))
-            } catch {
-                current.verify = nil
-                throw error
-            }
-            return CK_RV(CKR_OK)
-        }
-    }
+    p11SignatureUpdate(session, part, partLength, \.verify)
 }
 
 @_cdecl("rsakit_p11_VerifyFinal")
@@ -143,4 +111,42 @@ func rsakit_p11_Decrypt(
         produce: { operation in
             try operation.key.decrypt(P11Buffers.bytes(encrypted, encryptedLength), padding: operation.padding)
         })
+}
+
+/// C_SignInit and C_VerifyInit (§5.12, §5.13): CKR_OPERATION_ACTIVE when the session has one
+/// at `operation` already; else the mechanism is checked, `make` builds the operation (and
+/// looks up the key) and it is stored in the session.
+private func p11SignatureInit<Operation: P11SignatureOperation>(
+    _ session: CK_SESSION_HANDLE, _ mechanism: UnsafeMutablePointer<CK_MECHANISM>?,
+    _ operation: WritableKeyPath<P11Session, Operation?>,
+    _ make: (inout P11ModuleState, P11SignatureScheme) throws -> Operation
+) -> CK_RV {
+    p11Entry { state in
+        guard try state.session(session)[keyPath: operation] == nil else { return CK_RV(CKR_OPERATION_ACTIVE) }
+        guard let mechanism else { return CK_RV(CKR_ARGUMENTS_BAD) }
+        let scheme = try P11Mechanisms.signatureScheme(mechanism.pointee)
+        let made = try make(&state, scheme)
+        try state.withSession(session) { $0[keyPath: operation] = made }
+        return CK_RV(CKR_OK)
+    }
+}
+
+/// C_SignUpdate and C_VerifyUpdate: one more part of the message into the operation at
+/// `operation`; CKR_OPERATION_NOT_INITIALIZED without one, and any failure ends it (§5.2).
+private func p11SignatureUpdate<Operation: P11SignatureOperation>(
+    _ session: CK_SESSION_HANDLE, _ part: UnsafeMutablePointer<UInt8>?, _ partLength: CK_ULONG,
+    _ operation: WritableKeyPath<P11Session, Operation?>
+) -> CK_RV {
+    p11Entry { state in
+        try state.withSession(session) { current in
+            guard current[keyPath: operation] != nil else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
+            do {
+                try current[keyPath: operation]?.input.update(P11Buffers.bytes(part, partLength))
+            } catch {
+                current[keyPath: operation] = nil
+                throw error
+            }
+            return CK_RV(CKR_OK)
+        }
+    }
 }

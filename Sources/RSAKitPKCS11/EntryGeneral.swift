@@ -31,7 +31,13 @@ func rsakit_p11_Initialize(_ initArgs: UnsafeMutableRawPointer?) -> CK_RV {
         state.initializedProcess = getpid()
         // RSAKIT_STORE, else $XDG_DATA_HOME/rsakit or ~/.local/share/rsakit, as the CLI does;
         // "" (no token) when none of them gives a folder.
-        state.storePath = (try? RSAKeyStore.defaultLocation()) ?? ""
+        // Only the three variables it reads, with getenv: copying the whole environment into
+        // a dictionary (ProcessInfo) was a tenth of the module's own work in a signing process.
+        var environment: [String: String] = [:]
+        for name in ["RSAKIT_STORE", "XDG_DATA_HOME", "HOME"] {
+            if let value = getenv(name) { environment[name] = String(cString: value) }
+        }
+        state.storePath = (try? RSAKeyStore.defaultLocation(environment: environment)) ?? ""
         return CK_RV(CKR_OK)
     }
 }

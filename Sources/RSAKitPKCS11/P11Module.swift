@@ -11,14 +11,20 @@ import Glibc
 import Musl
 #endif
 
+/// A signature or verification in progress: what C_SignUpdate and C_VerifyUpdate feed.
+protocol P11SignatureOperation {
+    /// The message (or its running hash) so far.
+    var input: P11SignatureInput { get set }
+}
+
 /// A signature in progress in a session.
-struct P11SignOperation {
+struct P11SignOperation: P11SignatureOperation {
     let key: RSAPrivateKey
     var input: P11SignatureInput
 }
 
 /// A verification in progress.
-struct P11VerifyOperation {
+struct P11VerifyOperation: P11SignatureOperation {
     let key: RSAPublicKey
     var input: P11SignatureInput
 }

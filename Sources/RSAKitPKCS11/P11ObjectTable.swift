@@ -20,19 +20,19 @@ struct P11ObjectTable {
     ///   - privateKeysArePrivate: CKA_PRIVATE of private keys (true for a protected store).
     /// - Throws: RSAKit's store errors (the listing itself failed).
     mutating func reload(from store: RSAKeyStore, privateKeysArePrivate: Bool) throws {
-        let listing = try store.allKeychainItems()
+        // One reading of each item file gives the listing and the keys (no second read by tag).
+        let (listing, publicKeys) = try store.allKeychainItemsWithPublicKeys()
         var fresh: [CK_OBJECT_HANDLE: P11Object] = [:]
         let publicFingerprints = Set(listing.keys.filter { $0.keyClass == .public }.map(\.fingerprint))
         for item in listing.keys {
             let label = item.label ?? item.applicationTag
             switch item.keyClass {
             case .public:
-                guard let key = try? store.publicKey(tag: item.applicationTag) else { continue }
+                guard let key = publicKeys[item.itemID] else { continue }
                 fresh[handle(for: "public:" + item.itemID)] = .publicKey(key, label: label)
             case .private:
                 // The public half of a sealed item is readable without the passphrase.
-                guard let key = try? store.publicKeyOfAnyItem(tag: item.applicationTag),
-                      key.fingerprint == item.fingerprint else { continue }
+                guard let key = publicKeys[item.itemID], key.fingerprint == item.fingerprint else { continue }
                 fresh[handle(for: "private:" + item.itemID)] = .privateKey(
                     tag: item.applicationTag, publicKey: key, label: label, isPrivate: privateKeysArePrivate)
                 if !publicFingerprints.contains(item.fingerprint) {

@@ -28,6 +28,14 @@ final class CLITokenTests: CLITestCase {
         XCTAssertEqual(initialised.status, 0, initialised.stderr)
     }
 
+    override func tearDownWithError() throws {
+        for server in servers { server.stop() }
+        servers = []
+        try super.tearDownWithError()
+    }
+
+    private var servers: [TLSTestServer] = []
+
     private func tool(_ name: String) throws -> String {
         guard let found = [TestTools.path(of: name), "/usr/bin/\(name)"].compactMap({ $0 })
             .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
@@ -143,5 +151,95 @@ final class CLITokenTests: CLITestCase {
         try token(["store", "unprotect", "--store-passin", "pass:storepw"])
         XCTAssertTrue(try token(["list"]).stdoutText.contains("tk  [token: T]"))
         XCTAssertEqual(try token(["decrypt", "--tag", "tk", "--in", path("c"), "--token-pin", "pass:1234"]).stdoutText, "m\n")
+    }
+
+    // MARK: tls connect with a token key
+
+    /// A key generated on the token, its public half certified by the TLS test CA
+    /// (``TLSTestPKI/issueClientCertificate(openssl:publicKey:subject:serial:output:)``,
+    /// `openssl x509 -new -force_pubkey`), the certificate added to the store
+    /// with label `token-client`. Returns the PKI and the openssl path.
+    private func tokenIdentity() throws -> (TLSTestPKI, String) {
+        let openssl = try openssl()
+        let pki = try TLSTestPKI.shared(openssl: openssl)
+        try token(["genpair", "--tag", "tk", "--token", uri, "--token-pin", "pass:1234"])
+        try token(["export", "--tag", "tk", "--out", path("tk.pub")])
+        try pki.issueClientCertificate(openssl: openssl, publicKey: path("tk.pub"), subject: "/CN=token-client", serial: 88, output: path("tk.pem"))
+        try token(["cert", "add", path("tk.pem"), "--label", "token-client"])
+        return (pki, openssl)
+    }
+
+    /// `openssl s_server -Verify 1 -verify_return_error -CAfile ca.pem ... -www` on
+    /// 127.0.0.1: a client certificate from the test CA is required.
+    private func startServer(_ pki: TLSTestPKI, openssl: String, extra: [String] = []) throws -> TLSTestServer {
+        let server = try TLSTestServer(openssl: openssl, arguments: [
+            "-Verify", "1", "-verify_return_error", "-CAfile", pki.path("ca.pem"),
+            "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"), "-key", pki.path("srv.key"), "-www"] + extra,
+                                       directory: workDirectory.path)
+        servers.append(server)
+        return server
+    }
+
+    /// `rsakit tls connect` under `timeout -k 5 60`, sending an HTTP request.
+    private func connect(_ server: TLSTestServer, _ options: [String], environment: [String: String?]) throws -> Result {
+        let result = try runProcess("/usr/bin/timeout", ["-k", "5", "60", Self.binary.path, "tls", "connect", "127.0.0.1:\(server.port)",
+                                                         "--timeout", "20"] + options,
+                                    stdin: Array("GET / HTTP/1.0\r\n\r\n".utf8), environment: environment)
+        XCTAssertNotEqual(result.status, 124, "rsakit tls connect hung: \(result.stderr)")
+        return result
+    }
+
+    func testTLSConnect_TokenKey_ServerSawTheClientCertificate() throws {
+        let (pki, openssl) = try tokenIdentity()
+        let server = try startServer(pki, openssl: openssl)
+        for (flag, version) in [("--tls1.2", "TLSv1.2"), ("--tls1.3", "TLSv1.3")] {
+            let result = try connect(server, ["--tag", "tk", "--anchor", pki.path("ca.pem"), flag, "-v", "--token-pin", "pass:1234"],
+                                     environment: environment)
+            XCTAssertEqual(result.status, 0, result.stderr)
+            // s_server -www describes the session: the client certificate it verified and its signature.
+            TLSTestPKI.assertServerSawClientCertificate(result.stdoutText, version: version, subject: "CN=token-client")
+            XCTAssertTrue(result.stderr.contains("client identity: tk (CN=token-client), sent"), result.stderr)
+            XCTAssertTrue(result.stderr.contains("client signature: RSA-PSS-RSAE-SHA256, by token T (rsa_pss_rsae_sha256)"), result.stderr)
+        }
+        // By the certificate's label, the PIN from RSAKIT_TOKEN_PIN.
+        var env = environment
+        env["RSAKIT_TOKEN_PIN"] = "pass:1234"
+        let byLabel = try connect(server, ["--identity", "token-client", "--anchor", pki.path("ca.pem"), "-v"], environment: env)
+        XCTAssertEqual(byLabel.status, 0, byLabel.stderr)
+        XCTAssertTrue(byLabel.stdoutText.contains("Subject: CN=token-client"), byLabel.stdoutText)
+        XCTAssertTrue(byLabel.stderr.contains("by token T"), byLabel.stderr)
+    }
+
+    func testTLSConnect_TokenKey_TLS12PKCS1SignsTheDigestInfoOnTheToken() throws {
+        let (pki, openssl) = try tokenIdentity()
+        // -client_sigalgs limits what the server accepts in the client's CertificateVerify.
+        let server = try startServer(pki, openssl: openssl, extra: ["-client_sigalgs", "RSA+SHA384"])
+        let result = try connect(server, ["--tag", "tk", "--anchor", pki.path("ca.pem"), "--tls1.2", "-v", "--token-pin", "pass:1234"],
+                                 environment: environment)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdoutText.contains("Subject: CN=token-client"), result.stdoutText)
+        XCTAssertTrue(result.stdoutText.contains("Peer signature type: RSA\n"), result.stdoutText)
+        XCTAssertTrue(result.stdoutText.contains("Peer signing digest: SHA384"), result.stdoutText)
+        // DigestInfo for SHA-384: 19-byte prefix + 48-byte hash, padded and signed by CKM_RSA_PKCS.
+        XCTAssertTrue(result.stderr.contains("client signature: RSA-SHA384, by token T (rsa_pkcs1 (DigestInfo, 67 bytes))"), result.stderr)
+    }
+
+    func testTLSConnect_TokenKey_WrongPINAndRemovedTokenAreClearErrorsStoreUnchanged() throws {
+        let (pki, openssl) = try tokenIdentity()
+        let server = try startServer(pki, openssl: openssl)
+        let before = try storeSnapshot()
+        // The login comes before the handshake: no client certificate reaches the server.
+        let wrong = try connect(server, ["--tag", "tk", "--anchor", pki.path("ca.pem"), "--token-pin", "pass:0000"], environment: environment)
+        assertFailure(wrong, status: 65, contains: "wrong token PIN")
+        XCTAssertEqual(wrong.stdout, [])
+        XCTAssertFalse(server.log.contains("CN = token-client"), server.log)
+        // Standard input is the data for the server, so it cannot carry the PIN.
+        assertFailure(try connect(server, ["--tag", "tk", "--anchor", pki.path("ca.pem"), "--token-pin", "stdin"], environment: environment),
+                      status: 64, contains: "--token-pin stdin cannot be used here")
+        try FileManager.default.removeItem(atPath: tokenDirectory)
+        let removed = try connect(server, ["--tag", "tk", "--anchor", pki.path("ca.pem"), "--token-pin", "pass:1234"], environment: environment)
+        assertFailure(removed, status: 66, contains: "token unavailable")
+        XCTAssertEqual(removed.stdout, [])
+        XCTAssertEqual(try storeSnapshot(), before)
     }
 }

@@ -29,6 +29,35 @@ final class TLSTestPKI: @unchecked Sendable {
 
     func path(_ name: String) -> String { directory + "/" + name }
 
+    /// Check the page `openssl s_server -www` answered with: an HTTP 200 for a session of
+    /// `version` ("TLSv1.3"), in which the server verified a client certificate with `subject`
+    /// ("CN=alice, O=RSAKit Tests") signed with RSA-PSS (CertificateVerify).
+    static func assertServerSawClientCertificate(_ page: String, version: String, subject: String,
+                                                 file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertTrue(page.hasPrefix("HTTP/1.0 200 ok"), page, file: file, line: line)
+        XCTAssertTrue(page.contains("New, \(version), Cipher is"), page, file: file, line: line)
+        XCTAssertTrue(page.contains("Client certificate"), page, file: file, line: line)
+        XCTAssertTrue(page.contains("Subject: \(subject)"), page, file: file, line: line)
+        XCTAssertTrue(page.contains("Peer signature type: RSA-PSS"), page, file: file, line: line)
+    }
+
+    /// A clientAuth certificate from the test root for a public key only rsakit (or a token)
+    /// holds: `openssl x509 -new -force_pubkey PUB -subj SUBJECT -CA ca.pem -CAkey ca.key
+    /// -set_serial SERIAL -days 30 -extfile client.ext -out OUTPUT`.
+    /// - Parameters: `publicKey` a PEM public key file; `output` where the certificate goes.
+    func issueClientCertificate(openssl: String, publicKey: String, subject: String, serial: Int, output: String) throws {
+        let extensions = output + ".ext"
+        try Data("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n".utf8)
+            .write(to: URL(fileURLWithPath: extensions))
+        let made = try ChildProcess.run([openssl, "x509", "-new", "-force_pubkey", publicKey, "-subj", subject,
+                                         "-CA", path("ca.pem"), "-CAkey", path("ca.key"), "-set_serial", String(serial),
+                                         "-days", "30", "-extfile", extensions, "-out", output], directory: directory)
+        guard made.status == 0 else {
+            XCTFail("openssl x509 -new -force_pubkey \(publicKey): \(made.stderr)")
+            throw CocoaError(.fileWriteUnknown)
+        }
+    }
+
     private init(openssl: String) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-tls-pki-\(getpid())-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

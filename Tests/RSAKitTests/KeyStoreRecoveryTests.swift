@@ -13,7 +13,7 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
 
     func testDamagedItems_AreReportedWithTagAndPathAndTheRestStaysUsable() throws {
         let store = try RSAKeyStore(path: storePath)
-        for tag in ["good", "truncated", "badpem", "swapped", "empty", "garbage", "wrongplace", "classmix"] {
+        for tag in ["good", "truncated", "badpem", "swapped", "empty", "garbage", "wrongplace", "classmix", "twoblocks"] {
             try store.addKeyPair(tag == "swapped" ? StoreTestKeys.b : StoreTestKeys.a, tag: tag)
         }
         func path(_ tag: String, _ keyClass: RSAKeyClass = .private) -> String { itemFile(store, tag, keyClass) }
@@ -42,11 +42,15 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
         mixed = mixed.replacingOccurrences(of: "\"keyClass\":\"public\"", with: "\"keyClass\":\"private\"")
         mixed = mixed.replacingOccurrences(of: "-public-", with: "-private-")
         write(path("classmix"), Array(mixed.utf8))
+        // A second key block after the item's own: one "-----BEGIN " too many.
+        let twoBlocks = bytes(path("twoblocks"))
+        let goodText = String(decoding: bytes(path("good")), as: UTF8.self)
+        write(path("twoblocks"), twoBlocks + Array(goodText.suffix(from: goodText.range(of: "-----BEGIN")!.lowerBound).utf8))
 
         let expectations: [(String, String)] = [
             ("truncated", "truncated"), ("badpem", "does not parse"), ("swapped", "fingerprint"),
             ("empty", "empty"), ("garbage", "does not start with"), ("wrongplace", "file name"),
-            ("classmix", "PRIVATE KEY"),
+            ("classmix", "PRIVATE KEY"), ("twoblocks", "followed by other data"),
         ]
         for (tag, reasonFragment) in expectations {
             XCTAssertThrowsError(try store.privateKey(tag: tag), tag) { error in
@@ -63,7 +67,7 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
         // The store stays usable: open, list, read, write, delete and replace damaged items.
         let reopened = try RSAKeyStore(path: storePath)
         let listing = try reopened.allItems()
-        XCTAssertEqual(listing.items.count, 8 + 1)  // 8 public items and the good private one
+        XCTAssertEqual(listing.items.count, 9 + 1)  // 9 public items and the good private one
         XCTAssertEqual(Set(listing.problems.map(\.path)), Set(expectations.map { path($0.0) }))
         let byPath = Dictionary(uniqueKeysWithValues: listing.problems.map { ($0.path, $0) })
         XCTAssertEqual(byPath[path("swapped")]?.applicationTag, "swapped")

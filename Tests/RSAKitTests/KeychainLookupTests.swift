@@ -30,6 +30,22 @@ final class KeychainLookupTests: KeychainTestCase {
         assertThrows(.itemNotFound(.item(id: added.public.itemID, itemClass: .key)), try store.item(id: added.public.itemID))
     }
 
+    /// The listing the PKCS#11 module reads: allKeychainItems() and each key item's public
+    /// key by item id (a private item's public half), from one reading of the files.
+    func testKeys_ListingWithPublicKeys_EveryItemHasItsKey() throws {
+        let store = try RSAKeyStore(path: storePath)
+        XCTAssertTrue(try store.allKeychainItemsWithPublicKeys().publicKeys.isEmpty)
+        let pair = try store.addKeyPair(KeychainTestKeys.keys[0], tag: "pair")
+        let lone = try store.addPublicKey(KeychainTestKeys.keys[1].publicKey, tag: "lone")
+        let (listing, publicKeys) = try store.allKeychainItemsWithPublicKeys()
+        XCTAssertEqual(listing.keys, try store.allKeychainItems().keys)
+        XCTAssertEqual(listing.keys.map(\.itemID).sorted(), [pair.public.itemID, pair.private.itemID, lone.itemID].sorted())
+        XCTAssertEqual(publicKeys.count, 3)
+        XCTAssertEqual(publicKeys[pair.public.itemID], KeychainTestKeys.keys[0].publicKey)
+        XCTAssertEqual(publicKeys[pair.private.itemID], KeychainTestKeys.keys[0].publicKey)
+        XCTAssertEqual(publicKeys[lone.itemID], KeychainTestKeys.keys[1].publicKey)
+    }
+
     func testCertificates_ListIsEmpty_OneItemIsNotFound() throws {
         let pki = try TestPKI.shared()
         let store = try RSAKeyStore(path: storePath)
@@ -83,6 +99,31 @@ final class KeychainLookupTests: KeychainTestCase {
         XCTAssertEqual(try store.identity(for: stored).certificate, stored)
         XCTAssertEqual(try RSATLSClientIdentity(store: store, label: "server.rsakit.test").privateKey, leafKey)
         XCTAssertEqual(try RSATLSClientIdentity(store: store, tag: "server-key").certificate.fingerprint, stored.fingerprint)
+    }
+
+    /// An identity whose private key is on a token: without a tokenPIN closure the store
+    /// initialisers throw keyOnToken; with one, they ask it (once, with the item's reference)
+    /// and give a `.token` key. No token is touched here (the module path does not exist).
+    func testIdentities_KeyOnAToken_PINAskedOnlyThenAndTheKeyIsATokenKey() throws {
+        let pki = try TestPKI.shared()
+        let store = try RSAKeyStore(path: storePath)
+        let leafKey = try RSAPrivateKey(pemRepresentation: pki.read("leaf.key"))
+        let reference = RSATokenReference(modulePath: "/nonexistent/module.so", tokenLabel: "T", tokenSerial: "1234", objectID: [0xAB, 0x01])
+        try store.addTokenKeyPair(RSATokenKey(reference: reference, publicKey: leafKey.publicKey), tag: "server-key")
+        try store.addCertificate(try pki.certificate("server"))
+        assertThrows(.keyOnToken(tag: "server-key"), try RSATLSClientIdentity(store: store, tag: "server-key"))
+        assertThrows(.keyOnToken(tag: "server-key"), try RSATLSClientIdentity(store: store, label: "server.rsakit.test"))
+        var asked: [RSATokenReference] = []
+        let identity = try RSATLSClientIdentity(store: store, tag: "server-key") { asked.append($0); return RSASecretBytes(utf8: "1234") }
+        XCTAssertEqual(asked, [reference])
+        XCTAssertNil(identity.privateKey)
+        guard case let .token(tokenKey, pin) = identity.key else { return XCTFail("expected a token key, got \(identity.key)") }
+        XCTAssertEqual(tokenKey.reference, reference)
+        XCTAssertEqual(tokenKey.publicKey, leafKey.publicKey)
+        XCTAssertEqual(identity.key.publicKey, leafKey.publicKey)
+        XCTAssertEqual(pin.withUnsafeBytes { Array($0) }, Array("1234".utf8))
+        // A PIN source that fails: its error, nothing else.
+        assertThrows(.tokenPINIncorrect, try RSATLSClientIdentity(store: store, label: "server.rsakit.test") { _ in throw RSAError.tokenPINIncorrect })
     }
 
     func testGenericPasswords_ListIsEmpty_OneItemIsNotFound() throws {

@@ -220,7 +220,7 @@ extension RSAKeyStore {
     ///
     /// - Returns: the identities; `[]` when no certificate has the label or none of them has
     ///   its private key in the store (a list lookup never throws `RSAError.itemNotFound`;
-    ///   ``RSATLSClientIdentity/init(store:label:)``, which takes one, does).
+    ///   ``RSATLSClientIdentity/init(store:label:tokenPIN:)``, which takes one, does).
     /// - Throws: `RSAError.storeIOError`.
     public func identities(label: String) throws -> [RSAIdentityItem] {
         try certificates(label: label).compactMap { try identityIfPresent(for: $0) }

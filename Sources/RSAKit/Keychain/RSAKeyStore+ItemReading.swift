@@ -128,7 +128,7 @@ extension RSAKeyStore {
             throw damaged("the PEM block is not \"\(label)\"")
         }
         guard pem.hasSuffix("-----END \(label)-----\n"),
-              pem.ranges(of: "-----BEGIN ").count == 1 else {
+              StoreItemRecord.occurrenceCount(of: "-----BEGIN ", in: pem) == 1 else {
             throw damaged("the PEM block is truncated or followed by other data")
         }
         let publicKey: RSAPublicKey
@@ -170,8 +170,8 @@ extension RSAKeyStore {
         damaged: (String) -> RSAError
     ) throws -> LoadedItem {
         let end = "-----END PUBLIC KEY-----\n"
-        guard body.hasPrefix("-----BEGIN PUBLIC KEY-----\n"), let endRange = body.ranges(of: end).first,
-              body.ranges(of: "-----BEGIN ").count == 1 else {
+        guard body.hasPrefix("-----BEGIN PUBLIC KEY-----\n"), let endRange = body.firstRange(of: end),
+              StoreItemRecord.occurrenceCount(of: "-----BEGIN ", in: body) == 1 else {
             throw damaged("the sealed item has no public key block")
         }
         let pem = String(body[..<endRange.upperBound])

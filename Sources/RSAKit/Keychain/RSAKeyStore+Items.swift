@@ -6,7 +6,19 @@ extension RSAKeyStore {
     ///
     /// - Throws: `RSAError.storeIOError` when a store folder cannot be listed.
     public func allKeychainItems() throws -> RSAKeychainListing {
-        let keys = try allItems()
+        try allKeychainItemsWithPublicKeys().listing
+    }
+
+    /// ``allKeychainItems()`` and the public key of every listed key item, by
+    /// ``RSAKeyItemAttributes/itemID`` (for a private item, its public half: readable without
+    /// the passphrase in a protected store), from the same one reading of each item file
+    /// (the PKCS#11 module's object table needs both; reading the keys again by tag cost it
+    /// a second and third parse of each item).
+    ///
+    /// - Returns: the listing, exactly as ``allKeychainItems()`` gives it, and the keys.
+    /// - Throws: as ``allKeychainItems()``.
+    public func allKeychainItemsWithPublicKeys() throws -> (listing: RSAKeychainListing, publicKeys: [String: RSAPublicKey]) {
+        let (keys, publicKeys) = try allItemsWithPublicKeys()
         var passwords: [RSAGenericPasswordAttributes] = []
         var internetPasswords: [RSAInternetPasswordAttributes] = []
         var certificates: [RSACertificateAttributes] = []
@@ -41,10 +53,10 @@ extension RSAKeyStore {
             return $0.account.utf8.lexicographicallyPrecedes($1.account.utf8)
         }
         internetPasswords.sort { $0.key.description.utf8.lexicographicallyPrecedes($1.key.description.utf8) }
-        return RSAKeychainListing(
+        return (RSAKeychainListing(
             keys: keys.items, passwords: passwords, internetPasswords: internetPasswords,
             certificates: RSAKeyStore.sortedCertificates(certificates),
-            problems: problems.sorted { $0.path < $1.path })
+            problems: problems.sorted { $0.path < $1.path }), publicKeys)
     }
 
     /// The item with this item id, of any class (`kSecValuePersistentRef`). Opens one file.

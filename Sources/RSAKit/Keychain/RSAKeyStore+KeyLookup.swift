@@ -121,7 +121,14 @@ extension RSAKeyStore {
     ///
     /// - Throws: `RSAError.storeIOError` when a store folder cannot be listed.
     public func allItems() throws -> RSAKeyStoreListing {
+        try allItemsWithPublicKeys().listing
+    }
+
+    /// ``allItems()`` and the public key of every listed item by item id (a private item's
+    /// public half), from the same one reading of each file.
+    func allItemsWithPublicKeys() throws -> (listing: RSAKeyStoreListing, publicKeys: [String: RSAPublicKey]) {
         try withReadLock {
+            var publicKeys: [String: RSAPublicKey] = [:]
             var items: [RSAKeyItemAttributes] = []
             var problems: [RSAKeyStoreProblem] = []
             for keyClass in RSAKeyClass.allCases {
@@ -142,6 +149,7 @@ extension RSAKeyStore {
                         do {
                             if let loaded = try loadItem(keyClass, tagHash: tagHash, knownTag: nil) {
                                 items.append(loaded.attributes)
+                                publicKeys[loaded.attributes.itemID] = loaded.publicKey
                             }
                         } catch let error as RSAError {
                             problems.append(RSAKeyStoreProblem(
@@ -151,8 +159,8 @@ extension RSAKeyStore {
                     }
                 }
             }
-            return RSAKeyStoreListing(
-                items: RSAKeyStore.sorted(items), problems: problems.sorted { $0.path < $1.path })
+            return (RSAKeyStoreListing(items: RSAKeyStore.sorted(items), problems: problems.sorted { $0.path < $1.path }),
+                    publicKeys)
         }
     }
 }

@@ -58,6 +58,20 @@ internal enum StoreItemRecord {
     /// 4096 bytes escaped as JSON at most 24 KiB.
     static let maximumFileByteCount = 64 * 1024
 
+    /// How many times `needle` (not empty) occurs in `text`, compared as UTF-8 bytes. For
+    /// "-----BEGIN ", which cannot overlap itself, the count `ranges(of:)` gives; a byte
+    /// loop instead of _StringProcessing's search, which took about a quarter of the time of
+    /// reading an item file (callgrind, a PKCS#11 signing process).
+    static func occurrenceCount(of needle: String, in text: String) -> Int {
+        let pattern = Array(needle.utf8), bytes = Array(text.utf8)
+        guard !pattern.isEmpty, bytes.count >= pattern.count else { return 0 }
+        var count = 0
+        for start in 0...(bytes.count - pattern.count) where bytes[start] == pattern[0] {
+            if bytes[start..<start + pattern.count].elementsEqual(pattern) { count += 1 }
+        }
+        return count
+    }
+
     /// The bytes of an item file.
     static func encode(_ metadata: StoreItemMetadata, pem: String) throws -> [UInt8] {
         let encoder = JSONEncoder()

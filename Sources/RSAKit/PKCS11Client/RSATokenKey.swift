@@ -131,15 +131,23 @@ public struct RSATokenKey: Sendable {
         guard digest.count == hash.digestByteCount else {
             throw RSAError.digestLengthMismatch(byteCount: digest.count, expected: hash.digestByteCount)
         }
-        let k = publicKey.modulusByteCount
-        let mechanism: CK_MECHANISM_TYPE
-        let parameter: [UInt8]?
-        let input: [UInt8]
+        let (mechanism, parameter, input) = try signingMechanism(forDigest: digest, hash: hash, padding: padding)
+        return try withPrivateKey(pin: pin) { session, object in
+            try session.run(.sign, mechanism: mechanism, parameter: parameter, object: object, input: input, outputCapacity: publicKey.modulusByteCount)
+        }
+    }
+
+    /// The C_SignInit mechanism, its parameter bytes and the C_Sign input for a signature
+    /// over `digest` (hLen bytes, checked by the caller): CKM_RSA_PKCS over the DigestInfo
+    /// (RFC 8017 §9.2 steps 1-2 done here), or CKM_RSA_PKCS_PSS over the digest with a
+    /// CK_RSA_PKCS_PSS_PARAMS.
+    /// - Throws: `RSAError.keyRestricted` for a PSS hash PKCS#11 cannot name;
+    ///   `RSAError.saltLengthInvalid`.
+    internal func signingMechanism(forDigest digest: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding) throws
+        -> (mechanism: CK_MECHANISM_TYPE, parameter: [UInt8]?, input: [UInt8]) {
         switch padding {
         case .pkcs1v15:
-            mechanism = CK_MECHANISM_TYPE(CKM_RSA_PKCS)
-            parameter = nil
-            input = try EMSAPKCS1v15.digestInfo(digest: digest, hash: hash)
+            return (CK_MECHANISM_TYPE(CKM_RSA_PKCS), nil, try EMSAPKCS1v15.digestInfo(digest: digest, hash: hash))
         case let .pss(saltLength), let .pssMGF1(_, saltLength):
             var mgfHash = hash
             if case let .pssMGF1(named, _) = padding { mgfHash = named }
@@ -158,12 +166,7 @@ public struct RSATokenKey: Sendable {
                 throw RSAError.saltLengthInvalid(byteCount: sLen, maximum: max(0, emLen - hLen - 2))
             }
             var params = CK_RSA_PKCS_PSS_PARAMS(hashAlg: hashMechanism, mgf: mgf, sLen: CK_ULONG(sLen))
-            parameter = withUnsafeBytes(of: &params) { Array($0) }
-            mechanism = CK_MECHANISM_TYPE(CKM_RSA_PKCS_PSS)
-            input = digest
-        }
-        return try withPrivateKey(pin: pin) { session, object in
-            try session.run(.sign, mechanism: mechanism, parameter: parameter, object: object, input: input, outputCapacity: k)
+            return (CK_MECHANISM_TYPE(CKM_RSA_PKCS_PSS), withUnsafeBytes(of: &params) { Array($0) }, digest)
         }
     }
 
@@ -202,14 +205,26 @@ public struct RSATokenKey: Sendable {
     /// the one the reference's public key names (a token re-initialised with other keys under
     /// the same id would otherwise sign with the wrong key).
     internal func withPrivateKey<R>(pin: RSASecretBytes, _ body: (TokenSession, CK_OBJECT_HANDLE) throws -> R) throws -> R {
+        let (session, object) = try openPrivateKey(pin: pin)
+        defer { session.close() }
+        return try body(session, object)
+    }
+
+    /// ``withPrivateKey(pin:_:)`` without the scope: the caller closes the session
+    /// (``TokenSigner`` keeps it open for a TLS handshake).
+    internal func openPrivateKey(pin: RSASecretBytes) throws -> (TokenSession, CK_OBJECT_HANDLE) {
         let uri = RSATokenURI(modulePath: reference.modulePath, tokenLabel: reference.tokenLabel, tokenSerial: reference.tokenSerial)
         let session = try TokenSession(uri: uri, pin: pin)
-        defer { session.close() }
-        let object = try session.findObject(class: CK_OBJECT_CLASS(CKO_PRIVATE_KEY), id: reference.objectID)
-        guard try session.publicKey(of: object) == publicKey else {
-            throw RSAError.tokenUnavailable(reason: "the key with id \(reference.objectIDHex) on token '\(reference.tokenLabel)' is not the stored key")
+        do {
+            let object = try session.findObject(class: CK_OBJECT_CLASS(CKO_PRIVATE_KEY), id: reference.objectID)
+            guard try session.publicKey(of: object) == publicKey else {
+                throw RSAError.tokenUnavailable(reason: "the key with id \(reference.objectIDHex) on token '\(reference.tokenLabel)' is not the stored key")
+            }
+            return (session, object)
+        } catch {
+            session.close()
+            throw error
         }
-        return try body(session, object)
     }
 
     /// CKM_RSA_PKCS_OAEP and its CK_RSA_PKCS_OAEP_PARAMS bytes for `oaep`.

@@ -115,7 +115,10 @@ public final class RSATLSConnection {
     ///   certificates); `RSAError.tlsClientCertificateRejected` (TLS 1.2: during the
     ///   handshake; TLS 1.3: see ``read(maximumByteCount:timeout:)``);
     ///   `RSAError.tlsHandshakeFailed`; `RSAError.tlsTimedOut`; `RSAError.tlsConnectionFailed`
-    ///   for socket errors.
+    ///   for socket errors. For an identity whose key is on a token
+    ///   (``RSATLSClientKey/token(_:pin:)``), before the handshake: `RSAError.tokenPINIncorrect`,
+    ///   `RSAError.tokenUnavailable` (module, token or key object missing),
+    ///   `RSAError.tokenOperationFailed`; the same when the token fails while signing.
     public convenience init(fileDescriptor: Int32, configuration: RSATLSClientConfiguration, identity: RSATLSClientIdentity?) throws {
         try self.init(fileDescriptor: fileDescriptor, configuration: configuration, identity: identity, ownsFileDescriptor: false)
     }
@@ -124,15 +127,36 @@ public final class RSATLSConnection {
                  ownsFileDescriptor: Bool) throws {
         let state = HandshakeState()
         var externalKey: GnuTLSExternalKey?
+        // A token key: logged in now, before the handshake (a wrong PIN or a missing token
+        // is thrown as itself); logged out when the handshake ends, either way.
+        var tokenSigner: TokenSigner?
+        defer { tokenSigner?.close() }
         if let identity {
-            let key = identity.privateKey
-            externalKey = GnuTLSExternalKey(modulusBitCount: key.modulusBitCount, pssRestriction: key.pssRestriction) { [state] request in
+            // The two signatures GnuTLS asks for: PKCS#1 v1.5 over its DigestInfo, and PSS
+            // over a digest with salt = hash length (RFC 8446 §4.2.3).
+            let signDigestInfo: ([UInt8]) throws -> [UInt8]
+            let signPSS: ([UInt8], RSAHashAlgorithm) throws -> [UInt8]
+            let pssRestriction: RSAPSSKeyRestriction?
+            switch identity.key {
+            case let .stored(key):
+                signDigestInfo = { try key.signature(forDigestInfo: $0) }
+                signPSS = { try key.signature(forDigest: $0, hash: $1, padding: .pss(saltLength: .digestLength)) }
+                pssRestriction = key.pssRestriction
+            case let .token(key, pin):
+                let signer = try TokenSigner(key: key, pin: pin)
+                tokenSigner = signer
+                signDigestInfo = { try signer.signature(forDigestInfo: $0) }
+                signPSS = { try signer.signature(forDigest: $0, hash: $1, padding: .pss(saltLength: .digestLength)) }
+                // NOTE: an rsaEncryption key only (a PSS-restricted key cannot be put on a token).
+                pssRestriction = nil
+            }
+            externalKey = GnuTLSExternalKey(modulusBitCount: identity.key.publicKey.modulusBitCount, pssRestriction: pssRestriction) { [state] request in
                 let signature: [UInt8]
                 switch request {
                 case let .pkcs1v15DigestInfo(digestInfo):
-                    signature = try key.signature(forDigestInfo: digestInfo)
+                    signature = try signDigestInfo(digestInfo)
                 case let .pssRSAE(hash, digest), let .pssPSS(hash, digest):
-                    signature = try key.signature(forDigest: digest, hash: hash, padding: .pss(saltLength: .digestLength))
+                    signature = try signPSS(digest, hash)
                 }
                 state.operations.append(RSATLSPrivateKeyOperation(scheme: request.schemeName, signatureByteCount: signature.count))
                 return signature
@@ -255,6 +279,13 @@ public final class RSATLSConnection {
         case let .transport(reason):
             return .tlsConnectionFailed(reason: reason.lowercased())
         case let .signingFailed(underlying):
+            // A token that failed mid-handshake (removed, logged out) is reported as itself.
+            if let tokenError = underlying as? RSAError {
+                switch tokenError {
+                case .tokenUnavailable, .tokenPINIncorrect, .tokenOperationFailed: return tokenError
+                default: break
+                }
+            }
             return .tlsHandshakeFailed(reason: "the client key could not sign: \(underlying.map { "\($0)" } ?? "unknown error")")
         case let .failed(reason):
             return .tlsHandshakeFailed(reason: reason)

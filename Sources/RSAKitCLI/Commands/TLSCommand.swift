@@ -15,7 +15,7 @@ struct TLSCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "tls",
         overview: "Connect to a TLS server with a stored identity (mutual TLS); relay standard input and output.",
-        usage: "rsakit tls connect <HOST:PORT> [--identity <LABEL> | --tag <TAG>] [--servername <NAME>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) [--tls1.2 | --tls1.3] [--timeout <S>] [-v] [--passin <SPEC>] [--store <DIR>]",
+        usage: "rsakit tls connect <HOST:PORT> [--identity <LABEL> | --tag <TAG>] [--servername <NAME>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) [--tls1.2 | --tls1.3] [--timeout <S>] [-v] [--passin <SPEC>] [--token-pin <SPEC>] [--store <DIR>]",
         options: [
             .value("identity", "LABEL", "Authenticate with the identity whose certificate has this label."),
             .value("tag", "TAG", "Authenticate with the identity of the private key stored under this application tag."),
@@ -27,6 +27,7 @@ struct TLSCommand: RSAKitCommand {
             .flag("tls1.3", "Negotiate TLS 1.3 only."),
             .value("timeout", "S", "Seconds allowed to connect, for the handshake, and to wait for the server once the input ended (default 30)."),
             .flag("verbose", "(-v) Print the protocol, cipher suite, server subject, trust result, revocation and the client identity used to standard error."),
+            tokenPINOption,
         ] + RevocationOptions.specs,
         positionals: ["SUBCOMMAND", "HOST:PORT"],
         subcommands: ["connect"],
@@ -44,9 +45,13 @@ struct TLSCommand: RSAKitCommand {
         (status_request), which is checked like a fetched one.
         The client's signatures (PKCS#1 v1.5 in TLS 1.2, RSA-PSS in TLS 1.3) are made by
         rsakit; a protected store asks for its passphrase once, before connecting.
+        When the identity's private key is on a PKCS#11 token (genpair --token), the
+        signature is made on the token: rsakit logs in with the token PIN (--token-pin,
+        else $RSAKIT_TOKEN_PIN, else a prompt) before the handshake.
         Exit status: 0 when the server closed the connection cleanly; 65 trust or handshake
         failure (the reason is printed; also when the server rejects the client
-        certificate); 66 unknown identity; 1 network errors (refused, timeout, reset).
+        certificate; also a wrong token PIN); 66 unknown identity or token unavailable;
+        1 network errors (refused, timeout, reset).
         """)
 
     let arguments: ParsedArguments
@@ -80,7 +85,7 @@ struct TLSCommand: RSAKitCommand {
         }
         // Standard input carries the data for the server, so it cannot carry the passphrase too.
         let environment = ProcessInfo.processInfo.environment
-        for (option, variable) in [("store-passin", "RSAKIT_STORE_PASSIN"), ("passin", "RSAKIT_PASSIN")]
+        for (option, variable) in [("store-passin", "RSAKIT_STORE_PASSIN"), ("passin", "RSAKIT_PASSIN"), ("token-pin", "RSAKIT_TOKEN_PIN")]
         where (arguments.value(option) ?? environment[variable]) == "stdin" {
             throw UsageError(message: "--\(option) stdin cannot be used here: standard input goes to the server; use fd:N, file:PATH, env:VAR or the terminal prompt", command: name)
         }
@@ -134,7 +139,9 @@ struct TLSCommand: RSAKitCommand {
             try configuration.addTrustSettings(from: store)
             if label != nil || tag != nil {
                 identity = try withUnlockedStore(store, arguments, command: Self.spec.name) {
-                    try Self.identity(store, label: label, tag: tag)
+                    try Self.identity(store, label: label, tag: tag) { [arguments] reference in
+                        try readTokenPIN(arguments, command: Self.spec.name, token: reference.tokenLabel)
+                    }
                 }
             } else {
                 identity = nil
@@ -158,10 +165,11 @@ struct TLSCommand: RSAKitCommand {
     /// message says what the store holds instead (the certificate without its private key,
     /// the key without a certificate) and the command that makes the identity.
     /// - Throws: `CLIFailure` (66) for a missing identity; the store's and the identity's errors.
-    private static func identity(_ store: RSAKeyStore, label: String?, tag: String?) throws -> RSATLSClientIdentity {
+    private static func identity(_ store: RSAKeyStore, label: String?, tag: String?,
+                                 tokenPIN: @escaping (RSATokenReference) throws -> RSASecretBytes) throws -> RSATLSClientIdentity {
         do {
-            if let label { return try RSATLSClientIdentity(store: store, label: label) }
-            return try RSATLSClientIdentity(store: store, tag: tag ?? "")
+            if let label { return try RSATLSClientIdentity(store: store, label: label, tokenPIN: tokenPIN) }
+            return try RSATLSClientIdentity(store: store, tag: tag ?? "", tokenPIN: tokenPIN)
         } catch let RSAError.itemNotFound(query) where query.itemClass == .identity {
             if let label {
                 let certificateStored = !((try? store.certificates(label: label)) ?? []).isEmpty
@@ -200,7 +208,9 @@ struct TLSCommand: RSAKitCommand {
         }
         let operations = connection.privateKeyOperations
         if !operations.isEmpty {
-            text += "rsakit: client signature: \(connection.clientSignatureAlgorithm ?? "?"), by rsakit's engine ("
+            var signer = "rsakit's engine"
+            if case let .token(key, _)? = connection.identity?.key { signer = "token \(terminalSafe(key.reference.tokenLabel))" }
+            text += "rsakit: client signature: \(connection.clientSignatureAlgorithm ?? "?"), by \(signer) ("
                 + operations.map(\.scheme).joined(separator: ", ") + ")\n"
         }
         return text
