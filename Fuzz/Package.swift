@@ -50,6 +50,9 @@ let package = Package(
         .executableTarget(name: "FuzzAgentWire", dependencies: ["FuzzSupport", rsakit]),
         // CRLs (PEM or DER) through GnuTLS, and their use in a trust evaluation of a fixed chain.
         .executableTarget(name: "FuzzCRL", dependencies: ["FuzzSupport", rsakit], exclude: ["chain.pem"]),
+        // OCSP responses through the check trust evaluation runs (signature, signer, CertID, dates)
+        // on a fixed chain whose CA key was discarded: no status without a valid signature.
+        .executableTarget(name: "FuzzOCSP", dependencies: ["FuzzSupport", rsakit], exclude: ["chain.pem"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -19,8 +19,9 @@ root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 corpus = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "Fuzz", "Corpus")
 local_corpus = sys.argv[2] if len(sys.argv) > 2 else corpus.rstrip("/") + "-local"
 seeds = {t: {} for t in ["FuzzDER", "FuzzPEM", "FuzzKeyFile", "FuzzContainer", "FuzzStoreItem", "FuzzArmor", "FuzzCLIArguments",
-                        "FuzzX509", "FuzzPKCS12", "FuzzAgentWire", "FuzzCRL"]}
-# FuzzCRL's seeds (CRLs of its fixed CA, whose key no longer exists) are kept in Fuzz/Corpus/FuzzCRL.
+                        "FuzzX509", "FuzzPKCS12", "FuzzAgentWire", "FuzzCRL", "FuzzOCSP"]}
+# FuzzCRL's seeds (CRLs of its fixed CA, whose key no longer exists) are kept in Fuzz/Corpus/FuzzCRL,
+# FuzzOCSP's (responses signed by its fixed CA and responder, keys discarded) in Fuzz/Corpus/FuzzOCSP.
 
 local_seeds = {t: {} for t in seeds}
 

@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh [TARGET|all] [SECONDS]     default: all, 30 seconds each
 #
 # TARGET is a harness name (FuzzDER, FuzzPEM, FuzzKeyFile, FuzzContainer, FuzzStoreItem,
-# FuzzArmor, FuzzCLIArguments, FuzzX509, FuzzPKCS12, FuzzAgentWire, FuzzCRL) or `all`. Each run starts from Fuzz/Corpus/TARGET (seeds made by
+# FuzzArmor, FuzzCLIArguments, FuzzX509, FuzzPKCS12, FuzzAgentWire, FuzzCRL, FuzzOCSP) or `all`. Each run starts from Fuzz/Corpus/TARGET (seeds made by
 # Fuzz/make-seeds.py when the folder is missing: openssl keys in every format, the Wycheproof
 # keys, containers for the fixed key, openssl certificates and PKCS#12 files, and every regression input under
 # Tests/RSAKitTests/Fixtures/fuzz/TARGET/) and grows it; crashes, leaks and timeouts are written
@@ -23,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-all=(FuzzDER FuzzPEM FuzzKeyFile FuzzContainer FuzzStoreItem FuzzArmor FuzzCLIArguments FuzzX509 FuzzPKCS12 FuzzAgentWire FuzzCRL)
+all=(FuzzDER FuzzPEM FuzzKeyFile FuzzContainer FuzzStoreItem FuzzArmor FuzzCLIArguments FuzzX509 FuzzPKCS12 FuzzAgentWire FuzzCRL FuzzOCSP)
 fuzz_log=$root/Fuzz/fuzz-log.tsv
 log_header=$'date\tharness\tcommit\texecutions\tedges\tfeatures\tseconds\texec_per_second\tcrashes\tcorpus_files\tcommand'
 mode=run
@@ -108,6 +108,7 @@ for t in "${targets[@]}"; do
     case "$t" in
         FuzzKeyFile) parts=(pem der) ;; FuzzX509) parts=(der x509 pem) ;; FuzzPKCS12) parts=(der x509 pkcs12) ;;
         FuzzCRL) parts=(der x509 pem) ;;
+        FuzzOCSP) parts=(der x509) ;;
     esac
     if [ "${#parts[@]}" -gt 0 ]; then
         dict=$artifacts/combined.dict

@@ -157,6 +157,40 @@ final class FuzzRegressionTests: XCTestCase {
         XCTAssertTrue(connection.responses.allSatisfy { $0.decoded?.operation == 0x80 || $0.decoded?.operation == 0x81 })
     }
 
+    /// FuzzOCSP's seeds (Fuzz/Corpus/FuzzOCSP, signed by the harness's fixed CA and its
+    /// delegated responder, keys discarded) are judged as their names say, at the harness's
+    /// fixed time: so a harness that never sees a believed status cannot pass for coverage.
+    func testOCSP_FuzzSeedsAreJudgedAsTheirNamesSay() throws {
+        let fuzz = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Fuzz")
+        let chain = try X509Certificate.certificates(from: Array(try Data(contentsOf: fuzz.appendingPathComponent("Sources/FuzzOCSP/chain.pem"))))
+        XCTAssertEqual(chain.count, 2)
+        let leaf = chain[0], ca = chain[1]
+        let now = leaf.notValidBefore.addingTimeInterval(86_400)
+        func judge(_ name: String) throws -> RSAKitFuzzing.OCSPVerdict {
+            let body = Array(try Data(contentsOf: fuzz.appendingPathComponent("Corpus/FuzzOCSP/seed-\(name)")))
+            return RSAKitFuzzing.ocspJudge(body, certificate: leaf, issuer: ca, now: now)
+        }
+        let good = try judge("good-direct")
+        XCTAssertEqual(good.status, "good")
+        XCTAssertTrue(good.signatureVerifies)
+        let revoked = try judge("revoked-delegated")
+        XCTAssertEqual(revoked.status, "revoked")
+        XCTAssertEqual(revoked.revocationReason, 1, "keyCompromise")
+        XCTAssertEqual(revoked.revocationDate, Date(timeIntervalSince1970: 1_704_067_200), "2024-01-01T00:00:00Z")
+        XCTAssertEqual(try judge("unknown").status, "unknown")
+        let forged = try judge("forged")
+        XCTAssertEqual(forged.status, "not-checked", "signed by another CA of the same name")
+        XCTAssertFalse(forged.signatureVerifies)
+        XCTAssertEqual(try judge("try-later").status, "not-checked")
+        XCTAssertTrue(try judge("try-later").source.contains("tryLater"))
+        // A delegated responder that leaves out its own certificate cannot be checked.
+        XCTAssertEqual(try judge("good-delegated-nocerts").status, "not-checked")
+        // One flipped bit in the signed data: no status.
+        var body = Array(try Data(contentsOf: fuzz.appendingPathComponent("Corpus/FuzzOCSP/seed-good-direct")))
+        body[body.count / 3] ^= 0x01
+        XCTAssertEqual(RSAKitFuzzing.ocspJudge(body, certificate: leaf, issuer: ca, now: now).status, "not-checked")
+    }
+
     static func range(of needle: [UInt8], in haystack: [UInt8]) -> Range<Int>? {
         guard haystack.count >= needle.count else { return nil }
         return (0...(haystack.count - needle.count)).first { Array(haystack[$0..<($0 + needle.count)]) == needle }
