@@ -289,6 +289,9 @@ final class DataOverloadTests: XCTestCase {
         ("RSAKeyFingerprint.init(bytes:)", "init?(data:) is its Data form"),
         ("RSAKitProcessHardening.wipe(_:)", "wipes the caller's own array in place (inout)"),
         ("RSASecretBytes.init(consuming:)", "takes over and wipes the caller's array (inout); init(copying:) takes Data"),
+        ("RSAOCSPResponseCache.", "the trust evaluation's cache protocol: keys are SHA-256 digests and values DER it made itself, never the caller's bytes"),
+        ("RSAKeyStore.cacheOCSPResponse(", "RSAKeyStore's conformance to RSAOCSPResponseCache (trust evaluation's cache)"),
+        ("RSAKeyStore.cachedOCSPResponse(", "RSAKeyStore's conformance to RSAOCSPResponseCache (trust evaluation's cache)"),
     ]
 
     func testEveryByteTakingCall_HasADataForm() throws {

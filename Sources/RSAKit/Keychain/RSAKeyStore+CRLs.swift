@@ -158,6 +158,15 @@ extension RSAKeyStore {
         return try deleteCRL(issuer: item.issuer)
     }
 
+    /// Delete the CRL whose DER has this SHA-256 fingerprint (32 bytes), given as `Data`.
+    ///
+    /// - Returns: the deleted item.
+    /// - Throws: `RSAError.itemNotFound` (class CRL, fingerprint) when there is none; `RSAError.storeIOError`.
+    @discardableResult
+    public func deleteCRL(fingerprint: Data) throws -> RSACRLAttributes {
+        try deleteCRL(fingerprint: [UInt8](fingerprint))
+    }
+
     // MARK: Internals
 
     /// A CRL file read and checked.
