@@ -166,13 +166,14 @@ let package = Package(
             pkgConfig: "gnutls",
             providers: [.apt(["libgnutls28-dev"])]
         ),
-        // libcurl (libcurl4-gnutls-dev): HTTP for OCSP (RFC 6960 Appendix A). Only
+        // libcurl (headers from libcurl4-gnutls-dev, the library libcurl3-gnutls): HTTP for
+        // OCSP (RFC 6960 Appendix A) and CRL fetching. Loaded by dlopen on first use, not
+        // linked (its 20 dependent libraries cost every process ~3 ms of start-up). Only
         // RSAKit/HTTP imports it.
-        .systemLibrary(
+        .target(
             name: "CCurl",
             path: "Sources/CCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-gnutls-dev"])]
+            linkerSettings: [.linkedLibrary("dl")]
         ),
         // A deliberately leaky test kernel (one branch on a secret limb) that shows the
         // constant-time harness catches what it should. Test-only; not part of RSAKit.

@@ -7,7 +7,9 @@
 # Debian's copyright and changelog files.
 # VERSION is the binary's own (`rsakit --version`, defined once in RSAKitCommandLine.version).
 # Depends: is computed by dpkg-shlibdeps from the libraries the binary really loads. The
-# package is checked with lintian (no errors allowed; warnings are printed). Prints the path.
+# package Recommends: libcurl3-gnutls, which rsakit loads (dlopen) only for OCSP and CRL
+# fetching. The package is checked with lintian (no errors allowed; warnings are printed).
+# Prints the path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -68,6 +70,7 @@ Architecture: $arch
 Maintainer: rsakit developers <rsakit@example.org>
 Installed-Size: $size
 Depends: $depends
+Recommends: libcurl3-gnutls
 Section: utils
 Priority: optional
 Homepage: https://example.org/rsakit

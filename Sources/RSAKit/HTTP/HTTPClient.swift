@@ -1,4 +1,4 @@
-// HTTP through libcurl (libcurl4-gnutls-dev), never a client of our own: one POST (OCSP,
+// HTTP through libcurl (libcurl3-gnutls, loaded on first use), never a client of our own: one POST (OCSP,
 // RFC 6960 Appendix A.1) or GET (a CRL from a distribution point) with a timeout and a
 // response size limit. The only Swift file that imports CCurl.
 internal import CCurl
@@ -24,9 +24,6 @@ internal enum HTTPClient {
         init(limit: Int) { self.limit = limit }
     }
 
-    /// libcurl's process-wide set-up, once (curl_easy_init would do it lazily, which is not
-    /// thread-safe when two evaluations start together); a Swift static is initialised once.
-    private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
 
     /// POST `body` to `url` and return the response body of a 200 answer.
     ///
@@ -38,7 +35,8 @@ internal enum HTTPClient {
     ///   - timeout: seconds for the whole exchange, connecting included.
     ///   - maximumResponseByteCount: a longer response is abandoned.
     /// - Returns: the response body.
-    /// - Throws: ``Failure`` naming the cause: a URL of another scheme, a connection or
+    /// - Throws: ``Failure`` naming the cause: a URL of another scheme, libcurl not installed
+    ///   (libcurl3-gnutls, loaded on first use), a connection or
     ///   transfer error (libcurl's sentence), the timeout, a response over the limit, a status
     ///   other than 200.
     static func post(url: String, body: [UInt8], contentType: String, accept: String,
@@ -62,13 +60,14 @@ internal enum HTTPClient {
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
             throw Failure(description: "only http and https URLs are fetched, not \"\(url)\"")
         }
-        guard globalInit == CURLE_OK else { throw Failure(description: "curl_global_init failed (\(globalInit.rawValue))") }
-        guard let handle = curl_easy_init() else { throw Failure(description: "curl_easy_init failed") }
-        defer { curl_easy_cleanup(handle) }
+        // libcurl is loaded (dlopen) and set up on the first exchange of the process.
+        if let problem = rsakit_curl_load() { throw Failure(description: String(cString: problem)) }
+        guard let handle = rsakit_curl_easy_init() else { throw Failure(description: "curl_easy_init failed") }
+        defer { rsakit_curl_easy_cleanup(handle) }
         let sink = Sink(limit: maximumResponseByteCount)
         var headers: UnsafeMutablePointer<curl_slist>?
-        for line in headerLines { headers = curl_slist_append(headers, line) }
-        defer { curl_slist_free_all(headers) }
+        for line in headerLines { headers = rsakit_curl_slist_append(headers, line) }
+        defer { rsakit_curl_slist_free_all(headers) }
         let milliseconds = max(1, Int(timeout * 1000))
         let code: CURLcode = (body ?? []).withUnsafeBufferPointer { bodyBytes in
             withExtendedLifetime(sink) {
@@ -101,7 +100,7 @@ internal enum HTTPClient {
                     return n
                 })
                 guard setup == CURLE_OK else { return setup }
-                return curl_easy_perform(handle)
+                return rsakit_curl_easy_perform(handle)
             }
         }
         if sink.overLimit || code == CURLE_FILESIZE_EXCEEDED {
@@ -111,7 +110,7 @@ internal enum HTTPClient {
             throw Failure(description: "no answer within \(timeout) s (timed out)")
         }
         guard code == CURLE_OK else {
-            throw Failure(description: String(cString: curl_easy_strerror(code)).lowercased())
+            throw Failure(description: String(cString: rsakit_curl_easy_strerror(code)).lowercased())
         }
         var status = 0
         _ = rsakit_curl_response_code(handle, &status)
