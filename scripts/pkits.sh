@@ -72,8 +72,12 @@
 set -euo pipefail
 
 usage() {
-    sed -n '4,20p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '5,21p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 64
+}
+help() {
+    sed -n '5,23p' "$0" | sed 's/^# \{0,1\}//'
+    exit 0
 }
 die() { echo "pkits.sh: error: $*" >&2; exit 1; }
 
@@ -96,7 +100,7 @@ while [ $# -gt 0 ]; do
         --no-openssl) use_openssl=0; shift ;;
         --no-certtool) use_certtool=0; shift ;;
         --only) [ $# -ge 2 ] || usage; only=$2; shift 2 ;;
-        -h|--help) usage ;;
+        -h|--help) help ;;
         *) echo "pkits.sh: unknown argument '$1'" >&2; usage ;;
     esac
 done
