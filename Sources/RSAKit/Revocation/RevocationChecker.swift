@@ -95,6 +95,19 @@ internal struct RevocationChecker {
         return nil
     }
 
+    /// The content octets of the certificate's serialNumber INTEGER (after tag and length);
+    /// nil when the TBSCertificate cannot be read that way.
+    static func serialNumberContents(_ certificate: X509Certificate) -> [UInt8]? {
+        guard let der = certificate.serialNumberDER, der.count >= 3 else { return nil }
+        var offset = 2
+        if der[1] & 0x80 != 0 {
+            let lengthOctets = Int(der[1] & 0x7F)
+            guard lengthOctets >= 1, lengthOctets <= 2, der.count > 2 + lengthOctets else { return nil }
+            offset += lengthOctets
+        }
+        return Array(der[offset...])
+    }
+
     /// The newest current CRL of the certificate's issuer that the issuer signed.
     private func crlCheck(index: Int, full: [X509Certificate], issuer: GnuTLSCertificate,
                           parsed: [(X509CRL, GnuTLSCRL)], warnings: inout [String]) -> RSARevocationCheck {
@@ -115,7 +128,11 @@ internal struct RevocationChecker {
         }
         let number = newest.crlNumber.map { ", number 0x" + $0.map(hexByte).joined() } ?? ""
         let source = "CRL of \(newest.issuer)\(number), thisUpdate \(newest.thisUpdate.formatted(.iso8601))"
-        if let date = newest.revocationDate(ofSerialNumber: full[index].serialNumber) {
+        // The serial's encoded (signed) value when it can be read, not its magnitude: a
+        // certificate with serial 255 (0x00FF) is not the one with -1 (0xFF) that a CRL lists.
+        let listed = Self.serialNumberContents(full[index]).map { newest.revocationDate(ofSerialNumberContents: $0) }
+            ?? newest.revocationDate(ofSerialNumber: full[index].serialNumber)
+        if let date = listed {
             return RSARevocationCheck(chainIndex: index, status: .revoked, source: source, revocationDate: date)
         }
         return RSARevocationCheck(chainIndex: index, status: .good, source: source, revocationDate: nil)

@@ -78,4 +78,25 @@ public struct X509CRL: Sendable, Hashable {
     private static func withoutLeadingZeros(_ bytes: [UInt8]) -> ArraySlice<UInt8> {
         bytes.drop { $0 == 0 }
     }
+
+    /// Whether the certificate whose serialNumber INTEGER encodes `contents` (the content
+    /// octets, two's complement, as ``X509Certificate/serialNumberDER`` holds them after tag and
+    /// length) is listed, and when. Compares signed values (RFC 5280 §4.1.2.2 allows negative
+    /// serials): 0x00FF (255) and 0xFF (-1) differ, a redundant leading 0x00 or 0xFF does not
+    /// count (NIST PKITS 4.4.14, 4.4.15).
+    func revocationDate(ofSerialNumberContents contents: [UInt8]) -> Date? {
+        let wanted = Self.minimalTwosComplement(contents)
+        return revokedCertificates.first { Self.minimalTwosComplement($0.serialNumber) == wanted }?.revocationDate
+    }
+
+    /// `bytes` without the leading octets that only extend the sign (X.690 §8.3.2).
+    static func minimalTwosComplement(_ bytes: [UInt8]) -> ArraySlice<UInt8> {
+        var slice = bytes[...]
+        while slice.count > 1, let first = slice.first {
+            let second = slice[slice.startIndex + 1]
+            guard (first == 0x00 && second < 0x80) || (first == 0xFF && second >= 0x80) else { break }
+            slice = slice.dropFirst()
+        }
+        return slice
+    }
 }
