@@ -19,14 +19,7 @@ import Foundation
 import FuzzSupport
 
 /// The fixed chain: the leaf, then its CA.
-nonisolated(unsafe) let fuzzChain: [X509Certificate] = {
-    let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("chain.pem").path
-    guard let data = FileManager.default.contents(atPath: path),
-          let certificates = try? X509Certificate.certificates(from: [UInt8](data)), certificates.count == 2 else {
-        unreachable("cannot read the harness's chain.pem at \(path)")
-    }
-    return certificates
-}()
+let fuzzChain: [X509Certificate] = fixedChain(besideFile: #filePath)
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOCSP(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {

@@ -3,6 +3,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import RSAKit
 import Synchronization
 
@@ -21,6 +26,18 @@ public func require(_ condition: Bool, _ message: @autoclosure () -> String,
 public func unreachable(_ message: String, file: StaticString = #fileID, line: UInt = #line) -> Never {
     require(false, message, file: file, line: line)
     abort()
+}
+
+/// The fixed chain of a revocation harness (FuzzCRL, FuzzOCSP): the two certificates of
+/// `chain.pem` in the folder of `filePath` (the harness's `#filePath`), the leaf then its CA.
+/// Stops the process when the file cannot be read or does not hold exactly two certificates.
+public func fixedChain(besideFile filePath: String) -> [X509Certificate] {
+    let path = URL(fileURLWithPath: filePath).deletingLastPathComponent().appendingPathComponent("chain.pem").path
+    guard let data = FileManager.default.contents(atPath: path),
+          let certificates = try? X509Certificate.certificates(from: [UInt8](data)), certificates.count == 2 else {
+        unreachable("cannot read the harness's chain.pem at \(path)")
+    }
+    return certificates
 }
 
 /// The fuzzer's input as a byte array.
