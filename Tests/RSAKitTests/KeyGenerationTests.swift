@@ -107,6 +107,57 @@ final class KeyGenerationTests: XCTestCase {
         XCTAssertNotEqual(a.modulus, c.modulus)
     }
 
+    /// Fills the first `fixedCalls` requests with 0xFF (candidate 2^b - 1, which is odd,
+    /// above sqrt(2) 2^(b-1) and divisible by 3 for even b: composite, counted against the
+    /// bound), then passes every request on to `then`.
+    final class AllOnesFirst: RSARandomSource, @unchecked Sendable {
+        private var remaining: Int
+        private let then: RSARandomSource
+        private let lock = NSLock()
+        init(fixedCalls: Int, then: RSARandomSource) { remaining = fixedCalls; self.then = then }
+        func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+            lock.lock()
+            let fixed = remaining > 0
+            if fixed { remaining -= 1 }
+            lock.unlock()
+            if fixed {
+                for i in buffer.indices { buffer[i] = 0xFF }
+            } else {
+                then.fill(buffer)
+            }
+        }
+    }
+
+    func testGenerate_BoundReachedStartsAFreshRunThatGivesTheSameKeyAsAFreshSource() throws {
+        // 5 * 512 composite candidates for p: the first run reaches A.1.3's bound (step 4.7).
+        // The second run draws from the seeded source's start, so it must give exactly the
+        // key the seeded source gives on its own, and progress reports one restart.
+        let expected = try RSAPrivateKey.generate(bitCount: 1024, random: DeterministicRandomSource(seed: 7))
+        var restartsSeen: [Int] = []
+        let key = try RSAPrivateKey.generate(
+            bitCount: 1024,
+            random: AllOnesFirst(fixedCalls: 5 * 512, then: DeterministicRandomSource(seed: 7)),
+            progress: { report in
+                if report.candidatesTested == 0 { restartsSeen.append(report.restarts) }
+                return true
+            })
+        XCTAssertEqual(key, expected)
+        assertFIPSProperties(key, bits: 1024, e: 65537)
+        XCTAssertEqual(restartsSeen, [0, 1, 1, 1], "p run 1, then p, q and d of run 2")
+    }
+
+    func testGenerate_BoundReachedInEveryRunIsKeyGenerationFailed() {
+        let attempts = RSAPrivateKey.maximumGenerationAttempts
+        XCTAssertEqual(attempts, 8)
+        XCTAssertThrowsError(try RSAPrivateKey.generate(
+            bitCount: 1024, random: AllOnesFirst(fixedCalls: .max, then: SystemRandomSource()))) { error in
+            guard case let RSAError.keyGenerationFailed(reason) = error else {
+                return XCTFail("expected keyGenerationFailed, got \(error)")
+            }
+            XCTAssertEqual(reason, "no prime found after 2560 candidates (FIPS 186-5 A.1.3 bound), in each of 8 runs")
+        }
+    }
+
     func testMillerRabin_KnownPrimesAndComposites() {
         let random = SystemRandomSource()
         // 2^127 - 1 and 2^521 - 1 are Mersenne primes; 2^128 + 1 is composite (Fermat F7).

@@ -15,7 +15,8 @@ public struct RSAKeyGenerationProgress: Sendable, Equatable {
     /// Candidates that reached the primality test in this stage so far (the `i` of
     /// FIPS 186-5 A.1.3 step 4.6), bounded by 5 * (nlen / 2).
     public let candidatesTested: Int
-    /// How many times the whole search restarted because d was too small (almost always 0).
+    /// How many times the whole search restarted with fresh candidates: because d was too
+    /// small, or because one prime search reached A.1.3's bound (almost always 0).
     public let restarts: Int
 }
 
@@ -24,6 +25,10 @@ extension RSAPrivateKey {
     public static let minimumGeneratedBitCount = 1024
     /// The largest modulus size ``generate(bitCount:publicExponent:random:progress:)`` accepts, in bits.
     public static let maximumGeneratedBitCount = 16384
+    /// How many complete A.1.3 runs ``generate(bitCount:publicExponent:random:progress:)``
+    /// makes, each with fresh candidates, before it reports that a prime search reached the
+    /// bound of steps 4.7 / 5.8.
+    public static let maximumGenerationAttempts = 8
 
     /// Generate a new key pair with probable primes (FIPS 186-5 Appendix A.1.3).
     ///
@@ -41,8 +46,15 @@ extension RSAPrivateKey {
     /// - Throws: `RSAError.keySizeUnsupported` outside 1024 ... 16384 bits;
     ///   `RSAError.publicExponentUnsupported` for an even e or e < 3;
     ///   `RSAError.keyGenerationCancelled` when `progress` returns false;
-    ///   `RSAError.keyGenerationFailed` after 5 * (nlen/2) candidates for one prime (the bound
-    ///   of A.1.3 steps 4.7 and 5.8, reached with probability below 2^-20).
+    ///   `RSAError.keyGenerationFailed` when ``maximumGenerationAttempts`` runs in a row each
+    ///   reached the bound of A.1.3 steps 4.7 / 5.8 (5 * (nlen/2) candidates for one prime).
+    ///   FIPS 186-5 has A.1.3 return FAILURE there; like Go's and OpenSSL's default key
+    ///   generation, this starts a new run with fresh candidates instead of passing the
+    ///   failure on. For a prime e, one search reaches the bound with probability about
+    ///   exp(-(10 / ln 2) (e - 2) / (e - 1)) whatever nlen (5 (nlen/2) odd candidates, each
+    ///   prime with probability 2 / ln 2^(nlen/2), of which gcd(p - 1, e) = 1 keeps
+    ///   (e - 2) / (e - 1)): 2^-21 with e = 65537, but 1 in 1,360 with e = 3, so about one
+    ///   e = 3 key in 680 needs a second run.
     /// - Note: Primality tests are variable time (`isProbablePrimeVarTime`), like Nettle's and Go's;
     ///   d and qInv come from GMP's variable-time inversion, once per key.
     public static func generate(
@@ -75,14 +87,26 @@ extension RSAPrivateKey {
         let minimumD = BigNumber.powerOfTwo(bitCount / 2)
 
         var restarts = 0
+        var boundFailures = 0
         while true {
-            let p = try searchPrime(
-                bits: pBits, e: e, rounds: rounds, random: random,
-                stage: .searchingFirstPrime, restarts: restarts, progress: progress, avoiding: nil)
-            let q = try searchPrime(
-                bits: qBits, e: e, rounds: rounds, random: random,
-                stage: .searchingSecondPrime, restarts: restarts, progress: progress,
-                avoiding: (p, minimumDistance))
+            let p: BigNumber, q: BigNumber
+            do {
+                p = try searchPrime(
+                    bits: pBits, e: e, rounds: rounds, random: random,
+                    stage: .searchingFirstPrime, restarts: restarts, progress: progress, avoiding: nil)
+                q = try searchPrime(
+                    bits: qBits, e: e, rounds: rounds, random: random,
+                    stage: .searchingSecondPrime, restarts: restarts, progress: progress,
+                    avoiding: (p, minimumDistance))
+            } catch RSAError.keyGenerationFailed(let reason) {
+                // A.1.3 returned FAILURE (steps 4.7 / 5.8): a new run, as for a small d.
+                boundFailures += 1
+                guard boundFailures < maximumGenerationAttempts else {
+                    throw RSAError.keyGenerationFailed(reason: "\(reason), in each of \(boundFailures) runs")
+                }
+                restarts += 1
+                continue
+            }
             if let progress, !progress(RSAKeyGenerationProgress(
                 stage: .computingPrivateExponent, candidatesTested: 0, restarts: restarts)) {
                 throw RSAError.keyGenerationCancelled

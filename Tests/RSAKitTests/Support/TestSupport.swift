@@ -156,26 +156,16 @@ enum TestKeys {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var cache: [String: RSAPrivateKey] = [:]
 
-    /// An rsakit-generated key of `bits` bits (cached).
-    ///
-    /// A search that meets FIPS 186-5 A.1.3's bound (5 nlen/2 candidates per prime) fails as
-    /// the standard says, and is drawn again here, up to three times: with e = 3 only primes
-    /// p = 2 mod 3 qualify, so at 1024 bits a prime search fails about once in 1,400 (a CI run
-    /// met it); with e = 65537, about once in 2 million per prime.
+    /// An rsakit-generated key of `bits` bits (cached). A prime search that meets FIPS
+    /// 186-5 A.1.3's bound (about once in 1,360 with e = 3) is started again by `generate`
+    /// itself (`RSAPrivateKey.maximumGenerationAttempts`).
     static func generated(bits: Int, exponent: UInt64 = 65537) throws -> RSAPrivateKey {
         let name = "gen-\(bits)-\(exponent)"
         lock.lock(); defer { lock.unlock() }
         if let key = cache[name] { return key }
-        var attempt = 1
-        while true {
-            do {
-                let key = try RSAPrivateKey.generate(bitCount: bits, publicExponent: exponent)
-                cache[name] = key
-                return key
-            } catch RSAError.keyGenerationFailed(let reason) where attempt < 3 && reason.contains("FIPS 186-5 A.1.3 bound") {
-                attempt += 1
-            }
-        }
+        let key = try RSAPrivateKey.generate(bitCount: bits, publicExponent: exponent)
+        cache[name] = key
+        return key
     }
 
     /// An openssl-generated key of `bits` bits (cached; skips when openssl is absent).
