@@ -1,7 +1,8 @@
 /*
  * msan-ifma-driver.c - the CRSAKitVector kernels under clang's MemorySanitizer
- * (scripts/msan-ifma.sh builds and runs it). Every secret - the modulus (a secret prime),
- * the exponent and the bases - is poisoned before the modulus constants are computed, so
+ * (scripts/msan-ifma.sh builds and runs it): the exponentiations and the eight-lane
+ * modular product. Every secret - the modulus (a secret prime), the exponent, the bases and
+ * the product's factors - is poisoned before the modulus constants are computed, so
  * MSan reports any branch or memory address that depends on them. Only the results are
  * unpoisoned, to compare the implementation with the portable reference.
  *
@@ -26,7 +27,7 @@ static uint64_t next(void) {
 }
 
 static int run(rsakit_vec_impl impl, size_t limbs, size_t exp_limbs) {
-    uint64_t n[32], e[32], base[8 * 32], got[8 * 32], want[8 * 32], got1[32], want1[32], got2[2 * 32], want2[32], got3[32], want3[32];
+    uint64_t n[32], e[32], base[8 * 32], got[8 * 32], want[8 * 32], got1[32], want1[32], got2[2 * 32], want2[32], got3[32], want3[32], got4[8 * 32], want4[8 * 32], factor[8 * 32];
     for (size_t i = 0; i < limbs; i++) n[i] = next();
     n[0] |= 1;
     n[limbs - 1] |= (uint64_t)1 << 63;
@@ -41,11 +42,15 @@ static int run(rsakit_vec_impl impl, size_t limbs, size_t exp_limbs) {
     rsakit_vec_powm8(RSAKIT_VEC_IMPL_REFERENCE, mr, want, base, e, exp_limbs);
     rsakit_vec_powm(RSAKIT_VEC_IMPL_REFERENCE, mr, want1, base + 2 * limbs, e, exp_limbs);
     rsakit_vec_powm(RSAKIT_VEC_IMPL_REFERENCE, mr, want2, base + 3 * limbs, e, exp_limbs);
+    /* The eight-lane blinding product: lane l times lane 7 - l. */
+    for (size_t l = 0; l < 8; l++) memcpy(factor + l * limbs, base + (7 - l) * limbs, limbs * 8);
+    rsakit_vec_mulmod8(RSAKIT_VEC_IMPL_REFERENCE, mr, want4, base, factor);
     rsakit_vec_modulus_destroy(mr);
 
     __msan_poison(n, limbs * 8);
     __msan_poison(e, exp_limbs * 8);
     __msan_poison(base, 8 * limbs * 8);
+    __msan_poison(factor, 8 * limbs * 8);
     rsakit_vec_modulus *m = rsakit_vec_modulus_create(n, limbs);
     int s8 = rsakit_vec_powm8(impl, m, got, base, e, exp_limbs);
     int s1 = rsakit_vec_powm(impl, m, got1, base + 2 * limbs, e, exp_limbs);
@@ -56,7 +61,9 @@ static int run(rsakit_vec_impl impl, size_t limbs, size_t exp_limbs) {
     const uint64_t e_public[1] = {65537};
     int s3 = rsakit_vec_powm_public_exponent(impl, m, got3, base + 4 * limbs, e_public, 1, 17);
     int s4 = rsakit_vec_powm(impl, m, want3, base + 4 * limbs, e_public, 1);
+    int s5 = rsakit_vec_mulmod8(impl, m, got4, base, factor);
     rsakit_vec_modulus_destroy(m);
+    __msan_unpoison(got4, 8 * limbs * 8);
     __msan_unpoison(got3, limbs * 8);
     __msan_unpoison(want3, limbs * 8);
     __msan_unpoison(got, 8 * limbs * 8);
@@ -68,6 +75,7 @@ static int run(rsakit_vec_impl impl, size_t limbs, size_t exp_limbs) {
     bad += memcmp(got2, want1, limbs * 8) != 0;
     bad += memcmp(got2 + limbs, want2, limbs * 8) != 0;
     bad += (s3 != 0) + (s4 != 0) + (memcmp(got3, want3, limbs * 8) != 0);
+    bad += (s5 != 0) + (memcmp(got4, want4, 8 * limbs * 8) != 0);
     if (bad) {
         fprintf(stderr, "mismatch at %zu limbs\n", limbs);
     }

@@ -29,7 +29,7 @@ GMP_LIBS="$(pkg-config --libs gmp 2>/dev/null || echo -lgmp)"
     -I"$SRC/include" -I"$SRC" -I"$ROOT/Sources/CRSAKitShims/include" $GMP_CFLAGS \
     "$ROOT/scripts/msan-ifma-driver.c" \
     "$SRC/rsakit_vector_reference.c" "$SRC/rsakit_vector_exp.c" "$SRC/rsakit_vector_modulus.c" "$SRC/rsakit_vector_emulated.c" \
-    "$SRC/rsakit_vector_ifma.c" "$SRC/rsakit_vector_dispatch.c" \
+    "$SRC/rsakit_vector_ifma.c" "$SRC/rsakit_vector_dispatch.c" "$SRC/rsakit_vector_mulmod.c" \
     $GMP_LIBS -o "$OUT/driver"
 echo "msan-ifma: built the kernels with -fsanitize=memory"
 

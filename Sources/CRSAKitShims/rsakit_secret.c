@@ -171,14 +171,40 @@ static void check_powm(const rsakit_sec_key *key, struct lane *lanes, const size
     }
 }
 
-/* After the exponentiations, Garner's recombination and the check's m'^e: compare, unblind,
- * write out masked by the check's verdict, and return the verdict (declassified: a fault is
- * not a function of the input). */
-static int finish_lane(const rsakit_sec_key *key, struct lane *lane, uint8_t *out, const mp_limb_t *pair) {
+/* For every active lane, out(lane) = in(lane) * factor(lane) mod n: the attached product
+ * kernel for all of them at once, else (or when it declines) mpn_sec_mul and mpn_sec_div_r
+ * per lane. Blinding: c' = c vf; unblinding: m = m' vi. */
+enum { LANE_C, LANE_BLINDED, LANE_ROOT };
+
+static mp_limb_t *lane_number(struct lane *lane, int which) {
+    return which == LANE_C ? lane->c : which == LANE_BLINDED ? lane->blinded : lane->root;
+}
+
+static void mul_lanes(const rsakit_sec_key *key, struct lane *lanes, const size_t *active, size_t count,
+                      int out, int in, const mp_limb_t *const pairs[], size_t pair_offset) {
+    const mp_limb_t *a[RSAKIT_SEC_BATCH], *b[RSAKIT_SEC_BATCH];
+    mp_limb_t *products[RSAKIT_SEC_BATCH];
+    for (size_t x = 0; x < count; x++) {
+        struct lane *lane = &lanes[active[x]];
+        a[x] = lane_number(lane, in);
+        b[x] = pairs[active[x]] + pair_offset;
+        products[x] = lane_number(lane, out);
+    }
+    if (key->mul_kernel != NULL && key->mul_kernel(key->kernel_context, key, count, a, b, products) == 0) {
+        return;
+    }
+    for (size_t x = 0; x < count; x++) {
+        struct lane *lane = &lanes[active[x]];
+        mul_mod_n(key, products[x], a[x], b[x], lane->product2, lane->tp);
+    }
+}
+
+/* After the exponentiations, Garner's recombination, the check's m'^e and the unblinding:
+ * compare, write out masked by the check's verdict, and return the verdict (declassified:
+ * a fault is not a function of the input). */
+static int finish_lane(const rsakit_sec_key *key, struct lane *lane, uint8_t *out) {
     /* Re-encryption check (Boneh-DeMillo-Lipton): m'^e mod n == c'. */
     mp_limb_t ok = mask_equal(lane->product, lane->blinded, key->nn);
-    /* Unblind: m = m' * vi mod n. */
-    mul_mod_n(key, lane->root, lane->root, pair + key->nn, lane->product2, lane->tp);
     store_be_masked(out, key->k, lane->root, key->nn, ok);
     int status = (int)(~ok & RSAKIT_SEC_CHECK_FAILED);
     rsakit_ct_declassify(&status, sizeof status);
@@ -219,13 +245,13 @@ int rsakit_sec_private_batch(
             }
             continue;
         }
-        /* Blind: c' = c * vf mod n. */
-        mul_mod_n(key, lanes[j].blinded, lanes[j].c, pairs[j], lanes[j].product, lanes[j].tp);
         bases[active_count] = lanes[j].blinded;
         residues[active_count] = lanes[j].residues;
         active[active_count++] = j;
     }
     if (active_count > 0) {
+        /* Blind: c' = c * vf mod n. */
+        mul_lanes(key, lanes, active, active_count, LANE_BLINDED, LANE_C, pairs, 0);
         rsakit_sec_crt_powm(key, active_count, bases, residues);
     }
     for (size_t a = 0; a < active_count; a++) {
@@ -233,10 +259,12 @@ int rsakit_sec_private_batch(
     }
     if (active_count > 0) {
         check_powm(key, lanes, active, active_count);
+        /* Unblind: m = m' * vi mod n (the check compares m'^e with c', both kept). */
+        mul_lanes(key, lanes, active, active_count, LANE_ROOT, LANE_ROOT, pairs, key->nn);
     }
     for (size_t a = 0; a < active_count; a++) {
         size_t j = active[a];
-        status[j] = finish_lane(key, &lanes[j], out[j], pairs[j]);
+        status[j] = finish_lane(key, &lanes[j], out[j]);
     }
     rsakit_sec_scratch_free(memory, scratch_limbs);
     int first = RSAKIT_SEC_OK;

@@ -31,6 +31,7 @@ struct rsakit_sec_key {
     size_t memory_limbs;
     rsakit_sec_powm_kernel kernel;
     rsakit_sec_check_kernel check_kernel; /* NULL: mpn_sec_powm */
+    rsakit_sec_mul_kernel mul_kernel;     /* NULL: mpn_sec_mul + mpn_sec_div_r */
     void *kernel_context;
     void (*kernel_destroy)(void *);
 };

@@ -243,12 +243,17 @@ void rsakit_sec_key_set_kernel(
     }
     key->kernel = kernel;
     key->check_kernel = NULL;
+    key->mul_kernel = NULL;
     key->kernel_context = kernel != NULL ? context : NULL;
     key->kernel_destroy = kernel != NULL ? destroy : NULL;
 }
 
 void rsakit_sec_key_set_check_kernel(rsakit_sec_key *key, rsakit_sec_check_kernel kernel) {
     key->check_kernel = kernel;
+}
+
+void rsakit_sec_key_set_mul_kernel(rsakit_sec_key *key, rsakit_sec_mul_kernel kernel) {
+    key->mul_kernel = kernel;
 }
 
 size_t rsakit_sec_blinding_limbs(const rsakit_sec_key *key) { return 2 * key->nn; }

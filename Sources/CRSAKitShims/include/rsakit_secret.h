@@ -126,6 +126,20 @@ typedef int (*rsakit_sec_check_kernel)(
  * NULL detaches. Same thread rule as set_kernel. */
 void rsakit_sec_key_set_check_kernel(rsakit_sec_key *key, rsakit_sec_check_kernel kernel);
 
+/* Blinding and unblinding (issue 21): for j < count, products[j] (nn limbs) = a[j] b[j]
+ * mod n, fully reduced; a[j], b[j] < n, secret. products[j] may alias a[j]. Must be
+ * constant-time in a and b. Returns 0 when done, nonzero to decline (for a public reason
+ * only, such as a count too small to pay for the kernel's conversions): each product is
+ * then formed by mpn_sec_mul and mpn_sec_div_r. */
+typedef int (*rsakit_sec_mul_kernel)(
+    void *context, const rsakit_sec_key *key, size_t count,
+    const mp_limb_t *const a[], const mp_limb_t *const b[], mp_limb_t *const products[]);
+
+/* Attach the blinding products' kernel, with the context of the kernel attached by
+ * rsakit_sec_key_set_kernel (call it after that, which detaches it). NULL detaches. Same
+ * thread rule as set_kernel. */
+void rsakit_sec_key_set_mul_kernel(rsakit_sec_key *key, rsakit_sec_mul_kernel kernel);
+
 /* The seam itself: the attached kernel, else (or when it declines) the GMP reference. */
 void rsakit_sec_crt_powm(
     const rsakit_sec_key *key, size_t count,

@@ -121,6 +121,15 @@ int rsakit_vec_powm_public_exponent(rsakit_vec_impl impl, const rsakit_vec_modul
 int rsakit_vec_powm8_public_exponent(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
                                      const uint64_t *base, const uint64_t *e, size_t e_limbs, size_t ebits);
 
+/* Eight modular products with one modulus (issue 21: blinding and unblinding of the
+ * eight-lane private path): r_l = a_l b_l mod n, lane l's numbers at + l * limbs(m) as in
+ * rsakit_vec_powm8, a_l and b_l < n, results fully reduced; r may alias a or b. Two
+ * almost-Montgomery products (a R^2 / R = a R, then a R b / R) and a masked subtraction:
+ * constant-time in a, b and n. Returns 0, or -1 (r zeroed) for an implementation this
+ * CPU cannot run or an allocation failure. */
+int rsakit_vec_mulmod8(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
+                       const uint64_t *a, const uint64_t *b);
+
 /* Layout conversions (public for tests): limbs -> single-buffer digits (words(m) words)
  * and back (the value must be < 2^(64 limbs); excess bits are dropped). Lane versions
  * write / read lane `lane` of a multi-buffer array (digits(m) * 8 words). */
