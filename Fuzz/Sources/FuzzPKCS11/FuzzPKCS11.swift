@@ -123,6 +123,9 @@ let pkcs11Functions: CK_FUNCTION_LIST = {
     return list.pointee
 }()
 
+/// Whether FUZZ_PKCS11_TRACE=1 asks for a line per call on stderr.
+let pkcs11Trace = getenv("FUZZ_PKCS11_TRACE").map { String(cString: $0) == "1" } ?? false
+
 /// k, the fixed key's modulus length in bytes.
 let pkcs11ModulusByteCount = 128
 
@@ -245,8 +248,11 @@ struct FuzzTemplate {
 
 /// One input's session with the module, and what the harness knows of its state.
 struct PKCS11Run {
+    /// The module's function list.
     let f = pkcs11Functions
+    /// The rest of the input.
     var reader: FuzzReader
+    /// The session the operations use (the last one opened).
     var session: CK_SESSION_HANDLE = 0
     /// Handles C_FindObjects returned (at most 16).
     var found: [CK_OBJECT_HANDLE] = []
@@ -260,11 +266,17 @@ struct PKCS11Run {
     /// The mechanism of the last successful C_DecryptInit.
     var decryptMechanism: CK_MECHANISM_TYPE?
 
+    /// A run over `input` (byte 0 first).
     init(_ input: [UInt8]) { reader = FuzzReader(input) }
 
-    /// Property 1 for `rv` of `call`; returns `rv`.
+    /// Property 1 for `rv` of `call`; returns `rv`. With FUZZ_PKCS11_TRACE=1 in the
+    /// environment each call and its result go to stderr (for reading what a seed does).
     @discardableResult
     func check(_ rv: CK_RV, _ call: String) -> CK_RV {
+        if pkcs11Trace {
+            var line = Array("FuzzPKCS11: \(call) -> 0x\(String(rv, radix: 16))\n".utf8)
+            _ = write(2, &line, line.count)
+        }
         require(pkcs11ReturnValues.contains(rv), "\(call) returned 0x\(String(rv, radix: 16)), not a PKCS#11 code")
         return rv
     }
@@ -775,6 +787,7 @@ func checkFinalized(_ f: CK_FUNCTION_LIST, session: CK_SESSION_HANDLE) {
     }
 }
 
+/// libFuzzer's entry: one input, one C_Initialize ... C_Finalize cycle (see the top of the file).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPKCS11(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let input = fuzzInput(start, count)
