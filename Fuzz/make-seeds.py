@@ -348,6 +348,9 @@ p11_sessions = [
     *[P11_FIND + bytes([12]) + P11_RSA_PKCS + bytes([h, 13]) + p11_data(b"secret") + bytes([1, 0])
       + bytes([13]) + p11_data(b"secret") + bytes([1, 4]) for h in range(3)],
     P11_FIND + bytes([12]) + P11_OAEP_SHA1 + bytes([1, 13, 0xFD]) + bytes(128) + bytes([0, 4]),
+    # C_Decrypt of RSAKit's OAEP ciphertexts: SHA-1, and SHA-256 with MGF1-SHA-1 and a label
+    P11_FIND + bytes([12]) + P11_OAEP_SHA1 + bytes([1, 13]) + p11_data(b"secret") + bytes([1, 0, 13]) + p11_data(b"secret") + bytes([1, 4]),
+    P11_FIND + bytes([12, 2, 2, 0, 0, 2]) + p11_data(b"label") + bytes([0, 1, 13]) + p11_data(b"secret") + bytes([1, 4]),
     # the protected store: sign before and after C_Login, a wrong PIN, C_Logout
     bytes([0x80, 0]) + P11_FIND + bytes([4]) + P11_RSA_PKCS + bytes([0]) + LOGIN_PIN + bytes([2]) + P11_FIND
       + b"".join(bytes([4]) + P11_RSA_PKCS + bytes([h]) for h in range(4)) + bytes([5]) + p11_data(DIGEST_INFO_SHA256) + bytes([4, 15]),

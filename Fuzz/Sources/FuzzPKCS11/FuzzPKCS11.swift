@@ -232,6 +232,29 @@ struct FuzzMechanism {
     var mechanism: CK_MECHANISM
     /// pParameter's memory and an OAEP label's.
     var keepAlive: [ExactBuffer] = []
+    /// The PSS parameters when they were passed as the standard says (hashAlg, mgf, sLen).
+    var pss: (hash: CK_MECHANISM_TYPE, mgf: CK_RSA_PKCS_MGF_TYPE, saltLength: CK_ULONG)?
+    /// The OAEP parameters when they were passed as the standard says (hashAlg, mgf, label).
+    var oaep: (hash: CK_MECHANISM_TYPE, mgf: CK_RSA_PKCS_MGF_TYPE, label: [UInt8])?
+}
+
+/// The RSAKit hash of a CKM_SHA_1 ... CKM_SHA512 hashAlg (nil for others).
+func pkcs11Hash(_ type: CK_MECHANISM_TYPE) -> RSAHashAlgorithm? {
+    let table: [CK_MECHANISM_TYPE: RSAHashAlgorithm] = [
+        CK_MECHANISM_TYPE(CKM_SHA_1): .sha1, CK_MECHANISM_TYPE(CKM_SHA224): .sha224, CK_MECHANISM_TYPE(CKM_SHA256): .sha256,
+        CK_MECHANISM_TYPE(CKM_SHA384): .sha384, CK_MECHANISM_TYPE(CKM_SHA512): .sha512,
+    ]
+    return table[type]
+}
+
+/// The RSAKit hash of a CKG_MGF1_SHA1 ... CKG_MGF1_SHA512 mgf (nil for others).
+func pkcs11MGF1Hash(_ mgf: CK_RSA_PKCS_MGF_TYPE) -> RSAHashAlgorithm? {
+    let table: [CK_RSA_PKCS_MGF_TYPE: RSAHashAlgorithm] = [
+        CK_RSA_PKCS_MGF_TYPE(CKG_MGF1_SHA1): .sha1, CK_RSA_PKCS_MGF_TYPE(CKG_MGF1_SHA224): .sha224,
+        CK_RSA_PKCS_MGF_TYPE(CKG_MGF1_SHA256): .sha256, CK_RSA_PKCS_MGF_TYPE(CKG_MGF1_SHA384): .sha384,
+        CK_RSA_PKCS_MGF_TYPE(CKG_MGF1_SHA512): .sha512,
+    ]
+    return table[mgf]
 }
 
 /// A template and the memory its pValues point at.
@@ -261,10 +284,14 @@ struct PKCS11Run {
     /// while one is active fails with CKR_OPERATION_ACTIVE).
     var signMechanism: CK_MECHANISM_TYPE?
     var signParts: [UInt8] = []
+    /// The PSS parameters of that C_SignInit, when given as the standard says.
+    var signPSS: (hash: CK_MECHANISM_TYPE, mgf: CK_RSA_PKCS_MGF_TYPE, saltLength: CK_ULONG)?
     /// The mechanism of the last successful C_VerifyInit.
     var verifyMechanism: CK_MECHANISM_TYPE?
     /// The mechanism of the last successful C_DecryptInit.
     var decryptMechanism: CK_MECHANISM_TYPE?
+    /// The OAEP parameters of that C_DecryptInit, when given as the standard says.
+    var decryptOAEP: (hash: CK_MECHANISM_TYPE, mgf: CK_RSA_PKCS_MGF_TYPE, label: [UInt8])?
 
     /// A run over `input` (byte 0 first).
     init(_ input: [UInt8]) { reader = FuzzReader(input) }
@@ -349,6 +376,8 @@ struct PKCS11Run {
         var type: CK_MECHANISM_TYPE
         var parameter: [UInt8] = []
         var label: ExactBuffer?
+        var pss: (hash: CK_MECHANISM_TYPE, mgf: CK_RSA_PKCS_MGF_TYPE, saltLength: CK_ULONG)?
+        var oaep: (hash: CK_MECHANISM_TYPE, mgf: CK_RSA_PKCS_MGF_TYPE, label: [UInt8])?
         switch kind {
         case 0: type = CK_MECHANISM_TYPE(CKM_RSA_PKCS)
         case 1, 5:
@@ -359,6 +388,7 @@ struct PKCS11Run {
             value.hashAlg = hash < 0xF0 ? pkcs11Hashes[Int(hash) % pkcs11Hashes.count] : ulong()
             value.mgf = mgf < 0xF0 ? pkcs11MGFs[Int(mgf) % pkcs11MGFs.count] : ulong()
             value.sLen = ulong()
+            pss = (value.hashAlg, value.mgf, value.sLen)
             parameter = withUnsafeBytes(of: value) { Array($0) }
         case 2:
             type = CK_MECHANISM_TYPE(CKM_RSA_PKCS_OAEP)
@@ -377,6 +407,7 @@ struct PKCS11Run {
                 value.pSourceData = UnsafeMutableRawPointer(label!.pointer)
                 value.ulSourceDataLen = CK_ULONG(label!.count)
             }
+            oaep = (value.hashAlg, value.mgf, label.map { $0.bytes($0.count) } ?? [])
             parameter = withUnsafeBytes(of: value) { Array($0) }
         case 3: type = CK_MECHANISM_TYPE(CKM_SHA256_RSA_PKCS)
         case 4: type = Array(pkcs11HashAndSign.keys).sorted()[Int(reader.byte()) % pkcs11HashAndSign.count]
@@ -385,7 +416,8 @@ struct PKCS11Run {
         }
         var mechanism = CK_MECHANISM(mechanism: type, pParameter: nil, ulParameterLen: 0)
         var keepAlive: [ExactBuffer] = label.map { [$0] } ?? []
-        switch reader.byte() % 4 {
+        let mode = reader.byte() % 4
+        switch mode {
         case 0:
             if !parameter.isEmpty {
                 let buffer = ExactBuffer(parameter)
@@ -405,7 +437,8 @@ struct PKCS11Run {
         default:
             break
         }
-        return FuzzMechanism(mechanism: mechanism, keepAlive: keepAlive)
+        // Only parameters passed as the standard says are the ones the module used.
+        return FuzzMechanism(mechanism: mechanism, keepAlive: keepAlive, pss: mode == 0 ? pss : nil, oaep: mode == 0 ? oaep : nil)
     }
 
     // MARK: Calls with checks
@@ -478,9 +511,22 @@ struct PKCS11Run {
         return (rv, buffer.bytes(Int(length)))
     }
 
-    /// Property 4 for a signature the module made with `mechanism` over `message`.
+    /// Property 4 for a signature the module made with `mechanism` over `message` (PSS: with
+    /// the parameters of `signPSS`, when they were given as the standard says).
     func checkSignature(_ signature: [UInt8], mechanism: CK_MECHANISM_TYPE?, message: [UInt8], _ name: String) {
         let key = fuzzPrivateKey1024.publicKey
+        if let pss = signPSS, let mechanism, let hash = pkcs11Hash(pss.hash), let mgf1 = pkcs11MGF1Hash(pss.mgf) {
+            // The module accepted these parameters, so they name RSAKit's hashes and a salt length.
+            let salt = RSAPSSSaltLength.byteCount(Int(pss.saltLength))
+            let padding: RSASignaturePadding = mgf1 == hash ? .pss(saltLength: salt) : .pssMGF1(mgf1, saltLength: salt)
+            if mechanism == CK_MECHANISM_TYPE(CKM_RSA_PKCS_PSS) {
+                require(key.isValidSignature(signature, forDigest: message, hash: hash, padding: padding),
+                        "\(name) CKM_RSA_PKCS_PSS signature does not verify (\(hash), MGF1 \(mgf1), salt \(pss.saltLength))")
+            } else if pkcs11HashAndSignPSS.contains(mechanism) {
+                require(key.isValidSignature(signature, for: message, hash: hash, padding: padding),
+                        "\(name) PSS signature of mechanism 0x\(String(mechanism, radix: 16)) does not verify")
+            }
+        }
         if mechanism == CK_MECHANISM_TYPE(CKM_RSA_PKCS) {
             require(key.isValidSignature(signature, forDigestInfo: message), "\(name) CKM_RSA_PKCS signature does not verify")
         } else if let mechanism, let hash = pkcs11HashAndSign[mechanism] {
@@ -492,9 +538,11 @@ struct PKCS11Run {
     /// Forget the operations of a session that went away.
     mutating func forgetOperations() {
         signMechanism = nil
+        signPSS = nil
         signParts = []
         verifyMechanism = nil
         decryptMechanism = nil
+        decryptOAEP = nil
     }
 
     /// C_OpenSession for slot 0 with `flags`; the handle becomes the run's session.
@@ -551,6 +599,7 @@ struct PKCS11Run {
             withExtendedLifetime(mechanism.keepAlive) {}
             if rv == CK_RV(CKR_OK) {
                 signMechanism = mechanism.mechanism.mechanism
+                signPSS = mechanism.pss
                 signParts = []
             }
         case 5:   // C_Sign
@@ -606,26 +655,36 @@ struct PKCS11Run {
             let key = handle()
             let rv = check(f.C_DecryptInit!(session, &mechanism.mechanism, key), "C_DecryptInit")
             withExtendedLifetime(mechanism.keepAlive) {}
-            if rv == CK_RV(CKR_OK) { decryptMechanism = mechanism.mechanism.mechanism }
-        case 13:  // C_Decrypt: a ciphertext from the input, or RSAKit's PKCS#1 v1.5 encryption of a message
-            let message = data()
-            let encryptValid = reader.byte() & 1 == 1 && message.count <= pkcs11ModulusByteCount - 11
-            let ciphertext: [UInt8]
-            if encryptValid {
-                guard let made = try? fuzzPrivateKey1024.publicKey.encrypt(message, padding: .pkcs1v15, random: FuzzRandomSource(seed: 2)) else {
-                    unreachable("RSAKit cannot encrypt \(message.count) bytes")
-                }
-                ciphertext = made
-            } else {
-                ciphertext = message
+            if rv == CK_RV(CKR_OK) {
+                decryptMechanism = mechanism.mechanism.mechanism
+                decryptOAEP = mechanism.oaep
             }
-            let encrypted = ExactBuffer(ciphertext)
-            let mechanism = decryptMechanism
+        case 13:  // C_Decrypt: a ciphertext from the input, or RSAKit's encryption of a message for
+                  // the decryption's mechanism (PKCS#1 v1.5, or OAEP with its parameters)
+            let message = data()
+            let wantValid = reader.byte() & 1 == 1
+            var padding: RSAEncryptionPadding?
+            if decryptMechanism == CK_MECHANISM_TYPE(CKM_RSA_PKCS) {
+                padding = .pkcs1v15
+            } else if decryptMechanism == CK_MECHANISM_TYPE(CKM_RSA_PKCS_OAEP), let oaep = decryptOAEP,
+                      let hash = pkcs11Hash(oaep.hash), let mgf1 = pkcs11MGF1Hash(oaep.mgf) {
+                padding = .oaep(RSAOAEPParameters(hash: hash, mgf1Hash: mgf1, label: oaep.label))
+            }
+            // Too long a message for the padding: the input's bytes go as they are.
+            let valid: [UInt8]? = wantValid ? padding.flatMap {
+                try? fuzzPrivateKey1024.publicKey.encrypt(message, padding: $0, random: FuzzRandomSource(seed: 2))
+            } : nil
+            let encrypted = ExactBuffer(valid ?? message)
             let (rv, plaintext) = output("C_Decrypt", exactLength: false) { out, length in
                 f.C_Decrypt!(session, encrypted.pointer, CK_ULONG(encrypted.count), out, length)
             }
-            if encryptValid, mechanism == CK_MECHANISM_TYPE(CKM_RSA_PKCS), rv == CK_RV(CKR_OK), let plaintext {
-                require(plaintext == message, "C_Decrypt (CKM_RSA_PKCS) of a valid ciphertext gave other bytes")
+            if valid != nil {
+                // The operation, when there is one, is of the last successful C_DecryptInit.
+                require(rv != CK_RV(CKR_ENCRYPTED_DATA_INVALID) && rv != CK_RV(CKR_ENCRYPTED_DATA_LEN_RANGE),
+                        "C_Decrypt refused a valid ciphertext (mechanism 0x\(String(decryptMechanism ?? 0, radix: 16))): 0x\(String(rv, radix: 16))")
+                if rv == CK_RV(CKR_OK), let plaintext {
+                    require(plaintext == message, "C_Decrypt of a valid ciphertext gave other bytes")
+                }
             }
         case 14:  // C_Login
             let userType: CK_USER_TYPE = switch reader.byte() % 5 {
@@ -644,7 +703,9 @@ struct PKCS11Run {
             let rv = check(f.C_Logout!(session), "C_Logout")
             if rv == CK_RV(CKR_OK) {
                 signMechanism = nil
+                signPSS = nil
                 decryptMechanism = nil
+                decryptOAEP = nil
             }
         case 16:  // the information calls, and one with a wrong session handle
             var sessionInfo = CK_SESSION_INFO()
