@@ -82,9 +82,10 @@ let pkcs11Stores: (plain: String, protected: String) = {
     guard let made = mkdtemp(&template) else { unreachable("mkdtemp failed") }   // mode 0700
     pkcs11Folder = String(cString: made)
     atexit { removePKCS11Tree(pkcs11Folder) }
-    guard let certificate = try? X509Certificate.certificates(from: Array(pkcs11CertificatePEM.utf8)).first else {
-        unreachable("the fixed certificate does not parse")
-    }
+    // No keychain agent: an empty PIN (login through the agent) must not reach one running on
+    // the machine.
+    setenv("RSAKIT_AGENT_SOCK", pkcs11Folder + "/no-agent.sock", 1)
+    let certificate = pkcs11Certificate
     func make(_ name: String, protected: Bool) -> String {
         let path = pkcs11Folder + "/" + name
         do {
@@ -115,6 +116,33 @@ func removePKCS11Tree(_ path: String) {
     }
     closedir(dir)
     _ = rmdir(path)
+}
+
+/// The fixed certificate.
+let pkcs11Certificate: X509Certificate = {
+    guard let certificate = try? X509Certificate.certificates(from: Array(pkcs11CertificatePEM.utf8)).first else {
+        unreachable("the fixed certificate does not parse")
+    }
+    return certificate
+}()
+
+/// The values the module must give for attributes the harness can predict, by object class:
+/// the key's modulus, public exponent and ID (SHA-256 of its SubjectPublicKeyInfo) on key
+/// objects and the ID and DER on the certificate.
+func pkcs11ExpectedValue(_ type: CK_ATTRIBUTE_TYPE, objectClass: CK_OBJECT_CLASS) -> [UInt8]? {
+    let key = fuzzPrivateKey1024.publicKey
+    switch (objectClass, type) {
+    case (CK_OBJECT_CLASS(CKO_PUBLIC_KEY), CK_ATTRIBUTE_TYPE(CKA_MODULUS)), (CK_OBJECT_CLASS(CKO_PRIVATE_KEY), CK_ATTRIBUTE_TYPE(CKA_MODULUS)):
+        return key.modulus
+    case (CK_OBJECT_CLASS(CKO_PUBLIC_KEY), CK_ATTRIBUTE_TYPE(CKA_PUBLIC_EXPONENT)), (CK_OBJECT_CLASS(CKO_PRIVATE_KEY), CK_ATTRIBUTE_TYPE(CKA_PUBLIC_EXPONENT)):
+        return key.publicExponent
+    case (_, CK_ATTRIBUTE_TYPE(CKA_ID)):
+        return key.fingerprint.bytes
+    case (CK_OBJECT_CLASS(CKO_CERTIFICATE), CK_ATTRIBUTE_TYPE(CKA_VALUE)):
+        return pkcs11Certificate.derRepresentation
+    default:
+        return nil
+    }
 }
 
 /// The module's function list (the C table).
@@ -465,6 +493,22 @@ struct PKCS11Run {
             if secret {
                 require(attribute.ulValueLen == unavailable, "C_GetAttributeValue revealed sensitive attribute 0x\(String(attribute.type, radix: 16)) (length \(attribute.ulValueLen))")
             }
+            guard attribute.ulValueLen != unavailable, let objectClass,
+                  let expected = pkcs11ExpectedValue(attribute.type, objectClass: objectClass) else { continue }
+            require(attribute.ulValueLen == CK_ULONG(expected.count),
+                    "attribute 0x\(String(attribute.type, radix: 16)) has length \(attribute.ulValueLen), not \(expected.count)")
+            if let buffer = template.keepAlive[index] {
+                require(buffer.bytes(expected.count) == expected, "attribute 0x\(String(attribute.type, radix: 16)) has another value")
+            }
+        }
+        // §5.2's two calls: a length the module stated fits a buffer of exactly that length.
+        for (index, attribute) in template.attributes.enumerated()
+        where attribute.pValue == nil && attribute.ulValueLen != unavailable && attribute.ulValueLen <= 1 << 16 {
+            let buffer = ExactBuffer(count: Int(attribute.ulValueLen))
+            var again = CK_ATTRIBUTE(type: attribute.type, pValue: UnsafeMutableRawPointer(buffer.pointer), ulValueLen: attribute.ulValueLen)
+            let secondRV = check(f.C_GetAttributeValue!(session, object, &again, 1), "C_GetAttributeValue(stated length)")
+            require(secondRV == CK_RV(CKR_OK) && again.ulValueLen == attribute.ulValueLen,
+                    "attribute \(index) (0x\(String(attribute.type, radix: 16))) of stated length \(attribute.ulValueLen) gave 0x\(String(secondRV, radix: 16)), length \(again.ulValueLen)")
         }
         return rv
     }
