@@ -13,6 +13,15 @@
 // executable target and cannot be imported, so FuzzCLIArguments compiles the CLI's own
 // sources: `RSAKitCLI` in its folder is a symbolic link to ../../../Sources/RSAKitCLI,
 // with main.swift excluded. The harnesses thus always test the CLI code as it is.
+// FuzzPKCS11 does the same for the PKCS#11 module (a dynamic library product, not importable
+// either): `RSAKitPKCS11` in its folder links to ../../../Sources/RSAKitPKCS11, and
+// CFuzzPKCS11Table's two files link to the C function table of Sources/CRSAKitPKCS11 (a C
+// target of its own here, since SwiftPM does not mix C and Swift in one target and target
+// names must be unique in the package graph). So the module is compiled into the harness
+// with coverage and AddressSanitizer, and the root package is not changed: its
+// `rsakit-pkcs11` product keeps its link flags (static runtime, export list), which an
+// executable linking that product would inherit and a dlopen'd normal build would not be
+// instrumented. CP11Kit (p11-kit's header) comes with RSAKit, which depends on it.
 import PackageDescription
 
 let rsakit = Target.Dependency.product(name: "RSAKit", package: "rsakit")
@@ -53,6 +62,11 @@ let package = Package(
         // OCSP responses through the check trust evaluation runs (signature, signer, CertID, dates)
         // on a fixed chain whose CA key was discarded: no status without a valid signature.
         .executableTarget(name: "FuzzOCSP", dependencies: ["FuzzSupport", rsakit], exclude: ["chain.pem"]),
+        // The PKCS#11 module's function table (Sources/CRSAKitPKCS11 through links), for FuzzPKCS11.
+        .target(name: "CFuzzPKCS11Table", dependencies: [rsakit]),
+        // The PKCS#11 module's C_* entry points with hostile templates, mechanisms and buffers,
+        // one session per input against a fixed store (the module's sources through a link).
+        .executableTarget(name: "FuzzPKCS11", dependencies: ["FuzzSupport", "CFuzzPKCS11Table", rsakit]),
     ],
     swiftLanguageModes: [.v6]
 )

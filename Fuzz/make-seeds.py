@@ -9,7 +9,9 @@ containers (versions 1 and 2, for the fixed 512- and 1024-bit fuzz keys), armor,
 argv lists built for the fixed 512-bit fuzz key, certificates made by openssl (self-signed,
 a three-certificate chain, SANs/EKU/key usage, EC and RSA-PSS keys; DER, PEM, bundles) and
 PKCS#12 files of them with low iteration counts (PBES2 AES/3DES, -legacy RC2/3DES, no MAC,
-unencrypted bags; passphrase "fuzz", the harness's), and every
+unencrypted bags; passphrase "fuzz", the harness's), PKCS#11 sessions for FuzzPKCS11 (searches,
+attribute reads, sign, verify and decrypt with each mechanism, login, every C_Initialize
+variant), and every
 regression input under Tests/RSAKitTests/Fixtures/fuzz/<Target>/.
 Usage: make-seeds.py CORPUS_DIR [LOCAL_DIR]   (LOCAL_DIR default: CORPUS_DIR-local)
 """
@@ -19,7 +21,7 @@ root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 corpus = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "Fuzz", "Corpus")
 local_corpus = sys.argv[2] if len(sys.argv) > 2 else corpus.rstrip("/") + "-local"
 seeds = {t: {} for t in ["FuzzDER", "FuzzPEM", "FuzzKeyFile", "FuzzContainer", "FuzzStoreItem", "FuzzArmor", "FuzzCLIArguments",
-                        "FuzzX509", "FuzzPKCS12", "FuzzAgentWire", "FuzzCRL", "FuzzOCSP"]}
+                        "FuzzX509", "FuzzPKCS12", "FuzzAgentWire", "FuzzCRL", "FuzzOCSP", "FuzzPKCS11"]}
 # FuzzCRL's seeds (CRLs of its fixed CA, whose key no longer exists) are kept in Fuzz/Corpus/FuzzCRL,
 # FuzzOCSP's (responses signed by its fixed CA and responder, keys discarded) in Fuzz/Corpus/FuzzOCSP.
 
@@ -304,6 +306,62 @@ add("FuzzAgentWire", agent_frame(1, b"/another/store"))                         
 add("FuzzAgentWire", agent_frame(0x80))                                              # a response as a request
 add("FuzzAgentWire", (2**20).to_bytes(4, "big") + bytes([1, 1]))                     # over the limit
 add("FuzzAgentWire", agent_frame(3, AGENT_STORE, b"x", b"y")[:-3])                  # truncated
+
+# --- PKCS#11 sessions (FuzzPKCS11's operation bytes; see the comments of PKCS11Run in its source) ------
+# Byte 0: bit 7 the protected store, bit 6 a read-write session; byte 1: the C_Initialize variant.
+# Handle bytes index the handles found so far (sorted): 0 the public key, 1 the private key,
+# 2 the certificate (the plain store; the protected one lists the private key after C_Login).
+P11_FIND = bytes([0, 0, 0]) + bytes([1, 8])           # C_FindObjectsInit(empty template), C_FindObjects(8 at most)
+def p11_data(data):
+    return bytes([len(data)]) + data
+def p11_template(*attributes):                          # (type index, mode, value bytes or length)
+    out = bytes([len(attributes)])
+    for index, mode, value in attributes:
+        out += bytes([index, mode]) + (bytes([value]) if mode == 1 else p11_data(value) if mode == 2 else b"")
+    return out
+P11_RSA_PKCS, P11_SHA256_RSA_PKCS = bytes([0, 0]), bytes([3, 0])
+P11_PSS_SHA256 = bytes([1, 2, 2, 32, 0])               # CKM_RSA_PKCS_PSS: SHA-256, MGF1-SHA-256, sLen 32
+P11_OAEP_SHA1 = bytes([2, 0, 0, 0, 0, 0])              # CKM_RSA_PKCS_OAEP: SHA-1, MGF1-SHA-1, no label
+DIGEST_INFO_SHA256 = bytes.fromhex("3031300d060960864801650304020105000420") + hashlib.sha256(b"fuzz").digest()
+LOGIN_PIN = bytes([14, 1, 0])                           # C_Login(CKU_USER, "fuzz")
+p11_sessions = [
+    # every object's class, label, value, modulus and private exponent: sizes, then buffers
+    P11_FIND + b"".join(bytes([3, h]) + p11_template((0, 1, 0), (3, 1, 0), (5, 1, 0), (32, 1, 0), (35, 1, 0)) for h in range(3)),
+    P11_FIND + b"".join(bytes([3, h]) + p11_template((0, 2, bytes(8)), (5, 2, bytes(40)), (32, 2, bytes(128)), (19, 2, bytes(31))) for h in range(3)),
+    # a search by class (CKO_PRIVATE_KEY), and one with a NULL value and a length
+    bytes([0]) + p11_template((0, 2, (3).to_bytes(8, "little"))) + bytes([0, 1, 4, 2]),
+    bytes([0]) + p11_template((3, 1, 20)) + bytes([0, 1, 4]),
+    # C_Sign with CKM_RSA_PKCS over a DigestInfo on each handle: length query, short buffer, k bytes
+    *[P11_FIND + bytes([4]) + P11_RSA_PKCS + bytes([h, 5]) + p11_data(DIGEST_INFO_SHA256) + bytes([0])
+      + bytes([5]) + p11_data(DIGEST_INFO_SHA256) + bytes([3, 10]) + bytes([5]) + p11_data(DIGEST_INFO_SHA256) + bytes([4]) for h in range(3)],
+    # CKM_SHA256_RSA_PKCS in parts, C_SignFinal
+    P11_FIND + bytes([4]) + P11_SHA256_RSA_PKCS + bytes([1, 6]) + p11_data(b"hello ") + bytes([6]) + p11_data(b"world") + bytes([7, 0, 7, 4]),
+    P11_FIND + bytes([4]) + P11_SHA256_RSA_PKCS + bytes([1, 5]) + p11_data(b"message") + bytes([4]),
+    # PSS over a SHA-256 digest, and the same with a wrong ulParameterLen
+    P11_FIND + bytes([4]) + P11_PSS_SHA256 + bytes([1, 5]) + p11_data(bytes(32)) + bytes([4]),
+    P11_FIND + bytes([4, 1, 2, 2, 32, 1, 23, 1, 5]) + p11_data(bytes(32)) + bytes([4]),
+    # C_Verify of an RSAKit signature, CKM_RSA_PKCS; and a bad one
+    P11_FIND + bytes([8]) + P11_RSA_PKCS + bytes([0, 9]) + p11_data(DIGEST_INFO_SHA256) + bytes([1]),
+    P11_FIND + bytes([8]) + P11_RSA_PKCS + bytes([2, 9]) + p11_data(b"x") + bytes([0]) + p11_data(bytes(128)),
+    P11_FIND + bytes([8]) + P11_SHA256_RSA_PKCS + bytes([1, 10]) + p11_data(b"abc") + bytes([11]) + p11_data(bytes(128)),
+    # C_Decrypt of an RSAKit PKCS#1 v1.5 ciphertext; OAEP of garbage
+    *[P11_FIND + bytes([12]) + P11_RSA_PKCS + bytes([h, 13]) + p11_data(b"secret") + bytes([1, 0])
+      + bytes([13]) + p11_data(b"secret") + bytes([1, 4]) for h in range(3)],
+    P11_FIND + bytes([12]) + P11_OAEP_SHA1 + bytes([1, 13, 0xFD]) + bytes(128) + bytes([0, 4]),
+    # C_Decrypt of RSAKit's OAEP ciphertexts: SHA-1, and SHA-256 with MGF1-SHA-1 and a label
+    P11_FIND + bytes([12]) + P11_OAEP_SHA1 + bytes([1, 13]) + p11_data(b"secret") + bytes([1, 0, 13]) + p11_data(b"secret") + bytes([1, 4]),
+    P11_FIND + bytes([12, 2, 2, 0, 0, 2]) + p11_data(b"label") + bytes([0, 1, 13]) + p11_data(b"secret") + bytes([1, 4]),
+    # the protected store: sign before and after C_Login, a wrong PIN, C_Logout
+    bytes([0x80, 0]) + P11_FIND + bytes([4]) + P11_RSA_PKCS + bytes([0]) + LOGIN_PIN + bytes([2]) + P11_FIND
+      + b"".join(bytes([4]) + P11_RSA_PKCS + bytes([h]) for h in range(4)) + bytes([5]) + p11_data(DIGEST_INFO_SHA256) + bytes([4, 15]),
+    bytes([0xC0, 1, 14, 1, 2]) + p11_data(b"wrong") + bytes([14, 0, 0, 14, 1, 1, 15]),
+    # the information calls, C_GenerateRandom, sessions closed and reopened
+    bytes([16, 0, 1, 0, 3, 0, 17, 16, 17, 0x81, 18, 6, 19, 0, 2]),
+]
+for variant in range(7):                              # every C_Initialize variant, once
+    add("FuzzPKCS11", bytes([0x40, variant]) + P11_FIND)
+for session in p11_sessions:
+    add("FuzzPKCS11", bytes([0, 0]) + session if session[:1] not in (b"\x80", b"\xc0") else session)
 
 # --- regression inputs -------------------------------------------------------------------------------
 for target in seeds:

@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh [TARGET|all] [SECONDS]     default: all, 30 seconds each
 #
 # TARGET is a harness name (FuzzDER, FuzzPEM, FuzzKeyFile, FuzzContainer, FuzzStoreItem,
-# FuzzArmor, FuzzCLIArguments, FuzzX509, FuzzPKCS12, FuzzAgentWire, FuzzCRL, FuzzOCSP) or `all`. Each run starts from Fuzz/Corpus/TARGET (seeds made by
+# FuzzArmor, FuzzCLIArguments, FuzzX509, FuzzPKCS12, FuzzAgentWire, FuzzCRL, FuzzOCSP, FuzzPKCS11) or `all`. Each run starts from Fuzz/Corpus/TARGET (seeds made by
 # Fuzz/make-seeds.py when the folder is missing: openssl keys in every format, the Wycheproof
 # keys, containers for the fixed key, openssl certificates and PKCS#12 files, and every regression input under
 # Tests/RSAKitTests/Fixtures/fuzz/TARGET/) and grows it; crashes, leaks and timeouts are written
@@ -23,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-all=(FuzzDER FuzzPEM FuzzKeyFile FuzzContainer FuzzStoreItem FuzzArmor FuzzCLIArguments FuzzX509 FuzzPKCS12 FuzzAgentWire FuzzCRL FuzzOCSP)
+all=(FuzzDER FuzzPEM FuzzKeyFile FuzzContainer FuzzStoreItem FuzzArmor FuzzCLIArguments FuzzX509 FuzzPKCS12 FuzzAgentWire FuzzCRL FuzzOCSP FuzzPKCS11)
 fuzz_log=$root/Fuzz/fuzz-log.tsv
 log_header=$'date\tharness\tcommit\texecutions\tedges\tfeatures\tseconds\texec_per_second\tcrashes\tcorpus_files\tcommand'
 mode=run
@@ -75,7 +75,7 @@ done
 dictionary() {
     case "$1" in
         FuzzDER) echo der ;; FuzzPEM | FuzzKeyFile) echo pem ;; FuzzContainer) echo container ;;
-        FuzzArmor) echo armor ;; FuzzStoreItem) echo store ;; FuzzCLIArguments) echo cli ;; FuzzAgentWire) echo agent ;;
+        FuzzArmor) echo armor ;; FuzzStoreItem) echo store ;; FuzzCLIArguments) echo cli ;; FuzzAgentWire) echo agent ;; FuzzPKCS11) echo pkcs11 ;;
     esac
 }
 

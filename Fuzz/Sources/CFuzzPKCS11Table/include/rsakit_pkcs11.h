@@ -1,0 +1,1 @@
+../../../../Sources/CRSAKitPKCS11/include/rsakit_pkcs11.h

@@ -1,0 +1,1 @@
+../../../Sources/CRSAKitPKCS11/rsakit_pkcs11_function_list.c
