@@ -40,9 +40,20 @@ extension RSAKeyStore {
     /// The token key whose private item is under `tag`, or nil when that private key is held
     /// in the store itself (``privateKey(tag:)`` gives it). Opens one file; no token access.
     ///
+    /// A private item whose metadata names no token gives nil from its metadata alone: its key
+    /// is neither parsed nor checked here (``privateKey(tag:)`` does both), so asking this
+    /// before ``privateKey(tag:)`` costs one small read, not a second parse of the key. A
+    /// token item is read and checked in full before its reference is returned.
+    ///
     /// - Throws: `RSAError.itemNotFound` (class private) when there is no private item;
-    ///   `RSAError.damagedItem`; `RSAError.invalidTag`; `RSAError.storeIOError`.
+    ///   `RSAError.damagedItem` for a token item, or an item whose metadata cannot be read;
+    ///   `RSAError.invalidTag`; `RSAError.storeIOError`.
     public func tokenKey(tag: String) throws -> RSATokenKey? {
+        try RSAKeyStore.validateTag(tag)
+        let itemPath = StoreLayout.itemPath(.private, tagHash: StoreLayout.tagHash(tag))
+        if let metadata = try? withReadLock({ try readMetadata(itemPath) }), metadata.token == nil {
+            return nil
+        }
         let loaded = try loadByTag(tag, .private)
         guard let reference = loaded.metadata.token else { return nil }
         return RSATokenKey(reference: reference, publicKey: loaded.publicKey)

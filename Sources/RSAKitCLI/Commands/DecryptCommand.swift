@@ -66,12 +66,14 @@ struct DecryptCommand: RSAKitCommand {
     private func decrypt<Source: RSAByteSource, Sink: RSAByteSink>(_ source: inout Source, _ sink: inout Sink) throws {
         // NOTE: a container's recipient is looked up on a token only with --tag; without it
         // the store's in-memory keys are searched as before.
-        if let tokenKey = try tokenKeyOfTag() {
+        // --tag: one store, opened once for the token check and the key.
+        let tagged = try arguments.value("tag").map { (tag: $0, store: try openStore(arguments)) }
+        if let tagged, let tokenKey = storeTokenKey(tagged.store, tag: tagged.tag) {
             let pin = try readTokenPIN(arguments, command: Self.spec.name, token: tokenKey.reference.tokenLabel)
             try tokenKey.decryptMessage(from: &source, to: &sink, format: options.decryptionFormat, rawPadding: options.padding, pin: pin)
             return
         }
-        let explicit = try explicitKey()
+        let explicit = try explicitKey(tagged)
         do {
             try RSAMessage.decrypt(from: &source, to: &sink, format: options.decryptionFormat,
                                    rawPadding: options.padding) { fingerprint in
@@ -108,23 +110,19 @@ struct DecryptCommand: RSAKitCommand {
         }
     }
 
-    /// The key named by --key or --tag, with a name for messages; nil when neither is given.
-    private func explicitKey() throws -> (RSAPrivateKey, String)? {
+    /// The key named by --key or --tag (in `tagged`, with its opened store), with a name for
+    /// messages; nil when neither is given.
+    private func explicitKey(_ tagged: (tag: String, store: RSAKeyStore)?) throws -> (RSAPrivateKey, String)? {
         if let path = arguments.value("key") {
             guard case let .privateKey(key) = try loadKeyFile(path, arguments: arguments, command: Self.spec.name).key else {
                 throw CLIFailure("key file '\(path)' holds only a public key; decryption needs the private key", .notFound)
             }
             return (key, "the key in '\(path)'")
         }
-        if let tag = arguments.value("tag") {
-            return (try storePrivateKey(try openStore(arguments), tag: tag, arguments: arguments, command: Self.spec.name), "'\(terminalSafe(tag))'")
+        if let tagged {
+            return (try storePrivateKey(tagged.store, tag: tagged.tag, arguments: arguments, command: Self.spec.name),
+                    "'\(terminalSafe(tagged.tag))'")
         }
         return nil
-    }
-
-    /// The token key of --tag, when that key is on a token.
-    private func tokenKeyOfTag() throws -> RSATokenKey? {
-        guard let tag = arguments.value("tag") else { return nil }
-        return storeTokenKey(try openStore(arguments), tag: tag)
     }
 }

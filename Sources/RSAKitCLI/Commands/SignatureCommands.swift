@@ -197,7 +197,9 @@ struct SignCommand: RSAKitCommand {
     }
 
     func run() throws {
-        if let tag = arguments.value("tag"), let tokenKey = storeTokenKey(try openStore(arguments), tag: tag) {
+        // --tag: one store, opened once for the token check and the key.
+        let tagged = try arguments.value("tag").map { (tag: $0, store: try openStore(arguments)) }
+        if let tagged, let tokenKey = storeTokenKey(tagged.store, tag: tagged.tag) {
             try signOnToken(tokenKey)
             return
         }
@@ -208,7 +210,7 @@ struct SignCommand: RSAKitCommand {
             }
             key = privateKey
         } else {
-            key = try storePrivateKey(try openStore(arguments), tag: arguments.value("tag")!, arguments: arguments, command: Self.spec.name)
+            key = try storePrivateKey(tagged!.store, tag: tagged!.tag, arguments: arguments, command: Self.spec.name)
         }
         let resolved = try settings.resolved(for: key.publicKey)
         let input = try InputFile.open(arguments.value("in"))
