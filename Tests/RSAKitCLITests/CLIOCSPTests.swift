@@ -6,23 +6,16 @@ import RSAKitTestSupport
 /// real `openssl ocsp` responders on 127.0.0.1 and `openssl s_server` (OCSPTestPKI, commands
 /// beside it): good, revoked, unknown, a forged responder, --no-network, --require-revocation.
 final class CLIOCSPTests: CLITestCase {
-    nonisolated(unsafe) private static var pki: OCSPTestPKI?
-    nonisolated(unsafe) private static var responder: OCSPTestPKI.Responder?
+    private static let shared = OCSPTestPKI.ClassFixture()
 
     override class func tearDown() {
-        responder?.stop()
-        responder = nil
+        shared.stop()
         super.tearDown()
     }
 
     private func fixture() throws -> (OCSPTestPKI, OCSPTestPKI.Responder) {
         _ = try openssl()
-        if let pki = Self.pki, let responder = Self.responder { return (pki, responder) }
-        let pki = try OCSPTestPKI()
-        let responder = try pki.startResponder()
-        Self.pki = pki
-        Self.responder = responder
-        return (pki, responder)
+        return try Self.shared.get()
     }
 
     private func evaluate(_ pki: OCSPTestPKI, _ name: String, _ options: [String]) throws -> Result {

@@ -99,6 +99,30 @@ package final class OCSPTestPKI {
         deinit { stop() }
     }
 
+    /// One PKI and its delegated responder for a test class (OCSPRevocationTests,
+    /// CLIOCSPTests): made on the first ``get()`` and kept until ``stop()``, which the class's
+    /// `tearDown` calls. Used from one test at a time, as XCTest runs them.
+    package final class ClassFixture: @unchecked Sendable {
+        private var made: (pki: OCSPTestPKI, responder: Responder)?
+
+        package init() {}
+
+        /// The class's PKI and running responder, made now if this is the first call.
+        package func get() throws -> (OCSPTestPKI, Responder) {
+            if let made { return made }
+            let pki = try OCSPTestPKI()
+            let responder = try pki.startResponder()
+            made = (pki, responder)
+            return (pki, responder)
+        }
+
+        /// Stop the responder and forget both.
+        package func stop() {
+            made?.responder.stop()
+            made = nil
+        }
+    }
+
     /// Start a responder (signed by the delegated responder certificate, or by the forged one)
     /// on `port` (default ``port``, which the certificates name); waits (at most 15 s) for its
     /// "ACCEPT" line.

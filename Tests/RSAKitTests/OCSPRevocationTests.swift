@@ -7,22 +7,15 @@ import RSAKitTestSupport
 /// 127.0.0.1 (OCSPTestPKI: commands beside it): good, revoked (keyCompromise) and unknown
 /// certificates; a forged responder; a responder that does not answer; a size limit; no network.
 final class OCSPRevocationTests: XCTestCase {
-    nonisolated(unsafe) private static var pki: OCSPTestPKI?
-    nonisolated(unsafe) private static var responder: OCSPTestPKI.Responder?
+    private static let shared = OCSPTestPKI.ClassFixture()
 
     override class func tearDown() {
-        responder?.stop()
-        responder = nil
+        shared.stop()
         super.tearDown()
     }
 
     private func fixture() throws -> (OCSPTestPKI, OCSPTestPKI.Responder) {
-        if let pki = Self.pki, let responder = Self.responder { return (pki, responder) }
-        let pki = try OCSPTestPKI()
-        let responder = try pki.startResponder()
-        Self.pki = pki
-        Self.responder = responder
-        return (pki, responder)
+        try Self.shared.get()
     }
 
     private func certificate(_ pki: OCSPTestPKI, _ name: String) throws -> X509Certificate {
