@@ -70,14 +70,27 @@ internal final class GnuTLSCRL {
         return entries
     }
 
-    /// Whether `issuer` issued this CRL: its subject is the CRL's issuer and the CRL's
-    /// signature verifies with its key (`gnutls_x509_crl_verify` with only `issuer` as CA;
-    /// the issuer's own validity is the chain's business, so time checks are off).
+    /// Whether `issuer` issued this CRL: its subject is the CRL's issuer name, it is a CA whose
+    /// keyUsage (when present) has cRLSign, and the CRL's signature verifies with its key
+    /// (`gnutls_x509_crl_verify` with only `issuer` as CA; the issuer's own validity is the
+    /// chain's business, so time checks are off).
     func isSigned(by issuer: GnuTLSCertificate) -> Bool {
+        verifies(with: issuer, flags: 0)
+    }
+
+    /// Whether the CRL's signature verifies with `signer`'s key and `signer`'s subject is the
+    /// CRL's issuer name, whatever `signer`'s basicConstraints and keyUsage say
+    /// (`GNUTLS_VERIFY_DISABLE_CA_SIGN`): a CRL-signing certificate need not be a CA (RFC 5280
+    /// §6.3.3 (f)); the caller checks its keyUsage.
+    func signatureVerifies(with signer: GnuTLSCertificate) -> Bool {
+        verifies(with: signer, flags: GNUTLS_VERIFY_DISABLE_CA_SIGN.rawValue)
+    }
+
+    private func verifies(with issuer: GnuTLSCertificate, flags extra: UInt32) -> Bool {
         guard gnutls_x509_crl_check_issuer(handle, issuer.handle) != 0 else { return false }
         var list: [gnutls_x509_crt_t?] = [issuer.handle]
         var status: UInt32 = 0
-        let flags = UInt32(GNUTLS_VERIFY_DISABLE_TIME_CHECKS.rawValue | GNUTLS_VERIFY_DISABLE_TRUSTED_TIME_CHECKS.rawValue)
+        let flags = UInt32(GNUTLS_VERIFY_DISABLE_TIME_CHECKS.rawValue | GNUTLS_VERIFY_DISABLE_TRUSTED_TIME_CHECKS.rawValue) | extra
         let code = list.withUnsafeMutableBufferPointer { gnutls_x509_crl_verify(handle, $0.baseAddress, 1, flags, &status) }
         // GnuTLS also flags a CRL past its nextUpdate or issued in the future; RSAKit checks
         // those dates itself against the verify date, so only the rest counts here.

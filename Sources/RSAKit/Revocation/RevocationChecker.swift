@@ -15,6 +15,9 @@ internal struct RevocationChecker {
     var stapledOCSPResponse: [UInt8]? = nil
     /// Responses kept between evaluations; nil for none.
     var cache: (any RSAOCSPResponseCache)? = nil
+    /// Where a CRL signed by another key than the certificate's issuer's finds its signer
+    /// (RFC 5280 §6.3.3 (f)); nil: only CRLs the issuer's key signed are used.
+    var crlSigners: CRLSignerSearch? = nil
 
     /// What the path's revocation checks found.
     struct Outcome {
@@ -108,30 +111,44 @@ internal struct RevocationChecker {
         return Array(der[offset...])
     }
 
-    /// The newest current CRL of the certificate's issuer that the issuer signed.
+    /// The newest current CRL of the certificate's issuer: signed by the issuer's key, or by
+    /// a certificate of the issuer's name that ``crlSigners`` finds and validates (RFC 5280
+    /// §6.3.3 (f)).
     private func crlCheck(index: Int, full: [X509Certificate], issuer: GnuTLSCertificate,
                           parsed: [(X509CRL, GnuTLSCRL)], warnings: inout [String]) -> RSARevocationCheck {
-        var current: [X509CRL] = []
+        var current: [(crl: X509CRL, signer: X509Certificate?)] = []
         for (crl, native) in parsed where native.namesIssuer(issuer) {
+            var signer: X509Certificate?
             if !native.isSigned(by: issuer) {
-                warnings.append("CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate \(index + 1)")
-            } else if crl.thisUpdate > verifyDate {
+                switch crlSigners?.signer(of: native, excluding: full[index + 1].derRepresentation) {
+                case let .signedBy(certificate)?:
+                    signer = certificate
+                case let .refused(reason)?:
+                    warnings.append("CRL of \(crl.issuer) refused: \(reason)")
+                    continue
+                case nil:
+                    warnings.append("CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate \(index + 1)")
+                    continue
+                }
+            }
+            if crl.thisUpdate > verifyDate {
                 warnings.append("CRL of \(crl.issuer) refused: not valid before \(crl.thisUpdate.formatted(.iso8601)) (thisUpdate)")
             } else if let next = crl.nextUpdate, next < verifyDate {
                 warnings.append("CRL of \(crl.issuer) refused: stale since \(next.formatted(.iso8601)) (nextUpdate)")
             } else {
-                current.append(crl)
+                current.append((crl, signer))
             }
         }
-        guard let newest = current.max(by: RSATrust.isOlder) else {
+        guard let newest = current.max(by: { RSATrust.isOlder($0.crl, $1.crl) }) else {
             return RSARevocationCheck(chainIndex: index, status: .notChecked, source: "no current CRL of \(full[index].issuer)", revocationDate: nil)
         }
-        let number = newest.crlNumber.map { ", number 0x" + $0.map(hexByte).joined() } ?? ""
-        let source = "CRL of \(newest.issuer)\(number), thisUpdate \(newest.thisUpdate.formatted(.iso8601))"
+        let number = newest.crl.crlNumber.map { ", number 0x" + $0.map(hexByte).joined() } ?? ""
+        let signedBy = newest.signer.map { ", signed by the CRL signer \($0.subjectSummary) (serial \($0.serialNumberHex))" } ?? ""
+        let source = "CRL of \(newest.crl.issuer)\(number), thisUpdate \(newest.crl.thisUpdate.formatted(.iso8601))\(signedBy)"
         // The serial's encoded (signed) value when it can be read, not its magnitude: a
         // certificate with serial 255 (0x00FF) is not the one with -1 (0xFF) that a CRL lists.
-        let listed = Self.serialNumberContents(full[index]).map { newest.revocationDate(ofSerialNumberContents: $0) }
-            ?? newest.revocationDate(ofSerialNumber: full[index].serialNumber)
+        let listed = Self.serialNumberContents(full[index]).map { newest.crl.revocationDate(ofSerialNumberContents: $0) }
+            ?? newest.crl.revocationDate(ofSerialNumber: full[index].serialNumber)
         if let date = listed {
             return RSARevocationCheck(chainIndex: index, status: .revoked, source: source, revocationDate: date)
         }

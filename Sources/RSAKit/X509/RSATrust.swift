@@ -78,6 +78,10 @@ public struct RSATrust: Sendable {
     /// (``RSAKeyStore`` after ``addKeychain(_:)``); nil: none. A cached response is checked
     /// again each time, as a stapled one is.
     public var ocspResponseCache: (any RSAOCSPResponseCache)?
+    /// The DER of the CRL-signing certificates whose own paths are being validated by the
+    /// evaluations this one is nested in (RFC 5280 §6.3.3 (f)): they are not searched again,
+    /// so a signer whose status hangs on a CRL it signed itself ends the recursion.
+    var crlSignersInValidation: Set<[UInt8]> = []
 
     /// A trust object for `certificates` (leaf first) under `policy` (SecTrustCreateWithCertificates).
     public init(certificates: [X509Certificate], policy: RSATrustPolicy) {
@@ -143,10 +147,15 @@ public struct RSATrust: Sendable {
         // stops), in order of preference; the first that validates wins (cross-signed and
         // expired alternatives, as SecTrust tries them). When none does, the first path's
         // evaluation is the answer: it is the one a single greedy search would have built.
-        let paths = try candidatePaths(leaf: leaf, anchors: anchors, pinned: pinned)
+        var seen: Set<[UInt8]> = [leaf.derRepresentation]
+        var pool: [CRLSignerSearch.Candidate] = []
+        for certificate in certificates.dropFirst() where seen.insert(certificate.derRepresentation).inserted {
+            pool.append((certificate, try certificate.gnutlsCertificate()))
+        }
+        let paths = try candidatePaths(leaf: leaf, pool: pool, anchors: anchors, pinned: pinned)
         var first: RSATrustEvaluation?
         for path in paths {
-            let evaluation = try evaluate(path: path, anchors: anchors, warnings: warnings)
+            let evaluation = try evaluate(path: path, pool: pool, anchors: anchors, warnings: warnings)
             if evaluation.result.isTrusted { return evaluation }
             if first == nil { first = evaluation }
         }
@@ -175,13 +184,10 @@ public struct RSATrust: Sendable {
 
     /// The paths from `leaf`, depth first: at each certificate, the pinned end, then the
     /// anchor that issues it, then each issuer in ``certificates`` (those whose signature
-    /// verifies first). Always at least one path.
-    private func candidatePaths(leaf: X509Certificate, anchors: GnuTLSTrustList, pinned: Set<[UInt8]>) throws -> [CandidatePath] {
-        var seen: Set<[UInt8]> = [leaf.derRepresentation]
-        var pool: [(X509Certificate, GnuTLSCertificate)] = []
-        for certificate in certificates.dropFirst() where seen.insert(certificate.derRepresentation).inserted {
-            pool.append((certificate, try certificate.gnutlsCertificate()))
-        }
+    /// verifies first; `pool` is ``certificates`` after the leaf, without repeats, with their
+    /// GnuTLS handles). Always at least one path.
+    private func candidatePaths(leaf: X509Certificate, pool: [CRLSignerSearch.Candidate], anchors: GnuTLSTrustList,
+                                pinned: Set<[UInt8]>) throws -> [CandidatePath] {
         var paths: [CandidatePath] = []
         func extend(_ path: CandidatePath, used: Set<Int>) throws {
             guard paths.count < RSATrust.maximumCandidatePaths, let top = path.native.last, let certificate = path.chain.last else { return }
@@ -217,7 +223,8 @@ public struct RSATrust: Sendable {
 
     /// Evaluate one path: signatures and CA rights link by link, the whole path through
     /// GnuTLS, dates against ``verifyDate``, the policy and the user's trust settings.
-    private func evaluate(path: CandidatePath, anchors: GnuTLSTrustList, warnings: [String]) throws -> RSATrustEvaluation {
+    private func evaluate(path: CandidatePath, pool: [CRLSignerSearch.Candidate], anchors: GnuTLSTrustList,
+                          warnings: [String]) throws -> RSATrustEvaluation {
         let chain = path.chain
         let native = path.native
         let anchor = path.anchor
@@ -301,7 +308,8 @@ public struct RSATrust: Sendable {
         // Revocation: CRLs and OCSP as the revocation policy says (Revocation/).
         var warnings = warnings
         let outcome = try RevocationChecker(policy: revocationPolicy, crls: crls, verifyDate: verifyDate, stapledOCSPResponse: stapledOCSPResponse,
-                                         cache: ocspResponseCache).check(full: full, native: fullNative)
+                                            cache: ocspResponseCache, crlSigners: crlSignerSearch(pool: pool, anchor: anchor))
+            .check(full: full, native: fullNative)
         let revocation = outcome.checks
         warnings += outcome.warnings
         for check in revocation {
