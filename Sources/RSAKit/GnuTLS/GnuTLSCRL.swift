@@ -55,6 +55,13 @@ internal final class GnuTLSCRL {
         return Array(buffer[0..<size])
     }
 
+    /// Every CRL extension's OID and criticality, in order (RFC 5280 §5.2).
+    func extensions() throws -> [(oid: String, critical: Bool)] {
+        try gnutlsExtensionInfo("gnutls_x509_crl_get_extension_info") { index, buffer, size, critical in
+            gnutls_x509_crl_get_extension_info(handle, index, buffer, size, critical)
+        }
+    }
+
     /// The revoked certificates: serial number (big-endian, as encoded) and revocation date.
     func revokedEntries() throws -> [(serial: [UInt8], date: Date)] {
         let count = try gnutlsCheck(gnutls_x509_crl_get_crt_count(handle), "gnutls_x509_crl_get_crt_count")

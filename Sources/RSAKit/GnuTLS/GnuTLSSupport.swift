@@ -74,6 +74,25 @@ internal func gnutlsSizedQuery(
     return buffer
 }
 
+/// Every extension's OID (dotted) and criticality, in order, through a getter of the
+/// `gnutls_x509_crt_get_extension_info` / `gnutls_x509_crl_get_extension_info` kind
+/// (`info(index, buffer, size, critical)`), until GnuTLS says there is no more (at most 256).
+internal func gnutlsExtensionInfo(
+    _ function: String,
+    _ info: (UInt32, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int>, UnsafeMutablePointer<UInt32>) -> Int32
+) throws -> [(oid: String, critical: Bool)] {
+    var result: [(oid: String, critical: Bool)] = []
+    var index: UInt32 = 0
+    while index < 256 {
+        var critical: UInt32 = 0
+        let oid = try gnutlsSizedQuery(function, isString: true) { buffer, size in info(index, buffer, size, &critical) }
+        guard let oid else { break }
+        result.append((String(decoding: oid, as: UTF8.self), critical != 0))
+        index += 1
+    }
+    return result
+}
+
 /// A passphrase as a NUL-terminated C string for GnuTLS, wiped when `body` returns.
 ///
 /// `nil` passes a NULL pointer (no passphrase); an empty array passes "" (PKCS#12 files

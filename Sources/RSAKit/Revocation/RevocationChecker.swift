@@ -111,13 +111,20 @@ internal struct RevocationChecker {
         return Array(der[offset...])
     }
 
-    /// The newest current CRL of the certificate's issuer: signed by the issuer's key, or by
+    /// The newest current CRL of the certificate's issuer without a critical extension that
+    /// rsakit does not process: signed by the issuer's key, or by
     /// a certificate of the issuer's name that ``crlSigners`` finds and validates (RFC 5280
     /// §6.3.3 (f)).
     private func crlCheck(index: Int, full: [X509Certificate], issuer: GnuTLSCertificate,
                           parsed: [(X509CRL, GnuTLSCRL)], warnings: inout [String]) -> RSARevocationCheck {
         var current: [(crl: X509CRL, signer: X509Certificate?)] = []
         for (crl, native) in parsed where native.namesIssuer(issuer) {
+            // RFC 5280 §5.2: a critical extension not processed makes the CRL unusable.
+            let unprocessed = crl.unprocessedCriticalExtensions
+            guard unprocessed.isEmpty else {
+                warnings.append("CRL of \(crl.issuer) refused: it has a critical extension rsakit does not process: \(unprocessed.joined(separator: ", "))")
+                continue
+            }
             var signer: X509Certificate?
             if !native.isSigned(by: issuer) {
                 switch crlSigners?.signer(of: native, excluding: full[index + 1].derRepresentation) {

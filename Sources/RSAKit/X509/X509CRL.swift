@@ -31,6 +31,8 @@ public struct X509CRL: Sendable, Hashable {
     public let crlNumber: [UInt8]?
     /// The revoked certificates, in the CRL's order.
     public let revokedCertificates: [RevokedCertificate]
+    /// The OIDs (dotted, "2.5.29.28") of the CRL's critical extensions (RFC 5280 §5.2), in order.
+    public let criticalExtensionOIDs: [String]
 
     /// Parse one DER CertificateList.
     /// - Parameter derRepresentation: the DER, at most 16 MiB.
@@ -47,6 +49,7 @@ public struct X509CRL: Sendable, Hashable {
             nextUpdate = crl.nextUpdate
             crlNumber = try crl.number()
             revokedCertificates = try crl.revokedEntries().map { RevokedCertificate(serialNumber: $0.serial, revocationDate: $0.date) }
+            criticalExtensionOIDs = try crl.extensions().filter(\.critical).map(\.oid)
         } catch let failure as GnuTLSFailure {
             throw RSAError.malformedCertificate(reason: "not a CRL GnuTLS can read: \(failure.description)")
         }
@@ -98,5 +101,32 @@ public struct X509CRL: Sendable, Hashable {
             slice = slice.dropFirst()
         }
         return slice
+    }
+
+    /// The CRL extensions trust evaluation processes: cRLNumber (RFC 5280 §5.2.3, which CRL
+    /// is newest) and authorityKeyIdentifier (§5.2.1, informational: the signer is found by
+    /// name and signature).
+    ///
+    /// NOTE: issuingDistributionPoint (2.5.29.28, critical by RFC 5280 §5.2.5) is listed
+    /// although its scope (distribution point names, onlyContains*, onlySomeReasons,
+    /// indirectCRL) is not processed: refusing every CRL that carries one makes thirteen
+    /// valid NIST PKITS paths (4.5.3, 4.5.4, 4.5.6 and ten of 4.14) fail for want of a CRL,
+    /// for eleven invalid 4.14 paths it would refuse, so such a CRL is used as a complete one.
+    static let processedExtensionOIDs: Set<String> = ["2.5.29.20", "2.5.29.35", "2.5.29.28"]
+
+    /// The names RFC 5280 §5.2 gives the CRL extensions, by OID.
+    private static let extensionNames = [
+        "2.5.29.35": "authorityKeyIdentifier", "2.5.29.18": "issuerAltName", "2.5.29.20": "cRLNumber",
+        "2.5.29.27": "deltaCRLIndicator", "2.5.29.28": "issuingDistributionPoint", "2.5.29.46": "freshestCRL",
+        "1.3.6.1.5.5.7.1.1": "authorityInfoAccess",
+    ]
+
+    /// The critical extensions trust evaluation does not process, each named with its OID
+    /// ("issuingDistributionPoint (2.5.29.28)", or the OID alone when RFC 5280 does not name
+    /// it): a CRL carrying one is not used (RFC 5280 §5.2: a critical extension the user
+    /// does not process makes the CRL unusable for revocation). Empty for a usable CRL.
+    var unprocessedCriticalExtensions: [String] {
+        criticalExtensionOIDs.filter { !Self.processedExtensionOIDs.contains($0) }
+            .map { oid in Self.extensionNames[oid].map { "\($0) (\(oid))" } ?? oid }
     }
 }

@@ -1,0 +1,57 @@
+import Foundation
+import XCTest
+@testable import RSAKit
+import RSAKitTestSupport
+
+/// CRL extensions (RFC 5280 §5.2, NIST PKITS 4.4.10): a CRL with a critical extension that
+/// trust evaluation does not process is not used, and the warning names the extension; the
+/// CRLs are made by `openssl ca -gencrl` with the extension in the config's [ crl_ext ].
+final class CRLExtensionTests: XCTestCase {
+    private static let pki = Result { try SeparateCRLKeyPKI() }
+
+    /// The root's CRL (covering "Separate Keys CA", certificate 1 of good.pem's path) made
+    /// with `extensions`, and the evaluation of good.pem with it and the CA's own CRL.
+    private func evaluate(rootCRL name: String, extensions: String) throws -> (RSATrustEvaluation, X509CRL) {
+        let pki = try Self.pki.get()
+        try pki.makeCRL(name, signer: "root", key: "root", revoked: [], extensions: extensions)
+        var trust = RSATrust(certificates: try ["good", "ca-certs", "ca-crls"].map { try pki.certificate($0) }, policy: .basicX509)
+        trust.anchorCertificates = [try pki.certificate("root")]
+        trust.anchorCertificatesOnly = true
+        trust.crls = [try pki.crl("crl-ca"), try pki.crl(name)]
+        trust.revocationPolicy = RSARevocationPolicy(method: .crl, requirePositiveResponse: true, networkAccessDisabled: true)
+        return (trust.evaluate(), try pki.crl(name))
+    }
+
+    func testCRL_UnknownCriticalExtension_IsRefusedByName() throws {
+        let (evaluation, crl) = try evaluate(rootCRL: "crl-root-unknown-critical", extensions: "1.3.6.1.4.1.99999.1 = critical,DER:05:00\n")
+        XCTAssertEqual(crl.criticalExtensionOIDs, ["1.3.6.1.4.1.99999.1"])
+        XCTAssertEqual(crl.unprocessedCriticalExtensions, ["1.3.6.1.4.1.99999.1"])
+        XCTAssertEqual(evaluation.result, .recoverableTrustFailure)
+        // The CA's CRL is signed by its separate CRL signer, whose own status needs the
+        // refused root CRL: so certificate 0 is unchecked too.
+        XCTAssertEqual(evaluation.failures.map { "\($0.kind.code)@\($0.chainIndex)" }, ["revocation-unchecked@0", "revocation-unchecked@1"])
+        XCTAssertEqual(evaluation.revocation.map(\.status), [.notChecked, .notChecked])
+        XCTAssertTrue(evaluation.warnings.contains(
+            "CRL of O=RSAKit Tests,CN=Separate Keys Root refused: it has a critical extension rsakit does not process: 1.3.6.1.4.1.99999.1"),
+                      "\(evaluation.warnings)")
+    }
+
+    func testCRL_CriticalDeltaCRLIndicator_IsRefusedByName() throws {
+        let (evaluation, crl) = try evaluate(rootCRL: "crl-root-delta", extensions: "2.5.29.27 = critical,DER:02:01:01\n")
+        XCTAssertEqual(crl.unprocessedCriticalExtensions, ["deltaCRLIndicator (2.5.29.27)"])
+        XCTAssertEqual(evaluation.revocation.map(\.status), [.notChecked, .notChecked])
+        XCTAssertTrue(evaluation.warnings.contains { $0.hasSuffix("it has a critical extension rsakit does not process: deltaCRLIndicator (2.5.29.27)") },
+                      "\(evaluation.warnings)")
+    }
+
+    /// A non-critical unknown extension and a critical issuingDistributionPoint (whose scope
+    /// is not processed: see X509CRL.processedExtensionOIDs) leave the CRL usable.
+    func testCRL_NonCriticalUnknownAndCriticalIDP_AreUsed() throws {
+        let (evaluation, crl) = try evaluate(rootCRL: "crl-root-idp",
+                                             extensions: "1.3.6.1.4.1.99999.2 = DER:05:00\nissuingDistributionPoint = critical,@idp\n[ idp ]\nfullname = URI:http://crl.separate.test/root.crl\n")
+        XCTAssertEqual(crl.criticalExtensionOIDs, ["2.5.29.28"])
+        XCTAssertEqual(crl.unprocessedCriticalExtensions, [])
+        XCTAssertEqual(evaluation.result, .unspecified, "\(evaluation.failures) \(evaluation.warnings)")
+        XCTAssertEqual(evaluation.revocation.map(\.status), [.good, .good])
+    }
+}
