@@ -103,16 +103,23 @@ internal final class GnuTLSTrustList {
     }
 
     /// Whether `certificate`'s signature verifies under its own public key (a self-signed
-    /// certificate, RFC 5280 §3.2): `gnutls_pubkey_verify_data2` over `tbsCertificate` (its
-    /// DER, from the caller) with the certificate's signature algorithm. (`gnutls_x509_crt_verify`
+    /// certificate, RFC 5280 §3.2): ``signatureVerifies(_:tbsCertificate:key:)`` with its own key. (`gnutls_x509_crt_verify`
     /// with the certificate as its own issuer checks CA rights first and accepts a
     /// certificate for being in its issuer list.)
     static func isSelfSigned(_ certificate: GnuTLSCertificate, tbsCertificate: [UInt8]) throws -> Bool {
+        try signatureVerifies(certificate, tbsCertificate: tbsCertificate, key: certificate)
+    }
+
+    /// Whether `certificate`'s signature verifies under `key`'s public key over
+    /// `tbsCertificate` (its DER, from the caller), with the certificate's signature algorithm
+    /// (`gnutls_pubkey_verify_data2`, flags 0: an algorithm GnuTLS deems insecure fails). No
+    /// name, CA or date check.
+    static func signatureVerifies(_ certificate: GnuTLSCertificate, tbsCertificate: [UInt8], key holder: GnuTLSCertificate) throws -> Bool {
         var key: gnutls_pubkey_t?
         try gnutlsCheck(gnutls_pubkey_init(&key), "gnutls_pubkey_init")
         guard let key else { return false }
         defer { gnutls_pubkey_deinit(key) }
-        guard gnutls_pubkey_import_x509(key, certificate.handle, 0) >= 0 else { return false }
+        guard gnutls_pubkey_import_x509(key, holder.handle, 0) >= 0 else { return false }
         let algorithm = gnutls_x509_crt_get_signature_algorithm(certificate.handle)
         guard algorithm > 0 else { return false }
         var size = 0

@@ -188,6 +188,7 @@ public struct RSATrust: Sendable {
     /// GnuTLS handles). Always at least one path.
     private func candidatePaths(leaf: X509Certificate, pool: [CRLSignerSearch.Candidate], anchors: GnuTLSTrustList,
                                 pinned: Set<[UInt8]>) throws -> [CandidatePath] {
+        let poolNames = pool.map { $0.native.subjectName() }
         var paths: [CandidatePath] = []
         func extend(_ path: CandidatePath, used: Set<Int>) throws {
             guard paths.count < RSATrust.maximumCandidatePaths, let top = path.native.last, let certificate = path.chain.last else { return }
@@ -203,8 +204,14 @@ public struct RSATrust: Sendable {
             // A self-signed root ends the search; a certificate that only carries its
             // issuer's name as its own was signed by another key: look for that key.
             let selfSigned = try certificate.isSelfIssued && certificate.isSelfSigned(top)
+            // Issuers by name: GnuTLS's comparison (octets, else its RFC 4514 strings), else
+            // RFC 5280 §7.1's (case and insignificant spaces folded, X509Name).
+            let issuerName = top.issuerName()
             var candidates = selfSigned || path.chain.count >= RSATrust.maximumChainLength ? []
-                : pool.indices.filter { !used.contains($0) && GnuTLSTrustList.isIssuer(pool[$0].1, of: top) }
+                : pool.indices.filter { index in
+                    !used.contains(index) && (GnuTLSTrustList.isIssuer(pool[index].1, of: top)
+                                              || issuerName.map { poolNames[index]?.matches($0) == true } == true)
+                }
             // Prefer the candidates whose signature verifies.
             let verifies = Set(candidates.filter { (try? GnuTLSTrustList.verifyLink(top, issuer: pool[$0].1))?.contains(.signatureFailure) == false })
             candidates.sort { verifies.contains($0) && !verifies.contains($1) }
@@ -243,8 +250,11 @@ public struct RSATrust: Sendable {
 
         // Signatures and CA rights, link by link, so each reason names its certificate.
         var attributed: GnuTLSVerifyStatus = [.invalid, .signerNotFound, .expired, .notActivated]
+        var highestByName: Int?
         for index in 0..<(full.count - 1) {
-            let status = try GnuTLSTrustList.verifyLink(fullNative[index], issuer: fullNative[index + 1])
+            let (status, byNameOnly) = try linkStatus(full[index], native: fullNative[index], issuer: full[index + 1],
+                                                      issuerNative: fullNative[index + 1])
+            if byNameOnly && index + 1 < chain.count { highestByName = index }
             attributed.formUnion(status)
             if status.contains(.signatureFailure) { fail(.badSignature, index) }
             if status.contains(.signerNotCA) { fail(.issuerNotCA, index + 1) }
@@ -268,7 +278,8 @@ public struct RSATrust: Sendable {
             }
         }
         // The whole chain at once: what only a path shows (path length, name constraints).
-        let overall = try anchors.verify(native)
+        let overall = try highestByName.map { try verifyAbove(highest: $0, chain: chain, native: native, anchors: anchors) }
+            ?? anchors.verify(native)
         let rest = overall.subtracting(attributed)
         let issuerNotCAFound = failures.contains { $0.kind == .issuerNotCA }
         if rest.contains(.signerConstraintsFailure) && !issuerNotCAFound { fail(.constraintsViolated, 0) }
