@@ -101,6 +101,27 @@ final class X509NameTests: XCTestCase {
         XCTAssertEqual(try OpenSSL.runAllowingFailure(["verify", "-CAfile", pki.path("root.pem"), "-untrusted", path("case-ca.pem"),
                                                        path("case-leaf.pem")]).status, 0, "openssl matches names by their canonical form too")
 
+        // A CRL whose issuer is spelled as the alias (case and spaces) is the CA's CRL: it
+        // revokes the leaf (RFC 5280 §6.3.3 (b)(1) under §7.1); openssl agrees.
+        //   index.txt: R 391231000000Z 240101000000Z 7002 unknown /CN=case.leaf.test
+        //   openssl ca -batch -config crl.cnf -gencrl -keyfile case.key -cert alias.pem -out alias-crl.pem
+        try Data("R\t391231000000Z\t240101000000Z\t7002\tunknown\t/CN=case.leaf.test\n".utf8).write(to: URL(fileURLWithPath: path("index.txt")))
+        try Data("01\n".utf8).write(to: URL(fileURLWithPath: path("crlnumber")))
+        try Data("[ ca ]\ndefault_ca = CA_default\n[ CA_default ]\ndatabase = \(path("index.txt"))\ncrlnumber = \(path("crlnumber"))\ndefault_md = sha256\ndefault_crl_days = 30\n".utf8)
+            .write(to: URL(fileURLWithPath: path("crl.cnf")))
+        try OpenSSL.run(["ca", "-batch", "-config", path("crl.cnf"), "-gencrl", "-keyfile", path("case.key"), "-cert", path("alias.pem"),
+                         "-out", path("alias-crl.pem")])
+        let aliasCRL = try XCTUnwrap(X509CRL.crls(from: Array(try Data(contentsOf: URL(fileURLWithPath: path("alias-crl.pem"))))).first)
+        XCTAssertEqual(aliasCRL.issuer, #"O=rsakit tests,CN=\  case   CHAINING ca"#)
+        var revoking = trust
+        revoking.crls = [aliasCRL]
+        let revoked = revoking.evaluate()
+        XCTAssertEqual(revoked.result, .fatalTrustFailure)
+        XCTAssertEqual(revoked.failures.map { "\($0.kind.code)@\($0.chainIndex)" }, ["revoked@0"])
+        XCTAssertEqual(revoked.failures.first?.kind, .revoked(date: Date(timeIntervalSince1970: 1_704_067_200)))
+        XCTAssertNotEqual(try OpenSSL.runAllowingFailure(["verify", "-crl_check", "-CAfile", pki.path("root.pem"), "-untrusted", path("case-ca.pem"),
+                                                          "-CRLfile", path("alias-crl.pem"), path("case-leaf.pem")]).status, 0)
+
         // The link is still checked: a CA of that name with another key (TestPKI's leaf key,
         // issued by the root like case-ca.pem) is found by name and fails on the signature.
         //   openssl req -new -key leaf.key -subj "/CN=Case Chaining CA/O=RSAKit Tests" | openssl x509 -req

@@ -93,6 +93,17 @@ internal final class GnuTLSCRL {
         verifies(with: signer, flags: GNUTLS_VERIFY_DISABLE_CA_SIGN.rawValue)
     }
 
+    /// Whether the CRL's signature verifies under `key`'s public key over `tbsCertList` (its
+    /// DER, from the caller), with no name, CA or keyUsage check: for a CRL whose issuer name
+    /// matches only under RFC 5280 §7.1, which GnuTLS's own comparison does not see.
+    func signatureVerifies(tbsCertList: [UInt8], key: GnuTLSCertificate) throws -> Bool {
+        let algorithm = gnutls_x509_crl_get_signature_algorithm(handle)
+        guard let signature = gnutlsExactSizedQuery({ buffer, size in
+            gnutls_x509_crl_get_signature(handle, buffer?.assumingMemoryBound(to: CChar.self), size)
+        }) else { return false }
+        return try GnuTLSTrustList.publicKeyVerifies(key, algorithm: algorithm, data: tbsCertList, signature: signature)
+    }
+
     private func verifies(with issuer: GnuTLSCertificate, flags extra: UInt32) -> Bool {
         guard gnutls_x509_crl_check_issuer(handle, issuer.handle) != 0 else { return false }
         var list: [gnutls_x509_crt_t?] = [issuer.handle]

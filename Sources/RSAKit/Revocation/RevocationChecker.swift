@@ -111,6 +111,14 @@ internal struct RevocationChecker {
         return Array(der[offset...])
     }
 
+    /// Whether `crl` verifies under `issuer`'s key and `issuer` may sign CRLs (a CA whose
+    /// keyUsage, when present, has cRLSign: RFC 5280 §6.3.3 (f)), names aside.
+    private static func isSignedIgnoringNames(_ crl: X509CRL, _ native: GnuTLSCRL, by issuer: X509Certificate, _ issuerNative: GnuTLSCertificate) -> Bool {
+        guard issuer.basicConstraints?.isCertificateAuthority == true, issuer.keyUsage.map({ $0.contains(.cRLSign) }) != false,
+              let tbs = CertificateDERChecks.tbsCertificate(crl.derRepresentation) else { return false }
+        return (try? native.signatureVerifies(tbsCertList: tbs, key: issuerNative)) == true
+    }
+
     /// The newest current CRL of the certificate's issuer without a critical extension that
     /// rsakit does not process: signed by the issuer's key, or by
     /// a certificate of the issuer's name that ``crlSigners`` finds and validates (RFC 5280
@@ -118,7 +126,16 @@ internal struct RevocationChecker {
     private func crlCheck(index: Int, full: [X509Certificate], issuer: GnuTLSCertificate,
                           parsed: [(X509CRL, GnuTLSCRL)], warnings: inout [String]) -> RSARevocationCheck {
         var current: [(crl: X509CRL, signer: X509Certificate?)] = []
-        for (crl, native) in parsed where native.namesIssuer(issuer) {
+        let issuerName = issuer.subjectName()
+        for (crl, native) in parsed {
+            // RFC 5280 §6.3.3 (b)(1): the CRL issuer is the certificate's issuer, by GnuTLS's
+            // comparison or else by RFC 5280 §7.1's (X509Name), which GnuTLS's signature
+            // check does not see: such a CRL must verify under the issuer's key itself.
+            let byNameOnly = !native.namesIssuer(issuer)
+            if byNameOnly {
+                guard let issuerName, let crlName = (try? native.rawIssuerDN()).flatMap({ try? X509Name(der: $0) }),
+                      crlName.matches(issuerName) else { continue }
+            }
             // RFC 5280 §5.2: a critical extension not processed makes the CRL unusable.
             let unprocessed = crl.unprocessedCriticalExtensions
             guard unprocessed.isEmpty else {
@@ -126,7 +143,12 @@ internal struct RevocationChecker {
                 continue
             }
             var signer: X509Certificate?
-            if !native.isSigned(by: issuer) {
+            if byNameOnly {
+                guard Self.isSignedIgnoringNames(crl, native, by: full[index + 1], issuer) else {
+                    warnings.append("CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate \(index + 1), or that certificate may not sign CRLs")
+                    continue
+                }
+            } else if !native.isSigned(by: issuer) {
                 switch crlSigners?.signer(of: native, excluding: full[index + 1].derRepresentation) {
                 case let .signedBy(certificate)?:
                     signer = certificate
