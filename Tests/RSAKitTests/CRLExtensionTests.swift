@@ -44,14 +44,41 @@ final class CRLExtensionTests: XCTestCase {
                       "\(evaluation.warnings)")
     }
 
-    /// A non-critical unknown extension and a critical issuingDistributionPoint (whose scope
-    /// is not processed: see X509CRL.processedExtensionOIDs) leave the CRL usable.
-    func testCRL_NonCriticalUnknownAndCriticalIDP_AreUsed() throws {
-        let (evaluation, crl) = try evaluate(rootCRL: "crl-root-idp",
-                                             extensions: "1.3.6.1.4.1.99999.2 = DER:05:00\nissuingDistributionPoint = critical,@idp\n[ idp ]\nfullname = URI:http://crl.separate.test/root.crl\n")
+    /// A non-critical unknown extension, and a critical issuingDistributionPoint whose scope
+    /// covers the certificate (onlyContainsCACerts, and "Separate Keys CA" is a CA), leave the
+    /// CRL usable for it.
+    func testCRL_NonCriticalUnknownAndCriticalIDPInScope_AreUsed() throws {
+        let (evaluation, crl) = try evaluate(rootCRL: "crl-root-idp-ca",
+                                             extensions: "1.3.6.1.4.1.99999.2 = DER:05:00\nissuingDistributionPoint = critical,@idp\n[ idp ]\nonlyCA = TRUE\n")
         XCTAssertEqual(crl.criticalExtensionOIDs, ["2.5.29.28"])
         XCTAssertEqual(crl.unprocessedCriticalExtensions, [])
-        XCTAssertEqual(evaluation.result, .unspecified, "\(evaluation.failures) \(evaluation.warnings)")
-        XCTAssertEqual(evaluation.revocation.map(\.status), [.good, .good])
+        XCTAssertEqual(crl.issuingDistributionPoint, IssuingDistributionPoint(onlyContainsCACerts: true))
+        XCTAssertEqual(evaluation.revocation[1].status, .good, "\(evaluation.warnings)")
+        // The CA's CRL signer (ca-crls.pem, no basicConstraints) is no CA: the root's
+        // CA-only CRL leaves it out, so certificate 0's CRL is refused with it.
+        XCTAssertEqual(evaluation.revocation[0].status, .notChecked)
+        XCTAssertEqual(evaluation.warnings, ["CRL of O=RSAKit Tests,CN=Separate Keys CA refused: the certificate that signed it (Separate Keys CA, serial 11) "
+                                             + "does not validate: recoverable-trust-failure (certificate 0 (Separate Keys CA): revocation status could not be "
+                                             + "established: no current CRL of O=RSAKit Tests,CN=Separate Keys Root)"])
+    }
+
+    /// RFC 5280 §6.3.3 (b)(2) (PKITS 4.5.5, 4.5.7, 4.14.9, 4.14.11, 4.14.12, 4.14.14): a CRL
+    /// whose issuingDistributionPoint leaves the certificate out is not used for it, with
+    /// the reason in a warning.
+    func testCRL_IssuingDistributionPointOutOfScope_IsNotUsed() throws {
+        for (name, section, field, reason) in [
+            ("crl-root-idp-user", "onlyuser = TRUE\n", IssuingDistributionPoint(onlyContainsUserCerts: true),
+             "it covers end-entity certificates only (onlyContainsUserCerts)"),
+            ("crl-root-idp-aa", "onlyAA = TRUE\n", IssuingDistributionPoint(onlyContainsAttributeCerts: true),
+             "it covers attribute certificates only (onlyContainsAttributeCerts)"),
+            ("crl-root-idp-dp", "fullname = URI:http://crl.separate.test/root.crl\n", IssuingDistributionPoint(hasDistributionPoint: true),
+             "it is the CRL of a distribution point and the certificate names none (cRLDistributionPoints)"),
+        ] {
+            let (evaluation, crl) = try evaluate(rootCRL: name, extensions: "issuingDistributionPoint = critical,@idp\n[ idp ]\n" + section)
+            XCTAssertEqual(crl.issuingDistributionPoint, field, name)
+            XCTAssertEqual(evaluation.revocation[1].status, .notChecked, name)
+            XCTAssertTrue(evaluation.warnings.contains("CRL of O=RSAKit Tests,CN=Separate Keys Root not used for certificate 1: \(reason) (issuingDistributionPoint)"),
+                          "\(name): \(evaluation.warnings)")
+        }
     }
 }

@@ -62,6 +62,15 @@ internal final class GnuTLSCRL {
         }
     }
 
+    /// The extnValue content (the extension's own DER) of the first extension with `oid`
+    /// (`gnutls_x509_crl_get_extension_data2`); nil when the CRL has none.
+    func extensionValue(oid: String) throws -> [UInt8]? {
+        guard let index = try extensions().firstIndex(where: { $0.oid == oid }) else { return nil }
+        var datum = gnutls_datum_t()
+        try gnutlsCheck(gnutls_x509_crl_get_extension_data2(handle, UInt32(index), &datum), "gnutls_x509_crl_get_extension_data2")
+        return takeDatum(&datum)
+    }
+
     /// The revoked certificates: serial number (big-endian, as encoded) and revocation date.
     func revokedEntries() throws -> [(serial: [UInt8], date: Date)] {
         let count = try gnutlsCheck(gnutls_x509_crl_get_crt_count(handle), "gnutls_x509_crl_get_crt_count")

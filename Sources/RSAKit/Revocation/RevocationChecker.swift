@@ -111,6 +111,11 @@ internal struct RevocationChecker {
         return Array(der[offset...])
     }
 
+    /// Whether the certificate has a cRLDistributionPoints extension (RFC 5280 §4.2.1.13).
+    private static func hasDistributionPoints(_ certificate: X509Certificate) -> Bool {
+        (try? certificate.gnutlsCertificate().extensions())?.contains { $0.oid == "2.5.29.31" } == true
+    }
+
     /// Whether `crl` verifies under `issuer`'s key and `issuer` may sign CRLs (a CA whose
     /// keyUsage, when present, has cRLSign: RFC 5280 §6.3.3 (f)), names aside.
     private static func isSignedIgnoringNames(_ crl: X509CRL, _ native: GnuTLSCRL, by issuer: X509Certificate, _ issuerNative: GnuTLSCertificate) -> Bool {
@@ -140,6 +145,11 @@ internal struct RevocationChecker {
             let unprocessed = crl.unprocessedCriticalExtensions
             guard unprocessed.isEmpty else {
                 warnings.append("CRL of \(crl.issuer) refused: it has a critical extension rsakit does not process: \(unprocessed.joined(separator: ", "))")
+                continue
+            }
+            if let scope = crl.issuingDistributionPoint,
+               let why = scope.exclusion(of: full[index], hasDistributionPoints: Self.hasDistributionPoints(full[index])) {
+                warnings.append("CRL of \(crl.issuer) not used for certificate \(index): \(why) (issuingDistributionPoint)")
                 continue
             }
             var signer: X509Certificate?
