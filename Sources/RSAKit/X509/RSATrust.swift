@@ -58,11 +58,16 @@ public struct RSATrust: Sendable {
     /// The system anchor bundle read unless ``anchorCertificatesOnly`` (PEM).
     public var systemAnchorsFile = RSATrust.systemAnchorsPath
     /// Certificate revocation lists to check the chain against (RFC 5280 §6.3). Each
-    /// certificate with an issuer in the chain is checked against the newest CRL that its
-    /// issuer signed and that is current at ``verifyDate`` (thisUpdate not after it,
-    /// nextUpdate not before it); a listed certificate fails with ``RSATrustFailure/Kind/revoked(date:)``
-    /// (fatal); a CRL with a bad signature or dates is refused with a warning. Empty (the
-    /// default) under the default ``revocationPolicy`` (CRLs only): revocation is not checked.
+    /// certificate with an issuer in the chain is checked against the newest CRL of its
+    /// issuer's name (compared under RFC 5280 §7.1) that is current at ``verifyDate``
+    /// (thisUpdate not after it, nextUpdate not before it), signed by its issuer's key or by a
+    /// certificate of that name among ``certificates`` that has cRLSign and validates to the
+    /// same anchor, revocation included (§6.3.3 (f)), and whose issuingDistributionPoint, if
+    /// any, does not leave the certificate out (§6.3.3 (b)(2), in part); a listed certificate
+    /// fails with ``RSATrustFailure/Kind/revoked(date:)`` (fatal); a CRL with a bad signature,
+    /// bad dates or a critical extension RSAKit does not process (§5.2) is refused with a
+    /// warning. Empty (the default) under the default ``revocationPolicy`` (CRLs only):
+    /// revocation is not checked.
     public var crls: [X509CRL] = []
     /// How revocation is checked (SecPolicyCreateRevocation): CRLs, OCSP, either, or not at
     /// all, whether a positive answer is required, whether the network may be used. The
@@ -204,16 +209,28 @@ public struct RSATrust: Sendable {
             // A self-signed root ends the search; a certificate that only carries its
             // issuer's name as its own was signed by another key: look for that key.
             let selfSigned = try certificate.isSelfIssued && certificate.isSelfSigned(top)
-            // Issuers by name: GnuTLS's comparison (octets, else its RFC 4514 strings), else
-            // RFC 5280 §7.1's (case and insignificant spaces folded, X509Name).
+            // Issuers by name: GnuTLS's comparison (octets, else its RFC 4514 strings, and the
+            // key identifiers), else RFC 5280 §7.1's where the RFC 4514 strings differ
+            // (case and insignificant spaces folded, X509Name).
             let issuerName = top.issuerName()
+            var byNameOnly: Set<Int> = []
             var candidates = selfSigned || path.chain.count >= RSATrust.maximumChainLength ? []
                 : pool.indices.filter { index in
-                    !used.contains(index) && (GnuTLSTrustList.isIssuer(pool[index].1, of: top)
-                                              || issuerName.map { poolNames[index]?.matches($0) == true } == true)
+                    guard !used.contains(index) else { return false }
+                    if GnuTLSTrustList.isIssuer(pool[index].1, of: top) { return true }
+                    guard pool[index].0.subject != certificate.issuer, let issuerName, poolNames[index]?.matches(issuerName) == true else { return false }
+                    byNameOnly.insert(index)
+                    return true
                 }
             // Prefer the candidates whose signature verifies.
-            let verifies = Set(candidates.filter { (try? GnuTLSTrustList.verifyLink(top, issuer: pool[$0].1))?.contains(.signatureFailure) == false })
+            let verifies = Set(candidates.filter { index in
+                if byNameOnly.contains(index) {
+                    return CertificateDERChecks.tbsCertificate(certificate.derRepresentation).map {
+                        (try? GnuTLSTrustList.signatureVerifies(top, tbsCertificate: $0, key: pool[index].1)) == true
+                    } == true
+                }
+                return (try? GnuTLSTrustList.verifyLink(top, issuer: pool[index].1))?.contains(.signatureFailure) == false
+            })
             candidates.sort { verifies.contains($0) && !verifies.contains($1) }
             if candidates.isEmpty {
                 if !anchored { paths.append(path) }
