@@ -81,4 +81,18 @@ final class CRLExtensionTests: XCTestCase {
                           "\(name): \(evaluation.warnings)")
         }
     }
+
+    /// IssuingDistributionPoint read from hand-built DER (RFC 5280 §5.2.5): each field by its
+    /// context tag, FALSE written out, a broken encoding refused.
+    func testIssuingDistributionPoint_Decoding() throws {
+        XCTAssertEqual(try IssuingDistributionPoint(der: [0x30, 0x00]), IssuingDistributionPoint())
+        XCTAssertEqual(try IssuingDistributionPoint(der: [0x30, 0x03, 0x81, 0x01, 0xFF]), IssuingDistributionPoint(onlyContainsUserCerts: true))
+        XCTAssertEqual(try IssuingDistributionPoint(der: [0x30, 0x03, 0x82, 0x01, 0x00]), IssuingDistributionPoint(), "an explicit FALSE")
+        // distributionPoint [0] { fullName [0] { URI "a" } }, onlySomeReasons [3] BIT STRING, indirectCRL [4] TRUE, onlyContainsAttributeCerts [5] TRUE
+        XCTAssertEqual(try IssuingDistributionPoint(der: [0x30, 0x14, 0xA0, 0x05, 0xA0, 0x03, 0x86, 0x01, 0x61, 0x83, 0x02, 0x07, 0x80,
+                                                          0x84, 0x01, 0xFF, 0x85, 0x01, 0xFF, 0x81, 0x01, 0x00]),
+                       IssuingDistributionPoint(hasDistributionPoint: true, hasOnlySomeReasons: true, indirectCRL: true, onlyContainsAttributeCerts: true))
+        XCTAssertThrowsError(try IssuingDistributionPoint(der: [0x30, 0x05, 0x81, 0x01]))
+        XCTAssertThrowsError(try IssuingDistributionPoint(der: [0x04, 0x00]))
+    }
 }

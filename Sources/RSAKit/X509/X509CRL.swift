@@ -38,7 +38,8 @@ public struct X509CRL: Sendable, Hashable {
 
     /// Parse one DER CertificateList.
     /// - Parameter derRepresentation: the DER, at most 16 MiB.
-    /// - Throws: `RSAError.malformedCertificate(reason:)` naming what GnuTLS refused.
+    /// - Throws: `RSAError.malformedCertificate(reason:)` naming what GnuTLS refused, or a
+    ///   malformed issuingDistributionPoint extension (RFC 5280 §5.2.5).
     public init(derRepresentation: [UInt8]) throws {
         guard derRepresentation.count <= 16 * 1024 * 1024 else {
             throw RSAError.malformedCertificate(reason: "CRL of \(derRepresentation.count) bytes is over the 16 MiB limit")
@@ -55,6 +56,8 @@ public struct X509CRL: Sendable, Hashable {
             issuingDistributionPoint = try crl.extensionValue(oid: "2.5.29.28").map { try IssuingDistributionPoint(der: $0) }
         } catch let failure as GnuTLSFailure {
             throw RSAError.malformedCertificate(reason: "not a CRL GnuTLS can read: \(failure.description)")
+        } catch let RSAError.malformedDER(reason, offset) {
+            throw RSAError.malformedCertificate(reason: "the CRL's issuingDistributionPoint is malformed: \(reason) at offset \(offset)")
         }
     }
 
