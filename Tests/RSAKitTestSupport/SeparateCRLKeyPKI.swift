@@ -25,8 +25,10 @@ import RSAKit
 ///     crl-root-good.pem  by the root, lists nothing; crl-root-signer-revoked.pem by the root,
 ///                        lists 0x11 (ca-crls, 2024-02-01)
 package final class SeparateCRLKeyPKI: Sendable {
+    /// The folder holding every file (under the test process's scratch folder).
     package let directory: String
 
+    /// The absolute path of `name` in ``directory``.
     package func path(_ name: String) -> String { directory + "/" + name }
 
     /// The certificate file `name` (PEM) read by rsakit.
@@ -39,8 +41,11 @@ package final class SeparateCRLKeyPKI: Sendable {
         try X509CRL.crls(from: Array(try Data(contentsOf: URL(fileURLWithPath: path(name + ".pem")))))[0]
     }
 
+    /// The subject shared by ca-certs, ca-crls and the other CRL-signer candidates (openssl -subj form).
     package static let caSubject = "/CN=Separate Keys CA/O=RSAKit Tests"
 
+    /// Make the keys, certificates and CRLs listed above (openssl must be installed).
+    /// - Throws: `XCTSkip` without openssl; the failure of any openssl command.
     package init() throws {
         _ = try OpenSSL.require()
         directory = TestScratch.directory.appendingPathComponent("separate-crl-\(UUID().uuidString)").path
