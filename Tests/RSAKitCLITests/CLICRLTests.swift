@@ -98,4 +98,27 @@ final class CLICRLTests: CLITestCase {
         XCTAssertEqual(revoked.status, 65, revoked.stderr)
         XCTAssertTrue(revoked.stderr.contains("revoked on 2024-01-01T00:00:00Z"), revoked.stderr)
     }
+
+    /// A CRL signed by the CA's separate CRL-signing certificate (RFC 5280 §6.3.3 (f), PKITS
+    /// 4.4.19) is used when that certificate is among the --chain candidates and validates;
+    /// once the root's CRL revokes it (PKITS 4.4.20), the CRL is refused by name and the leaf
+    /// is unchecked, a failure under --require-revocation.
+    func testTrustEvaluate_CRLSignedBySeparateKey() throws {
+        _ = try openssl()
+        let pki = try SeparateCRLKeyPKI()
+        let evaluate = ["trust", "evaluate", pki.path("good.pem"), "--chain", pki.path("ca-certs.pem"), "--chain", pki.path("ca-crls.pem"),
+                        "--anchor", pki.path("root.pem"), "--anchors-only", "--require-revocation", "--crl", pki.path("crl-ca.pem")]
+        let good = try rsakitOK(evaluate + ["--crl", pki.path("crl-root-good.pem")])
+        XCTAssertTrue(good.stdoutText.hasPrefix("result: unspecified\n"), good.stdoutText)
+        XCTAssertTrue(good.stdoutText.contains("  0: good (CRL of O=RSAKit Tests,CN=Separate Keys CA, number 0x01, thisUpdate "), good.stdoutText)
+        XCTAssertTrue(good.stdoutText.contains(", signed by the CRL signer Separate Keys CA (serial 11))\n"), good.stdoutText)
+        XCTAssertEqual(good.stderr, "")
+
+        let refused = try rsakit(evaluate + ["--crl", pki.path("crl-root-signer-revoked.pem")])
+        XCTAssertEqual(refused.status, 65, refused.stderr)
+        XCTAssertTrue(refused.stdoutText.hasPrefix("result: recoverable-trust-failure\n"), refused.stdoutText)
+        XCTAssertTrue(refused.stderr.contains("rsakit: warning: CRL of O=RSAKit Tests,CN=Separate Keys CA refused: the certificate that signed it (Separate Keys CA, serial 11) does not validate: fatal-trust-failure"),
+                      refused.stderr)
+        XCTAssertTrue(refused.stdoutText.contains("revocation status could not be established: no current CRL of O=RSAKit Tests,CN=Separate Keys CA"), refused.stdoutText)
+    }
 }

@@ -120,4 +120,40 @@ final class KeychainCRLTests: KeychainTestCase {
         XCTAssertEqual(added.map(\.superseded), [nil, nil], "superseded inside the bundle, not in the store")
         XCTAssertEqual(try store.storedCRLs(), [revoked])
     }
+
+    /// CRL and certificate items are read by one reader of the three-line item files
+    /// (StorePEMItemFile): each kind of damage is named, with the file's path.
+    func testDamagedCRLAndCertificateItems_AreNamed() throws {
+        let pki = try TestPKI.shared()
+        let store = try RSAKeyStore(path: storePath)
+        let good = try crl("crl-good", pki)
+        try store.addCRL(good)
+        let path = storePath + "/" + StoreLayout.crlPath(hash: StoreLayout.crlHash(issuer: good.issuer))
+        let original = try String(contentsOfFile: path, encoding: .utf8)
+        let otherPEM = try pki.read("crl-revoked.pem")
+        let pemStart = try XCTUnwrap(original.range(of: "-----BEGIN X509 CRL-----"))
+        for (text, reason) in [
+            (original.replacingOccurrences(of: "rsakit crl item 1", with: "rsakit crl item 9"), "the file does not start with \"rsakit crl item 1\""),
+            (original.replacingOccurrences(of: "\"fingerprint\"", with: "\"fingerprints\""), "the metadata record is not valid"),
+            (original.replacingOccurrences(of: "X509 CRL", with: "X509 CRX"), "the PEM block is not one \"X509 CRL\""),
+            (String(original[..<pemStart.lowerBound]) + otherPEM, "the fingerprint in the metadata does not match the CRL"),
+        ] {
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            XCTAssertThrowsError(try store.crls()) { error in
+                XCTAssertEqual(error as? RSAError, .damagedItem(tag: nil, path: path, reason: reason))
+            }
+        }
+        try original.write(toFile: path, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try store.storedCRLs(), [good])
+
+        let intermediate = try pki.certificate("intermediate")
+        let itemID = try store.addCertificate(intermediate).itemID
+        let certificatePath = storePath + "/" + StoreLayout.certificatePath(hash: StoreLayout.certificateHash(issuer: intermediate.issuer,
+                                                                                                         serialNumber: intermediate.serialNumber))
+        let certificateText = try String(contentsOfFile: certificatePath, encoding: .utf8)
+        try certificateText.replacingOccurrences(of: "CERTIFICATE-----", with: "X509 CRL-----").write(toFile: certificatePath, atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try store.certificate(itemID: itemID)) { error in
+            XCTAssertEqual(error as? RSAError, .damagedItem(tag: nil, path: certificatePath, reason: "the PEM block is not one \"CERTIFICATE\""))
+        }
+    }
 }

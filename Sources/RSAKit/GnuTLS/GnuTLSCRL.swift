@@ -55,6 +55,22 @@ internal final class GnuTLSCRL {
         return Array(buffer[0..<size])
     }
 
+    /// Every CRL extension's OID and criticality, in order (RFC 5280 §5.2).
+    func extensions() throws -> [(oid: String, critical: Bool)] {
+        try gnutlsExtensionInfo("gnutls_x509_crl_get_extension_info") { index, buffer, size, critical in
+            gnutls_x509_crl_get_extension_info(handle, index, buffer, size, critical)
+        }
+    }
+
+    /// The extnValue content (the extension's own DER) of the first extension with `oid`
+    /// (`gnutls_x509_crl_get_extension_data2`); nil when the CRL has none.
+    func extensionValue(oid: String) throws -> [UInt8]? {
+        guard let index = try extensions().firstIndex(where: { $0.oid == oid }) else { return nil }
+        var datum = gnutls_datum_t()
+        try gnutlsCheck(gnutls_x509_crl_get_extension_data2(handle, UInt32(index), &datum), "gnutls_x509_crl_get_extension_data2")
+        return takeDatum(&datum)
+    }
+
     /// The revoked certificates: serial number (big-endian, as encoded) and revocation date.
     func revokedEntries() throws -> [(serial: [UInt8], date: Date)] {
         let count = try gnutlsCheck(gnutls_x509_crl_get_crt_count(handle), "gnutls_x509_crl_get_crt_count")
@@ -70,14 +86,38 @@ internal final class GnuTLSCRL {
         return entries
     }
 
-    /// Whether `issuer` issued this CRL: its subject is the CRL's issuer and the CRL's
-    /// signature verifies with its key (`gnutls_x509_crl_verify` with only `issuer` as CA;
-    /// the issuer's own validity is the chain's business, so time checks are off).
+    /// Whether `issuer` issued this CRL: its subject is the CRL's issuer name, it is a CA whose
+    /// keyUsage (when present) has cRLSign, and the CRL's signature verifies with its key
+    /// (`gnutls_x509_crl_verify` with only `issuer` as CA; the issuer's own validity is the
+    /// chain's business, so time checks are off).
     func isSigned(by issuer: GnuTLSCertificate) -> Bool {
+        verifies(with: issuer, flags: 0)
+    }
+
+    /// Whether the CRL's signature verifies with `signer`'s key and `signer`'s subject is the
+    /// CRL's issuer name, whatever `signer`'s basicConstraints and keyUsage say
+    /// (`GNUTLS_VERIFY_DISABLE_CA_SIGN`): a CRL-signing certificate need not be a CA (RFC 5280
+    /// §6.3.3 (f)); the caller checks its keyUsage.
+    func signatureVerifies(with signer: GnuTLSCertificate) -> Bool {
+        verifies(with: signer, flags: GNUTLS_VERIFY_DISABLE_CA_SIGN.rawValue)
+    }
+
+    /// Whether the CRL's signature verifies under `key`'s public key over `tbsCertList` (its
+    /// DER, from the caller), with no name, CA or keyUsage check: for a CRL whose issuer name
+    /// matches only under RFC 5280 §7.1, which GnuTLS's own comparison does not see.
+    func signatureVerifies(tbsCertList: [UInt8], key: GnuTLSCertificate) throws -> Bool {
+        let algorithm = gnutls_x509_crl_get_signature_algorithm(handle)
+        guard let signature = gnutlsExactSizedQuery({ buffer, size in
+            gnutls_x509_crl_get_signature(handle, buffer?.assumingMemoryBound(to: CChar.self), size)
+        }) else { return false }
+        return try GnuTLSTrustList.publicKeyVerifies(key, algorithm: algorithm, data: tbsCertList, signature: signature)
+    }
+
+    private func verifies(with issuer: GnuTLSCertificate, flags extra: UInt32) -> Bool {
         guard gnutls_x509_crl_check_issuer(handle, issuer.handle) != 0 else { return false }
         var list: [gnutls_x509_crt_t?] = [issuer.handle]
         var status: UInt32 = 0
-        let flags = UInt32(GNUTLS_VERIFY_DISABLE_TIME_CHECKS.rawValue | GNUTLS_VERIFY_DISABLE_TRUSTED_TIME_CHECKS.rawValue)
+        let flags = UInt32(GNUTLS_VERIFY_DISABLE_TIME_CHECKS.rawValue | GNUTLS_VERIFY_DISABLE_TRUSTED_TIME_CHECKS.rawValue) | extra
         let code = list.withUnsafeMutableBufferPointer { gnutls_x509_crl_verify(handle, $0.baseAddress, 1, flags, &status) }
         // GnuTLS also flags a CRL past its nextUpdate or issued in the future; RSAKit checks
         // those dates itself against the verify date, so only the rest counts here.

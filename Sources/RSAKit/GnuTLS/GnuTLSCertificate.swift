@@ -183,18 +183,9 @@ internal final class GnuTLSCertificate {
 
     /// Every extension's OID and criticality, in order.
     func extensions() throws -> [(oid: String, critical: Bool)] {
-        var result: [(oid: String, critical: Bool)] = []
-        var index: UInt32 = 0
-        while index < 256 {
-            var critical: UInt32 = 0
-            let oid = try gnutlsSizedQuery("gnutls_x509_crt_get_extension_info", isString: true) { buffer, size in
-                gnutls_x509_crt_get_extension_info(handle, index, buffer, size, &critical)
-            }
-            guard let oid else { break }
-            result.append((String(decoding: oid, as: UTF8.self), critical != 0))
-            index += 1
+        try gnutlsExtensionInfo("gnutls_x509_crt_get_extension_info") { index, buffer, size, critical in
+            gnutls_x509_crt_get_extension_info(handle, index, buffer, size, critical)
         }
-        return result
     }
 
     /// Whether `hostname` matches the certificate's DNS/IP subjectAltNames, or its CN when

@@ -74,6 +74,37 @@ internal func gnutlsSizedQuery(
     return buffer
 }
 
+/// A getter of the "buffer, inout size" kind whose length GnuTLS 3.7 does not write back
+/// when the buffer is larger (`gnutls_x509_crt_get_signature`, `gnutls_x509_crl_get_signature`):
+/// asked for the size, then with a buffer of exactly that size. Nil on any error.
+internal func gnutlsExactSizedQuery(_ call: (UnsafeMutableRawPointer?, UnsafeMutablePointer<Int>) -> Int32) -> [UInt8]? {
+    var size = 0
+    _ = call(nil, &size)
+    guard size > 0 else { return nil }
+    var buffer = [UInt8](repeating: 0, count: size)
+    guard buffer.withUnsafeMutableBytes({ call($0.baseAddress, &size) }) >= 0, size == buffer.count else { return nil }
+    return buffer
+}
+
+/// Every extension's OID (dotted) and criticality, in order, through a getter of the
+/// `gnutls_x509_crt_get_extension_info` / `gnutls_x509_crl_get_extension_info` kind
+/// (`info(index, buffer, size, critical)`), until GnuTLS says there is no more (at most 256).
+internal func gnutlsExtensionInfo(
+    _ function: String,
+    _ info: (UInt32, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int>, UnsafeMutablePointer<UInt32>) -> Int32
+) throws -> [(oid: String, critical: Bool)] {
+    var result: [(oid: String, critical: Bool)] = []
+    var index: UInt32 = 0
+    while index < 256 {
+        var critical: UInt32 = 0
+        let oid = try gnutlsSizedQuery(function, isString: true) { buffer, size in info(index, buffer, size, &critical) }
+        guard let oid else { break }
+        result.append((String(decoding: oid, as: UTF8.self), critical != 0))
+        index += 1
+    }
+    return result
+}
+
 /// A passphrase as a NUL-terminated C string for GnuTLS, wiped when `body` returns.
 ///
 /// `nil` passes a NULL pointer (no passphrase); an empty array passes "" (PKCS#12 files

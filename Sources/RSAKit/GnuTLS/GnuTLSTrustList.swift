@@ -103,28 +103,38 @@ internal final class GnuTLSTrustList {
     }
 
     /// Whether `certificate`'s signature verifies under its own public key (a self-signed
-    /// certificate, RFC 5280 §3.2): `gnutls_pubkey_verify_data2` over `tbsCertificate` (its
-    /// DER, from the caller) with the certificate's signature algorithm. (`gnutls_x509_crt_verify`
+    /// certificate, RFC 5280 §3.2): ``signatureVerifies(_:tbsCertificate:key:)`` with its own key. (`gnutls_x509_crt_verify`
     /// with the certificate as its own issuer checks CA rights first and accepts a
     /// certificate for being in its issuer list.)
     static func isSelfSigned(_ certificate: GnuTLSCertificate, tbsCertificate: [UInt8]) throws -> Bool {
+        try signatureVerifies(certificate, tbsCertificate: tbsCertificate, key: certificate)
+    }
+
+    /// Whether `certificate`'s signature verifies under `key`'s public key over
+    /// `tbsCertificate` (its DER, from the caller), with the certificate's signature algorithm
+    /// (`gnutls_pubkey_verify_data2`, flags 0: an algorithm GnuTLS deems insecure fails). No
+    /// name, CA or date check.
+    static func signatureVerifies(_ certificate: GnuTLSCertificate, tbsCertificate: [UInt8], key holder: GnuTLSCertificate) throws -> Bool {
+        let algorithm = gnutls_x509_crt_get_signature_algorithm(certificate.handle)
+        let signature = gnutlsExactSizedQuery { buffer, size in
+            gnutls_x509_crt_get_signature(certificate.handle, buffer?.assumingMemoryBound(to: CChar.self), size)
+        }
+        guard algorithm > 0, let signature else { return false }
+        return try publicKeyVerifies(holder, algorithm: algorithm, data: tbsCertificate, signature: signature)
+    }
+
+    /// Whether `signature` over `data` verifies under the public key of `holder` with the
+    /// signature algorithm `algorithm` (a `gnutls_sign_algorithm_t` value;
+    /// `gnutls_pubkey_verify_data2`, flags 0).
+    static func publicKeyVerifies(_ holder: GnuTLSCertificate, algorithm: Int32, data: [UInt8], signature: [UInt8]) throws -> Bool {
         var key: gnutls_pubkey_t?
         try gnutlsCheck(gnutls_pubkey_init(&key), "gnutls_pubkey_init")
         guard let key else { return false }
         defer { gnutls_pubkey_deinit(key) }
-        guard gnutls_pubkey_import_x509(key, certificate.handle, 0) >= 0 else { return false }
-        let algorithm = gnutls_x509_crt_get_signature_algorithm(certificate.handle)
-        guard algorithm > 0 else { return false }
-        var size = 0
-        _ = gnutls_x509_crt_get_signature(certificate.handle, nil, &size)
-        var signature = [UInt8](repeating: 0, count: max(size, 1))
-        guard signature.withUnsafeMutableBytes({ gnutls_x509_crt_get_signature(certificate.handle, $0.baseAddress, &size) }) >= 0 else {
-            return false
-        }
-        signature.removeLast(signature.count - size)
-        return withDatum(tbsCertificate) { data in
+        guard algorithm > 0, gnutls_pubkey_import_x509(key, holder.handle, 0) >= 0 else { return false }
+        return withDatum(data) { dataDatum in
             withDatum(signature) { signatureDatum in
-                gnutls_pubkey_verify_data2(key, gnutls_sign_algorithm_t(UInt32(algorithm)), 0, data, signatureDatum) >= 0
+                gnutls_pubkey_verify_data2(key, gnutls_sign_algorithm_t(UInt32(algorithm)), 0, dataDatum, signatureDatum) >= 0
             }
         }
     }

@@ -207,35 +207,17 @@ extension RSAKeyStore {
     ///
     /// - Throws: `RSAError.damagedItem`, `RSAError.storeIOError`.
     private func loadCRL(hash: String) throws -> LoadedCRL? {
-        let path = layout.absolute(StoreLayout.crlPath(hash: hash))
-        func damaged(_ reason: String) -> RSAError { .damagedItem(tag: nil, path: path, reason: reason) }
-        let file: StoreFileSystem.FileContents
-        do {
-            guard let read = try StoreFileSystem.readFile(path, maximumByteCount: 32 * 1024 * 1024) else { return nil }
-            file = read
-        } catch let RSAError.storeIOError(_, reason) {
-            throw damaged(reason)
+        guard let file = try StorePEMItemFile<StoreCRLMetadata>.read(layout.absolute(StoreLayout.crlPath(hash: hash)),
+                                                                     magicLine: StoreCRLMetadata.magicLine, maximumByteCount: 32 * 1024 * 1024) else {
+            return nil
         }
-        let lines = file.bytes.split(separator: 0x0A, maxSplits: 2, omittingEmptySubsequences: false)
-        guard lines.count == 3, lines[0].elementsEqual(StoreCRLMetadata.magicLine.utf8) else {
-            throw damaged("the file does not start with \"\(StoreCRLMetadata.magicLine)\"")
-        }
-        guard let metadata = try? JSONDecoder().decode(StoreCRLMetadata.self, from: Data(lines[1])),
-              metadata.format == 1, let attributes = metadata.attributes() else {
-            throw damaged("the metadata record is not valid")
-        }
+        let metadata = file.metadata
+        guard metadata.format == 1, let attributes = metadata.attributes() else { throw file.damaged("the metadata record is not valid") }
         guard StoreLayout.crlHash(issuer: metadata.issuer) == hash,
               case .crl(let idHash)? = StoreLayout.parseAnyItemID(metadata.itemID), idHash == hash else {
-            throw damaged("the issuer or item id in the metadata does not match the file name")
+            throw file.damaged("the issuer or item id in the metadata does not match the file name")
         }
-        let document = PEMDocument(scanning: Array(lines[2]))
-        guard document.blocks.count == 1, document.blocks[0].label == "X509 CRL",
-              let der = try? document.decode(document.blocks[0]).der else {
-            throw damaged("the PEM block is not one \"X509 CRL\"")
-        }
-        guard StoreHex.encode(RSAHashAlgorithm.sha256.hash(der)) == metadata.fingerprint else {
-            throw damaged("the fingerprint in the metadata does not match the CRL")
-        }
-        return LoadedCRL(attributes: attributes, der: der, path: path)
+        let der = try file.der(label: "X509 CRL", fingerprint: metadata.fingerprint, noun: "CRL")
+        return LoadedCRL(attributes: attributes, der: der, path: file.path)
     }
 }

@@ -350,37 +350,20 @@ extension RSAKeyStore {
     ///
     /// - Throws: `RSAError.damagedItem`, `RSAError.storeIOError`.
     func loadCertificate(hash: String) throws -> LoadedCertificate? {
-        let path = layout.absolute(StoreLayout.certificatePath(hash: hash))
-        func damaged(_ reason: String) -> RSAError { .damagedItem(tag: nil, path: path, reason: reason) }
-        let file: StoreFileSystem.FileContents
-        do {
-            guard let read = try StoreFileSystem.readFile(path, maximumByteCount: 4 * StoreItemRecord.maximumFileByteCount) else { return nil }
-            file = read
-        } catch let RSAError.storeIOError(_, reason) {
-            throw damaged(reason)
+        guard let file = try StorePEMItemFile<StoreCertificateMetadata>.read(layout.absolute(StoreLayout.certificatePath(hash: hash)),
+                                                                             magicLine: StoreCertificateMetadata.magicLine,
+                                                                             maximumByteCount: 4 * StoreItemRecord.maximumFileByteCount) else {
+            return nil
         }
-        let lines = file.bytes.split(separator: 0x0A, maxSplits: 2, omittingEmptySubsequences: false)
-        guard lines.count == 3, lines[0].elementsEqual(StoreCertificateMetadata.magicLine.utf8) else {
-            throw damaged("the file does not start with \"\(StoreCertificateMetadata.magicLine)\"")
-        }
-        guard let metadata = try? JSONDecoder().decode(StoreCertificateMetadata.self, from: Data(lines[1])),
-              metadata.format == 1, let attributes = metadata.attributes() else {
-            throw damaged("the metadata record is not valid")
-        }
+        let metadata = file.metadata
+        guard metadata.format == 1, let attributes = metadata.attributes() else { throw file.damaged("the metadata record is not valid") }
         guard StoreLayout.certificateHash(issuer: metadata.issuer, serialNumber: attributes.serialNumber) == hash else {
-            throw damaged("the issuer and serial in the metadata do not match the file name")
+            throw file.damaged("the issuer and serial in the metadata do not match the file name")
         }
         guard case .certificate(let idHash)? = StoreLayout.parseAnyItemID(metadata.itemID), idHash == hash else {
-            throw damaged("the item id does not belong to this item")
+            throw file.damaged("the item id does not belong to this item")
         }
-        let document = PEMDocument(scanning: Array(lines[2]))
-        guard document.blocks.count == 1, document.blocks[0].label == "CERTIFICATE",
-              let der = try? document.decode(document.blocks[0]).der else {
-            throw damaged("the PEM block is not one \"CERTIFICATE\"")
-        }
-        guard StoreHex.encode(RSAHashAlgorithm.sha256.hash(der)) == metadata.fingerprint else {
-            throw damaged("the fingerprint in the metadata does not match the certificate")
-        }
-        return LoadedCertificate(metadata: metadata, attributes: attributes, der: der, path: path)
+        let der = try file.der(label: "CERTIFICATE", fingerprint: metadata.fingerprint, noun: "certificate")
+        return LoadedCertificate(metadata: metadata, attributes: attributes, der: der, path: file.path)
     }
 }

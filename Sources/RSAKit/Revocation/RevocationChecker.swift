@@ -15,6 +15,9 @@ internal struct RevocationChecker {
     var stapledOCSPResponse: [UInt8]? = nil
     /// Responses kept between evaluations; nil for none.
     var cache: (any RSAOCSPResponseCache)? = nil
+    /// Where a CRL signed by another key than the certificate's issuer's finds its signer
+    /// (RFC 5280 §6.3.3 (f)); nil: only CRLs the issuer's key signed are used.
+    var crlSigners: CRLSignerSearch? = nil
 
     /// What the path's revocation checks found.
     struct Outcome {
@@ -108,30 +111,83 @@ internal struct RevocationChecker {
         return Array(der[offset...])
     }
 
-    /// The newest current CRL of the certificate's issuer that the issuer signed.
+    /// Whether the certificate has a cRLDistributionPoints extension (RFC 5280 §4.2.1.13).
+    private static func hasDistributionPoints(_ certificate: X509Certificate) -> Bool {
+        (try? certificate.gnutlsCertificate().extensions())?.contains { $0.oid == "2.5.29.31" } == true
+    }
+
+    /// Whether `crl` verifies under `issuer`'s key and `issuer` may sign CRLs (a CA whose
+    /// keyUsage, when present, has cRLSign: RFC 5280 §6.3.3 (f)), names aside.
+    private static func isSignedIgnoringNames(_ crl: X509CRL, _ native: GnuTLSCRL, by issuer: X509Certificate, _ issuerNative: GnuTLSCertificate) -> Bool {
+        guard issuer.basicConstraints?.isCertificateAuthority == true, issuer.keyUsage.map({ $0.contains(.cRLSign) }) != false,
+              let tbs = CertificateDERChecks.tbsCertificate(crl.derRepresentation) else { return false }
+        return (try? native.signatureVerifies(tbsCertList: tbs, key: issuerNative)) == true
+    }
+
+    /// The newest current CRL of the certificate's issuer without a critical extension that
+    /// rsakit does not process: signed by the issuer's key, or by
+    /// a certificate of the issuer's name that ``crlSigners`` finds and validates (RFC 5280
+    /// §6.3.3 (f)).
     private func crlCheck(index: Int, full: [X509Certificate], issuer: GnuTLSCertificate,
                           parsed: [(X509CRL, GnuTLSCRL)], warnings: inout [String]) -> RSARevocationCheck {
-        var current: [X509CRL] = []
-        for (crl, native) in parsed where native.namesIssuer(issuer) {
-            if !native.isSigned(by: issuer) {
-                warnings.append("CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate \(index + 1)")
-            } else if crl.thisUpdate > verifyDate {
+        var current: [(crl: X509CRL, signer: X509Certificate?)] = []
+        let issuerName = issuer.subjectName()
+        for (crl, native) in parsed {
+            // RFC 5280 §6.3.3 (b)(1): the CRL issuer is the certificate's issuer, by GnuTLS's
+            // comparison or else by RFC 5280 §7.1's (X509Name), which GnuTLS's signature
+            // check does not see: such a CRL must verify under the issuer's key itself.
+            let byNameOnly = !native.namesIssuer(issuer)
+            if byNameOnly {
+                guard let issuerName, let crlName = (try? native.rawIssuerDN()).flatMap({ try? X509Name(der: $0) }),
+                      crlName.matches(issuerName) else { continue }
+            }
+            // RFC 5280 §5.2: a critical extension not processed makes the CRL unusable.
+            let unprocessed = crl.unprocessedCriticalExtensions
+            guard unprocessed.isEmpty else {
+                warnings.append("CRL of \(crl.issuer) refused: it has a critical extension rsakit does not process: \(unprocessed.joined(separator: ", "))")
+                continue
+            }
+            if let scope = crl.issuingDistributionPoint,
+               let why = scope.exclusion(of: full[index], hasDistributionPoints: Self.hasDistributionPoints(full[index])) {
+                warnings.append("CRL of \(crl.issuer) not used for certificate \(index): \(why) (issuingDistributionPoint)")
+                continue
+            }
+            var signer: X509Certificate?
+            if byNameOnly {
+                guard Self.isSignedIgnoringNames(crl, native, by: full[index + 1], issuer) else {
+                    warnings.append("CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate \(index + 1), or that certificate may not sign CRLs")
+                    continue
+                }
+            } else if !native.isSigned(by: issuer) {
+                switch crlSigners?.signer(of: native, excluding: full[index + 1].derRepresentation) {
+                case let .signedBy(certificate)?:
+                    signer = certificate
+                case let .refused(reason)?:
+                    warnings.append("CRL of \(crl.issuer) refused: \(reason)")
+                    continue
+                case nil:
+                    warnings.append("CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate \(index + 1)")
+                    continue
+                }
+            }
+            if crl.thisUpdate > verifyDate {
                 warnings.append("CRL of \(crl.issuer) refused: not valid before \(crl.thisUpdate.formatted(.iso8601)) (thisUpdate)")
             } else if let next = crl.nextUpdate, next < verifyDate {
                 warnings.append("CRL of \(crl.issuer) refused: stale since \(next.formatted(.iso8601)) (nextUpdate)")
             } else {
-                current.append(crl)
+                current.append((crl, signer))
             }
         }
-        guard let newest = current.max(by: RSATrust.isOlder) else {
+        guard let newest = current.max(by: { RSATrust.isOlder($0.crl, $1.crl) }) else {
             return RSARevocationCheck(chainIndex: index, status: .notChecked, source: "no current CRL of \(full[index].issuer)", revocationDate: nil)
         }
-        let number = newest.crlNumber.map { ", number 0x" + $0.map(hexByte).joined() } ?? ""
-        let source = "CRL of \(newest.issuer)\(number), thisUpdate \(newest.thisUpdate.formatted(.iso8601))"
+        let number = newest.crl.crlNumber.map { ", number 0x" + $0.map(hexByte).joined() } ?? ""
+        let signedBy = newest.signer.map { ", signed by the CRL signer \($0.subjectSummary) (serial \($0.serialNumberHex))" } ?? ""
+        let source = "CRL of \(newest.crl.issuer)\(number), thisUpdate \(newest.crl.thisUpdate.formatted(.iso8601))\(signedBy)"
         // The serial's encoded (signed) value when it can be read, not its magnitude: a
         // certificate with serial 255 (0x00FF) is not the one with -1 (0xFF) that a CRL lists.
-        let listed = Self.serialNumberContents(full[index]).map { newest.revocationDate(ofSerialNumberContents: $0) }
-            ?? newest.revocationDate(ofSerialNumber: full[index].serialNumber)
+        let listed = Self.serialNumberContents(full[index]).map { newest.crl.revocationDate(ofSerialNumberContents: $0) }
+            ?? newest.crl.revocationDate(ofSerialNumber: full[index].serialNumber)
         if let date = listed {
             return RSARevocationCheck(chainIndex: index, status: .revoked, source: source, revocationDate: date)
         }

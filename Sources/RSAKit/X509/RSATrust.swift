@@ -58,11 +58,16 @@ public struct RSATrust: Sendable {
     /// The system anchor bundle read unless ``anchorCertificatesOnly`` (PEM).
     public var systemAnchorsFile = RSATrust.systemAnchorsPath
     /// Certificate revocation lists to check the chain against (RFC 5280 §6.3). Each
-    /// certificate with an issuer in the chain is checked against the newest CRL that its
-    /// issuer signed and that is current at ``verifyDate`` (thisUpdate not after it,
-    /// nextUpdate not before it); a listed certificate fails with ``RSATrustFailure/Kind/revoked(date:)``
-    /// (fatal); a CRL with a bad signature or dates is refused with a warning. Empty (the
-    /// default) under the default ``revocationPolicy`` (CRLs only): revocation is not checked.
+    /// certificate with an issuer in the chain is checked against the newest CRL of its
+    /// issuer's name (compared under RFC 5280 §7.1) that is current at ``verifyDate``
+    /// (thisUpdate not after it, nextUpdate not before it), signed by its issuer's key or by a
+    /// certificate of that name among ``certificates`` that has cRLSign and validates to the
+    /// same anchor, revocation included (§6.3.3 (f)), and whose issuingDistributionPoint, if
+    /// any, does not leave the certificate out (§6.3.3 (b)(2), in part); a listed certificate
+    /// fails with ``RSATrustFailure/Kind/revoked(date:)`` (fatal); a CRL with a bad signature,
+    /// bad dates or a critical extension RSAKit does not process (§5.2) is refused with a
+    /// warning. Empty (the default) under the default ``revocationPolicy`` (CRLs only):
+    /// revocation is not checked.
     public var crls: [X509CRL] = []
     /// How revocation is checked (SecPolicyCreateRevocation): CRLs, OCSP, either, or not at
     /// all, whether a positive answer is required, whether the network may be used. The
@@ -78,6 +83,10 @@ public struct RSATrust: Sendable {
     /// (``RSAKeyStore`` after ``addKeychain(_:)``); nil: none. A cached response is checked
     /// again each time, as a stapled one is.
     public var ocspResponseCache: (any RSAOCSPResponseCache)?
+    /// The DER of the CRL-signing certificates whose own paths are being validated by the
+    /// evaluations this one is nested in (RFC 5280 §6.3.3 (f)): they are not searched again,
+    /// so a signer whose status hangs on a CRL it signed itself ends the recursion.
+    var crlSignersInValidation: Set<[UInt8]> = []
 
     /// A trust object for `certificates` (leaf first) under `policy` (SecTrustCreateWithCertificates).
     public init(certificates: [X509Certificate], policy: RSATrustPolicy) {
@@ -143,10 +152,15 @@ public struct RSATrust: Sendable {
         // stops), in order of preference; the first that validates wins (cross-signed and
         // expired alternatives, as SecTrust tries them). When none does, the first path's
         // evaluation is the answer: it is the one a single greedy search would have built.
-        let paths = try candidatePaths(leaf: leaf, anchors: anchors, pinned: pinned)
+        var seen: Set<[UInt8]> = [leaf.derRepresentation]
+        var pool: [CRLSignerSearch.Candidate] = []
+        for certificate in certificates.dropFirst() where seen.insert(certificate.derRepresentation).inserted {
+            pool.append((certificate, try certificate.gnutlsCertificate()))
+        }
+        let paths = try candidatePaths(leaf: leaf, pool: pool, anchors: anchors, pinned: pinned)
         var first: RSATrustEvaluation?
         for path in paths {
-            let evaluation = try evaluate(path: path, anchors: anchors, warnings: warnings)
+            let evaluation = try evaluate(path: path, pool: pool, anchors: anchors, warnings: warnings)
             if evaluation.result.isTrusted { return evaluation }
             if first == nil { first = evaluation }
         }
@@ -175,13 +189,11 @@ public struct RSATrust: Sendable {
 
     /// The paths from `leaf`, depth first: at each certificate, the pinned end, then the
     /// anchor that issues it, then each issuer in ``certificates`` (those whose signature
-    /// verifies first). Always at least one path.
-    private func candidatePaths(leaf: X509Certificate, anchors: GnuTLSTrustList, pinned: Set<[UInt8]>) throws -> [CandidatePath] {
-        var seen: Set<[UInt8]> = [leaf.derRepresentation]
-        var pool: [(X509Certificate, GnuTLSCertificate)] = []
-        for certificate in certificates.dropFirst() where seen.insert(certificate.derRepresentation).inserted {
-            pool.append((certificate, try certificate.gnutlsCertificate()))
-        }
+    /// verifies first; `pool` is ``certificates`` after the leaf, without repeats, with their
+    /// GnuTLS handles). Always at least one path.
+    private func candidatePaths(leaf: X509Certificate, pool: [CRLSignerSearch.Candidate], anchors: GnuTLSTrustList,
+                                pinned: Set<[UInt8]>) throws -> [CandidatePath] {
+        let poolNames = pool.map { $0.native.subjectName() }
         var paths: [CandidatePath] = []
         func extend(_ path: CandidatePath, used: Set<Int>) throws {
             guard paths.count < RSATrust.maximumCandidatePaths, let top = path.native.last, let certificate = path.chain.last else { return }
@@ -197,10 +209,28 @@ public struct RSATrust: Sendable {
             // A self-signed root ends the search; a certificate that only carries its
             // issuer's name as its own was signed by another key: look for that key.
             let selfSigned = try certificate.isSelfIssued && certificate.isSelfSigned(top)
+            // Issuers by name: GnuTLS's comparison (octets, else its RFC 4514 strings, and the
+            // key identifiers), else RFC 5280 §7.1's where the RFC 4514 strings differ
+            // (case and insignificant spaces folded, X509Name).
+            let issuerName = top.issuerName()
+            var byNameOnly: Set<Int> = []
             var candidates = selfSigned || path.chain.count >= RSATrust.maximumChainLength ? []
-                : pool.indices.filter { !used.contains($0) && GnuTLSTrustList.isIssuer(pool[$0].1, of: top) }
+                : pool.indices.filter { index in
+                    guard !used.contains(index) else { return false }
+                    if GnuTLSTrustList.isIssuer(pool[index].1, of: top) { return true }
+                    guard pool[index].0.subject != certificate.issuer, let issuerName, poolNames[index]?.matches(issuerName) == true else { return false }
+                    byNameOnly.insert(index)
+                    return true
+                }
             // Prefer the candidates whose signature verifies.
-            let verifies = Set(candidates.filter { (try? GnuTLSTrustList.verifyLink(top, issuer: pool[$0].1))?.contains(.signatureFailure) == false })
+            let verifies = Set(candidates.filter { index in
+                if byNameOnly.contains(index) {
+                    return CertificateDERChecks.tbsCertificate(certificate.derRepresentation).map {
+                        (try? GnuTLSTrustList.signatureVerifies(top, tbsCertificate: $0, key: pool[index].1)) == true
+                    } == true
+                }
+                return (try? GnuTLSTrustList.verifyLink(top, issuer: pool[index].1))?.contains(.signatureFailure) == false
+            })
             candidates.sort { verifies.contains($0) && !verifies.contains($1) }
             if candidates.isEmpty {
                 if !anchored { paths.append(path) }
@@ -217,7 +247,8 @@ public struct RSATrust: Sendable {
 
     /// Evaluate one path: signatures and CA rights link by link, the whole path through
     /// GnuTLS, dates against ``verifyDate``, the policy and the user's trust settings.
-    private func evaluate(path: CandidatePath, anchors: GnuTLSTrustList, warnings: [String]) throws -> RSATrustEvaluation {
+    private func evaluate(path: CandidatePath, pool: [CRLSignerSearch.Candidate], anchors: GnuTLSTrustList,
+                          warnings: [String]) throws -> RSATrustEvaluation {
         let chain = path.chain
         let native = path.native
         let anchor = path.anchor
@@ -236,8 +267,11 @@ public struct RSATrust: Sendable {
 
         // Signatures and CA rights, link by link, so each reason names its certificate.
         var attributed: GnuTLSVerifyStatus = [.invalid, .signerNotFound, .expired, .notActivated]
+        var highestByName: Int?
         for index in 0..<(full.count - 1) {
-            let status = try GnuTLSTrustList.verifyLink(fullNative[index], issuer: fullNative[index + 1])
+            let (status, byNameOnly) = try linkStatus(full[index], native: fullNative[index], issuer: full[index + 1],
+                                                      issuerNative: fullNative[index + 1])
+            if byNameOnly && index + 1 < chain.count { highestByName = index }
             attributed.formUnion(status)
             if status.contains(.signatureFailure) { fail(.badSignature, index) }
             if status.contains(.signerNotCA) { fail(.issuerNotCA, index + 1) }
@@ -261,7 +295,8 @@ public struct RSATrust: Sendable {
             }
         }
         // The whole chain at once: what only a path shows (path length, name constraints).
-        let overall = try anchors.verify(native)
+        let overall = try highestByName.map { try verifyAbove(highest: $0, chain: chain, native: native, anchors: anchors) }
+            ?? anchors.verify(native)
         let rest = overall.subtracting(attributed)
         let issuerNotCAFound = failures.contains { $0.kind == .issuerNotCA }
         if rest.contains(.signerConstraintsFailure) && !issuerNotCAFound { fail(.constraintsViolated, 0) }
@@ -301,7 +336,8 @@ public struct RSATrust: Sendable {
         // Revocation: CRLs and OCSP as the revocation policy says (Revocation/).
         var warnings = warnings
         let outcome = try RevocationChecker(policy: revocationPolicy, crls: crls, verifyDate: verifyDate, stapledOCSPResponse: stapledOCSPResponse,
-                                         cache: ocspResponseCache).check(full: full, native: fullNative)
+                                            cache: ocspResponseCache, crlSigners: crlSignerSearch(pool: pool, anchor: anchor))
+            .check(full: full, native: fullNative)
         let revocation = outcome.checks
         warnings += outcome.warnings
         for check in revocation {

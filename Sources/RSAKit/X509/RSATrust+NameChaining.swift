@@ -1,0 +1,67 @@
+// Links whose names chain only under RFC 5280 §7.1 (X509Name: case and insignificant spaces
+// folded), which GnuTLS's own comparison (octets, else its RFC 4514 strings) does not see:
+// GnuTLS then calls the issuer "not found", so RSAKit checks such a link itself.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension RSATrust {
+    /// The status of the link `certificate` (index `index` of the path) <- `issuer`:
+    /// `gnutls_x509_crt_verify` when GnuTLS sees the names chain, else RSAKit's own check
+    /// (``nameChainedLinkStatus(_:native:issuer:issuerNative:)``).
+    /// - Returns: the status, and whether the link chains only under RFC 5280 §7.1.
+    func linkStatus(_ certificate: X509Certificate, native: GnuTLSCertificate, issuer: X509Certificate,
+                    issuerNative: GnuTLSCertificate) throws -> (status: GnuTLSVerifyStatus, byNameOnly: Bool) {
+        // GnuTLS's comparison, or RFC 4514 strings that GnuTLS finds equal (its key
+        // identifier check then decides): GnuTLS verifies the link.
+        if GnuTLSTrustList.isIssuer(issuerNative, of: native) || certificate.issuer == issuer.subject {
+            return (try GnuTLSTrustList.verifyLink(native, issuer: issuerNative), false)
+        }
+        return (try nameChainedLinkStatus(certificate, native: native, issuer: issuer, issuerNative: issuerNative), true)
+    }
+
+    /// A link GnuTLS does not chain by name, checked as `gnutls_x509_crt_verify` would: the
+    /// names match under RFC 5280 §7.1 (else signer not found), the signature verifies under
+    /// the issuer's key over the TBSCertificate (else signature failure), and the issuer is a
+    /// CA (basicConstraints cA) whose keyUsage, when present, has keyCertSign (RFC 5280
+    /// §6.1.4 (k), (n); else signer not a CA).
+    private func nameChainedLinkStatus(_ certificate: X509Certificate, native: GnuTLSCertificate, issuer: X509Certificate,
+                                       issuerNative: GnuTLSCertificate) throws -> GnuTLSVerifyStatus {
+        guard let issuerName = native.issuerName(), let subject = issuerNative.subjectName(), subject.matches(issuerName) else {
+            return [.invalid, .signerNotFound]
+        }
+        var status: GnuTLSVerifyStatus = []
+        guard let tbs = CertificateDERChecks.tbsCertificate(certificate.derRepresentation),
+              try GnuTLSTrustList.signatureVerifies(native, tbsCertificate: tbs, key: issuerNative) else {
+            return [.invalid, .signatureFailure]
+        }
+        if issuer.basicConstraints?.isCertificateAuthority != true || issuer.keyUsage.map({ !$0.contains(.keyCertSign) }) == true {
+            status.formUnion([.invalid, .signerNotCA])
+        }
+        return status
+    }
+
+    /// What GnuTLS's whole-path verification cannot do below a link at `highest` (the
+    /// highest index whose link chains by name only): `native` from `highest + 1` up is
+    /// verified by GnuTLS; pathLenConstraint (RFC 5280 §6.1.4 (l), (m)) is checked here for
+    /// the CAs above the link over every non-self-issued intermediate below them; and a CA
+    /// above it with nameConstraints fails the path (constraints violated), as those names
+    /// are not checked across the link.
+    /// - Returns: GnuTLS's status of the upper part, with signerConstraintsFailure added.
+    func verifyAbove(highest: Int, chain: [X509Certificate], native: [GnuTLSCertificate], anchors: GnuTLSTrustList) throws -> GnuTLSVerifyStatus {
+        var status = try anchors.verify(Array(native[(highest + 1)...]))
+        for index in (highest + 1)..<chain.count {
+            let intermediatesBelow = (1..<index).filter { !chain[$0].isSelfIssued }.count
+            if let limit = chain[index].basicConstraints?.pathLengthConstraint, intermediatesBelow > limit {
+                status.formUnion([.invalid, .signerConstraintsFailure])
+            }
+            // NOTE: fails closed rather than leave nameConstraints (2.5.29.30) unchecked.
+            if (try? native[index].extensions())?.contains(where: { $0.oid == "2.5.29.30" }) == true {
+                status.formUnion([.invalid, .signerConstraintsFailure])
+            }
+        }
+        return status
+    }
+}
