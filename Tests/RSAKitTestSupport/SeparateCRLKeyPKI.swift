@@ -16,6 +16,10 @@ import RSAKit
 ///   other-root.pem    "Separate Keys Other Root", self-signed; ca-crls-other.pem "Separate Keys CA",
 ///                     othercrl.key, by the other root, serial 0x14, cRLSign: another anchor's CRL signer
 ///   good.pem, revoked.pem   "good.separate.test", "revoked.separate.test" by ca-certs, serials 0x1001, 0x1002
+///   dp.pem            "dp.separate.test" by ca-certs, serial 0x1003, cRLDistributionPoints: fullName
+///                     URI:http://crl.separate.test/ca.crl (``distributionPointURL``)
+///   dp-indirect.pem   "dp-indirect.separate.test" by ca-certs, serial 0x1004, cRLDistributionPoints:
+///                     fullName URI:http://crl.separate.test/indirect.crl with cRLIssuer the root's name
 ///     (openssl req -new -key leaf.key -subj /CN=NAME | openssl x509 -req -CA ISSUER.pem -CAkey ISSUER.key
 ///      -set_serial S -days 3650 -sha256 -extfile NAME.ext -out NAME.pem)
 ///   CRLs, with authorityKeyIdentifier (openssl ca -batch -config NAME.cnf -gencrl -keyfile KEY -cert SIGNER.pem -out NAME.pem, 30 days):
@@ -44,6 +48,11 @@ package final class SeparateCRLKeyPKI: Sendable {
     /// The subject shared by ca-certs, ca-crls and the other CRL-signer candidates (openssl -subj form).
     package static let caSubject = "/CN=Separate Keys CA/O=RSAKit Tests"
 
+    /// The distribution point URI of dp.pem.
+    package static let distributionPointURL = "http://crl.separate.test/ca.crl"
+    /// The distribution point URI of dp-indirect.pem, whose CRL the root issues.
+    package static let indirectDistributionPointURL = "http://crl.separate.test/indirect.crl"
+
     /// Make the keys, certificates and CRLs listed above (openssl must be installed).
     /// - Throws: `XCTSkip` without openssl; the failure of any openssl command.
     package init() throws {
@@ -71,6 +80,12 @@ package final class SeparateCRLKeyPKI: Sendable {
             try issue(name, key: "leaf", subject: "/CN=\(name).separate.test", issuer: "ca-certs", issuerKey: "certsign", serial: serial,
                       extensions: "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n")
         }
+        let leafUsage = "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n"
+        try issue("dp", key: "leaf", subject: "/CN=dp.separate.test", issuer: "ca-certs", issuerKey: "certsign", serial: "0x1003",
+                  extensions: leafUsage + "crlDistributionPoints=URI:\(Self.distributionPointURL)\n")
+        try issue("dp-indirect", key: "leaf", subject: "/CN=dp-indirect.separate.test", issuer: "ca-certs", issuerKey: "certsign", serial: "0x1004",
+                  extensions: leafUsage + "crlDistributionPoints=dp\n[ dp ]\nfullname=URI:\(Self.indirectDistributionPointURL)\n"
+                      + "CRLissuer=dirName:root_name\n[ root_name ]\nCN=Separate Keys Root\nO=RSAKit Tests\n")
         try makeCRL("crl-ca", signer: "ca-crls", key: "crlsign", revoked: [("1002", "240101000000Z", "/CN=revoked.separate.test")])
         try makeCRL("crl-ca-nousage", signer: "ca-crls-nousage", key: "nousage", revoked: [])
         try makeCRL("crl-ca-self", signer: "ca-crls-self", key: "selfcrl", revoked: [])

@@ -71,7 +71,8 @@ final class CRLExtensionTests: XCTestCase {
              "it covers end-entity certificates only (onlyContainsUserCerts)"),
             ("crl-root-idp-aa", "onlyAA = TRUE\n", IssuingDistributionPoint(onlyContainsAttributeCerts: true),
              "it covers attribute certificates only (onlyContainsAttributeCerts)"),
-            ("crl-root-idp-dp", "fullname = URI:http://crl.separate.test/root.crl\n", IssuingDistributionPoint(hasDistributionPoint: true),
+            ("crl-root-idp-dp", "fullname = URI:http://crl.separate.test/root.crl\n",
+             IssuingDistributionPoint(distributionPoint: DistributionPointName(der: [0xA0, 0x23, 0x86, 0x21] + Array("http://crl.separate.test/root.crl".utf8))),
              "it is the CRL of a distribution point and the certificate names none (cRLDistributionPoints)"),
         ] {
             let (evaluation, crl) = try evaluate(rootCRL: name, extensions: "issuingDistributionPoint = critical,@idp\n[ idp ]\n" + section)
@@ -91,7 +92,10 @@ final class CRLExtensionTests: XCTestCase {
         // distributionPoint [0] { fullName [0] { URI "a" } }, onlySomeReasons [3] BIT STRING, indirectCRL [4] TRUE, onlyContainsAttributeCerts [5] TRUE
         XCTAssertEqual(try IssuingDistributionPoint(der: [0x30, 0x14, 0xA0, 0x05, 0xA0, 0x03, 0x86, 0x01, 0x61, 0x83, 0x02, 0x07, 0x80,
                                                           0x84, 0x01, 0xFF, 0x85, 0x01, 0xFF, 0x81, 0x01, 0x00]),
-                       IssuingDistributionPoint(hasDistributionPoint: true, hasOnlySomeReasons: true, indirectCRL: true, onlyContainsAttributeCerts: true))
+                       IssuingDistributionPoint(distributionPoint: DistributionPointName(der: [0xA0, 0x03, 0x86, 0x01, 0x61]), onlySomeReasons: [],
+                                                indirectCRL: true, onlyContainsAttributeCerts: true))
+        // onlySomeReasons keyCompromise and aACompromise: bits 1 and 8 (BIT STRING 07 40 80)
+        XCTAssertEqual(try IssuingDistributionPoint(der: [0x30, 0x05, 0x83, 0x03, 0x07, 0x40, 0x80]).onlySomeReasons, [.keyCompromise, .aACompromise])
         XCTAssertThrowsError(try IssuingDistributionPoint(der: [0x30, 0x05, 0x81, 0x01]))
         XCTAssertThrowsError(try IssuingDistributionPoint(der: [0x04, 0x00]))
     }

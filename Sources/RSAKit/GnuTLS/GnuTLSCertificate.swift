@@ -188,6 +188,15 @@ internal final class GnuTLSCertificate {
         }
     }
 
+    /// The extnValue content (the extension's own DER) of the first extension with `oid`
+    /// (`gnutls_x509_crt_get_extension_data2`); nil when the certificate has none.
+    func extensionValue(oid: String) throws -> [UInt8]? {
+        guard let index = try extensions().firstIndex(where: { $0.oid == oid }) else { return nil }
+        var datum = gnutls_datum_t()
+        try gnutlsCheck(gnutls_x509_crt_get_extension_data2(handle, UInt32(index), &datum), "gnutls_x509_crt_get_extension_data2")
+        return takeDatum(&datum)
+    }
+
     /// Whether `hostname` matches the certificate's DNS/IP subjectAltNames, or its CN when
     /// it has none (RFC 6125, `gnutls_x509_crt_check_hostname2`, wildcards in the leftmost
     /// label only).

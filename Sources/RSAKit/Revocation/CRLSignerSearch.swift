@@ -27,12 +27,18 @@ internal final class CRLSignerSearch {
     /// Validates a candidate's own path to the evaluation's anchor, revocation included:
     /// nil when it validates, else why not (a sentence).
     let validate: (X509Certificate) -> String?
+    /// The DER of the signers whose own validation is under way further out (this search
+    /// serves it): such a signer is taken without validating it again, so a CRL signer's
+    /// status may come from the CRL it signed itself (NIST PKITS 4.14.30), and no search
+    /// recurses without end. Its outer validation still decides whether it is used at all.
+    let inValidation: Set<[UInt8]>
     /// The answers of ``validate`` so far, by the candidate's DER.
     private var validated: [[UInt8]: String?] = [:]
 
     /// A search among `candidates`; `validate` is asked at most once per candidate.
-    init(candidates: [Candidate], validate: @escaping (X509Certificate) -> String?) {
+    init(candidates: [Candidate], inValidation: Set<[UInt8]> = [], validate: @escaping (X509Certificate) -> String?) {
         self.candidates = candidates
+        self.inValidation = inValidation
         self.validate = validate
     }
 
@@ -53,7 +59,9 @@ internal final class CRLSignerSearch {
             }
             let der = candidate.certificate.derRepresentation
             let problem: String?
-            if let known = validated[der] {
+            if inValidation.contains(der) {
+                problem = nil
+            } else if let known = validated[der] {
                 problem = known
             } else {
                 problem = validate(candidate.certificate)
@@ -73,13 +81,22 @@ extension RSATrust {
 
     /// The CRL-signer search of a path that ends at `anchor` (nil: the path has no anchor, so
     /// no CRL signer can chain to it, and the search is not made). Candidates are `pool` (the
-    /// chain and store certificates) less the signers already being validated further out.
+    /// chain and store certificates); the signers already being validated further out are
+    /// taken as they are (``CRLSignerSearch/inValidation``).
     func crlSignerSearch(pool: [CRLSignerSearch.Candidate], anchor: X509Certificate?) -> CRLSignerSearch? {
         guard let anchor, crlSignersInValidation.count < Self.maximumCRLSignerNesting else { return nil }
-        let candidates = pool.filter { !crlSignersInValidation.contains($0.certificate.derRepresentation) }
-        return CRLSignerSearch(candidates: candidates) { signer in
+        return CRLSignerSearch(candidates: pool, inValidation: crlSignersInValidation) { signer in
             self.crlSignerProblem(signer, anchor: anchor, pool: pool.map(\.certificate))
         }
+    }
+
+    /// `pool` with the path's leaf first when the leaf is a CRL signer whose validation is
+    /// under way (the pool holds the certificates after the leaf only): it may have signed
+    /// the CRL that answers for itself (NIST PKITS 4.14.30).
+    static func withLeafInValidation(_ pool: [CRLSignerSearch.Candidate], full: [X509Certificate], native: [GnuTLSCertificate],
+                                     _ inValidation: Set<[UInt8]>) -> [CRLSignerSearch.Candidate] {
+        guard let leaf = full.first, let leafNative = native.first, inValidation.contains(leaf.derRepresentation) else { return pool }
+        return [(leaf, leafNative)] + pool
     }
 
     /// Validate a CRL signer's own path (RFC 5280 §6.3.3 (f)): the basic X.509 policy, the

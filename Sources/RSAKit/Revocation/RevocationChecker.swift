@@ -35,7 +35,7 @@ internal struct RevocationChecker {
         for index in 0..<(full.count - 1) {
             var check: RSARevocationCheck?
             if policy.usesCRLs {
-                check = crlCheck(index: index, full: full, issuer: native[index + 1], parsed: parsed, warnings: &outcome.warnings)
+                check = crlCheck(index: index, full: full, native: native, parsed: parsed, warnings: &outcome.warnings)
                 if check?.status == .notChecked && policy.fetchCRLs && !policy.networkAccessDisabled {
                     check = fetchedCRLCheck(index: index, full: full, native: native, warnings: &outcome.warnings) ?? check
                 }
@@ -86,7 +86,7 @@ internal struct RevocationChecker {
             do {
                 let bytes = try HTTPClient.get(url: url, timeout: policy.ocspTimeout, maximumResponseByteCount: policy.maximumFetchedCRLByteCount)
                 let fetched = try X509CRL.crls(from: bytes).map { ($0, try GnuTLSCRL(der: $0.derRepresentation)) }
-                var check = crlCheck(index: index, full: full, issuer: native[index + 1], parsed: fetched, warnings: &warnings)
+                var check = crlCheck(index: index, full: full, native: native, parsed: fetched, warnings: &warnings)
                 guard check.status != .notChecked else { continue }
                 check = RSARevocationCheck(chainIndex: index, status: check.status, source: check.source + ", fetched from \(url)",
                                            revocationDate: check.revocationDate)
@@ -111,11 +111,6 @@ internal struct RevocationChecker {
         return Array(der[offset...])
     }
 
-    /// Whether the certificate has a cRLDistributionPoints extension (RFC 5280 §4.2.1.13).
-    private static func hasDistributionPoints(_ certificate: X509Certificate) -> Bool {
-        (try? certificate.gnutlsCertificate().extensions())?.contains { $0.oid == "2.5.29.31" } == true
-    }
-
     /// Whether `crl` verifies under `issuer`'s key and `issuer` may sign CRLs (a CA whose
     /// keyUsage, when present, has cRLSign: RFC 5280 §6.3.3 (f)), names aside.
     private static func isSignedIgnoringNames(_ crl: X509CRL, _ native: GnuTLSCRL, by issuer: X509Certificate, _ issuerNative: GnuTLSCertificate) -> Bool {
@@ -124,22 +119,54 @@ internal struct RevocationChecker {
         return (try? native.signatureVerifies(tbsCertList: tbs, key: issuerNative)) == true
     }
 
-    /// The newest current CRL of the certificate's issuer without a critical extension that
-    /// rsakit does not process: signed by the issuer's key, or by
-    /// a certificate of the issuer's name that ``crlSigners`` finds and validates (RFC 5280
-    /// §6.3.3 (f)).
-    private func crlCheck(index: Int, full: [X509Certificate], issuer: GnuTLSCertificate,
+    /// One current CRL that covers the certificate: who signed it when not the issuer's key,
+    /// and for which reasons (RFC 5280 §6.3.3 (d)).
+    private struct UsableCRL {
+        var crl: X509CRL
+        var signer: X509Certificate?
+        var reasons: X509ReasonFlags
+    }
+
+    /// The certificate's status from the current CRLs of its issuer that have no critical
+    /// extension rsakit does not process and cover it (``CRLScope``), each signed by the
+    /// issuer's key or by a certificate of the issuer's name that ``crlSigners`` finds and
+    /// validates (RFC 5280 §6.3.3 (f)). Of the CRLs of one scope (issuer and
+    /// issuingDistributionPoint) the newest is used; revoked when one lists the certificate,
+    /// good when none does and together they cover every reason (§6.3.3 (j)), else not
+    /// checked (a CRL covering some reasons only, with no other for the rest).
+    private func crlCheck(index: Int, full: [X509Certificate], native: [GnuTLSCertificate],
                           parsed: [(X509CRL, GnuTLSCRL)], warnings: inout [String]) -> RSARevocationCheck {
-        var current: [(crl: X509CRL, signer: X509Certificate?)] = []
+        let issuer = native[index + 1], pathNative = native
+        var usable: [UsableCRL] = []
         let issuerName = issuer.subjectName()
-        for (crl, native) in parsed {
+        let certificate = full[index]
+        let points: [CRLDistributionPoint]?
+        do {
+            points = try certificate.crlDistributionPoints()
+        } catch {
+            warnings.append("cRLDistributionPoints of certificate \(index) not read (\(error)): its CRLs are used as covering it for every reason")
+            points = nil
+        }
+        for (crl, crlNative) in parsed {
+            let native = crlNative
             // RFC 5280 §6.3.3 (b)(1): the CRL issuer is the certificate's issuer, by GnuTLS's
             // comparison or else by RFC 5280 §7.1's (X509Name), which GnuTLS's signature
             // check does not see: such a CRL must verify under the issuer's key itself.
-            let byNameOnly = !native.namesIssuer(issuer)
+            // Any other issuer's CRL may still be an indirect CRL that the certificate's
+            // cRLDistributionPoints name (its cRLIssuer), which CRLScope decides.
+            var byNameOnly = !native.namesIssuer(issuer)
+            var direct = true
+            let crlIssuer = try? native.rawIssuerDN()
             if byNameOnly {
-                guard let issuerName, let crlName = (try? native.rawIssuerDN()).flatMap({ try? X509Name(der: $0) }),
-                      crlName.matches(issuerName) else { continue }
+                let crlName = crlIssuer.flatMap { try? X509Name(der: $0) }
+                if let issuerName, let crlName, crlName.matches(issuerName) {
+                    // the issuer, by RFC 5280 §7.1 only
+                } else if crl.issuingDistributionPoint?.indirectCRL == true, points?.contains(where: { $0.crlIssuer != nil }) == true {
+                    direct = false
+                    byNameOnly = false
+                } else {
+                    continue
+                }
             }
             // RFC 5280 §5.2: a critical extension not processed makes the CRL unusable.
             let unprocessed = crl.unprocessedCriticalExtensions
@@ -147,8 +174,11 @@ internal struct RevocationChecker {
                 warnings.append("CRL of \(crl.issuer) refused: it has a critical extension rsakit does not process: \(unprocessed.joined(separator: ", "))")
                 continue
             }
-            if let scope = crl.issuingDistributionPoint,
-               let why = scope.exclusion(of: full[index], hasDistributionPoints: Self.hasDistributionPoints(full[index])) {
+            let reasons: X509ReasonFlags
+            switch CRLScope.of(crl, crlIssuer: crlIssuer, direct: direct, for: certificate, certificateIssuer: certificate.issuerDER, points: points) {
+            case let .reasons(covered):
+                reasons = covered
+            case let .excluded(why):
                 warnings.append("CRL of \(crl.issuer) not used for certificate \(index): \(why) (issuingDistributionPoint)")
                 continue
             }
@@ -158,10 +188,13 @@ internal struct RevocationChecker {
                     warnings.append("CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate \(index + 1), or that certificate may not sign CRLs")
                     continue
                 }
-            } else if !native.isSigned(by: issuer) {
+            } else if !direct, let pathSigner = Self.pathCRLSigner(of: native, full: full, native: pathNative, above: index) {
+                // An indirect CRL signed by a certificate of the path itself (the anchor, say).
+                signer = pathSigner
+            } else if !direct || !native.isSigned(by: issuer) {
                 switch crlSigners?.signer(of: native, excluding: full[index + 1].derRepresentation) {
-                case let .signedBy(certificate)?:
-                    signer = certificate
+                case let .signedBy(found)?:
+                    signer = found
                 case let .refused(reason)?:
                     warnings.append("CRL of \(crl.issuer) refused: \(reason)")
                     continue
@@ -175,22 +208,88 @@ internal struct RevocationChecker {
             } else if let next = crl.nextUpdate, next < verifyDate {
                 warnings.append("CRL of \(crl.issuer) refused: stale since \(next.formatted(.iso8601)) (nextUpdate)")
             } else {
-                current.append((crl, signer))
+                usable.append(UsableCRL(crl: crl, signer: signer, reasons: reasons))
             }
         }
-        guard let newest = current.max(by: { RSATrust.isOlder($0.crl, $1.crl) }) else {
-            return RSARevocationCheck(chainIndex: index, status: .notChecked, source: "no current CRL of \(full[index].issuer)", revocationDate: nil)
+        // The newest CRL of each scope, the newest scope first.
+        var newestByScope: [ScopeKey: UsableCRL] = [:]
+        for entry in usable {
+            let key = ScopeKey(issuer: entry.crl.issuer, scope: entry.crl.issuingDistributionPoint)
+            if let kept = newestByScope[key], !RSATrust.isOlder(kept.crl, entry.crl) { continue }
+            newestByScope[key] = entry
         }
-        let number = newest.crl.crlNumber.map { ", number 0x" + $0.map(hexByte).joined() } ?? ""
-        let signedBy = newest.signer.map { ", signed by the CRL signer \($0.subjectSummary) (serial \($0.serialNumberHex))" } ?? ""
-        let source = "CRL of \(newest.crl.issuer)\(number), thisUpdate \(newest.crl.thisUpdate.formatted(.iso8601))\(signedBy)"
-        // The serial's encoded (signed) value when it can be read, not its magnitude: a
-        // certificate with serial 255 (0x00FF) is not the one with -1 (0xFF) that a CRL lists.
-        let listed = Self.serialNumberContents(full[index]).map { newest.crl.revocationDate(ofSerialNumberContents: $0) }
-            ?? newest.crl.revocationDate(ofSerialNumber: full[index].serialNumber)
-        if let date = listed {
-            return RSARevocationCheck(chainIndex: index, status: .revoked, source: source, revocationDate: date)
+        let chosen = newestByScope.values.sorted { RSATrust.isOlder($1.crl, $0.crl) }
+        guard !chosen.isEmpty else {
+            return RSARevocationCheck(chainIndex: index, status: .notChecked, source: "no current CRL of \(certificate.issuer)", revocationDate: nil)
         }
-        return RSARevocationCheck(chainIndex: index, status: .good, source: source, revocationDate: nil)
+        var covered: X509ReasonFlags = []
+        var sources: [String] = []
+        for entry in chosen {
+            let source = Self.describe(entry)
+            let listed = Self.revocationDate(of: certificate, in: entry.crl, issuerName: issuerName)
+            if let date = listed {
+                return RSARevocationCheck(chainIndex: index, status: .revoked, source: source, revocationDate: date)
+            }
+            covered.formUnion(entry.reasons)
+            sources.append(source)
+        }
+        guard covered == .all else {
+            let missing = X509ReasonFlags.all.subtracting(covered)
+            return RSARevocationCheck(chainIndex: index, status: .notChecked,
+                                      source: "no current CRL of \(certificate.issuer) covers \(missing.names) (onlySomeReasons); \(sources.joined(separator: "; ")) covers the rest",
+                                      revocationDate: nil)
+        }
+        return RSARevocationCheck(chainIndex: index, status: .good, source: sources.joined(separator: "; "), revocationDate: nil)
+    }
+
+    /// When `crl` lists `certificate` (whose issuer is `issuerName`), nil when it does not.
+    /// The serial's encoded (signed) value when it can be read, not its magnitude: a
+    /// certificate with serial 255 (0x00FF) is not the one with -1 (0xFF) that a CRL lists.
+    /// In an indirect CRL only the entries of the certificate's issuer count (RFC 5280
+    /// §5.3.3: certificateIssuer, else the CRL issuer).
+    private static func revocationDate(of certificate: X509Certificate, in crl: X509CRL, issuerName: X509Name?) -> Date? {
+        guard let entryIssuers = crl.entryIssuers else {
+            return serialNumberContents(certificate).map { crl.revocationDate(ofSerialNumberContents: $0) }
+                ?? crl.revocationDate(ofSerialNumber: certificate.serialNumber)
+        }
+        let wanted = serialNumberContents(certificate).map { X509CRL.minimalTwosComplement($0) }
+            ?? X509CRL.minimalTwosComplement([0] + certificate.serialNumber)
+        let crlIssuerName = (try? GnuTLSCRL(der: crl.derRepresentation)).flatMap { try? $0.rawIssuerDN() }
+        for (entry, entryIssuer) in zip(crl.revokedCertificates, entryIssuers) {
+            guard X509CRL.minimalTwosComplement(entry.serialNumber) == wanted else { continue }
+            guard let issuerName, let name = (entryIssuer ?? crlIssuerName).flatMap({ try? X509Name(der: $0) }) else {
+                return entry.revocationDate  // an issuer that cannot be read: listed, to be safe
+            }
+            if name.matches(issuerName) { return entry.revocationDate }
+        }
+        return nil
+    }
+
+    /// The certificate of the path above `index` that signed `crl` under its own name and
+    /// may sign CRLs (a CA whose keyUsage, when present, has cRLSign), nil when none did:
+    /// the signer of an indirect CRL, already validated as part of the path.
+    private static func pathCRLSigner(of crl: GnuTLSCRL, full: [X509Certificate], native: [GnuTLSCertificate], above index: Int) -> X509Certificate? {
+        for position in (index + 1)..<full.count where crl.isSigned(by: native[position]) {
+            let certificate = full[position]
+            if certificate.basicConstraints?.isCertificateAuthority == true, certificate.keyUsage.map({ $0.contains(.cRLSign) }) != false {
+                return certificate
+            }
+        }
+        return nil
+    }
+
+    /// The scope of a CRL: its issuer and issuingDistributionPoint.
+    private struct ScopeKey: Hashable {
+        var issuer: String
+        var scope: IssuingDistributionPoint?
+    }
+
+    /// The CRL in words: issuer, number, thisUpdate, its signer when not the issuer's key and
+    /// the reasons when not all.
+    private static func describe(_ entry: UsableCRL) -> String {
+        let number = entry.crl.crlNumber.map { ", number 0x" + $0.map(hexByte).joined() } ?? ""
+        let signedBy = entry.signer.map { ", signed by the CRL signer \($0.subjectSummary) (serial \($0.serialNumberHex))" } ?? ""
+        let reasons = entry.reasons == .all ? "" : ", for \(entry.reasons.names)"
+        return "CRL of \(entry.crl.issuer)\(number), thisUpdate \(entry.crl.thisUpdate.formatted(.iso8601))\(signedBy)\(reasons)"
     }
 }

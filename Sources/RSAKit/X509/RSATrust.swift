@@ -336,7 +336,7 @@ public struct RSATrust: Sendable {
         // Revocation: CRLs and OCSP as the revocation policy says (Revocation/).
         var warnings = warnings
         let outcome = try RevocationChecker(policy: revocationPolicy, crls: crls, verifyDate: verifyDate, stapledOCSPResponse: stapledOCSPResponse,
-                                            cache: ocspResponseCache, crlSigners: crlSignerSearch(pool: pool, anchor: anchor))
+                                            cache: ocspResponseCache, crlSigners: crlSignerSearch(pool: Self.withLeafInValidation(pool, full: full, native: fullNative, crlSignersInValidation), anchor: anchor))
             .check(full: full, native: fullNative)
         let revocation = outcome.checks
         warnings += outcome.warnings

@@ -35,6 +35,11 @@ public struct X509CRL: Sendable, Hashable {
     public let criticalExtensionOIDs: [String]
     /// The issuingDistributionPoint extension (RFC 5280 §5.2.5), nil when absent.
     let issuingDistributionPoint: IssuingDistributionPoint?
+    /// For an indirect CRL (issuingDistributionPoint's indirectCRL), the issuer each entry of
+    /// ``revokedCertificates`` belongs to, in the same order: the DER of the Name its
+    /// certificateIssuer extension gives (RFC 5280 §5.3.3, carried over to later entries),
+    /// nil for the CRL issuer. Nil for a direct CRL.
+    let entryIssuers: [[UInt8]?]?
 
     /// Parse one DER CertificateList.
     /// - Parameter derRepresentation: the DER, at most 16 MiB.
@@ -54,10 +59,20 @@ public struct X509CRL: Sendable, Hashable {
             revokedCertificates = try crl.revokedEntries().map { RevokedCertificate(serialNumber: $0.serial, revocationDate: $0.date) }
             criticalExtensionOIDs = try crl.extensions().filter(\.critical).map(\.oid)
             issuingDistributionPoint = try crl.extensionValue(oid: "2.5.29.28").map { try IssuingDistributionPoint(der: $0) }
+            if issuingDistributionPoint?.indirectCRL == true {
+                let entries = try IndirectCRLEntry.entries(of: derRepresentation)
+                guard entries.count == revokedCertificates.count,
+                      zip(entries, revokedCertificates).allSatisfy({ Self.minimalTwosComplement($0.serialNumberContents) == Self.minimalTwosComplement($1.serialNumber) }) else {
+                    throw RSAError.malformedCertificate(reason: "the indirect CRL's entries read differently by GnuTLS and by RSAKit")
+                }
+                entryIssuers = entries.map(\.certificateIssuer)
+            } else {
+                entryIssuers = nil
+            }
         } catch let failure as GnuTLSFailure {
             throw RSAError.malformedCertificate(reason: "not a CRL GnuTLS can read: \(failure.description)")
         } catch let RSAError.malformedDER(reason, offset) {
-            throw RSAError.malformedCertificate(reason: "the CRL's issuingDistributionPoint is malformed: \(reason) at offset \(offset)")
+            throw RSAError.malformedCertificate(reason: "the CRL's issuingDistributionPoint or indirect entries are malformed: \(reason) at offset \(offset)")
         }
     }
 
@@ -114,11 +129,9 @@ public struct X509CRL: Sendable, Hashable {
     /// name and signature).
     ///
     ///
-    /// issuingDistributionPoint (2.5.29.28, critical by RFC 5280 §5.2.5) is processed in part
-    /// (``IssuingDistributionPoint/exclusion(of:hasDistributionPoints:)``). NOTE: its
-    /// distribution point names, onlySomeReasons and indirectCRL are not; refusing every CRL
-    /// that carries one instead made thirteen valid NIST PKITS paths (4.5.3, 4.5.4, 4.5.6
-    /// and ten of 4.14) fail for want of a CRL.
+    /// issuingDistributionPoint (2.5.29.28, critical by RFC 5280 §5.2.5) is processed: the
+    /// kinds of certificate it covers, its distribution point names and onlySomeReasons
+    /// (``CRLScope``), and indirectCRL (the entries' issuers, ``entryIssuers``).
     static let processedExtensionOIDs: Set<String> = ["2.5.29.20", "2.5.29.35", "2.5.29.28"]
 
     /// The names RFC 5280 §5.2 gives the CRL extensions, by OID.
@@ -135,74 +148,5 @@ public struct X509CRL: Sendable, Hashable {
     var unprocessedCriticalExtensions: [String] {
         criticalExtensionOIDs.filter { !Self.processedExtensionOIDs.contains($0) }
             .map { oid in Self.extensionNames[oid].map { "\($0) (\(oid))" } ?? oid }
-    }
-}
-
-/// The scope fields of an issuingDistributionPoint extension (RFC 5280 §5.2.5):
-///
-///     IssuingDistributionPoint ::= SEQUENCE {
-///          distributionPoint          [0] DistributionPointName OPTIONAL,
-///          onlyContainsUserCerts      [1] BOOLEAN DEFAULT FALSE,
-///          onlyContainsCACerts        [2] BOOLEAN DEFAULT FALSE,
-///          onlySomeReasons            [3] ReasonFlags OPTIONAL,
-///          indirectCRL                [4] BOOLEAN DEFAULT FALSE,
-///          onlyContainsAttributeCerts [5] BOOLEAN DEFAULT FALSE }
-struct IssuingDistributionPoint: Sendable, Hashable {
-    /// Whether distributionPoint is present (the names themselves are not read).
-    var hasDistributionPoint = false
-    var onlyContainsUserCerts = false
-    var onlyContainsCACerts = false
-    /// Whether onlySomeReasons is present.
-    var hasOnlySomeReasons = false
-    var indirectCRL = false
-    var onlyContainsAttributeCerts = false
-
-    /// The fields given, the others absent or FALSE (tests).
-    init(hasDistributionPoint: Bool = false, onlyContainsUserCerts: Bool = false, onlyContainsCACerts: Bool = false,
-         hasOnlySomeReasons: Bool = false, indirectCRL: Bool = false, onlyContainsAttributeCerts: Bool = false) {
-        self.hasDistributionPoint = hasDistributionPoint
-        self.onlyContainsUserCerts = onlyContainsUserCerts
-        self.onlyContainsCACerts = onlyContainsCACerts
-        self.hasOnlySomeReasons = hasOnlySomeReasons
-        self.indirectCRL = indirectCRL
-        self.onlyContainsAttributeCerts = onlyContainsAttributeCerts
-    }
-
-    /// Read the extension's DER (the extnValue content).
-    /// - Throws: `RSAError.malformedDER` for a broken encoding.
-    init(der: [UInt8]) throws {
-        let reader = DERReader(der)
-        let top = try reader.element(at: 0, limit: der.count)
-        guard top.tag == DERTag.sequence else { throw RSAError.malformedDER(reason: "issuingDistributionPoint is not a SEQUENCE", offset: 0) }
-        for field in try reader.children(of: top) {
-            // [1], [2], [4], [5] are IMPLICIT BOOLEANs (0x81...): one content octet, TRUE is nonzero.
-            let isTrue = field.content.count == 1 && der[field.content.lowerBound] != 0
-            switch field.tag {
-            case 0xA0: hasDistributionPoint = true
-            case 0x81: onlyContainsUserCerts = isTrue
-            case 0x82: onlyContainsCACerts = isTrue
-            case 0x83: hasOnlySomeReasons = true
-            case 0x84: indirectCRL = isTrue
-            case 0x85: onlyContainsAttributeCerts = isTrue
-            default: break
-            }
-        }
-    }
-
-    /// Why a CRL with this extension does not cover `certificate` (RFC 5280 §6.3.3 (b)(2)),
-    /// nil when it may: onlyContainsUserCerts and a CA certificate, onlyContainsCACerts and
-    /// another, onlyContainsAttributeCerts, or a distributionPoint named while the certificate
-    /// has no cRLDistributionPoints (`hasDistributionPoints`) to match it.
-    /// NOTE: distribution point names are not compared, and onlySomeReasons and indirectCRL
-    /// are not processed: such a CRL is used as one covering every reason of its issuer.
-    func exclusion(of certificate: X509Certificate, hasDistributionPoints: Bool) -> String? {
-        let isCA = certificate.basicConstraints?.isCertificateAuthority == true
-        if onlyContainsUserCerts && isCA { return "it covers end-entity certificates only (onlyContainsUserCerts)" }
-        if onlyContainsCACerts && !isCA { return "it covers CA certificates only (onlyContainsCACerts)" }
-        if onlyContainsAttributeCerts { return "it covers attribute certificates only (onlyContainsAttributeCerts)" }
-        if hasDistributionPoint && !hasDistributionPoints {
-            return "it is the CRL of a distribution point and the certificate names none (cRLDistributionPoints)"
-        }
-        return nil
     }
 }
