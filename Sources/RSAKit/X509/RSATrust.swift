@@ -299,7 +299,12 @@ public struct RSATrust: Sendable {
             ?? anchors.verify(native)
         let rest = overall.subtracting(attributed)
         let issuerNotCAFound = failures.contains { $0.kind == .issuerNotCA }
-        if rest.contains(.signerConstraintsFailure) && !issuerNotCAFound { fail(.constraintsViolated, 0) }
+        // GnuTLS does not say which constraint failed, and counts self-issued certificates
+        // against pathLenConstraint: both constraints are judged again (PathConstraints).
+        if rest.contains(.signerConstraintsFailure) && !issuerNotCAFound,
+           let index = Self.pathLengthViolation(full) ?? Self.nameConstraintsViolation(full, native: fullNative) {
+            fail(.constraintsViolated, index)
+        }
         if rest.contains(.signerNotCA) && !issuerNotCAFound { fail(.issuerNotCA, min(1, full.count - 1)) }
         if rest.contains(.signatureFailure) { fail(.badSignature, 0) }
         if rest.contains(.insecureAlgorithm) { fail(.insecureAlgorithm, 0) }
