@@ -9,6 +9,7 @@
 #include <gnutls/abstract.h>
 #include <gnutls/crypto.h>
 #include <gnutls/ocsp.h>
+#include <gnutls/pkcs7.h>
 
 // `gnutls_free` is a process-wide function pointer behind a macro; Swift 6 cannot touch
 // C globals safely, so RSAKit calls it through this function.

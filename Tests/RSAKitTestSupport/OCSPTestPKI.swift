@@ -16,6 +16,10 @@ import XCTest
 ///      -CAkey ca.key -set_serial 0xSERIAL -days 30 -sha256 -extfile NAME.ext)
 ///   sub.pem: "RSAKit OCSP Sub CA", by the CA (CA:TRUE, leaf.key), serial 2001, the same AIA;
 ///   subleaf.pem: "subleaf.ocsp.test", by the sub CA (-CA sub.pem -CAkey leaf.key), serial 3001
+///   aia-cer.pem, aia-p7c.pem: "aia-cer.ocsp.test", "aia-p7c.ocsp.test", by the sub CA, serials 3002, 3003,
+///     authorityInfoAccess=caIssuers;URI:http://127.0.0.1:CRLPORT/sub.cer (or sub.p7c): the sub CA's
+///     certificate served by ``startCRLServer()`` as DER (openssl x509 -outform DER) and as a
+///     certs-only PKCS#7 (openssl crl2pkcs7 -nocrl -certfile sub.pem -outform DER)
 ///   index.txt (openssl ca's database): 1001 valid; 1002 revoked 2024-01-01, keyCompromise;
 ///     1003 absent (the responder answers "unknown"); 2001 (the sub CA) revoked 2024-06-01, cACompromise.
 package final class OCSPTestPKI {
@@ -53,6 +57,12 @@ package final class OCSPTestPKI {
                   extensions: "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nauthorityInfoAccess=OCSP;URI:http://127.0.0.1:\(port)\n")
         try issue("subleaf", subject: "/CN=subleaf.ocsp.test", serial: "0x3001", issuer: "sub", issuerKey: "leaf.key",
                   extensions: "basicConstraints=CA:FALSE\nauthorityInfoAccess=OCSP;URI:http://127.0.0.1:\(port)\n")
+        for (name, serial, file) in [("aia-cer", "3002", "sub.cer"), ("aia-p7c", "3003", "sub.p7c")] {
+            try issue(name, subject: "/CN=\(name).ocsp.test", serial: "0x" + serial, issuer: "sub", issuerKey: "leaf.key",
+                      extensions: "basicConstraints=CA:FALSE\nauthorityInfoAccess=caIssuers;URI:http://127.0.0.1:\(crlPort)/\(file)\n")
+        }
+        try OpenSSL.run(["x509", "-in", path("sub.pem"), "-outform", "DER", "-out", path("sub.cer")])
+        try OpenSSL.run(["crl2pkcs7", "-nocrl", "-certfile", path("sub.pem"), "-outform", "DER", "-out", path("sub.p7c")])
         try Data(("V\t391231000000Z\t\t1001\tunknown\t/CN=good.ocsp.test\nR\t391231000000Z\t240101000000Z,keyCompromise\t1002\tunknown\t/CN=revoked.ocsp.test\n"
                   + "R\t391231000000Z\t240601000000Z,CACompromise\t2001\tunknown\t/CN=RSAKit OCSP Sub CA\n").utf8)
             .write(to: URL(fileURLWithPath: path("index.txt")))

@@ -248,3 +248,41 @@ extension GnuTLSCertificate {
         return Self.constrainedNameTypes.allSatisfy { gnutls_x509_name_constraints_check_crt(constraints, $0, subordinate.handle) != 0 }
     }
 }
+
+extension GnuTLSCertificate {
+    /// The caIssuers URIs of the authorityInfoAccess extension (RFC 5280 §4.2.2.1), in order.
+    func caIssuersURLs() -> [String] {
+        var urls: [String] = []
+        var seq: UInt32 = 0
+        while seq < 64 {
+            var datum = gnutls_datum_t()
+            let code = gnutls_x509_crt_get_authority_info_access(handle, seq, Int32(GNUTLS_IA_CAISSUERS_URI.rawValue), &datum, nil)
+            seq += 1
+            if code == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE { break }
+            guard code == 0 else { continue }  // another access method (OCSP)
+            urls.append(String(decoding: takeDatum(&datum), as: UTF8.self))
+        }
+        return urls
+    }
+
+    /// The DER of every certificate in a PKCS#7 SignedData (a certs-only ".p7c", RFC 5280
+    /// §4.2.2.1), DER or PEM ("-----BEGIN PKCS7-----"), in order (`gnutls_pkcs7_import`).
+    /// - Throws: `GnuTLSFailure` when GnuTLS cannot read it.
+    static func certificatesDER(pkcs7 bytes: [UInt8]) throws -> [[UInt8]] {
+        var pkcs7: gnutls_pkcs7_t?
+        try gnutlsCheck(gnutls_pkcs7_init(&pkcs7), "gnutls_pkcs7_init")
+        guard let pkcs7 else { throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_pkcs7_init") }
+        defer { gnutls_pkcs7_deinit(pkcs7) }
+        let isPEM = bytes.starts(with: Array("-----BEGIN".utf8))
+        try bytes.withUnsafeBytes { raw in
+            var datum = gnutls_datum_t(data: UnsafeMutablePointer(mutating: raw.bindMemory(to: UInt8.self).baseAddress), size: UInt32(raw.count))
+            try gnutlsCheck(gnutls_pkcs7_import(pkcs7, &datum, isPEM ? GNUTLS_X509_FMT_PEM : GNUTLS_X509_FMT_DER), "gnutls_pkcs7_import")
+        }
+        let count = try gnutlsCheck(gnutls_pkcs7_get_crt_count(pkcs7), "gnutls_pkcs7_get_crt_count")
+        return try (0..<UInt32(count)).map { index in
+            var datum = gnutls_datum_t()
+            try gnutlsCheck(gnutls_pkcs7_get_crt_raw2(pkcs7, index, &datum), "gnutls_pkcs7_get_crt_raw2")
+            return takeDatum(&datum)
+        }
+    }
+}

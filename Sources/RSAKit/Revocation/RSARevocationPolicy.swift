@@ -37,6 +37,17 @@ public struct RSARevocationPolicy: Sendable, Hashable {
     /// as a given one is (signature by the issuer, dates). Off by default; never with
     /// ``networkAccessDisabled``.
     public var fetchCRLs = false
+    /// Fetch a missing issuer from the caIssuers URL of a certificate's authorityInfoAccess
+    /// (RFC 5280 §4.2.2.1; http and https, ``ocspTimeout`` each, at most
+    /// ``maximumFetchedIssuerByteCount``; a DER or PEM certificate, or a certs-only PKCS#7)
+    /// when no certificate given, stored or anchored issues it, up to
+    /// ``RSATrust/maximumFetchedIssuers`` levels; a fetched certificate is a candidate like a
+    /// given one, never an anchor. It lives here with the other network switches of an
+    /// evaluation (Apple's SecTrustSetNetworkFetchAllowed covers both). Off by default; never
+    /// with ``networkAccessDisabled``.
+    public var fetchIssuers = false
+    /// The largest caIssuers response read, in bytes (default 1 MiB).
+    public var maximumFetchedIssuerByteCount = 1024 * 1024
     /// The largest CRL fetched from a distribution point, in bytes (default 4 MiB).
     public var maximumFetchedCRLByteCount = 4 * 1024 * 1024
     /// The OCSP responder to ask for every certificate, instead of the URL of its

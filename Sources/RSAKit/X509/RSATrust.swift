@@ -154,7 +154,8 @@ public struct RSATrust: Sendable {
         // evaluation is the answer: it is the one a single greedy search would have built.
         var seen: Set<[UInt8]> = [leaf.derRepresentation]
         var pool: [CRLSignerSearch.Candidate] = []
-        for certificate in certificates.dropFirst() where seen.insert(certificate.derRepresentation).inserted {
+        let fetched = fetchedIssuers(leaf: leaf, known: Array(certificates.dropFirst()), anchors: anchors, warnings: &warnings)
+        for certificate in certificates.dropFirst() + fetched where seen.insert(certificate.derRepresentation).inserted {
             pool.append((certificate, try certificate.gnutlsCertificate()))
         }
         let paths = try candidatePaths(leaf: leaf, pool: pool, anchors: anchors, pinned: pinned)
