@@ -29,7 +29,7 @@
 #     (--require-revocation is what makes a certificate without a current CRL a failure, see
 #      Sources/RSAKit/Revocation/RevocationChecker.swift; without it 4.4.1 Missing CRL passes with a
 #      warning. --store names a folder that does not exist, so no store is opened.)
-#   openssl verify -crl_check_all -CAfile anchor.pem -untrusted cas.pem -CRLfile crls.pem -attime EPOCH EE
+#   openssl verify -crl_check_all -extended_crl -CAfile anchor.pem -untrusted cas.pem -CRLfile crls.pem -attime EPOCH EE
 #     (no -x509_strict: it adds profile checks beyond RFC 5280's path validation, e.g. it refuses
 #      the non-critical basicConstraints of 4.6.4, a valid path; no -policy_check: rsakit has no
 #      policy inputs either.)
@@ -277,7 +277,7 @@ for ee in "$data"/certs/*EE.crt; do
     openssl_result=-; openssl_reason=""
     if [ "$use_openssl" = 1 ]; then
         set +e
-        openssl_out=$(openssl verify -crl_check_all -CAfile "$work/anchor.pem" -untrusted "$work/cas.pem" \
+        openssl_out=$(openssl verify -crl_check_all -extended_crl -CAfile "$work/anchor.pem" -untrusted "$work/cas.pem" \
             -CRLfile "$work/crls.pem" -attime "$epoch" <(openssl x509 -inform DER -in "$ee") 2>&1)
         status=$?
         set -e

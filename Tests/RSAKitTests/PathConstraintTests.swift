@@ -44,6 +44,16 @@ final class PathConstraintTests: XCTestCase {
                       extensions: leaf + "subjectAltName=DNS:www.allowed.test\n")
             try issue("outside", key: "leaf", subject: "/CN=www.other.test", by: "named", key: "named", serial: "0x17",
                       extensions: leaf + "subjectAltName=DNS:www.other.test\n")
+            try issue("dir-named", key: "named", subject: "/CN=Directory Named CA", by: "root", key: "root", serial: "0x18",
+                      extensions: ca + "nameConstraints=critical,permitted;dirName:dir_sect,permitted;URI:.allowed.test,excluded;DNS:bad.allowed.test\n"
+                        + "[ dir_sect ]\nO=RSAKit Tests\n")
+            for (name, subject, san, serial) in [("dir-inside", "/O=RSAKit Tests/CN=in.test", "URI:https://www.allowed.test/x", "0x19"),
+                                                 ("dir-outside", "/O=Other Org/CN=out.test", "URI:https://www.allowed.test/x", "0x1A"),
+                                                 ("uri-outside", "/O=RSAKit Tests/CN=uri.test", "URI:https://www.other.test/x", "0x1B"),
+                                                 ("dns-excluded", "/O=RSAKit Tests/CN=dns.test", "DNS:www.bad.allowed.test", "0x1C")] {
+                try issue(name, key: "leaf", subject: subject, by: "dir-named", key: "named", serial: serial,
+                          extensions: leaf + "subjectAltName=\(san)\n")
+            }
         }
 
         private func issue(_ name: String, key: String, subject: String, by issuer: String, key issuerKey: String, serial: String, extensions: String) throws {
@@ -80,6 +90,43 @@ final class PathConstraintTests: XCTestCase {
         XCTAssertEqual(evaluation.result, .fatalTrustFailure)
         XCTAssertEqual(codes(evaluation), ["constraints-violated@2"])
         XCTAssertEqual(RSATrust.pathLengthViolation(evaluation.chain), 2)
+    }
+
+    /// PKITS 4.13 (DN, URI), where GnuTLS 3.7.9 errs: a subject under the permitted
+    /// directoryName subtree with a URI under the permitted host passes; a subject outside
+    /// it, a URI of another host, or a dNSName under the excluded subtree fails at the leaf;
+    /// openssl agrees on each.
+    func testNameConstraints_DirectoryNameURIAndExcluded() throws {
+        let pki = try Self.pki.get()
+        for (leaf, valid) in [("dir-inside", true), ("dir-outside", false), ("uri-outside", false), ("dns-excluded", false)] {
+            let evaluation = try evaluate([leaf, "dir-named"])
+            XCTAssertEqual(evaluation.result, valid ? .unspecified : .fatalTrustFailure, "\(leaf): \(codes(evaluation))")
+            XCTAssertEqual(codes(evaluation), valid ? [] : ["constraints-violated@0"], leaf)
+            let openssl = try OpenSSL.runAllowingFailure(["verify", "-CAfile", pki.path("root.pem"), "-untrusted", pki.path("dir-named.pem"), pki.path(leaf + ".pem")])
+            XCTAssertEqual(openssl.status == 0, valid, "openssl on \(leaf): \(openssl.stderr)")
+        }
+    }
+
+    /// Name forms inside and outside subtrees (RFC 5280 §4.2.1.10).
+    func testGeneralNameSubtrees() {
+        func name(_ tag: UInt8, _ text: String) -> X509GeneralName { .other(tag: tag, content: Array(text.utf8)) }
+        let cases: [(X509GeneralName, X509GeneralName, Bool)] = [
+            (name(0x82, "www.example.com"), name(0x82, "example.com"), true),
+            (name(0x82, "example.com"), name(0x82, "example.com"), true),
+            (name(0x82, "badexample.com"), name(0x82, "example.com"), false),
+            (name(0x81, "a@mail.example.com"), name(0x81, ".example.com"), true),
+            (name(0x81, "a@example.com"), name(0x81, ".example.com"), false),
+            (name(0x81, "a@Example.com"), name(0x81, "example.com"), true),
+            (name(0x81, "b@example.com"), name(0x81, "a@example.com"), false),
+            (.uniformResourceIdentifier("https://user@Host.Example.com:8443/p"), .uniformResourceIdentifier(".example.com"), true),
+            (.uniformResourceIdentifier("https://example.com/"), .uniformResourceIdentifier(".example.com"), false),
+            (.uniformResourceIdentifier("urn:isbn:123"), .uniformResourceIdentifier("example.com"), false),
+            (.other(tag: 0x87, content: [10, 1, 2, 3]), .other(tag: 0x87, content: [10, 1, 0, 0, 255, 255, 0, 0]), true),
+            (.other(tag: 0x87, content: [10, 2, 2, 3]), .other(tag: 0x87, content: [10, 1, 0, 0, 255, 255, 0, 0]), false),
+        ]
+        for (value, base, inside) in cases {
+            XCTAssertEqual(value.isWithin(base), inside, "\(value) in \(base)")
+        }
     }
 
     /// A name inside the permitted subtree passes; one outside fails at the leaf, as openssl says too.

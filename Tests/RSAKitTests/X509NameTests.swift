@@ -130,6 +130,7 @@ final class X509NameTests: XCTestCase {
         try OpenSSL.run(["x509", "-req", "-in", path("wrong-key-ca.csr"), "-CA", pki.path("root.pem"), "-CAkey", pki.rootKey, "-set_serial", "0x7004",
                          "-days", "3650", "-sha256", "-extfile", path("ca.ext"), "-out", path("wrong-key-ca.pem")])
         trust.certificates = [leaf, try read(path("wrong-key-ca.pem"))]
+        trust.verifyDate = Date()  // wrong-key-ca.pem's notBefore is the second it was made: after the first verify date on a loaded machine
         let forged = trust.evaluate()
         XCTAssertEqual(forged.result, .fatalTrustFailure)
         XCTAssertEqual(forged.failures.map { "\($0.kind.code)@\($0.chainIndex)" }, ["bad-signature@0"])

@@ -227,29 +227,6 @@ extension GnuTLSCertificate {
 }
 
 extension GnuTLSCertificate {
-    /// The name forms whose constraints ``nameConstraintsPermit(_:)`` checks.
-    private static let constrainedNameTypes: [gnutls_x509_subject_alt_name_t] = [
-        GNUTLS_SAN_DNSNAME, GNUTLS_SAN_RFC822NAME, GNUTLS_SAN_DN, GNUTLS_SAN_URI, GNUTLS_SAN_IPADDRESS,
-    ]
-
-    /// Whether this CA certificate's nameConstraints (RFC 5280 §4.2.1.10) allow every name of
-    /// `subordinate` (its subject and subjectAltNames, each form checked by
-    /// `gnutls_x509_name_constraints_check_crt`); nil when this certificate has none.
-    /// - Throws: `GnuTLSFailure` when the extension cannot be read.
-    func nameConstraintsPermit(_ subordinate: GnuTLSCertificate) throws -> Bool? {
-        var constraints: gnutls_x509_name_constraints_t?
-        try gnutlsCheck(gnutls_x509_name_constraints_init(&constraints), "gnutls_x509_name_constraints_init")
-        guard let constraints else { throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_x509_name_constraints_init") }
-        defer { gnutls_x509_name_constraints_deinit(constraints) }
-        var critical: UInt32 = 0
-        let code = gnutls_x509_crt_get_name_constraints(handle, constraints, 0, &critical)
-        if code == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE { return nil }
-        try gnutlsCheck(code, "gnutls_x509_crt_get_name_constraints")
-        return Self.constrainedNameTypes.allSatisfy { gnutls_x509_name_constraints_check_crt(constraints, $0, subordinate.handle) != 0 }
-    }
-}
-
-extension GnuTLSCertificate {
     /// The caIssuers URIs of the authorityInfoAccess extension (RFC 5280 §4.2.2.1), in order.
     func caIssuersURLs() -> [String] {
         var urls: [String] = []

@@ -67,16 +67,21 @@ internal enum X509GeneralName: Equatable {
     /// - Throws: `RSAError.malformedDER` for a broken encoding or a directoryName GnuTLS
     ///   cannot decode.
     static func names(in parent: DERElement, reader: DERReader) throws -> [X509GeneralName] {
-        try reader.children(of: parent).map { element in
+        try names(elements: reader.children(of: parent), reader: reader)
+    }
+
+    /// The GeneralName elements given, each decoded (see the cases).
+    /// - Throws: `RSAError.malformedDER` for a directoryName GnuTLS cannot decode.
+    static func names(elements: [DERElement], reader: DERReader) throws -> [X509GeneralName] {
+        try elements.map { element in
             let content = Array(reader.bytes[element.content])
             switch element.tag {
             case 0xA4:
-                let inner = try reader.children(of: element)
-                guard inner.count == 1, inner[0].tag == DERTag.sequence else {
-                    throw RSAError.malformedDER(reason: "directoryName is not one Name", offset: element.offset)
+                guard let inner = try reader.children(of: element).first, inner.tag == DERTag.sequence else {
+                    throw RSAError.malformedDER(reason: "directoryName is not a Name", offset: element.offset)
                 }
                 do {
-                    return .directoryName(try X509Name(der: Array(reader.bytes[inner[0].offset..<inner[0].end])))
+                    return .directoryName(try X509Name(der: Array(reader.bytes[inner.offset..<inner.end])))
                 } catch {
                     throw RSAError.malformedDER(reason: "a directoryName GnuTLS cannot read", offset: element.offset)
                 }

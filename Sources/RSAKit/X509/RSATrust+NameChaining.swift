@@ -43,25 +43,10 @@ extension RSATrust {
         return status
     }
 
-    /// What GnuTLS's whole-path verification cannot do below a link at `highest` (the
-    /// highest index whose link chains by name only): `native` from `highest + 1` up is
-    /// verified by GnuTLS; pathLenConstraint (RFC 5280 §6.1.4 (l), (m)) is checked here for
-    /// the CAs above the link over every non-self-issued intermediate below them; and a CA
-    /// above it with nameConstraints fails the path (constraints violated), as those names
-    /// are not checked across the link.
-    /// - Returns: GnuTLS's status of the upper part, with signerConstraintsFailure added.
+    /// GnuTLS's status of the path above a link at `highest` (the highest index whose link
+    /// chains by name only): `native` from `highest + 1` up. Path length and name constraints
+    /// across the link are RSAKit's own checks (PathConstraints), as for every path.
     func verifyAbove(highest: Int, chain: [X509Certificate], native: [GnuTLSCertificate], anchors: GnuTLSTrustList) throws -> GnuTLSVerifyStatus {
-        var status = try anchors.verify(Array(native[(highest + 1)...]))
-        for index in (highest + 1)..<chain.count {
-            let intermediatesBelow = (1..<index).filter { !chain[$0].isSelfIssued }.count
-            if let limit = chain[index].basicConstraints?.pathLengthConstraint, intermediatesBelow > limit {
-                status.formUnion([.invalid, .signerConstraintsFailure])
-            }
-            // NOTE: fails closed rather than leave nameConstraints (2.5.29.30) unchecked.
-            if (try? native[index].extensions())?.contains(where: { $0.oid == "2.5.29.30" }) == true {
-                status.formUnion([.invalid, .signerConstraintsFailure])
-            }
-        }
-        return status
+        try anchors.verify(Array(native[(highest + 1)...]))
     }
 }

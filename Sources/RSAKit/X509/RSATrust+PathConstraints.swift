@@ -1,8 +1,8 @@
-// The constraints a CA puts on the path below it (RFC 5280 §6.1.4): pathLenConstraint,
-// counted by RSAKit, and nameConstraints, checked CA by CA through GnuTLS. GnuTLS's
-// whole-path verification reports both as one "signer constraints" failure, and counts
-// self-issued certificates against pathLenConstraint, which RFC 5280 §6.1.4 (l) does not
-// (NIST PKITS 4.6.15, 4.6.17: a CA's key rollover inside a pathLenConstraint of 0).
+// The constraints a CA puts on the path below it (RFC 5280 §6.1.4), judged by RSAKit:
+// pathLenConstraint and nameConstraints. GnuTLS 3.7.9 reports both as one "signer
+// constraints" failure, counts self-issued certificates against pathLenConstraint, which
+// RFC 5280 §6.1.4 (l) does not (NIST PKITS 4.6.15, 4.6.17), and misjudges directoryName and
+// URI constraints (PKITS 4.13, ten cases); so its verdict on them is set aside.
 
 extension RSATrust {
     /// The index of the first CA (from the leaf up) whose pathLenConstraint the path
@@ -23,23 +23,25 @@ extension RSATrust {
     /// The index of the first certificate (from the leaf up) that a CA above it in the path
     /// forbids by its nameConstraints, nil when none does: RFC 5280 §6.1.4 (g), §6.1.3 (b),
     /// (c), where a CA's constraints apply to the leaf and to every non-self-issued
-    /// certificate below it; each pair is judged by GnuTLS
-    /// (``GnuTLSCertificate/nameConstraintsPermit(_:)``). A constraint GnuTLS cannot read
-    /// counts as violated.
-    /// - Parameters:
-    ///   - path: leaf first, the anchor last when the path has one.
-    ///   - native: the same certificates' GnuTLS handles.
-    static func nameConstraintsViolation(_ path: [X509Certificate], native: [GnuTLSCertificate]) -> Int? {
-        for index in 0..<(path.count - 1) where index == 0 || !path[index].isSelfIssued {
-            for above in (index + 1)..<path.count {
-                let permitted: Bool?
-                do {
-                    permitted = try native[above].nameConstraintsPermit(native[index])
-                } catch {
-                    permitted = false
-                }
-                if permitted == false { return index }
+    /// certificate below it, and each CA's subtrees are applied in turn (the intersection of
+    /// the permitted subtrees, the union of the excluded ones). Judged by RSAKit
+    /// (``NameConstraints``); a constraint or a name that cannot be read counts as violated.
+    /// - Parameter path: leaf first, the anchor last when the path has one.
+    static func nameConstraintsViolation(_ path: [X509Certificate]) -> Int? {
+        var constraints: [Int: NameConstraints] = [:]
+        for index in 1..<max(1, path.count) {
+            do {
+                if let found = try path[index].nameConstraints() { constraints[index] = found }
+            } catch {
+                return index
             }
+        }
+        guard !constraints.isEmpty else { return nil }
+        for index in 0..<(path.count - 1) where index == 0 || !path[index].isSelfIssued {
+            let applying = constraints.filter { $0.key > index }
+            guard !applying.isEmpty else { continue }
+            guard let names = try? path[index].constrainedNames() else { return index }
+            if applying.values.contains(where: { !$0.permits(names) }) { return index }
         }
         return nil
     }

@@ -278,8 +278,14 @@ public struct RSATrust: Sendable {
             if status.contains(.signerNotCA) { fail(.issuerNotCA, index + 1) }
             if status.contains(.insecureAlgorithm) { fail(.insecureAlgorithm, index) }
             if status.contains(.unknownCriticalExtensions) { fail(.unknownCriticalExtension, index) }
-            // A non-CA issuer also breaks the path-length count; report the cause only.
-            if status.contains(.signerConstraintsFailure) && !status.contains(.signerNotCA) { fail(.constraintsViolated, index) }
+            // GnuTLS's signer-constraints flag on a link: an issuer whose keyUsage lacks
+            // keyCertSign (RFC 5280 §6.1.4 (n)), or a name constraint, which RSAKit judges on
+            // the whole path below instead (PathConstraints). A non-CA issuer also breaks the
+            // path-length count; report the cause only.
+            if status.contains(.signerConstraintsFailure) && !status.contains(.signerNotCA)
+                && full[index + 1].keyUsage.map({ !$0.contains(.keyCertSign) }) == true {
+                fail(.constraintsViolated, index)
+            }
             if status.contains(.invalid) && status.isDisjoint(with: [.signatureFailure, .signerNotCA, .insecureAlgorithm,
                                                                     .unknownCriticalExtensions, .signerConstraintsFailure]) {
                 fail(.invalidCertificate(detail: status.gnutlsDescription.lowercased()), index)
@@ -300,10 +306,9 @@ public struct RSATrust: Sendable {
             ?? anchors.verify(native)
         let rest = overall.subtracting(attributed)
         let issuerNotCAFound = failures.contains { $0.kind == .issuerNotCA }
-        // GnuTLS does not say which constraint failed, and counts self-issued certificates
-        // against pathLenConstraint: both constraints are judged again (PathConstraints).
-        if rest.contains(.signerConstraintsFailure) && !issuerNotCAFound,
-           let index = Self.pathLengthViolation(full) ?? Self.nameConstraintsViolation(full, native: fullNative) {
+        // Path length and name constraints are RSAKit's (PathConstraints), whatever GnuTLS's
+        // signer-constraints flag says of the whole path.
+        if !issuerNotCAFound, let index = Self.pathLengthViolation(full) ?? Self.nameConstraintsViolation(full) {
             fail(.constraintsViolated, index)
         }
         if rest.contains(.signerNotCA) && !issuerNotCAFound { fail(.issuerNotCA, min(1, full.count - 1)) }
