@@ -229,14 +229,21 @@ extension GnuTLSCertificate {
 extension GnuTLSCertificate {
     /// The caIssuers URIs of the authorityInfoAccess extension (RFC 5280 §4.2.2.1), in order.
     func caIssuersURLs() -> [String] {
+        authorityInfoAccessURLs(GNUTLS_IA_CAISSUERS_URI)
+    }
+
+    /// The URIs of one access method of the authorityInfoAccess extension (RFC 5280
+    /// §4.2.2.1: GNUTLS_IA_OCSP_URI or GNUTLS_IA_CAISSUERS_URI), in order; the other
+    /// methods' entries are skipped.
+    func authorityInfoAccessURLs(_ method: gnutls_info_access_what_t) -> [String] {
         var urls: [String] = []
         var seq: UInt32 = 0
         while seq < 64 {
             var datum = gnutls_datum_t()
-            let code = gnutls_x509_crt_get_authority_info_access(handle, seq, Int32(GNUTLS_IA_CAISSUERS_URI.rawValue), &datum, nil)
+            let code = gnutls_x509_crt_get_authority_info_access(handle, seq, Int32(method.rawValue), &datum, nil)
             seq += 1
             if code == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE { break }
-            guard code == 0 else { continue }  // another access method (OCSP)
+            guard code == 0 else { continue }  // another access method
             urls.append(String(decoding: takeDatum(&datum), as: UTF8.self))
         }
         return urls

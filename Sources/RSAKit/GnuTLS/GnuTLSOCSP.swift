@@ -119,16 +119,6 @@ internal final class GnuTLSOCSPResponse {
 extension GnuTLSCertificate {
     /// The OCSP URIs of the authorityInfoAccess extension (RFC 5280 §4.2.2.1), in order.
     func ocspURLs() -> [String] {
-        var urls: [String] = []
-        var seq: UInt32 = 0
-        while seq < 64 {
-            var datum = gnutls_datum_t()
-            let code = gnutls_x509_crt_get_authority_info_access(handle, seq, Int32(GNUTLS_IA_OCSP_URI.rawValue), &datum, nil)
-            seq += 1
-            if code == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE { break }
-            guard code == 0 else { continue }  // another access method (caIssuers)
-            urls.append(String(decoding: takeDatum(&datum), as: UTF8.self))
-        }
-        return urls
+        authorityInfoAccessURLs(GNUTLS_IA_OCSP_URI)
     }
 }
