@@ -110,9 +110,12 @@ package final class SeparateCRLKeyPKI: Sendable {
     /// a config whose crl_extensions add authorityKeyIdentifier=keyid:always (openssl's
     /// -extended_crl finds a CRL's signer by it), then `openssl ca -batch -config NAME.cnf -gencrl -keyfile KEY -cert SIGNER.pem -out NAME.pem`.
     /// `extensions`: more lines of the [ crl_ext ] section ("1.2.3.4 = critical,DER:05:00").
-    package func makeCRL(_ name: String, signer: String, key: String, revoked: [(String, String, String)], extensions: String = "") throws {
+    /// `number`: the cRLNumber, hex ("01"). A revoked entry's date may carry a reason
+    /// ("240101000000Z,certificateHold", "...,removeFromCRL").
+    package func makeCRL(_ name: String, signer: String, key: String, revoked: [(String, String, String)], extensions: String = "",
+                         number: String = "01") throws {
         try write(revoked.map { "R\t391231000000Z\t\($0.1)\t\($0.0)\tunknown\t\($0.2)\n" }.joined(), to: name + "-index.txt")
-        try write("01\n", to: name + "-crlnumber")
+        try write(number + "\n", to: name + "-crlnumber")
         try write("[ ca ]\ndefault_ca = CA_default\n[ CA_default ]\ndatabase = \(path(name + "-index.txt"))\ncrlnumber = \(path(name + "-crlnumber"))\ndefault_md = sha256\ndefault_crl_days = 30\n"
                   + "crl_extensions = crl_ext\n[ crl_ext ]\nauthorityKeyIdentifier = keyid:always\n" + extensions, to: name + ".cnf")
         try OpenSSL.run(["ca", "-batch", "-config", path(name + ".cnf"), "-gencrl", "-keyfile", path(key + ".key"), "-cert", path(signer + ".pem"),

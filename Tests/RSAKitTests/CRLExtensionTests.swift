@@ -36,12 +36,44 @@ final class CRLExtensionTests: XCTestCase {
                       "\(evaluation.warnings)")
     }
 
-    func testCRL_CriticalDeltaCRLIndicator_IsRefusedByName() throws {
+    /// A delta CRL (critical deltaCRLIndicator, RFC 5280 §5.2.4) is processed, but only on top
+    /// of a current complete CRL it updates: alone it answers for nothing (PKITS 4.15.1).
+    func testCRL_DeltaWithoutItsCompleteCRL_AnswersNothing() throws {
         let (evaluation, crl) = try evaluate(rootCRL: "crl-root-delta", extensions: "2.5.29.27 = critical,DER:02:01:01\n")
-        XCTAssertEqual(crl.unprocessedCriticalExtensions, ["deltaCRLIndicator (2.5.29.27)"])
+        XCTAssertEqual(crl.unprocessedCriticalExtensions, [])
+        XCTAssertEqual(crl.baseCRLNumber, [0x01])
         XCTAssertEqual(evaluation.revocation.map(\.status), [.notChecked, .notChecked])
-        XCTAssertTrue(evaluation.warnings.contains { $0.hasSuffix("it has a critical extension rsakit does not process: deltaCRLIndicator (2.5.29.27)") },
-                      "\(evaluation.warnings)")
+        XCTAssertEqual(evaluation.revocation[1].source, "no current CRL of O=RSAKit Tests,CN=Separate Keys Root")
+    }
+
+    /// PKITS 4.15.4, 4.15.5 with openssl-made CRLs of the separate-keys CA: a certificate on
+    /// hold in the complete CRL (number 1) and released by the delta (number 2, base 1,
+    /// removeFromCRL) is good; one revoked by the delta only is revoked; a delta whose base is
+    /// newer than the complete CRL is not used.
+    func testDeltaCRL_ReleasesAndRevokes() throws {
+        let pki = try Self.pki.get()
+        let good = "/CN=good.separate.test"
+        try pki.makeCRL("crl-ca-hold", signer: "ca-crls", key: "crlsign", revoked: [("1001", "240101000000Z,certificateHold", good)])
+        try pki.makeCRL("crl-ca-empty", signer: "ca-crls", key: "crlsign", revoked: [])
+        try pki.makeCRL("crl-ca-delta-release", signer: "ca-crls", key: "crlsign", revoked: [("1001", "240201000000Z,removeFromCRL", good)],
+                        extensions: "2.5.29.27 = critical,DER:02:01:01\n", number: "02")
+        try pki.makeCRL("crl-ca-delta-revoke", signer: "ca-crls", key: "crlsign", revoked: [("1001", "240301000000Z,keyCompromise", good)],
+                        extensions: "2.5.29.27 = critical,DER:02:01:01\n", number: "02")
+        try pki.makeCRL("crl-ca-delta-later-base", signer: "ca-crls", key: "crlsign", revoked: [("1001", "240301000000Z,keyCompromise", good)],
+                        extensions: "2.5.29.27 = critical,DER:02:01:05\n", number: "06")
+        XCTAssertEqual(try pki.crl("crl-ca-delta-release").removedFromCRL, [[0x10, 0x01]])
+        func status(_ crls: [String]) throws -> RSARevocationCheck.Status? {
+            var trust = RSATrust(certificates: try ["good", "ca-certs", "ca-crls"].map { try pki.certificate($0) }, policy: .basicX509)
+            trust.anchorCertificates = [try pki.certificate("root")]
+            trust.anchorCertificatesOnly = true
+            trust.crls = try (["crl-root-good"] + crls).map { try pki.crl($0) }
+            trust.revocationPolicy = RSARevocationPolicy(method: .crl, requirePositiveResponse: true, networkAccessDisabled: true)
+            return trust.evaluate().revocation.first?.status
+        }
+        XCTAssertEqual(try status(["crl-ca-hold"]), .revoked, "on hold")
+        XCTAssertEqual(try status(["crl-ca-hold", "crl-ca-delta-release"]), .good, "released by the delta")
+        XCTAssertEqual(try status(["crl-ca-empty", "crl-ca-delta-revoke"]), .revoked, "revoked by the delta")
+        XCTAssertEqual(try status(["crl-ca-empty", "crl-ca-delta-later-base"]), .good, "a delta of a newer base is not used")
     }
 
     /// A non-critical unknown extension, and a critical issuingDistributionPoint whose scope

@@ -137,7 +137,7 @@ internal struct RevocationChecker {
     private func crlCheck(index: Int, full: [X509Certificate], native: [GnuTLSCertificate],
                           parsed: [(X509CRL, GnuTLSCRL)], warnings: inout [String]) -> RSARevocationCheck {
         let issuer = native[index + 1], pathNative = native
-        var usable: [UsableCRL] = []
+        var usable: [UsableCRL] = [], deltas: [UsableCRL] = []
         let issuerName = issuer.subjectName()
         let certificate = full[index]
         let points: [CRLDistributionPoint]?
@@ -207,6 +207,8 @@ internal struct RevocationChecker {
                 warnings.append("CRL of \(crl.issuer) refused: not valid before \(crl.thisUpdate.formatted(.iso8601)) (thisUpdate)")
             } else if let next = crl.nextUpdate, next < verifyDate {
                 warnings.append("CRL of \(crl.issuer) refused: stale since \(next.formatted(.iso8601)) (nextUpdate)")
+            } else if crl.baseCRLNumber != nil {
+                deltas.append(UsableCRL(crl: crl, signer: signer, reasons: reasons))
             } else {
                 usable.append(UsableCRL(crl: crl, signer: signer, reasons: reasons))
             }
@@ -225,8 +227,18 @@ internal struct RevocationChecker {
         var covered: X509ReasonFlags = []
         var sources: [String] = []
         for entry in chosen {
-            let source = Self.describe(entry)
-            let listed = Self.revocationDate(of: certificate, in: entry.crl, issuerName: issuerName)
+            var source = Self.describe(entry)
+            var listed = Self.revocationDate(of: certificate, in: entry.crl, issuerName: issuerName)
+            // RFC 5280 §6.3.3 (i), (j), (l): the newest current delta CRL that updates this
+            // complete CRL answers first; removeFromCRL releases a certificate it lists.
+            if let delta = Self.newestDelta(for: entry.crl, among: deltas) {
+                source += "; delta " + Self.describe(delta)
+                if let date = Self.revocationDate(of: certificate, in: delta.crl, issuerName: issuerName) {
+                    let contents = Self.serialNumberContents(certificate).map { X509CRL.minimalTwosComplement($0) }
+                    let released = delta.crl.removedFromCRL.contains { X509CRL.minimalTwosComplement($0) == contents }
+                    listed = released ? nil : date
+                }
+            }
             if let date = listed {
                 return RSARevocationCheck(chainIndex: index, status: .revoked, source: source, revocationDate: date)
             }
@@ -276,6 +288,24 @@ internal struct RevocationChecker {
             }
         }
         return nil
+    }
+
+    /// The newest of `deltas` that updates `complete` (RFC 5280 §5.2.4): the same issuer and
+    /// issuingDistributionPoint, a deltaCRLIndicator at most the complete CRL's cRLNumber, and
+    /// a cRLNumber above it. Nil when none does (the complete CRL answers alone).
+    private static func newestDelta(for complete: X509CRL, among deltas: [UsableCRL]) -> UsableCRL? {
+        guard let number = complete.crlNumber else { return nil }
+        return deltas.filter { delta in
+            guard delta.crl.issuer == complete.issuer, delta.crl.issuingDistributionPoint == complete.issuingDistributionPoint,
+                  let base = delta.crl.baseCRLNumber, let deltaNumber = delta.crl.crlNumber else { return false }
+            return !isGreater(base, than: number) && isGreater(deltaNumber, than: number)
+        }.max { RSATrust.isOlder($0.crl, $1.crl) }
+    }
+
+    /// Whether the non-negative big-endian INTEGER content `a` is greater than `b`.
+    private static func isGreater(_ a: [UInt8], than b: [UInt8]) -> Bool {
+        let x = a.drop { $0 == 0 }, y = b.drop { $0 == 0 }
+        return x.count != y.count ? x.count > y.count : y.lexicographicallyPrecedes(x)
     }
 
     /// The scope of a CRL: its issuer and issuingDistributionPoint.

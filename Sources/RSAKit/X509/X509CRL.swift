@@ -40,6 +40,12 @@ public struct X509CRL: Sendable, Hashable {
     /// certificateIssuer extension gives (RFC 5280 §5.3.3, carried over to later entries),
     /// nil for the CRL issuer. Nil for a direct CRL.
     let entryIssuers: [[UInt8]?]?
+    /// For a delta CRL (RFC 5280 §5.2.4), its deltaCRLIndicator: the cRLNumber of the oldest
+    /// complete CRL it updates (big-endian INTEGER content); nil for a complete CRL.
+    let baseCRLNumber: [UInt8]?
+    /// For a delta CRL, the serials (content octets, as encoded) its entries release: reasonCode
+    /// removeFromCRL (RFC 5280 §5.3.1); empty otherwise.
+    let removedFromCRL: [[UInt8]]
 
     /// Parse one DER CertificateList.
     /// - Parameter derRepresentation: the DER, at most 16 MiB.
@@ -59,15 +65,18 @@ public struct X509CRL: Sendable, Hashable {
             revokedCertificates = try crl.revokedEntries().map { RevokedCertificate(serialNumber: $0.serial, revocationDate: $0.date) }
             criticalExtensionOIDs = try crl.extensions().filter(\.critical).map(\.oid)
             issuingDistributionPoint = try crl.extensionValue(oid: "2.5.29.28").map { try IssuingDistributionPoint(der: $0) }
-            if issuingDistributionPoint?.indirectCRL == true {
+            baseCRLNumber = try crl.extensionValue(oid: "2.5.29.27").map { try Self.integerContent($0, what: "deltaCRLIndicator") }
+            if issuingDistributionPoint?.indirectCRL == true || baseCRLNumber != nil {
                 let entries = try IndirectCRLEntry.entries(of: derRepresentation)
                 guard entries.count == revokedCertificates.count,
                       zip(entries, revokedCertificates).allSatisfy({ Self.minimalTwosComplement($0.serialNumberContents) == Self.minimalTwosComplement($1.serialNumber) }) else {
                     throw RSAError.malformedCertificate(reason: "the indirect CRL's entries read differently by GnuTLS and by RSAKit")
                 }
-                entryIssuers = entries.map(\.certificateIssuer)
+                entryIssuers = issuingDistributionPoint?.indirectCRL == true ? entries.map(\.certificateIssuer) : nil
+                removedFromCRL = entries.filter { $0.reasonCode == 8 }.map(\.serialNumberContents)
             } else {
                 entryIssuers = nil
+                removedFromCRL = []
             }
         } catch let failure as GnuTLSFailure {
             throw RSAError.malformedCertificate(reason: "not a CRL GnuTLS can read: \(failure.description)")
@@ -113,6 +122,15 @@ public struct X509CRL: Sendable, Hashable {
         return revokedCertificates.first { Self.minimalTwosComplement($0.serialNumber) == wanted }?.revocationDate
     }
 
+    /// The content octets of the DER INTEGER `der` (a CRL extension's value).
+    /// - Throws: `RSAError.malformedDER` when it is not one INTEGER.
+    private static func integerContent(_ der: [UInt8], what: String) throws -> [UInt8] {
+        let reader = DERReader(der)
+        let top = try reader.topLevelElement(in: 0..<der.count, name: what)
+        guard top.tag == DERTag.integer, !top.content.isEmpty else { throw RSAError.malformedDER(reason: "\(what) is not an INTEGER", offset: 0) }
+        return Array(der[top.content])
+    }
+
     /// `bytes` without the leading octets that only extend the sign (X.690 §8.3.2).
     static func minimalTwosComplement(_ bytes: [UInt8]) -> ArraySlice<UInt8> {
         var slice = bytes[...]
@@ -132,7 +150,9 @@ public struct X509CRL: Sendable, Hashable {
     /// issuingDistributionPoint (2.5.29.28, critical by RFC 5280 §5.2.5) is processed: the
     /// kinds of certificate it covers, its distribution point names and onlySomeReasons
     /// (``CRLScope``), and indirectCRL (the entries' issuers, ``entryIssuers``).
-    static let processedExtensionOIDs: Set<String> = ["2.5.29.20", "2.5.29.35", "2.5.29.28"]
+    /// deltaCRLIndicator (2.5.29.27, §5.2.4): a delta CRL is used only on top of a current
+    /// complete CRL of the same scope that it updates (``baseCRLNumber``).
+    static let processedExtensionOIDs: Set<String> = ["2.5.29.20", "2.5.29.35", "2.5.29.28", "2.5.29.27"]
 
     /// The names RFC 5280 §5.2 gives the CRL extensions, by OID.
     private static let extensionNames = [
