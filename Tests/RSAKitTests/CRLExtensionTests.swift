@@ -74,6 +74,15 @@ final class CRLExtensionTests: XCTestCase {
         XCTAssertEqual(try status(["crl-ca-hold", "crl-ca-delta-release"]), .good, "released by the delta")
         XCTAssertEqual(try status(["crl-ca-empty", "crl-ca-delta-revoke"]), .revoked, "revoked by the delta")
         XCTAssertEqual(try status(["crl-ca-empty", "crl-ca-delta-later-base"]), .good, "a delta of a newer base is not used")
+
+        // The keychain keeps one CRL per issuer: a delta is refused, and the complete CRL stays.
+        let storePath = TestScratch.directory.appendingPathComponent("delta-store-\(UUID().uuidString)").path
+        let store = try RSAKeyStore(path: storePath)
+        try store.addCRL(try pki.crl("crl-ca-hold"))
+        XCTAssertThrowsError(try store.addCRL(try pki.crl("crl-ca-delta-release"))) { error in
+            XCTAssertTrue("\(error)".contains("is a delta CRL (deltaCRLIndicator, base number 0x01): the keychain keeps complete CRLs only"), "\(error)")
+        }
+        XCTAssertEqual(try store.crls().map(\.crlNumber), [[0x01]])
     }
 
     /// A non-critical unknown extension, and a critical issuingDistributionPoint whose scope

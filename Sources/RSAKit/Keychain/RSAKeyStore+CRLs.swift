@@ -34,7 +34,8 @@ extension RSAKeyStore {
     ///   - crl: the CRL (``X509CRL``).
     ///   - date: the date the dates are checked against; now by default.
     /// - Returns: the new item and the item it superseded.
-    /// - Throws: `RSAError.crlRefused(reason:)` for the date, signature and order checks;
+    /// - Throws: `RSAError.crlRefused(reason:)` for the date, signature and order checks and
+    ///   for a delta CRL (RFC 5280 §5.2.4: it would supersede the complete CRL it updates);
     ///   `RSAError.duplicateItem` (class CRL, issuer) for the same CRL number or bytes;
     ///   `RSAError.damagedItem`, `RSAError.storeIOError`.
     @discardableResult
@@ -93,6 +94,11 @@ extension RSAKeyStore {
     /// The checks of ``addCRL(_:at:)`` that need no lock: dates, and the signature when the
     /// store holds certificates of the issuer (`issuers`).
     private static func checkCRL(_ crl: X509CRL, at date: Date, issuers: [RSACertificateAttributes], store: RSAKeyStore) throws {
+        // One CRL per issuer is kept: a delta CRL would supersede the complete CRL it updates.
+        if let base = crl.baseCRLNumber {
+            throw RSAError.crlRefused(reason: "the CRL of \"\(crl.issuer)\" is a delta CRL (deltaCRLIndicator, base number 0x\(StoreHex.encode(base))): "
+                                      + "the keychain keeps complete CRLs only; give a delta CRL to the evaluation (--crl)")
+        }
         if crl.thisUpdate > date {
             throw RSAError.crlRefused(reason: "the CRL of \"\(crl.issuer)\" is not yet valid: thisUpdate \(crl.thisUpdate.formatted(.iso8601))")
         }
