@@ -153,4 +153,18 @@ final class CLIOCSPTests: CLITestCase {
         XCTAssertEqual(fetched.status, 65, fetched.stderr)
         XCTAssertTrue(fetched.stdoutText.contains(", fetched from http://127.0.0.1:\(pki.crlPort)/ca.crl)"), fetched.stdoutText)
     }
+
+    /// --fetch-issuers: aia-cer.pem's issuer, the sub CA, is fetched from its caIssuers URL
+    /// (python3's http.server) and completes the chain; without the flag it is unknown.
+    func testTrustEvaluate_FetchIssuers() throws {
+        let (pki, _) = try fixture()
+        let server = try pki.startCRLServer()
+        defer { server.send(SIGTERM); _ = try? server.wait(timeout: 2) }
+        let unfetched = try evaluate(pki, "aia-cer", ["--revocation", "off"])
+        XCTAssertNotEqual(unfetched.status, 0, "no fetching unless asked")
+        XCTAssertFalse(unfetched.stdoutText.contains("  1: RSAKit OCSP Sub CA (not after "), unfetched.stdoutText)
+        let fetched = try evaluate(pki, "aia-cer", ["--revocation", "off", "--fetch-issuers"])
+        XCTAssertEqual(fetched.status, 0, fetched.stderr)
+        XCTAssertTrue(fetched.stdoutText.contains("  1: RSAKit OCSP Sub CA (not after "), fetched.stdoutText)
+    }
 }

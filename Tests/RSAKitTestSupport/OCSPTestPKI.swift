@@ -167,6 +167,7 @@ package final class OCSPTestPKI {
     package func startCRLServer() throws -> ChildProcess {
         guard let python = TestTools.path(of: "python3") else { throw XCTSkip("python3 is missing: no HTTP server for the CRL") }
         let log = path("http-\(crlPort).log")
+        try? FileManager.default.removeItem(atPath: log)  // an earlier server's "Serving HTTP" must not count
         let process = try ChildProcess([python, "-u", "-m", "http.server", String(crlPort), "--bind", "127.0.0.1", "--directory", directory],
                                        directory: directory, stdout: .appending(log), stderr: .appending(log))
         let deadline = Date().addingTimeInterval(15)
