@@ -40,8 +40,8 @@ public struct RSARevocationPolicy: Sendable, Hashable {
     /// Fetch a missing issuer from the caIssuers URL of a certificate's authorityInfoAccess
     /// (RFC 5280 §4.2.2.1; http and https, ``ocspTimeout`` each, at most
     /// ``maximumFetchedIssuerByteCount``; a DER or PEM certificate, or a certs-only PKCS#7)
-    /// when no certificate given, stored or anchored issues it, up to
-    /// ``RSATrust/maximumFetchedIssuers`` levels; a fetched certificate is a candidate like a
+    /// when no certificate given, stored or anchored issues it, up to four levels of the
+    /// chain; a fetched certificate is a candidate like a
     /// given one, never an anchor. It lives here with the other network switches of an
     /// evaluation (Apple's SecTrustSetNetworkFetchAllowed covers both). Off by default; never
     /// with ``networkAccessDisabled``.
