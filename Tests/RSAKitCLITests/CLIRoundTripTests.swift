@@ -128,11 +128,13 @@ final class CLIRoundTripTests: CLITestCase {
     }
 
     func testConcurrentGenpair_TwoProcesses() throws {
+        // Both start on a store that does not exist yet, so both create it.
         let processes = try (0..<2).map { i in
-            try ChildProcess([Self.binary.path, "genpair", "--tag", "parallel-\(i)", "--bits", "1024"],
-                             environment: childEnvironment())
+            try ChildProcess.start([Self.binary.path, "genpair", "--tag", "parallel-\(i)", "--bits", "1024"],
+                                   environment: childEnvironment())
         }
-        XCTAssertEqual(try processes.map { try $0.wait() }, [.exited(0), .exited(0)])
+        let results = try processes.map { try $0.finish() }
+        XCTAssertEqual(results.map(\.status), [0, 0], results.map(\.stderr).joined(separator: "\n"))
         let list = try rsakitOK(["list", "--json"])
         let items = try JSONSerialization.jsonObject(with: Data(list.stdout)) as! [[String: Any]]
         XCTAssertEqual(Set(items.map { $0["applicationTag"] as! String }), ["parallel-0", "parallel-1"])

@@ -89,6 +89,23 @@ final class KeyStoreTests: KeychainTestCase {
         }
     }
 
+    /// Several openers creating one new store at once all succeed: a VERSION file that appears
+    /// while another opener looks at the folder is a store being made, not a foreign file (the
+    /// race behind a failed CI run of testConcurrentGenpair_TwoProcesses).
+    func testOpen_ConcurrentCreationOfOneNewStoreAllSucceed() throws {
+        for round in 0..<40 {
+            let path = folder + "/race-\(round)/store"
+            let failures = LockedList()
+            DispatchQueue.concurrentPerform(iterations: 6) { i in
+                usleep(UInt32(i % 2 * round) * 250)  // staggered by 0-10 ms: some open while others create
+                do { _ = try RSAKeyStore(path: path) } catch { failures.append("\(error)") }
+            }
+            XCTAssertEqual(failures.values, [], "round \(round)")
+            XCTAssertEqual(try String(contentsOfFile: path + "/VERSION", encoding: .utf8), "rsakit keychain 2\n")
+            XCTAssertEqual(tree(path).filter { $0.contains(".tmp-") }, [], "no temporary file is left")
+        }
+    }
+
     // MARK: Adding and finding
 
     func testAddKeyPair_FindsEachHalfByTagAndClass() throws {

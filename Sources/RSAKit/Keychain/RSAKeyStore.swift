@@ -145,19 +145,18 @@ public final class RSAKeyStore: Sendable {
 
     /// Create the folders, lock file and VERSION file that are missing; refuse a non-empty
     /// folder that is not a store and a store of another format.
+    ///
+    /// Several processes may create one new store at once: the folder check tolerates a
+    /// VERSION file that appears while it lists the folder (another opener finishing), and the
+    /// VERSION file is read again under the exclusive lock before one is written.
     static func prepare(_ layout: StoreLayout) throws {
         try makeDirectories(layout.root)
-        if let version = try StoreFileSystem.readFile(layout.versionPath, maximumByteCount: 256) {
-            guard version.bytes.elementsEqual(StoreLayout.versionText.utf8)
-                    || version.bytes.elementsEqual(StoreLayout.versionTextV1.utf8) else {
-                throw RSAError.storeIOError(
-                    path: layout.versionPath,
-                    reason: "unsupported store format \"\(String(decoding: version.bytes, as: UTF8.self).trimmingNewlines)\"")
-            }
+        if try checkVersion(layout) {
             try createLockFile(layout)
             return
         }
         let ours: Set<String> = [
+            StoreLayout.versionName,
             StoreLayout.lockName, StoreLayout.journalName, StoreLayout.indexDirectory,
             RSAKeyClass.public.rawValue, RSAKeyClass.private.rawValue,
             StoreLayout.passwordDirectory, StoreLayout.certificateDirectory, StoreLayout.crlDirectory, RSAKeyStore.ocspDirectory, StoreLayout.protectionName,
@@ -174,17 +173,33 @@ public final class RSAKeyStore: Sendable {
         try createLockFile(layout)
         let lock = try StoreLock(path: layout.lockPath, exclusive: true)
         defer { lock.release() }
+        if try checkVersion(layout) { return }  // made by another opener while this one waited
         for folder in [RSAKeyClass.public.rawValue, RSAKeyClass.private.rawValue,
                        StoreLayout.indexDirectory, StoreLayout.fingerprintIndexDirectory,
                        StoreLayout.passwordDirectory, StoreLayout.certificateDirectory] {
             try StoreFileSystem.makeDirectory(layout.absolute(folder))
         }
-        if try StoreFileSystem.status(layout.versionPath) == nil {
-            let temporary = layout.absolute(StoreFileSystem.temporaryName(for: StoreLayout.versionName))
-            try StoreFileSystem.createFile(temporary, contents: Array(StoreLayout.versionText.utf8))
-            try StoreFileSystem.renameFile(temporary, layout.versionPath)
-            try StoreFileSystem.syncDirectory(layout.root)
+        let temporary = layout.absolute(StoreFileSystem.temporaryName(for: StoreLayout.versionName))
+        try StoreFileSystem.createFile(temporary, contents: Array(StoreLayout.versionText.utf8))
+        try StoreFileSystem.renameFile(temporary, layout.versionPath)
+        try StoreFileSystem.syncDirectory(layout.root)
+    }
+
+    /// Whether the VERSION file exists; when it does, its text must be a format this version
+    /// reads.
+    ///
+    /// - Throws: `RSAError.storeIOError` for an unsupported format or a failed read.
+    private static func checkVersion(_ layout: StoreLayout) throws -> Bool {
+        guard let version = try StoreFileSystem.readFile(layout.versionPath, maximumByteCount: 256) else {
+            return false
         }
+        guard version.bytes.elementsEqual(StoreLayout.versionText.utf8)
+                || version.bytes.elementsEqual(StoreLayout.versionTextV1.utf8) else {
+            throw RSAError.storeIOError(
+                path: layout.versionPath,
+                reason: "unsupported store format \"\(String(decoding: version.bytes, as: UTF8.self).trimmingNewlines)\"")
+        }
+        return true
     }
 
     /// mkdir -p with mode 0700 for each folder created.
