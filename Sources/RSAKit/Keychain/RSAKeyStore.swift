@@ -112,6 +112,9 @@ public final class RSAKeyStore: Sendable {
     /// ``allItems()``; they are ignored meanwhile). Its cost grows with the number of private
     /// items (one lstat each); public items are not listed.
     ///
+    /// Several processes or threads may open, and so create, the same new store at once:
+    /// one of them writes its VERSION file under the store's lock and the others open it.
+    ///
     /// - Parameters:
     ///   - path: the store folder, or nil for the default location.
     ///   - createIfMissing: true (the default) creates a missing store; false opens only an
