@@ -61,6 +61,11 @@ if [ "${FUZZ_SKIP_BUILD:-0}" != 1 ]; then
         swift build --package-path Fuzz "${build_flags[@]}" --product "$t" 2>&1 \
             | grep -v "Cannot export local symbol '__asan_extra_spill_area'" || true
         [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "fuzz.sh: build of $t failed" >&2; exit 1; }
+        # The commit the binary was built from (with "+dirty" for uncommitted changes): the log
+        # row names it, not the HEAD at the end of a run that may have moved meanwhile.
+        built_at=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+        git diff --quiet HEAD -- Sources Fuzz/Sources Package.swift Fuzz/Package.swift 2>/dev/null || built_at="$built_at+dirty"
+        echo "$built_at" > "$(swift build --package-path Fuzz "${build_flags[@]}" --show-bin-path)/$t.built-at"
     done
 fi
 bin=$(swift build --package-path Fuzz "${build_flags[@]}" --show-bin-path)
@@ -136,7 +141,7 @@ for t in "${targets[@]}"; do
     if [ "${FUZZ_LOG:-0}" = 1 ]; then
         [ -f "$fuzz_log" ] || echo "$log_header" > "$fuzz_log"
         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$t" \
-            "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "${runs:-0}" "${edges:-0}" "${features:-0}" "$elapsed" \
+            "$(cat "$bin/$t.built-at" 2>/dev/null || echo unknown)" "${runs:-0}" "${edges:-0}" "${features:-0}" "$elapsed" \
             "$(( ${runs:-0} / (elapsed > 0 ? elapsed : 1) ))" "$crashes" "$(find "$corpus" -type f | wc -l)" \
             "FUZZ_FLAGS='${FUZZ_FLAGS:-}' scripts/fuzz.sh $t $seconds" >> "$fuzz_log"
     fi
