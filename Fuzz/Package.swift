@@ -59,9 +59,11 @@ let package = Package(
         .executableTarget(name: "FuzzAgentWire", dependencies: ["FuzzSupport", rsakit]),
         // CRLs (PEM or DER) through GnuTLS, and their use in a trust evaluation of a fixed chain.
         .executableTarget(name: "FuzzCRL", dependencies: ["FuzzSupport", rsakit], exclude: ["chain.pem"]),
-        // OCSP responses through the check trust evaluation runs (signature, signer, CertID, dates)
-        // on a fixed chain whose CA key was discarded: no status without a valid signature.
-        .executableTarget(name: "FuzzOCSP", dependencies: ["FuzzSupport", rsakit], exclude: ["chain.pem"]),
+        // OCSP responses through the check trust evaluation runs (signature, signer, CertID, dates):
+        // as they come, on a chain whose CA key was discarded (no status without a valid
+        // signature), and re-signed with the fuzz key so that mutated bodies reach the checks.
+        .executableTarget(name: "FuzzOCSP", dependencies: ["FuzzSupport", rsakit],
+                         exclude: ["chain.pem", "signed-chain.pem", "make-signed-seeds.sh"]),
         // The PKCS#11 module's function table (Sources/CRSAKitPKCS11 through links), for FuzzPKCS11.
         .target(name: "CFuzzPKCS11Table", dependencies: [rsakit]),
         // The PKCS#11 module's C_* entry points with hostile templates, mechanisms and buffers,

@@ -28,14 +28,15 @@ public func unreachable(_ message: String, file: StaticString = #fileID, line: U
     abort()
 }
 
-/// The fixed chain of a revocation harness (FuzzCRL, FuzzOCSP): the two certificates of
-/// `chain.pem` in the folder of `filePath` (the harness's `#filePath`), the leaf then its CA.
-/// Stops the process when the file cannot be read or does not hold exactly two certificates.
-public func fixedChain(besideFile filePath: String) -> [X509Certificate] {
-    let path = URL(fileURLWithPath: filePath).deletingLastPathComponent().appendingPathComponent("chain.pem").path
+/// The fixed chain of a revocation harness (FuzzCRL, FuzzOCSP): the certificates of the PEM
+/// file `name` (by default `chain.pem`: the leaf, then its CA) in the folder of `filePath` (the
+/// harness's `#filePath`). Stops the process when the file cannot be read or does not hold
+/// exactly `count` certificates.
+public func fixedChain(besideFile filePath: String, named name: String = "chain.pem", count: Int = 2) -> [X509Certificate] {
+    let path = URL(fileURLWithPath: filePath).deletingLastPathComponent().appendingPathComponent(name).path
     guard let data = FileManager.default.contents(atPath: path),
-          let certificates = try? X509Certificate.certificates(from: [UInt8](data)), certificates.count == 2 else {
-        unreachable("cannot read the harness's chain.pem at \(path)")
+          let certificates = try? X509Certificate.certificates(from: [UInt8](data)), certificates.count == count else {
+        unreachable("cannot read the harness's \(name) at \(path) (\(count) certificates)")
     }
     return certificates
 }

@@ -39,4 +39,29 @@ extension RSAKitFuzzing {
         return OCSPVerdict(status: answer.status.rawValue, source: answer.source, revocationDate: answer.revocationDate,
                            revocationReason: answer.revocationReason, signatureVerifies: verifies)
     }
+
+    /// An OCSPResponse (RFC 6960 §4.2.1) of status successful around a BasicOCSPResponse whose
+    /// tbsResponseData is `tbsResponseData` unchanged (any bytes, not checked), signed
+    /// sha256WithRSAEncryption (RSASSA-PKCS1-v1_5, RFC 8017 §8.2) by `key` over exactly those
+    /// bytes, with `certificates` in `certs` when not empty. For FuzzOCSP's re-signed mode: a
+    /// mutated response body still carries a valid signature, so the checks after the
+    /// signature's are reached.
+    /// - Throws: what ``RSAPrivateKey/signature(for:hash:padding:random:)-([UInt8],_,_,_)`` throws.
+    public static func ocspResponse(signing tbsResponseData: [UInt8], with key: RSAPrivateKey,
+                                    certificates: [X509Certificate]) throws -> [UInt8] {
+        let signature = try key.signature(for: tbsResponseData, hash: .sha256, padding: .pkcs1v15)
+        let sha256WithRSAEncryption: [UInt8] = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0b]
+        let idPkixOCSPBasic: [UInt8] = [0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x30, 0x01, 0x01]
+        var basic: [DERValue] = [
+            .encoded(tbsResponseData),
+            .sequence([.objectIdentifier(sha256WithRSAEncryption), .null]),
+            .bitStringWrapping(.encoded(signature)),  // BIT STRING, 0 unused bits, then S
+        ]
+        if !certificates.isEmpty {
+            basic.append(.explicit(0, .sequence(certificates.map { .encoded($0.derRepresentation) })))
+        }
+        let responseBytes = DERValue.sequence([.objectIdentifier(idPkixOCSPBasic), .octetStringWrapping(.sequence(basic))])
+        let successful: [UInt8] = [0x0a, 0x01, 0x00]  // OCSPResponseStatus ENUMERATED 0
+        return DERValue.sequence([.encoded(successful), .explicit(0, responseBytes)]).encoded()
+    }
 }
