@@ -1,8 +1,31 @@
 // The object handles of the one token: read from the key store at C_FindObjectsInit (so
 // items added by `rsakit` while a host runs appear at its next search), with each item keeping
-// its handle for the life of the C_Initialize (handles are never reused within it).
+// its handle for the life of the C_Initialize (handles are never reused within it). The
+// reading (public keys and certificates only, never a private key) is kept across searches
+// and across C_Finalize while the store's stamp says nothing changed (RSAKeyStoreStamp): a
+// host that searches often, or initialises the module again and again, reads the store once.
 internal import CP11Kit
 import RSAKit
+
+/// The last snapshot of the store, by store path: only public data (public keys,
+/// certificates, attributes). Used under the module's lock; its own lock makes it a safe
+/// global.
+private let lastSnapshot = RSAPThreadMutex<(path: String, snapshot: RSAKeyStoreSnapshot)?>(nil)
+
+extension RSAKeyStore {
+    /// The store's keys and certificates: the last snapshot when the store's settled stamp
+    /// has not changed since, else a fresh reading.
+    /// - Throws: RSAKit's store errors.
+    func currentSnapshot() throws -> RSAKeyStoreSnapshot {
+        let stamp = try stamp()
+        if let last = lastSnapshot.withLock({ $0 }), last.path == path, last.snapshot.stamp.isSettled, last.snapshot.stamp == stamp {
+            return last.snapshot
+        }
+        let fresh = try snapshot()
+        lastSnapshot.withLock { $0 = (path, fresh) }
+        return fresh
+    }
+}
 
 /// Object handles over the store's items.
 struct P11ObjectTable {
@@ -12,27 +35,27 @@ struct P11ObjectTable {
     private var handles: [String: CK_OBJECT_HANDLE] = [:]
     private var nextHandle: CK_OBJECT_HANDLE = 1
 
-    /// Re-read the store's keys and certificates. Items that fail to read (listed among the
-    /// store's problems, or damaged since) are left out, not reported.
+    /// Re-read the store's keys and certificates (``RSAKeyStore/currentSnapshot()``). Items
+    /// that fail to read (listed among the store's problems, or damaged since) are left out,
+    /// not reported.
     ///
     /// - Parameters:
     ///   - store: the slot's store.
     ///   - privateKeysArePrivate: CKA_PRIVATE of private keys (true for a protected store).
     /// - Throws: RSAKit's store errors (the listing itself failed).
     mutating func reload(from store: RSAKeyStore, privateKeysArePrivate: Bool) throws {
-        // One reading of each item file gives the listing and the keys (no second read by tag).
-        let (listing, publicKeys) = try store.allKeychainItemsWithPublicKeys()
+        let snapshot = try store.currentSnapshot()
         var fresh: [CK_OBJECT_HANDLE: P11Object] = [:]
-        let publicFingerprints = Set(listing.keys.filter { $0.keyClass == .public }.map(\.fingerprint))
-        for item in listing.keys {
+        let publicFingerprints = Set(snapshot.keys.filter { $0.keyClass == .public }.map(\.fingerprint))
+        for item in snapshot.keys {
             let label = item.label ?? item.applicationTag
             switch item.keyClass {
             case .public:
-                guard let key = publicKeys[item.itemID] else { continue }
+                guard let key = snapshot.publicKeys[item.itemID] else { continue }
                 fresh[handle(for: "public:" + item.itemID)] = .publicKey(key, label: label)
             case .private:
                 // The public half of a sealed item is readable without the passphrase.
-                guard let key = publicKeys[item.itemID], key.fingerprint == item.fingerprint else { continue }
+                guard let key = snapshot.publicKeys[item.itemID], key.fingerprint == item.fingerprint else { continue }
                 fresh[handle(for: "private:" + item.itemID)] = .privateKey(
                     tag: item.applicationTag, publicKey: key, label: label, isPrivate: privateKeysArePrivate)
                 if !publicFingerprints.contains(item.fingerprint) {
@@ -40,9 +63,8 @@ struct P11ObjectTable {
                 }
             }
         }
-        for item in listing.certificates {
-            guard let certificate = try? store.certificate(itemID: item.itemID) else { continue }
-            fresh[handle(for: "certificate:" + item.itemID)] = .certificate(certificate, label: item.label)
+        for stored in snapshot.certificates {
+            fresh[handle(for: "certificate:" + stored.attributes.itemID)] = .certificate(stored.certificate, label: stored.attributes.label)
         }
         objects = fresh
     }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <p11-kit/pkcs11.h>
 
@@ -40,6 +41,22 @@ static CK_OBJECT_HANDLE find(CK_SESSION_HANDLE session, CK_OBJECT_CLASS objectCl
     p11->C_FindObjects(session, &handle, 1, &count);
     p11->C_FindObjectsFinal(session);
     return count == 1 ? handle : CK_INVALID_HANDLE;
+}
+
+/// The number of objects a search with an empty template finds (at most 256).
+static long count_objects(CK_SESSION_HANDLE session) {
+    CK_OBJECT_HANDLE handles[256];
+    CK_ULONG count = 0;
+    if (p11->C_FindObjectsInit(session, NULL, 0) != CKR_OK) return -1;
+    if (p11->C_FindObjects(session, handles, 256, &count) != CKR_OK) count = (CK_ULONG)-1;
+    p11->C_FindObjectsFinal(session);
+    return (long)count;
+}
+
+/// Run `command` (a shell command line from the environment); 1 when it exited 0.
+static int run_command(const char *command) {
+    int status = system(command);
+    return status == 0;
 }
 
 struct thread_job { CK_OBJECT_CLASS unused; const char *label; int failures; };
@@ -247,6 +264,31 @@ int main(int argc, char **argv) {
     // Again, in the same process.
     EXPECT_RV(p11->C_Initialize(NULL), CKR_OK);
     EXPECT_RV(p11->C_OpenSession(0, CKF_SERIAL_SESSION, NULL, NULL, &session), CKR_OK);
+    // Changes made by `rsakit` while the host runs (PKCS11_HARNESS_ADD_COMMAND adds a key pair
+    // labelled PKCS11_HARNESS_ADDED_LABEL, PKCS11_HARNESS_DELETE_COMMAND deletes it) appear at
+    // the next search: after a quiet spell (the module's reading is kept while the store's
+    // stamp is settled and unchanged), right after another change (a stamp not yet settled),
+    // and across C_Finalize and C_Initialize (the reading outlives them).
+    const char *addCommand = getenv("PKCS11_HARNESS_ADD_COMMAND"), *deleteCommand = getenv("PKCS11_HARNESS_DELETE_COMMAND");
+    const char *addedLabel = getenv("PKCS11_HARNESS_ADDED_LABEL");
+    if (addCommand && deleteCommand && addedLabel) {
+        long before = count_objects(session);
+        sleep(3);
+        CHECK(count_objects(session) == before && count_objects(session) == before, "after a quiet spell, %ld objects, twice", before);
+        CHECK(run_command(addCommand), "add command: %s", addCommand);
+        CHECK(count_objects(session) == before + 2, "a key pair added: %ld objects, expected %ld", count_objects(session), before + 2);
+        CHECK(find(session, CKO_PRIVATE_KEY, addedLabel) != CK_INVALID_HANDLE, "the added private key is found by its label");
+        CHECK(run_command(deleteCommand), "delete command, at once: %s", deleteCommand);
+        CHECK(count_objects(session) == before, "deleted at once: %ld objects, expected %ld", count_objects(session), before);
+        CHECK(find(session, CKO_PRIVATE_KEY, addedLabel) == CK_INVALID_HANDLE, "the deleted private key is not found");
+        sleep(3);
+        CHECK(count_objects(session) == before, "a quiet spell again: %ld objects", before);
+        EXPECT_RV(p11->C_Finalize(NULL), CKR_OK);
+        CHECK(run_command(addCommand), "add command, between C_Finalize and C_Initialize");
+        EXPECT_RV(p11->C_Initialize(NULL), CKR_OK);
+        EXPECT_RV(p11->C_OpenSession(0, CKF_SERIAL_SESSION, NULL, NULL, &session), CKR_OK);
+        CHECK(count_objects(session) == before + 2, "after C_Initialize again: %ld objects, expected %ld", count_objects(session), before + 2);
+    }
     EXPECT_RV(p11->C_Finalize(NULL), CKR_OK);
     printf("%s: %d failures\n", failures ? "FAILED" : "PASSED", failures);
     return failures ? 1 : 0;

@@ -207,8 +207,16 @@ final class CLIPKCS11Tests: CLITestCase {
         let plaintext = try write(testBytes(40, seed: 3).map { $0 | 1 }, to: "plain.bin")
         let ciphertext = try write(try OpenSSL.run(["pkeyutl", "-encrypt", "-pubin", "-inkey", path("alice.pub.pem"), "-in", plaintext]),
                                    to: "cipher.bin")
-        let result = try harness(["alice"], environment: ["PKCS11_HARNESS_CIPHERTEXT": ciphertext, "PKCS11_HARNESS_PLAINTEXT": plaintext])
+        // The harness changes the store with the built rsakit while it runs (same RSAKIT_STORE).
+        let rsakit = Self.binary.path
+        let result = try harness(["alice"], environment: [
+            "PKCS11_HARNESS_CIPHERTEXT": ciphertext, "PKCS11_HARNESS_PLAINTEXT": plaintext,
+            "PKCS11_HARNESS_ADD_COMMAND": "'\(rsakit)' genpair -t watch-added --bits 1024 -q >/dev/null",
+            "PKCS11_HARNESS_DELETE_COMMAND": "'\(rsakit)' delete -t watch-added -q >/dev/null",
+            "PKCS11_HARNESS_ADDED_LABEL": "watch-added",
+        ])
         XCTAssertTrue(result.stdoutText.contains("ok: then the plaintext"), result.stdoutText)
+        XCTAssertTrue(result.stdoutText.contains("ok: after C_Initialize again"), result.stdoutText)
         XCTAssertEqual(result.status, 0, result.stdoutText + result.stderr)
         XCTAssertTrue(result.stdoutText.contains("PASSED: 0 failures"), result.stdoutText)
         XCTAssertFalse(result.stdoutText.contains("FAIL"), result.stdoutText)

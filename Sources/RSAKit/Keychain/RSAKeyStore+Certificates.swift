@@ -157,6 +157,12 @@ extension RSAKeyStore {
               let loaded = try withReadLock({ try loadCertificate(hash: hash) }), loaded.metadata.itemID == itemID else {
             throw RSAError.itemNotFound(.item(id: itemID, itemClass: .certificate))
         }
+        return try Self.parsedCertificate(loaded)
+    }
+
+    /// The certificate of a read item, parsed by GnuTLS and checked against its metadata.
+    /// - Throws: `RSAError.damagedItem` when it does not parse or does not match.
+    static func parsedCertificate(_ loaded: LoadedCertificate) throws -> X509Certificate {
         let certificate: X509Certificate
         do {
             certificate = try X509Certificate(derRepresentation: loaded.der)
