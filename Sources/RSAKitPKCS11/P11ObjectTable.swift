@@ -7,10 +7,11 @@
 internal import CP11Kit
 import RSAKit
 
-/// The last snapshot of the store, by store path: only public data (public keys,
-/// certificates, attributes). Used under the module's lock; its own lock makes it a safe
-/// global.
-private let lastSnapshot = RSAPThreadMutex<(path: String, snapshot: RSAKeyStoreSnapshot)?>(nil)
+/// The last snapshot of each store, by store path (a host has one store; the fuzz harness two),
+/// at most `lastSnapshotLimit` paths: only public data (public keys, certificates,
+/// attributes). Used under the module's lock; its own lock makes it a safe global.
+private let lastSnapshots = RSAPThreadMutex<[String: RSAKeyStoreSnapshot]>([:])
+private let lastSnapshotLimit = 4
 
 extension RSAKeyStore {
     /// The store's keys and certificates: the last snapshot when the store's settled stamp
@@ -18,11 +19,14 @@ extension RSAKeyStore {
     /// - Throws: RSAKit's store errors.
     func currentSnapshot() throws -> RSAKeyStoreSnapshot {
         let stamp = try stamp()
-        if let last = lastSnapshot.withLock({ $0 }), last.path == path, last.snapshot.stamp.isSettled, last.snapshot.stamp == stamp {
-            return last.snapshot
+        if let last = lastSnapshots.withLock({ $0[path] }), last.stamp.isSettled, last.stamp == stamp {
+            return last
         }
         let fresh = try snapshot()
-        lastSnapshot.withLock { $0 = (path, fresh) }
+        lastSnapshots.withLock { snapshots in
+            if snapshots[path] == nil, snapshots.count >= lastSnapshotLimit { snapshots.removeAll() }
+            snapshots[path] = fresh
+        }
         return fresh
     }
 }
