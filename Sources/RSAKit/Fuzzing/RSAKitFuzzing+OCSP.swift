@@ -28,8 +28,7 @@ extension RSAKitFuzzing {
     /// `issuer`, at `now`, exactly as trust evaluation does for a fetched or stapled response
     /// (no nonce expected, the default clock skew). Never throws.
     public static func ocspJudge(_ body: [UInt8], certificate: X509Certificate, issuer: X509Certificate, now: Date) -> OCSPVerdict {
-        guard let leaf = try? GnuTLSCertificate(der: certificate.derRepresentation),
-              let ca = try? GnuTLSCertificate(der: issuer.derRepresentation) else {
+        guard let leaf = parsedFixedCertificate(certificate), let ca = parsedFixedCertificate(issuer) else {
             return OCSPVerdict(status: "not-checked", source: "the fixed certificates do not parse", revocationDate: nil,
                                revocationReason: nil, signatureVerifies: false)
         }
@@ -38,6 +37,18 @@ extension RSAKitFuzzing {
         let verifies = (try? GnuTLSOCSPResponse(der: body)).map { $0.signatureProblem(issuer: ca) == nil } ?? false
         return OCSPVerdict(status: answer.status.rawValue, source: answer.source, revocationDate: answer.revocationDate,
                            revocationReason: answer.revocationReason, signatureVerifies: verifies)
+    }
+
+    /// The harness's fixed certificates as GnuTLS imported them, by DER: imported once per
+    /// process, not at every judgement (libtasn1's parse was most of the harness's time).
+    private static let fixedCertificates = RSAPThreadMutex<[[UInt8]: GnuTLSCertificate]>([:])
+
+    private static func parsedFixedCertificate(_ certificate: X509Certificate) -> GnuTLSCertificate? {
+        let der = certificate.derRepresentation
+        if let parsed = fixedCertificates.withLock({ $0[der] }) { return parsed }
+        guard let parsed = try? GnuTLSCertificate(der: der) else { return nil }
+        fixedCertificates.withLock { $0[der] = parsed }
+        return parsed
     }
 
     /// An OCSPResponse (RFC 6960 §4.2.1) of status successful around a BasicOCSPResponse whose
