@@ -12,8 +12,9 @@ extension RSAKeyStore {
     /// ``allKeychainItems()`` and the public key of every listed key item, by
     /// ``RSAKeyItemAttributes/itemID`` (for a private item, its public half: readable without
     /// the passphrase in a protected store), from the same one reading of each item file
-    /// (the PKCS#11 module's object table needs both; reading the keys again by tag cost it
-    /// a second and third parse of each item).
+    /// (reading the keys again by tag would parse each item a second and third time). For the
+    /// keys and the parsed certificates alone, with a stamp to tell when to read again, see
+    /// ``snapshot()``.
     ///
     /// - Returns: the listing, exactly as ``allKeychainItems()`` gives it, and the keys.
     /// - Throws: as ``allKeychainItems()``.
