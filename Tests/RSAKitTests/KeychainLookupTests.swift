@@ -30,8 +30,8 @@ final class KeychainLookupTests: KeychainTestCase {
         assertThrows(.itemNotFound(.item(id: added.public.itemID, itemClass: .key)), try store.item(id: added.public.itemID))
     }
 
-    /// The listing the PKCS#11 module reads: allKeychainItems() and each key item's public
-    /// key by item id (a private item's public half), from one reading of the files.
+    /// allKeychainItems() and each key item's public key by item id (a private item's public
+    /// half), from one reading of the files.
     func testKeys_ListingWithPublicKeys_EveryItemHasItsKey() throws {
         let store = try RSAKeyStore(path: storePath)
         XCTAssertTrue(try store.allKeychainItemsWithPublicKeys().publicKeys.isEmpty)
