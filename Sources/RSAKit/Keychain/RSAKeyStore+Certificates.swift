@@ -293,11 +293,28 @@ extension RSAKeyStore {
     }
 
     static func sortedCertificates(_ items: [RSACertificateAttributes]) -> [RSACertificateAttributes] {
-        items.sorted {
-            if !$0.label.utf8.elementsEqual($1.label.utf8) { return $0.label.utf8.lexicographicallyPrecedes($1.label.utf8) }
-            if $0.subject != $1.subject { return $0.subject < $1.subject }
-            return $0.serialNumber.lexicographicallyPrecedes($1.serialNumber)
+        items.sorted(by: certificatePrecedes)
+    }
+
+    /// The listing order of certificates: label (UTF-8 bytes), then subject, then serial number.
+    static func certificatePrecedes(_ a: RSACertificateAttributes, _ b: RSACertificateAttributes) -> Bool {
+        if !a.label.utf8.elementsEqual(b.label.utf8) { return a.label.utf8.lexicographicallyPrecedes(b.label.utf8) }
+        if a.subject != b.subject { return a.subject < b.subject }
+        return a.serialNumber.lexicographicallyPrecedes(b.serialNumber)
+    }
+
+    /// The hash C of every certificate item file ("certificates/hh/C.item"), shard by shard in
+    /// order, names sorted. Call under a lock.
+    /// - Throws: `RSAError.storeIOError` when a folder cannot be listed.
+    func certificateFileHashes() throws -> [String] {
+        let folder = StoreLayout.certificateDirectory
+        var hashes: [String] = []
+        for shard in try StoreFileSystem.listDirectory(layout.absolute(folder)).sorted() where StoreLayout.isShardName(shard) {
+            for name in try StoreFileSystem.listDirectory(layout.absolute(folder + "/" + shard)).sorted() {
+                if let hash = StoreLayout.recordHash(fromName: name, digits: 64) { hashes.append(hash) }
+            }
         }
+        return hashes
     }
 
     /// Stage one certificate file and its index entries; returns its attributes.

@@ -37,15 +37,11 @@ extension RSAKeyStore {
                     problems.append(RSAKeyStoreProblem(path: layout.absolute(StoreLayout.passwordPath(hash: hash)), error: error))
                 }
             }
-            let certificateFolder = StoreLayout.certificateDirectory
-            for shard in try StoreFileSystem.listDirectory(layout.absolute(certificateFolder)).sorted() where StoreLayout.isShardName(shard) {
-                for name in try StoreFileSystem.listDirectory(layout.absolute(certificateFolder + "/" + shard)) {
-                    guard let hash = StoreLayout.recordHash(fromName: name, digits: 64) else { continue }
-                    do {
-                        if let loaded = try loadCertificate(hash: hash) { certificates.append(loaded.attributes) }
-                    } catch let error as RSAError {
-                        problems.append(RSAKeyStoreProblem(path: layout.absolute(StoreLayout.certificatePath(hash: hash)), error: error))
-                    }
+            for hash in try certificateFileHashes() {
+                do {
+                    if let loaded = try loadCertificate(hash: hash) { certificates.append(loaded.attributes) }
+                } catch let error as RSAError {
+                    problems.append(RSAKeyStoreProblem(path: layout.absolute(StoreLayout.certificatePath(hash: hash)), error: error))
                 }
             }
         }

@@ -269,13 +269,9 @@ extension RSAKeyStore {
                 }
             }
             // Certificates: label, certificate fingerprint and public-key fingerprint entries.
-            let certificateFolder = StoreLayout.certificateDirectory
-            for shard in try StoreFileSystem.listDirectory(layout.absolute(certificateFolder)) where StoreLayout.isShardName(shard) {
-                for name in try StoreFileSystem.listDirectory(layout.absolute(certificateFolder + "/" + shard)) {
-                    guard let hash = StoreLayout.recordHash(fromName: name, digits: 64),
-                          let loaded = try? loadCertificate(hash: hash) else { continue }
-                    wanted.formUnion(RSAKeyStore.indexEntries(loaded.metadata, hash: hash))
-                }
+            for hash in try certificateFileHashes() {
+                guard let loaded = try? loadCertificate(hash: hash) else { continue }
+                wanted.formUnion(RSAKeyStore.indexEntries(loaded.metadata, hash: hash))
             }
             var present = Set<String>()
             for indexFolder in [StoreLayout.fingerprintIndexDirectory, StoreLayout.labelIndexDirectory,

@@ -108,19 +108,13 @@ extension RSAKeyStore {
         let (keys, publicKeys) = try allItemsWithPublicKeys()
         var certificates: [RSAStoredCertificate] = []
         try withReadLock {
-            let folder = StoreLayout.certificateDirectory
-            for shard in try StoreFileSystem.listDirectory(layout.absolute(folder)).sorted() where StoreLayout.isShardName(shard) {
-                for name in try StoreFileSystem.listDirectory(layout.absolute(folder + "/" + shard)) {
-                    guard let hash = StoreLayout.recordHash(fromName: name, digits: 64),
-                          let loaded = try? loadCertificate(hash: hash),
-                          let certificate = try? Self.parsedCertificate(loaded) else { continue }
-                    certificates.append(RSAStoredCertificate(attributes: loaded.attributes, certificate: certificate))
-                }
+            for hash in try certificateFileHashes() {
+                guard let loaded = try? loadCertificate(hash: hash),
+                      let certificate = try? Self.parsedCertificate(loaded) else { continue }
+                certificates.append(RSAStoredCertificate(attributes: loaded.attributes, certificate: certificate))
             }
         }
-        let order = Dictionary(RSAKeyStore.sortedCertificates(certificates.map(\.attributes)).enumerated().map { ($1.itemID, $0) },
-                               uniquingKeysWith: { first, _ in first })
-        certificates.sort { order[$0.attributes.itemID, default: 0] < order[$1.attributes.itemID, default: 0] }
+        certificates.sort { Self.certificatePrecedes($0.attributes, $1.attributes) }
         return RSAKeyStoreSnapshot(stamp: stamp, keys: keys.items, publicKeys: publicKeys, certificates: certificates)
     }
 }
