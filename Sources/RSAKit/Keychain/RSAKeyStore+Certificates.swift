@@ -307,14 +307,7 @@ extension RSAKeyStore {
     /// order, names sorted. Call under a lock.
     /// - Throws: `RSAError.storeIOError` when a folder cannot be listed.
     func certificateFileHashes() throws -> [String] {
-        let folder = StoreLayout.certificateDirectory
-        var hashes: [String] = []
-        for shard in try StoreFileSystem.listDirectory(layout.absolute(folder)).sorted() where StoreLayout.isShardName(shard) {
-            for name in try StoreFileSystem.listDirectory(layout.absolute(folder + "/" + shard)).sorted() {
-                if let hash = StoreLayout.recordHash(fromName: name, digits: 64) { hashes.append(hash) }
-            }
-        }
-        return hashes
+        try recordFileHashes(in: StoreLayout.certificateDirectory, digits: 64)
     }
 
     /// Stage one certificate file and its index entries; returns its attributes.

@@ -140,11 +140,17 @@ extension RSAKeyStore {
 
     /// The hashes (128 hex digits) of every file in the passwords folder, generic and internet.
     func passwordFileHashes() throws -> [String] {
-        let folder = StoreLayout.passwordDirectory
+        try recordFileHashes(in: StoreLayout.passwordDirectory, digits: 128)
+    }
+
+    /// The hashes of the record files "folder/hh/H.item" (H of `digits` hex digits), shard by
+    /// shard in order, names sorted. Call under a lock.
+    /// - Throws: `RSAError.storeIOError` when a folder cannot be listed.
+    func recordFileHashes(in folder: String, digits: Int) throws -> [String] {
         var hashes: [String] = []
         for shard in try StoreFileSystem.listDirectory(layout.absolute(folder)).sorted() where StoreLayout.isShardName(shard) {
             for name in try StoreFileSystem.listDirectory(layout.absolute(folder + "/" + shard)).sorted() {
-                if let hash = StoreLayout.recordHash(fromName: name, digits: 128) { hashes.append(hash) }
+                if let hash = StoreLayout.recordHash(fromName: name, digits: digits) { hashes.append(hash) }
             }
         }
         return hashes
