@@ -347,7 +347,8 @@ int rsakit_sec_blinding_create(
     return invertible ? RSAKIT_SEC_OK : RSAKIT_SEC_CHECK_FAILED;
 }
 
-void rsakit_sec_blinding_square(const rsakit_sec_key *key, mp_limb_t *pair) {
+/* x = x^2 mod n (nn limbs) by mpn_sec_sqr and mpn_sec_div_r. */
+static void square_mod_n(const rsakit_sec_key *key, mp_limb_t *x) {
     mp_size_t nn = (mp_size_t)key->nn;
     size_t itch = (size_t)mpn_sec_sqr_itch(nn);
     size_t v = (size_t)mpn_sec_div_r_itch(2 * nn, nn);
@@ -355,11 +356,34 @@ void rsakit_sec_blinding_square(const rsakit_sec_key *key, mp_limb_t *pair) {
     size_t limbs = 2 * key->nn + itch;
     mp_limb_t *memory = rsakit_sec_scratch_alloc(limbs);
     mp_limb_t *square = memory, *tp = memory + 2 * key->nn;
-    for (size_t half = 0; half < 2; half++) {
-        mp_limb_t *x = pair + half * key->nn;
-        mpn_sec_sqr(square, x, nn, tp);
-        mpn_sec_div_r(square, 2 * nn, key->n, nn, tp);
-        mpn_copyi(x, square, nn);
-    }
+    mpn_sec_sqr(square, x, nn, tp);
+    mpn_sec_div_r(square, 2 * nn, key->n, nn, tp);
+    mpn_copyi(x, square, nn);
     rsakit_sec_scratch_free(memory, limbs);
+}
+
+void rsakit_sec_blinding_square(const rsakit_sec_key *key, mp_limb_t *pair) {
+    square_mod_n(key, pair);
+    square_mod_n(key, pair + key->nn);
+}
+
+void rsakit_sec_blinding_square_batch(const rsakit_sec_key *key, size_t count, mp_limb_t *const pairs[]) {
+    if (count < 1 || count > RSAKIT_SEC_BATCH) {
+        return;
+    }
+    for (size_t half = 0; half < 2; half++) {
+        const mp_limb_t *x[RSAKIT_SEC_BATCH];
+        mp_limb_t *squares[RSAKIT_SEC_BATCH];
+        for (size_t j = 0; j < count; j++) {
+            x[j] = pairs[j] + half * key->nn;
+            squares[j] = pairs[j] + half * key->nn;
+        }
+        /* The product kernel reads every input before it writes any output. */
+        if (key->mul_kernel != NULL && key->mul_kernel(key->kernel_context, key, count, x, x, squares) == 0) {
+            continue;
+        }
+        for (size_t j = 0; j < count; j++) {
+            square_mod_n(key, squares[j]);
+        }
+    }
 }

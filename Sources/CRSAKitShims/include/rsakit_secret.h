@@ -126,11 +126,13 @@ typedef int (*rsakit_sec_check_kernel)(
  * NULL detaches. Same thread rule as set_kernel. */
 void rsakit_sec_key_set_check_kernel(rsakit_sec_key *key, rsakit_sec_check_kernel kernel);
 
-/* Blinding and unblinding (issue 21): for j < count, products[j] (nn limbs) = a[j] b[j]
- * mod n, fully reduced; a[j], b[j] < n, secret. products[j] may alias a[j]. Must be
- * constant-time in a and b. Returns 0 when done, nonzero to decline (for a public reason
- * only, such as a count too small to pay for the kernel's conversions): each product is
- * then formed by mpn_sec_mul and mpn_sec_div_r. */
+/* Blinding, unblinding and the pairs' squarings (issue 21): for j < count, products[j]
+ * (nn limbs) = a[j] b[j] mod n, fully reduced; a[j], b[j] < n, secret. products[j] may
+ * alias a[j] or b[j], and a[j] may be b[j] (a squaring): every input is read before any
+ * product is written. Must be constant-time in a and b. Returns 0 when done, nonzero to
+ * decline (for a public reason only, such as a count too small to pay for the kernel's
+ * conversions): each product is then formed by mpn_sec_mul (or mpn_sec_sqr) and
+ * mpn_sec_div_r. */
 typedef int (*rsakit_sec_mul_kernel)(
     void *context, const rsakit_sec_key *key, size_t count,
     const mp_limb_t *const a[], const mp_limb_t *const b[], mp_limb_t *const products[]);
@@ -171,6 +173,12 @@ int rsakit_sec_blinding_create(
 
 /* pair = (vf^2, vi^2) mod n, again a valid pair (for r^2). Constant-time. */
 void rsakit_sec_blinding_square(const rsakit_sec_key *key, mp_limb_t *pair);
+
+/* pairs[j] = (vf_j^2, vi_j^2) mod n for count (1 ... RSAKIT_SEC_BATCH; others: no-op)
+ * independent pairs, as rsakit_sec_blinding_square on each: all vf at once and all vi at
+ * once on the attached product kernel (the eight-lane kernel takes three or more), else
+ * mpn_sec_sqr and mpn_sec_div_r per number. Constant-time. */
+void rsakit_sec_blinding_square_batch(const rsakit_sec_key *key, size_t count, mp_limb_t *const pairs[]);
 
 /* MARK: - The private operation */
 

@@ -110,9 +110,13 @@ internal final class ConstantTimeKey: @unchecked Sendable {
         }
     }
 
-    /// pair = (vf^2, vi^2) mod n. Constant-time.
-    func square(_ pair: SecretLimbs) {
-        rsakit_sec_blinding_square(key, pair.limbs)
+    /// Every pair = (vf^2, vi^2) mod n (again a valid pair, for r^2), in one call for up to
+    /// ``batchLimit`` pairs (`rsakit_sec_blinding_square_batch`: on the eight-lane kernel for
+    /// three or more where one is attached, else `mpn_sec_sqr`, `mpn_sec_div_r`). Constant-time.
+    func square(_ pairs: [SecretLimbs]) {
+        precondition(pairs.count <= ConstantTimeKey.batchLimit)
+        var pointers: [UnsafeMutablePointer<mp_limb_t>?] = pairs.map { $0.limbs }
+        rsakit_sec_blinding_square_batch(key, pairs.count, &pointers)
     }
 
     /// The blinded, checked private operation on up to ``batchLimit`` k-byte blocks, one

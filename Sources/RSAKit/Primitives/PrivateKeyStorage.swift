@@ -27,7 +27,7 @@ internal final class PrivateKeyStorage: Sendable {
     /// The constant-time key (all primes, exponents and coefficients as fixed-size limbs).
     let secret: ConstantTimeKey
 
-    let blinding: PThreadMutex<BlindingState?> = PThreadMutex(nil)
+    let blinding: PThreadMutex<BlindingLanes> = PThreadMutex(BlindingLanes())
     /// The blinding cache of the variable-time mpz reference path (``RSAPrivateKey/rsadpReferenceVarTime(_:random:)``).
     let referenceBlinding: PThreadMutex<BlindingPair?> = PThreadMutex(nil)
 
@@ -57,31 +57,38 @@ internal final class PrivateKeyStorage: Sendable {
         self.vectorKernel = VectorKernel.attach(to: secret, implementation: vector)
     }
 
-    /// Hand out `count` blinding pairs, each used once: the cached pair, its square, its
-    /// fourth power... (drawing a fresh r from `random` when due), leaving the next square
-    /// behind. The squaring is constant-time (`mpn_sec_sqr`, `mpn_sec_div_r`).
+    /// Hand out `count` (1 ... ``ConstantTimeKey/batchLimit``) blinding pairs, each used
+    /// once, one per lane of a batch: lane j's pair is r_j, r_j^2, r_j^4... of its own r_j
+    /// (a fresh r_j from `random` on first use and every ``BlindingPair/usesPerRandomValue``
+    /// uses), so the next squares of all the lanes are formed together, in one call
+    /// (`rsakit_sec_blinding_square_batch`: the eight-lane kernel where attached, else
+    /// `mpn_sec_sqr` and `mpn_sec_div_r`). Constant-time in the pairs.
     func takeBlindingPairs(_ count: Int, random: RSARandomSource) -> [SecretLimbs] {
-        blinding.withLock { slot -> [SecretLimbs] in
+        precondition(count >= 1 && count <= ConstantTimeKey.batchLimit)
+        return blinding.withLock { lanes -> [SecretLimbs] in
             var pairs: [SecretLimbs] = []
             pairs.reserveCapacity(count)
-            for _ in 0..<count {
-                if slot == nil || slot!.usesLeft <= 0 {
-                    slot = BlindingState(pair: secret.freshBlindingPair(random: random),
-                                         usesLeft: BlindingPair.usesPerRandomValue)
+            for lane in 0..<count {
+                if lane == lanes.pairs.count {
+                    lanes.pairs.append(secret.freshBlindingPair(random: random))
+                    lanes.usesLeft.append(BlindingPair.usesPerRandomValue)
+                } else if lanes.usesLeft[lane] <= 0 {
+                    lanes.pairs[lane] = secret.freshBlindingPair(random: random)
+                    lanes.usesLeft[lane] = BlindingPair.usesPerRandomValue
                 }
-                let state = slot!
-                pairs.append(SecretLimbs(copying: state.pair))
-                secret.square(state.pair)
-                slot!.usesLeft -= 1
+                pairs.append(SecretLimbs(copying: lanes.pairs[lane]))
+                lanes.usesLeft[lane] -= 1
             }
+            secret.square(Array(lanes.pairs.prefix(count)))
             return pairs
         }
     }
 }
 
-/// The cached blinding pair of the constant-time path: (vf, vi) = (r^e, r^-1) mod n as
-/// limbs (``SecretLimbs``, zeroed when freed) and its remaining uses.
-internal struct BlindingState: @unchecked Sendable {
-    let pair: SecretLimbs
-    var usesLeft: Int
+/// The blinding cache of the constant-time path: one pair (vf, vi) = (r^e, r^-1) mod n per
+/// lane of a batch, as limbs (``SecretLimbs``, zeroed when freed), each with its remaining
+/// uses. Lanes are added as batches grow, up to ``ConstantTimeKey/batchLimit``.
+internal struct BlindingLanes: @unchecked Sendable {
+    var pairs: [SecretLimbs] = []
+    var usesLeft: [Int] = []
 }
