@@ -347,8 +347,8 @@ int rsakit_sec_blinding_create(
     return invertible ? RSAKIT_SEC_OK : RSAKIT_SEC_CHECK_FAILED;
 }
 
-/* x = x^2 mod n (nn limbs) by mpn_sec_sqr and mpn_sec_div_r. */
-static void square_mod_n(const rsakit_sec_key *key, mp_limb_t *x) {
+/* x[j] = x[j]^2 mod n (nn limbs each) for j < count, by mpn_sec_sqr and mpn_sec_div_r. */
+static void square_mod_n(const rsakit_sec_key *key, mp_limb_t *const x[], size_t count) {
     mp_size_t nn = (mp_size_t)key->nn;
     size_t itch = (size_t)mpn_sec_sqr_itch(nn);
     size_t v = (size_t)mpn_sec_div_r_itch(2 * nn, nn);
@@ -356,15 +356,12 @@ static void square_mod_n(const rsakit_sec_key *key, mp_limb_t *x) {
     size_t limbs = 2 * key->nn + itch;
     mp_limb_t *memory = rsakit_sec_scratch_alloc(limbs);
     mp_limb_t *square = memory, *tp = memory + 2 * key->nn;
-    mpn_sec_sqr(square, x, nn, tp);
-    mpn_sec_div_r(square, 2 * nn, key->n, nn, tp);
-    mpn_copyi(x, square, nn);
+    for (size_t j = 0; j < count; j++) {
+        mpn_sec_sqr(square, x[j], nn, tp);
+        mpn_sec_div_r(square, 2 * nn, key->n, nn, tp);
+        mpn_copyi(x[j], square, nn);
+    }
     rsakit_sec_scratch_free(memory, limbs);
-}
-
-void rsakit_sec_blinding_square(const rsakit_sec_key *key, mp_limb_t *pair) {
-    square_mod_n(key, pair);
-    square_mod_n(key, pair + key->nn);
 }
 
 void rsakit_sec_blinding_square_batch(const rsakit_sec_key *key, size_t count, mp_limb_t *const pairs[]) {
@@ -382,8 +379,6 @@ void rsakit_sec_blinding_square_batch(const rsakit_sec_key *key, size_t count, m
         if (key->mul_kernel != NULL && key->mul_kernel(key->kernel_context, key, count, x, x, squares) == 0) {
             continue;
         }
-        for (size_t j = 0; j < count; j++) {
-            square_mod_n(key, squares[j]);
-        }
+        square_mod_n(key, squares, count);
     }
 }

@@ -171,19 +171,16 @@ size_t rsakit_sec_blinding_random_bytes(const rsakit_sec_key *key);
 int rsakit_sec_blinding_create(
     const rsakit_sec_key *key, mp_limb_t *pair, const uint8_t *random, size_t random_length);
 
-/* pair = (vf^2, vi^2) mod n, again a valid pair (for r^2). Constant-time. */
-void rsakit_sec_blinding_square(const rsakit_sec_key *key, mp_limb_t *pair);
-
-/* pairs[j] = (vf_j^2, vi_j^2) mod n for count (1 ... RSAKIT_SEC_BATCH; others: no-op)
- * independent pairs, as rsakit_sec_blinding_square on each: all vf at once and all vi at
- * once on the attached product kernel (the eight-lane kernel takes three or more), else
+/* pairs[j] = (vf_j^2, vi_j^2) mod n, again a valid pair (for r_j^2), for count (1 ...
+ * RSAKIT_SEC_BATCH; others: no-op) independent pairs: all vf at once and all vi at once on
+ * the attached product kernel (the eight-lane kernel takes three or more), else
  * mpn_sec_sqr and mpn_sec_div_r per number. Constant-time. */
 void rsakit_sec_blinding_square_batch(const rsakit_sec_key *key, size_t count, mp_limb_t *const pairs[]);
 
 /* MARK: - The private operation */
 
 /* One block: out = I2OSP(c^d mod n, k) for in = c (exactly k octets), blinded with pair
- * (which the caller then replaces, e.g. by rsakit_sec_blinding_square), checked by
+ * (which the caller then replaces, e.g. by rsakit_sec_blinding_square_batch), checked by
  * re-encryption. Returns RSAKIT_SEC_OK; RSAKIT_SEC_OUT_OF_RANGE when c >= n (out zeroed);
  * RSAKIT_SEC_CHECK_FAILED on a fault (out zeroed); RSAKIT_SEC_BAD_ARGUMENT for lengths
  * other than k. out may equal in. The returned verdict is the only value derived from
