@@ -11,8 +11,8 @@ internal struct OtherPrime: @unchecked Sendable {
 ///
 /// The integers are never mutated after construction. `secret` is the constant-time form
 /// the private-key operation runs on (`rsakit_secret.h`); the `BigNumber` components serve
-/// export, equality and validation. The only mutable state is the blinding pair, guarded
-/// by a mutex so that many threads may decrypt with one key.
+/// export, equality and validation. The only mutable state is the blinding cache (one pair
+/// per lane of a batch), guarded by a mutex so that many threads may decrypt with one key.
 internal final class PrivateKeyStorage: Sendable {
     let n: BigNumber
     let e: BigNumber
