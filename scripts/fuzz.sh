@@ -12,7 +12,9 @@
 #   fuzz: FuzzDER runs=1234567 edges=308 features=1305 seconds=30 crashes=0
 # Environment: FUZZ_CORPUS (corpus root, default Fuzz/Corpus), FUZZ_FLAGS (extra libFuzzer flags,
 # e.g. "-runs=10000000" to stop at 10^7 executions), FUZZ_SKIP_BUILD=1, FUZZ_LOG=1 (append a
-# row per harness to Fuzz/fuzz-log.tsv: the record of long runs, kept in the repository).
+# row per harness to Fuzz/fuzz-log.tsv: the record of long runs, kept in the repository),
+# FUZZ_INSTANCE=NAME (a second run of the same harness at the same time, on another core: it
+# shares the corpus and writes its log and artifacts to .build/fuzz-artifacts/TARGET.NAME/).
 #
 #   scripts/fuzz.sh --merge [TARGET|all]    minimise Fuzz/Corpus/TARGET with -merge=1 (the kept
 #                                           corpus: only inputs that add coverage stay)
@@ -105,7 +107,7 @@ fi
 status=0
 for t in "${targets[@]}"; do
     corpus=$corpus_root/$t
-    artifacts=$artifacts_root/$t
+    artifacts=$artifacts_root/$t${FUZZ_INSTANCE:+.$FUZZ_INSTANCE}
     mkdir -p "$corpus" "$artifacts"
     dict=$root/Fuzz/Dictionaries/$(dictionary "$t").dict
     # Harnesses whose input mixes formats get several dictionaries, concatenated.
@@ -143,7 +145,7 @@ for t in "${targets[@]}"; do
         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$t" \
             "$(cat "$bin/$t.built-at" 2>/dev/null || echo unknown)" "${runs:-0}" "${edges:-0}" "${features:-0}" "$elapsed" \
             "$(( ${runs:-0} / (elapsed > 0 ? elapsed : 1) ))" "$crashes" "$(find "$corpus" -type f | wc -l)" \
-            "FUZZ_FLAGS='${FUZZ_FLAGS:-}' scripts/fuzz.sh $t $seconds" >> "$fuzz_log"
+            "${FUZZ_INSTANCE:+FUZZ_INSTANCE=$FUZZ_INSTANCE }FUZZ_FLAGS='${FUZZ_FLAGS:-}' scripts/fuzz.sh $t $seconds" >> "$fuzz_log"
     fi
     if [ "$rc" -ne 0 ]; then
         status=1
