@@ -61,6 +61,23 @@ static inline V v_align7(V hi, V lo) { return _mm512_alignr_epi64(hi, lo, 7); }
 static inline V v_perm2(V a, V idx, V b) { return _mm512_permutex2var_epi64(a, idx, b); }
 static inline M8 v_cmpgt(V a, V b) { return _mm512_cmpgt_epu64_mask(a, b); }
 static inline M8 v_cmpeq(V a, V b) { return _mm512_cmpeq_epu64_mask(a, b); }
+/* Half width (ymm, AVX-512VL): the single-buffer dual product at N = 10 and 20. */
+typedef __m256i V4;
+static inline V4 v4_zero(void) { return _mm256_setzero_si256(); }
+static inline V4 v4_load(const uint64_t *p) { return _mm256_loadu_si256((const void *)p); }
+static inline void v4_store(uint64_t *p, V4 x) { _mm256_storeu_si256((void *)p, x); }
+static inline V4 v4_bcast(uint64_t u) { return _mm256_set1_epi64x((long long)u); }
+static inline V4 v4_bcast0(V4 x) { return _mm256_broadcastq_epi64(_mm256_castsi256_si128(x)); }
+static inline V4 v4_madd_lo(V4 acc, V4 a, V4 b) { return _mm256_madd52lo_epu64(acc, a, b); }
+static inline V4 v4_madd_hi(V4 acc, V4 a, V4 b) { return _mm256_madd52hi_epu64(acc, a, b); }
+static inline V4 v4_add(V4 a, V4 b) { return _mm256_add_epi64(a, b); }
+static inline V4 v4_and(V4 a, V4 b) { return _mm256_and_si256(a, b); }
+static inline V4 v4_srli52(V4 a) { return _mm256_srli_epi64(a, 52); }
+static inline V4 v4_mask_add(V4 src, M8 k, V4 a, V4 b) { return _mm256_mask_add_epi64(src, k, a, b); }
+static inline V4 v4_align1(V4 hi, V4 lo) { return _mm256_alignr_epi64(hi, lo, 1); }
+static inline V4 v4_align3(V4 hi, V4 lo) { return _mm256_alignr_epi64(hi, lo, 3); }
+static inline M8 v4_cmpgt(V4 a, V4 b) { return _mm256_cmpgt_epu64_mask(a, b); }
+static inline M8 v4_cmpeq(V4 a, V4 b) { return _mm256_cmpeq_epu64_mask(a, b); }
 /* A scheduling barrier only: under MemorySanitizer, which counts an asm operand as a use
  * of a (poisoned, secret) value, it is left out. */
 #ifdef RK_MSAN
