@@ -123,7 +123,7 @@ let package = Package(
             name: "CRSAKitVector",
             dependencies: ["CGMP", "CRSAKitShims"],
             path: "Sources/CRSAKitVector",
-            exclude: ["rsakit_vector_kernel.inc", "rsakit_vector_ifma.c"]
+            exclude: ["rsakit_vector_kernel.inc", "rsakit_vector_kernel_single.inc", "rsakit_vector_ifma.c"]
         ),
         // The AVX-512 IFMA kernel (function target attributes, no global -mavx512*), a target
         // of its own so that it is optimised in debug builds too: at -O0 it is about 17x slower
