@@ -136,7 +136,15 @@ let package = Package(
             name: "CRSAKitVectorIFMA",
             dependencies: ["CRSAKitVector"],
             path: "Sources/CRSAKitVectorIFMA",
-            cSettings: [.unsafeFlags(["-O2"], .when(configuration: .debug))]
+            cSettings: [
+                .unsafeFlags(["-O2"], .when(configuration: .debug)),
+                // SwiftPM passes -fno-omit-frame-pointer, after these flags; the cc1 option
+                // below comes last and wins. With %rbp kept for a frame pointer, the eight-lane
+                // squaring with the fused table scan at N = 20 spilled zmm registers (6-26, by
+                // the code's shape). The kernel's functions are leaves, so profiles lose only
+                // their callers' frames. scripts/check-ifma-spills.sh compiles with the same flags.
+                .unsafeFlags(["-Xclang", "-mframe-pointer=none"]),
+            ]
         ),
         // The portable radix-2^52 reference under valgrind with secrets marked undefined
         // (run by VectorKernelTests; not a product).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Register-spill check of the AVX-512 IFMA kernels (issues 14, 21): compiles
-# Sources/CRSAKitVector/rsakit_vector_ifma.c as a release build does (-O2 and -O3) and
+# Sources/CRSAKitVector/rsakit_vector_ifma.c as a build does (-O2 and -O3, with the
+# target's flags) and
 # counts, per kernel function, the zmm spills and reloads the register allocator inserted
 # (its "64-byte Spill" / "64-byte Reload" / "Folded" annotations), plus, from the
 # llvm-objdump disassembly, every zmm load/store addressed off %rsp/%rbp.
@@ -18,11 +19,14 @@ OUT="${TMPDIR:-/tmp}/rsakit-spills-$$"
 mkdir -p "$OUT"
 trap 'rm -rf "$OUT"' EXIT
 status=0
-must_not_spill="ifma_mul1 ifma_sqr1 ifma_mul1x2 ifma_mul8_10 ifma_sqr8_10 ifma_mul8_20 ifma_sqr8_20 ifma_select"
-reported="ifma_mul8_30 ifma_sqr8_30 ifma_mul8_40 ifma_sqr8_40"
+must_not_spill="ifma_mul1 ifma_sqr1 ifma_mul1x2 ifma_mul8_10 ifma_sqr8_10 ifma_sqr8_scan_10 ifma_mul8_20 ifma_sqr8_20 ifma_sqr8_scan_20 ifma_select"
+reported="ifma_mul8_30 ifma_sqr8_30 ifma_sqr8_scan_30 ifma_mul8_40 ifma_sqr8_40 ifma_sqr8_scan_40"
+# The flags SwiftPM gives the CRSAKitVectorIFMA target (Package.swift): position-independent,
+# a frame pointer asked for, then the target's cc1 option that drops it again.
+BUILD_FLAGS=(-fPIC -fno-omit-frame-pointer -Xclang -mframe-pointer=none)
 for opt in -O2 -O3; do
-    "$CLANG" "$opt" -S -I"$SRC/include" -I"$SRC" "$SRC/rsakit_vector_ifma.c" -o "$OUT/k.s"
-    "$CLANG" "$opt" -c -I"$SRC/include" -I"$SRC" "$SRC/rsakit_vector_ifma.c" -o "$OUT/k.o"
+    "$CLANG" "$opt" "${BUILD_FLAGS[@]}" -S -I"$SRC/include" -I"$SRC" "$SRC/rsakit_vector_ifma.c" -o "$OUT/k.s"
+    "$CLANG" "$opt" "${BUILD_FLAGS[@]}" -c -I"$SRC/include" -I"$SRC" "$SRC/rsakit_vector_ifma.c" -o "$OUT/k.o"
     "$OBJDUMP" -d --no-show-raw-insn "$OUT/k.o" > "$OUT/k.dis"
     echo "== $opt   kernel        zmm-spills zmm-reloads gpr-spill/reload  zmm-stack-accesses(objdump)  ifma-instructions"
     for f in $must_not_spill $reported; do

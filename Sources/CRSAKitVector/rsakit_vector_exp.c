@@ -82,20 +82,17 @@ static void group_product(const rk_ops *ops, int lanes8, const rk_job *jobs, siz
 
 /* base_j^exp_j mod n_j for one job (either layout) or two single-buffer jobs of one size
  * class in lockstep, every exponent exp_limbs limbs. Returns 0 or -1 (allocation). */
-/* The window width for a layout: 4 bits for the eight-lane layout at N = 20 and 30, whose
- * 32-entry tables (40 and 60 KiB) the scan of every entry per window reads from L2 while
- * the 16-entry ones (20 and 30 KiB) stay in a 32 KiB level-1 data cache; 5 bits elsewhere
- * (single-buffer tables are 4-10 KiB, N = 10's is 20 KiB, and at N = 40 neither fits, so
- * the wider window's fewer products win). Measured on an AVX-512 IFMA Zen 4 (minimum of 25
- * runs of a 1024/1536/2048-bit eight-lane exponentiation, 4 against 5 bits): -6 to -8 %,
- * -2 %, +1.5 to +3 %. Public: depends on the size class only. */
-static unsigned window_bits(const rsakit_vec_modulus *m, int lanes8) {
-    return lanes8 && (m->digits == 20 || m->digits == 30) ? 4 : RK_WINDOW;
-}
-
+/* Every layout uses 5-bit windows (RK_WINDOW): 32 table entries. For the eight-lane layout
+ * the table holds 40 KiB at N = 20 (60 at N = 30), more than a 32 KiB level-1 data cache, and
+ * a separate scan of every entry per window, from L2, used to make 4-bit windows 6-8 %
+ * faster there. The scan now rides in each window's first four squarings (sqr8_scan),
+ * beside their multiply-adds, and 5 bits' fewer products win at every size: an eight-lane
+ * exponentiation with 512/1024/1536/2048-bit moduli and exponents on an AVX-512 IFMA Zen 4
+ * took 72/489/1,612-1,641/3,842 us against 78/526/1,762-1,797/4,097-4,112 us before (4-bit
+ * windows at N = 20 and 30, the scan apart; minimum of 8-15 runs of 10). */
 static int powm_group(const rk_ops *ops, int lanes8, rk_job *jobs, size_t count, size_t exp_limbs) {
     const rsakit_vec_modulus *m = jobs[0].m;
-    const unsigned window = window_bits(m, lanes8);
+    const unsigned window = RK_WINDOW;
     const size_t entries = (size_t)1 << window;
     size_t W = lanes8 ? m->digits * 8 : m->words;
     size_t per_job = (entries + 2) * W;
@@ -129,12 +126,27 @@ static int powm_group(const rk_ops *ops, int lanes8, rk_job *jobs, size_t count,
         ops->select(jobs[j].acc, jobs[j].table, entries, W,
                     exp_window(jobs[j].exp, exp_limbs, top_pos, (unsigned)(bits - top_pos)));
     }
+    /* An eight-lane window: the scan of its 32 entries rides in its first four squarings
+     * (sqr8_scan, a quarter each); single-buffer windows (tables of 4-10 KiB): the squarings,
+     * then the scan. */
+    const int fused = lanes8 && count == 1;
     for (size_t win = windows - 1; win-- > 0;) {
-        for (unsigned s = 0; s < window; s++) {
-            group_product(ops, lanes8, jobs, count, W, OP(B_ACC), OP(B_ACC), OP(B_ACC));
-        }
-        for (size_t j = 0; j < count; j++) {
-            ops->select(jobs[j].t, jobs[j].table, entries, W, exp_window(jobs[j].exp, exp_limbs, window * win, window));
+        if (fused) {
+            uint64_t index = exp_window(jobs[0].exp, exp_limbs, window * win, window);
+            for (unsigned s = 0; s < window; s++) {
+                if (s < 4) {
+                    ops->sqr8_scan(jobs[0].acc, jobs[0].acc, m, jobs[0].t, jobs[0].table, index, s);
+                } else {
+                    ops->sqr8(jobs[0].acc, jobs[0].acc, m);
+                }
+            }
+        } else {
+            for (unsigned s = 0; s < window; s++) {
+                group_product(ops, lanes8, jobs, count, W, OP(B_ACC), OP(B_ACC), OP(B_ACC));
+            }
+            for (size_t j = 0; j < count; j++) {
+                ops->select(jobs[j].t, jobs[j].table, entries, W, exp_window(jobs[j].exp, exp_limbs, window * win, window));
+            }
         }
         group_product(ops, lanes8, jobs, count, W, OP(B_ACC), OP(B_ACC), OP(B_T));
     }

@@ -61,6 +61,41 @@ static inline V v_align7(V hi, V lo) { return _mm512_alignr_epi64(hi, lo, 7); }
 static inline V v_perm2(V a, V idx, V b) { return _mm512_permutex2var_epi64(a, idx, b); }
 static inline M8 v_cmpgt(V a, V b) { return _mm512_cmpgt_epu64_mask(a, b); }
 static inline M8 v_cmpeq(V a, V b) { return _mm512_cmpeq_epu64_mask(a, b); }
+/* t |= (e[0] & masks[0]) | ... | (e[7 stride] & masks[7]), the eight entries' vectors `stride`
+ * words apart (stride a compile-time constant), in two registers: each vector loaded and
+ * ANDed with its mask broadcast from memory, ORed together, t read and written once. As
+ * inline assembly, so that the compiler can neither hoist the scan's loads nor keep its
+ * values in the registers that a squaring's accumulators need (written as intrinsics inside
+ * sqr8_scan's rows, the squaring spilled). Under MemorySanitizer, which cannot follow a
+ * secret through assembly, the same in intrinsics. */
+#ifdef RK_MSAN
+static inline void v_scan_step8(uint64_t *t, const uint64_t *e, const size_t stride, const uint64_t *masks) {
+    V x = v_load(t);
+    for (size_t u = 0; u < 8; u++) {
+        x = v_or_and(x, v_bcast(masks[u]), v_load(e + u * stride));
+    }
+    v_store(t, x);
+}
+#else
+#define RK_SCAN_ONE(u)                                   \
+    "vmovdqu64 %c[d" #u "](%[e]), %[y]\n\t"              \
+    "vpandq " #u "*8(%[m])%{1to8%}, %[y], %[y]\n\t"      \
+    "vporq %[y], %[x], %[x]\n\t"
+static inline void v_scan_step8(uint64_t *t, const uint64_t *e, const size_t stride, const uint64_t *masks) {
+    V x, y;
+    __asm__("vmovdqu64 (%[e]), %[x]\n\t"
+            "vpandq (%[m])%{1to8%}, %[x], %[x]\n\t"
+            RK_SCAN_ONE(1) RK_SCAN_ONE(2) RK_SCAN_ONE(3) RK_SCAN_ONE(4) RK_SCAN_ONE(5) RK_SCAN_ONE(6) RK_SCAN_ONE(7)
+            "vporq %[t], %[x], %[x]\n\t"
+            "vmovdqu64 %[x], %[t]"
+            : [x] "=&v"(x), [y] "=&v"(y), [t] "+m"(*(V *)t)
+            : [e] "r"(e), [m] "r"(masks),
+              [d1] "i"(8 * stride), [d2] "i"(16 * stride), [d3] "i"(24 * stride), [d4] "i"(32 * stride),
+              [d5] "i"(40 * stride), [d6] "i"(48 * stride), [d7] "i"(56 * stride),
+              "m"(*(const uint64_t(*)[8 * 8 * stride])e), "m"(*(const uint64_t(*)[8])masks));
+}
+#undef RK_SCAN_ONE
+#endif
 /* Half width (ymm, AVX-512VL): the single-buffer dual product at N = 10 and 20. */
 typedef __m256i V4;
 static inline V4 v4_zero(void) { return _mm256_setzero_si256(); }
@@ -97,6 +132,7 @@ const rk_ops rk_ifma_ops = {
     .sqr8 = ifma_sqr8,
     .select = ifma_select,
     .mul1x2 = ifma_mul1x2,
+    .sqr8_scan = ifma_sqr8_scan,
 };
 
 #else

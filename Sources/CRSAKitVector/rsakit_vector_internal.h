@@ -10,8 +10,7 @@
 #include "rsakit_vector.h"
 
 #define RK_MASK52 ((uint64_t)0xFFFFFFFFFFFFF)
-/* Fixed-window widths: 5 bits (a table of 32 entries) except where the table would not
- * fit the level-1 data cache and one of 16 does (rk_window_bits). */
+/* The fixed-window width: 5 bits, a table of 32 entries (rsakit_vector_exp.c says why). */
 #define RK_WINDOW 5
 #define RK_TABLE (1u << RK_WINDOW)
 #define RK_MAX_DIGITS 40
@@ -46,6 +45,15 @@ typedef void (*rk_select_fn)(uint64_t *r, const uint64_t *table, size_t entries,
 typedef void (*rk_mul2_fn)(uint64_t *r0, const uint64_t *a0, const uint64_t *b0, const rsakit_vec_modulus *m0,
                            uint64_t *r1, const uint64_t *a1, const uint64_t *b1, const rsakit_vec_modulus *m1);
 
+/* r = a^2 / R (as rk_sqr_fn, eight lanes) and slice `slice` (0-3) of a scan of a 32-entry
+ * table of 8 N-word entries: of the 32 N (vector k, entry e) pairs, p = 32 k + e, pairs
+ * 8 N slice .. 8 N slice + 8 N - 1 do t's vector k |= entry e's vector k when e == index
+ * (every pair read). Slice 0 first zeroes t, so four calls, slices 0-3, leave t =
+ * table[index], as rk_select_fn would: the first four squarings of an eight-lane window do
+ * its scan beside their multiply-adds. */
+typedef void (*rk_sqr_scan_fn)(uint64_t *r, const uint64_t *a, const rsakit_vec_modulus *m, uint64_t *t,
+                               const uint64_t *table, uint64_t index, unsigned slice);
+
 typedef struct rk_ops {
     rk_mul_fn mul1;
     rk_sqr_fn sqr1;
@@ -53,6 +61,7 @@ typedef struct rk_ops {
     rk_sqr_fn sqr8;
     rk_select_fn select;
     rk_mul2_fn mul1x2;
+    rk_sqr_scan_fn sqr8_scan;
 } rk_ops;
 
 extern const rk_ops rk_reference_ops;

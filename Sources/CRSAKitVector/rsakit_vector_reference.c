@@ -132,6 +132,25 @@ void rk_select_scalar(uint64_t *r, const uint64_t *table, size_t entries, size_t
     }
 }
 
+/* rk_sqr_scan_fn: the squaring, then slice s of the 32-entry scan, pair by pair. The oracle
+ * of the kernel's fused form, which spreads the same pairs over the squaring's rows. */
+static void ref_sqr8_scan(uint64_t *r, const uint64_t *a, const rsakit_vec_modulus *m, uint64_t *t,
+                          const uint64_t *table, uint64_t index, unsigned slice) {
+    size_t N = m->digits, words = 8 * N;
+    ref_sqr8(r, a, m);
+    if (slice == 0) {
+        memset(t, 0, words * sizeof(uint64_t));
+    }
+    for (size_t p = 8 * N * slice; p < 8 * N * (slice + 1); p++) {
+        size_t k = p / RK_TABLE, e = p % RK_TABLE;
+        uint64_t d = e ^ index;
+        uint64_t mask = ((d | (0 - d)) >> 63) - 1;
+        for (size_t w = 0; w < 8; w++) {
+            t[8 * k + w] |= table[e * words + 8 * k + w] & mask;
+        }
+    }
+}
+
 static void ref_mul1x2(uint64_t *r0, const uint64_t *a0, const uint64_t *b0, const rsakit_vec_modulus *m0,
                        uint64_t *r1, const uint64_t *a1, const uint64_t *b1, const rsakit_vec_modulus *m1) {
     ref_mul1(r0, a0, b0, m0);
@@ -145,4 +164,5 @@ const rk_ops rk_reference_ops = {
     .sqr8 = ref_sqr8,
     .select = rk_select_scalar,
     .mul1x2 = ref_mul1x2,
+    .sqr8_scan = ref_sqr8_scan,
 };
