@@ -79,6 +79,13 @@ const rk_ops *rk_ops_for(rsakit_vec_impl impl);
 /* The known-answer digest of ops' products (rsakit_vector_dispatch.c). */
 uint64_t rk_known_answer_digest(const rk_ops *ops);
 
+/* All ones when e == index, else zero, without a comparison branch: the mask by which a
+ * table scan keeps the wanted entry (index secret, e public). */
+static inline uint64_t rk_entry_mask(uint64_t e, uint64_t index) {
+    uint64_t d = e ^ index;
+    return ((d | (0 - d)) >> 63) - 1;
+}
+
 /* The scalar masked table scan (used by the reference and the emulation). */
 void rk_select_scalar(uint64_t *r, const uint64_t *table, size_t entries, size_t words, uint64_t index);
 

@@ -122,9 +122,7 @@ void rk_select_scalar(uint64_t *r, const uint64_t *table, size_t entries, size_t
         r[w] = 0;
     }
     for (uint64_t e = 0; e < entries; e++) {
-        /* mask = all ones when e == index, computed without a comparison branch. */
-        uint64_t d = e ^ index;
-        uint64_t mask = ((d | (0 - d)) >> 63) - 1;
+        uint64_t mask = rk_entry_mask(e, index);
         const uint64_t *entry = table + e * words;
         for (size_t w = 0; w < words; w++) {
             r[w] |= entry[w] & mask;
@@ -143,8 +141,7 @@ static void ref_sqr8_scan(uint64_t *r, const uint64_t *a, const rsakit_vec_modul
     }
     for (size_t p = 8 * N * slice; p < 8 * N * (slice + 1); p++) {
         size_t k = p / RK_TABLE, e = p % RK_TABLE;
-        uint64_t d = e ^ index;
-        uint64_t mask = ((d | (0 - d)) >> 63) - 1;
+        uint64_t mask = rk_entry_mask(e, index);
         for (size_t w = 0; w < 8; w++) {
             t[8 * k + w] |= table[e * words + 8 * k + w] & mask;
         }
