@@ -66,13 +66,6 @@ static inline V v_maskz(M8 k, V a) {
     for (int i = 0; i < 8; i++) a.l[i] &= 0 - (uint64_t)((k >> i) & 1);
     return a;
 }
-static inline void v_scan_step8(uint64_t *t, const uint64_t *e, const size_t stride, const uint64_t *masks) {
-    V x = v_load(t);
-    for (size_t u = 0; u < 8; u++) {
-        x = v_or_and(x, v_bcast(masks[u]), v_load(e + u * stride));
-    }
-    v_store(t, x);
-}
 static inline V v_mask_add(V src, M8 k, V a, V b) { lanes_mask_add(src.l, k, a.l, b.l, 8); return src; }
 static inline V v_align1(V hi, V lo) { V r; lanes_alignr(r.l, hi.l, lo.l, 1, 8); return r; }
 static inline V v_align7(V hi, V lo) { V r; lanes_alignr(r.l, hi.l, lo.l, 7, 8); return r; }

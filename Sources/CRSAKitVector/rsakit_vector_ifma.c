@@ -67,16 +67,9 @@ static inline M8 v_cmpeq(V a, V b) { return _mm512_cmpeq_epu64_mask(a, b); }
  * inline assembly, so that the compiler can neither hoist the scan's loads nor keep its
  * values in the registers that a squaring's accumulators need (written as intrinsics inside
  * sqr8_scan's rows, the squaring spilled). Under MemorySanitizer, which cannot follow a
- * secret through assembly, the same in intrinsics. */
-#ifdef RK_MSAN
-static inline void v_scan_step8(uint64_t *t, const uint64_t *e, const size_t stride, const uint64_t *masks) {
-    V x = v_load(t);
-    for (size_t u = 0; u < 8; u++) {
-        x = v_or_and(x, v_bcast(masks[u]), v_load(e + u * stride));
-    }
-    v_store(t, x);
-}
-#else
+ * secret through assembly, the kernel's own form over intrinsics. */
+#ifndef RK_MSAN
+#define RK_HAVE_SCAN_STEP8 1
 #define RK_SCAN_ONE(u)                                   \
     "vmovdqu64 %c[d" #u "](%[e]), %[y]\n\t"              \
     "vpandq " #u "*8(%[m])%{1to8%}, %[y], %[y]\n\t"      \
