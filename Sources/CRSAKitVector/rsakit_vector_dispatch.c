@@ -213,6 +213,15 @@ int rsakit_vec_known_answer_test(rsakit_vec_impl impl) {
     return rk_known_answer_digest(ops) == RK_KNOWN_ANSWER_DIGEST ? 0 : -1;
 }
 
+int rsakit_vec_normalize_for_tests(rsakit_vec_impl impl, int half, uint64_t *words, size_t nv) {
+    const rk_ops *ops = rk_ops_for(impl);
+    if (ops == NULL || ops->normalize == NULL || words == NULL || nv < 1 || nv > 5) {
+        return -1;
+    }
+    ops->normalize(words, nv, half != 0);
+    return 0;
+}
+
 static pthread_once_t path_once = PTHREAD_ONCE_INIT;
 static rsakit_vec_path path_value;
 

@@ -108,4 +108,5 @@ const rk_ops rk_emulated_ops = {
     .select = emu_select,
     .mul1x2 = emu_mul1x2,
     .sqr8_scan = emu_sqr8_scan,
+    .normalize = emu_normalize,
 };

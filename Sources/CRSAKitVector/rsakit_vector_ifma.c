@@ -126,6 +126,7 @@ const rk_ops rk_ifma_ops = {
     .select = ifma_select,
     .mul1x2 = ifma_mul1x2,
     .sqr8_scan = ifma_sqr8_scan,
+    .normalize = ifma_normalize,
 };
 
 #else

@@ -54,6 +54,11 @@ typedef void (*rk_mul2_fn)(uint64_t *r0, const uint64_t *a0, const uint64_t *b0,
 typedef void (*rk_sqr_scan_fn)(uint64_t *r, const uint64_t *a, const rsakit_vec_modulus *m, uint64_t *t,
                                const uint64_t *table, uint64_t index, unsigned slice);
 
+/* Tests only (rsakit_vec_normalize_for_tests): the single-buffer products' closing
+ * normalization, in place, over nv (1-5) vectors of 64-bit digits: normalize1 over zmm
+ * (8 nv words) when half is 0, normalize4 over ymm (4 nv words) when half is 1. */
+typedef void (*rk_normalize_fn)(uint64_t *words, size_t nv, int half);
+
 typedef struct rk_ops {
     rk_mul_fn mul1;
     rk_sqr_fn sqr1;
@@ -62,6 +67,7 @@ typedef struct rk_ops {
     rk_select_fn select;
     rk_mul2_fn mul1x2;
     rk_sqr_scan_fn sqr8_scan;
+    rk_normalize_fn normalize; /* NULL in the reference, which has no vectors */
 } rk_ops;
 
 extern const rk_ops rk_reference_ops;

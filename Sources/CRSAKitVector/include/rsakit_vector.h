@@ -161,6 +161,16 @@ int rsakit_vec_selftest(rsakit_vec_impl impl);
  * when it does not or impl cannot run here. */
 int rsakit_vec_known_answer_test(rsakit_vec_impl impl);
 
+/* Tests only: the closing normalization of impl's single-buffer products, in place on
+ * 64-bit digits (little-endian, digit i in words[i]): over nv zmm vectors, 8 nv digits, when
+ * half is 0 (the full-width products), over nv ymm vectors, 4 nv digits, when half is 1 (the
+ * dual product at N = 10 and 20); 1 <= nv <= 5. The digits become the radix-2^52 form of
+ * their value sum(words[i] 2^(52 i)) mod 2^(52 digits): every digit below 2^52, a carry out
+ * of the top digit dropped. Constant-time as the products (no branch on the digits).
+ * Returns 0, or -1 (words untouched) for nv out of range, the reference (which has no
+ * vectors), or an implementation this CPU cannot run. */
+int rsakit_vec_normalize_for_tests(rsakit_vec_impl impl, int half, uint64_t *words, size_t nv);
+
 /* MARK: - The kernel seam of the constant-time private path (rsakit_secret.h) */
 
 struct rsakit_sec_key;
