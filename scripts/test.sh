@@ -68,10 +68,12 @@ fi
 
 # The AVX-512 IFMA kernel (issue 14): no zmm spill in any kernel (about 5 s), and the kernels
 # under MemorySanitizer with secrets poisoned (about 25 s; the IFMA kernel itself runs only
-# where the CPU has it, and the script says so elsewhere).
+# where the CPU has it, and the script says so elsewhere); the efficiency harness
+# (scripts/measure-ifma-efficiency.sh) is built, not run, so that it keeps compiling.
 if [ "$status" -eq 0 ]; then
     bash scripts/check-ifma-spills.sh || status=$?
     bash scripts/msan-ifma.sh || status=$?
+    bash scripts/measure-ifma-efficiency.sh --build-only || status=$?
     step_done "ifma checks"
 fi
 
