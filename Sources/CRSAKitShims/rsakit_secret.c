@@ -142,6 +142,24 @@ static void garner(const rsakit_sec_key *key, struct lane *lane) {
     mpn_copyi(lane->root, lane->m, (mp_size_t)key->nn);
 }
 
+int rsakit_sec_crt_recombine(
+    const rsakit_sec_key *key, size_t count,
+    const mp_limb_t *const residues[], mp_limb_t *const out[]) {
+    if (count < 1 || count > RSAKIT_SEC_BATCH) {
+        return RSAKIT_SEC_BAD_ARGUMENT;
+    }
+    mp_limb_t *memory = rsakit_sec_scratch_alloc(key->lane_scratch);
+    struct lane lane;
+    lane_init(key, &lane, memory);
+    for (size_t j = 0; j < count; j++) {
+        mpn_copyi(lane.residues, residues[j], (mp_size_t)key->residue_limbs);
+        garner(key, &lane);
+        mpn_copyi(out[j], lane.root, (mp_size_t)key->nn);
+    }
+    rsakit_sec_scratch_free(memory, key->lane_scratch);
+    return RSAKIT_SEC_OK;
+}
+
 /* Load c (k octets) and test 0 <= c < n. c is public (the ciphertext). */
 static int load_input(const rsakit_sec_key *key, struct lane *lane, const uint8_t *in, size_t length) {
     if (length != key->k) {

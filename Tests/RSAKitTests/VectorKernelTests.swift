@@ -442,20 +442,24 @@ final class VectorKernelTests: XCTestCase {
     /// A 3-prime key (`openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -pkeyopt
     /// rsa_keygen_primes:3`): the seam runs one exponentiation per prime, each its own class.
     func testPrivatePath_MultiPrimeKeyOnTheEmulatedKernel() throws {
-        let path = TestKeys.scratch.appendingPathComponent("vector-multi-3.pem").path
-        _ = try OpenSSL.run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
-                             "-pkeyopt", "rsa_keygen_primes:3", "-out", path])
-        let gmpKey = try RSAPrivateKey(pemRepresentation: String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self))
-        XCTAssertEqual(gmpKey.storage.otherPrimes.count, 1)
-        let key = try XCTUnwrap(try gmpKey.withVectorKernel(.ifmaEmulated))
-        let random = DeterministicRandomSource(seed: 11)
-        let inputs = try ConstantTimePathTests.inputs(for: gmpKey, randomInputs: 2)
-        for (i, c) in inputs.enumerated() {
-            XCTAssertEqual(try key.rsadp(c, random: random), try ConstantTimePathTests.plainRSADP(gmpKey, c), "input \(i)")
+        // At 3072 bits n has no kernel context of its own: the check runs on the three
+        // primes and is recombined (seam_check_by_primes), for one block and for eight.
+        for bits in [2048, 3072] {
+            let path = TestKeys.scratch.appendingPathComponent("vector-multi-3-\(bits).pem").path
+            _ = try OpenSSL.run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
+                                 "-pkeyopt", "rsa_keygen_primes:3", "-out", path])
+            let gmpKey = try RSAPrivateKey(pemRepresentation: String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self))
+            XCTAssertEqual(gmpKey.storage.otherPrimes.count, 1)
+            let key = try XCTUnwrap(try gmpKey.withVectorKernel(.ifmaEmulated))
+            let random = DeterministicRandomSource(seed: 11)
+            let inputs = try ConstantTimePathTests.inputs(for: gmpKey, randomInputs: 2)
+            for (i, c) in inputs.enumerated() {
+                XCTAssertEqual(try key.rsadp(c, random: random), try ConstantTimePathTests.plainRSADP(gmpKey, c), "\(bits) bits, input \(i)")
+            }
+            let batch = Array(inputs.prefix(8))
+            XCTAssertEqual(try key.rsadp(batch: batch, random: random),
+                           try batch.map { try ConstantTimePathTests.plainRSADP(gmpKey, $0) }, "\(bits) bits, a batch")
         }
-        let batch = Array(inputs.prefix(8))
-        XCTAssertEqual(try key.rsadp(batch: batch, random: random),
-                       try batch.map { try ConstantTimePathTests.plainRSADP(gmpKey, $0) })
     }
 
     func testPrivatePath_DecryptsOpenSSLCiphertextOnTheVectorKernel() throws {
@@ -536,11 +540,12 @@ final class VectorKernelTests: XCTestCase {
         try checkDualAgainstGMP(RSAKIT_VEC_IMPL_IFMA, name: "IFMA kernel")
     }
 
-    /// The re-encryption check on the kernel (n of up to 2048 bits) refuses a faulty CRT
-    /// half, for one block (p and q in lockstep) and for a batch of eight (one multi-buffer
-    /// call); the same key without the fault decrypts both.
+    /// The re-encryption check on the kernel refuses a faulty CRT half, for one block (p and
+    /// q in lockstep) and for a batch of eight (one multi-buffer call); the same key without
+    /// the fault decrypts both. Up to 2048 bits the check runs mod n; at 3072 bits prime by
+    /// prime, recombined (seam_check_by_primes).
     func checkFaultIsCaught(_ implementation: VectorImplementation) throws {
-        for bits in [1024, 2048] {
+        for bits in [1024, 2048, 3072] {
             let key = try TestKeys.generated(bits: bits)
             let message = [UInt8](repeating: 0x5A, count: 20)
             let c = try key.publicKey.encrypt(message)

@@ -178,15 +178,18 @@ struct rsakit_sec_key;
 /* Attach impl as the key's exponentiation kernel (rsakit_sec_key_set_kernel, before the
  * key is shared): one call per private operation or batch of up to 8 blocks; 1-2 inputs
  * run single-buffer (p and q in lockstep for two primes of one limb count), 3-8 one
- * multi-buffer call per prime. For n of up to 2048 bits, also the re-encryption check's
- * m'^e mod n (rsakit_sec_key_set_check_kernel; larger n keep GMP's). Returns 0, or -1 (nothing
+ * multi-buffer call per prime. Also the re-encryption check's m'^e mod n
+ * (rsakit_sec_key_set_check_kernel): mod n for n of up to 2048 bits; above that prime by
+ * prime, (m' mod r_i)^e mod r_i recombined by rsakit_sec_crt_recombine (the same number).
+ * For n of up to 2048 bits, the blinding products of three blocks or more
+ * (rsakit_sec_key_set_mul_kernel). Returns 0, or -1 (nothing
  * attached, the GMP path stays) when a prime has more than 2048 bits, impl cannot run on
  * this CPU, or memory runs out. The per-prime constants are zeroed when the key is destroyed. */
 int rsakit_vec_sec_attach(struct rsakit_sec_key *key, rsakit_vec_impl impl);
 
 /* Tests only: rsakit_vec_sec_attach with a simulated fault, one bit of the first residue of
  * every call flipped after the exponentiation, so that tests can see the re-encryption check
- * (on the kernel, for n of up to 2048 bits) refuse the result. */
+ * (on the kernel: mod n up to 2048 bits, prime by prime above) refuse the result. */
 int rsakit_vec_sec_attach_faulty_for_tests(struct rsakit_sec_key *key, rsakit_vec_impl impl);
 
 #ifdef __cplusplus
