@@ -1,7 +1,7 @@
 /*
  * VectorCTHarness - runs the portable reference of the radix-2^52 exponentiation and of
  * the eight-lane modular product (CRSAKitVector, RSAKIT_VEC_IMPL_REFERENCE: rsakit_vec_powm,
- * powm2, powm8, the public-exponent form and mulmod8) with every secret marked undefined for
+ * powm2, powm8, the public-exponent forms and mulmod8) with every secret marked undefined for
  * valgrind's memcheck: the modulus (a secret prime), the exponent and the bases, before
  * the modulus constants are computed. Any branch, conditional move or address computed
  * from them is then reported ("Conditional jump or move depends on uninitialised
@@ -53,7 +53,7 @@ static volatile int planted_sink;
 /* One size: single-buffer and 8 lanes, exp_limbs exponent limbs. Returns mismatches. */
 static int run(size_t limbs, size_t exp_limbs, int plant) {
     uint64_t n[32], ncopy[32], e[32], ecopy[32];
-    uint64_t base[8 * 32], bcopy[8 * 32], out[8 * 32], out1[32], out2[2 * 32], out3[32], out4[8 * 32];
+    uint64_t base[8 * 32], bcopy[8 * 32], out[8 * 32], out1[32], out2[2 * 32], out3[32], out4[8 * 32], out5[8 * 32];
     for (size_t i = 0; i < limbs; i++) n[i] = next();
     n[0] |= 1;
     n[limbs - 1] |= (uint64_t)1 << 63;
@@ -91,18 +91,22 @@ static int run(size_t limbs, size_t exp_limbs, int plant) {
     /* The re-encryption check's form: a public exponent (not marked), a secret base. */
     const uint64_t e_public[1] = {65537};
     int s3 = rsakit_vec_powm_public_exponent(RSAKIT_VEC_IMPL_REFERENCE, m, out3, base + 7 * limbs, e_public, 1, 17);
+    /* Its eight-lane form, with the modulus secret too: the check of keys above 2048 bits
+     * runs it on each prime (seam_check_by_primes). */
+    int s5 = rsakit_vec_powm8_public_exponent(RSAKIT_VEC_IMPL_REFERENCE, m, out5, base, e_public, 1, 17);
     /* The eight-lane path's blinding products: lane l times lane 7 - l, all secret. */
     uint64_t factor[8 * 32];
     for (size_t l = 0; l < 8; l++) memcpy(factor + l * limbs, base + (7 - l) * limbs, limbs * 8);
     int s4 = rsakit_vec_mulmod8(RSAKIT_VEC_IMPL_REFERENCE, m, out4, base, factor);
     rsakit_vec_modulus_destroy(m);
     PUBLIC(out4, 8 * limbs * 8);
+    PUBLIC(out5, 8 * limbs * 8);
     PUBLIC(out3, limbs * 8);
     PUBLIC(out, 8 * limbs * 8);
     PUBLIC(out1, limbs * 8);
     PUBLIC(out2, 2 * limbs * 8);
 
-    int bad = (s8 != 0) + (s1 != 0) + (s2 != 0) + (s3 != 0) + (s4 != 0);
+    int bad = (s8 != 0) + (s1 != 0) + (s2 != 0) + (s3 != 0) + (s4 != 0) + (s5 != 0);
     mpz_t zn, ze, zb, zr, zg;
     mpz_inits(zn, ze, zb, zr, zg, NULL);
     to_mpz(zn, ncopy, limbs);
@@ -124,6 +128,15 @@ static int run(size_t limbs, size_t exp_limbs, int plant) {
     if (mpz_cmp(zr, zg) != 0) {
         fprintf(stderr, "mismatch: %zu limbs, public exponent\n", limbs);
         bad++;
+    }
+    for (size_t l = 0; l < 8; l++) {
+        to_mpz(zb, bcopy + l * limbs, limbs);
+        mpz_powm(zr, zb, ze, zn);
+        to_mpz(zg, out5 + l * limbs, limbs);
+        if (mpz_cmp(zr, zg) != 0) {
+            fprintf(stderr, "mismatch: %zu limbs, public exponent, eight lanes, lane %zu\n", limbs, l);
+            bad++;
+        }
     }
     for (size_t l = 0; l < 8; l++) {
         to_mpz(zb, bcopy + l * limbs, limbs);
