@@ -146,8 +146,8 @@ void rsakit_sec_key_set_mul_kernel(rsakit_sec_key *key, rsakit_sec_mul_kernel ke
  * prime: for j < count, out[j] (nn limbs) = the x < n with x = residues[j][offset(i) ..] mod
  * r_i for every prime i. residues[j]: rsakit_sec_key_residue_limbs(key) limbs in the
  * residue layout, each residue fully reduced (< r_i); secret. Constant-time in the residues
- * and the key (mpn_sec_mul and mpn_sec_div_r, the private operation's own recombination);
- * about 3 us per number at 3072 bits. Returns RSAKIT_SEC_OK, or RSAKIT_SEC_BAD_ARGUMENT for
+ * and the key (mpn_sec_mul and mpn_sec_div_r: the private operation's own recombination).
+ * Returns RSAKIT_SEC_OK, or RSAKIT_SEC_BAD_ARGUMENT for
  * a count outside 1 ... RSAKIT_SEC_BATCH (nothing written). */
 int rsakit_sec_crt_recombine(
     const rsakit_sec_key *key, size_t count,
