@@ -87,27 +87,34 @@ static int seam_dual(const seam_context *ctx, const rsakit_sec_key *key, size_t 
     return status;
 }
 
-/* Prime by prime: one multi-buffer call for SEAM_MULTI_FROM inputs or more, else one
- * single-buffer call per input. */
+/* Prime by prime, residues[j] + offset(i) = (bases[j] mod r_i)^x mod r_i: one multi-buffer
+ * call for SEAM_MULTI_FROM inputs or more, else one single-buffer call per input. x is the
+ * prime's secret exponent d_i (fixed window over its limbs) when e is NULL, else the public
+ * e (e_limbs limbs, ebits bits; square-and-multiply on its bits: the check). */
 static int seam_per_prime(const seam_context *ctx, const rsakit_sec_key *key, size_t count,
-                          const mp_limb_t *const bases[], mp_limb_t *const residues[], seam_work *w) {
+                          const mp_limb_t *const bases[], mp_limb_t *const residues[], seam_work *w,
+                          const uint64_t *e, size_t e_limbs, size_t ebits) {
     int status = 0;
     for (size_t i = 0; i < ctx->primes && status == 0; i++) {
         size_t pl = rsakit_sec_key_prime_limbs(key, i);
         const uint64_t *exponent = (const uint64_t *)rsakit_sec_key_prime_exponent(key, i);
+        const rsakit_vec_modulus *m = ctx->moduli[i];
         size_t offset = rsakit_sec_key_residue_offset(key, i);
         memset(w->reduced, 0, 8 * RSAKIT_VEC_MAX_LIMBS * sizeof(uint64_t));
         for (size_t j = 0; j < count; j++) {
             reduce_base(key, i, w->reduced + j * pl, bases[j], w);
         }
         if (count >= SEAM_MULTI_FROM) {
-            status = rsakit_vec_powm8(ctx->impl, ctx->moduli[i], w->result, w->reduced, exponent, pl);
+            status = e == NULL ? rsakit_vec_powm8(ctx->impl, m, w->result, w->reduced, exponent, pl)
+                               : rsakit_vec_powm8_public_exponent(ctx->impl, m, w->result, w->reduced, e, e_limbs, ebits);
             for (size_t j = 0; j < count && status == 0; j++) {
                 memcpy(residues[j] + offset, w->result + j * pl, pl * sizeof(uint64_t));
             }
         } else {
             for (size_t j = 0; j < count && status == 0; j++) {
-                status = rsakit_vec_powm(ctx->impl, ctx->moduli[i], w->result, w->reduced + j * pl, exponent, pl);
+                const uint64_t *base = w->reduced + j * pl;
+                status = e == NULL ? rsakit_vec_powm(ctx->impl, m, w->result, base, exponent, pl)
+                                   : rsakit_vec_powm_public_exponent(ctx->impl, m, w->result, base, e, e_limbs, ebits);
                 memcpy(residues[j] + offset, w->result, pl * sizeof(uint64_t));
             }
         }
@@ -158,7 +165,7 @@ static int seam_kernel(void *opaque, const rsakit_sec_key *key, size_t count,
         return 1; /* the GMP reference runs instead */
     }
     int status = count < SEAM_MULTI_FROM && ctx->dual ? seam_dual(ctx, key, count, bases, residues, &w)
-                                                       : seam_per_prime(ctx, key, count, bases, residues, &w);
+                                                       : seam_per_prime(ctx, key, count, bases, residues, &w, NULL, 0, 0);
     rk_zero(work, words * sizeof(uint64_t));
     free(work);
     if (ctx->fault) {
@@ -168,9 +175,8 @@ static int seam_kernel(void *opaque, const rsakit_sec_key *key, size_t count,
 }
 
 /* The check above 2048 bits, where n has no kernel context (more than 32 limbs) but every
- * prime has: for each prime r_i, y_i = (root mod r_i)^e mod r_i on the kernel (root mod r_i
- * by mpn_sec_div_r; one eight-lane call per prime for SEAM_MULTI_FROM roots or more, else
- * one call per root), then Garner's recombination of the y_i (rsakit_sec_crt_recombine)
+ * prime has: for each prime r_i, y_i = (root mod r_i)^e mod r_i on the kernel (seam_per_prime
+ * with the public e), then Garner's recombination of the y_i (rsakit_sec_crt_recombine)
  * gives root^e mod n, since n is the product of the primes: the same number, so the same
  * verdict, as mod n itself. At 3072 bits mpn_sec_powm took about 71 us per block. */
 static int seam_check_by_primes(const seam_context *ctx, const rsakit_sec_key *key, size_t count,
@@ -189,26 +195,7 @@ static int seam_check_by_primes(const seam_context *ctx, const rsakit_sec_key *k
     for (size_t j = 0; j < count; j++) {
         all_residues[j] = (mp_limb_t *)(extra + j * L);
     }
-    int status = 0;
-    for (size_t i = 0; i < ctx->primes && status == 0; i++) {
-        size_t pl = rsakit_sec_key_prime_limbs(key, i), offset = rsakit_sec_key_residue_offset(key, i);
-        memset(w.reduced, 0, 8 * RSAKIT_VEC_MAX_LIMBS * sizeof(uint64_t));
-        for (size_t j = 0; j < count; j++) {
-            reduce_base(key, i, w.reduced + j * pl, roots[j], &w);
-        }
-        if (count >= SEAM_MULTI_FROM) {
-            status = rsakit_vec_powm8_public_exponent(ctx->impl, ctx->moduli[i], w.result, w.reduced, e, e_limbs, ebits);
-            for (size_t j = 0; j < count && status == 0; j++) {
-                memcpy(all_residues[j] + offset, w.result + j * pl, pl * sizeof(uint64_t));
-            }
-        } else {
-            for (size_t j = 0; j < count && status == 0; j++) {
-                status = rsakit_vec_powm_public_exponent(ctx->impl, ctx->moduli[i], w.result, w.reduced + j * pl,
-                                                         e, e_limbs, ebits);
-                memcpy(all_residues[j] + offset, w.result, pl * sizeof(uint64_t));
-            }
-        }
-    }
+    int status = seam_per_prime(ctx, key, count, roots, all_residues, &w, e, e_limbs, ebits);
     if (status == 0) {
         status = rsakit_sec_crt_recombine(key, count, (const mp_limb_t *const *)all_residues, products);
     }
