@@ -214,6 +214,43 @@ final class CLIAgentTests: CLITestCase {
         return false
     }
 
+    /// `eval "$(rsakit agent start)"` with a socket path that holds shell syntax, from
+    /// --socket and from XDG_RUNTIME_DIR: bash, zsh and sh run nothing the path holds and
+    /// set RSAKIT_AGENT_SOCK to the path itself.
+    func testStartOutput_HostileSocketPathsAreQuotedForEval() throws {
+        try rsakitOK(["password", "add", "--service", "svc", "--account", "a"], stdin: Array("pw".utf8))
+        try rsakitOK(["store", "protect", "--kdf", "interactive", "--store-passin", "env:AGENT_TEST_PASS"], environment: ["AGENT_TEST_PASS": passphrase])
+        // Relative `touch` targets: they would land in the folder the shells run in. Short,
+        // for a socket path fits in 107 bytes.
+        let hostile = "$(touch p)`touch q` 'x\\\"*"
+        let runtime = path(hostile)
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let cases: [(arguments: [String], environment: [String: String?], socket: String)] = [
+            (["--socket", runtime + "/a.sock"], [:], runtime + "/a.sock"),
+            ([], ["XDG_RUNTIME_DIR": runtime, "RSAKIT_AGENT_SOCK": nil], runtime + "/rsakit/agent.sock"),
+        ]
+        let evalFolder = path("eval")
+        try FileManager.default.createDirectory(atPath: evalFolder, withIntermediateDirectories: true)
+        for (arguments, environment, socket) in cases {
+            let started = try rsakitOK(["agent", "start", "--store-passin", "env:AGENT_TEST_PASS"] + arguments,
+                                       environment: environment.merging(["AGENT_TEST_PASS": passphrase, "RSAKIT_STORE_PASSIN": nil]) { $1 })
+            if let pid = Int32(started.stdoutText.split(separator: " ").last?.dropLast(2) ?? "") { agentPIDs.append(pid) }
+            let lines = try write(started.stdout, to: "agent-lines")
+            for shell in ["bash", "zsh", "sh"] {
+                guard let executable = TestTools.path(of: shell) else { continue }
+                let program = "cd \"$1\" && eval \"$(cat \"$2\")\" >/dev/null && printf %s \"$RSAKIT_AGENT_SOCK\""
+                let result = try runProcess(executable, ["-c", program, shell, evalFolder, lines])
+                XCTAssertEqual(result.status, 0, "\(shell): \(result.stderr)")
+                XCTAssertEqual(result.stdoutText, socket, shell)
+            }
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: evalFolder), [], "the socket path ran as a command")
+            XCTAssertEqual(try rsakitOK(["agent", "status"], environment: ["RSAKIT_AGENT_SOCK": socket]).stdoutText,
+                           "the agent at \(socket.replacingOccurrences(of: "\\", with: "\\\\")) serves the store at \(storeDirectory.path), unlocked\n",
+                           "status escapes a backslash, as every message does")
+            try rsakitOK(["agent", "stop"], environment: ["RSAKIT_AGENT_SOCK": socket])
+        }
+    }
+
     private func files(containing text: String, under root: String) -> [String] {
         let needle = Array(text.utf8)
         return (FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? []).filter { name in

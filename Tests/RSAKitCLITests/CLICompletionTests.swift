@@ -67,7 +67,8 @@ final class CLICompletionTests: CLITestCase {
         XCTAssertEqual(try complete(["rsakit", "encrypt", "--tag", "com.example.a"]), ["com.example.alpha"])
         XCTAssertEqual(try complete(["rsakit", "encrypt", "-t", "com."]), ["com.example.alpha", "com.example.beta"])
         XCTAssertEqual(try complete(["rsakit", "password", "find", "--service", "m"]), ["mail.example"])
-        XCTAssertEqual(try complete(["rsakit", "cert", "find", "--label", "Al"]), ["Alpha cert"])
+        // Quoted as it goes on the command line.
+        XCTAssertEqual(try complete(["rsakit", "cert", "find", "--label", "Al"]), ["Alpha\\ cert"])
         // --store on the line wins over RSAKIT_STORE: an empty folder gives nothing.
         let empty = path("no-store-here")
         XCTAssertEqual(try complete(["rsakit", "encrypt", "--store", empty, "--tag", "com."]), [])

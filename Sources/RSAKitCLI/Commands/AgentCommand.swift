@@ -110,7 +110,9 @@ struct AgentCommand: RSAKitCommand {
         guard reply.hasPrefix("ok ") else {
             throw CLIFailure(reply.hasPrefix("error: ") ? String(reply.dropFirst(7)) : "the agent did not start", reply.contains("wrong passphrase") ? .dataError : .failure)
         }
-        try printOutput(shellLines() + "echo Agent pid \(reply.dropFirst(3));\n")
+        // Only digits reach the shell that evals this, whatever the reply held.
+        let pid = Int32(String(reply.dropFirst(3)).trimmingWhitespace()).map { " \($0)" } ?? ""
+        try printOutput(shellLines() + "echo Agent pid\(pid);\n")
     }
 
     /// `agent serve` (started by `agent start`): the passphrase on standard input, one line
@@ -147,11 +149,10 @@ struct AgentCommand: RSAKitCommand {
         }
     }
 
+    /// The lines `eval "$(rsakit agent start)"` runs. The socket path comes from --socket,
+    /// RSAKIT_AGENT_SOCK or XDG_RUNTIME_DIR, which may hold anything: it is single-quoted
+    /// unless it is made only of characters no shell treats specially.
     private func shellLines() -> String {
         "RSAKIT_AGENT_SOCK=\(shellQuoted(socketPath)); export RSAKIT_AGENT_SOCK;\n"
-    }
-
-    private func shellQuoted(_ text: String) -> String {
-        text.allSatisfy { $0.isLetter || $0.isNumber || "/._-+:@".contains($0) } ? text : "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
     }
 }

@@ -261,10 +261,13 @@ struct ListCommand: RSAKitCommand {
         try printOutput(text)
     }
 
-    /// `--names KIND`: the distinct names of that kind in the store, sorted, one per line,
-    /// escaped as in the table (terminalSafe). Reads only item attributes, which a protected
-    /// store keeps in the clear, so it never asks for a passphrase; a missing store prints
-    /// nothing (it is never created). Meant for completion scripts.
+    /// `--names KIND`: the distinct names of that kind in the store, sorted, one per line, as
+    /// stored (not escaped: a completion script inserts them, quoted, and must get the name
+    /// back). A name holding a newline would read as two lines, and one holding another
+    /// control character could drive the terminal when the shell lists it, so those are left
+    /// out; a tab stays. Reads only item attributes, which a protected store keeps in the
+    /// clear, so it never asks for a passphrase; a missing store prints nothing (it is never
+    /// created). Meant for completion scripts, which treat every line as data.
     private func printNames(_ kind: String) throws {
         guard try storeExists(arguments) else { return }
         let listing = try openStore(arguments).allKeychainItems()
@@ -276,8 +279,10 @@ struct ListCommand: RSAKitCommand {
         case "account": names = listing.passwords.map(\.account) + listing.internetPasswords.map(\.key.account)
         default: names = listing.internetPasswords.map(\.key.server)
         }
-        let unique = Set(names.compactMap { $0 }.filter { !$0.isEmpty && !$0.contains("\n") })
-        let lines = unique.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.map(terminalSafe)
+        let listable = names.compactMap { $0 }.filter { name in
+            !name.isEmpty && !name.unicodeScalars.contains { $0 != "\t" && isTerminalControl($0) }
+        }
+        let lines = Set(listable).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
         if !lines.isEmpty { try printOutput(lines.joined(separator: "\n") + "\n") }
     }
 }

@@ -1,17 +1,21 @@
 /// The fish completion script (`rsakit completion fish`): `complete -c rsakit` lines, each
-/// command's options offered once that command is on the line.
+/// command's options offered once that command is on the line. Store names are data: fish
+/// takes each output line of `__rsakit_names` as one candidate without expanding it.
 enum FishCompletion {
     static func script(_ model: CompletionModel = CompletionModel()) -> String {
         var lines = [
             "# fish completion for rsakit \(RSAKitCommandLine.version), from `rsakit completion fish`.",
             "# Install: rsakit completion fish > ~/.config/fish/completions/rsakit.fish",
             "complete -c rsakit -f",
+            // One name per line, never expanded (fish escapes a candidate when it inserts
+            // it). A tab would end the candidate and start its description, so a name
+            // holding one is left out.
             "function __rsakit_names",
             "    set -l store (string replace -r -- '.*--store[ =](\\S+).*' '$1' (commandline -p))",
             "    if test \"$store\" != (commandline -p)",
-            "        command rsakit list --names $argv[1] --store $store 2>/dev/null",
+            "        command rsakit list --names $argv[1] --store $store 2>/dev/null | string match -rv -- '\\t'",
             "    else",
-            "        command rsakit list --names $argv[1] 2>/dev/null",
+            "        command rsakit list --names $argv[1] 2>/dev/null | string match -rv -- '\\t'",
             "    end",
             "end",
         ]

@@ -1,5 +1,6 @@
 /// The zsh completion script (`rsakit completion zsh`): a `#compdef rsakit` function using
-/// `_arguments`, for a folder on `$fpath` (file name `_rsakit`).
+/// `_arguments`, for a folder on `$fpath` (file name `_rsakit`). Store names are data and are
+/// never expanded: they reach `compadd` as array elements, and compadd quotes what it inserts.
 enum ZshCompletion {
     static func script(_ model: CompletionModel = CompletionModel()) -> String {
         var text = """
@@ -7,12 +8,18 @@ enum ZshCompletion {
         # zsh completion for rsakit \(RSAKitCommandLine.version), from `rsakit completion zsh`.
         # Install: rsakit completion zsh > "${fpath[1]}/_rsakit" (then restart zsh)
 
+        # _rsakit_names [compadd options] KIND: the store's names of KIND (_arguments puts its
+        # compadd options first). Each line of `rsakit list --names` is one name, taken as data:
+        # (f) splits on newlines and nothing expands the pieces; compadd quotes each name it
+        # inserts.
         _rsakit_names() {
+            local kind=$argv[-1]
             local -a names store
             local i=${words[(I)--store]}
-            (( i > 0 )) && store=(--store ${words[i+1]})
-            names=(${(f)"$(command rsakit list --names $1 $store 2>/dev/null)"})
-            compadd -a names
+            argv[-1]=()
+            (( i > 0 )) && store=(--store ${${(Q)words[i+1]}/#\\~/$HOME})
+            names=(${(f)"$(command rsakit list --names $kind $store 2>/dev/null)"})
+            compadd "$@" -a names
         }
 
         _rsakit() {

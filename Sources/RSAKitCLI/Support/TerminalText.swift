@@ -26,15 +26,25 @@ private func escapingControls(_ text: String, backslash: Bool) -> String {
         case 0x09: out += "\\t"
         case 0x0D: out += "\\r"
         case 0x1B: out += "\\e"
+        case _ where !isTerminalControl(scalar):
+            out.unicodeScalars.append(scalar)
         case 0x00..<0x20, 0x7F:
             out += "\\x" + hex(scalar.value, digits: 2)
-        case 0x80..<0xA0, 0x202A...0x202E, 0x2066...0x2069, 0x2028, 0x2029, 0xFEFF:
-            out += "\\u{" + hex(scalar.value, digits: 4) + "}"
         default:
-            out.unicodeScalars.append(scalar)
+            out += "\\u{" + hex(scalar.value, digits: 4) + "}"
         }
     }
     return out
+}
+
+/// Whether `scalar` is one that ``terminalSafe(_:)`` escapes: a C0 control, DEL, a C1 control,
+/// a bidirectional override or isolate (U+202A-U+202E, U+2066-U+2069), a line or paragraph
+/// separator (U+2028, U+2029) or U+FEFF.
+func isTerminalControl(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar.value {
+    case 0x00..<0x20, 0x7F, 0x80..<0xA0, 0x202A...0x202E, 0x2066...0x2069, 0x2028, 0x2029, 0xFEFF: return true
+    default: return false
+    }
 }
 
 private func hex(_ value: UInt32, digits: Int) -> String {
