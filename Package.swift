@@ -4,6 +4,14 @@ import PackageDescription
 /// This folder, for linker inputs named by path (the PKCS#11 module's export list).
 let packageDirectory = String(#filePath.dropLast("/Package.swift".count))
 
+/// Whether SwiftPM is building this package as another package's dependency: checked out from
+/// a URL (under that package's `.build/checkouts/`) or downloaded from a registry. SwiftPM
+/// refuses unsafe flags in such a dependency ("contains unsafe build flags"), so the library
+/// targets take theirs only when this package is the root or a path dependency. Set
+/// RSAKIT_AS_DEPENDENCY=1 to build here exactly what a dependent package builds.
+let builtAsDependency = ["/checkouts/", "/registry/downloads/"].contains { Context.packageDirectory.contains($0) }
+    || Context.environment["RSAKIT_AS_DEPENDENCY"] == "1"
+
 let package = Package(
     name: "rsakit",
     products: [
@@ -130,13 +138,14 @@ let package = Package(
         // than GMP's path (an 8 MiB `rsakit decrypt` of the long tests ran past 300 s on an IFMA
         // CPU), so a debug build would test a kernel nobody runs. The reference stays at the
         // build's level: optimised, clang turns its masked selects into cmov, which the valgrind
-        // constant-time check counts. Clang cannot raise the level per function, hence the flag
-        // (a root-package target, where unsafeFlags are allowed).
+        // constant-time check counts. Clang cannot raise the level per function, hence the flag,
+        // which a dependent package's build goes without (see builtAsDependency and README
+        // "Using RSAKit from Swift": its debug builds run this kernel unoptimised).
         .target(
             name: "CRSAKitVectorIFMA",
             dependencies: ["CRSAKitVector"],
             path: "Sources/CRSAKitVectorIFMA",
-            cSettings: [
+            cSettings: builtAsDependency ? [] : [
                 .unsafeFlags(["-O2"], .when(configuration: .debug)),
                 // SwiftPM passes -fno-omit-frame-pointer, after these flags; the cc1 option
                 // below comes last and wins. With %rbp kept for a frame pointer, the eight-lane

@@ -1,23 +1,30 @@
 // swift-tools-version:6.0
-// An app's-eye use of RSAKit: the six steps a developer does (issue 16) and a server-shaped
-// flow (issue 28: async calls, cancellation, mutual TLS with a trust handler), in the Swift 6
-// language mode with complete concurrency checking, depending on RSAKit by path.
-// Run it with `scripts/examples.sh` from the repository root.
+// An app's-eye use of RSAKit: the six steps a developer does and a server-shaped flow (async
+// calls, cancellation, mutual TLS with a trust handler), in the Swift 6 language mode with
+// complete concurrency checking. Run it with `scripts/examples.sh` from the repository root.
+//
+// The script builds it as a real dependent package does: RSAKit by version, from a fresh
+// tagged clone of the tree (RSAKIT_EXAMPLES_URL and RSAKIT_EXAMPLES_VERSION), which is also
+// the check that SwiftPM accepts RSAKit as a versioned dependency (it refuses one with unsafe
+// build flags, and by path nothing shows that). Without those variables it takes the tree by
+// path, for editing.
 import Foundation
 import PackageDescription
 
-// A path dependency's package identity is the name of its folder, which is whatever the
-// clone was called ("rsakit", "main", ...): read it from this manifest's location. In an
-// app of your own, write `.package(url: "https://github.com/<owner>/rsakit.git", from: "0.16.0")`
-// and `.product(name: "RSAKit", package: "rsakit")`.
-let rsakitFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-let rsakitIdentity = rsakitFolder.lastPathComponent.lowercased()
+let rsakit: Package.Dependency
+let rsakitIdentity: String
+if let url = Context.environment["RSAKIT_EXAMPLES_URL"], let version = Context.environment["RSAKIT_EXAMPLES_VERSION"] {
+    rsakit = .package(url: url, .upToNextMinor(from: Version(stringLiteral: version)))
+    rsakitIdentity = URL(string: url)!.lastPathComponent.lowercased()
+} else {
+    // A path dependency's identity is the name of its folder, whatever the clone was called.
+    rsakit = .package(path: "..")
+    rsakitIdentity = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent.lowercased()
+}
 
 let package = Package(
     name: "RSAKitExamples",
-    dependencies: [
-        .package(path: ".."),
-    ],
+    dependencies: [rsakit],
     targets: [
         .executableTarget(
             name: "SixSteps",

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Build and run Examples/ (issue 16's proof): a separate Swift 6 package that depends on
-# RSAKit by path and does the six steps of an app. Needs what README.md says: the Swift
-# toolchain, the apt packages of scripts/install-deps.sh, and openssl (for step 6's key).
-# Takes about 1-2 minutes (a debug build of RSAKit inside Examples/.build, then the run).
+# Build and run Examples/: a separate Swift 6 package that does the six steps of an app and a
+# server flow, built as a dependent package builds RSAKit: by version, from a tagged clone
+# (below). Needs what README.md says: the Swift toolchain, the apt packages of
+# scripts/install-deps.sh, and openssl. Takes about 2-4 minutes (a cold debug build of RSAKit
+# as a dependency, then the runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d "${TMPDIR:-/tmp}/rsakit-examples.XXXXXX")
@@ -10,11 +11,26 @@ server_pid=
 trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
 export XDG_DATA_HOME="$work/xdg"   # the per-application store location, kept inside $work
 openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$work/genpkey.pem" 2>/dev/null
-# Clang's module cache does not notice headers added to an umbrella folder (a C shim header
-# new since the last build): start it afresh, a few seconds.
-rm -rf Examples/.build/*/debug/ModuleCache
-swift build --package-path Examples -Xswiftc -warnings-as-errors
-"$(swift build --package-path Examples --show-bin-path)/SixSteps" "$work" "$work/genpkey.pem"
+# RSAKit as a dependent package gets it: by version, from a file:// URL. SwiftPM caches
+# repositories by URL, so the clone is at a new path on every run; it holds this tree as it
+# is now (HEAD plus uncommitted changes and new files), committed and tagged with the version
+# in RSAKitCommandLine.swift. SwiftPM refuses a versioned dependency with unsafe build flags,
+# so this build fails if a library target takes one again.
+version=$(sed -n 's/^ *static let version = "\(.*\)"$/\1/p' Sources/RSAKitCLI/Commands/RSAKitCommandLine.swift)
+clone="$work/rsakit"
+git clone -q . "$clone"
+git diff HEAD --binary | (cd "$clone" && git apply --allow-empty --binary)
+git ls-files --others --exclude-standard -z | xargs -0 -r cp --parents -t "$clone"
+git -C "$clone" add -A
+git -C "$clone" -c user.name=examples -c user.email=examples@localhost commit -q --allow-empty -m "tree under test"
+git -C "$clone" tag -f "$version" >/dev/null
+consumer="$work/consumer"
+mkdir -p "$consumer"
+cp -R Examples/Package.swift Examples/Sources "$consumer/"
+export RSAKIT_EXAMPLES_URL="file://$clone" RSAKIT_EXAMPLES_VERSION="$version"
+swift build --package-path "$consumer" -Xswiftc -warnings-as-errors
+bin=$(swift build --package-path "$consumer" --show-bin-path)
+"$bin/SixSteps" "$work" "$work/genpkey.pem"
 
 # ServerFlow (issue 28) needs a TLS server that asks for a client certificate: a throw-away
 # PKI made by openssl (a root, a server certificate for 127.0.0.1, a client identity in a
@@ -47,4 +63,4 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 [ -n "$port" ] || { echo "examples: openssl s_server did not start:" >&2; cat "$pki/s_server.log" >&2; exit 1; }
-"$(swift build --package-path Examples --show-bin-path)/ServerFlow" "$work" "$port" "$pki/server.pem" "$pki/client.p12" example
+"$bin/ServerFlow" "$work" "$port" "$pki/server.pem" "$pki/client.p12" example

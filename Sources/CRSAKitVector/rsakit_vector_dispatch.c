@@ -235,6 +235,8 @@ static void path_init(void) {
         path_value = RSAKIT_VEC_PATH_GMP_DISABLED;
     } else if (!rsakit_vec_cpu_has_ifma()) {
         path_value = RSAKIT_VEC_PATH_GMP_NO_IFMA;
+    } else if (!rk_ifma_optimised) {
+        path_value = RSAKIT_VEC_PATH_GMP_UNOPTIMISED;
     } else if (rsakit_vec_known_answer_test(RSAKIT_VEC_IMPL_IFMA) != 0) {
         path_value = RSAKIT_VEC_PATH_GMP_SELFTEST_FAILED;
     } else {
@@ -255,6 +257,8 @@ const char *rsakit_vec_private_path_description(void) {
         return "gmp (GMP constant-time exponentiation; AVX-512 IFMA kernel disabled by RSAKIT_DISABLE_IFMA)";
     case RSAKIT_VEC_PATH_GMP_SELFTEST_FAILED:
         return "gmp (GMP constant-time exponentiation; AVX-512 IFMA kernel failed its known-answer test)";
+    case RSAKIT_VEC_PATH_GMP_UNOPTIMISED:
+        return "gmp (GMP constant-time exponentiation; the AVX-512 IFMA kernel was built without optimisation, as a dependency's debug build is)";
     case RSAKIT_VEC_PATH_GMP_NO_IFMA:
         break;
     }

@@ -13,6 +13,14 @@
 #include <immintrin.h>
 
 const int rk_ifma_compiled = 1;
+/* 0 when this file was compiled without optimisation: as a dependency of another package in
+ * its debug build, where SwiftPM allows no flag to raise the level. The kernel is then many
+ * times slower than GMP's path, and the dispatch does not choose it. */
+#ifdef __OPTIMIZE__
+const int rk_ifma_optimised = 1;
+#else
+const int rk_ifma_optimised = 0;
+#endif
 
 #pragma clang attribute push(__attribute__((target("avx512f,avx512ifma,avx512vl,avx512bw,avx512dq"))), apply_to = function)
 
@@ -67,8 +75,10 @@ static inline M8 v_cmpeq(V a, V b) { return _mm512_cmpeq_epu64_mask(a, b); }
  * inline assembly, so that the compiler can neither hoist the scan's loads nor keep its
  * values in the registers that a squaring's accumulators need (written as intrinsics inside
  * sqr8_scan's rows, the squaring spilled). Under MemorySanitizer, which cannot follow a
- * secret through assembly, the kernel's own form over intrinsics. */
-#ifndef RK_MSAN
+ * secret through assembly, the kernel's own form over intrinsics; so too in an unoptimised
+ * build (a package that depends on RSAKit builds it so in debug), where `stride` is no
+ * compile-time constant and the "i" operands cannot be formed. */
+#if !defined(RK_MSAN) && defined(__OPTIMIZE__)
 #define RK_HAVE_SCAN_STEP8 1
 #define RK_SCAN_ONE(u)                                   \
     "vmovdqu64 %c[d" #u "](%[e]), %[y]\n\t"              \
@@ -132,6 +142,7 @@ const rk_ops rk_ifma_ops = {
 #else
 
 const int rk_ifma_compiled = 0;
+const int rk_ifma_optimised = 0;
 const rk_ops rk_ifma_ops = {0};
 
 #endif

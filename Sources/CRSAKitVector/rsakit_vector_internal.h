@@ -75,6 +75,8 @@ extern const rk_ops rk_emulated_ops;
 /* Defined only when the compiler can target AVX-512 IFMA (x86-64 clang or gcc). */
 extern const rk_ops rk_ifma_ops;
 extern const int rk_ifma_compiled;
+/* Whether the kernel was compiled with optimisation (see rsakit_vector_ifma.c). */
+extern const int rk_ifma_optimised;
 
 /* x = x - n when x >= n (any x < 2n), N digits at a stride of `stride` words, by masks. */
 void rk_final_subtract(uint64_t *x, const uint64_t *n, size_t N, size_t stride);

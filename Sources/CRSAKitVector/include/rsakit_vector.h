@@ -58,7 +58,8 @@ typedef enum rsakit_vec_path {
     RSAKIT_VEC_PATH_GMP_NO_IFMA = 0,         /* CPU or OS lacks AVX-512 F/BW/VL/IFMA/zmm */
     RSAKIT_VEC_PATH_GMP_DISABLED = 1,        /* RSAKIT_DISABLE_IFMA=1 in the environment */
     RSAKIT_VEC_PATH_GMP_SELFTEST_FAILED = 2, /* the kernel failed its known-answer test */
-    RSAKIT_VEC_PATH_IFMA = 3                 /* the AVX-512 IFMA kernel */
+    RSAKIT_VEC_PATH_IFMA = 3,                /* the AVX-512 IFMA kernel */
+    RSAKIT_VEC_PATH_GMP_UNOPTIMISED = 4      /* the kernel was compiled without optimisation */
 } rsakit_vec_path;
 
 typedef struct rsakit_vec_modulus rsakit_vec_modulus;
