@@ -96,6 +96,30 @@ final class CLIKeychainTests: CLITestCase {
         assertFailure(try rsakit(["password", "delete", "--service", "com.example.mail", "--account", "romeo"]), status: 66, contains: "found")
     }
 
+    /// An empty standard input (a failed command upstream) neither stores nor changes a value,
+    /// for both password classes: exit 65, the store as it was, and no store created where
+    /// there was none. --allow-empty stores an empty value when asked.
+    func testPasswordAdd_EmptyValueIsRefusedUnlessAllowedAndChangesNothing() throws {
+        let cases: [(add: [String], find: [String])] = [
+            (["password", "add", "--service", "s", "--account", "a"], ["password", "find", "--service", "s", "--account", "a", "--value"]),
+            (["internet-password", "add", "--url", "https://a@example.com/r"], ["internet-password", "find", "--url", "https://a@example.com/r", "--value"]),
+        ]
+        for (add, _) in cases {
+            assertFailure(try rsakit(add, stdin: []), status: 65,
+                          contains: "the value on standard input is empty; nothing was stored (give --allow-empty to store an empty value)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: storeDirectory.path), "no store for a refused value")
+        }
+        for (add, find) in cases {
+            try rsakitOK(add, stdin: Array("good".utf8))
+            let before = try storeSnapshot()
+            assertFailure(try rsakit(add + ["--update"], stdin: []), status: 65, contains: "nothing was stored")
+            XCTAssertEqual(try storeSnapshot(), before, "a refused empty value changes nothing")
+            XCTAssertEqual(try rsakitOK(find).stdoutText, "good")
+            try rsakitOK(add + ["--update", "--allow-empty"], stdin: [])
+            XCTAssertEqual(try rsakitOK(find).stdout, [])
+        }
+    }
+
     func testPassword_OnAProtectedStoreThePassphraseAndTheValueShareStandardInput() throws {
         try protectedStoreWithPair()
         try rsakitOK(["password", "add", "--service", "svc", "--account", "a", "--passin", "stdin"],

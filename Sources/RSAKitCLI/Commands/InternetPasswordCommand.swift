@@ -22,6 +22,7 @@ struct InternetPasswordCommand: RSAKitCommand {
             .value("label", "L", "add: a label.").only("add"),
             .value("comment", "C", "add: a comment.").only("add"),
             .flag("update", "add: change the value of an existing item instead of failing (security -U).").only("add"),
+            .flag("allow-empty", "add: store an empty value (refused otherwise, so that the empty input of a failed command cannot wipe a password).").only("add"),
             .flag("value", "find: print the value alone, exactly as stored (security find-internet-password -w).").only("find"),
             .flag("json", "add, find, list: print JSON.").only("add", "find", "list"),
         ] + protectOptions.map { $0.only("add") },
@@ -33,6 +34,7 @@ struct InternetPasswordCommand: RSAKitCommand {
         find and list match the ones given (find --value needs exactly one match).
         add reads the value from standard input (every byte, exactly), or from a prompt on a
         terminal; never from the command line. An existing item is refused (exit 73) unless --update.
+        An empty value is refused (exit 65, nothing stored or changed) unless --allow-empty.
         """,
         passphrases: .only(["add", "find"]))
 
@@ -60,7 +62,7 @@ struct InternetPasswordCommand: RSAKitCommand {
             if let store = pending.existing, !arguments.flag("update"), (try? store.internetPassword(key)) != nil {
                 throw duplicateFailure(.internetPassword(key))
             }
-            let value = try readPasswordValue()
+            let value = try readPasswordValue(allowEmpty: arguments.flag("allow-empty"))
             let store = try pending.open()
             let label = arguments.value("label"), comment = arguments.value("comment")
             let item: RSAInternetPasswordAttributes

@@ -14,13 +14,14 @@ struct PasswordCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "password",
         overview: "Add, find, delete or list generic passwords (service + account).",
-        usage: "rsakit password add|find|delete|list [--service <S>] [--account <A>] [--label <L>] [--comment <C>] [--update] [--value] [--json] [--store <DIR>]",
+        usage: "rsakit password add|find|delete|list [--service <S>] [--account <A>] [--label <L>] [--comment <C>] [--update] [--allow-empty] [--value] [--json] [--store <DIR>]",
         options: [
             .value("service", "S", "The service (kSecAttrService); required except for list."),
             .value("account", "A", "The account (kSecAttrAccount); required for add and delete.").only("add", "find", "delete"),
             .value("label", "L", "add: a label.").only("add"),
             .value("comment", "C", "add: a comment.").only("add"),
             .flag("update", "add: change the value of an existing item instead of failing (security -U).").only("add"),
+            .flag("allow-empty", "add: store an empty value (refused otherwise, so that the empty input of a failed command cannot wipe a password).").only("add"),
             .flag("value", "find: print the value alone, exactly as stored (security find-generic-password -w).").only("find"),
             .flag("json", "add, find, list: print JSON (add: the stored item's attributes).").only("add", "find", "list"),
         ] + protectOptions.map { $0.only("add") },
@@ -29,6 +30,8 @@ struct PasswordCommand: RSAKitCommand {
         discussion: """
         add reads the value from standard input (every byte, exactly; use printf, not echo, to avoid a
         newline), or, when standard input is a terminal, from a prompt without echo. Never from the command line.
+        An empty value is refused (exit 65, nothing stored or changed) unless --allow-empty: a script whose
+        upstream command failed must not wipe a working password.
         An existing (service, account) is refused (exit 73) unless --update; a missing one exits 66.
         find prints the attributes; the value only with --value (it needs the passphrase of a protected store).
         """,
@@ -103,7 +106,7 @@ struct PasswordCommand: RSAKitCommand {
            (try? store.genericPassword(service: service, account: account)) != nil {
             throw duplicateFailure(query)
         }
-        let value = try readPasswordValue()
+        let value = try readPasswordValue(allowEmpty: arguments.flag("allow-empty"))
         let store = try pending.open()
         let label = arguments.value("label"), comment = arguments.value("comment")
         let item: RSAGenericPasswordAttributes
@@ -178,7 +181,18 @@ func passwordItemJSON(label: String?, comment: String?, valueByteCount: Int, ite
 
 /// A password value for `add`: all of standard input (every byte, at most
 /// ``RSAKeyStore/maximumPasswordByteCount``), or a no-echo prompt, asked twice, on a terminal.
-func readPasswordValue() throws -> RSASecretBytes {
+/// - Throws: `CLIFailure` (65) for an empty value unless `allowEmpty`: an empty standard input
+///   is most often a failed command upstream, and storing it would wipe a working password.
+func readPasswordValue(allowEmpty: Bool) throws -> RSASecretBytes {
+    let value = try readPasswordValueBytes()
+    guard allowEmpty || !value.isEmpty else {
+        let source = isatty(STDIN_FILENO) == 1 ? "the value typed" : "the value on standard input"
+        throw CLIFailure("\(source) is empty; nothing was stored (give --allow-empty to store an empty value)", .dataError)
+    }
+    return value
+}
+
+private func readPasswordValueBytes() throws -> RSASecretBytes {
     if isatty(STDIN_FILENO) == 1 {
         return try Passphrase.prompted("Password value: ", confirm: true, hint: "the value on standard input")
     }
