@@ -2,8 +2,8 @@ import Foundation
 import XCTest
 import RSAKitTestSupport
 
-/// Issue 9 §1 with the built binary: `--out` never damages what is at the path, and no
-/// temporary file (which may hold plaintext) survives a failure or a terminating signal.
+/// `--out` with the built binary: it never damages what is at the path, and no temporary file
+/// (which may hold plaintext) survives a failure, a terminating signal or SIGKILL.
 final class CLIOutputFileTests: CLITestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()
@@ -24,6 +24,20 @@ final class CLIOutputFileTests: CLITestCase {
 
     func temporaries(in folder: String? = nil) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: folder ?? workDirectory.path).filter { $0.contains(".rsakit-tmp-") }
+    }
+
+    /// The unnamed (O_TMPFILE) temporary that process `pid` is writing in this test's folder,
+    /// with at least one byte in it: what /proc shows for the descriptor ("/folder/#inode
+    /// (deleted)"), or nil.
+    func unnamedTemporary(of pid: pid_t) -> String? {
+        let fds = "/proc/\(pid)/fd"
+        for fd in (try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? [] {
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/" + fd),
+                  target.hasPrefix(workDirectory.path + "/#"), target.hasSuffix(" (deleted)") else { continue }
+            var info = stat()
+            if stat(fds + "/" + fd, &info) == 0, info.st_size > 0, info.st_mode & 0o7777 == 0o600 { return target }
+        }
+        return nil
     }
 
     func testDevNull_StaysACharacterDevice() throws {
@@ -162,20 +176,74 @@ final class CLIOutputFileTests: CLITestCase {
             XCTAssertEqual(half.withUnsafeBytes { Glibc.write(writer, $0.baseAddress!, $0.count) }, half.count)
             var temporary: String?
             for _ in 0..<400 {
-                if let name = try temporaries().first, let size = try? FileManager.default.attributesOfItem(atPath: path(name))[.size] as? Int, size > 0 {
-                    temporary = name
-                    break
-                }
+                temporary = unnamedTemporary(of: process.pid)
+                if temporary != nil { break }
                 usleep(25_000)
             }
-            let name = try XCTUnwrap(temporary, "signal \(signal): a temporary with partial plaintext appeared")
-            XCTAssertEqual(mode(path(name)), 0o600, "the temporary holding plaintext is private")
-            XCTAssertTrue(name.hasPrefix(".out-\(signal).bin.rsakit-tmp-"), name)
+            XCTAssertNotNil(temporary, "signal \(signal): a private unnamed temporary with partial plaintext appeared")
+            XCTAssertEqual(try temporaries(), [], "no name points at partial plaintext")
             process.send(signal)
             XCTAssertEqual(try process.wait(), .signaled(signal), "killed by the signal itself (re-raised)")
             XCTAssertEqual(try temporaries(), [], "signal \(signal): no temporary left")
             XCTAssertFalse(exists(out), "signal \(signal): nothing at --out")
         }
+    }
+
+    /// SIGKILL (no handler runs; an OOM kill or a power loss is the same) at random points of
+    /// a decrypt, 50 times: no file with partial plaintext is ever left, under any name.
+    func testSIGKILLDuringDecrypt_NeverLeavesPlaintext() throws {
+        let plaintext = testBytes(300_000)
+        let sealed = try write(try rsakitOK(["encrypt", "--tag", "k"], stdin: plaintext).stdout, to: "big.rsa")
+        // One whole decrypt, timed, so that the kills land all through one.
+        var begin = timespec(), end = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &begin)
+        try rsakitOK(["decrypt", "--in", sealed, "--out", path("whole.bin")])
+        clock_gettime(CLOCK_MONOTONIC, &end)
+        XCTAssertEqual(try read("whole.bin"), plaintext)
+        let microseconds = max(1, (end.tv_sec - begin.tv_sec) * 1_000_000 + (end.tv_nsec - begin.tv_nsec) / 1000)
+        var killedWhileWriting = 0
+        for round in 0..<50 {
+            let out = path("out-\(round).bin")
+            let process = try ChildProcess([Self.binary.path, "decrypt", "--in", sealed, "--out", out], environment: childEnvironment())
+            usleep(UInt32.random(in: 0...UInt32(microseconds)))
+            if unnamedTemporary(of: process.pid) != nil { killedWhileWriting += 1 }
+            process.send(SIGKILL)
+            _ = try process.wait()
+            XCTAssertEqual(try temporaries(), [], "round \(round): no named temporary")
+            // Only the complete file can have a name: a kill after the link finds it whole.
+            if exists(out) { XCTAssertEqual(try read(out), plaintext, "round \(round)") }
+        }
+        XCTAssertGreaterThanOrEqual(killedWhileWriting, 10, "the kills landed while plaintext was being written")
+        print("SIGKILL test: \(killedWhileWriting) of 50 kills landed while the unnamed file held plaintext; one decrypt took \(microseconds) us")
+    }
+
+    /// Linking the unnamed file into place (through /proc/self/fd, with no capability) works
+    /// for an ordinary user, for a new file and for one it replaces.
+    func testUnnamedTemporary_IsLinkedIntoPlaceByAnOrdinaryUser() throws {
+        guard geteuid() == 0 else { return try assertEncryptsTo(path("plain.rsa"), as: [], into: workDirectory.path) }
+        guard let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
+            throw XCTSkip("running as root without setpriv: cannot run as an ordinary user")
+        }
+        let folder = path("nobody")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        XCTAssertEqual(chown(folder, 65534, 65534), 0)
+        XCTAssertEqual(chmod(workDirectory.path, 0o755), 0)
+        try assertEncryptsTo(folder + "/new.rsa", as: [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--"], into: folder)
+    }
+
+    /// `encrypt --key` (as `prefix` runs it) writes `target` twice, new and replaced, and
+    /// leaves no temporary in `folder`; the second result decrypts.
+    private func assertEncryptsTo(_ target: String, as prefix: [String], into folder: String) throws {
+        let pub = path("pub.pem")
+        try rsakitOK(["export", "--tag", "k", "--out", pub])
+        XCTAssertEqual(chmod(pub, 0o644), 0)
+        for round in 0..<2 {
+            let command = prefix + [Self.binary.path, "encrypt", "--key", pub, "--out", target]
+            let result = try runProcess(command[0], Array(command.dropFirst()), stdin: Array("round \(round)".utf8))
+            XCTAssertEqual(result.status, 0, result.stderr)
+            XCTAssertEqual(try temporaries(in: folder), [])
+        }
+        XCTAssertEqual(try rsakitOK(["decrypt", "--in", target]).stdoutText, "round 1")
     }
 
     func testFailedDecrypt_LeavesNothingAndKeepsTheOldFile() throws {

@@ -2,10 +2,23 @@ import Foundation
 import XCTest
 @testable import RSAKit
 
-/// RSAOutputFile: temporary-and-rename for regular files, in place for everything else,
-/// symbolic links followed, modes as issue 9 §1 asks. Real files, FIFOs and devices.
+/// RSAOutputFile: a temporary moved into place for regular files (unnamed with O_TMPFILE on
+/// this file system, named where tests turn O_TMPFILE off), in place for everything else,
+/// symbolic links followed, the modes of a careful Unix tool. Real files, FIFOs and devices.
 final class OutputFileTests: XCTestCase {
     var folder: String!
+
+    override func tearDown() {
+        RSAOutputFile.unnamedTemporariesDisabled = false
+        super.tearDown()
+    }
+
+    /// Where the temporary is while it is written: its name, or for an unnamed one the
+    /// "/folder/#inode (deleted)" that /proc shows for its descriptor.
+    func temporaryLocation(_ out: RSAOutputFile) throws -> String {
+        if let name = out.temporaryPath { return name }
+        return try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(out.fileDescriptor)")
+    }
 
     override func setUpWithError() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-out-\(getpid())-\(UUID().uuidString)").path
@@ -40,20 +53,62 @@ final class OutputFileTests: XCTestCase {
     func testNewFile_AppearsOnlyOnCommit_WithUmaskMode() throws {
         let old = umask(0o027)
         defer { umask(old) }
-        let target = folder + "/new.bin"
-        let before = RSAOutputFile.registeredTemporaryCount
-        let out = try RSAOutputFile(path: target)
-        XCTAssertEqual(out.method, .temporaryAndRename)
-        try write(out, [1, 2, 3])
-        XCTAssertFalse(FileManager.default.fileExists(atPath: target), "nothing at the path before commit")
-        let temporary = try XCTUnwrap(out.temporaryPath)
-        XCTAssertEqual(mode(temporary), 0o600, "the temporary is private while written")
-        XCTAssertEqual(RSAOutputFile.registeredTemporaryCount, before + 1)
-        try out.commit()
-        XCTAssertEqual(RSAOutputFile.registeredTemporaryCount, before)
-        XCTAssertEqual([UInt8](try Data(contentsOf: URL(fileURLWithPath: target))), [1, 2, 3])
-        XCTAssertEqual(mode(target), 0o640, "0666 less the umask 027")
-        XCTAssertEqual(try temporaries(), [])
+        for named in [false, true] {
+            RSAOutputFile.unnamedTemporariesDisabled = named
+            let target = folder + "/new-\(named).bin"
+            let before = RSAOutputFile.registeredTemporaryCount
+            let out = try RSAOutputFile(path: target)
+            XCTAssertEqual(out.method, .temporaryAndRename)
+            XCTAssertEqual(out.isUnnamed, !named, "this file system has O_TMPFILE")
+            try write(out, [1, 2, 3])
+            XCTAssertFalse(FileManager.default.fileExists(atPath: target), "nothing at the path before commit")
+            var info = stat()
+            XCTAssertEqual(fstat(out.fileDescriptor, &info), 0)
+            XCTAssertEqual(info.st_mode & 0o7777, 0o600, "the temporary is private while written")
+            if named {
+                XCTAssertEqual(mode(try XCTUnwrap(out.temporaryPath)), 0o600)
+                XCTAssertEqual(RSAOutputFile.registeredTemporaryCount, before + 1)
+            } else {
+                XCTAssertNil(out.temporaryPath)
+                XCTAssertEqual(try temporaries(), [], "an unnamed temporary has no name to leave behind")
+                XCTAssertEqual(RSAOutputFile.registeredTemporaryCount, before, "nothing to remove on a signal")
+                XCTAssertEqual(info.st_nlink, 0)
+            }
+            try out.commit()
+            XCTAssertEqual(RSAOutputFile.registeredTemporaryCount, before)
+            XCTAssertEqual([UInt8](try Data(contentsOf: URL(fileURLWithPath: target))), [1, 2, 3])
+            XCTAssertEqual(mode(target), 0o640, "0666 less the umask 027")
+            XCTAssertEqual(try temporaries(), [])
+        }
+    }
+
+    /// A killed process (SIGKILL: no handler runs) leaves its named temporary; the next output
+    /// opened in that folder removes it once its PID is gone and nobody wrote it for a minute.
+    /// Live writers' files, fresh ones and other users' stay.
+    func testStaleNamedTemporaries_OfDeadProcessesAreRemovedOnTheNextRun() throws {
+        let pidMax = Int32(String(decoding: try Data(contentsOf: URL(fileURLWithPath: "/proc/sys/kernel/pid_max")), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines))!
+        let dead = pidMax - 1
+        guard kill(dead, 0) != 0 && errno == ESRCH else { throw XCTSkip("PID \(dead) exists") }
+        let old = Date(timeIntervalSinceNow: -120)
+        func plant(_ name: String, modified: Date = old, owner: uid_t? = nil) throws {
+            XCTAssertTrue(FileManager.default.createFile(atPath: folder + "/" + name, contents: Data("plaintext".utf8)))
+            try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: folder + "/" + name)
+            if let owner { XCTAssertEqual(chown(folder + "/" + name, owner, owner), 0) }
+        }
+        try plant(".a.bin.rsakit-tmp-\(dead)-12345")
+        try plant(".b.bin.rsakit-tmp-\(getpid())-1")
+        try plant(".c.bin.rsakit-tmp-\(dead)-2", modified: Date())
+        try plant(".d.rsakit-tmp-x.rsakit-tmp-\(dead)-3")
+        try plant("e.bin.rsakit-tmp-\(dead)-4")
+        var expected = [".b.bin.rsakit-tmp-\(getpid())-1", ".c.bin.rsakit-tmp-\(dead)-2", "e.bin.rsakit-tmp-\(dead)-4"]
+        if geteuid() == 0 {
+            try plant(".f.bin.rsakit-tmp-\(dead)-5", owner: 65534)
+            expected.append(".f.bin.rsakit-tmp-\(dead)-5")
+        }
+        let out = try RSAOutputFile(path: folder + "/next.bin")
+        out.discard()
+        XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: folder)), Set(expected))
     }
 
     func testReplacedFile_KeepsItsBits_PrivateKeyIsAlways0600() throws {
@@ -97,7 +152,7 @@ final class OutputFileTests: XCTestCase {
         XCTAssertEqual(symlink("link", folder + "/link2"), 0)
         let out = try RSAOutputFile(path: folder + "/link2")
         XCTAssertEqual(out.destinationPath, folder + "/real/target.bin")
-        XCTAssertTrue(out.temporaryPath!.hasPrefix(sub + "/"), "temporary beside the target")
+        XCTAssertTrue(try temporaryLocation(out).hasPrefix(sub + "/"), "temporary beside the target")
         try write(out, [4, 5])
         try out.commit()
         XCTAssertEqual(fileType(folder + "/link"), S_IFLNK)

@@ -9,12 +9,19 @@ internal import CRSAKitShims
 /// shell redirection, `age -o`), so that nothing at the path is damaged and nothing secret is
 /// left behind.
 ///
-/// Rules (rsakit issue 9 §1):
+/// Rules:
 /// - A **new path or an existing regular file** is written through a temporary file in the
-///   same folder (`.NAME.rsakit-tmp-PID-RANDOM`, mode 0600 while it is written, since it may
-///   hold plaintext or a private key). ``commit()`` fsyncs it, gives it its final permission
-///   bits and renames it onto the path; ``discard()`` (or deinit, or a terminating signal)
-///   removes it. Until ``commit()`` the path keeps its old contents, or stays absent.
+///   same folder, mode 0600 while it is written, since it may hold plaintext or a private key.
+///   Where the file system has `O_TMPFILE` (ext4, xfs, btrfs, tmpfs) the temporary has no name
+///   at all until it is complete, so nothing is left behind even by SIGKILL, an OOM kill or a
+///   power loss; ``commit()`` fsyncs it, gives it its final permission bits and links it into
+///   place (through `/proc/self/fd/N`; an existing file is replaced by linking to a named
+///   temporary and renaming that over it). Elsewhere the temporary is named
+///   `.NAME.rsakit-tmp-PID-RANDOM` and ``commit()`` renames it onto the path; a named temporary
+///   left by a process that no longer exists (killed by SIGKILL) and unmodified for a minute is
+///   removed the next time an output is opened in that folder. ``discard()`` (or deinit, or a
+///   terminating signal) removes the temporary. Until ``commit()`` the path keeps its old
+///   contents, or stays absent.
 /// - The finished file gets the replaced file's permission bits (and, best effort, its owner
 ///   and group), or for a new file 0666 less the umask; with ``Permissions/privateKey`` it is
 ///   always 0600.
@@ -47,7 +54,8 @@ public final class RSAOutputFile {
     public enum Method: Sendable, Hashable {
         /// Standard output (descriptor 1), written in place.
         case standardOutput
-        /// A temporary file renamed onto ``destinationPath`` by ``commit()``.
+        /// A temporary file (unnamed where the file system allows it) moved onto
+        /// ``destinationPath`` by ``commit()``.
         case temporaryAndRename
         /// The destination (a device, FIFO, socket or an inherited descriptor) written in place;
         /// bytes written before a failure cannot be taken back.
@@ -62,8 +70,11 @@ public final class RSAOutputFile {
     public let destinationPath: String?
     /// How the output reaches the destination.
     public let method: Method
-    /// The temporary file while it exists (``Method/temporaryAndRename`` only).
+    /// The temporary file's name while it exists (``Method/temporaryAndRename`` only); nil
+    /// while it is unnamed (`O_TMPFILE`).
     public private(set) var temporaryPath: String?
+    /// Whether the temporary has no name until ``commit()`` links it (`O_TMPFILE`).
+    public let isUnnamed: Bool
 
     private let finalMode: mode_t
     private let owner: (uid: uid_t, gid: gid_t)?
@@ -87,6 +98,7 @@ public final class RSAOutputFile {
         temporaryPath = nil
         finalMode = 0
         owner = nil
+        isUnnamed = false
     }
 
     /// Open `path` for writing under the rules described on ``RSAOutputFile``.
@@ -111,6 +123,7 @@ public final class RSAOutputFile {
             method = .inPlace
             finalMode = 0
             owner = nil
+            isUnnamed = false
             return
         }
         let destination = try RSAOutputFile.resolveSymbolicLinks(path)
@@ -132,6 +145,7 @@ public final class RSAOutputFile {
             method = .inPlace
             finalMode = 0
             owner = nil
+            isUnnamed = false
             return
         }
         if exists && faccessat(AT_FDCWD, destination, W_OK, AT_EACCESS) != 0 {
@@ -143,8 +157,15 @@ public final class RSAOutputFile {
         case .standard: finalMode = exists ? info.st_mode & 0o7777 : 0o666 & ~RSAOutputFile.currentUmask()
         }
         owner = exists && (info.st_uid != geteuid() || info.st_gid != getegid()) ? (info.st_uid, info.st_gid) : nil
-        let (folder, name) = RSAOutputFile.split(destination)
-        let temporary = folder + "/." + name + ".rsakit-tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let folder = RSAOutputFile.split(destination).folder
+        RSAOutputFile.removeStaleTemporaries(in: folder)
+        if !RSAOutputFile.unnamedTemporariesDisabled, case let fd = rsakit_open_unnamed(folder), fd >= 0 {
+            fileDescriptor = fd
+            isUnnamed = true
+            return
+        }
+        isUnnamed = false
+        let temporary = RSAOutputFile.namedTemporary(for: destination)
         // Registered before it exists, so that no signal can leave it behind.
         signalSlot = rsakit_tempfile_register(temporary)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -158,8 +179,8 @@ public final class RSAOutputFile {
     }
 
     /// Make the output final. For ``Method/temporaryAndRename``: fsync the temporary file,
-    /// give it its final owner (best effort) and permission bits, rename it onto
-    /// ``destinationPath`` and fsync the folder. For in-place outputs: close the descriptor.
+    /// give it its final owner (best effort) and permission bits, link (unnamed) or rename it
+    /// onto ``destinationPath`` and fsync the folder. For in-place outputs: close the descriptor.
     /// Calling it again, or after ``discard()``, does nothing.
     ///
     /// - Throws: `RSAError.outputFileFailed(path:reason:)` when fsync or rename fails; the
@@ -176,17 +197,16 @@ public final class RSAOutputFile {
         case .temporaryAndRename:
             break
         }
-        guard let temporaryPath, let destinationPath, let path else { return }
+        guard let destinationPath, let path else { return }
         defer {
             rsakit_tempfile_unregister(signalSlot)
             self.temporaryPath = nil
         }
         if let owner { _ = fchown(fileDescriptor, owner.uid, owner.gid) }
-        guard fsync(fileDescriptor) == 0, fchmod(fileDescriptor, finalMode) == 0,
-              rename(temporaryPath, destinationPath) == 0 else {
+        guard fsync(fileDescriptor) == 0, fchmod(fileDescriptor, finalMode) == 0, moveIntoPlace(destinationPath) else {
             let code = errno
             _ = close(fileDescriptor)
-            unlink(temporaryPath)
+            if let temporaryPath { unlink(temporaryPath) }
             throw RSAOutputFile.failure(path, code)
         }
         _ = close(fileDescriptor)
@@ -195,6 +215,21 @@ public final class RSAOutputFile {
             _ = fsync(folder)
             _ = close(folder)
         }
+    }
+
+    /// The complete, fsynced temporary onto `destination`: renamed when it is named; linked
+    /// when it is unnamed, directly where nothing is at `destination`, else to a named
+    /// temporary that is then renamed over it (link cannot replace a file). errno on failure.
+    private func moveIntoPlace(_ destination: String) -> Bool {
+        if isUnnamed {
+            if rsakit_link_unnamed(fileDescriptor, destination) == 0 { return true }
+            guard errno == EEXIST else { return false }
+            let temporary = RSAOutputFile.namedTemporary(for: destination)
+            signalSlot = rsakit_tempfile_register(temporary)
+            temporaryPath = temporary
+            guard rsakit_link_unnamed(fileDescriptor, temporary) == 0 else { return false }
+        }
+        return rename(temporaryPath!, destination) == 0
     }
 
     /// Give up: remove the temporary file (nothing appears at the path) or close an in-place
@@ -220,6 +255,42 @@ public final class RSAOutputFile {
 
     /// The number of temporary files currently registered for removal on a signal (tests).
     internal static var registeredTemporaryCount: Int { Int(rsakit_tempfile_count()) }
+
+    /// Tests set it to exercise the named temporaries of file systems without `O_TMPFILE`.
+    nonisolated(unsafe) internal static var unnamedTemporariesDisabled = false
+
+    // MARK: Temporaries
+
+    /// `.NAME.rsakit-tmp-PID-RANDOM` beside `destination`.
+    private static func namedTemporary(for destination: String) -> String {
+        let (folder, name) = split(destination)
+        return folder + "/." + name + temporaryMarker + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    private static let temporaryMarker = ".rsakit-tmp-"
+
+    /// Remove the named temporaries in `folder` that a killed process left (SIGKILL, an OOM
+    /// kill, a power loss: no handler runs then): regular files of this user named
+    /// `.NAME.rsakit-tmp-PID-RANDOM` whose PID no longer exists and which nobody has written
+    /// for a minute (a writer in another PID namespace that shares the folder keeps writing).
+    /// Best effort: what cannot be read or removed is left alone.
+    private static func removeStaleTemporaries(in folder: String) {
+        guard let directory = opendir(folder) else { return }
+        defer { closedir(directory) }
+        let now = time(nil)
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasPrefix("."), let marker = name.ranges(of: temporaryMarker).last else { continue }
+            let fields = name[marker.upperBound...].split(separator: "-")
+            guard fields.count == 2, let pid = pid_t(fields[0]), pid > 0, UInt32(fields[1]) != nil,
+                  kill(pid, 0) != 0, errno == ESRCH else { continue }
+            var info = stat()
+            let path = folder + "/" + name
+            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid(),
+                  now - info.st_mtim.tv_sec >= 60 else { continue }
+            unlink(path)
+        }
+    }
 
     // MARK: Path rules
 
