@@ -69,6 +69,11 @@ final class CLICompletionTests: CLITestCase {
         XCTAssertEqual(try complete(["rsakit", "password", "find", "--service", "m"]), ["mail.example"])
         // Quoted as it goes on the command line.
         XCTAssertEqual(try complete(["rsakit", "cert", "find", "--label", "Al"]), ["Alpha\\ cert"])
+        XCTAssertEqual(try complete(["rsakit", "encrypt", "--cert-label", "Al"]), ["Alpha\\ cert"])
+        XCTAssertEqual(try complete(["rsakit", "tls", "connect", "--identity", "Al"]), ["Alpha\\ cert"])
+        // A --label that names a new item, or the OAEP label, is free text.
+        XCTAssertEqual(try complete(["rsakit", "encrypt", "--label", "Al"]), [])
+        XCTAssertEqual(try complete(["rsakit", "genpair", "--label", "Al"]), [])
         // --store on the line wins over RSAKIT_STORE: an empty folder gives nothing.
         let empty = path("no-store-here")
         XCTAssertEqual(try complete(["rsakit", "encrypt", "--store", empty, "--tag", "com."]), [])

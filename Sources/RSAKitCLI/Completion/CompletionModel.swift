@@ -40,22 +40,29 @@ struct CompletionModel {
     init(commands specs: [CommandSpec] = RSAKitCommandLine.commands.map { $0.spec }) {
         commands = specs.map { spec in
             Command(name: spec.name, overview: spec.overview, subcommands: spec.subcommands,
-                    options: spec.visibleOptions.map(Self.option),
+                    options: spec.visibleOptions.map { Self.option($0, command: spec.name) },
                     takesFiles: spec.positionals.contains { ["FILE", "CERT"].contains($0) })
         }
     }
 
     /// The options whose values name store items, by option name.
     static let storeNameOptions: [String: String] = [
-        "tag": "tag", "private-tag": "tag", "label": "label", "service": "service", "account": "account", "server": "server",
+        "tag": "tag", "private-tag": "tag", "service": "service", "account": "account", "server": "server",
+        "cert-label": "label", "identity": "label",
     ]
 
-    private static func option(_ spec: OptionSpec) -> Option {
+    /// The commands whose `--label` names a stored certificate or identity. Elsewhere it is a
+    /// new item's free text or the OAEP label, where stored labels would be wrong guesses.
+    static let storedLabelCommands: Set<String> = ["cert", "identity"]
+
+    private static func option(_ spec: OptionSpec, command: String) -> Option {
         let value: Value
         if spec.valueName == nil {
             value = .none
         } else if !spec.choices.isEmpty {
             value = .choices(spec.choices)
+        } else if spec.name == "label" && storedLabelCommands.contains(command) {
+            value = .storeNames("label")
         } else if let kind = storeNameOptions[spec.name] {
             value = .storeNames(kind)
         } else if spec.valueName == "DIR" {
