@@ -70,7 +70,19 @@ final class CLICompletionTests: CLITestCase {
         // Quoted as it goes on the command line.
         XCTAssertEqual(try complete(["rsakit", "cert", "find", "--label", "Al"]), ["Alpha\\ cert"])
         XCTAssertEqual(try complete(["rsakit", "encrypt", "--cert-label", "Al"]), ["Alpha\\ cert"])
-        XCTAssertEqual(try complete(["rsakit", "tls", "connect", "--identity", "Al"]), ["Alpha\\ cert"])
+        // Identities are certificates with their private key: "Alpha cert" has none.
+        XCTAssertEqual(try complete(["rsakit", "tls", "connect", "--identity", "Al"]), [])
+        XCTAssertEqual(try complete(["rsakit", "identity", "show", "--label", "Al"]), [])
+        let other = try runProcess(try openssl(), ["req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", path("o.key"),
+                                                   "-out", path("o.pem"), "-subj", "/CN=other", "-days", "2"])
+        XCTAssertEqual(other.status, 0, other.stderr)
+        let p12 = try runProcess(try openssl(), ["pkcs12", "-export", "-inkey", path("o.key"), "-in", path("o.pem"),
+                                                 "-passout", "pass:x", "-out", path("id.p12")])
+        XCTAssertEqual(p12.status, 0, p12.stderr)
+        try rsakitOK(["identity", "import", path("id.p12"), "--passin", "pass:x", "--label", "Alpha id"])
+        XCTAssertEqual(try rsakitOK(["list", "--names", "identity"]).stdoutText, "Alpha id\n")
+        XCTAssertEqual(try complete(["rsakit", "tls", "connect", "--identity", "Al"]), ["Alpha\\ id"])
+        XCTAssertEqual(try complete(["rsakit", "identity", "export", "--label", "Al"]), ["Alpha\\ id"])
         // A --label that names a new item, or the OAEP label, is free text.
         XCTAssertEqual(try complete(["rsakit", "encrypt", "--label", "Al"]), [])
         XCTAssertEqual(try complete(["rsakit", "genpair", "--label", "Al"]), [])
@@ -85,7 +97,7 @@ final class CLICompletionTests: CLITestCase {
         let listing = try rsakitOK(["list", "--names", "tag"])
         XCTAssertEqual(listing.stdoutText, "")
         XCTAssertFalse(FileManager.default.fileExists(atPath: storeDirectory.path))
-        assertFailure(try rsakit(["list", "--names", "tags"]), status: 64, contains: "--names must be one of tag, label, service, account, server")
+        assertFailure(try rsakit(["list", "--names", "tags"]), status: 64, contains: "--names must be one of tag, label, identity, service, account, server")
         // A protected store: names without any passphrase source (none in the environment).
         try rsakitOK(["genpair", "--tag", "locked.key", "--bits", "1024"])
         try rsakitOK(["store", "protect", "--kdf", "interactive", "--passin", "pass:correct horse"])

@@ -170,12 +170,12 @@ struct ListCommand: RSAKitCommand {
             .value("class", "CLASS", "Only items of this class: key, password, internet-password or certificate.").choices(["key", "password", "internet-password", "certificate"]),
             .flag("json", "Print a JSON array of items."),
             // For shell completion: one name per line, no header, nothing for a missing store.
-            .value("names", "KIND", "tag, label (certificates and identities), service, account or server: print those names, one per line.").choices(ListCommand.nameKinds).hiddenFromHelp(),
+            .value("names", "KIND", "tag, label (certificates), identity (labels of certificates with their private key), service, account or server: print those names, one per line.").choices(ListCommand.nameKinds).hiddenFromHelp(),
         ],
         passphrases: .none)
 
     /// What `--names` prints.
-    static let nameKinds = ["tag", "label", "service", "account", "server"]
+    static let nameKinds = ["tag", "label", "identity", "service", "account", "server"]
 
     let arguments: ParsedArguments
     let classes: Set<String>
@@ -270,11 +270,13 @@ struct ListCommand: RSAKitCommand {
     /// created). Meant for completion scripts, which treat every line as data.
     private func printNames(_ kind: String) throws {
         guard try storeExists(arguments) else { return }
-        let listing = try openStore(arguments).allKeychainItems()
+        let store = try openStore(arguments)
+        let listing = try store.allKeychainItems()
         let names: [String?]
         switch kind {
         case "tag": names = listing.keys.map(\.applicationTag)
         case "label": names = listing.certificates.map(\.label)
+        case "identity": names = try store.allIdentities().map(\.certificate.label)
         case "service": names = listing.passwords.map(\.service)
         case "account": names = listing.passwords.map(\.account) + listing.internetPasswords.map(\.key.account)
         default: names = listing.internetPasswords.map(\.key.server)

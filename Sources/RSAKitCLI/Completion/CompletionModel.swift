@@ -48,12 +48,13 @@ struct CompletionModel {
     /// The options whose values name store items, by option name.
     static let storeNameOptions: [String: String] = [
         "tag": "tag", "private-tag": "tag", "service": "service", "account": "account", "server": "server",
-        "cert-label": "label", "identity": "label",
+        "cert-label": "label", "identity": "identity",
     ]
 
-    /// The commands whose `--label` names a stored certificate or identity. Elsewhere it is a
-    /// new item's free text or the OAEP label, where stored labels would be wrong guesses.
-    static let storedLabelCommands: Set<String> = ["cert", "identity"]
+    /// The commands whose `--label` names a stored item, with the kind of name: certificates
+    /// for `cert`, identities (certificates with their private key) for `identity`. Elsewhere
+    /// it is a new item's free text or the OAEP label, where stored labels would be wrong guesses.
+    static let storedLabelKinds: [String: String] = ["cert": "label", "identity": "identity"]
 
     private static func option(_ spec: OptionSpec, command: String) -> Option {
         let value: Value
@@ -61,8 +62,8 @@ struct CompletionModel {
             value = .none
         } else if !spec.choices.isEmpty {
             value = .choices(spec.choices)
-        } else if spec.name == "label" && storedLabelCommands.contains(command) {
-            value = .storeNames("label")
+        } else if spec.name == "label", let kind = storedLabelKinds[command] {
+            value = .storeNames(kind)
         } else if let kind = storeNameOptions[spec.name] {
             value = .storeNames(kind)
         } else if spec.valueName == "DIR" {
