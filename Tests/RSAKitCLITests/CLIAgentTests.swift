@@ -112,12 +112,18 @@ final class CLIAgentTests: CLITestCase {
         XCTAssertEqual(try rsakit(["password", "find", "--service", "svc", "--account", "a", "--value"],
                                   environment: agentEnvironment.merging(["RSAKIT_STORE_PASSIN": "env:AGENT_TEST_PASS", "AGENT_TEST_PASS": passphrase]) { $1 }).stdoutText,
                        "pw-value-1")
-        // A new agent replaces the stale socket; a second start while it runs is refused.
+        // A new agent replaces the stale socket; a second start while it runs reuses it, and a
+        // start for another store at that socket is refused.
         try startAgent()
         XCTAssertEqual(try agentValue().stdoutText, "pw-value-1")
-        let second = try rsakit(["agent", "start", "--store-passin", "env:AGENT_TEST_PASS"],
-                                environment: agentEnvironment.merging(["AGENT_TEST_PASS": passphrase]) { $1 })
-        assertFailure(second, status: 1, contains: "an agent already listens there")
+        let withPassphrase = agentEnvironment.merging(["AGENT_TEST_PASS": passphrase]) { $1 }
+        let second = try rsakitOK(["agent", "start", "--store-passin", "env:AGENT_TEST_PASS"], environment: withPassphrase)
+        XCTAssertTrue(second.stdoutText.hasSuffix("echo Agent already running;\n"), second.stdoutText)
+        let other = path("other-store")
+        try rsakitOK(["password", "add", "--service", "s", "--account", "a", "--store", other], stdin: Array("x".utf8))
+        try rsakitOK(["store", "protect", "--kdf", "interactive", "--store", other, "--store-passin", "env:AGENT_TEST_PASS"], environment: withPassphrase)
+        assertFailure(try rsakit(["agent", "start", "--store", other, "--store-passin", "env:AGENT_TEST_PASS"], environment: withPassphrase),
+                      status: 1, contains: "an agent already listens there")
         // Wrong passphrase: no agent, exit 65.
         try rsakitOK(["agent", "stop"], environment: agentEnvironment)
         let wrong = try rsakit(["agent", "start", "--store-passin", "pass:wrong"], environment: agentEnvironment)
@@ -212,6 +218,50 @@ final class CLIAgentTests: CLITestCase {
             usleep(50_000)
         }
         return false
+    }
+
+    /// A locked agent takes the key again (`agent unlock`), and `agent start` reuses the
+    /// running agent of the same store, unlocking it if it is locked, instead of failing: so
+    /// `eval "$(rsakit agent start)"` works in every new shell.
+    func testUnlock_AndStartReusesTheRunningAgent() throws {
+        try protectedStore()
+        let withPassphrase = agentEnvironment.merging(["AGENT_TEST_PASS": passphrase]) { $1 }
+        let pid = try startAgent()
+        XCTAssertEqual(try rsakitOK(["agent", "lock"], environment: agentEnvironment).stdoutText, "agent locked\n")
+        assertFailure(try agentValue(), status: 64, contains: "a passphrase is needed")
+        assertFailure(try rsakit(["agent", "unlock", "--store-passin", "pass:wrong"], environment: agentEnvironment), status: 65,
+                      contains: "wrong passphrase for the key store at")
+        XCTAssertEqual(try rsakitOK(["agent", "unlock", "--store-passin", "env:AGENT_TEST_PASS"], environment: withPassphrase).stdoutText,
+                       "agent unlocked\n")
+        XCTAssertEqual(try agentValue().stdoutText, "pw-value-1")
+        let lines = "RSAKIT_AGENT_SOCK=\(socket); export RSAKIT_AGENT_SOCK;\necho Agent already running;\n"
+        XCTAssertEqual(try rsakitOK(["agent", "start", "--store-passin", "env:AGENT_TEST_PASS"], environment: withPassphrase).stdoutText, lines)
+        try rsakitOK(["agent", "lock"], environment: agentEnvironment)
+        XCTAssertEqual(try rsakitOK(["agent", "start", "--store-passin", "env:AGENT_TEST_PASS"], environment: withPassphrase).stdoutText, lines)
+        XCTAssertEqual(try agentValue().stdoutText, "pw-value-1", "start unlocked the locked agent")
+        XCTAssertEqual(kill(pid, 0), 0, "the first agent still serves")
+        try rsakitOK(["agent", "stop"], environment: agentEnvironment)
+        assertFailure(try rsakit(["agent", "unlock", "--store-passin", "env:AGENT_TEST_PASS"], environment: withPassphrase), status: 1,
+                      contains: "no agent listens at \(socket)")
+    }
+
+    /// Status queries do not put off --idle; SIGTERM ends the agent and removes its socket.
+    func testStatusIsNotActivity_AndSIGTERMRemovesTheSocket() throws {
+        try protectedStore()
+        let idle = try startAgent(["--idle", "2s"])
+        var waited = 0.0
+        while waited < 3.5, kill(idle, 0) == 0 || exists(socket) {
+            _ = try rsakit(["agent", "status"], environment: agentEnvironment)
+            usleep(200_000)
+            waited += 0.25
+        }
+        XCTAssertFalse(exists(socket), "the agent ended at its idle time, status queries notwithstanding")
+        let pid = try startAgent()
+        XCTAssertTrue(exists(socket))
+        XCTAssertEqual(kill(pid, SIGTERM), 0)
+        for _ in 0..<40 where exists(socket) { usleep(50_000) }
+        XCTAssertFalse(exists(socket), "SIGTERM removed the socket")
+        assertFailure(try rsakit(["agent", "status"], environment: agentEnvironment), status: 1, contains: "no agent listens at")
     }
 
     /// `eval "$(rsakit agent start)"` with a socket path that holds shell syntax, from

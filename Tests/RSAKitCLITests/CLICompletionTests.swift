@@ -38,7 +38,7 @@ final class CLICompletionTests: CLITestCase {
         XCTAssertEqual(try bashComplete(["rsakit", "sign", "--hash", "sha51"]), ["sha512", "sha512-224", "sha512-256"])
         XCTAssertEqual(try bashComplete(["rsakit", "trust", "evaluate", "--policy", "ssl-"]), ["ssl-server", "ssl-client"])
         XCTAssertEqual(try bashComplete(["rsakit", "cert", "e"]), ["export"])
-        XCTAssertEqual(try bashComplete(["rsakit", "agent", ""]), ["start", "status", "lock", "stop"], "serve is hidden")
+        XCTAssertEqual(try bashComplete(["rsakit", "agent", ""]), ["start", "status", "lock", "unlock", "stop"], "serve is hidden")
         XCTAssertEqual(try bashComplete(["rsakit", "list", "--na"]), [], "--names is hidden")
         // Files for file options: this test's folder holds rsakit.bash.
         XCTAssertEqual(try bashComplete(["rsakit", "encrypt", "--in", path("rsakit.b")]), [path("rsakit.bash")])

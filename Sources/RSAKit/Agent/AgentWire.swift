@@ -22,7 +22,7 @@ internal enum AgentWire {
     static let readTimeoutSeconds = 5
 
     enum Operation: UInt8 {
-        case status = 1, open = 2, seal = 3, lock = 4, stop = 5
+        case status = 1, open = 2, seal = 3, lock = 4, stop = 5, unlock = 6
         case ok = 0x80, error = 0x81
     }
 

@@ -76,6 +76,30 @@ extension RSAKeychainAgent {
     }
 }
 
+extension RSAKeychainAgent {
+    /// Give the agent at `socketPath`, which serves the store at `storePath` (locked or not),
+    /// the store key again: it opens it with `passphrase` (Argon2id runs in the agent) and
+    /// serves as it did after `start`. The passphrase crosses the socket, which only this
+    /// user's processes may use.
+    ///
+    /// - Returns: false when no agent listens at `socketPath`.
+    /// - Throws: `RSAError.wrongPassphrase`; `RSAError.keychainProtection(reason:)` naming the
+    ///   agent's answer when it serves another store or cannot take the key.
+    public static func unlock(at socketPath: String, storePath: String, passphrase: RSASecretBytes) throws -> Bool {
+        var secret = passphrase.bytes
+        defer { wipe(&secret) }
+        guard let reply = try? AgentWire.request(socketPath, AgentWire.Message(.unlock, [Array(storePath.utf8), secret])) else {
+            return false
+        }
+        guard reply.operation == .ok else {
+            let message = reply.fields.first.map { String(decoding: $0, as: UTF8.self) } ?? "error"
+            if message == "wrong passphrase" { throw RSAError.wrongPassphrase }
+            throw RSAError.keychainProtection(reason: "the agent at \(socketPath): \(message)")
+        }
+        return true
+    }
+}
+
 /// A request to a running agent without a store: drop the key, or end.
 public enum RSAKeychainAgentCommand: Sendable {
     /// Drop (zero) the store key; the agent keeps running, locked.

@@ -20,6 +20,10 @@ internal import CRSAKitShims
 /// not complete within 5 s closes that connection only; connections are served concurrently.
 /// The key is dropped (zeroed) when the lifetime or the idle time passes, on `lock`, and when
 /// the store's protection record changes (`change-passphrase`, `unprotect`, a new `protect`).
+/// A locked agent that is still running takes the key again from an `unlock` request with the
+/// store's passphrase (``RSAKeychainAgent/unlock(at:storePath:passphrase:)``). A status request
+/// is not activity: only opening and sealing secrets put off the idle time. SIGINT, SIGTERM and
+/// SIGHUP remove the socket before the agent dies of them.
 public final class RSAKeychainAgent: Sendable {
     /// The largest request or response frame, in bytes.
     public static let maximumFrameByteCount = AgentWire.maximumFrameByteCount
@@ -29,6 +33,7 @@ public final class RSAKeychainAgent: Sendable {
     /// The socket path.
     public let socketPath: String
     private let protectionPath: String
+    private let store: RSAKeyStore
     private let deadline: Double?
     private let idleSeconds: Double?
     private struct State {
@@ -54,6 +59,7 @@ public final class RSAKeychainAgent: Sendable {
         }
         guard case .local = key.backing else { throw RSAError.keychainLocked }
         storePath = store.path
+        self.store = store
         self.socketPath = socketPath
         protectionPath = store.layout.protectionPath
         let bytes = try StoreFileSystem.readFile(protectionPath, maximumByteCount: 64 * 1024)?.bytes ?? []
@@ -70,9 +76,13 @@ public final class RSAKeychainAgent: Sendable {
     ///   when another agent already listens there (a stale socket of a dead agent is replaced).
     public func serve(ready: () -> Void = {}) throws {
         let listener = try listen()
+        // A terminating signal removes the socket, as a clean stop does (a stale socket would
+        // otherwise stay until the next start replaced it).
+        let signalSlot = rsakit_tempfile_register(socketPath)
         defer {
             close(listener)
             unlink(socketPath)
+            rsakit_tempfile_unregister(signalSlot)
             state.withLock { $0.key = nil }
         }
         ready()
@@ -182,11 +192,15 @@ public final class RSAKeychainAgent: Sendable {
         case .stop:
             state.withLock { $0.key = nil; $0.stopping = true }
             return AgentWire.Message(.ok)
-        case .status, .open, .seal:
+        case .status, .open, .seal, .unlock:
             guard let path = request.fields.first, path.elementsEqual(storePath.utf8) else {
                 return error("this agent serves the store at \(storePath)")
             }
-            guard let key = currentKey() else { return error("locked") }
+            if request.operation == .unlock {
+                guard request.fields.count == 2 else { return error("unlock takes a store path and a passphrase") }
+                return unlock(passphrase: RSASecretBytes(copying: request.fields[1]))
+            }
+            guard let key = currentKey(touch: request.operation != .status) else { return error("locked") }
             switch request.operation {
             case .status:
                 return AgentWire.Message(.ok, [Array(storePath.utf8), Array(key.keyID.utf8)])
@@ -206,9 +220,33 @@ public final class RSAKeychainAgent: Sendable {
         }
     }
 
+    /// Take the store key again with `passphrase` (the store's current protection record),
+    /// whether the agent was locked or still holds a key.
+    private func unlock(passphrase: RSASecretBytes) -> AgentWire.Message {
+        do {
+            try store.unlock(passphrase: passphrase)
+            guard let key = try store.withReadLock({ try store.currentStoreKey() }), case .local = key.backing else {
+                return error("the store is not protected any more: it needs no agent")
+            }
+            let bytes = try StoreFileSystem.readFile(protectionPath, maximumByteCount: 64 * 1024)?.bytes ?? []
+            let now = Self.now()
+            state.withLock { state in
+                state.key = key
+                state.protectionBytes = bytes
+                state.lastUse = now
+            }
+            return AgentWire.Message(.ok)
+        } catch RSAError.wrongPassphrase {
+            return error("wrong passphrase")
+        } catch {
+            return self.error("unlock failed: \(error)")
+        }
+    }
+
     /// The key, unless the store's protection record changed since the agent unlocked it
-    /// (then the key is dropped for good).
-    private func currentKey() -> UnlockedStoreKey? {
+    /// (then the key is dropped for good). `touch`: the request counts as activity for the
+    /// idle time.
+    private func currentKey(touch: Bool) -> UnlockedStoreKey? {
         let bytes = (try? StoreFileSystem.readFile(protectionPath, maximumByteCount: 64 * 1024))??.bytes
         let now = Self.now()
         return state.withLock { state in
@@ -217,7 +255,7 @@ public final class RSAKeychainAgent: Sendable {
                 state.key = nil
                 return nil
             }
-            state.lastUse = now
+            if touch { state.lastUse = now }
             return key
         }
     }

@@ -3,15 +3,17 @@ import Glibc
 #endif
 import RSAKit
 
-/// `rsakit agent start | status | lock | stop`: unlock a protected store once per session
-/// (the ssh-agent pattern). `start` reads the passphrase, then starts the agent as a fresh
-/// process (`rsakit agent serve`, argv and environment without any passphrase, the passphrase
-/// on a pipe), waits for it to listen, and prints the shell lines that point clients at it.
+/// `rsakit agent start | status | lock | unlock | stop`: unlock a protected store once per
+/// session (the ssh-agent pattern). `start` reads the passphrase, then starts the agent as a
+/// fresh process (`rsakit agent serve`, argv and environment without any passphrase, the
+/// passphrase on a pipe), waits for it to listen, and prints the shell lines that point
+/// clients at it; an agent of the same store already at the socket is reused (and unlocked if
+/// it was locked), as gpg-agent is, so `eval "$(rsakit agent start)"` fits a shell's start-up file.
 struct AgentCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "agent",
         overview: "Unlock a protected store once: start, query, lock or stop the rsakit agent.",
-        usage: "rsakit agent start [--lifetime <DURATION>] [--idle <DURATION>] [--foreground] [--socket <PATH>] [--store-passin <SPEC>] [--store <DIR>] | status | lock | stop",
+        usage: "rsakit agent start [--lifetime <DURATION>] [--idle <DURATION>] [--foreground] [--socket <PATH>] [--store-passin <SPEC>] [--store <DIR>] | status | lock | unlock [--store-passin <SPEC>] | stop",
         options: [
             .value("socket", "PATH", "The agent socket (default: $RSAKIT_AGENT_SOCK, else $XDG_RUNTIME_DIR/rsakit/agent.sock, else /tmp/rsakit-UID/agent.sock)."),
             .value("lifetime", "DURATION", "start: drop the key and end after DURATION (90s, 30m, 8h, 1d; default: no limit).").only("start", "serve"),
@@ -19,7 +21,7 @@ struct AgentCommand: RSAKitCommand {
             .flag("foreground", "start: stay attached and serve until stopped (default: run in the background).").only("start"),
         ],
         positionals: ["SUBCOMMAND"],
-        subcommands: ["start", "status", "lock", "stop"],
+        subcommands: ["start", "status", "lock", "unlock", "stop"],
         hiddenSubcommands: ["serve"],
         discussion: """
         start asks for the store's passphrase once (--store-passin, $RSAKIT_STORE_PASSIN, --passin,
@@ -29,10 +31,14 @@ struct AgentCommand: RSAKitCommand {
         secrets asks the agent first and falls back to the passphrase when there is none, it is
         locked, or it serves another store. The store key never leaves the agent: it seals and
         opens item secrets for clients of the same user only. A changed passphrase or an
-        unprotected store locks it; so do --lifetime and --idle, which also end it.
+        unprotected store locks it; so do --lifetime and --idle, which also end it (status
+        queries do not count as activity for --idle). unlock gives a locked agent the key again
+        (the passphrase from the same sources as start). start with an agent of the same store
+        already at the socket reuses it, unlocking it first if it is locked, and prints the same
+        lines (exit 0). SIGINT and SIGTERM end the agent and remove its socket.
         status exits 0 when the agent serves this store unlocked, 1 otherwise.
         """,
-        passphrases: .only(["start", "serve"]))
+        passphrases: .only(["start", "serve", "unlock"]))
 
     let arguments: ParsedArguments
     let subcommand: String
@@ -49,6 +55,12 @@ struct AgentCommand: RSAKitCommand {
         switch subcommand {
         case "start": try start()
         case "serve": try serve()
+        case "unlock":
+            let store = try protectedStore()
+            guard try unlockRunningAgent(store) else {
+                throw CLIFailure("no agent listens at \(terminalSafe(socketPath))", .failure)
+            }
+            try printOutput("agent unlocked\n")
         case "status":
             let store = try storeLocation(arguments)
             guard let status = RSAKeychainAgent.status(at: socketPath, storePath: store) else {
@@ -96,6 +108,10 @@ struct AgentCommand: RSAKitCommand {
     /// clean `agent serve` process on a pipe and wait until it listens.
     private func start() throws {
         let store = try protectedStore()
+        if let status = RSAKeychainAgent.status(at: socketPath, storePath: store.path), status.serves {
+            if !status.unlocked { _ = try unlockRunningAgent(store) }
+            return try printOutput(shellLines() + "echo Agent already running;\n")
+        }
         if arguments.flag("foreground") {
             try namingStore(store.path) { try store.unlock(passphrase: try Passphrase.readStore(arguments, command: Self.spec.name, path: store.path)) }
             let agent = try RSAKeychainAgent(store: store, socketPath: socketPath, lifetime: try duration("lifetime"), idle: try duration("idle"))
@@ -113,6 +129,15 @@ struct AgentCommand: RSAKitCommand {
         // Only digits reach the shell that evals this, whatever the reply held.
         let pid = Int32(String(reply.dropFirst(3)).trimmingWhitespace()).map { " \($0)" } ?? ""
         try printOutput(shellLines() + "echo Agent pid\(pid);\n")
+    }
+
+    /// Give the agent at the socket the key of `store` with its passphrase.
+    /// - Returns: false when no agent listens there.
+    /// - Throws: `CLIFailure` (65) for a wrong passphrase; (1) when the agent serves another
+    ///   store or cannot take the key.
+    private func unlockRunningAgent(_ store: RSAKeyStore) throws -> Bool {
+        let passphrase = try Passphrase.readStore(arguments, command: Self.spec.name, path: store.path)
+        return try namingStore(store.path) { try RSAKeychainAgent.unlock(at: socketPath, storePath: store.path, passphrase: passphrase) }
     }
 
     /// `agent serve` (started by `agent start`): the passphrase on standard input, one line
