@@ -77,6 +77,9 @@ final class CLIMessagesTests: CLITestCase {
                       contains: "key file '\(encrypted)' is encrypted (PKCS#8 EncryptedPrivateKeyInfo); give its passphrase with --passin SPEC or RSAKIT_PASSIN")
         assertFailure(try rsakit(["decrypt", "--key", legacy], stdin: [1]), status: 64,
                       contains: "key file '\(legacy)' is encrypted (OpenSSL encrypted PEM key); give its passphrase with --passin SPEC or RSAKIT_PASSIN")
+        // A source that gives nothing is named, not reported as missing.
+        assertFailure(try rsakit(["decrypt", "--key", encrypted, "--passin", "env:RSAKIT_TEST_UNSET"], stdin: [1], environment: ["RSAKIT_TEST_UNSET": nil]),
+                      status: 64, contains: "key file '\(encrypted)' is encrypted (PKCS#8 EncryptedPrivateKeyInfo); passphrase variable RSAKIT_TEST_UNSET is not set")
         assertFailure(try rsakit(["encrypt", "--key", path("absent.pem")], stdin: [1]), status: 66,
                       contains: "cannot read key file '\(path("absent.pem"))': no such file or directory")
     }

@@ -34,6 +34,40 @@ final class CLITerminalTests: CLITestCase {
         XCTAssertEqual(try rsakitOK(["encrypt", "--tag", "tty", "--in", plain]).stdout.count, 64 + 128, "container v2: 64-byte header, one 128-byte block")
     }
 
+    /// `--value` ends with a newline on a terminal only (as `security -w`); a value typed twice
+    /// that differs is reported as values, not passphrases.
+    func testPasswordValue_NewlineOnATerminalOnly_MismatchNamesValues() throws {
+        try rsakitOK(["password", "add", "--service", "s", "--account", "a"], stdin: Array("v4lue".utf8))
+        let shown = try onTerminal(["password", "find", "--service", "s", "--account", "a", "--value"])
+        XCTAssertEqual(shown.status, 0, shown.transcript)
+        XCTAssertEqual(shown.transcript, "v4lue\r\n", "the terminal shows the newline as CR LF")
+        XCTAssertEqual(try rsakitOK(["password", "find", "--service", "s", "--account", "a", "--value"]).stdoutText, "v4lue", "a pipe gets the bytes alone")
+        // Each answer typed once its prompt is on the terminal (typed-ahead input is flushed
+        // when the prompt turns echo off), by a pseudo-terminal of python3's pty module.
+        let answering = #"""
+        import os, pty, select, sys
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(sys.argv[1], sys.argv[1:])
+        answers, seen = [b"one\n", b"two\n"], b""
+        while select.select([fd], [], [], 30)[0]:
+            try:
+                data = os.read(fd, 1024)
+            except OSError:
+                break
+            if not data:
+                break
+            seen += data
+            if answers and seen.count(b"Password value: ") == 3 - len(answers):
+                os.write(fd, answers.pop(0))
+        sys.stdout.buffer.write(seen)
+        sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+        """#
+        let typed = try runProcess("/usr/bin/env", ["python3", "-c", answering, Self.binary.path, "password", "add", "--service", "s", "--account", "b"])
+        XCTAssertEqual(typed.status, 65, typed.stdoutText)
+        XCTAssertTrue(typed.stdoutText.contains("the values entered do not match"), typed.stdoutText)
+    }
+
     func testProgress_OnATerminalOnly_QuietTurnsItOff() throws {
         let big = try write(testBytes(5 << 20), to: "big.bin")
         let shown = try onTerminal(["encrypt", "--tag", "tty", "--in", big, "--out", path("big.rsa")])

@@ -23,7 +23,7 @@ struct InternetPasswordCommand: RSAKitCommand {
             .value("comment", "C", "add: a comment.").only("add"),
             .flag("update", "add: change the value of an existing item instead of failing (security -U).").only("add"),
             .flag("allow-empty", "add: store an empty value (refused otherwise, so that the empty input of a failed command cannot wipe a password).").only("add"),
-            .flag("value", "find: print the value alone, exactly as stored (security find-internet-password -w).").only("find"),
+            .flag("value", "find: print the value alone, exactly as stored (security find-internet-password -w), and a newline after it on a terminal only.").only("find"),
             .flag("json", "add, find, list: print JSON.").only("add", "find", "list"),
         ] + protectOptions.map { $0.only("add") },
         positionals: ["SUBCOMMAND"],
@@ -92,6 +92,7 @@ struct InternetPasswordCommand: RSAKitCommand {
                 defer { wipe(&bytes) }
                 var sink = RSAFileDescriptorSink(fileDescriptor: STDOUT_FILENO)
                 try sink.write(bytes)
+                try writePasswordValueEnd(&sink)
                 return
             }
             try printItems(items)

@@ -22,7 +22,7 @@ struct PasswordCommand: RSAKitCommand {
             .value("comment", "C", "add: a comment.").only("add"),
             .flag("update", "add: change the value of an existing item instead of failing (security -U).").only("add"),
             .flag("allow-empty", "add: store an empty value (refused otherwise, so that the empty input of a failed command cannot wipe a password).").only("add"),
-            .flag("value", "find: print the value alone, exactly as stored (security find-generic-password -w).").only("find"),
+            .flag("value", "find: print the value alone, exactly as stored (security find-generic-password -w), and a newline after it on a terminal only.").only("find"),
             .flag("json", "add, find, list: print JSON (add: the stored item's attributes).").only("add", "find", "list"),
         ] + protectOptions.map { $0.only("add") },
         positionals: ["SUBCOMMAND"],
@@ -76,6 +76,7 @@ struct PasswordCommand: RSAKitCommand {
                 var bytes = value.bytes
                 defer { wipe(&bytes) }
                 try sink.write(bytes)
+                try writePasswordValueEnd(&sink)
                 return
             }
             try printPasswords(items)
@@ -177,6 +178,13 @@ func passwordItemJSON(label: String?, comment: String?, valueByteCount: Int, ite
         "creationDate": rfc3339(created),
         "modificationDate": rfc3339(modified),
     ]
+}
+
+/// After a `--value` printed exactly as stored: a newline when standard output is a terminal
+/// (as `security find-generic-password -w` does), so the shell prompt does not run into it;
+/// nothing otherwise, so that a pipe or file gets the value's bytes alone.
+func writePasswordValueEnd(_ sink: inout RSAFileDescriptorSink) throws {
+    if isatty(STDOUT_FILENO) == 1 { try sink.write([0x0A]) }
 }
 
 /// A password value for `add`: all of standard input (every byte, at most

@@ -124,7 +124,10 @@ func parseKeyFile(_ bytes: [UInt8], name path: String, arguments: ParsedArgument
             do {
                 passphrase = try Passphrase.read(arguments!, command: command, prompt: "Passphrase for the key file \(path): ")
             } catch let failure as CLIFailure where failure.status == .usage {
-                throw CLIFailure("key file '\(path)' is encrypted (\(what)); give its passphrase with --passin SPEC or RSAKIT_PASSIN", .usage)
+                // A source that gave nothing (an unset variable) keeps its own reason; with no
+                // source and no terminal, say how to give one.
+                let reason = Passphrase.hasSource(arguments!) ? failure.message : "give its passphrase with --passin SPEC or RSAKIT_PASSIN"
+                throw CLIFailure("key file '\(path)' is encrypted (\(what)); \(reason)", .usage)
             }
             file = try RSAKeyFile(bytes: bytes, passphrase: passphrase.bytes)
         }

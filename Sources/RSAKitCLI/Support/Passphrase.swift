@@ -118,6 +118,12 @@ enum Passphrase {
 
     /// The source named by `--option` else by the environment variable `variable`, parsed;
     /// nil when neither is set (an empty variable counts as unset).
+    /// Whether `--passin` or `RSAKIT_PASSIN` names a source (which may still fail to give
+    /// a passphrase: an unset variable, a missing file).
+    static func hasSource(_ arguments: ParsedArguments) -> Bool {
+        arguments.value("passin") != nil || (getenv("RSAKIT_PASSIN").map { $0.pointee != 0 } ?? false)
+    }
+
     private static func configuredSource(_ arguments: ParsedArguments, command: String, option: String, variable: String) throws -> PassphraseSource? {
         if let spec = arguments.value(option) {
             return try PassphraseSource(spec: spec, option: "--\(option)", command: command)
@@ -202,7 +208,7 @@ enum Passphrase {
         guard confirm else { return first }
         let second = try readNoEcho(fd, prompt: "Verifying - " + prompt)
         guard first.constantTimeEquals(second) else {
-            throw CLIFailure("the passphrases entered do not match", .dataError)
+            throw CLIFailure("the \(prompt.hasPrefix("Password value") ? "values" : "passphrases") entered do not match", .dataError)
         }
         return first
     }
