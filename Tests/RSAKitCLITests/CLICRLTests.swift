@@ -21,6 +21,8 @@ final class CLICRLTests: CLITestCase {
         let newer = try rsakitOK(["crl", "add", try file("crl-revoked.pem")]).stdoutText
         XCTAssertTrue(newer.contains("number: 0x02, revoked: 1"), newer)
         XCTAssertTrue(newer.contains("superseded CRL number 0x01"), newer)
+        assertFailure(try rsakit(["crl", "add", try file("crl-revoked.pem")]), status: 73,
+                      contains: "issued by \"O=RSAKit Tests,CN=RSAKit Test Intermediate\" with number 0x02")
         let list = try rsakitOK(["crl", "list"]).stdoutText
         XCTAssertTrue(list.hasPrefix("NUMBER   THIS UPDATE"), list)
         XCTAssertEqual(list.split(separator: "\n").count, 2, list)

@@ -94,7 +94,8 @@ public struct RSAKeychainItemQuery: Sendable, Hashable, CustomStringConvertible,
     /// A noun phrase naming the item, for sentences: "private key with tag \"mail\"",
     /// "key with item id X", "certificate issued by \"CN=Root\" with serial 5e5e01",
     /// "identity with label \"alice\"", "generic password for service \"s\" and account \"a\"",
-    /// "internet password for https://alice@example.com", "key store item with id X" (no class).
+    /// "internet password for https://alice@example.com", "CRL issued by \"CN=CA\" with number
+    /// 0x1000", "key store item with id X" (no class).
     public var description: String {
         var noun: String
         switch itemClass {
@@ -112,7 +113,8 @@ public struct RSAKeychainItemQuery: Sendable, Hashable, CustomStringConvertible,
         var with: [String] = []
         if let applicationTag { with.append("\(itemClass == .identity ? "key tag" : "tag") \"\(applicationTag)\"") }
         if let label { with.append("label \"\(label)\"") }
-        if let serialNumber { with.append("serial \(StoreHex.encode(serialNumber))") }
+        // A CRL's "serial" is its CRL number, written as everywhere else for CRLs.
+        if let serialNumber { with.append(itemClass == .crl ? "number 0x\(StoreHex.encode(serialNumber))" : "serial \(StoreHex.encode(serialNumber))") }
         if let certificateFingerprint {
             with.append("\(itemClass == .identity ? "certificate fingerprint" : "fingerprint") \(StoreHex.encode(certificateFingerprint))")
         }
