@@ -12,16 +12,19 @@
 #   PREFIX/share/zsh/vendor-completions/_rsakit
 #   PREFIX/share/fish/vendor_completions.d/rsakit.fish
 #   PREFIX/lib/pkcs11/librsakit-pkcs11.so    the PKCS#11 module (issue 25), Swift runtime linked in
-#   P11KIT_MODULE_CONFIGS/rsakit.module     its p11-kit registration (default: p11-kit's own folder,
-#                                          `pkg-config --variable=p11_module_configs p11-kit-1`,
-#                                          /usr/share/p11-kit/modules on Debian)
+#   PREFIX/share/p11-kit/modules/rsakit.module   its p11-kit registration; p11-kit's own folder
+#                                          (`pkg-config --variable=p11_module_configs p11-kit-1`,
+#                                          /usr/share/p11-kit/modules on Debian) only for PREFIX=/usr,
+#                                          so that an install elsewhere offers the module to no program
+#                                          on the machine until asked (the script prints how);
+#                                          P11KIT_MODULE_CONFIGS names another folder
 # DESTDIR is honoured (staged installs, packaging, tests). Environment: SWIFT_BUILD_FLAGS adds
 # flags; RSAKIT_INSTALL_MODULE=0 leaves the PKCS#11 module out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix="${1:-/usr/local}"
 case "$prefix" in
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 esac
 destination="${DESTDIR:-}$prefix"
 
@@ -96,8 +99,14 @@ if [ "${RSAKIT_INSTALL_MODULE:-1}" != 0 ]; then
         echo "rsakit: install: the PKCS#11 module has undefined symbols (above)" >&2
         exit 1
     fi
-    module_configs="${P11KIT_MODULE_CONFIGS:-$(pkg-config --variable=p11_module_configs p11-kit-1 2>/dev/null || true)}"
-    module_configs="${module_configs:-/usr/share/p11-kit/modules}"
+    if [ -n "${P11KIT_MODULE_CONFIGS:-}" ]; then
+        module_configs=$P11KIT_MODULE_CONFIGS
+    elif [ "$prefix" = /usr ]; then
+        module_configs=$(pkg-config --variable=p11_module_configs p11-kit-1 2>/dev/null || true)
+        module_configs=${module_configs:-/usr/share/p11-kit/modules}
+    else
+        module_configs=$prefix/share/p11-kit/modules
+    fi
     install -d "$destination/lib/pkcs11" "${DESTDIR:-}$module_configs"
     install -m 0755 "$module" "$destination/lib/pkcs11/librsakit-pkcs11.so"
     {
@@ -108,6 +117,11 @@ if [ "${RSAKIT_INSTALL_MODULE:-1}" != 0 ]; then
     } > "${DESTDIR:-}$module_configs/rsakit.module"
     chmod 0644 "${DESTDIR:-}$module_configs/rsakit.module"
     echo "installed $destination/lib/pkcs11/librsakit-pkcs11.so, registered in ${DESTDIR:-}$module_configs/rsakit.module"
+    if [ "$module_configs" = "$prefix/share/p11-kit/modules" ]; then
+        echo "p11-kit reads that folder only if told: for your user, mkdir -p ~/.config/pkcs11/modules &&" \
+             "ln -s $module_configs/rsakit.module ~/.config/pkcs11/modules/; for every user, link it into" \
+             "$(pkg-config --variable=p11_module_configs p11-kit-1 2>/dev/null || echo /usr/share/p11-kit/modules)"
+    fi
 fi
 echo "installed $destination/bin/rsakit ($("$binary" --version | head -n 1)); help text in $destination/share/doc/rsakit/, man pages in $destination/share/man/man1/, completion for bash, zsh and fish"
 echo "it loads: $(ldd "$destination/bin/rsakit" | awk '{print $1}' | tr '\n' ' ')"
