@@ -59,6 +59,77 @@ final class AsyncTLSConnectionTests: XCTestCase {
         }
     }
 
+    /// Reads blocked at once on as many connections as the machine has cores plus one leave
+    /// the cooperative pool free: a task that sleeps 5 ms at a time never waits 250 ms.
+    func testBlockedReads_OnMoreConnectionsThanCores_NeverStallThePool() async throws {
+        var connections: [RSAAsyncTLSConnection] = []
+        for _ in 0...ProcessInfo.processInfo.activeProcessorCount {
+            let server = try fixtures.startServer()
+            connections.append(try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port,
+                                                                       configuration: fixtures.configuration(nil),
+                                                                       identity: fixtures.clientIdentity()))
+        }
+        let longestWait = Mutex<Duration>(.zero)
+        let ticker = Task {
+            var last = ContinuousClock.now
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: 5_000_000)
+                let now = ContinuousClock.now
+                longestWait.withLock { $0 = max($0, now - last) }
+                last = now
+            }
+        }
+        // s_server -www sends nothing until it has a request: each read waits its 1.5 s.
+        let readers = connections.map { connection in Task { _ = try? await connection.read(timeout: 1.5) } }
+        for reader in readers { await reader.value }
+        ticker.cancel()
+        XCTAssertLessThan(longestWait.withLock { $0 }, .milliseconds(250), "a blocked read held a thread of the cooperative pool")
+        for connection in connections { await connection.close() }
+    }
+
+    /// Two tasks on one connection: the second call runs after the first has ended, never
+    /// beside it (the GnuTLS session is used by one call at a time).
+    func testTwoTasksOnOneConnection_RunInOrderWithoutOverlap() async throws {
+        let server = try fixtures.startServer()
+        let connection = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port,
+                                                                 configuration: fixtures.configuration(nil),
+                                                                 identity: fixtures.clientIdentity())
+        let start = ContinuousClock.now
+        let first = Task { () -> Duration in
+            _ = try? await connection.read(timeout: 2)
+            return ContinuousClock.now - start
+        }
+        try await Task.sleep(nanoseconds: 200_000_000)
+        let second = Task { () -> Duration in
+            _ = try? await connection.read(timeout: 0.3)
+            return ContinuousClock.now - start
+        }
+        let firstEnded = await first.value, secondEnded = await second.value
+        XCTAssertGreaterThanOrEqual(firstEnded, .milliseconds(1900))
+        XCTAssertGreaterThanOrEqual(secondEnded, firstEnded, "the second read ran beside the first")
+        await connection.close()
+    }
+
+    /// A connect that stalls before TCP completes (a full backlog drops its SYNs), cancelled
+    /// at 100 ms, throws `CancellationError` at once, not at the connect's timeout.
+    func testCancellingAStalledTCPConnect_EndsItAtOnce() async throws {
+        let port = try fixtures.stalledListener()
+        let settings = try fixtures.configuration(nil)
+        let connecting = Task {
+            try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: port, configuration: settings, identity: nil)
+        }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        let cancelled = ContinuousClock.now
+        connecting.cancel()
+        do {
+            _ = try await connecting.value
+            XCTFail("a connect to a full backlog completed")
+        } catch {
+            XCTAssertTrue(error is CancellationError, "\(error)")
+        }
+        XCTAssertLessThan(ContinuousClock.now - cancelled, .milliseconds(250))
+    }
+
     /// A read waiting on a server that sends nothing (s_server -www waits for the request)
     /// and a handshake with a listener that never answers both end when their task is
     /// cancelled, long before their 20-second timeouts; meanwhile the pool runs other tasks.

@@ -37,12 +37,13 @@ internal final class RSATLSCancellableSocket: Sendable {
     private struct State { var fileDescriptor: Int32?; var cancelled = false; var closed = false }
     private let state = PThreadMutex(State())
 
-    /// Record the connected socket. - Returns: false when cancellation came first (the
-    /// caller then closes it).
+    /// Record the socket (before its connect, and again once connected). - Returns: false
+    /// when cancellation came first (the caller then closes it).
     func attach(_ fd: Int32) -> Bool {
         state.withLock { state in
             guard !state.cancelled else { return false }
             state.fileDescriptor = fd
+            state.closed = false
             return true
         }
     }
@@ -74,8 +75,8 @@ internal final class RSATLSCancellableSocket: Sendable {
 /// Cancellation: a task cancelled while it waits in ``connect(host:port:configuration:identity:)``,
 /// ``read(maximumByteCount:timeout:)`` or ``write(_:)-(_:[UInt8])`` throws `CancellationError`
 /// and the connection ends (its socket is shut down), as cancelling a URLSession task ends
-/// its request: later reads and writes throw `RSAError.tlsConnectionFailed`. The TCP connect itself is not interrupted; cancellation takes effect once it
-/// returns (within ``RSATLSClientConfiguration/timeout``).
+/// its request: later reads and writes throw `RSAError.tlsConnectionFailed`. Cancelling a
+/// connect ends the TCP connect too, at once.
 public actor RSAAsyncTLSConnection {
     private let executor: RSATLSQueueExecutor
     private let socket: RSATLSCancellableSocket
@@ -144,7 +145,7 @@ public actor RSAAsyncTLSConnection {
             try await withCheckedThrowingContinuation { continuation in
                 executor.queue.async {
                     continuation.resume(with: Result {
-                        let fd = try RSATLSSocket.connect(host: host, port: port, timeout: configuration.timeout)
+                        let fd = try RSATLSSocket.connect(host: host, port: port, timeout: configuration.timeout, cancellation: socket)
                         guard socket.attach(fd) else {
                             Glibc.close(fd)
                             throw CancellationError()
@@ -166,30 +167,41 @@ public actor RSAAsyncTLSConnection {
         return RSAAsyncTLSConnection(executor: executor, socket: socket, connection: connection)
     }
 
-    /// Run a blocking call of the connection with cancellation shutting the socket down.
-    /// The call whose task was cancelled throws `CancellationError`; later calls, from any
-    /// task, find the connection over.
-    private func cancellable<T: Sendable>(_ body: () throws -> T) async throws -> T {
+    /// Run a blocking call of the connection on its serial queue, with cancellation shutting
+    /// the socket down. The awaiting task holds no thread meanwhile. The call is enqueued on
+    /// the queue the actor's own jobs run on, so calls run one at a time in the order they
+    /// reached the actor: a call that arrives while another blocks waits behind it. (Run inside
+    /// `withTaskCancellationHandler`'s closure, the body would run off the actor, on the
+    /// cooperative pool, and overlap with the next call.) The call whose task was cancelled
+    /// throws `CancellationError`; later calls, from any task, find the connection over.
+    private func cancellable<T: Sendable>(_ body: @escaping @Sendable (RSATLSConnection) throws -> T) async throws -> T {
         try Task.checkCancellation()
-        guard !socket.isCancelled else {
-            throw RSAError.tlsConnectionFailed(reason: "the connection was ended by a cancelled call")
-        }
-        return try await withTaskCancellationHandler {
-            do {
-                return try body()
-            } catch {
-                if Task.isCancelled { throw CancellationError() }
-                throw error
+        let ended = RSAError.tlsConnectionFailed(reason: "the connection was ended by a cancelled call")
+        guard !socket.isCancelled else { throw ended }
+        let connection = RSAHandOver(self.connection)
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+                    executor.queue.async { [socket] in
+                        continuation.resume(with: Result {
+                            guard !socket.isCancelled else { throw ended }
+                            return try body(connection.value)
+                        })
+                    }
+                }
+            } onCancel: { [socket] in
+                socket.cancel()
             }
-        } onCancel: { [socket] in
-            socket.cancel()
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw error
         }
     }
 
     /// Send `bytes` as application data.
     /// - Throws: `CancellationError`; `RSAError.tlsConnectionFailed` (closed or failed).
     public func write(_ bytes: [UInt8]) async throws {
-        try await cancellable { try connection.write(bytes) }
+        try await cancellable { try $0.write(bytes) }
     }
 
     /// Send `data` as application data (``write(_:)-(_:[UInt8])``).
@@ -205,7 +217,7 @@ public actor RSAAsyncTLSConnection {
     /// - Throws: `CancellationError`; `RSAError.tlsClientCertificateRejected`,
     ///   `.tlsConnectionFailed`, `.tlsTimedOut`.
     public func read(maximumByteCount: Int = 16_384, timeout: Double? = nil) async throws -> [UInt8]? {
-        try await cancellable { try connection.read(maximumByteCount: maximumByteCount, timeout: timeout) }
+        try await cancellable { try $0.read(maximumByteCount: maximumByteCount, timeout: timeout) }
     }
 
     /// Send close_notify and close the socket (``RSATLSConnection/close()``). Later reads

@@ -9,10 +9,14 @@ enum RSATLSSocket {
     /// Connect a blocking TCP socket to `host`:`port`, trying each resolved address in turn,
     /// within `timeout` seconds overall.
     ///
+    /// - Parameter cancellation: when given, each socket is attached to it before its connect
+    ///   starts, so that cancelling shuts it down and ends the connect at once (Linux aborts a
+    ///   connect in progress on shutdown and wakes the poll).
     /// - Returns: the connected socket (close-on-exec); the caller closes it.
     /// - Throws: `RSAError.tlsConnectFailed` (refused, unreachable, unknown host: the last
-    ///   address's reason); `RSAError.tlsTimedOut` when the time runs out.
-    static func connect(host: String, port: Int, timeout: Double) throws -> Int32 {
+    ///   address's reason); `RSAError.tlsTimedOut` when the time runs out; `CancellationError`
+    ///   once `cancellation` is cancelled.
+    static func connect(host: String, port: Int, timeout: Double, cancellation: RSATLSCancellableSocket? = nil) throws -> Int32 {
         guard (1...65_535).contains(port) else {
             throw RSAError.tlsConnectFailed(host: host, port: port, reason: "the port must be 1 to 65535")
         }
@@ -34,12 +38,17 @@ enum RSATLSSocket {
             entry = address.pointee.ai_next
             let fd = socket(address.pointee.ai_family, address.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.ai_protocol)
             guard fd >= 0 else { reason = errnoText(); continue }
+            if let cancellation, !cancellation.attach(fd) {
+                Glibc.close(fd)
+                throw CancellationError()
+            }
             let flags = fcntl(fd, F_GETFL)
             _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
             var code = Glibc.connect(fd, address.pointee.ai_addr, address.pointee.ai_addrlen)
             if code != 0 && errno == EINPROGRESS {
                 let remaining = deadline - monotonicSeconds()
                 guard remaining > 0, try waitFor(fd, events: Int16(POLLOUT), timeout: remaining) else {
+                    cancellation?.markClosed()
                     Glibc.close(fd)
                     throw RSAError.tlsTimedOut(operation: "connecting to \(RSATLSConnection.endpointText(host: host, port: port))", seconds: timeout)
                 }
@@ -50,7 +59,9 @@ enum RSATLSSocket {
             }
             if code != 0 {
                 reason = errnoText()
+                cancellation?.markClosed()
                 Glibc.close(fd)
+                if cancellation?.isCancelled == true { throw CancellationError() }
                 continue
             }
             _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)

@@ -66,7 +66,7 @@ final class TLSTestFixtures {
 
     /// A listening socket on 127.0.0.1 that nobody accepts on: TCP connects (the kernel's
     /// backlog), TLS waits forever. - Returns: its port.
-    func silentListener() throws -> Int {
+    func silentListener(backlog: Int32 = 4) throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         listeners.append(fd)
         var address = sockaddr_in()
@@ -77,7 +77,32 @@ final class TLSTestFixtures {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
         }
         XCTAssertTrue(bound)
-        XCTAssertEqual(listen(fd, 4), 0)
+        XCTAssertEqual(listen(fd, backlog), 0)
         return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// A listener on 127.0.0.1 whose accept queue is full, so that a TCP connect to it stalls
+    /// before the handshake completes (Linux completes handshakes for a listener that never
+    /// accepts until its backlog is full, then drops the SYNs). - Returns: its port, once a
+    /// probe connect has been seen to stall for 200 ms.
+    func stalledListener() throws -> Int {
+        let port = try silentListener(backlog: 0)
+        for _ in 0..<8 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            if poll(&entry, 1, 200) == 0 {
+                close(fd)
+                return port
+            }
+            listeners.append(fd) // a completed connection: it keeps the queue full
+        }
+        throw XCTSkip("could not fill a backlog-0 listener's queue on 127.0.0.1")
     }
 }
