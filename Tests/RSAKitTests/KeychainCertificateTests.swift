@@ -143,4 +143,18 @@ final class KeychainCertificateTests: KeychainTestCase {
         XCTAssertThrowsError(try store.privateKey(tag: "alice"))
         XCTAssertEqual(try store.privateKey(tag: "alice-sp").publicKey.fingerprint, key.publicKey.fingerprint)
     }
+
+    /// The same identity added twice is refused as a duplicate identity (SecItemAdd's
+    /// errSecDuplicateItem names the item added), not as a duplicate public key.
+    func testAddIdentity_Twice_IsADuplicateIdentity() throws {
+        let pki = try TestPKI.shared()
+        let store = try RSAKeyStore(path: storePath)
+        let key = try leafKey(pki), server = try pki.certificate("server")
+        try store.addIdentity(privateKey: key, certificate: server, tag: "alice", label: "alice")
+        let query = RSAKeychainItemQuery(itemClass: .identity, applicationTag: "alice", label: "alice", certificateFingerprint: server.fingerprint)
+        assertThrows(.duplicateItem(query), try store.addIdentity(privateKey: key, certificate: server, tag: "alice", label: "other label"))
+        XCTAssertEqual(RSAError.duplicateItem(query).description.contains("identity with key tag \"alice\" and label \"alice\""), true,
+                       RSAError.duplicateItem(query).description)
+        XCTAssertEqual(try store.allIdentities().map(\.certificate.label), ["alice"], "nothing changed")
+    }
 }

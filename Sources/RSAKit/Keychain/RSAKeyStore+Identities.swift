@@ -21,8 +21,10 @@ extension RSAKeyStore {
     /// - Returns: the identity as stored.
     /// - Throws: `RSAError.keyTypeMismatch` when the certificate is not the key's,
     ///   `RSAError.keyStoredUnderAnotherTag` (without `replace`),
-    ///   `RSAError.duplicateItem` (a key with `tag`, or the certificate's issuer and serial;
-    ///   without `replace`), `RSAError.invalidTag`,
+    ///   `RSAError.duplicateItem` without `replace`: naming the identity (class identity, key
+    ///   tag, label and certificate fingerprint) when this key and certificate are stored
+    ///   already, else the key with `tag` or the certificate's issuer and serial that is in the
+    ///   way; `RSAError.invalidTag`,
     ///   `RSAError.invalidLabel`, `RSAError.keychainLocked` (protected store, locked),
     ///   `RSAError.storeIOError`.
     @discardableResult
@@ -46,7 +48,28 @@ extension RSAKeyStore {
                     fingerprint: fingerprint, pem: privateKey.pkcs8PEMRepresentation, privateKey: privateKey,
                     pssRestriction: privateKey.pssRestriction),
         ]
-        let (keys, certificates) = try withWriteTransaction { tx in
+        let keys: [RSAKeyItemAttributes], certificates: [RSACertificateAttributes]
+        do {
+            (keys, certificates) = try addIdentityItems(requests, certificate: certificate, chain: chain, label: certificateLabel,
+                                                        tag: tag, replace: replace)
+        } catch let RSAError.duplicateItem(query) where !replace {
+            // The same identity again: say so, as SecItemAdd names the item it refused, rather
+            // than naming the first of its parts that was in the way.
+            if let existing = try identities(tag: tag).first(where: { $0.certificate.fingerprint == certificate.fingerprint }) {
+                throw RSAError.duplicateItem(RSAKeychainItemQuery(itemClass: .identity, applicationTag: tag, label: existing.certificate.label,
+                                                                  certificateFingerprint: certificate.fingerprint))
+            }
+            throw RSAError.duplicateItem(query)
+        }
+        return try identityIfPresent(for: certificates[0]) ?? RSAIdentityItem(certificate: certificates[0], privateKey: keys[1], chain: [])
+    }
+
+    private func addIdentityItems(
+        _ requests: [NewItem], certificate: X509Certificate, chain: [X509Certificate], label certificateLabel: String,
+        tag: String, replace: Bool
+    ) throws -> ([RSAKeyItemAttributes], [RSACertificateAttributes]) {
+        let fingerprint = requests[0].fingerprint
+        return try withWriteTransaction { tx in
             let elsewhere = try itemsHoldingLock(fingerprint: fingerprint).filter { $0.applicationTag != tag }
             if let first = elsewhere.first {
                 guard replace else { throw RSAError.keyStoredUnderAnotherTag(tag: first.applicationTag, requestedTag: tag) }
@@ -61,6 +84,5 @@ extension RSAKeyStore {
             let certificates = try stageCertificates([(certificate, certificateLabel, .unspecified, chain)], replace: replace, into: &tx)
             return (keys, certificates)
         }
-        return try identityIfPresent(for: certificates[0]) ?? RSAIdentityItem(certificate: certificates[0], privateKey: keys[1], chain: [])
     }
 }
