@@ -41,9 +41,10 @@ else
     planted_per_class=${TIMING_PLANTED_PER_CLASS:-$per_class}
     deadline=${TIMING_DEADLINE:-21600}
 fi
-swift build -c release --product TimingHarness
-swift build -c release --product rsakit
-bin=$(swift build -c release --show-bin-path)
+# --static-swift-stdlib: the test run's one release build (scripts/constant-time.sh says why).
+swift build -c release --static-swift-stdlib --product TimingHarness
+swift build -c release --static-swift-stdlib --product rsakit
+bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
 mkdir -p .build/timing
 log=${TIMING_LOG:-.build/timing/timing-$mode.log}
 pin=()

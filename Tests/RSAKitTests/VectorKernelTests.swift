@@ -58,6 +58,13 @@ final class VectorKernelTests: XCTestCase {
         return (status, (0..<8).map { Array(r[($0 * l)..<(($0 + 1) * l)]) })
     }
 
+    /// How many random inputs a check draws besides its crafted and edge ones: `full` in the
+    /// long run (RSAKIT_FULL_SAMPLES=1, set by scripts/long-run.sh), `ci` otherwise, to keep
+    /// CI within its time budget on machines without IFMA, where the emulation is slow. Every
+    /// crafted and edge input is checked in both; only the random sampling is smaller.
+    static let fullSamples = ProcessInfo.processInfo.environment["RSAKIT_FULL_SAMPLES"] == "1"
+    static func randomSamples(full: Int, ci: Int) -> Int { fullSamples ? full : ci }
+
     /// An odd modulus of `count` limbs with its top bit set.
     static func modulus(_ rng: inout Rng, _ count: Int) -> [UInt64] {
         var n = rng.limbs(count)
@@ -111,7 +118,8 @@ final class VectorKernelTests: XCTestCase {
                     exps.append([UInt64](repeating: ~0, count: expLimbs))         // all-ones exponent
                     exps.append([1] + [UInt64](repeating: 0, count: expLimbs - 1)) // e = 1
                 }
-                let bases = Self.edgeBases(n, &rng, random: count <= 16 ? 4 : 1)
+                // Above 16 limbs only bases 0, 3 and 6 (edges) run singly and the first 8 as lanes.
+                let bases = Self.edgeBases(n, &rng, random: count <= 16 ? Self.randomSamples(full: 4, ci: 1) : 1)
                 try Self.withModulus(n) { m in
                     for exp in exps {
                         for (i, base) in bases.enumerated() where count <= 16 || i % 3 == 0 {
@@ -138,7 +146,8 @@ final class VectorKernelTests: XCTestCase {
         var rng = Rng(state: 0x0DDB_A11C_0FFE_E002)
         for (limbs0, limbs1, expLimbs) in [(8, 8, 8), (16, 16, 16), (16, 13, 5), (24, 24, 4), (32, 32, 4), (32, 25, 3)] {
             let n0 = Self.modulus(&rng, limbs0), n1 = Self.modulus(&rng, limbs1)
-            let bases0 = Self.edgeBases(n0, &rng, random: 2), bases1 = Self.edgeBases(n1, &rng, random: 2)
+            let random = Self.randomSamples(full: 2, ci: 1)
+            let bases0 = Self.edgeBases(n0, &rng, random: random), bases1 = Self.edgeBases(n1, &rng, random: random)
             let e0 = rng.limbs(expLimbs), e1 = rng.limbs(expLimbs)
             try Self.withModulus(n0) { m0 in
                 try Self.withModulus(n1) { m1 in
@@ -171,7 +180,7 @@ final class VectorKernelTests: XCTestCase {
         let exponents: [[UInt64]] = [[65537], [3], [1], [rng.next() | 1 << 63], [0xFFFF_FFFF, 1]]
         for limbs in [16, 32, 11] {
             let n = Self.modulus(&rng, limbs)
-            let bases = Self.edgeBases(n, &rng, random: 2)
+            let bases = Self.edgeBases(n, &rng, random: Self.randomSamples(full: 2, ci: 1))
             try Self.withModulus(n) { m in
                 for e in exponents {
                     let ebits = e.count * 64 - e.last!.leadingZeroBitCount
@@ -405,7 +414,7 @@ final class VectorKernelTests: XCTestCase {
             XCTAssertEqual(key.storage.vectorKernel, impl)
             XCTAssertEqual(key.preferredBlockGroupSize, 8)
             let random = DeterministicRandomSource(seed: 3)
-            let inputs = try ConstantTimePathTests.inputs(for: gmpKey, randomInputs: 3)
+            let inputs = try ConstantTimePathTests.inputs(for: gmpKey, randomInputs: Self.randomSamples(full: 3, ci: 1))
             for (i, c) in inputs.enumerated() {
                 XCTAssertEqual(try key.rsadp(c, random: random), try ConstantTimePathTests.plainRSADP(gmpKey, c),
                                "\(impl) rsadp \(size) input \(i)")
@@ -452,7 +461,7 @@ final class VectorKernelTests: XCTestCase {
             XCTAssertEqual(gmpKey.storage.otherPrimes.count, 1)
             let key = try XCTUnwrap(try gmpKey.withVectorKernel(.ifmaEmulated))
             let random = DeterministicRandomSource(seed: 11)
-            let inputs = try ConstantTimePathTests.inputs(for: gmpKey, randomInputs: 2)
+            let inputs = try ConstantTimePathTests.inputs(for: gmpKey, randomInputs: Self.randomSamples(full: 2, ci: 1))
             for (i, c) in inputs.enumerated() {
                 XCTAssertEqual(try key.rsadp(c, random: random), try ConstantTimePathTests.plainRSADP(gmpKey, c), "\(bits) bits, input \(i)")
             }
