@@ -18,7 +18,7 @@ declare -A budget=(
     ["tests"]=950
     ["examples"]=180
     ["docs check"]=30
-    ["constant-time"]=50
+    ["constant-time"]=250
     ["ifma checks"]=90
     ["benchmark smoke run"]=120
     ["debian package"]=120
@@ -117,7 +117,9 @@ if [ "$status" -eq 0 ]; then
     step_done "docs check"
 fi
 
-# The constant-time check on the release build (valgrind memcheck; skips without valgrind).
+# The constant-time check on the release build (valgrind memcheck; skips without valgrind). It
+# makes the run's one release build (--static-swift-stdlib), which the benchmark, Debian
+# package and timing stages reuse: 106 s of a clean-clone run on a 2-core Xeon.
 if [ "$status" -eq 0 ]; then
     scripts/constant-time.sh || status=$?
     step_done "constant-time"
