@@ -225,7 +225,10 @@ public final class RSAKeychainAgent: Sendable {
     private func unlock(passphrase: RSASecretBytes) -> AgentWire.Message {
         do {
             try store.unlock(passphrase: passphrase)
-            guard let key = try store.withReadLock({ try store.currentStoreKey() }), case .local = key.backing else {
+            let taken = try store.withReadLock { try store.currentStoreKey() }
+            // The agent's state is the one place the key is kept, so that lock drops it.
+            store.lock()
+            guard let key = taken, case .local = key.backing else {
                 return error("the store is not protected any more: it needs no agent")
             }
             let bytes = try StoreFileSystem.readFile(protectionPath, maximumByteCount: 64 * 1024)?.bytes ?? []

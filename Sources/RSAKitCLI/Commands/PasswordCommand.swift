@@ -202,7 +202,7 @@ func readPasswordValue(allowEmpty: Bool) throws -> RSASecretBytes {
 
 private func readPasswordValueBytes() throws -> RSASecretBytes {
     if isatty(STDIN_FILENO) == 1 {
-        return try Passphrase.prompted("Password value: ", confirm: true, hint: "the value on standard input")
+        return try Passphrase.prompted("Password value: ", confirm: true, hint: "the value on standard input", entries: "values")
     }
     var bytes = [UInt8](repeating: 0, count: RSAKeyStore.maximumPasswordByteCount + 1)
     defer { wipe(&bytes) }

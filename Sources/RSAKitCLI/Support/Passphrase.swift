@@ -121,7 +121,7 @@ enum Passphrase {
     /// Whether `--passin` or `RSAKIT_PASSIN` names a source (which may still fail to give
     /// a passphrase: an unset variable, a missing file).
     static func hasSource(_ arguments: ParsedArguments) -> Bool {
-        arguments.value("passin") != nil || (getenv("RSAKIT_PASSIN").map { $0.pointee != 0 } ?? false)
+        (try? configuredSource(arguments, command: "", option: "passin", variable: "RSAKIT_PASSIN")) != nil
     }
 
     private static func configuredSource(_ arguments: ParsedArguments, command: String, option: String, variable: String) throws -> PassphraseSource? {
@@ -196,9 +196,10 @@ enum Passphrase {
 
     /// Prompt on /dev/tty with echo off; twice when `confirm`.
     ///
+    /// - Parameter entries: what is typed, for the mismatch message ("passphrases", "values").
     /// - Throws: `CLIFailure` (exit 64) when there is no terminal, naming `hint`; (exit 65)
     ///   when the two entries differ.
-    static func prompted(_ prompt: String, confirm: Bool, hint: String) throws -> RSASecretBytes {
+    static func prompted(_ prompt: String, confirm: Bool, hint: String, entries: String = "passphrases") throws -> RSASecretBytes {
         let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
         guard fd >= 0 else {
             throw CLIFailure("a passphrase is needed and there is no terminal to ask on; give \(hint)", .usage)
@@ -208,7 +209,7 @@ enum Passphrase {
         guard confirm else { return first }
         let second = try readNoEcho(fd, prompt: "Verifying - " + prompt)
         guard first.constantTimeEquals(second) else {
-            throw CLIFailure("the \(prompt.hasPrefix("Password value") ? "values" : "passphrases") entered do not match", .dataError)
+            throw CLIFailure("the \(entries) entered do not match", .dataError)
         }
         return first
     }
