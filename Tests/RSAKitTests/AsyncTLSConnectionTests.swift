@@ -13,11 +13,17 @@ final class AsyncTLSConnectionTests: XCTestCase {
     override func setUpWithError() throws { fixtures = try TLSTestFixtures() }
     override func tearDown() { fixtures.stop() }
 
-    func testAsyncConnection_HandshakeRequestAndClose() async throws {
+    /// A connection with the client identity to a fresh `openssl s_server -www`, which sends
+    /// nothing until it has a request.
+    private func connectToNewServer() async throws -> RSAAsyncTLSConnection {
         let server = try fixtures.startServer()
-        let connection = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port,
-                                                                 configuration: fixtures.configuration(nil),
-                                                                 identity: fixtures.clientIdentity())
+        return try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port,
+                                                       configuration: fixtures.configuration(nil),
+                                                       identity: fixtures.clientIdentity())
+    }
+
+    func testAsyncConnection_HandshakeRequestAndClose() async throws {
+        let connection = try await connectToNewServer()
         XCTAssertEqual(connection.protocolVersion, "TLS1.3")
         XCTAssertEqual(connection.trustEvaluation.result, .unspecified)
         XCTAssertEqual(connection.privateKeyOperations.map(\.scheme), ["rsa_pss_rsae_sha256"])
@@ -64,10 +70,7 @@ final class AsyncTLSConnectionTests: XCTestCase {
     func testBlockedReads_OnMoreConnectionsThanCores_NeverStallThePool() async throws {
         var connections: [RSAAsyncTLSConnection] = []
         for _ in 0...ProcessInfo.processInfo.activeProcessorCount {
-            let server = try fixtures.startServer()
-            connections.append(try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port,
-                                                                       configuration: fixtures.configuration(nil),
-                                                                       identity: fixtures.clientIdentity()))
+            connections.append(try await connectToNewServer())
         }
         let longestWait = Mutex<Duration>(.zero)
         let ticker = Task {
@@ -90,10 +93,7 @@ final class AsyncTLSConnectionTests: XCTestCase {
     /// Two tasks on one connection: the second call runs after the first has ended, never
     /// beside it (the GnuTLS session is used by one call at a time).
     func testTwoTasksOnOneConnection_RunInOrderWithoutOverlap() async throws {
-        let server = try fixtures.startServer()
-        let connection = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port,
-                                                                 configuration: fixtures.configuration(nil),
-                                                                 identity: fixtures.clientIdentity())
+        let connection = try await connectToNewServer()
         let start = ContinuousClock.now
         let first = Task { () -> Duration in
             _ = try? await connection.read(timeout: 2)
@@ -134,10 +134,7 @@ final class AsyncTLSConnectionTests: XCTestCase {
     /// and a handshake with a listener that never answers both end when their task is
     /// cancelled, long before their 20-second timeouts; meanwhile the pool runs other tasks.
     func testCancellation_EndsABlockedReadAndHandshake_AndThePoolKeepsRunning() async throws {
-        let server = try fixtures.startServer()
-        let connection = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port,
-                                                                 configuration: fixtures.configuration(nil),
-                                                                 identity: fixtures.clientIdentity())
+        let connection = try await connectToNewServer()
         let ticks = Atomic<Int>(0)
         let ticker = Task {
             while !Task.isCancelled {
