@@ -15,7 +15,14 @@ let builtAsDependency = ["/checkouts/", "/registry/downloads/"].contains { Conte
 let package = Package(
     name: "rsakit",
     products: [
+        // Everything, re-exported: `import RSAKit`.
         .library(name: "RSAKit", targets: ["RSAKit"]),
+        // The layers on their own, for a package that needs less (and fewer C libraries):
+        // the engine alone needs only GMP and Nettle. ARCHITECTURE.md draws the graph.
+        .library(name: "RSAKitCore", targets: ["RSAKitCore"]),
+        .library(name: "RSAKitPKI", targets: ["RSAKitPKI"]),
+        .library(name: "RSAKitKeychain", targets: ["RSAKitKeychain"]),
+        .library(name: "RSAKitTLS", targets: ["RSAKitTLS"]),
         .executable(name: "rsakit", targets: ["RSAKitCLI"]),
         // The PKCS#11 v2.40 module (issue 25): `librsakit-pkcs11.so`, one slot per key store,
         // for p11-kit, GnuTLS, OpenSC's pkcs11-tool, OpenSSH and NSS. README "Using the
@@ -51,9 +58,39 @@ let package = Package(
             dependencies: ["CGMP"],
             path: "Sources/CRSAKitShims"
         ),
+        // The layers, lowest first; each imports only the ones above it in this list, and the
+        // build's import check (scripts/test.sh) refuses any other import.
+        // The engine: big integers and kernels, padding, schemes, key formats, messages and
+        // containers, RSAError.
+        .target(
+            name: "RSAKitCore",
+            dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CRSAKitVector", "CRSAKitVectorIFMA"],
+            path: "Sources/RSAKitCore"
+        ),
+        // X.509, trust evaluation, revocation (OCSP, CRLs), PKCS#12 and key files that need
+        // GnuTLS; HTTP for OCSP and CRL fetching.
+        .target(
+            name: "RSAKitPKI",
+            dependencies: ["RSAKitCore", "CGnuTLS", "CCurl"],
+            path: "Sources/RSAKitPKI"
+        ),
+        // The key store: items, sealing, passwords, the unlock agent, keys on PKCS#11 tokens.
+        .target(
+            name: "RSAKitKeychain",
+            dependencies: ["RSAKitCore", "RSAKitPKI", "CRSAKitShims", "CSodium", "CP11Kit"],
+            path: "Sources/RSAKitKeychain"
+        ),
+        // The TLS client with a stored identity (mutual TLS), on GnuTLS through RSAKitPKI.
+        .target(
+            name: "RSAKitTLS",
+            dependencies: ["RSAKitCore", "RSAKitPKI", "RSAKitKeychain"],
+            path: "Sources/RSAKitTLS"
+        ),
+        // `import RSAKit`: re-exports the four layers; holds the fuzzing entry points, which
+        // reach into every layer.
         .target(
             name: "RSAKit",
-            dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CRSAKitVector", "CRSAKitVectorIFMA", "CSodium", "CGnuTLS", "CP11Kit", "CCurl"],
+            dependencies: ["RSAKitCore", "RSAKitPKI", "RSAKitKeychain", "RSAKitTLS"],
             path: "Sources/RSAKit"
         ),
         // p11-kit's PKCS#11 header (libp11-kit-dev), headers only: the module's C ABI types,
@@ -121,7 +158,7 @@ let package = Package(
         // `swift run -c release RSAKitBenchmarks [--quick] [--json] ...`; see BENCHMARKS.md.
         .executableTarget(
             name: "RSAKitBenchmarks",
-            dependencies: ["RSAKit", "CRSAKitAnchors"],
+            dependencies: ["RSAKit", "RSAKitCore", "CRSAKitAnchors"],
             path: "Benchmarks/RSAKitBenchmarks",
             exclude: ["Keys"]
         ),
@@ -164,7 +201,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RSAKitTests",
-            dependencies: ["RSAKit", "CRSAKitVector", "RSAKitTestSupport"],
+            dependencies: ["RSAKit", "RSAKitCore", "RSAKitPKI", "RSAKitKeychain", "RSAKitTLS", "CRSAKitVector", "RSAKitTestSupport"],
             path: "Tests/RSAKitTests",
             exclude: ["Fixtures/README.md", "Fixtures/legacy-store-v1", "Fixtures/fuzz", "Fixtures/pyca", "Fixtures/implicit-rejection"]
         ),
@@ -203,7 +240,7 @@ let package = Package(
         // memcheck (RSAKitTests.ConstantTimeHarnessTests starts it).
         .executableTarget(
             name: "ConstantTimeHarness",
-            dependencies: ["RSAKit", "CConstantTimePlant"],
+            dependencies: ["RSAKit", "RSAKitCore", "CConstantTimePlant"],
             path: "Tests/ConstantTimeHarness"
         ),
         // The clocks of the timing harness (LFENCE; RDTSC, and CLOCK_MONOTONIC_RAW). Test-only.

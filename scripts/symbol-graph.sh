@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build RSAKit (debug) and extract its public symbol graph with the toolchain's
 # swift-symbolgraph-extract into OUTPUT-DIR (RSAKit.symbols.json, plus RSAKit@Other files for
-# extensions of other modules' types). Used by scripts/docs.sh and scripts/check-docs.sh; writes
+# extensions of other modules' types). RSAKit re-exports its four layers (RSAKitCore,
+# RSAKitPKI, RSAKitKeychain, RSAKitTLS), and their public symbols are in its graph, as
+# `import RSAKit` shows them: one catalog documents them all. Used by scripts/docs.sh and scripts/check-docs.sh; writes
 # nothing but OUTPUT-DIR and the build folder.
 # Usage: scripts/symbol-graph.sh OUTPUT-DIR
 set -euo pipefail
@@ -24,4 +26,5 @@ for include in $(pkg-config --cflags-only-I p11-kit-1); do
     args+=(-Xcc "$include")
 done
 swift-symbolgraph-extract -module-name RSAKit -target "$(uname -m)-unknown-linux-gnu" \
+    -experimental-allowed-reexported-modules=RSAKitCore,RSAKitPKI,RSAKitKeychain,RSAKitTLS \
     -I "$bin/Modules" "${args[@]}" -minimum-access-level public -output-dir "$out"

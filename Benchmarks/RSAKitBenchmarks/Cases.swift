@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
-@_spi(Benchmarks) import RSAKit
+import RSAKit
+import RSAKitCore
 
 /// The benchmark cases, grouped so that every ratio compares figures taken side by side.
 struct BenchmarkSuite {

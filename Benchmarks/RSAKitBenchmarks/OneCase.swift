@@ -1,6 +1,7 @@
 import CRSAKitAnchors
 import Foundation
-@_spi(Benchmarks) import RSAKit
+import RSAKit
+import RSAKitCore
 
 /// `--one CASE:BITS`: exactly one operation after two warm-ups, for instruction counting.
 ///

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(Benchmarks) import RSAKit
+import RSAKit
+import RSAKitCore
 
 // The radix-2^52 vector kernel (issues 14, 21) beside the raw GMP anchor and, when the helper
 // is built, Intel's crypto_mb and ippcp (IntelAnchor.swift): the full private operation

@@ -31,7 +31,8 @@
 // Prints one line "harness mode=... operations=N ok=N failed=N" on stdout; exit 0.
 
 import Foundation
-@_spi(ConstantTimeHarness) import RSAKit
+import RSAKit
+import RSAKitCore
 import CConstantTimePlant
 
 /// The OS generator, its output marked secret (the blinding factor r is drawn from it).

@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
-@testable import RSAKit
+import RSAKit
+@testable import RSAKitCore
+@testable import RSAKitKeychain
+@testable import RSAKitPKI
+@testable import RSAKitTLS
 
 /// ASCII armor in the library: layout, streaming, leniency, and errors.
 final class ArmorTests: XCTestCase {

@@ -1,5 +1,9 @@
 import Foundation
-@testable import RSAKit
+import RSAKit
+@testable import RSAKitCore
+@testable import RSAKitKeychain
+@testable import RSAKitPKI
+@testable import RSAKitTLS
 import Synchronization
 import XCTest
 

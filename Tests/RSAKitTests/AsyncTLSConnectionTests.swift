@@ -1,7 +1,11 @@
 import Foundation
 import Synchronization
 import XCTest
-@testable import RSAKit
+import RSAKit
+@testable import RSAKitCore
+@testable import RSAKitKeychain
+@testable import RSAKitPKI
+@testable import RSAKitTLS
 import RSAKitTestSupport
 
 /// Issue 28: RSAAsyncTLSConnection against a real `openssl s_server` on 127.0.0.1: the same
@@ -47,7 +51,7 @@ final class AsyncTLSConnectionTests: XCTestCase {
             try await connection.write([1])
             XCTFail("a write after close succeeded")
         } catch {
-            guard case .tlsConnectionFailed? = error as? RSAError else { return XCTFail("\(error)") }
+            guard case .connectionFailed? = error as? RSATLSError else { return XCTFail("\(error)") }
         }
     }
 
@@ -58,7 +62,7 @@ final class AsyncTLSConnectionTests: XCTestCase {
                                                         configuration: fixtures.configuration(.tls12, serverName: "other.example"),
                                                         identity: fixtures.clientIdentity())
             XCTFail("a wrong hostname connected")
-        } catch let RSAError.tlsServerNotTrusted(evaluation, sent, refusedByHandler) {
+        } catch let RSATLSError.serverNotTrusted(evaluation, sent, refusedByHandler) {
             XCTAssertEqual(evaluation.failures.map(\.kind), [.hostnameMismatch(hostname: "other.example")])
             XCTAssertEqual(sent.count, 2)
             XCTAssertFalse(refusedByHandler)
@@ -163,7 +167,7 @@ final class AsyncTLSConnectionTests: XCTestCase {
                 try await connection.write(Data("GET / HTTP/1.0\r\n\r\n".utf8))
                 XCTFail("a write on a shut-down socket succeeded")
             } catch {
-                guard case .tlsConnectionFailed? = error as? RSAError else { return XCTFail("\(error)") }
+                guard case .connectionFailed? = error as? RSATLSError else { return XCTFail("\(error)") }
             }
         }
         await connection.close()

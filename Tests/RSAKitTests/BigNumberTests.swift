@@ -1,5 +1,9 @@
 import XCTest
-@testable import RSAKit
+import RSAKit
+@testable import RSAKitCore
+@testable import RSAKitKeychain
+@testable import RSAKitPKI
+@testable import RSAKitTLS
 
 /// The BigInt layer: OS2IP / I2OSP (RFC 8017 §4) and the cached-Montgomery public
 /// exponentiation, each checked against an independent computation.

@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
-@_spi(ConstantTimeHarness) @testable import RSAKit
+import RSAKit
+@testable import RSAKitCore
+@testable import RSAKitKeychain
+@testable import RSAKitPKI
+@testable import RSAKitTLS
 
 /// Differential tests of the constant-time private path (rsakit_secret.c, GMP's mpn_sec_*
 /// layer) against the variable-time mpz reference (the pre-rewrite path) and against

@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
-@testable import RSAKit
+import RSAKit
+@testable import RSAKitCore
+@testable import RSAKitKeychain
+@testable import RSAKitPKI
+@testable import RSAKitTLS
 import RSAKitTestSupport
 
 /// Issue 10 §1: blocks forged by someone holding only the public key, made with the real

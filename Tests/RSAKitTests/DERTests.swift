@@ -1,5 +1,9 @@
 import XCTest
-@testable import RSAKit
+import RSAKit
+@testable import RSAKitCore
+@testable import RSAKitKeychain
+@testable import RSAKitPKI
+@testable import RSAKitTLS
 
 /// The strict DER reader and writer, and hostile DER given to the key decoders.
 /// Keys come from `RSAPrivateKey.generate` (no openssl needed).

@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
-@testable import RSAKit
+import RSAKit
+@testable import RSAKitCore
+@testable import RSAKitKeychain
+@testable import RSAKitPKI
+@testable import RSAKitTLS
 import RSAKitTestSupport
 
 /// CRL distribution points (RFC 5280 §6.3.3 (b) and (d), NIST PKITS 4.14): a CRL whose

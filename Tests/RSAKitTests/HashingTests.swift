@@ -1,5 +1,9 @@
 import XCTest
-@testable import RSAKit
+import RSAKit
+@testable import RSAKitCore
+@testable import RSAKitKeychain
+@testable import RSAKitPKI
+@testable import RSAKitTLS
 import RSAKitTestSupport
 
 /// The hashing layer over Nettle: names, lengths, known answers, incremental use, and the

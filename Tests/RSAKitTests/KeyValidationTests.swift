@@ -1,5 +1,9 @@
 import XCTest
-@testable import RSAKit
+import RSAKit
+@testable import RSAKitCore
+@testable import RSAKitKeychain
+@testable import RSAKitPKI
+@testable import RSAKitTLS
 import RSAKitTestSupport
 
 /// Key construction checks, in the manner of BoringSSL's RSA_check_key tests: perturb one

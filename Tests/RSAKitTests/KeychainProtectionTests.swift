@@ -1,7 +1,11 @@
 import Foundation
 import XCTest
 import RSAKitTestSupport
-@testable import RSAKit
+import RSAKit
+@testable import RSAKitCore
+@testable import RSAKitKeychain
+@testable import RSAKitPKI
+@testable import RSAKitTLS
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
-@testable import RSAKit
+import RSAKit
+@testable import RSAKitCore
+@testable import RSAKitKeychain
+@testable import RSAKitPKI
+@testable import RSAKitTLS
 
 /// RSAMessage, the one-call message API: bytes, Data, files, a store, detection, errors.
 final class MessageAPITests: XCTestCase {

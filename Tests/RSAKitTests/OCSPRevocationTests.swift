@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
-@testable import RSAKit
+import RSAKit
+@testable import RSAKitCore
+@testable import RSAKitKeychain
+@testable import RSAKitPKI
+@testable import RSAKitTLS
 import RSAKitTestSupport
 
 /// OCSP revocation checking (RFC 6960, issue 23) against real `openssl ocsp` responders on

@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
-@testable import RSAKit
+import RSAKit
+@testable import RSAKitCore
+@testable import RSAKitKeychain
+@testable import RSAKitPKI
+@testable import RSAKitTLS
 import RSAKitTestSupport
 
 /// RSATLSConnection against a real `openssl s_server` on 127.0.0.1 (TestPKI's certificates:
@@ -78,7 +82,7 @@ final class TLSConnectionTests: XCTestCase {
         let server = try startServer()
         XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
                                                           configuration: configuration(.tls12), identity: stranger)) { error in
-            guard case let RSAError.tlsClientCertificateRejected(alert, sent) = error else { return XCTFail("\(error)") }
+            guard case let RSATLSError.clientCertificateRejected(alert, sent) = error else { return XCTFail("\(error)") }
             XCTAssertTrue(sent)
             XCTAssertEqual(alert, "CA is unknown")
         }
@@ -87,8 +91,8 @@ final class TLSConnectionTests: XCTestCase {
         XCTAssertEqual(connection.privateKeyOperations.count, 1)
         try connection.write(Array("GET / HTTP/1.0\r\n\r\n".utf8))
         XCTAssertThrowsError(try connection.read(timeout: 20)) { error in
-            XCTAssertEqual(error as? RSAError, .tlsClientCertificateRejected(alert: "CA is unknown", certificateSent: true))
-            XCTAssertEqual((error as? RSAError)?.description, "the server rejected the client certificate (alert: CA is unknown)")
+            XCTAssertEqual(error as? RSATLSError, .clientCertificateRejected(alert: "CA is unknown", certificateSent: true))
+            XCTAssertEqual((error as? RSATLSError)?.description, "the server rejected the client certificate (alert: CA is unknown)")
         }
     }
 
@@ -96,7 +100,7 @@ final class TLSConnectionTests: XCTestCase {
         let server = try startServer()
         XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
                                                           configuration: configuration(.tls12), identity: nil)) { error in
-            guard case RSAError.tlsClientCertificateRejected(_, false) = error else { return XCTFail("\(error)") }
+            guard case RSATLSError.clientCertificateRejected(_, false) = error else { return XCTFail("\(error)") }
         }
     }
 
@@ -105,7 +109,7 @@ final class TLSConnectionTests: XCTestCase {
         XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
                                                           configuration: configuration(nil, serverName: "other.example"),
                                                           identity: clientIdentity())) { error in
-            guard case let RSAError.tlsServerNotTrusted(evaluation, sent, refusedByHandler) = error else { return XCTFail("\(error)") }
+            guard case let RSATLSError.serverNotTrusted(evaluation, sent, refusedByHandler) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(evaluation.result, .recoverableTrustFailure)
             XCTAssertFalse(refusedByHandler)
             // Typed: the kind, the certificate's index, and the chain, for a caller to act on.
@@ -119,7 +123,7 @@ final class TLSConnectionTests: XCTestCase {
         unknown.anchorCertificates = [try pki.certificate("untrusted-root")]
         XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: unknown,
                                                           identity: clientIdentity())) { error in
-            guard case let RSAError.tlsServerNotTrusted(evaluation, _, _) = error else { return XCTFail("\(error)") }
+            guard case let RSATLSError.serverNotTrusted(evaluation, _, _) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(evaluation.result, .recoverableTrustFailure)
             let reasons = evaluation.reasons
             XCTAssertEqual(reasons.count, 1)
@@ -155,7 +159,7 @@ final class TLSConnectionTests: XCTestCase {
         refuse.serverTrustHandler = { _, _ in .cancel }
         XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: refuse,
                                                           identity: clientIdentity())) { error in
-            guard case let RSAError.tlsServerNotTrusted(evaluation, _, refusedByHandler) = error else { return XCTFail("\(error)") }
+            guard case let RSATLSError.serverNotTrusted(evaluation, _, refusedByHandler) = error else { return XCTFail("\(error)") }
             XCTAssertTrue(refusedByHandler)
             XCTAssertEqual(evaluation.result, .unspecified)
             XCTAssertTrue("\(error)".hasPrefix("the server trust handler refused the server"), "\(error)")
@@ -184,7 +188,7 @@ final class TLSConnectionTests: XCTestCase {
             do { try connection.write(Array(repeating: 0x41, count: 4096)) } catch { failure = error }
             usleep(10_000)
         }
-        guard case .tlsConnectionFailed? = failure as? RSAError else { return XCTFail("\(String(describing: failure))") }
+        guard case .connectionFailed? = failure as? RSATLSError else { return XCTFail("\(String(describing: failure))") }
         connection.close()
     }
 
@@ -208,7 +212,7 @@ final class TLSConnectionTests: XCTestCase {
         let other = try RSAKeyFile(bytes: [UInt8](Data(contentsOf: URL(fileURLWithPath: pki.untrustedRootKey))))
         guard case let .privateKey(otherKey) = other.key else { return XCTFail("not a private key") }
         XCTAssertThrowsError(try RSATLSClientIdentity(privateKey: otherKey, certificate: pki.certificate("client"))) { error in
-            guard case RSAError.tlsIdentityUnusable = error else { return XCTFail("\(error)") }
+            guard case RSATLSError.identityUnusable = error else { return XCTFail("\(error)") }
         }
     }
 
@@ -219,7 +223,7 @@ final class TLSConnectionTests: XCTestCase {
         let start = Date()
         XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: port,
                                                           configuration: settings, identity: nil)) { error in
-            XCTAssertEqual(error as? RSAError, .tlsTimedOut(operation: "the TLS handshake with server.rsakit.test", seconds: 1))
+            XCTAssertEqual(error as? RSATLSError, .timedOut(operation: "the TLS handshake with server.rsakit.test", seconds: 1))
         }
         XCTAssertLessThan(Date().timeIntervalSince(start), 10)
     }

@@ -1,7 +1,11 @@
 import Foundation
 import XCTest
 internal import CRSAKitVector
-@testable import RSAKit
+import RSAKit
+@testable import RSAKitCore
+@testable import RSAKitKeychain
+@testable import RSAKitPKI
+@testable import RSAKitTLS
 import RSAKitTestSupport
 
 /// The radix-2^52 Montgomery exponentiation (CRSAKitVector, issue 14): the portable

@@ -1,6 +1,10 @@
 import Foundation
 import XCTest
-@testable import RSAKit
+import RSAKit
+@testable import RSAKitCore
+@testable import RSAKitKeychain
+@testable import RSAKitPKI
+@testable import RSAKitTLS
 import RSAKitTestSupport
 
 /// RFC 5280 §7.1 name comparison (X509Name): attribute types by OID, PrintableString and

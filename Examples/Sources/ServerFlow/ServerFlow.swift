@@ -112,7 +112,7 @@ struct ServerFlow {
         do {
             _ = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: port, configuration: unpinned, identity: identity)
             check(false, "an unpinned, unanchored server was trusted")
-        } catch let RSAError.tlsServerNotTrusted(evaluation, sent, _) {
+        } catch let RSATLSError.serverNotTrusted(evaluation, sent, _) {
             let kinds = evaluation.failures.map(\.kind.code)
             check(kinds == ["untrusted-root"] && evaluation.failures[0].chainIndex == 1, "typed failure: \(kinds), \(sent.count) certificate(s) sent")
             // The override a user might approve: trust this exact leaf in the handler.

@@ -1,6 +1,10 @@
 // The agent's side of one connection, for Fuzz/Sources/FuzzAgentWire (issue 26): what a local
 // client can send the agent is untrusted input (frames, field lengths, operations).
 
+import RSAKitCore
+import RSAKitKeychain
+import RSAKitPKI
+import RSAKitTLS
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,10 @@
 // The OCSP response check (Revocation/OCSPCheck.swift), for Fuzz/Sources/FuzzOCSP (issue 26):
 // a response is untrusted input from the network or from a TLS server's stapled status.
 
+import RSAKitCore
+import RSAKitKeychain
+import RSAKitPKI
+import RSAKitTLS
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

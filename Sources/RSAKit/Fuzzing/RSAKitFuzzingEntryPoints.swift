@@ -7,6 +7,11 @@
 // no stability promise, and nothing in RSAKit or the CLI uses them.
 
 /// Thin wrappers over RSAKit's internal parsers, for the fuzz harnesses only.
+import RSAKitCore
+import RSAKitKeychain
+import RSAKitPKI
+import RSAKitTLS
+
 @_spi(Fuzzing)
 public enum RSAKitFuzzing {
     // MARK: DER

@@ -45,6 +45,8 @@ struct CLIFailure: Error, CustomStringConvertible {
             return CLIFailure(usage.message, .usage)
         case let rsa as RSAError:
             return CLIFailure(message(for: rsa), status(for: rsa))
+        case let tls as RSATLSError:
+            return CLIFailure(message(for: tls), status(for: tls))
         case let io as RSAFileDescriptorError:
             return CLIFailure(io.description, .failure)
         default:
@@ -62,8 +64,6 @@ struct CLIFailure: Error, CustomStringConvertible {
             return "unsupported key format: this is an X.509 certificate, not a key file: encrypt to it with `rsakit encrypt --cert FILE`, keep it with `rsakit cert add FILE`, or extract its public key with `openssl x509 -pubkey -noout -in CERT`"
         case RSAError.unsupportedKeyFormat(RSAKeyFile.pkcs12Reason):
             return "unsupported key format: this is a PKCS#12 file (.p12, .pfx), not a key file: import its identity (key, certificate and chain) with `rsakit identity import FILE`, or extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`"
-        case RSAError.tlsClientCertificateRejected(_, certificateSent: false):
-            return error.description + "; use --identity or --tag"
         case let RSAError.duplicateItem(query) where query.itemClass == .key:
             return error.description + " (use --replace to overwrite it)"
         case let RSAError.keyOnToken(tag):
@@ -73,6 +73,15 @@ struct CLIFailure: Error, CustomStringConvertible {
         default:
             return error.description
         }
+    }
+
+    /// The TLS client's sentence, with the options that choose a client identity when the
+    /// server wanted one and none was sent.
+    static func message(for error: RSATLSError) -> String {
+        if case .clientCertificateRejected(_, certificateSent: false) = error {
+            return error.description + "; use --identity or --tag"
+        }
+        return error.description
     }
 
     static func status(for error: RSAError) -> ExitStatus {
@@ -103,11 +112,18 @@ struct CLIFailure: Error, CustomStringConvertible {
             return .dataError
         case .outputFileIsInput:
             return .usage
-        case .tlsServerNotTrusted, .tlsClientCertificateRejected, .tlsHandshakeFailed, .tlsIdentityUnusable:
-            return .dataError
-        case .tlsConnectFailed, .tlsTimedOut, .tlsConnectionFailed:
-            return .failure
         default:
+            return .failure
+        }
+    }
+
+    /// The exit status of a TLS failure: the peer's data or certificates (data error), or the
+    /// network (failure).
+    static func status(for error: RSATLSError) -> ExitStatus {
+        switch error {
+        case .serverNotTrusted, .clientCertificateRejected, .handshakeFailed, .identityUnusable:
+            return .dataError
+        case .connectFailed, .timedOut, .connectionFailed:
             return .failure
         }
     }

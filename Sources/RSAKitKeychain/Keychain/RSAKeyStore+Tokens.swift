@@ -1,0 +1,64 @@
+// Keys on a PKCS#11 token, kept in the store as a reference (issue 25, part 2): the public
+// item as for any key pair, and a private item that holds the SPKI and where the private key
+// is (module, token label and serial, CKA_ID). The token work itself is in PKCS11Client/.
+
+import RSAKitCore
+import RSAKitPKI
+
+extension RSAKeyStore {
+    /// Store a token key pair: a public item under `tag` and a private item under `tag` that
+    /// refers to the token object (``RSAKeyItemAttributes/token``), in one atomic step.
+    /// Make the key first (``RSATokenKey/generate(on:bits:label:pin:)`` or
+    /// ``RSATokenKey/importKey(_:to:label:pin:)``): a token failure then changes nothing here.
+    ///
+    /// - Parameters:
+    ///   - key: the token key.
+    ///   - tag: the application tag of both items (1 to 255 bytes of UTF-8).
+    ///   - label: optional free text, on both items.
+    ///   - replace: replace existing items with this tag instead of failing (the old token
+    ///     object, if any, stays on its token).
+    /// - Returns: the attributes of the new public and private items.
+    /// - Throws: as ``addKeyPair(_:tag:privateTag:label:replace:)``. A protected store needs
+    ///   no unlocking: the private item holds no secret.
+    @discardableResult
+    public func addTokenKeyPair(
+        _ key: RSATokenKey, tag: String, label: String? = nil, replace: Bool = false
+    ) throws -> (public: RSAKeyItemAttributes, private: RSAKeyItemAttributes) {
+        try RSAKeyStore.validateTag(tag)
+        try RSAKeyStore.validateLabel(label)
+        let publicKey = key.publicKey
+        let pem = publicKey.pemRepresentation
+        let requests = [
+            NewItem(keyClass: .public, tag: tag, label: label, keySizeInBits: publicKey.modulusBitCount,
+                    fingerprint: publicKey.fingerprint, pem: pem),
+            NewItem(keyClass: .private, tag: tag, label: label, keySizeInBits: publicKey.modulusBitCount,
+                    fingerprint: publicKey.fingerprint, pem: pem, token: key.reference),
+        ]
+        let added = try withWriteTransaction { tx in
+            try stage(requests, replace: replace, into: &tx)
+        }
+        return (added[0], added[1])
+    }
+
+    /// The token key whose private item is under `tag`, or nil when that private key is held
+    /// in the store itself (``privateKey(tag:)`` gives it). Opens one file; no token access.
+    ///
+    /// A private item whose metadata names no token gives nil from its metadata alone: its key
+    /// is neither parsed nor checked here (``privateKey(tag:)`` does both), so asking this
+    /// before ``privateKey(tag:)`` costs one small read, not a second parse of the key. A
+    /// token item is read and checked in full before its reference is returned.
+    ///
+    /// - Throws: `RSAError.itemNotFound` (class private) when there is no private item;
+    ///   `RSAError.damagedItem` for a token item, or an item whose metadata cannot be read;
+    ///   `RSAError.invalidTag`; `RSAError.storeIOError`.
+    public func tokenKey(tag: String) throws -> RSATokenKey? {
+        try RSAKeyStore.validateTag(tag)
+        let itemPath = StoreLayout.itemPath(.private, tagHash: StoreLayout.tagHash(tag))
+        if let metadata = try? withReadLock({ try readMetadata(itemPath) }), metadata.token == nil {
+            return nil
+        }
+        let loaded = try loadByTag(tag, .private)
+        guard let reference = loaded.metadata.token else { return nil }
+        return RSATokenKey(reference: reference, publicKey: loaded.publicKey)
+    }
+}

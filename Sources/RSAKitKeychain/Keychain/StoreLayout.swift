@@ -1,0 +1,236 @@
+// Where everything lives inside a store folder (see README, "Key store"):
+//
+//   <store>/VERSION                         "rsakit keychain 2" ("rsakit key store 1" before the
+//                                           first write by this version: same layout, keys only)
+//   <store>/protection                      only in a protected store: the sealed store key
+//   <store>/passwords/<ss>/<S><A>.item      generic password; S, A = SHA-256 of service, account
+//   <store>/certificates/<hh>/<C>.item      certificate; C = SHA-256 of issuer and serial
+//   <store>/crls/<ii>/<I>.item              CRL; I = SHA-256 of the issuer name (one per issuer)
+//   <store>/ocsp/<kk>/<K>.item              cached OCSP response (RSAKeyStore+OCSPCache.swift)
+//   <store>/lock                            empty; flock(2) target
+//   <store>/journal                         only while a write is being applied (or after a crash)
+//   <store>/public/<hh>/<H>.pem             public item for the tag whose SHA-256 is H
+//   <store>/private/<hh>/<H>.pem            private item for that tag
+//   <store>/index/fingerprint/<ff>/<F>.<H>.<class>   empty: item (H, class) has fingerprint F
+//
+// H = lower-case hex SHA-256 of the tag's UTF-8 bytes (64 digits), hh its first two digits;
+// F = lower-case hex fingerprint, ff its first two digits. File names never contain the tag.
+
+/// Paths inside one store folder. Relative paths (as the journal records them) use "/".
+import RSAKitCore
+import RSAKitPKI
+
+internal struct StoreLayout: Sendable {
+    /// The store folder, absolute, without a trailing "/".
+    let root: String
+
+    static let versionName = "VERSION"
+    static let versionText = "rsakit keychain 2\n"
+    /// The VERSION of stores made before the keychain (keys only); read as they are and
+    /// rewritten to ``versionText`` by the first write.
+    static let versionTextV1 = "rsakit key store 1\n"
+    static let passwordDirectory = "passwords"
+    static let certificateDirectory = "certificates"
+    static let crlDirectory = "crls"
+    static let protectionName = StoreProtectionRecord.fileName
+    static let recordSuffix = ".item"
+    static let lockName = "lock"
+    static let journalName = "journal"
+    static let indexDirectory = "index"
+    static let fingerprintIndexDirectory = "index/fingerprint"
+    static let itemSuffix = ".pem"
+
+    /// `relative` under the root.
+    func absolute(_ relative: String) -> String { root + "/" + relative }
+
+    var lockPath: String { absolute(Self.lockName) }
+    var journalPath: String { absolute(Self.journalName) }
+    var versionPath: String { absolute(Self.versionName) }
+    var protectionPath: String { absolute(Self.protectionName) }
+
+    /// "public" or "private": the folder of one key class.
+    static func classDirectory(_ keyClass: RSAKeyClass) -> String { keyClass.rawValue }
+
+    /// The tag hash H: lower-case hex SHA-256 of the tag's UTF-8 bytes (64 digits).
+    static func tagHash(_ tag: String) -> String {
+        StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(tag.utf8)))
+    }
+
+    /// "public/hh" or "private/hh".
+    static func itemShard(_ keyClass: RSAKeyClass, tagHash: String) -> String {
+        classDirectory(keyClass) + "/" + tagHash.prefix(2)
+    }
+
+    /// "public/hh/H.pem" (relative).
+    static func itemPath(_ keyClass: RSAKeyClass, tagHash: String) -> String {
+        itemShard(keyClass, tagHash: tagHash) + "/" + tagHash + itemSuffix
+    }
+
+    /// The tag hash in an item file name "H.pem", or nil when the name is not one.
+    static func tagHash(fromItemName name: String) -> String? {
+        guard name.hasSuffix(itemSuffix) else { return nil }
+        let hash = name.dropLast(itemSuffix.count)
+        return StoreHex.isLowerHex(hash, count: 64) ? String(hash) : nil
+    }
+
+    /// "index/fingerprint/ff" (relative).
+    static func fingerprintShard(_ fingerprintHex: String) -> String {
+        fingerprintIndexDirectory + "/" + fingerprintHex.prefix(2)
+    }
+
+    /// "index/fingerprint/ff/F.H.class" (relative).
+    static func fingerprintEntry(fingerprintHex: String, tagHash: String, keyClass: RSAKeyClass) -> String {
+        fingerprintShard(fingerprintHex) + "/" + fingerprintHex + "." + tagHash + "." + keyClass.rawValue
+    }
+
+    /// (F, H, class) from an index entry name "F.H.class", or nil.
+    static func parseFingerprintEntry(_ name: String) -> (fingerprintHex: String, tagHash: String, keyClass: RSAKeyClass)? {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, StoreHex.isLowerHex(parts[0], count: 64),
+              StoreHex.isLowerHex(parts[1], count: 64),
+              let keyClass = RSAKeyClass(rawValue: String(parts[2])) else { return nil }
+        return (String(parts[0]), String(parts[1]), keyClass)
+    }
+
+    /// The two-digit shard names "00" ... "ff".
+    static func isShardName(_ name: String) -> Bool {
+        StoreHex.isLowerHex(Substring(name), count: 2)
+    }
+
+    // MARK: Item ids
+
+    /// A new item id "H-class-R": the tag hash, the key class and 16 random hex digits.
+    /// The id finds its item without a search (H and class give the file); R makes a
+    /// replaced item's id differ from its predecessor's.
+    static func newItemID(tagHash: String, keyClass: RSAKeyClass) -> String {
+        var random = [UInt8](repeating: 0, count: 8)
+        random.withUnsafeMutableBytes { SystemRandomSource().fill($0) }
+        return tagHash + "-" + keyClass.rawValue + "-" + StoreHex.encode(random)
+    }
+
+    /// A new item id "H-kind-R" for a password ("password", H = S A, 128 digits) or a
+    /// certificate ("certificate", H = C, 64 digits).
+    static func newItemID(hash: String, kind: String) -> String {
+        hash + "-" + kind + "-" + StoreHex.encode(SystemRandomSource().bytes(8))
+    }
+
+    /// What an item id names: the file of its item.
+    enum ItemReference: Equatable {
+        case key(tagHash: String, keyClass: RSAKeyClass)
+        case password(hash: String)
+        case certificate(hash: String)
+        case crl(hash: String)
+    }
+
+    /// The item an id names, or nil when the text is not an item id.
+    static func parseAnyItemID(_ id: String) -> ItemReference? {
+        if let key = parseItemID(id) { return .key(tagHash: key.tagHash, keyClass: key.keyClass) }
+        let parts = id.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, StoreHex.isLowerHex(parts[2], count: 16) else { return nil }
+        if parts[1] == "password", StoreHex.isLowerHex(parts[0], count: 128) { return .password(hash: String(parts[0])) }
+        if parts[1] == "certificate", StoreHex.isLowerHex(parts[0], count: 64) { return .certificate(hash: String(parts[0])) }
+        if parts[1] == "crl", StoreHex.isLowerHex(parts[0], count: 64) { return .crl(hash: String(parts[0])) }
+        return nil
+    }
+
+    // MARK: Passwords and certificates
+
+    /// S A: hex SHA-256 of the service's UTF-8 bytes, then of the account's (128 digits).
+    static func passwordHash(service: String, account: String) -> String {
+        serviceHash(service) + StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(account.utf8)))
+    }
+
+    /// I A for an internet password: I = hex SHA-256 of "internet-password" and the server,
+    /// protocol, port, path, authentication type and security domain (each as a 4-byte
+    /// big-endian length and its UTF-8), A = hex SHA-256 of the account (128 digits). Lives
+    /// in the passwords folder, sharded by I.
+    static func internetPasswordHash(_ key: RSAInternetPasswordKey) -> String {
+        var bytes: [UInt8] = []
+        for field in ["internet-password"] + key.fields.dropLast() {
+            let utf8 = Array(field.utf8), n = UInt32(utf8.count)
+            bytes += [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)] + utf8
+        }
+        return StoreHex.encode(RSAHashAlgorithm.sha256.hash(bytes)) + StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(key.account.utf8)))
+    }
+
+    /// S: hex SHA-256 of the service's UTF-8 bytes (64 digits).
+    static func serviceHash(_ service: String) -> String {
+        StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(service.utf8)))
+    }
+
+    /// "passwords/ss" for a service hash S (the folder holding every account of S).
+    static func passwordShard(serviceHash: String) -> String {
+        passwordDirectory + "/" + serviceHash.prefix(2)
+    }
+
+    /// "passwords/ss/SA.item".
+    static func passwordPath(hash: String) -> String {
+        passwordShard(serviceHash: String(hash.prefix(64))) + "/" + hash + recordSuffix
+    }
+
+    /// C: hex SHA-256 of (4-byte big-endian length of the issuer's UTF-8, the issuer, the
+    /// serial number's bytes): one name per (issuer, serial).
+    static func certificateHash(issuer: String, serialNumber: [UInt8]) -> String {
+        let name = Array(issuer.utf8)
+        let n = UInt32(name.count)
+        let bytes = [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)] + name + serialNumber
+        return StoreHex.encode(RSAHashAlgorithm.sha256.hash(bytes))
+    }
+
+    static let labelIndexDirectory = "index/label"
+    static let certificateIndexDirectory = "index/certificate"
+
+    /// "index/label/ll/L.C": certificate C has a label whose SHA-256 is L.
+    static func labelEntry(label: String, certificateHash: String) -> String {
+        let l = StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(label.utf8)))
+        return labelIndexDirectory + "/" + l.prefix(2) + "/" + l + "." + certificateHash
+    }
+
+    /// "index/certificate/ff/F.C": certificate C has the DER fingerprint F.
+    static func certificateFingerprintEntry(fingerprintHex: String, certificateHash: String) -> String {
+        certificateIndexDirectory + "/" + fingerprintHex.prefix(2) + "/" + fingerprintHex + "." + certificateHash
+    }
+
+    /// "index/fingerprint/ff/F.C.certificate": certificate C's public key has fingerprint F
+    /// (beside the key entries "F.H.public" / "F.H.private", which is how identities link).
+    static func certificateKeyEntry(fingerprintHex: String, certificateHash: String) -> String {
+        fingerprintShard(fingerprintHex) + "/" + fingerprintHex + "." + certificateHash + ".certificate"
+    }
+
+    /// The folder and the name prefix under which index entries for `key` (a 64-digit hash)
+    /// live in `directory`.
+    static func indexShard(_ directory: String, key: String) -> String {
+        directory + "/" + key.prefix(2)
+    }
+
+    /// "certificates/cc/C.item".
+    static func certificatePath(hash: String) -> String {
+        certificateDirectory + "/" + hash.prefix(2) + "/" + hash + recordSuffix
+    }
+
+    /// I: hex SHA-256 of the CRL issuer's RFC 4514 name (UTF-8): one CRL item per issuer.
+    static func crlHash(issuer: String) -> String {
+        StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(issuer.utf8)))
+    }
+
+    /// "crls/ii/I.item".
+    static func crlPath(hash: String) -> String {
+        crlDirectory + "/" + hash.prefix(2) + "/" + hash + recordSuffix
+    }
+
+    /// The hash in a record file name "X.item" of `digits` hex digits, or nil.
+    static func recordHash(fromName name: String, digits: Int) -> String? {
+        guard name.hasSuffix(recordSuffix) else { return nil }
+        let hash = name.dropLast(recordSuffix.count)
+        return StoreHex.isLowerHex(hash, count: digits) ? String(hash) : nil
+    }
+
+    /// (H, class) from an item id, or nil when it is not in the form ``newItemID(tagHash:keyClass:)`` makes.
+    static func parseItemID(_ id: String) -> (tagHash: String, keyClass: RSAKeyClass)? {
+        let parts = id.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, StoreHex.isLowerHex(parts[0], count: 64),
+              let keyClass = RSAKeyClass(rawValue: String(parts[1])),
+              StoreHex.isLowerHex(parts[2], count: 16) else { return nil }
+        return (String(parts[0]), keyClass)
+    }
+}

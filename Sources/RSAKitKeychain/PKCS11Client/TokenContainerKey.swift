@@ -1,0 +1,145 @@
+// Container decryption with a token key: the container's block loop (MessageContainer) with
+// each block's RSADP and padding decode done by C_Decrypt on the token, in one login.
+
+import RSAKitCore
+import RSAKitPKI
+internal import CP11Kit
+
+/// A token key's logged-in session, as container decryption's block key. The session is used
+/// under a lock (PKCS#11 sessions are single-threaded; the pipeline may call from workers).
+internal final class TokenContainerKey: ContainerBlockKey, @unchecked Sendable {
+    // NOTE: @unchecked: `session` and `object` are used only inside `lock`.
+    private let lock = RSAPThreadMutex(())
+    private let session: TokenSession
+    private let object: CK_OBJECT_HANDLE
+    let modulusByteCount: Int
+    let containerFingerprint: RSAKeyFingerprint
+    var preferredBlockGroupSize: Int { 1 }
+
+    init(session: TokenSession, object: CK_OBJECT_HANDLE, publicKey: RSAPublicKey) {
+        self.session = session
+        self.object = object
+        modulusByteCount = publicKey.modulusByteCount
+        containerFingerprint = publicKey.fingerprint
+    }
+
+    /// C_Decrypt of each block. The token answers "bad padding" with an error code, so the
+    /// verdict is public here already (the token's own check decides what timing it shows);
+    /// a failed block gives a zero verdict and the container's one opaque error.
+    func decryptMasked(blocks: [ArraySlice<UInt8>], padding: RSAEncryptionPadding, random: RSARandomSource) throws -> [MaskedMessage] {
+        let k = modulusByteCount
+        let capacity: Int
+        let mechanism: CK_MECHANISM_TYPE
+        var parameter: [UInt8]? = nil
+        switch padding {
+        case .pkcs1v15:
+            capacity = k - EMEPKCS1v15.overheadByteCount
+            mechanism = CK_MECHANISM_TYPE(CKM_RSA_PKCS)
+        case let .oaep(oaep):
+            capacity = k - oaep.overheadByteCount
+            (mechanism, parameter) = try RSATokenKey.oaepMechanism(oaep)
+        }
+        guard capacity > 0, blocks.allSatisfy({ $0.count == k }) else { throw RSAError.decryptionFailed }
+        return try lock.withLock { _ in
+            try blocks.map { block in
+                do {
+                    var message = try session.run(.decrypt, mechanism: mechanism, parameter: parameter, object: object,
+                                                  input: Array(block), outputCapacity: k)
+                    defer { wipe(&message) }
+                    guard message.count <= capacity else { throw RSAError.decryptionFailed }
+                    return MaskedMessage(good: ~0, buffer: message + [UInt8](repeating: 0, count: capacity - message.count),
+                                         length: UInt(message.count))
+                } catch RSAError.decryptionFailed {
+                    return MaskedMessage(good: 0, buffer: [UInt8](repeating: 0, count: capacity), length: 0)
+                }
+            }
+        }
+    }
+
+    /// C_Decrypt with CKM_RSA_PKCS of each block (version 1 containers).
+    func decryptPKCS1v15(blocks: [ArraySlice<UInt8>], random: RSARandomSource) throws -> [[UInt8]] {
+        try lock.withLock { _ in
+            try blocks.map {
+                try session.run(.decrypt, mechanism: CK_MECHANISM_TYPE(CKM_RSA_PKCS), parameter: nil, object: object,
+                                input: Array($0), outputCapacity: modulusByteCount)
+            }
+        }
+    }
+}
+
+extension RSATokenKey {
+    /// Decrypt an rsakit container (version 1 or 2) whose recipient is this key, every
+    /// block's RSA decryption done on the token in one login. Nothing is written unless each
+    /// block checks, as for a key in memory (``RSAMessageContainer/decrypt(header:from:to:with:random:concurrency:)``).
+    ///
+    /// - Parameters: `header` the container's parsed header; `source` the body after it;
+    ///   `sink` receives the plaintext; `pin` the token's user PIN.
+    /// - Returns: the number of blocks.
+    /// - Throws: `RSAError.encryptedForAnotherKey`, `RSAError.containerInvalid`,
+    ///   `RSAError.ciphertextLengthInvalid`, `RSAError.decryptionFailed` (one opaque error
+    ///   for every block failure); the token's errors (``generate(on:bits:label:pin:)``).
+    @discardableResult
+    public func decryptContainer<Source: RSAByteSource, Sink: RSAByteSink>(
+        header: RSAMessageContainer.Header, from source: inout Source, to sink: inout Sink, pin: RSASecretBytes
+    ) throws -> UInt64 {
+        guard header.recipientFingerprint == publicKey.fingerprint else {
+            throw RSAError.encryptedForAnotherKey(expected: header.recipientFingerprint)
+        }
+        return try withPrivateKey(pin: pin) { session, object in
+            try RSAMessageContainer.decrypt(
+                header: header, from: &source, to: &sink,
+                blockKey: TokenContainerKey(session: session, object: object, publicKey: publicKey),
+                random: SystemRandomSource(), concurrency: 1)
+        }
+    }
+}
+
+extension RSATokenKey {
+    /// Decrypt a stream with this key, the RSA operations on the token: an rsakit container
+    /// (detected by its magic, armored or not), else raw k-byte blocks with `rawPadding`
+    /// (also when `format` says raw). The token-key counterpart of
+    /// ``RSAMessage/decrypt(from:to:with:format:rawPadding:temporaryDirectory:)``.
+    ///
+    /// - Throws: `RSAError.messageFormatUnsupported` for Apple's format; as
+    ///   ``decryptContainer(header:from:to:pin:)`` and ``decrypt(_:padding:pin:)-([UInt8],_,_)``.
+    public func decryptMessage<Source: RSAByteSource, Sink: RSAByteSink>(
+        from source: inout Source, to sink: inout Sink, format: RSAMessageFormat? = nil,
+        rawPadding: RSAEncryptionPadding = .pkcs1v15, pin: RSASecretBytes
+    ) throws {
+        var body: any RSAByteSource
+        var header: RSAMessageContainer.Header?
+        switch format?.kind {
+        case .appleAESGCM:
+            throw RSAError.messageFormatUnsupported(reason: "Apple's RSA-OAEP + AES-GCM format is not supported with a key on a token")
+        case .raw:
+            body = source
+        case .container, nil:
+            let reader = try MessageReader(source)
+            body = reader.source
+            if case let .container(parsed) = reader.detected {
+                header = parsed
+            } else if format?.kind == .container {
+                throw RSAError.containerInvalid(reason: "not an rsakit container (wrong magic)")
+            } else if reader.isEmpty {
+                throw RSAError.messageInvalid(reason: "input is empty: nothing to decrypt")
+            }
+        }
+        if let header {
+            try decryptContainer(header: header, from: &body, to: &sink, pin: pin)
+            return
+        }
+        let k = publicKey.modulusByteCount
+        let padding = format?.kind == .raw ? format!.padding : rawPadding
+        var blocks: [[UInt8]] = []
+        while true {
+            let block = try body.readFully(k)
+            if block.isEmpty { break }
+            guard block.count == k else { throw RSAError.ciphertextLengthInvalid(byteCount: block.count, blockSize: k) }
+            blocks.append(block)
+        }
+        guard !blocks.isEmpty else { throw RSAError.messageInvalid(reason: "no ciphertext blocks: the input is empty") }
+        var messages = try decrypt(blocks: blocks, padding: padding, pin: pin)
+        defer { for i in messages.indices { wipe(&messages[i]) } }
+        for message in messages { try sink.write(message) }
+    }
+}
