@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // An app's-eye use of RSAKit: the six steps a developer does and a server-shaped flow (async
 // calls, cancellation, mutual TLS with a trust handler), in the Swift 6 language mode with
-// complete concurrency checking. Run it with `scripts/examples.sh` from the repository root.
+// complete concurrency checking; and one small program per layer product (Layer*). Run it with `scripts/examples.sh` from the repository root.
 //
 // The script builds it as a real dependent package does: RSAKit by version, from a fresh
 // tagged clone of the tree (RSAKIT_EXAMPLES_URL and RSAKIT_EXAMPLES_VERSION), which is also
@@ -35,6 +35,28 @@ let package = Package(
             name: "ServerFlow",
             dependencies: [.product(name: "RSAKit", package: rsakitIdentity)],
             path: "Sources/ServerFlow"
+        ),
+        // One small target per layer product, each depending on what it imports and nothing
+        // more: a package that needs one layer builds and links only that layer's C libraries.
+        .executableTarget(
+            name: "LayerCore",
+            dependencies: [.product(name: "RSAKitCore", package: rsakitIdentity)],
+            path: "Sources/LayerCore"
+        ),
+        .executableTarget(
+            name: "LayerPKI",
+            dependencies: [.product(name: "RSAKitCore", package: rsakitIdentity), .product(name: "RSAKitPKI", package: rsakitIdentity)],
+            path: "Sources/LayerPKI"
+        ),
+        .executableTarget(
+            name: "LayerKeychain",
+            dependencies: [.product(name: "RSAKitCore", package: rsakitIdentity), .product(name: "RSAKitKeychain", package: rsakitIdentity)],
+            path: "Sources/LayerKeychain"
+        ),
+        .executableTarget(
+            name: "LayerTLS",
+            dependencies: [.product(name: "RSAKitTLS", package: rsakitIdentity)],
+            path: "Sources/LayerTLS"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -32,6 +32,19 @@ swift build --package-path "$consumer" -Xswiftc -warnings-as-errors
 bin=$(swift build --package-path "$consumer" --show-bin-path)
 "$bin/SixSteps" "$work" "$work/genpkey.pem"
 
+# Each layer product on its own. The engine's program links GMP and Nettle only: a package
+# that needs RSAKitCore installs neither GnuTLS nor libcurl nor libsodium.
+"$bin/LayerCore"
+if ldd "$bin/LayerCore" | grep -E 'libgnutls|libcurl|libsodium|libp11-kit'; then
+    echo "examples: LayerCore (RSAKitCore only) links a library of a higher layer" >&2
+    exit 1
+fi
+openssl req -x509 -newkey rsa:2048 -keyout "$work/layer.key" -passout pass:layers -out "$work/layer.pem" -days 2 \
+    -subj "/CN=Layer Example" 2>/dev/null
+"$bin/LayerPKI" "$work/layer.pem" "$work/layer.key"
+"$bin/LayerKeychain" "$work"
+"$bin/LayerTLS"
+
 # ServerFlow (issue 28) needs a TLS server that asks for a client certificate: a throw-away
 # PKI made by openssl (a root, a server certificate for 127.0.0.1, a client identity in a
 # PKCS#12 file) and `openssl s_server` on 127.0.0.1, on a port the kernel picks.

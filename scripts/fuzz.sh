@@ -104,29 +104,29 @@ dictionary() {
 
 # What a harness runs and parses: a change to any of these since the harness's last logged run
 # (the commit column of its latest row in Fuzz/fuzz-log.tsv) makes --smoke mutate it. Broad on
-# purpose: a folder of Sources/RSAKit rather than a file, and what every harness shares (the
+# purpose: a folder of a library layer rather than a file, and what every harness shares (the
 # Fuzz manifest, FuzzSupport, the Fuzzing entry points, the errors, BigInt). Not the root
 # Package.swift or the C shims' constant-time code, which change often and which no parser
 # reads: every harness's replay runs them on every kept input anyway (FuzzContainer, the
 # agent and the PKCS#11 module, which decrypt and sign, list the shims).
 harness_sources() {
-    local lib=Sources/RSAKit
+    local core=Sources/RSAKitCore pki=Sources/RSAKitPKI keychain=Sources/RSAKitKeychain
     echo Fuzz/Package.swift Fuzz/Sources/FuzzSupport "Fuzz/Sources/$1" \
-        "$lib/Fuzzing" "$lib/Errors" "$lib/BigInt"
+        Sources/RSAKit/Fuzzing "$core/Errors" "$core/BigInt"
     local d
     d=$(dictionary "$1")
     [ -z "$d" ] || echo "Fuzz/Dictionaries/$d.dict"
     case "$1" in
-        FuzzDER | FuzzPEM) echo "$lib/Encoding" ;;
-        FuzzKeyFile) echo "$lib/Encoding $lib/Keys Fuzz/Dictionaries/der.dict" ;;
-        FuzzContainer) echo "$lib/Messages $lib/Padding $lib/Primitives $lib/Schemes $lib/Keys $lib/Hashing $lib/Random $lib/Concurrency Sources/CRSAKitShims Sources/CRSAKitVector Sources/CRSAKitVectorIFMA" ;;
-        FuzzStoreItem) echo "$lib/Keychain $lib/Sodium $lib/Encoding" ;;
-        FuzzArmor) echo "$lib/Messages $lib/Encoding" ;;
+        FuzzDER | FuzzPEM) echo "$core/Encoding" ;;
+        FuzzKeyFile) echo "$core/Encoding $core/Keys $pki/KeyFiles Fuzz/Dictionaries/der.dict" ;;
+        FuzzContainer) echo "$core/Messages $core/Padding $core/Primitives $core/Schemes $core/Keys $core/Hashing $core/Random $core/Concurrency Sources/CRSAKitShims Sources/CRSAKitVector Sources/CRSAKitVectorIFMA" ;;
+        FuzzStoreItem) echo "$keychain/Keychain $keychain/Sodium $core/Encoding $core/ItemQueries" ;;
+        FuzzArmor) echo "$core/Messages $core/Encoding" ;;
         FuzzCLIArguments) echo "Sources/RSAKitCLI" ;;
         FuzzX509 | FuzzPKCS12 | FuzzCRL | FuzzOCSP)
-            echo "$lib/X509 $lib/Encoding $lib/GnuTLS $lib/Keys $lib/Revocation $lib/HTTP $lib/Keychain Fuzz/Dictionaries/der.dict Fuzz/Dictionaries/x509.dict Fuzz/Dictionaries/pkcs12.dict Fuzz/Dictionaries/pem.dict" ;;
-        FuzzAgentWire) echo "$lib/Agent $lib/Keychain $lib/Sodium $lib/Encoding Sources/CRSAKitShims" ;;
-        FuzzPKCS11) echo "Sources/RSAKitPKCS11 Sources/CRSAKitPKCS11 Fuzz/Sources/CFuzzPKCS11Table $lib/Keychain $lib/PKCS11Client $lib/Encoding $lib/Keys Sources/CRSAKitShims" ;;
+            echo "$pki/X509 $core/Encoding $pki/GnuTLS $core/Keys $pki/Revocation $pki/HTTP $keychain/Keychain Fuzz/Dictionaries/der.dict Fuzz/Dictionaries/x509.dict Fuzz/Dictionaries/pkcs12.dict Fuzz/Dictionaries/pem.dict" ;;
+        FuzzAgentWire) echo "$keychain/Agent $keychain/Keychain $keychain/Sodium $core/Encoding Sources/CRSAKitShims" ;;
+        FuzzPKCS11) echo "Sources/RSAKitPKCS11 Sources/CRSAKitPKCS11 Fuzz/Sources/CFuzzPKCS11Table $keychain/Keychain $keychain/PKCS11Client $core/Encoding $core/Keys Sources/CRSAKitShims" ;;
     esac
 }
 

@@ -27,7 +27,7 @@
 #   rsakit trust evaluate EE --chain cas.pem --anchor anchor.pem --anchors-only --crl crls.pem
 #          --revocation crl --require-revocation --no-network --verify-date DATE --json --store EMPTY
 #     (--require-revocation is what makes a certificate without a current CRL a failure, see
-#      Sources/RSAKit/Revocation/RevocationChecker.swift; without it 4.4.1 Missing CRL passes with a
+#      Sources/RSAKitPKI/Revocation/RevocationChecker.swift; without it 4.4.1 Missing CRL passes with a
 #      warning. --store names a folder that does not exist, so no store is opened.)
 #   openssl verify -crl_check_all -extended_crl -CAfile anchor.pem -untrusted cas.pem -CRLfile crls.pem -attime EPOCH EE
 #     (no -x509_strict: it adds profile checks beyond RFC 5280's path validation, e.g. it refuses

@@ -17,6 +17,7 @@ declare -A budget=(
     ["build"]=180
     ["tests"]=950
     ["examples"]=180
+    ["layers"]=60
     ["docs check"]=30
     ["constant-time"]=250
     ["ifma checks"]=90
@@ -74,7 +75,9 @@ scripts/install-deps.sh
 step_done "install-deps"
 export RSAKIT_LONG_TESTS="${RSAKIT_LONG_TESTS:-1}"
 
-swift build --build-tests
+# The import check: a target that imports a target of this package it does not declare fails
+# the build, so the layers (ARCHITECTURE.md) cannot reach upward. It costs nothing measurable.
+swift build --build-tests --explicit-target-dependency-import-check=error
 # The PKCS#11 module, which CLIPKCS11Tests load into pkcs11-tool, p11tool, gnutls-cli and ssh.
 swift build --product rsakit-pkcs11
 step_done "build"
@@ -101,11 +104,19 @@ fi
 
 # The Examples/ package: a Swift 6 app that does the six steps of the README's "Using RSAKit
 # from Swift" and the server flow, built as a dependent package builds RSAKit: by version, from
-# a fresh tagged clone of this tree (SwiftPM refuses unsafe build flags there). A cold debug
-# build of RSAKit, then the runs: 55 s on a 2-core Xeon with IFMA.
+# a fresh tagged clone of this tree (SwiftPM refuses unsafe build flags there), and one small
+# program per layer product (the engine's linking no library of a higher layer). A cold debug
+# build of RSAKit, then the runs: 59 s on a 2-core Xeon with IFMA.
 if [ "$status" -eq 0 ]; then
     bash scripts/examples.sh || status=$?
     step_done "examples"
+fi
+
+# The layers refuse an upward import, or an undeclared C library (scripts/check-layers.sh,
+# in a scratch copy: 16 s on a 2-core Xeon with IFMA).
+if [ "$status" -eq 0 ]; then
+    bash scripts/check-layers.sh || status=$?
+    step_done "layers"
 fi
 
 # The documentation check: every public type in a Topics section of the DocC

@@ -2,9 +2,6 @@ import Foundation
 import XCTest
 import RSAKit
 @testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// Apple's RSA-OAEP + AES-GCM (`kSecKeyAlgorithmRSAEncryptionOAEPSHA*AESGCM`): Apple's own
 /// ciphertexts, round trips on both sides of the AES-128/AES-256 rule, and every failure.

@@ -1,10 +1,6 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// ASCII armor in the library: layout, streaming, leniency, and errors.
 final class ArmorTests: XCTestCase {

@@ -1,11 +1,8 @@
 import Foundation
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import Synchronization
 import XCTest
+@testable import RSAKitCore
 
 /// Issues 16 §6 and 28: the async forms run off the cooperative pool, stop when their task
 /// is cancelled, and share one worker budget.

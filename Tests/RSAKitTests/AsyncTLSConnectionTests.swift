@@ -2,10 +2,6 @@ import Foundation
 import Synchronization
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
 
 /// Issue 28: RSAAsyncTLSConnection against a real `openssl s_server` on 127.0.0.1: the same

@@ -1,9 +1,8 @@
 import XCTest
 import RSAKit
 @testable import RSAKitCore
-@testable import RSAKitKeychain
 @testable import RSAKitPKI
-@testable import RSAKitTLS
+@testable import RSAKitKeychain
 
 /// The BigInt layer: OS2IP / I2OSP (RFC 8017 §4) and the cached-Montgomery public
 /// exponentiation, each checked against an independent computation.

@@ -2,9 +2,6 @@ import Foundation
 import XCTest
 import RSAKit
 @testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// The constant-time path's blinding cache (``PrivateKeyStorage/takeBlindingPairs(_:random:)``):
 /// one pair per lane of a batch, squared together by `rsakit_sec_blinding_square_batch`, on

@@ -1,11 +1,8 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
+@testable import RSAKitPKI
 
 /// CRL extensions (RFC 5280 §5.2, NIST PKITS 4.4.10): a CRL with a critical extension that
 /// trust evaluation does not process is not used, and the warning names the extension; the

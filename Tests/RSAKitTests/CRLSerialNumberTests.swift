@@ -1,9 +1,6 @@
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
 @testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// Serial numbers in a CRL are compared as the signed INTEGERs they encode (RFC 5280
 /// §4.1.2.2 allows negative serials; NIST PKITS 4.4.14 "Valid Negative Serial Number" and

@@ -1,10 +1,6 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
 
 /// CRLs signed by a key other than the one that signed the certificate (RFC 5280 §6.3.3 (f),

@@ -1,10 +1,6 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
 
 /// Raw block chunking (concatenated k-byte EME-PKCS1-v1_5 blocks).

@@ -2,9 +2,8 @@ import Foundation
 import XCTest
 import RSAKit
 @testable import RSAKitCore
-@testable import RSAKitKeychain
 @testable import RSAKitPKI
-@testable import RSAKitTLS
+@testable import RSAKitKeychain
 
 /// Differential tests of the constant-time private path (rsakit_secret.c, GMP's mpn_sec_*
 /// layer) against the variable-time mpz reference (the pre-rewrite path) and against

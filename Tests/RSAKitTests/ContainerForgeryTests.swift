@@ -1,11 +1,8 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
+@testable import RSAKitCore
 
 /// Issue 10 §1: blocks forged by someone holding only the public key, made with the real
 /// `openssl pkeyutl -encrypt -pubin`. Version 1 accepts them (its documented weakness);

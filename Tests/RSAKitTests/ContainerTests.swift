@@ -1,9 +1,5 @@
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// The rsakit container, version 2: round trips, layout, and every tampering the frame detects.
 final class ContainerTests: XCTestCase {

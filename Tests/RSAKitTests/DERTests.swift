@@ -1,9 +1,6 @@
 import XCTest
 import RSAKit
 @testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// The strict DER reader and writer, and hostile DER given to the key decoders.
 /// Keys come from `RSAPrivateKey.generate` (no openssl needed).

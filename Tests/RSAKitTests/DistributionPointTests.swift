@@ -1,11 +1,8 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
+@testable import RSAKitPKI
 
 /// CRL distribution points (RFC 5280 §6.3.3 (b) and (d), NIST PKITS 4.14): a CRL whose
 /// issuingDistributionPoint names a distribution point answers only for certificates that

@@ -1,9 +1,5 @@
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// EME-OAEP on hand-built encoded messages, no keys (RFC 8017 §7.1): each test breaks one
 /// field and expects the one opaque error.

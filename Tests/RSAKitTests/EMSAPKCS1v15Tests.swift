@@ -1,9 +1,5 @@
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// EMSA-PKCS1-v1_5 on hand-built encoded messages, no keys (RFC 8017 §9.2).
 final class EMSAPKCS1v15Tests: XCTestCase {

@@ -1,9 +1,5 @@
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// EMSA-PSS on hand-built encoded messages, no keys (RFC 8017 §9.1).
 final class EMSAPSSTests: XCTestCase {

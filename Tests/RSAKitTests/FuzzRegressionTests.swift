@@ -1,10 +1,6 @@
 import Foundation
 import XCTest
 @_spi(Fuzzing) import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// Inputs found by the fuzz harnesses (Fuzz/, scripts/fuzz.sh), kept as regression tests.
 /// Each input lives under Tests/RSAKitTests/Fixtures/fuzz/<harness>/ (see the README there);

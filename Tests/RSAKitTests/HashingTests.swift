@@ -1,9 +1,5 @@
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
 
 /// The hashing layer over Nettle: names, lengths, known answers, incremental use, and the

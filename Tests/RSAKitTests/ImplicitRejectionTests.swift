@@ -1,11 +1,8 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
+@testable import RSAKitCore
 
 /// RSAES-PKCS1-v1_5 decryption with implicit rejection (draft-irtf-cfrg-rsa-guidance §7)
 /// against the draft's Appendix B vectors (Fixtures/implicit-rejection).

@@ -1,11 +1,9 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
+@testable import RSAKitPKI
+@testable import RSAKitKeychain
 
 /// `fetchIssuers` (RFC 5280 §4.2.2.1 caIssuers): a leaf sent without its intermediate
 /// validates when the intermediate is fetched from the leaf's authorityInfoAccess, from a

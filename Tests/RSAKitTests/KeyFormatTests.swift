@@ -1,10 +1,6 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// PKCS#1, SPKI and PKCS#8 round trips, refusals, normalisation, fingerprints, SHA-256,
 /// and the Wycheproof PKCS#8/PEM private keys.

@@ -1,10 +1,8 @@
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
+@testable import RSAKitCore
+@testable import RSAKitPKI
 
 /// FIPS 186-5 A.1.3 key generation.
 final class KeyGenerationTests: XCTestCase {

@@ -1,14 +1,11 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 #if canImport(Glibc)
 import Glibc
 #endif
 import RSAKitTestSupport
+@testable import RSAKitKeychain
 
 /// RSAKeyStore under damage, simulated crashes, and concurrent writers: threads in this process
 /// and real processes (the store helper), some killed with SIGKILL mid-write.

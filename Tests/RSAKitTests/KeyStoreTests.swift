@@ -1,14 +1,11 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 #if canImport(Glibc)
 import Glibc
 #endif
 import RSAKitTestSupport
+@testable import RSAKitKeychain
 
 /// RSAKeyStore: location, adding and finding, tags, permissions, replace and delete, queries and
 /// the item-file format. Damage, crashes and concurrency are in KeyStoreRecoveryTests.

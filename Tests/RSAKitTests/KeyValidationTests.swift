@@ -1,10 +1,7 @@
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
+@testable import RSAKitCore
 
 /// Key construction checks, in the manner of BoringSSL's RSA_check_key tests: perturb one
 /// component at a time, expect the specific rejection, restore.

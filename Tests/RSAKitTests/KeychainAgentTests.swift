@@ -1,10 +1,6 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// The agent in-process: a second store object unlocked through it reads and writes secrets
 /// without the passphrase; lock and a vanished agent make it fall back (keychainLocked).

@@ -1,11 +1,8 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
+@testable import RSAKitKeychain
 
 /// CRL items (issue 23): one per issuer, a newer CRL number supersedes, bad CRLs refused by
 /// name without writing; stored CRLs used by trust evaluation. CRLs made by openssl (TestPKI:

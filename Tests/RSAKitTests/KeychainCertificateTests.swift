@@ -1,11 +1,8 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
+@testable import RSAKitKeychain
 
 /// Certificate items and identities, with certificates made by the real openssl (TestPKI).
 final class KeychainCertificateTests: KeychainTestCase {

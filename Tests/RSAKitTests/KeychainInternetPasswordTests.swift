@@ -1,10 +1,7 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
 @testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// Internet password items: the seven-attribute key, URL form, queries, sealing, item ids.
 final class KeychainInternetPasswordTests: KeychainTestCase {

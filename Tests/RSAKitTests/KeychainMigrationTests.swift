@@ -1,10 +1,6 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// A store made by rsakit before the keychain (Fixtures/legacy-store-v1, written by main at
 /// 921fd08; commands in Fixtures/README.md) opens, reads, and migrates on its first write.

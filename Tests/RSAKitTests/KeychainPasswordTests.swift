@@ -1,10 +1,7 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
 @testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// Generic password items: add, find, update, delete, duplicates, hostile services.
 final class KeychainPasswordTests: KeychainTestCase {

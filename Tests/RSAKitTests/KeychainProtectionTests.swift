@@ -2,12 +2,9 @@ import Foundation
 import XCTest
 import RSAKitTestSupport
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 #if canImport(Glibc)
 import Glibc
+@testable import RSAKitKeychain
 #endif
 
 /// Secrets at rest: protect, unlock, change the passphrase, unprotect, sealed values bound to

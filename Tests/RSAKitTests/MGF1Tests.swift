@@ -1,9 +1,5 @@
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// MGF1 (RFC 8017 B.2.1) as a pure byte function.
 final class MGF1Tests: XCTestCase {

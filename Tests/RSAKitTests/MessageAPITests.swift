@@ -1,10 +1,6 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// RSAMessage, the one-call message API: bytes, Data, files, a store, detection, errors.
 final class MessageAPITests: XCTestCase {

@@ -2,9 +2,6 @@ import Foundation
 import XCTest
 import RSAKit
 @testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// Multi-prime keys (RFC 8017 §3.2, PKCS#1 version 1 with otherPrimeInfos) against the
 /// real `openssl` CLI: load from PKCS#1 and PKCS#8, validate each component, decrypt and

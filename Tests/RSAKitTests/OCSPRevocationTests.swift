@@ -1,11 +1,8 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
+@testable import RSAKitPKI
 
 /// OCSP revocation checking (RFC 6960, issue 23) against real `openssl ocsp` responders on
 /// 127.0.0.1 (OCSPTestPKI: commands beside it): good, revoked (keyCompromise) and unknown

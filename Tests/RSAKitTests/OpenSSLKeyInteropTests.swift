@@ -1,10 +1,6 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// Interop of the key formats with the real `openssl` CLI, in both directions.
 /// Every test skips visibly when openssl is not on PATH.

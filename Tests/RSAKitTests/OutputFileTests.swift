@@ -2,9 +2,6 @@ import Foundation
 import XCTest
 import RSAKit
 @testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// RSAOutputFile: a temporary moved into place for regular files (unnamed with O_TMPFILE on
 /// this file system, named where tests turn O_TMPFILE off), in place for everything else,

@@ -1,11 +1,8 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
+@testable import RSAKitPKI
 
 /// PKCS#12 import and export against the real openssl and certtool. Fixtures: ``TestPKI``
 /// (leaf.key, server.pem, intermediate.pem, root.pem) and the p12 files made below, the

@@ -2,9 +2,6 @@ import Foundation
 import XCTest
 import RSAKit
 @testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// Keys with the id-RSASSA-PSS algorithm identifier (RFC 4055 §3.1), as `openssl genpkey
 /// -algorithm RSA-PSS` writes them: read, kept to their parameters, written back as they came.

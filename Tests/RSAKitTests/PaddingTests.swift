@@ -1,9 +1,5 @@
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// EME-PKCS1-v1_5 on hand-built encoded messages, no keys (RFC 8017 §7.2).
 final class PaddingTests: XCTestCase {

@@ -1,11 +1,8 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
+@testable import RSAKitPKI
 
 /// The constraints a CA puts on the path below it (RFC 5280 §6.1.4), on PKIs made by the real
 /// `openssl`: pathLenConstraint does not count a self-issued certificate (a CA's key rollover,

@@ -1,9 +1,6 @@
 import XCTest
 import RSAKit
 @testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// I2OSP/OS2IP, RSAEP/RSADP and one-block RSAES-PKCS1-v1_5.
 final class PrimitivesTests: XCTestCase {

@@ -1,10 +1,6 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// RSAError's two faces (issue 28): `description` and `localizedDescription` are the sentence
 /// for people, `String(reflecting:)` the case and its values for debugging; and the library's

@@ -1,10 +1,6 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
 
 /// RSASSA-PKCS1-v1_5 and RSASSA-PSS through the key API, against the real `openssl`.

@@ -1,10 +1,6 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// The library half of keys on a token that needs no token: RFC 7512 URI parsing, and the
 /// store's reference items (a token key's private item holds the SPKI and the reference).

@@ -2,11 +2,9 @@ import Foundation
 import XCTest
 internal import CRSAKitVector
 import RSAKit
+import RSAKitTestSupport
 @testable import RSAKitCore
 @testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
-import RSAKitTestSupport
 
 /// The radix-2^52 Montgomery exponentiation (CRSAKitVector, issue 14): the portable
 /// reference and the kernel's algorithm (its scalar emulation) against GMP on random and

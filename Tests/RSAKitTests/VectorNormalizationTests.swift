@@ -2,10 +2,6 @@ import Foundation
 import XCTest
 internal import CRSAKitVector
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// The closing normalization of the single-buffer products (normalize1 over zmm, normalize4
 /// over ymm in rsakit_vector_kernel_single.inc), on crafted digits: its carry-lookahead step,

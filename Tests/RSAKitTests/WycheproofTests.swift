@@ -1,10 +1,6 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// Every Wycheproof RSA file (testvectors_v1/rsa_*.json: 83 files, 11,266 tests), one test
 /// per family. A case rsakit refuses counts as a failure unless the vector marks it

@@ -1,10 +1,7 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
 @testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
 
 /// X509Certificate against the real openssl: every field compared with what

@@ -1,11 +1,10 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
+@testable import RSAKitCore
+@testable import RSAKitPKI
+@testable import RSAKitKeychain
 
 /// RFC 5280 §7.1 name comparison (X509Name): attribute types by OID, PrintableString and
 /// UTF8String values prepared (RFC 4518 insignificant space handling and case folding), other

@@ -141,10 +141,10 @@ public enum RSAKitFuzzing {
         guard let keyClass = RSAKeyClass(rawValue: item.keyClass) else {
             throw RSAError.internalError("key class \(item.keyClass)")
         }
-        let metadata = StoreItemMetadata(format: item.format, itemID: item.itemID, keyClass: keyClass,
-                                         applicationTag: item.applicationTag, label: item.label,
-                                         keySizeInBits: item.keySizeInBits, fingerprint: item.fingerprint,
-                                         creationDate: item.creationDate)
+        let metadata = StoreItemMetadata.record(format: item.format, itemID: item.itemID, keyClass: keyClass,
+                                                applicationTag: item.applicationTag, label: item.label,
+                                                keySizeInBits: item.keySizeInBits, fingerprint: item.fingerprint,
+                                                creationDate: item.creationDate)
         return try StoreItemRecord.encode(metadata, pem: item.pem)
     }
 

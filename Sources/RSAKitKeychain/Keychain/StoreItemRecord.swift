@@ -47,24 +47,19 @@ package struct StoreItemMetadata: Codable, Equatable {
     /// "PUBLIC KEY"); absent otherwise.
     var token: RSATokenReference? = nil
 
-    package init(format: Int, itemID: String, keyClass: RSAKeyClass, applicationTag: String, label: String?,
-                 keySizeInBits: Int, fingerprint: String, creationDate: String, sealed: Bool? = nil,
-                 token: RSATokenReference? = nil) {
-        self.format = format
-        self.itemID = itemID
-        self.keyClass = keyClass
-        self.applicationTag = applicationTag
-        self.label = label
-        self.keySizeInBits = keySizeInBits
-        self.fingerprint = fingerprint
-        self.creationDate = creationDate
-        self.sealed = sealed
-        self.token = token
-    }
-
     /// The associated data of a sealed private key: ("private", tag, fingerprint, item id).
     var sealedAssociatedData: [UInt8] {
         StoreSealing.associatedData(kind: keyClass.rawValue, identity: [applicationTag, fingerprint], itemID: itemID)
+    }
+}
+
+extension StoreItemMetadata {
+    /// A key item's record as the store writes it, unsealed and in memory (its memberwise
+    /// initialiser is not visible outside this module: the fuzzing entry points build one).
+    package static func record(format: Int, itemID: String, keyClass: RSAKeyClass, applicationTag: String, label: String?,
+                               keySizeInBits: Int, fingerprint: String, creationDate: String) -> StoreItemMetadata {
+        StoreItemMetadata(format: format, itemID: itemID, keyClass: keyClass, applicationTag: applicationTag, label: label,
+                          keySizeInBits: keySizeInBits, fingerprint: fingerprint, creationDate: creationDate)
     }
 }
 

@@ -1,9 +1,6 @@
 import XCTest
 import RSAKit
 @testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// Assert that the RSAES-OAEP block `ciphertext` does not decrypt under RSAES-PKCS1-v1_5, with
 /// the one exception the encoding allows.

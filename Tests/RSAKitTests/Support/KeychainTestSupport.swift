@@ -2,12 +2,9 @@ import Foundation
 import XCTest
 import RSAKitTestSupport
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 #if canImport(Glibc)
 import Glibc
+@testable import RSAKitKeychain
 #endif
 
 /// Keys generated once for the keychain suites (1024 bits, the fastest size generate() takes).

@@ -1,10 +1,6 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 import RSAKitTestSupport
 
 /// What the TLS client tests share: `openssl s_server` on 127.0.0.1 with TestPKI's server

@@ -1,10 +1,6 @@
 import Foundation
 import XCTest
 import RSAKit
-@testable import RSAKitCore
-@testable import RSAKitKeychain
-@testable import RSAKitPKI
-@testable import RSAKitTLS
 
 /// Wycheproof's RSA JSON (schemas rsaes_pkcs1_decrypt, rsaes_oaep_decrypt,
 /// rsassa_pkcs1_generate, rsassa_pkcs1_verify, rsassa_pss_verify,
