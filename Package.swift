@@ -28,6 +28,10 @@ let package = Package(
         // for p11-kit, GnuTLS, OpenSC's pkcs11-tool, OpenSSH and NSS. README "Using the
         // keychain from curl, ssh and browsers".
         .library(name: "rsakit-pkcs11", type: .dynamic, targets: ["RSAKitPKCS11"]),
+        // The command's and the module's logic, products only so that the separate Fuzz/
+        // package can build its harnesses on them; their API is `@_spi(Fuzzing)`, not for use.
+        .library(name: "_RSAKitCLI", targets: ["_RSAKitCLI"]),
+        .library(name: "_RSAKitPKCS11", targets: ["_RSAKitPKCS11"]),
     ],
     targets: [
         // GMP, the big-integer engine (libgmp-dev). Only RSAKit/BigInt and the shim import it.
@@ -103,17 +107,24 @@ let package = Package(
             providers: [.apt(["libp11-kit-dev"])]
         ),
         // The module's C face: C_GetFunctionList and the CK_FUNCTION_LIST table, every entry
-        // a Swift `@_cdecl` function of RSAKitPKCS11 (or "not supported").
+        // a Swift `@_cdecl` function of _RSAKitPKCS11 (or "not supported").
         .target(
             name: "CRSAKitPKCS11",
             dependencies: ["CP11Kit"],
             path: "Sources/CRSAKitPKCS11"
         ),
         // The PKCS#11 module's logic: sessions, objects, attributes, mechanisms and login over
-        // RSAKit's public API (no crypto of its own).
+        // RSAKit (no crypto of its own), and its `@_cdecl` entry points.
+        .target(
+            name: "_RSAKitPKCS11",
+            dependencies: ["RSAKit", "CRSAKitPKCS11", "CP11Kit"],
+            path: "Sources/_RSAKitPKCS11"
+        ),
+        // librsakit-pkcs11.so: the link unit of _RSAKitPKCS11 and the C table, with the
+        // shared object's linker settings.
         .target(
             name: "RSAKitPKCS11",
-            dependencies: ["RSAKit", "CRSAKitPKCS11", "CP11Kit"],
+            dependencies: ["_RSAKitPKCS11"],
             path: "Sources/RSAKitPKCS11",
             // Release builds carry the Swift runtime inside the .so (swiftc -static-stdlib,
             // plus FoundationEssentials' two helper archives, which -static-stdlib leaves out:
@@ -128,10 +139,16 @@ let package = Package(
                 .unsafeFlags(["-Xlinker", "--version-script=\(packageDirectory)/Sources/CRSAKitPKCS11/exports.map"]),
             ]
         ),
-        // The `rsakit` command-line tool.
+        // The `rsakit` command's logic: commands, options, messages, completion, over RSAKit.
+        .target(
+            name: "_RSAKitCLI",
+            dependencies: ["RSAKit"],
+            path: "Sources/_RSAKitCLI"
+        ),
+        // The `rsakit` executable: process hardening, then the command line.
         .executableTarget(
             name: "RSAKitCLI",
-            dependencies: ["RSAKit"],
+            dependencies: ["_RSAKitCLI"],
             path: "Sources/RSAKitCLI"
         ),
         // Drives a key store from separate processes (concurrency and kill -9 tests, and the

@@ -9,22 +9,18 @@
 //
 // One executable target per harness, each a single `LLVMFuzzerTestOneInput` (no main.swift:
 // libFuzzer supplies `main`). The library is reached through its public API and, for the
-// internal parsers, `@_spi(Fuzzing) import RSAKit` (Sources/RSAKit/Fuzzing/). The CLI is an
-// executable target and cannot be imported, so FuzzCLIArguments compiles the CLI's own
-// sources: `RSAKitCLI` in its folder is a symbolic link to ../../../Sources/RSAKitCLI,
-// with main.swift excluded. The harnesses thus always test the CLI code as it is.
-// FuzzPKCS11 does the same for the PKCS#11 module (a dynamic library product, not importable
-// either): `RSAKitPKCS11` in its folder links to ../../../Sources/RSAKitPKCS11, and
-// CFuzzPKCS11Table's two files link to the C function table of Sources/CRSAKitPKCS11 (a C
-// target of its own here, since SwiftPM does not mix C and Swift in one target and target
-// names must be unique in the package graph). So the module is compiled into the harness
-// with coverage and AddressSanitizer, and the root package is not changed: its
-// `rsakit-pkcs11` product keeps its link flags (static runtime, export list), which an
-// executable linking that product would inherit and a dlopen'd normal build would not be
-// instrumented. CP11Kit (p11-kit's header) comes with RSAKit, which depends on it.
+// internal parsers, `@_spi(Fuzzing) import RSAKit` (Sources/RSAKit/Fuzzing/). The CLI's and
+// the PKCS#11 module's logic are library targets of the root package, products only for these
+// harnesses: FuzzCLIArguments imports `_RSAKitCLI` (its parser and command specs, behind
+// `@_spi(Fuzzing)`), FuzzPKCS11 links `_RSAKitPKCS11` (the module's entry points and its C
+// function table) and calls it through the table, as a host does. So the harnesses test the
+// code as it is, compiled with coverage and AddressSanitizer, without the `rsakit-pkcs11`
+// product's link flags (static runtime, export list).
 import PackageDescription
 
 let rsakit = Target.Dependency.product(name: "RSAKit", package: "rsakit")
+let cli = Target.Dependency.product(name: "_RSAKitCLI", package: "rsakit")
+let pkcs11 = Target.Dependency.product(name: "_RSAKitPKCS11", package: "rsakit")
 
 let package = Package(
     name: "rsakit-fuzz",
@@ -49,8 +45,7 @@ let package = Package(
         // ASCII armor: decode of encode is the identity; bad armor fails as a data error.
         .executableTarget(name: "FuzzArmor", dependencies: ["FuzzSupport", rsakit]),
         // The CLI argument parser with the real command specs.
-        .executableTarget(name: "FuzzCLIArguments", dependencies: ["FuzzSupport", rsakit],
-                          exclude: ["RSAKitCLI/main.swift"]),
+        .executableTarget(name: "FuzzCLIArguments", dependencies: ["FuzzSupport", rsakit, cli]),
         // X.509 input (DER, PEM, bundles) through GnuTLS: re-parse, PEM and key round trips, trust evaluation.
         .executableTarget(name: "FuzzX509", dependencies: ["FuzzSupport", rsakit]),
         // PKCS#12 input with a fixed passphrase: key matches certificate, key and re-export round trips.
@@ -64,11 +59,9 @@ let package = Package(
         // signature), and re-signed with the fuzz key so that mutated bodies reach the checks.
         .executableTarget(name: "FuzzOCSP", dependencies: ["FuzzSupport", rsakit],
                          exclude: ["chain.pem", "signed-chain.pem", "make-signed-seeds.sh"]),
-        // The PKCS#11 module's function table (Sources/CRSAKitPKCS11 through links), for FuzzPKCS11.
-        .target(name: "CFuzzPKCS11Table", dependencies: [rsakit]),
         // The PKCS#11 module's C_* entry points with hostile templates, mechanisms and buffers,
-        // one session per input against a fixed store (the module's sources through a link).
-        .executableTarget(name: "FuzzPKCS11", dependencies: ["FuzzSupport", "CFuzzPKCS11Table", rsakit]),
+        // one session per input against a fixed store.
+        .executableTarget(name: "FuzzPKCS11", dependencies: ["FuzzSupport", rsakit, pkcs11]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -16,7 +16,7 @@ openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$work/genpkey
 # is now (HEAD plus uncommitted changes and new files), committed and tagged with the version
 # in RSAKitCommandLine.swift. SwiftPM refuses a versioned dependency with unsafe build flags,
 # so this build fails if a library target takes one again.
-version=$(sed -n 's/^ *static let version = "\(.*\)"$/\1/p' Sources/RSAKitCLI/Commands/RSAKitCommandLine.swift)
+version=$(sed -n 's/^ *static let version = "\(.*\)"$/\1/p' Sources/_RSAKitCLI/Commands/RSAKitCommandLine.swift)
 clone="$work/rsakit"
 git clone -q . "$clone"
 git diff HEAD --binary | (cd "$clone" && git apply --allow-empty --binary)

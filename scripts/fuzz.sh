@@ -122,11 +122,11 @@ harness_sources() {
         FuzzContainer) echo "$core/Messages $core/Padding $core/Primitives $core/Schemes $core/Keys $core/Hashing $core/Random $core/Concurrency Sources/CRSAKitShims Sources/CRSAKitVector Sources/CRSAKitVectorIFMA" ;;
         FuzzStoreItem) echo "$keychain/Keychain $keychain/Sodium $core/Encoding $core/ItemQueries" ;;
         FuzzArmor) echo "$core/Messages $core/Encoding" ;;
-        FuzzCLIArguments) echo "Sources/RSAKitCLI" ;;
+        FuzzCLIArguments) echo "Sources/_RSAKitCLI" ;;
         FuzzX509 | FuzzPKCS12 | FuzzCRL | FuzzOCSP)
             echo "$pki/X509 $core/Encoding $pki/GnuTLS $core/Keys $pki/Revocation $pki/HTTP $keychain/Keychain Fuzz/Dictionaries/der.dict Fuzz/Dictionaries/x509.dict Fuzz/Dictionaries/pkcs12.dict Fuzz/Dictionaries/pem.dict" ;;
         FuzzAgentWire) echo "$keychain/Agent $keychain/Keychain $keychain/Sodium $core/Encoding Sources/CRSAKitShims" ;;
-        FuzzPKCS11) echo "Sources/RSAKitPKCS11 Sources/CRSAKitPKCS11 Fuzz/Sources/CFuzzPKCS11Table $keychain/Keychain $keychain/PKCS11Client $core/Encoding $core/Keys Sources/CRSAKitShims" ;;
+        FuzzPKCS11) echo "Sources/_RSAKitPKCS11 Sources/CRSAKitPKCS11 $keychain/Keychain $keychain/PKCS11Client $core/Encoding $core/Keys Sources/CRSAKitShims" ;;
     esac
 }
 

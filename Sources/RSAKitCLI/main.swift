@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import RSAKit
+import _RSAKitCLI
 
 // rsakit: RSA encryption with a tagged key store. Data on stdout, diagnostics on stderr,
 // exit statuses as documented in README.md (see ExitStatus).
@@ -15,7 +16,7 @@ do {
 } catch {
     var line = Array("rsakit: error: \(error)\n".utf8)
     _ = write(STDERR_FILENO, &line, line.count)
-    exit(ExitStatus.failure.rawValue)
+    exit(RSAKitCommandLineEntry.failureStatus)
 }
 
 // SIGPIPE keeps its default action: `rsakit decrypt | head` ends quietly, as cat does.
@@ -25,5 +26,4 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 if CommandLine.arguments.first.map({ $0.split(separator: "/").last == "git-credential-rsakit" }) == true {
     arguments.insert("git-credential", at: 0)
 }
-let status = RSAKitCommandLine.run(arguments)
-exit(status.rawValue)
+exit(RSAKitCommandLineEntry.run(arguments))

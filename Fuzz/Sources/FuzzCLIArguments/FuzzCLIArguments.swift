@@ -1,4 +1,4 @@
-// CLI argument parser harness, over the CLI's own sources (through the RSAKitCLI link): the real
+// CLI argument parser harness, over the CLI's own code (the `_RSAKitCLI` product): the real
 // command list and specs, ParsedArguments, and each command's validating initialiser (never run).
 // The input is argv: arguments separated by NUL bytes; the first names the command (or, when
 // it names none, its first byte picks one).
@@ -9,6 +9,7 @@
 // 3. Rendering the parse canonically (--flag, --name=value, --, positionals) parses to the same result.
 // 4. A command's initialiser accepts or refuses with a UsageError / CLIFailure, never otherwise.
 import RSAKit
+@_spi(Fuzzing) import _RSAKitCLI
 import FuzzSupport
 
 @_cdecl("LLVMFuzzerTestOneInput")

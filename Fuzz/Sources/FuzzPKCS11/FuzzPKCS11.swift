@@ -1,7 +1,7 @@
-// The PKCS#11 module's C_* entry points (issue 26), called through its own CK_FUNCTION_LIST
-// (the C table of Sources/CRSAKitPKCS11, through CFuzzPKCS11Table's links) as a hostile host
-// would call them. The module's Swift sources are compiled into this harness (the
-// `RSAKitPKCS11` link), so they carry coverage and AddressSanitizer.
+// The PKCS#11 module's C_* entry points, called through its own CK_FUNCTION_LIST (the C table
+// of Sources/CRSAKitPKCS11) as a hostile host would call them. The module (the root package's
+// `_RSAKitPKCS11` product) is compiled into this harness, so it carries coverage and
+// AddressSanitizer.
 //
 // Each input is one session against one of two fixed stores made once per process in a
 // private mkdtemp folder (0700): "plain" (unprotected) and "protected" (passphrase "fuzz",
@@ -49,7 +49,7 @@
 import Glibc
 #endif
 internal import CP11Kit
-import CFuzzPKCS11Table
+import CRSAKitPKCS11
 import RSAKit
 import FuzzSupport
 

@@ -16,14 +16,14 @@ import Musl
 /// Public for the rsakit PKCS#11 module (a host calls it from any thread, CKF_OS_LOCKING_OK)
 /// and for apps that want the lock ThreadSanitizer sees; RSAKit itself spells it
 /// `PThreadMutex`.
-public final class RSAPThreadMutex<Value>: @unchecked Sendable {
+package final class RSAPThreadMutex<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
     /// A lock guarding `value`.
     /// - Parameter value: the initial value (moved in).
     /// - Note: Traps only if `pthread_mutex_init` fails (out of memory at process level).
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -39,7 +39,7 @@ public final class RSAPThreadMutex<Value>: @unchecked Sendable {
 
     /// Run `body` with exclusive access to the value; the lock is released when `body`
     /// returns or throws. Not reentrant.
-    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

@@ -3,9 +3,9 @@
 /// printed in fixed sections (OVERVIEW, USAGE, OPTIONS).
 
 /// One `--name [VALUE]` option of a command.
-struct OptionSpec {
-    let name: String
-    let valueName: String?
+@_spi(Fuzzing) public struct OptionSpec: Sendable {
+    @_spi(Fuzzing) public let name: String
+    @_spi(Fuzzing) public let valueName: String?
     let help: String
     /// Whether the option may be given several times (`--anchor A --anchor B`).
     var repeatable = false
@@ -59,13 +59,13 @@ struct OptionSpec {
 }
 
 /// What a command accepts, and its help text.
-struct CommandSpec {
-    let name: String
+@_spi(Fuzzing) public struct CommandSpec: Sendable {
+    @_spi(Fuzzing) public let name: String
     let overview: String
     let usage: String
-    let options: [OptionSpec]
+    @_spi(Fuzzing) public let options: [OptionSpec]
     /// Names of positional arguments, in order (for help and count checks).
-    let positionals: [String]
+    @_spi(Fuzzing) public let positionals: [String]
     /// The subcommands of a command group (`cert add`, `agent start`...), in help order;
     /// empty for a plain command. ``parseSubcommand(_:spec:)`` checks the first positional
     /// against them; completion offers them.
@@ -116,7 +116,7 @@ struct CommandSpec {
     /// The options help, man pages and completion show (not the hidden ones).
     var visibleOptions: [OptionSpec] { options.filter { !$0.hidden } }
 
-    var helpText: String {
+    @_spi(Fuzzing) public var helpText: String {
         var text = "OVERVIEW: \(overview)\n\nUSAGE: \(usage)\n\nOPTIONS:\n"
         let rows = visibleOptions.map { option -> (String, String) in
             let short = shortOptions.first(where: { $0.value == option.name }).map { "-\($0.key), " } ?? ""
@@ -137,23 +137,23 @@ struct CommandSpec {
 let shortOptions: [Character: String] = ["o": "out", "i": "in", "a": "armor", "t": "tag", "k": "key", "q": "quiet", "v": "verbose"]
 
 /// A usage error: exit status 64, the message, and a pointer to help.
-struct UsageError: Error, CustomStringConvertible {
+@_spi(Fuzzing) public struct UsageError: Error, CustomStringConvertible {
     let message: String
     let command: String?
-    var description: String { message }
+    public var description: String { message }
 }
 
 /// Parsed options of one command.
-struct ParsedArguments {
+@_spi(Fuzzing) public struct ParsedArguments: Sendable {
     private(set) var values: [String: String] = [:]
     private(set) var repeatedValues: [String: [String]] = [:]
     private(set) var flags: Set<String> = []
-    private(set) var positionals: [String] = []
+    @_spi(Fuzzing) public private(set) var positionals: [String] = []
 
     /// Parse `arguments` (without the command name) against `spec`.
     /// Accepts `--name value`, `--name=value`, flags, positionals, `-` as a positional or
     /// value, and `--` to end options. Unknown or repeated options are usage errors.
-    init(_ arguments: [String], spec: CommandSpec) throws {
+    @_spi(Fuzzing) public init(_ arguments: [String], spec: CommandSpec) throws {
         var i = 0
         var optionsEnded = false
         while i < arguments.count {
@@ -224,10 +224,10 @@ struct ParsedArguments {
     /// The names of every option given (values, repeated values and flags), without "--".
     var givenOptionNames: Set<String> { Set(values.keys).union(repeatedValues.keys).union(flags) }
 
-    func value(_ name: String) -> String? { values[name] }
+    @_spi(Fuzzing) public func value(_ name: String) -> String? { values[name] }
     /// Every value of a repeatable option, in command-line order.
     func values(_ name: String) -> [String] { repeatedValues[name] ?? values[name].map { [$0] } ?? [] }
-    func flag(_ name: String) -> Bool { flags.contains(name) }
+    @_spi(Fuzzing) public func flag(_ name: String) -> Bool { flags.contains(name) }
 
     /// A required option's value, or a usage error naming it.
     func required(_ name: String, _ command: String) throws -> String {

@@ -1,7 +1,7 @@
 import RSAKit
 
 /// The documented exit statuses (sysexits.h values where one fits). README lists them.
-enum ExitStatus: Int32 {
+@_spi(Fuzzing) public enum ExitStatus: Int32, Sendable {
     case success = 0
     /// Any failure not listed below (I/O errors, unwritable output, internal errors).
     case failure = 1
@@ -16,10 +16,10 @@ enum ExitStatus: Int32 {
 }
 
 /// A failure the CLI reports as one line `rsakit: error: MESSAGE` and an exit status.
-struct CLIFailure: Error, CustomStringConvertible {
+@_spi(Fuzzing) public struct CLIFailure: Error, CustomStringConvertible {
     let message: String
-    let status: ExitStatus
-    var description: String { message }
+    @_spi(Fuzzing) public let status: ExitStatus
+    public var description: String { message }
 
     init(_ message: String, _ status: ExitStatus) {
         self.message = message
@@ -37,7 +37,7 @@ struct CLIFailure: Error, CustomStringConvertible {
     }
 
     /// Map any error to its message and exit status.
-    static func from(_ error: Error) -> CLIFailure {
+    @_spi(Fuzzing) public static func from(_ error: Error) -> CLIFailure {
         switch error {
         case let failure as CLIFailure:
             return failure

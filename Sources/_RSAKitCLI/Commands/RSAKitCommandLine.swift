@@ -2,7 +2,7 @@ import RSAKit
 
 /// One subcommand: a spec (options and help), a validating initialiser, and `run`.
 /// `SendableMetatype`: the command list below is a global of metatypes, shared by any thread.
-protocol RSAKitCommand: SendableMetatype {
+@_spi(Fuzzing) public protocol RSAKitCommand: SendableMetatype {
     static var spec: CommandSpec { get }
     /// Validate the parsed options (usage errors here exit 64 before any work).
     init(_ arguments: ParsedArguments) throws
@@ -11,10 +11,10 @@ protocol RSAKitCommand: SendableMetatype {
 }
 
 /// Dispatch to subcommands; map every error to one stderr line and an exit status.
-enum RSAKitCommandLine {
+@_spi(Fuzzing) public enum RSAKitCommandLine {
     static let version = "0.1.0"
 
-    static let commands: [RSAKitCommand.Type] = [
+    @_spi(Fuzzing) public static let commands: [RSAKitCommand.Type] = [
         GenPairCommand.self, EncryptCommand.self, DecryptCommand.self, ImportCommand.self,
         ExportCommand.self, ListCommand.self, ShowCommand.self, DeleteCommand.self,
         SignCommand.self, VerifyCommand.self,

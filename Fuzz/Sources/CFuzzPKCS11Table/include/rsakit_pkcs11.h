@@ -1,1 +1,0 @@
-../../../../Sources/CRSAKitPKCS11/include/rsakit_pkcs11.h

@@ -1,1 +1,0 @@
-../../../Sources/CRSAKitPKCS11/rsakit_pkcs11_function_list.c
