@@ -155,6 +155,21 @@ let package = Package(
                 .unsafeFlags(["-Xclang", "-mframe-pointer=none"]),
             ]
         ),
+        // Montgomery exponentiation in radix 2^64 on mulx/adcx/adox (BMI2 + ADX), for CPUs
+        // without AVX-512 IFMA. Its loops are assembly (a .S file guarded by __x86_64__), so
+        // no flag is needed and a debug build runs them at full speed; elsewhere it builds
+        // to stubs that report the kernel unsupported. Depends on nothing.
+        .target(
+            name: "CRSAKitMontADX",
+            path: "Sources/CRSAKitMontADX"
+        ),
+        // The ADX kernel under valgrind with base, exponent and modulus marked undefined
+        // (scripts/constant-time-adx.sh and MontADXKernelTests run it; not a product).
+        .executableTarget(
+            name: "MontADXCTHarness",
+            dependencies: ["CRSAKitMontADX", "CGMP"],
+            path: "Tests/MontADXCTHarness"
+        ),
         // The portable radix-2^52 reference under valgrind with secrets marked undefined
         // (run by VectorKernelTests; not a product).
         .executableTarget(
@@ -164,7 +179,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RSAKitTests",
-            dependencies: ["RSAKit", "CRSAKitVector", "RSAKitTestSupport"],
+            dependencies: ["RSAKit", "CRSAKitVector", "CRSAKitMontADX", "RSAKitTestSupport"],
             path: "Tests/RSAKitTests",
             exclude: ["Fixtures/README.md", "Fixtures/legacy-store-v1", "Fixtures/fuzz", "Fixtures/pyca", "Fixtures/implicit-rejection"]
         ),
