@@ -184,7 +184,7 @@ int main(int argc, char **argv) {
          * assembly reads from the same n (W = L here: 16, 24, 32 need no padding). */
         uint64_t inv = n[0];
         for (int i = 0; i < 5; i++) inv *= 2 - n[0] * inv;
-        const struct rk_adx_kp kp = {n, 0 - inv, L};
+        const struct rk_adx_kp kp = {n, 0 - inv, L, rk_adx_table(L)};
         const long calls = 2000000L / (long)(L * L);
         const double tm = BEST(5, calls, rk_adx_mul(a, a, b, &kp, t)) * hz;
         const double ts = BEST(5, calls, rk_adx_sqr(a, a, &kp, t)) * hz;

@@ -141,6 +141,7 @@ rsakit_adx_modulus *rsakit_adx_modulus_create(const uint64_t *n, size_t limbs) {
     m->kp.n = m->n;
     m->kp.n0inv = 0 - inv;
     m->kp.w = w;
+    m->kp.tab = rk_adx_table(w);
     /* R mod n = 2^(64 W) mod n by doublings of 1 (exact, < n). */
     uint64_t x[MAX_W] = {1};
     for (size_t i = 0; i < 64 * w; i++) {
@@ -195,21 +196,31 @@ struct powm_scratch {
     uint64_t entry[MAX_W];
 };
 
-static int powm_one(const rsakit_adx_modulus *m, uint64_t *r, const uint64_t *base,
-                    const uint64_t *exp, size_t exp_limbs) {
-    const size_t w = m->kp.w;
-    struct powm_scratch s;
-    uint64_t *table = s.table;
-    /* table[k] = base^k R mod n (almost Montgomery) for k = 0 ... 31. */
-    memcpy(table, m->one, w * sizeof(uint64_t));
-    memset(s.acc, 0, w * sizeof(uint64_t));
-    memcpy(s.acc, base, m->limbs * sizeof(uint64_t));
-    rk_adx_mul(table + w, s.acc, m->rr, &m->kp, s.t);
+/* One exponentiation per lane, lanes (1 or 2) in lockstep: each operation of the schedule is
+ * issued for every lane before the next one, so that the out-of-order core overlaps the
+ * serial tail of one lane's product (its final carry and subtraction chains) with the start
+ * of the other's. The schedule depends only on exp_limbs, shared by the lanes. */
+static void powm_lanes(size_t lanes, const rsakit_adx_modulus *const *m, uint64_t *const *r,
+                       const uint64_t *const *base, const uint64_t *const *exp, size_t exp_limbs) {
+    struct powm_scratch s[2];
+    for (size_t l = 0; l < lanes; l++) {
+        const size_t w = m[l]->kp.w;
+        uint64_t *table = s[l].table;
+        /* table[k] = base^k R mod n (almost Montgomery) for k = 0 ... 31. */
+        memcpy(table, m[l]->one, w * sizeof(uint64_t));
+        memset(s[l].acc, 0, w * sizeof(uint64_t));
+        memcpy(s[l].acc, base[l], m[l]->limbs * sizeof(uint64_t));
+        rk_adx_mul(table + w, s[l].acc, m[l]->rr, &m[l]->kp, s[l].t);
+    }
     for (size_t k = 2; k < ENTRIES; k++) {
-        if (k % 2 == 0) {
-            rk_adx_sqr(table + k * w, table + (k / 2) * w, &m->kp, s.t);
-        } else {
-            rk_adx_mul(table + k * w, table + (k - 1) * w, table + w, &m->kp, s.t);
+        for (size_t l = 0; l < lanes; l++) {
+            const size_t w = m[l]->kp.w;
+            uint64_t *table = s[l].table;
+            if (k % 2 == 0) {
+                rk_adx_sqr(table + k * w, table + (k / 2) * w, &m[l]->kp, s[l].t);
+            } else {
+                rk_adx_mul(table + k * w, table + (k - 1) * w, table + w, &m[l]->kp, s[l].t);
+            }
         }
     }
     /* Left to right over all 64 exp_limbs bits: a first window of the leftover bits, then
@@ -217,22 +228,29 @@ static int powm_one(const rsakit_adx_modulus *m, uint64_t *r, const uint64_t *ba
     const size_t bits = 64 * exp_limbs;
     const unsigned first = bits % WINDOW == 0 ? WINDOW : (unsigned)(bits % WINDOW);
     size_t pos = bits - first;
-    rk_adx_select(s.acc, table, w, exponent_bits(exp, exp_limbs, pos, first));
+    for (size_t l = 0; l < lanes; l++) {
+        rk_adx_select(s[l].acc, s[l].table, m[l]->kp.w, exponent_bits(exp[l], exp_limbs, pos, first));
+    }
     while (pos > 0) {
         pos -= WINDOW;
         for (int i = 0; i < WINDOW; i++) {
-            rk_adx_sqr(s.acc, s.acc, &m->kp, s.t);
+            for (size_t l = 0; l < lanes; l++) {
+                rk_adx_sqr(s[l].acc, s[l].acc, &m[l]->kp, s[l].t);
+            }
         }
-        rk_adx_select(s.entry, table, w, exponent_bits(exp, exp_limbs, pos, WINDOW));
-        rk_adx_mul(s.acc, s.acc, s.entry, &m->kp, s.t);
+        for (size_t l = 0; l < lanes; l++) {
+            rk_adx_select(s[l].entry, s[l].table, m[l]->kp.w, exponent_bits(exp[l], exp_limbs, pos, WINDOW));
+            rk_adx_mul(s[l].acc, s[l].acc, s[l].entry, &m[l]->kp, s[l].t);
+        }
     }
-    leave_montgomery(m, s.acc, s.t);
-    memcpy(r, s.acc, m->limbs * sizeof(uint64_t));
-    wipe(table, ENTRIES * w * sizeof(uint64_t));
-    wipe(s.t, sizeof s.t);
-    wipe(s.acc, sizeof s.acc);
-    wipe(s.entry, sizeof s.entry);
-    return 0;
+    for (size_t l = 0; l < lanes; l++) {
+        leave_montgomery(m[l], s[l].acc, s[l].t);
+        memcpy(r[l], s[l].acc, m[l]->limbs * sizeof(uint64_t));
+        wipe(s[l].table, ENTRIES * m[l]->kp.w * sizeof(uint64_t));
+        wipe(s[l].t, sizeof s[l].t);
+        wipe(s[l].acc, sizeof s[l].acc);
+        wipe(s[l].entry, sizeof s[l].entry);
+    }
 }
 
 int rsakit_adx_powm(const rsakit_adx_modulus *m, uint64_t *r, const uint64_t *base,
@@ -245,7 +263,8 @@ int rsakit_adx_powm(const rsakit_adx_modulus *m, uint64_t *r, const uint64_t *ba
         memset(r, 0, m->limbs * sizeof(uint64_t));
         return -1;
     }
-    return powm_one(m, r, base, exp, exp_limbs);
+    powm_lanes(1, &m, &r, &base, &exp, exp_limbs);
+    return 0;
 }
 
 int rsakit_adx_powm2(size_t exp_limbs,
@@ -259,11 +278,13 @@ int rsakit_adx_powm2(size_t exp_limbs,
         if (m1 != NULL && r1 != NULL) memset(r1, 0, m1->limbs * sizeof(uint64_t));
         return -1;
     }
-    /* NOTE: sequential. Interleaving the two only pays if one exponentiation leaves the
-     * multiplier idle (latency-bound rows); measured at 16-32 limbs it is near the mulx
-     * throughput already (scripts/adx-efficiency.c), so this stays the simple form. */
-    powm_one(m0, r0, base0, exp0, exp_limbs);
-    powm_one(m1, r1, base1, exp1, exp_limbs);
+    /* NOTE: one after the other. The lockstep form (powm_lanes with 2 lanes: each product
+     * and squaring issued for p, then for q) measured 0.93x of this at 16 limbs and 0.99x at
+     * 24 and 32 (scripts/adx-efficiency.c's machine, one core): the products are bound by
+     * the adcx/adox ports, not by their latency, so there is nothing for the other lane to
+     * fill, and two tables crowd the level-1 cache. */
+    powm_lanes(1, &m0, &r0, &base0, &exp0, exp_limbs);
+    powm_lanes(1, &m1, &r1, &base1, &exp1, exp_limbs);
     return 0;
 }
 

@@ -8,11 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Read by the assembly at offsets 0, 8, 16 (KP_N, KP_N0INV, KP_W): keep the order. */
+/* Read by the assembly at offsets 0, 8, 16, 24 (KP_N, KP_N0INV, KP_W, KP_TAB): keep the order. */
 struct rk_adx_kp {
     const uint64_t *n;  /* W words, zero above the caller's limbs */
     uint64_t n0inv;     /* -n^-1 mod 2^64 */
     uint64_t w;         /* padded limb count: a multiple of 4, 4 ... 64 */
+    const void *tab;    /* rk_adx_table(w): the unrolled routines of size W */
 };
 
 #if defined(__x86_64__)
@@ -22,6 +23,12 @@ void rk_adx_mul(uint64_t *r, const uint64_t *a, const uint64_t *b, const struct 
 void rk_adx_sqr(uint64_t *r, const uint64_t *a, const struct rk_adx_kp *kp, uint64_t *t);
 /* out = entry idx of 32 entries of w words, every entry read under a mask. */
 void rk_adx_select(uint64_t *out, const uint64_t *table, uint64_t w, uint64_t idx);
+/* Per padded size W = 4 (k + 1): the offset of W's table of entry points from this array. */
+extern const int32_t rk_adx_tables[16];
+/* The table of entry points of the unrolled routines of size w (4, 8, ..., 64). */
+static inline const void *rk_adx_table(uint64_t w) {
+    return (const char *)rk_adx_tables + rk_adx_tables[w / 4 - 1];
+}
 #endif
 
 #endif

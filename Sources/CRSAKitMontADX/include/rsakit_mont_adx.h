@@ -70,15 +70,17 @@ size_t rsakit_adx_modulus_limbs(const rsakit_adx_modulus *m);
  * public length). Table of 32 entries read by a masked scan of every entry. r may alias
  * base. Constant-time in base, exp and n. Cost for L = W limbs and exp_limbs = L:
  * 64 L squarings and about 13 L products. Returns 0, or -1 (r zeroed when not NULL) for a
- * NULL argument, exp_limbs out of range or a CPU without BMI2/ADX. */
+ * NULL argument, exp_limbs out of range or a CPU without BMI2/ADX (r zeroed only when m and
+ * r are not NULL: its length is limbs(m)). */
 int rsakit_adx_powm(const rsakit_adx_modulus *m, uint64_t *r, const uint64_t *base,
                     const uint64_t *exp, size_t exp_limbs);
 
 /* The two exponentiations of one CRT operation: r0 = base0^exp0 mod m0 and
  * r1 = base1^exp1 mod m1, each with the contract of rsakit_adx_powm (both exponents
- * exp_limbs limbs; the two moduli may differ in size). Today it runs them one after the
- * other: an interleaved form is not written yet (see ADX-WIRING.md). Returns 0, or -1
- * (both results zeroed) as rsakit_adx_powm. */
+ * exp_limbs limbs; the two moduli may differ in size). It runs them one after the other:
+ * issuing them in lockstep measured slower (the products are throughput-bound), so the
+ * function is the engine's one call per CRT operation, free to change inside. Returns 0,
+ * or -1 (both results zeroed where m and r are not NULL) as rsakit_adx_powm. */
 int rsakit_adx_powm2(size_t exp_limbs,
                      const rsakit_adx_modulus *m0, uint64_t *r0, const uint64_t *base0, const uint64_t *exp0,
                      const rsakit_adx_modulus *m1, uint64_t *r1, const uint64_t *base1, const uint64_t *exp1);
