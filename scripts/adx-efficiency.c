@@ -12,6 +12,9 @@
  *   - the clock, from a chain of dependent adds (one per cycle); not the TSC, which does
  *     not tick at core speed under boost;
  *   - the peak rate of independent mulx (8 per loop iteration);
+ *   - the rate of the kernel's row step (mulx, adcx and adox with a load and a store) in
+ *     rows of 16 that depend on each other as a product's rows do: the ceiling of any
+ *     schoolbook form built of these steps, whatever the loop around them;
  *   - per prime size (16, 24, 32 limbs = 1024, 1536, 2048 bits): cycles per product and per
  *     squaring (dependent chains), their mulx counts (2 W^2; W (W - 1) / 2 + W + W^2), and
  *     the share of the mulx floor (count / peak per cycle) they reach;
@@ -98,6 +101,49 @@ static double mulx_peak(void) {
     return 8.0 * (double)iterations / best;
 }
 
+/* The practical ceiling of a schoolbook row on this core: rows of 16 steps of the kernel's
+ * own form (mulx from memory, adcx from memory, adox, store) over a 64-word buffer, each
+ * row one word above the last, as in a product. Steps per second. */
+static double row_step_peak(void) {
+    static uint64_t t[64 + 32], u[16];
+    for (int i = 0; i < 16; i++) u[i] = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
+    const long rows = 20000000L;
+    double best = 1e30;
+    for (int r = 0; r < 3; r++) {
+        long n = rows;
+        double t0 = cpu_seconds();
+#define STEP(j, hi, prev)                                         \
+        "mulx " #j "*8(%%rsi), %%rax, " hi "\n\t"                   \
+        "adcx " #j "*8(%%rdi), %%rax\n\t"                          \
+        "adox " prev ", %%rax\n\t"                                  \
+        "mov %%rax, " #j "*8(%%rdi)\n\t"
+        __asm__ volatile(
+            "mov $0x1234567890ABCDEF, %%rdx\n\t"
+            "xor %%r10d, %%r10d\n\t"
+            "1:\n\t"
+            "lea (%[t],%%r10,8), %%rdi\n\t"
+            "xor %%r8d, %%r8d\n\t"
+            "xor %%r9d, %%r9d\n\t"
+            STEP(0, "%%r9", "%%r8") STEP(1, "%%r8", "%%r9") STEP(2, "%%r9", "%%r8") STEP(3, "%%r8", "%%r9")
+            STEP(4, "%%r9", "%%r8") STEP(5, "%%r8", "%%r9") STEP(6, "%%r9", "%%r8") STEP(7, "%%r8", "%%r9")
+            STEP(8, "%%r9", "%%r8") STEP(9, "%%r8", "%%r9") STEP(10, "%%r9", "%%r8") STEP(11, "%%r8", "%%r9")
+            STEP(12, "%%r9", "%%r8") STEP(13, "%%r8", "%%r9") STEP(14, "%%r9", "%%r8") STEP(15, "%%r8", "%%r9")
+            "mov $0, %%eax\n\t"
+            "adcx %%rax, %%r8\n\t"
+            "adox %%rax, %%r8\n\t"
+            "mov %%r8, 128(%%rdi)\n\t"
+            "inc %%r10\n\t"
+            "and $31, %%r10\n\t"
+            "dec %%rcx\n\t"
+            "jnz 1b"
+            : "+c"(n) : "S"(u), [t] "r"(t) : "rax", "rdx", "rdi", "r8", "r9", "r10", "cc", "memory");
+#undef STEP
+        double t = cpu_seconds() - t0;
+        best = t < best ? t : best;
+    }
+    return 16.0 * (double)rows / best;
+}
+
 static uint64_t next(uint64_t *s) {
     *s ^= *s << 13;
     *s ^= *s >> 7;
@@ -170,6 +216,9 @@ int main(int argc, char **argv) {
     const double hz = measure_hz(), peak = mulx_peak();
     printf("clock (dependent adds)       %.3f GHz\n", hz / 1e9);
     printf("peak mulx                    %.3f G/s = %.2f per cycle\n", peak / 1e9, peak / hz);
+    const double steps = row_step_peak();
+    printf("row steps (mulx+adcx+adox)   %.3f G/s = %.2f per cycle: the ceiling of this schoolbook form,\n"
+           "                             %.0f%% of the mulx floor\n", steps / 1e9, steps / hz, 100 * steps / peak);
     const double per_cycle = peak / hz;
     printf("\n%-6s %-28s %12s %12s %9s\n", "limbs", "call", "mulx", "cycles", "of floor");
     static const size_t sizes[] = {16, 24, 32};
