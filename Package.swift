@@ -163,6 +163,13 @@ let package = Package(
             name: "CRSAKitMontADX",
             path: "Sources/CRSAKitMontADX"
         ),
+        // The ADX kernel in the constant-time private path's kernel seam (rsakit_secret.h):
+        // rsakit_adx_sec_attach, as rsakit_vec_sec_attach does for the IFMA kernel.
+        .target(
+            name: "CRSAKitMontADXSeam",
+            dependencies: ["CRSAKitMontADX", "CRSAKitShims", "CGMP"],
+            path: "Sources/CRSAKitMontADXSeam"
+        ),
         // The ADX kernel under valgrind with base, exponent and modulus marked undefined
         // (scripts/constant-time-adx.sh and MontADXKernelTests run it; not a product).
         .executableTarget(
@@ -179,7 +186,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RSAKitTests",
-            dependencies: ["RSAKit", "CRSAKitVector", "CRSAKitMontADX", "RSAKitTestSupport"],
+            dependencies: ["RSAKit", "CRSAKitVector", "CRSAKitMontADX", "CRSAKitMontADXSeam", "RSAKitTestSupport"],
             path: "Tests/RSAKitTests",
             exclude: ["Fixtures/README.md", "Fixtures/legacy-store-v1", "Fixtures/fuzz", "Fixtures/pyca", "Fixtures/implicit-rejection"]
         ),

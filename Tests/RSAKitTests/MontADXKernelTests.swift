@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 internal import CRSAKitMontADX
+internal import CRSAKitMontADXSeam
 @testable import RSAKit
 import RSAKitTestSupport
 
@@ -8,8 +9,10 @@ import RSAKitTestSupport
 /// its known-answer digest, every entry point against GMP at every modulus size from 1 to 64
 /// limbs (odd and padded sizes included) on edge and random inputs, argument refusals, and
 /// the kernel under valgrind with its secrets marked undefined plus the harness's two planted
-/// controls. Every test skips visibly on a CPU without BMI2/ADX (and off x86-64, where the
-/// target is stubs), since the kernel cannot run there.
+/// controls; then the kernel in the private path's seam (rsakit_adx_sec_attach): RSADP against
+/// GMP for two- and three-prime keys up to 4160 bits, batches, a simulated fault caught by the
+/// re-encryption check, and every Wycheproof RSAES-PKCS1-v1_5 case. Every test skips visibly
+/// on a CPU without BMI2/ADX (and off x86-64, where the target is stubs).
 final class MontADXKernelTests: XCTestCase {
     // MARK: - Helpers
 
@@ -210,6 +213,115 @@ final class MontADXKernelTests: XCTestCase {
             XCTAssertEqual(rsakit_adx_mulmod(m, &r, nil, base), -1)
         }
         XCTAssertEqual(rsakit_adx_modulus_limbs(nil), 0)
+    }
+
+    // MARK: - The private path with the kernel in the seam
+
+    /// A copy of `gmpKey` with a storage of its own (so that re-attaching a kernel touches no
+    /// shared key) whose constant-time form runs on the ADX kernel (or, with `faulty`, on its
+    /// fault-injecting form).
+    static func adxKey(_ gmpKey: RSAPrivateKey, faulty: Bool = false) throws -> RSAPrivateKey {
+        let key = try XCTUnwrap(try gmpKey.withVectorKernel(.reference))
+        let status = key.storage.secret.withHandle { faulty ? rsakit_adx_sec_attach_faulty_for_tests($0) : rsakit_adx_sec_attach($0) }
+        XCTAssertEqual(status, 0, "rsakit_adx_sec_attach refused the key")
+        return key
+    }
+
+    func checkPrivatePath(_ gmpKey: RSAPrivateKey, _ name: String) throws {
+        let key = try Self.adxKey(gmpKey)
+        let random = DeterministicRandomSource(seed: 5)
+        let inputs = try ConstantTimePathTests.inputs(for: gmpKey, randomInputs: 1)
+        for (i, c) in inputs.enumerated() {
+            XCTAssertEqual(try key.rsadp(c, random: random), try ConstantTimePathTests.plainRSADP(gmpKey, c), "\(name) input \(i)")
+        }
+        for count in [2, 8] {
+            let batch = Array(inputs.prefix(count))
+            XCTAssertEqual(try key.rsadp(batch: batch, random: random),
+                           try batch.map { try ConstantTimePathTests.plainRSADP(gmpKey, $0) }, "\(name) batch of \(count)")
+        }
+    }
+
+    /// Two-prime keys of 1024 to 4096 bits: exponentiations, blinding products and the check all
+    /// on the kernel (n of at most 64 limbs).
+    func testPrivatePath_TwoPrimeKeysOnTheADXSeamMatchGMP() throws {
+        try Self.requireADX()
+        for bits in [1024, 2048, 3072, 4096] {
+            try checkPrivatePath(try TestKeys.generated(bits: bits), "\(bits) bits")
+        }
+    }
+
+    /// Three-prime keys (`openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:B -pkeyopt
+    /// rsa_keygen_primes:3`): at 2048 bits the primes differ in limb count from n's halves; at
+    /// 4160 bits n has 65 limbs, beyond the kernel, so the check runs prime by prime and is
+    /// recombined, and the blinding products stay on GMP.
+    func testPrivatePath_ThreePrimeKeysOnTheADXSeamMatchGMP() throws {
+        try Self.requireADX()
+        for bits in [2048, 4160] {
+            let path = TestKeys.scratch.appendingPathComponent("adx-multi-3-\(bits).pem").path
+            _ = try OpenSSL.run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
+                                 "-pkeyopt", "rsa_keygen_primes:3", "-out", path])
+            let gmpKey = try RSAPrivateKey(pemRepresentation: String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self))
+            XCTAssertEqual(gmpKey.storage.otherPrimes.count, 1)
+            try checkPrivatePath(gmpKey, "3 primes, \(bits) bits")
+        }
+    }
+
+    /// A residue with one bit flipped after the exponentiation must be refused by the
+    /// re-encryption check, for one block and for a batch.
+    func testCheck_AFaultOnTheADXSeamIsCaught() throws {
+        try Self.requireADX()
+        for bits in [1024, 2048] {
+            let gmpKey = try TestKeys.generated(bits: bits)
+            let c = try gmpKey.publicKey.encrypt([UInt8](repeating: 0x5A, count: 20))
+            XCTAssertEqual(try Self.adxKey(gmpKey).decrypt(c), [UInt8](repeating: 0x5A, count: 20))
+            let faulty = try Self.adxKey(gmpKey, faulty: true)
+            XCTAssertThrowsError(try faulty.rsadp(c), "\(bits) bits, one block") { error in
+                guard case .internalError? = error as? RSAError else { return XCTFail("\(error)") }
+            }
+            XCTAssertThrowsError(try faulty.rsadp(batch: [[UInt8]](repeating: c, count: 8), random: SystemRandomSource()),
+                                 "\(bits) bits, eight blocks")
+        }
+    }
+
+    /// Every Wycheproof RSAES-PKCS1-v1_5 case (2048, 3072 and 4096 bits) through the ADX seam:
+    /// each case alone, then the valid ones in groups of 8.
+    func testWycheproof_EveryCaseThroughTheADXSeam() throws {
+        try Self.requireADX()
+        var ran = 0
+        for name in PKCS1DecryptionVectors.files {
+            let file = try JSONDecoder().decode(PKCS1DecryptionVectors.File.self, from: try Vectors.load(name))
+            for group in file.testGroups {
+                let c = group.privateKey
+                let gmpKey = try RSAPrivateKey(
+                    modulus: Hex.decode(c.modulus), publicExponent: Hex.decode(c.publicExponent),
+                    privateExponent: Hex.decode(c.privateExponent),
+                    prime1: Hex.decode(c.prime1), prime2: Hex.decode(c.prime2),
+                    exponent1: Hex.decode(c.exponent1), exponent2: Hex.decode(c.exponent2),
+                    coefficient: Hex.decode(c.coefficient))
+                let key = try Self.adxKey(gmpKey)
+                var valid: [(ct: [UInt8], msg: String)] = []
+                for test in group.tests {
+                    ran += 1
+                    let where_ = "\(name) tcId \(test.tcId) (\(test.comment)) on the ADX seam"
+                    if test.result == "valid" {
+                        XCTAssertEqual(Hex.encode(try key.decrypt(Hex.decode(test.ct))), test.msg, where_)
+                        valid.append((Hex.decode(test.ct), test.msg))
+                    } else {
+                        XCTAssertThrowsError(try key.decrypt(Hex.decode(test.ct)), where_) { error in
+                            XCTAssertEqual(error as? RSAError, .decryptionFailed, where_)
+                        }
+                    }
+                }
+                var start = 0
+                while start < valid.count {
+                    let chunk = Array(valid[start..<min(start + 8, valid.count)])
+                    let got = try key.decrypt(blocks: chunk.map { $0.ct[...] }, random: SystemRandomSource())
+                    XCTAssertEqual(got.map(Hex.encode), chunk.map(\.msg), "\(name) valid cases \(start)... in one group")
+                    start += 8
+                }
+            }
+        }
+        XCTAssertGreaterThanOrEqual(ran, 201)
     }
 
     // MARK: - Constant time under valgrind

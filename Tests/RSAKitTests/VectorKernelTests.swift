@@ -644,8 +644,8 @@ private extension Array {
 }
 
 /// The Wycheproof RSAES-PKCS1-v1_5 decryption files (schema rsaes_pkcs1_decrypt_schema_v1.json),
-/// decoded with the private-key components the vector kernel tests need.
-private enum PKCS1DecryptionVectors {
+/// decoded with the private-key components the kernel tests need (this file and MontADXKernelTests).
+enum PKCS1DecryptionVectors {
     struct File: Decodable {
         let numberOfTests: Int
         let testGroups: [Group]
