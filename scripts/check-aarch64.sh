@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The package's C targets must build on aarch64: no x86 flag, intrinsic or instruction
 # outside an __x86_64__ guard. Compiles every C and assembly file of CRSAKitShims,
-# CRSAKitVector, CRSAKitVectorIFMA and CRSAKitMontADX with
+# CRSAKitVector, CRSAKitVectorIFMA, CRSAKitMontADX and CRSAKitMontADXSeam with
 # `clang --target=aarch64-linux-gnu` against Debian's arm64 headers (libc6-dev-arm64-cross
 # for libc, libgmp-dev:arm64 for gmp.h), -Werror, then checks that the objects are AArch64
 # and that the ADX kernel's names are all there (its stubs). No link: the point is the
@@ -42,9 +42,9 @@ RESOURCE_INC="$("$CLANG" -print-resource-dir)/include"
 FLAGS=(--target=aarch64-linux-gnu -nostdinc -isystem "$RESOURCE_INC" -isystem "$GMP_INC" -isystem "$LIBC_INC"
        -O2 -fPIC -Wall -Werror -Wno-unused-function)
 count=0
-for target in CRSAKitShims CRSAKitVector CRSAKitVectorIFMA CRSAKitMontADX; do
+for target in CRSAKitShims CRSAKitVector CRSAKitVectorIFMA CRSAKitMontADX CRSAKitMontADXSeam; do
     dir="$ROOT/Sources/$target"
-    includes=(-I"$dir/include" -I"$dir" -I"$ROOT/Sources/CRSAKitShims/include" -I"$ROOT/Sources/CRSAKitVector/include" -I"$ROOT/Sources/CRSAKitVector")
+    includes=(-I"$dir/include" -I"$dir" -I"$ROOT/Sources/CRSAKitMontADX/include" -I"$ROOT/Sources/CRSAKitShims/include" -I"$ROOT/Sources/CRSAKitVector/include" -I"$ROOT/Sources/CRSAKitVector")
     while IFS= read -r -d '' src; do
         obj="$OUT/$target-$(basename "$src").o"
         "$CLANG" "${FLAGS[@]}" "${includes[@]}" -c "$src" -o "$obj"
@@ -63,4 +63,4 @@ if nm "$OUT"/CRSAKitMontADX-rsakit_mont_adx_x86_64.S.o 2>/dev/null | grep -q .; 
     echo "check-aarch64: FAILED: the x86-64 assembly is not empty on aarch64" >&2
     exit 1
 fi
-echo "check-aarch64: $count C and assembly files of CRSAKitShims, CRSAKitVector, CRSAKitVectorIFMA, CRSAKitMontADX compile for aarch64-linux-gnu (-Werror); the ADX kernel builds to its stubs"
+echo "check-aarch64: $count C and assembly files of CRSAKitShims, CRSAKitVector, CRSAKitVectorIFMA, CRSAKitMontADX, CRSAKitMontADXSeam compile for aarch64-linux-gnu (-Werror); the ADX kernel builds to its stubs"
