@@ -28,13 +28,20 @@ mkdir -p "$OUT"
 trap 'rm -rf "$OUT"' EXIT
 "$CLANG" -O2 -I"$SRC/include" -I"$SRC" "$ROOT/scripts/adx-efficiency.c" "$SRC/rsakit_mont_adx.c" \
     "$SRC/rsakit_mont_adx_x86_64.S" -o "$OUT/efficiency"
-# The library's C private path (CRSAKitShims' rsakit_sec_private) with the kernel in its seam.
+# The library's C private path (CRSAKitShims' rsakit_sec_private) with the kernel in its seam;
+# it reads the PEM keys with libcrypto (libssl-dev), which the package itself does not need.
 SHIMS="$ROOT/Sources/CRSAKitShims"
+have_private_op=0
+if [ -f /usr/include/openssl/evp.h ]; then
+have_private_op=1
 # shellcheck disable=SC2046
 "$CLANG" -O2 -w -I"$SRC/include" -I"$ROOT/Sources/CRSAKitMontADXSeam/include" -I"$SHIMS/include" -I"$SHIMS" \
     "$ROOT/scripts/adx-private-op.c" "$SRC/rsakit_mont_adx.c" "$SRC/rsakit_mont_adx_x86_64.S" \
     "$ROOT/Sources/CRSAKitMontADXSeam/rsakit_mont_adx_seam.c" "$SHIMS"/*.c \
     $(pkg-config --libs gmp 2>/dev/null || echo -lgmp) -lcrypto -o "$OUT/private-op"
+else
+    echo "measure-adx-efficiency: no OpenSSL headers (libssl-dev): adx-private-op.c not built, rsakit's private path not measured"
+fi
 if [[ "${1:-}" == "--build-only" ]]; then
     echo "measure-adx-efficiency: built against the tree's kernel (not run: --build-only)"
     exit 0
@@ -51,8 +58,8 @@ anchor=""
 if [ -f "$setup" ]; then
     anchor="$(bash "$setup" 2>/dev/null || true)"
 fi
-if [ -z "$anchor" ] || [ ! -x "$anchor" ]; then
-    echo "measure-adx-efficiency: intel-anchor not available ($setup): no comparison with OpenSSL and ippcp"
+if [ -z "$anchor" ] || [ ! -x "$anchor" ] || [ "$have_private_op" -eq 0 ]; then
+    echo "measure-adx-efficiency: intel-anchor ($setup) or libssl-dev not available: no comparison with OpenSSL and ippcp"
     exit 0
 fi
 keys="$ROOT/Benchmarks/RSAKitBenchmarks/Keys"
