@@ -170,11 +170,12 @@ let package = Package(
             dependencies: ["CRSAKitMontADX", "CRSAKitShims", "CGMP"],
             path: "Sources/CRSAKitMontADXSeam"
         ),
-        // The ADX kernel under valgrind with base, exponent and modulus marked undefined
+        // The ADX kernel under valgrind with base, exponent and modulus marked undefined, and
+        // the private operation on it with the key's secrets marked undefined
         // (scripts/constant-time-adx.sh and MontADXKernelTests run it; not a product).
         .executableTarget(
             name: "MontADXCTHarness",
-            dependencies: ["CRSAKitMontADX", "CGMP"],
+            dependencies: ["CRSAKitMontADX", "CRSAKitMontADXSeam", "CRSAKitShims", "CGMP"],
             path: "Tests/MontADXCTHarness"
         ),
         // The portable radix-2^52 reference under valgrind with secrets marked undefined

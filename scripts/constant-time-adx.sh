@@ -3,12 +3,13 @@
 # release mode (the optimiser can turn the driver's masks into branches, so the debug-build
 # run in MontADXKernelTests is not enough on its own). Builds Tests/MontADXCTHarness with
 # -c release and runs it under memcheck with the modulus, exponents and bases marked
-# undefined: mode ct must give 0 errors; the two controls, --plant-leak (a branch on a
+# undefined, then rsakit's whole private operation (rsakit_sec_private) on the kernel with the
+# key's secrets marked undefined: mode ct must give 0 errors; the two controls, --plant-leak (a branch on a
 # secret exponent bit) and --plant-derived (a branch on a kernel result before it is marked
 # defined, which shows that definedness flows through mulx/adcx/adox), must each give some.
 # Prints the error counts. The harness calls the kernel directly (valgrind 3.19's CPUID
 # hides ADX); it skips (exit 0, with a message) on a CPU without BMI2/ADX, or when valgrind
-# is absent. About 5 s with the release build up to date (3 s of it valgrind).
+# is absent. About 12 s with the release build up to date (10 s of it valgrind).
 # Usage: scripts/constant-time-adx.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +28,7 @@ status=0
 errors() { sed -nE 's/.*ERROR SUMMARY: ([0-9]+) errors.*/\1/p' "$1"; }
 valgrind --tool=memcheck --error-limit=no "$work/harness" >"$work/ct.log" 2>&1 || status=1
 n=$(errors "$work/ct.log")
-echo "constant-time-adx: release ct: $n memcheck errors (want 0) | $(grep '^MontADXCTHarness' "$work/ct.log")"
+echo "constant-time-adx: release ct: $n memcheck errors (want 0) | $(grep '^MontADXCTHarness' "$work/ct.log" | tr '\n' ' ')"
 if [ "$n" != "0" ] || ! grep -q ', 0 mismatches' "$work/ct.log"; then
     status=1
     grep -A12 -E "Conditional jump|uninitialised value|mismatch" "$work/ct.log" | head -60
