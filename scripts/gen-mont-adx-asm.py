@@ -131,14 +131,55 @@ def final(w):
     emit('    ret')
 
 
+def select(w):
+    """out[0 .. W-1] = entry idx of the 32-entry table (entries W words apart, 16-byte
+    aligned), every entry read: for each entry a mask from pcmpeqd of a counter against idx
+    (all ones for entry idx only; SIMD compare, no branch), and-ed into the entry and or-ed
+    into the accumulators, up to 16 words (8 xmm) per pass over the table.
+    In: rdi = out, rsi = table, rcx = idx. Clobbers rax, rdx, xmm0-xmm15 (zeroed at the end:
+    the mask reveals idx)."""
+    emit(f'    .p2align 4\nrk_adx_select_{w}:')
+    emit('    movd    %ecx, %xmm9')
+    emit('    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */')
+    emit('    mov     $1, %eax')
+    emit('    movd    %eax, %xmm11')
+    emit('    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */')
+    for start in range(0, w, 16):
+        words = min(16, w - start)
+        regs = words // 2
+        for r in range(regs):
+            emit(f'    pxor    %xmm{r}, %xmm{r}')
+        emit('    pxor    %xmm10, %xmm10      /* the entry counter */')
+        emit(f'    lea     {8 * start}(%rsi), %rax')
+        emit('    mov     $32, %edx')
+        emit(f'.Lselect_{w}_{start}:')
+        emit('    movdqa  %xmm10, %xmm8')
+        emit('    pcmpeqd %xmm9, %xmm8')
+        emit('    paddd   %xmm11, %xmm10')
+        for r in range(regs):
+            t = 12 + r % 4
+            emit(f'    movdqa  %xmm8, %xmm{t}')
+            emit(f'    pand    {16 * r}(%rax), %xmm{t}')
+            emit(f'    por     %xmm{t}, %xmm{r}')
+        emit(f'    add     ${8 * w}, %rax')
+        emit('    dec     %edx')
+        emit(f'    jnz     .Lselect_{w}_{start}')
+        for r in range(regs):
+            emit(f'    movdqu  %xmm{r}, {8 * start + 16 * r}(%rdi)')
+    for r in range(16):
+        emit(f'    pxor    %xmm{r}, %xmm{r}')
+    emit('    ret')
+
+
 for w in SIZES:
     addmul_row(w)
     mul1_row(w)
     diagonal(w)
     final(w)
+    select(w)
 
 # Tables: per size, [0 .. W-1] addmul entry at step k, [W] mul1 entry 0, [W+1] mul1 entry 1,
-# [W+2] diagonal, [W+3] final; offsets from the table's start. rk_adx_tables[W/4 - 1] is the
+# [W+2] diagonal, [W+3] final, [W+4] table scan; offsets from the table's start. rk_adx_tables[W/4 - 1] is the
 # offset of size W's table from rk_adx_tables.
 emit('    .section .rodata')
 emit('    .p2align 3')
@@ -155,6 +196,7 @@ for w in SIZES:
     emit(f'    .long   .Lmul1_{w}_1 - .Ltab_{w}')
     emit(f'    .long   rk_adx_diag_{w} - .Ltab_{w}')
     emit(f'    .long   rk_adx_final_{w} - .Ltab_{w}')
+    emit(f'    .long   rk_adx_select_{w} - .Ltab_{w}')
 emit('    .text')
 
 emit(r'''
@@ -327,76 +369,21 @@ rk_adx_sqr:
     .size   rk_adx_sqr, .-rk_adx_sqr
 
 /*
- * void rk_adx_select(uint64_t *out, const uint64_t *table, uint64_t w, uint64_t idx)
- * out[0 .. w-1] = entry idx of a table of 32 entries of w words (w a multiple of 4), by
- * reading every entry and or-ing it in under a mask that is all ones for entry idx only
- * (masks from arithmetic on idx, no comparison). The masks live in a stack area that is
- * zeroed before return.
+ * void rk_adx_select(uint64_t *out, const uint64_t *table, const struct rk_adx_kp *kp, uint64_t idx)
+ * out[0 .. W-1] = entry idx (0 ... 31) of a table of 32 entries of W words (16-byte
+ * aligned), every entry read under a mask: the size's unrolled scan (rk_adx_select_W).
  */
     .p2align 5
     .globl  rk_adx_select
     .hidden rk_adx_select
     .type   rk_adx_select, @function
 rk_adx_select:
-    push    %rbp
-    mov     %rsp, %rbp
-    sub     $512, %rsp
-    and     $-16, %rsp
-    xor     %r8d, %r8d
-.Lsel_mask:
-    mov     %r8, %rax
-    xor     %rcx, %rax          /* 0 exactly for entry idx */
-    mov     %rax, %r9
-    neg     %r9
-    or      %r9, %rax
-    shr     $63, %rax           /* 0 for entry idx, else 1 */
-    sub     $1, %rax            /* all ones for entry idx, else 0 */
-    mov     %r8, %r9
-    shl     $4, %r9
-    mov     %rax, (%rsp,%r9)
-    mov     %rax, 8(%rsp,%r9)
-    inc     %r8
-    cmp     $32, %r8
-    jb      .Lsel_mask
-    lea     (,%rdx,8), %r10     /* entry stride in bytes */
-    mov     %rdx, %r11
-    shr     $2, %r11            /* chunks of 4 words */
-.Lsel_chunk:
-    pxor    %xmm0, %xmm0
-    pxor    %xmm1, %xmm1
-    mov     %rsi, %rax
-    xor     %r8d, %r8d
-.Lsel_entry:
-    movdqa  (%rsp,%r8), %xmm2
-    movdqu  (%rax), %xmm3
-    movdqu  16(%rax), %xmm4
-    pand    %xmm2, %xmm3
-    pand    %xmm2, %xmm4
-    por     %xmm3, %xmm0
-    por     %xmm4, %xmm1
-    add     %r10, %rax
-    add     $16, %r8
-    cmp     $512, %r8
-    jb      .Lsel_entry
-    movdqu  %xmm0, (%rdi)
-    movdqu  %xmm1, 16(%rdi)
-    add     $32, %rsi
-    add     $32, %rdi
-    dec     %r11
-    jnz     .Lsel_chunk
-    pxor    %xmm0, %xmm0
-    pxor    %xmm1, %xmm1
-    pxor    %xmm2, %xmm2
-    pxor    %xmm3, %xmm3
-    pxor    %xmm4, %xmm4
-    xor     %r8d, %r8d
-.Lsel_wipe:
-    movdqa  %xmm0, (%rsp,%r8)
-    add     $16, %r8
-    cmp     $512, %r8
-    jb      .Lsel_wipe
-    mov     %rbp, %rsp
-    pop     %rbp
+    push    %rbx
+    mov     KP_W(%rdx), %r8
+    mov     KP_TAB(%rdx), %rbx
+    ENTRY   16(%rbx,%r8,4)
+    call    *%rax
+    pop     %rbx
     ret
     .size   rk_adx_select, .-rk_adx_select
 

@@ -229,7 +229,7 @@ static void powm_lanes(size_t lanes, const rsakit_adx_modulus *const *m, uint64_
     const unsigned first = bits % WINDOW == 0 ? WINDOW : (unsigned)(bits % WINDOW);
     size_t pos = bits - first;
     for (size_t l = 0; l < lanes; l++) {
-        rk_adx_select(s[l].acc, s[l].table, m[l]->kp.w, exponent_bits(exp[l], exp_limbs, pos, first));
+        rk_adx_select(s[l].acc, s[l].table, &m[l]->kp, exponent_bits(exp[l], exp_limbs, pos, first));
     }
     while (pos > 0) {
         pos -= WINDOW;
@@ -239,7 +239,7 @@ static void powm_lanes(size_t lanes, const rsakit_adx_modulus *const *m, uint64_
             }
         }
         for (size_t l = 0; l < lanes; l++) {
-            rk_adx_select(s[l].entry, s[l].table, m[l]->kp.w, exponent_bits(exp[l], exp_limbs, pos, WINDOW));
+            rk_adx_select(s[l].entry, s[l].table, &m[l]->kp, exponent_bits(exp[l], exp_limbs, pos, WINDOW));
             rk_adx_mul(s[l].acc, s[l].acc, s[l].entry, &m[l]->kp, s[l].t);
         }
     }

@@ -21,8 +21,8 @@ struct rk_adx_kp {
 void rk_adx_mul(uint64_t *r, const uint64_t *a, const uint64_t *b, const struct rk_adx_kp *kp, uint64_t *t);
 /* r = a^2 / R (almost Montgomery, < R); t: 2W words of scratch. r may alias a. */
 void rk_adx_sqr(uint64_t *r, const uint64_t *a, const struct rk_adx_kp *kp, uint64_t *t);
-/* out = entry idx of 32 entries of w words, every entry read under a mask. */
-void rk_adx_select(uint64_t *out, const uint64_t *table, uint64_t w, uint64_t idx);
+/* out = entry idx of 32 entries of W words (16-byte aligned), every entry read under a mask. */
+void rk_adx_select(uint64_t *out, const uint64_t *table, const struct rk_adx_kp *kp, uint64_t idx);
 /* Per padded size W = 4 (k + 1): the offset of W's table of entry points from this array. */
 extern const int32_t rk_adx_tables[16];
 /* The table of entry points of the unrolled routines of size w (4, 8, ..., 64). */

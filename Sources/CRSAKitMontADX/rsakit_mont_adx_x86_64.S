@@ -160,6 +160,50 @@ rk_adx_final_4:
     pxor    %xmm1, %xmm1
     ret
     .p2align 4
+rk_adx_select_4:
+    movd    %ecx, %xmm9
+    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */
+    mov     $1, %eax
+    movd    %eax, %xmm11
+    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     0(%rsi), %rax
+    mov     $32, %edx
+.Lselect_4_0:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    add     $32, %rax
+    dec     %edx
+    jnz     .Lselect_4_0
+    movdqu  %xmm0, 0(%rdi)
+    movdqu  %xmm1, 16(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm8, %xmm8
+    pxor    %xmm9, %xmm9
+    pxor    %xmm10, %xmm10
+    pxor    %xmm11, %xmm11
+    pxor    %xmm12, %xmm12
+    pxor    %xmm13, %xmm13
+    pxor    %xmm14, %xmm14
+    pxor    %xmm15, %xmm15
+    ret
+    .p2align 4
 rk_adx_addmul_8:
 .Laddmul_8_0:
     mulx    0(%rsi), %rax, %r9
@@ -393,6 +437,60 @@ rk_adx_final_8:
     mov     %rax, 56(%r12)
     pxor    %xmm0, %xmm0
     pxor    %xmm1, %xmm1
+    ret
+    .p2align 4
+rk_adx_select_8:
+    movd    %ecx, %xmm9
+    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */
+    mov     $1, %eax
+    movd    %eax, %xmm11
+    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     0(%rsi), %rax
+    mov     $32, %edx
+.Lselect_8_0:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    add     $64, %rax
+    dec     %edx
+    jnz     .Lselect_8_0
+    movdqu  %xmm0, 0(%rdi)
+    movdqu  %xmm1, 16(%rdi)
+    movdqu  %xmm2, 32(%rdi)
+    movdqu  %xmm3, 48(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm8, %xmm8
+    pxor    %xmm9, %xmm9
+    pxor    %xmm10, %xmm10
+    pxor    %xmm11, %xmm11
+    pxor    %xmm12, %xmm12
+    pxor    %xmm13, %xmm13
+    pxor    %xmm14, %xmm14
+    pxor    %xmm15, %xmm15
     ret
     .p2align 4
 rk_adx_addmul_12:
@@ -734,6 +832,70 @@ rk_adx_final_12:
     mov     %rax, 88(%r12)
     pxor    %xmm0, %xmm0
     pxor    %xmm1, %xmm1
+    ret
+    .p2align 4
+rk_adx_select_12:
+    movd    %ecx, %xmm9
+    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */
+    mov     $1, %eax
+    movd    %eax, %xmm11
+    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     0(%rsi), %rax
+    mov     $32, %edx
+.Lselect_12_0:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    add     $96, %rax
+    dec     %edx
+    jnz     .Lselect_12_0
+    movdqu  %xmm0, 0(%rdi)
+    movdqu  %xmm1, 16(%rdi)
+    movdqu  %xmm2, 32(%rdi)
+    movdqu  %xmm3, 48(%rdi)
+    movdqu  %xmm4, 64(%rdi)
+    movdqu  %xmm5, 80(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm8, %xmm8
+    pxor    %xmm9, %xmm9
+    pxor    %xmm10, %xmm10
+    pxor    %xmm11, %xmm11
+    pxor    %xmm12, %xmm12
+    pxor    %xmm13, %xmm13
+    pxor    %xmm14, %xmm14
+    pxor    %xmm15, %xmm15
     ret
     .p2align 4
 rk_adx_addmul_16:
@@ -1181,6 +1343,80 @@ rk_adx_final_16:
     mov     %rax, 120(%r12)
     pxor    %xmm0, %xmm0
     pxor    %xmm1, %xmm1
+    ret
+    .p2align 4
+rk_adx_select_16:
+    movd    %ecx, %xmm9
+    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */
+    mov     $1, %eax
+    movd    %eax, %xmm11
+    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     0(%rsi), %rax
+    mov     $32, %edx
+.Lselect_16_0:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $128, %rax
+    dec     %edx
+    jnz     .Lselect_16_0
+    movdqu  %xmm0, 0(%rdi)
+    movdqu  %xmm1, 16(%rdi)
+    movdqu  %xmm2, 32(%rdi)
+    movdqu  %xmm3, 48(%rdi)
+    movdqu  %xmm4, 64(%rdi)
+    movdqu  %xmm5, 80(%rdi)
+    movdqu  %xmm6, 96(%rdi)
+    movdqu  %xmm7, 112(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm8, %xmm8
+    pxor    %xmm9, %xmm9
+    pxor    %xmm10, %xmm10
+    pxor    %xmm11, %xmm11
+    pxor    %xmm12, %xmm12
+    pxor    %xmm13, %xmm13
+    pxor    %xmm14, %xmm14
+    pxor    %xmm15, %xmm15
     ret
     .p2align 4
 rk_adx_addmul_20:
@@ -1734,6 +1970,100 @@ rk_adx_final_20:
     mov     %rax, 152(%r12)
     pxor    %xmm0, %xmm0
     pxor    %xmm1, %xmm1
+    ret
+    .p2align 4
+rk_adx_select_20:
+    movd    %ecx, %xmm9
+    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */
+    mov     $1, %eax
+    movd    %eax, %xmm11
+    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     0(%rsi), %rax
+    mov     $32, %edx
+.Lselect_20_0:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $160, %rax
+    dec     %edx
+    jnz     .Lselect_20_0
+    movdqu  %xmm0, 0(%rdi)
+    movdqu  %xmm1, 16(%rdi)
+    movdqu  %xmm2, 32(%rdi)
+    movdqu  %xmm3, 48(%rdi)
+    movdqu  %xmm4, 64(%rdi)
+    movdqu  %xmm5, 80(%rdi)
+    movdqu  %xmm6, 96(%rdi)
+    movdqu  %xmm7, 112(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     128(%rsi), %rax
+    mov     $32, %edx
+.Lselect_20_16:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    add     $160, %rax
+    dec     %edx
+    jnz     .Lselect_20_16
+    movdqu  %xmm0, 128(%rdi)
+    movdqu  %xmm1, 144(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm8, %xmm8
+    pxor    %xmm9, %xmm9
+    pxor    %xmm10, %xmm10
+    pxor    %xmm11, %xmm11
+    pxor    %xmm12, %xmm12
+    pxor    %xmm13, %xmm13
+    pxor    %xmm14, %xmm14
+    pxor    %xmm15, %xmm15
     ret
     .p2align 4
 rk_adx_addmul_24:
@@ -2393,6 +2723,110 @@ rk_adx_final_24:
     mov     %rax, 184(%r12)
     pxor    %xmm0, %xmm0
     pxor    %xmm1, %xmm1
+    ret
+    .p2align 4
+rk_adx_select_24:
+    movd    %ecx, %xmm9
+    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */
+    mov     $1, %eax
+    movd    %eax, %xmm11
+    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     0(%rsi), %rax
+    mov     $32, %edx
+.Lselect_24_0:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $192, %rax
+    dec     %edx
+    jnz     .Lselect_24_0
+    movdqu  %xmm0, 0(%rdi)
+    movdqu  %xmm1, 16(%rdi)
+    movdqu  %xmm2, 32(%rdi)
+    movdqu  %xmm3, 48(%rdi)
+    movdqu  %xmm4, 64(%rdi)
+    movdqu  %xmm5, 80(%rdi)
+    movdqu  %xmm6, 96(%rdi)
+    movdqu  %xmm7, 112(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     128(%rsi), %rax
+    mov     $32, %edx
+.Lselect_24_16:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    add     $192, %rax
+    dec     %edx
+    jnz     .Lselect_24_16
+    movdqu  %xmm0, 128(%rdi)
+    movdqu  %xmm1, 144(%rdi)
+    movdqu  %xmm2, 160(%rdi)
+    movdqu  %xmm3, 176(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm8, %xmm8
+    pxor    %xmm9, %xmm9
+    pxor    %xmm10, %xmm10
+    pxor    %xmm11, %xmm11
+    pxor    %xmm12, %xmm12
+    pxor    %xmm13, %xmm13
+    pxor    %xmm14, %xmm14
+    pxor    %xmm15, %xmm15
     ret
     .p2align 4
 rk_adx_addmul_28:
@@ -3158,6 +3592,120 @@ rk_adx_final_28:
     mov     %rax, 216(%r12)
     pxor    %xmm0, %xmm0
     pxor    %xmm1, %xmm1
+    ret
+    .p2align 4
+rk_adx_select_28:
+    movd    %ecx, %xmm9
+    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */
+    mov     $1, %eax
+    movd    %eax, %xmm11
+    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     0(%rsi), %rax
+    mov     $32, %edx
+.Lselect_28_0:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $224, %rax
+    dec     %edx
+    jnz     .Lselect_28_0
+    movdqu  %xmm0, 0(%rdi)
+    movdqu  %xmm1, 16(%rdi)
+    movdqu  %xmm2, 32(%rdi)
+    movdqu  %xmm3, 48(%rdi)
+    movdqu  %xmm4, 64(%rdi)
+    movdqu  %xmm5, 80(%rdi)
+    movdqu  %xmm6, 96(%rdi)
+    movdqu  %xmm7, 112(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     128(%rsi), %rax
+    mov     $32, %edx
+.Lselect_28_16:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    add     $224, %rax
+    dec     %edx
+    jnz     .Lselect_28_16
+    movdqu  %xmm0, 128(%rdi)
+    movdqu  %xmm1, 144(%rdi)
+    movdqu  %xmm2, 160(%rdi)
+    movdqu  %xmm3, 176(%rdi)
+    movdqu  %xmm4, 192(%rdi)
+    movdqu  %xmm5, 208(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm8, %xmm8
+    pxor    %xmm9, %xmm9
+    pxor    %xmm10, %xmm10
+    pxor    %xmm11, %xmm11
+    pxor    %xmm12, %xmm12
+    pxor    %xmm13, %xmm13
+    pxor    %xmm14, %xmm14
+    pxor    %xmm15, %xmm15
     ret
     .p2align 4
 rk_adx_addmul_32:
@@ -4029,6 +4577,130 @@ rk_adx_final_32:
     mov     %rax, 248(%r12)
     pxor    %xmm0, %xmm0
     pxor    %xmm1, %xmm1
+    ret
+    .p2align 4
+rk_adx_select_32:
+    movd    %ecx, %xmm9
+    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */
+    mov     $1, %eax
+    movd    %eax, %xmm11
+    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     0(%rsi), %rax
+    mov     $32, %edx
+.Lselect_32_0:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $256, %rax
+    dec     %edx
+    jnz     .Lselect_32_0
+    movdqu  %xmm0, 0(%rdi)
+    movdqu  %xmm1, 16(%rdi)
+    movdqu  %xmm2, 32(%rdi)
+    movdqu  %xmm3, 48(%rdi)
+    movdqu  %xmm4, 64(%rdi)
+    movdqu  %xmm5, 80(%rdi)
+    movdqu  %xmm6, 96(%rdi)
+    movdqu  %xmm7, 112(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     128(%rsi), %rax
+    mov     $32, %edx
+.Lselect_32_16:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $256, %rax
+    dec     %edx
+    jnz     .Lselect_32_16
+    movdqu  %xmm0, 128(%rdi)
+    movdqu  %xmm1, 144(%rdi)
+    movdqu  %xmm2, 160(%rdi)
+    movdqu  %xmm3, 176(%rdi)
+    movdqu  %xmm4, 192(%rdi)
+    movdqu  %xmm5, 208(%rdi)
+    movdqu  %xmm6, 224(%rdi)
+    movdqu  %xmm7, 240(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm8, %xmm8
+    pxor    %xmm9, %xmm9
+    pxor    %xmm10, %xmm10
+    pxor    %xmm11, %xmm11
+    pxor    %xmm12, %xmm12
+    pxor    %xmm13, %xmm13
+    pxor    %xmm14, %xmm14
+    pxor    %xmm15, %xmm15
     ret
     .p2align 4
 rk_adx_addmul_36:
@@ -5006,6 +5678,150 @@ rk_adx_final_36:
     mov     %rax, 280(%r12)
     pxor    %xmm0, %xmm0
     pxor    %xmm1, %xmm1
+    ret
+    .p2align 4
+rk_adx_select_36:
+    movd    %ecx, %xmm9
+    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */
+    mov     $1, %eax
+    movd    %eax, %xmm11
+    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     0(%rsi), %rax
+    mov     $32, %edx
+.Lselect_36_0:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $288, %rax
+    dec     %edx
+    jnz     .Lselect_36_0
+    movdqu  %xmm0, 0(%rdi)
+    movdqu  %xmm1, 16(%rdi)
+    movdqu  %xmm2, 32(%rdi)
+    movdqu  %xmm3, 48(%rdi)
+    movdqu  %xmm4, 64(%rdi)
+    movdqu  %xmm5, 80(%rdi)
+    movdqu  %xmm6, 96(%rdi)
+    movdqu  %xmm7, 112(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     128(%rsi), %rax
+    mov     $32, %edx
+.Lselect_36_16:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $288, %rax
+    dec     %edx
+    jnz     .Lselect_36_16
+    movdqu  %xmm0, 128(%rdi)
+    movdqu  %xmm1, 144(%rdi)
+    movdqu  %xmm2, 160(%rdi)
+    movdqu  %xmm3, 176(%rdi)
+    movdqu  %xmm4, 192(%rdi)
+    movdqu  %xmm5, 208(%rdi)
+    movdqu  %xmm6, 224(%rdi)
+    movdqu  %xmm7, 240(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     256(%rsi), %rax
+    mov     $32, %edx
+.Lselect_36_32:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    add     $288, %rax
+    dec     %edx
+    jnz     .Lselect_36_32
+    movdqu  %xmm0, 256(%rdi)
+    movdqu  %xmm1, 272(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm8, %xmm8
+    pxor    %xmm9, %xmm9
+    pxor    %xmm10, %xmm10
+    pxor    %xmm11, %xmm11
+    pxor    %xmm12, %xmm12
+    pxor    %xmm13, %xmm13
+    pxor    %xmm14, %xmm14
+    pxor    %xmm15, %xmm15
     ret
     .p2align 4
 rk_adx_addmul_40:
@@ -6089,6 +6905,160 @@ rk_adx_final_40:
     mov     %rax, 312(%r12)
     pxor    %xmm0, %xmm0
     pxor    %xmm1, %xmm1
+    ret
+    .p2align 4
+rk_adx_select_40:
+    movd    %ecx, %xmm9
+    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */
+    mov     $1, %eax
+    movd    %eax, %xmm11
+    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     0(%rsi), %rax
+    mov     $32, %edx
+.Lselect_40_0:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $320, %rax
+    dec     %edx
+    jnz     .Lselect_40_0
+    movdqu  %xmm0, 0(%rdi)
+    movdqu  %xmm1, 16(%rdi)
+    movdqu  %xmm2, 32(%rdi)
+    movdqu  %xmm3, 48(%rdi)
+    movdqu  %xmm4, 64(%rdi)
+    movdqu  %xmm5, 80(%rdi)
+    movdqu  %xmm6, 96(%rdi)
+    movdqu  %xmm7, 112(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     128(%rsi), %rax
+    mov     $32, %edx
+.Lselect_40_16:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $320, %rax
+    dec     %edx
+    jnz     .Lselect_40_16
+    movdqu  %xmm0, 128(%rdi)
+    movdqu  %xmm1, 144(%rdi)
+    movdqu  %xmm2, 160(%rdi)
+    movdqu  %xmm3, 176(%rdi)
+    movdqu  %xmm4, 192(%rdi)
+    movdqu  %xmm5, 208(%rdi)
+    movdqu  %xmm6, 224(%rdi)
+    movdqu  %xmm7, 240(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     256(%rsi), %rax
+    mov     $32, %edx
+.Lselect_40_32:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    add     $320, %rax
+    dec     %edx
+    jnz     .Lselect_40_32
+    movdqu  %xmm0, 256(%rdi)
+    movdqu  %xmm1, 272(%rdi)
+    movdqu  %xmm2, 288(%rdi)
+    movdqu  %xmm3, 304(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm8, %xmm8
+    pxor    %xmm9, %xmm9
+    pxor    %xmm10, %xmm10
+    pxor    %xmm11, %xmm11
+    pxor    %xmm12, %xmm12
+    pxor    %xmm13, %xmm13
+    pxor    %xmm14, %xmm14
+    pxor    %xmm15, %xmm15
     ret
     .p2align 4
 rk_adx_addmul_44:
@@ -7278,6 +8248,170 @@ rk_adx_final_44:
     mov     %rax, 344(%r12)
     pxor    %xmm0, %xmm0
     pxor    %xmm1, %xmm1
+    ret
+    .p2align 4
+rk_adx_select_44:
+    movd    %ecx, %xmm9
+    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */
+    mov     $1, %eax
+    movd    %eax, %xmm11
+    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     0(%rsi), %rax
+    mov     $32, %edx
+.Lselect_44_0:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $352, %rax
+    dec     %edx
+    jnz     .Lselect_44_0
+    movdqu  %xmm0, 0(%rdi)
+    movdqu  %xmm1, 16(%rdi)
+    movdqu  %xmm2, 32(%rdi)
+    movdqu  %xmm3, 48(%rdi)
+    movdqu  %xmm4, 64(%rdi)
+    movdqu  %xmm5, 80(%rdi)
+    movdqu  %xmm6, 96(%rdi)
+    movdqu  %xmm7, 112(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     128(%rsi), %rax
+    mov     $32, %edx
+.Lselect_44_16:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $352, %rax
+    dec     %edx
+    jnz     .Lselect_44_16
+    movdqu  %xmm0, 128(%rdi)
+    movdqu  %xmm1, 144(%rdi)
+    movdqu  %xmm2, 160(%rdi)
+    movdqu  %xmm3, 176(%rdi)
+    movdqu  %xmm4, 192(%rdi)
+    movdqu  %xmm5, 208(%rdi)
+    movdqu  %xmm6, 224(%rdi)
+    movdqu  %xmm7, 240(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     256(%rsi), %rax
+    mov     $32, %edx
+.Lselect_44_32:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    add     $352, %rax
+    dec     %edx
+    jnz     .Lselect_44_32
+    movdqu  %xmm0, 256(%rdi)
+    movdqu  %xmm1, 272(%rdi)
+    movdqu  %xmm2, 288(%rdi)
+    movdqu  %xmm3, 304(%rdi)
+    movdqu  %xmm4, 320(%rdi)
+    movdqu  %xmm5, 336(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm8, %xmm8
+    pxor    %xmm9, %xmm9
+    pxor    %xmm10, %xmm10
+    pxor    %xmm11, %xmm11
+    pxor    %xmm12, %xmm12
+    pxor    %xmm13, %xmm13
+    pxor    %xmm14, %xmm14
+    pxor    %xmm15, %xmm15
     ret
     .p2align 4
 rk_adx_addmul_48:
@@ -8573,6 +9707,180 @@ rk_adx_final_48:
     mov     %rax, 376(%r12)
     pxor    %xmm0, %xmm0
     pxor    %xmm1, %xmm1
+    ret
+    .p2align 4
+rk_adx_select_48:
+    movd    %ecx, %xmm9
+    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */
+    mov     $1, %eax
+    movd    %eax, %xmm11
+    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     0(%rsi), %rax
+    mov     $32, %edx
+.Lselect_48_0:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $384, %rax
+    dec     %edx
+    jnz     .Lselect_48_0
+    movdqu  %xmm0, 0(%rdi)
+    movdqu  %xmm1, 16(%rdi)
+    movdqu  %xmm2, 32(%rdi)
+    movdqu  %xmm3, 48(%rdi)
+    movdqu  %xmm4, 64(%rdi)
+    movdqu  %xmm5, 80(%rdi)
+    movdqu  %xmm6, 96(%rdi)
+    movdqu  %xmm7, 112(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     128(%rsi), %rax
+    mov     $32, %edx
+.Lselect_48_16:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $384, %rax
+    dec     %edx
+    jnz     .Lselect_48_16
+    movdqu  %xmm0, 128(%rdi)
+    movdqu  %xmm1, 144(%rdi)
+    movdqu  %xmm2, 160(%rdi)
+    movdqu  %xmm3, 176(%rdi)
+    movdqu  %xmm4, 192(%rdi)
+    movdqu  %xmm5, 208(%rdi)
+    movdqu  %xmm6, 224(%rdi)
+    movdqu  %xmm7, 240(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     256(%rsi), %rax
+    mov     $32, %edx
+.Lselect_48_32:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $384, %rax
+    dec     %edx
+    jnz     .Lselect_48_32
+    movdqu  %xmm0, 256(%rdi)
+    movdqu  %xmm1, 272(%rdi)
+    movdqu  %xmm2, 288(%rdi)
+    movdqu  %xmm3, 304(%rdi)
+    movdqu  %xmm4, 320(%rdi)
+    movdqu  %xmm5, 336(%rdi)
+    movdqu  %xmm6, 352(%rdi)
+    movdqu  %xmm7, 368(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm8, %xmm8
+    pxor    %xmm9, %xmm9
+    pxor    %xmm10, %xmm10
+    pxor    %xmm11, %xmm11
+    pxor    %xmm12, %xmm12
+    pxor    %xmm13, %xmm13
+    pxor    %xmm14, %xmm14
+    pxor    %xmm15, %xmm15
     ret
     .p2align 4
 rk_adx_addmul_52:
@@ -9974,6 +11282,200 @@ rk_adx_final_52:
     mov     %rax, 408(%r12)
     pxor    %xmm0, %xmm0
     pxor    %xmm1, %xmm1
+    ret
+    .p2align 4
+rk_adx_select_52:
+    movd    %ecx, %xmm9
+    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */
+    mov     $1, %eax
+    movd    %eax, %xmm11
+    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     0(%rsi), %rax
+    mov     $32, %edx
+.Lselect_52_0:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $416, %rax
+    dec     %edx
+    jnz     .Lselect_52_0
+    movdqu  %xmm0, 0(%rdi)
+    movdqu  %xmm1, 16(%rdi)
+    movdqu  %xmm2, 32(%rdi)
+    movdqu  %xmm3, 48(%rdi)
+    movdqu  %xmm4, 64(%rdi)
+    movdqu  %xmm5, 80(%rdi)
+    movdqu  %xmm6, 96(%rdi)
+    movdqu  %xmm7, 112(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     128(%rsi), %rax
+    mov     $32, %edx
+.Lselect_52_16:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $416, %rax
+    dec     %edx
+    jnz     .Lselect_52_16
+    movdqu  %xmm0, 128(%rdi)
+    movdqu  %xmm1, 144(%rdi)
+    movdqu  %xmm2, 160(%rdi)
+    movdqu  %xmm3, 176(%rdi)
+    movdqu  %xmm4, 192(%rdi)
+    movdqu  %xmm5, 208(%rdi)
+    movdqu  %xmm6, 224(%rdi)
+    movdqu  %xmm7, 240(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     256(%rsi), %rax
+    mov     $32, %edx
+.Lselect_52_32:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $416, %rax
+    dec     %edx
+    jnz     .Lselect_52_32
+    movdqu  %xmm0, 256(%rdi)
+    movdqu  %xmm1, 272(%rdi)
+    movdqu  %xmm2, 288(%rdi)
+    movdqu  %xmm3, 304(%rdi)
+    movdqu  %xmm4, 320(%rdi)
+    movdqu  %xmm5, 336(%rdi)
+    movdqu  %xmm6, 352(%rdi)
+    movdqu  %xmm7, 368(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     384(%rsi), %rax
+    mov     $32, %edx
+.Lselect_52_48:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    add     $416, %rax
+    dec     %edx
+    jnz     .Lselect_52_48
+    movdqu  %xmm0, 384(%rdi)
+    movdqu  %xmm1, 400(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm8, %xmm8
+    pxor    %xmm9, %xmm9
+    pxor    %xmm10, %xmm10
+    pxor    %xmm11, %xmm11
+    pxor    %xmm12, %xmm12
+    pxor    %xmm13, %xmm13
+    pxor    %xmm14, %xmm14
+    pxor    %xmm15, %xmm15
     ret
     .p2align 4
 rk_adx_addmul_56:
@@ -11481,6 +12983,210 @@ rk_adx_final_56:
     mov     %rax, 440(%r12)
     pxor    %xmm0, %xmm0
     pxor    %xmm1, %xmm1
+    ret
+    .p2align 4
+rk_adx_select_56:
+    movd    %ecx, %xmm9
+    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */
+    mov     $1, %eax
+    movd    %eax, %xmm11
+    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     0(%rsi), %rax
+    mov     $32, %edx
+.Lselect_56_0:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $448, %rax
+    dec     %edx
+    jnz     .Lselect_56_0
+    movdqu  %xmm0, 0(%rdi)
+    movdqu  %xmm1, 16(%rdi)
+    movdqu  %xmm2, 32(%rdi)
+    movdqu  %xmm3, 48(%rdi)
+    movdqu  %xmm4, 64(%rdi)
+    movdqu  %xmm5, 80(%rdi)
+    movdqu  %xmm6, 96(%rdi)
+    movdqu  %xmm7, 112(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     128(%rsi), %rax
+    mov     $32, %edx
+.Lselect_56_16:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $448, %rax
+    dec     %edx
+    jnz     .Lselect_56_16
+    movdqu  %xmm0, 128(%rdi)
+    movdqu  %xmm1, 144(%rdi)
+    movdqu  %xmm2, 160(%rdi)
+    movdqu  %xmm3, 176(%rdi)
+    movdqu  %xmm4, 192(%rdi)
+    movdqu  %xmm5, 208(%rdi)
+    movdqu  %xmm6, 224(%rdi)
+    movdqu  %xmm7, 240(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     256(%rsi), %rax
+    mov     $32, %edx
+.Lselect_56_32:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $448, %rax
+    dec     %edx
+    jnz     .Lselect_56_32
+    movdqu  %xmm0, 256(%rdi)
+    movdqu  %xmm1, 272(%rdi)
+    movdqu  %xmm2, 288(%rdi)
+    movdqu  %xmm3, 304(%rdi)
+    movdqu  %xmm4, 320(%rdi)
+    movdqu  %xmm5, 336(%rdi)
+    movdqu  %xmm6, 352(%rdi)
+    movdqu  %xmm7, 368(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     384(%rsi), %rax
+    mov     $32, %edx
+.Lselect_56_48:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    add     $448, %rax
+    dec     %edx
+    jnz     .Lselect_56_48
+    movdqu  %xmm0, 384(%rdi)
+    movdqu  %xmm1, 400(%rdi)
+    movdqu  %xmm2, 416(%rdi)
+    movdqu  %xmm3, 432(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm8, %xmm8
+    pxor    %xmm9, %xmm9
+    pxor    %xmm10, %xmm10
+    pxor    %xmm11, %xmm11
+    pxor    %xmm12, %xmm12
+    pxor    %xmm13, %xmm13
+    pxor    %xmm14, %xmm14
+    pxor    %xmm15, %xmm15
     ret
     .p2align 4
 rk_adx_addmul_60:
@@ -13094,6 +14800,220 @@ rk_adx_final_60:
     mov     %rax, 472(%r12)
     pxor    %xmm0, %xmm0
     pxor    %xmm1, %xmm1
+    ret
+    .p2align 4
+rk_adx_select_60:
+    movd    %ecx, %xmm9
+    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */
+    mov     $1, %eax
+    movd    %eax, %xmm11
+    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     0(%rsi), %rax
+    mov     $32, %edx
+.Lselect_60_0:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $480, %rax
+    dec     %edx
+    jnz     .Lselect_60_0
+    movdqu  %xmm0, 0(%rdi)
+    movdqu  %xmm1, 16(%rdi)
+    movdqu  %xmm2, 32(%rdi)
+    movdqu  %xmm3, 48(%rdi)
+    movdqu  %xmm4, 64(%rdi)
+    movdqu  %xmm5, 80(%rdi)
+    movdqu  %xmm6, 96(%rdi)
+    movdqu  %xmm7, 112(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     128(%rsi), %rax
+    mov     $32, %edx
+.Lselect_60_16:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $480, %rax
+    dec     %edx
+    jnz     .Lselect_60_16
+    movdqu  %xmm0, 128(%rdi)
+    movdqu  %xmm1, 144(%rdi)
+    movdqu  %xmm2, 160(%rdi)
+    movdqu  %xmm3, 176(%rdi)
+    movdqu  %xmm4, 192(%rdi)
+    movdqu  %xmm5, 208(%rdi)
+    movdqu  %xmm6, 224(%rdi)
+    movdqu  %xmm7, 240(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     256(%rsi), %rax
+    mov     $32, %edx
+.Lselect_60_32:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $480, %rax
+    dec     %edx
+    jnz     .Lselect_60_32
+    movdqu  %xmm0, 256(%rdi)
+    movdqu  %xmm1, 272(%rdi)
+    movdqu  %xmm2, 288(%rdi)
+    movdqu  %xmm3, 304(%rdi)
+    movdqu  %xmm4, 320(%rdi)
+    movdqu  %xmm5, 336(%rdi)
+    movdqu  %xmm6, 352(%rdi)
+    movdqu  %xmm7, 368(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     384(%rsi), %rax
+    mov     $32, %edx
+.Lselect_60_48:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    add     $480, %rax
+    dec     %edx
+    jnz     .Lselect_60_48
+    movdqu  %xmm0, 384(%rdi)
+    movdqu  %xmm1, 400(%rdi)
+    movdqu  %xmm2, 416(%rdi)
+    movdqu  %xmm3, 432(%rdi)
+    movdqu  %xmm4, 448(%rdi)
+    movdqu  %xmm5, 464(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm8, %xmm8
+    pxor    %xmm9, %xmm9
+    pxor    %xmm10, %xmm10
+    pxor    %xmm11, %xmm11
+    pxor    %xmm12, %xmm12
+    pxor    %xmm13, %xmm13
+    pxor    %xmm14, %xmm14
+    pxor    %xmm15, %xmm15
     ret
     .p2align 4
 rk_adx_addmul_64:
@@ -14814,6 +16734,230 @@ rk_adx_final_64:
     pxor    %xmm0, %xmm0
     pxor    %xmm1, %xmm1
     ret
+    .p2align 4
+rk_adx_select_64:
+    movd    %ecx, %xmm9
+    pshufd  $0, %xmm9, %xmm9      /* idx in every dword */
+    mov     $1, %eax
+    movd    %eax, %xmm11
+    pshufd  $0, %xmm11, %xmm11    /* 1 in every dword */
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     0(%rsi), %rax
+    mov     $32, %edx
+.Lselect_64_0:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $512, %rax
+    dec     %edx
+    jnz     .Lselect_64_0
+    movdqu  %xmm0, 0(%rdi)
+    movdqu  %xmm1, 16(%rdi)
+    movdqu  %xmm2, 32(%rdi)
+    movdqu  %xmm3, 48(%rdi)
+    movdqu  %xmm4, 64(%rdi)
+    movdqu  %xmm5, 80(%rdi)
+    movdqu  %xmm6, 96(%rdi)
+    movdqu  %xmm7, 112(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     128(%rsi), %rax
+    mov     $32, %edx
+.Lselect_64_16:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $512, %rax
+    dec     %edx
+    jnz     .Lselect_64_16
+    movdqu  %xmm0, 128(%rdi)
+    movdqu  %xmm1, 144(%rdi)
+    movdqu  %xmm2, 160(%rdi)
+    movdqu  %xmm3, 176(%rdi)
+    movdqu  %xmm4, 192(%rdi)
+    movdqu  %xmm5, 208(%rdi)
+    movdqu  %xmm6, 224(%rdi)
+    movdqu  %xmm7, 240(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     256(%rsi), %rax
+    mov     $32, %edx
+.Lselect_64_32:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $512, %rax
+    dec     %edx
+    jnz     .Lselect_64_32
+    movdqu  %xmm0, 256(%rdi)
+    movdqu  %xmm1, 272(%rdi)
+    movdqu  %xmm2, 288(%rdi)
+    movdqu  %xmm3, 304(%rdi)
+    movdqu  %xmm4, 320(%rdi)
+    movdqu  %xmm5, 336(%rdi)
+    movdqu  %xmm6, 352(%rdi)
+    movdqu  %xmm7, 368(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm10, %xmm10      /* the entry counter */
+    lea     384(%rsi), %rax
+    mov     $32, %edx
+.Lselect_64_48:
+    movdqa  %xmm10, %xmm8
+    pcmpeqd %xmm9, %xmm8
+    paddd   %xmm11, %xmm10
+    movdqa  %xmm8, %xmm12
+    pand    0(%rax), %xmm12
+    por     %xmm12, %xmm0
+    movdqa  %xmm8, %xmm13
+    pand    16(%rax), %xmm13
+    por     %xmm13, %xmm1
+    movdqa  %xmm8, %xmm14
+    pand    32(%rax), %xmm14
+    por     %xmm14, %xmm2
+    movdqa  %xmm8, %xmm15
+    pand    48(%rax), %xmm15
+    por     %xmm15, %xmm3
+    movdqa  %xmm8, %xmm12
+    pand    64(%rax), %xmm12
+    por     %xmm12, %xmm4
+    movdqa  %xmm8, %xmm13
+    pand    80(%rax), %xmm13
+    por     %xmm13, %xmm5
+    movdqa  %xmm8, %xmm14
+    pand    96(%rax), %xmm14
+    por     %xmm14, %xmm6
+    movdqa  %xmm8, %xmm15
+    pand    112(%rax), %xmm15
+    por     %xmm15, %xmm7
+    add     $512, %rax
+    dec     %edx
+    jnz     .Lselect_64_48
+    movdqu  %xmm0, 384(%rdi)
+    movdqu  %xmm1, 400(%rdi)
+    movdqu  %xmm2, 416(%rdi)
+    movdqu  %xmm3, 432(%rdi)
+    movdqu  %xmm4, 448(%rdi)
+    movdqu  %xmm5, 464(%rdi)
+    movdqu  %xmm6, 480(%rdi)
+    movdqu  %xmm7, 496(%rdi)
+    pxor    %xmm0, %xmm0
+    pxor    %xmm1, %xmm1
+    pxor    %xmm2, %xmm2
+    pxor    %xmm3, %xmm3
+    pxor    %xmm4, %xmm4
+    pxor    %xmm5, %xmm5
+    pxor    %xmm6, %xmm6
+    pxor    %xmm7, %xmm7
+    pxor    %xmm8, %xmm8
+    pxor    %xmm9, %xmm9
+    pxor    %xmm10, %xmm10
+    pxor    %xmm11, %xmm11
+    pxor    %xmm12, %xmm12
+    pxor    %xmm13, %xmm13
+    pxor    %xmm14, %xmm14
+    pxor    %xmm15, %xmm15
+    ret
     .section .rodata
     .p2align 3
     .globl  rk_adx_tables
@@ -14844,6 +16988,7 @@ rk_adx_tables:
     .long   .Lmul1_4_1 - .Ltab_4
     .long   rk_adx_diag_4 - .Ltab_4
     .long   rk_adx_final_4 - .Ltab_4
+    .long   rk_adx_select_4 - .Ltab_4
 .Ltab_8:
     .long   .Laddmul_8_0 - .Ltab_8
     .long   .Laddmul_8_1 - .Ltab_8
@@ -14857,6 +17002,7 @@ rk_adx_tables:
     .long   .Lmul1_8_1 - .Ltab_8
     .long   rk_adx_diag_8 - .Ltab_8
     .long   rk_adx_final_8 - .Ltab_8
+    .long   rk_adx_select_8 - .Ltab_8
 .Ltab_12:
     .long   .Laddmul_12_0 - .Ltab_12
     .long   .Laddmul_12_1 - .Ltab_12
@@ -14874,6 +17020,7 @@ rk_adx_tables:
     .long   .Lmul1_12_1 - .Ltab_12
     .long   rk_adx_diag_12 - .Ltab_12
     .long   rk_adx_final_12 - .Ltab_12
+    .long   rk_adx_select_12 - .Ltab_12
 .Ltab_16:
     .long   .Laddmul_16_0 - .Ltab_16
     .long   .Laddmul_16_1 - .Ltab_16
@@ -14895,6 +17042,7 @@ rk_adx_tables:
     .long   .Lmul1_16_1 - .Ltab_16
     .long   rk_adx_diag_16 - .Ltab_16
     .long   rk_adx_final_16 - .Ltab_16
+    .long   rk_adx_select_16 - .Ltab_16
 .Ltab_20:
     .long   .Laddmul_20_0 - .Ltab_20
     .long   .Laddmul_20_1 - .Ltab_20
@@ -14920,6 +17068,7 @@ rk_adx_tables:
     .long   .Lmul1_20_1 - .Ltab_20
     .long   rk_adx_diag_20 - .Ltab_20
     .long   rk_adx_final_20 - .Ltab_20
+    .long   rk_adx_select_20 - .Ltab_20
 .Ltab_24:
     .long   .Laddmul_24_0 - .Ltab_24
     .long   .Laddmul_24_1 - .Ltab_24
@@ -14949,6 +17098,7 @@ rk_adx_tables:
     .long   .Lmul1_24_1 - .Ltab_24
     .long   rk_adx_diag_24 - .Ltab_24
     .long   rk_adx_final_24 - .Ltab_24
+    .long   rk_adx_select_24 - .Ltab_24
 .Ltab_28:
     .long   .Laddmul_28_0 - .Ltab_28
     .long   .Laddmul_28_1 - .Ltab_28
@@ -14982,6 +17132,7 @@ rk_adx_tables:
     .long   .Lmul1_28_1 - .Ltab_28
     .long   rk_adx_diag_28 - .Ltab_28
     .long   rk_adx_final_28 - .Ltab_28
+    .long   rk_adx_select_28 - .Ltab_28
 .Ltab_32:
     .long   .Laddmul_32_0 - .Ltab_32
     .long   .Laddmul_32_1 - .Ltab_32
@@ -15019,6 +17170,7 @@ rk_adx_tables:
     .long   .Lmul1_32_1 - .Ltab_32
     .long   rk_adx_diag_32 - .Ltab_32
     .long   rk_adx_final_32 - .Ltab_32
+    .long   rk_adx_select_32 - .Ltab_32
 .Ltab_36:
     .long   .Laddmul_36_0 - .Ltab_36
     .long   .Laddmul_36_1 - .Ltab_36
@@ -15060,6 +17212,7 @@ rk_adx_tables:
     .long   .Lmul1_36_1 - .Ltab_36
     .long   rk_adx_diag_36 - .Ltab_36
     .long   rk_adx_final_36 - .Ltab_36
+    .long   rk_adx_select_36 - .Ltab_36
 .Ltab_40:
     .long   .Laddmul_40_0 - .Ltab_40
     .long   .Laddmul_40_1 - .Ltab_40
@@ -15105,6 +17258,7 @@ rk_adx_tables:
     .long   .Lmul1_40_1 - .Ltab_40
     .long   rk_adx_diag_40 - .Ltab_40
     .long   rk_adx_final_40 - .Ltab_40
+    .long   rk_adx_select_40 - .Ltab_40
 .Ltab_44:
     .long   .Laddmul_44_0 - .Ltab_44
     .long   .Laddmul_44_1 - .Ltab_44
@@ -15154,6 +17308,7 @@ rk_adx_tables:
     .long   .Lmul1_44_1 - .Ltab_44
     .long   rk_adx_diag_44 - .Ltab_44
     .long   rk_adx_final_44 - .Ltab_44
+    .long   rk_adx_select_44 - .Ltab_44
 .Ltab_48:
     .long   .Laddmul_48_0 - .Ltab_48
     .long   .Laddmul_48_1 - .Ltab_48
@@ -15207,6 +17362,7 @@ rk_adx_tables:
     .long   .Lmul1_48_1 - .Ltab_48
     .long   rk_adx_diag_48 - .Ltab_48
     .long   rk_adx_final_48 - .Ltab_48
+    .long   rk_adx_select_48 - .Ltab_48
 .Ltab_52:
     .long   .Laddmul_52_0 - .Ltab_52
     .long   .Laddmul_52_1 - .Ltab_52
@@ -15264,6 +17420,7 @@ rk_adx_tables:
     .long   .Lmul1_52_1 - .Ltab_52
     .long   rk_adx_diag_52 - .Ltab_52
     .long   rk_adx_final_52 - .Ltab_52
+    .long   rk_adx_select_52 - .Ltab_52
 .Ltab_56:
     .long   .Laddmul_56_0 - .Ltab_56
     .long   .Laddmul_56_1 - .Ltab_56
@@ -15325,6 +17482,7 @@ rk_adx_tables:
     .long   .Lmul1_56_1 - .Ltab_56
     .long   rk_adx_diag_56 - .Ltab_56
     .long   rk_adx_final_56 - .Ltab_56
+    .long   rk_adx_select_56 - .Ltab_56
 .Ltab_60:
     .long   .Laddmul_60_0 - .Ltab_60
     .long   .Laddmul_60_1 - .Ltab_60
@@ -15390,6 +17548,7 @@ rk_adx_tables:
     .long   .Lmul1_60_1 - .Ltab_60
     .long   rk_adx_diag_60 - .Ltab_60
     .long   rk_adx_final_60 - .Ltab_60
+    .long   rk_adx_select_60 - .Ltab_60
 .Ltab_64:
     .long   .Laddmul_64_0 - .Ltab_64
     .long   .Laddmul_64_1 - .Ltab_64
@@ -15459,6 +17618,7 @@ rk_adx_tables:
     .long   .Lmul1_64_1 - .Ltab_64
     .long   rk_adx_diag_64 - .Ltab_64
     .long   rk_adx_final_64 - .Ltab_64
+    .long   rk_adx_select_64 - .Ltab_64
     .text
 
 /* rax = the entry at index \idx (a register or constant expression) of the table at rbx. */
@@ -15630,76 +17790,21 @@ rk_adx_sqr:
     .size   rk_adx_sqr, .-rk_adx_sqr
 
 /*
- * void rk_adx_select(uint64_t *out, const uint64_t *table, uint64_t w, uint64_t idx)
- * out[0 .. w-1] = entry idx of a table of 32 entries of w words (w a multiple of 4), by
- * reading every entry and or-ing it in under a mask that is all ones for entry idx only
- * (masks from arithmetic on idx, no comparison). The masks live in a stack area that is
- * zeroed before return.
+ * void rk_adx_select(uint64_t *out, const uint64_t *table, const struct rk_adx_kp *kp, uint64_t idx)
+ * out[0 .. W-1] = entry idx (0 ... 31) of a table of 32 entries of W words (16-byte
+ * aligned), every entry read under a mask: the size's unrolled scan (rk_adx_select_W).
  */
     .p2align 5
     .globl  rk_adx_select
     .hidden rk_adx_select
     .type   rk_adx_select, @function
 rk_adx_select:
-    push    %rbp
-    mov     %rsp, %rbp
-    sub     $512, %rsp
-    and     $-16, %rsp
-    xor     %r8d, %r8d
-.Lsel_mask:
-    mov     %r8, %rax
-    xor     %rcx, %rax          /* 0 exactly for entry idx */
-    mov     %rax, %r9
-    neg     %r9
-    or      %r9, %rax
-    shr     $63, %rax           /* 0 for entry idx, else 1 */
-    sub     $1, %rax            /* all ones for entry idx, else 0 */
-    mov     %r8, %r9
-    shl     $4, %r9
-    mov     %rax, (%rsp,%r9)
-    mov     %rax, 8(%rsp,%r9)
-    inc     %r8
-    cmp     $32, %r8
-    jb      .Lsel_mask
-    lea     (,%rdx,8), %r10     /* entry stride in bytes */
-    mov     %rdx, %r11
-    shr     $2, %r11            /* chunks of 4 words */
-.Lsel_chunk:
-    pxor    %xmm0, %xmm0
-    pxor    %xmm1, %xmm1
-    mov     %rsi, %rax
-    xor     %r8d, %r8d
-.Lsel_entry:
-    movdqa  (%rsp,%r8), %xmm2
-    movdqu  (%rax), %xmm3
-    movdqu  16(%rax), %xmm4
-    pand    %xmm2, %xmm3
-    pand    %xmm2, %xmm4
-    por     %xmm3, %xmm0
-    por     %xmm4, %xmm1
-    add     %r10, %rax
-    add     $16, %r8
-    cmp     $512, %r8
-    jb      .Lsel_entry
-    movdqu  %xmm0, (%rdi)
-    movdqu  %xmm1, 16(%rdi)
-    add     $32, %rsi
-    add     $32, %rdi
-    dec     %r11
-    jnz     .Lsel_chunk
-    pxor    %xmm0, %xmm0
-    pxor    %xmm1, %xmm1
-    pxor    %xmm2, %xmm2
-    pxor    %xmm3, %xmm3
-    pxor    %xmm4, %xmm4
-    xor     %r8d, %r8d
-.Lsel_wipe:
-    movdqa  %xmm0, (%rsp,%r8)
-    add     $16, %r8
-    cmp     $512, %r8
-    jb      .Lsel_wipe
-    mov     %rbp, %rsp
-    pop     %rbp
+    push    %rbx
+    mov     KP_W(%rdx), %r8
+    mov     KP_TAB(%rdx), %rbx
+    ENTRY   16(%rbx,%r8,4)
+    call    *%rax
+    pop     %rbx
     ret
     .size   rk_adx_select, .-rk_adx_select
 
