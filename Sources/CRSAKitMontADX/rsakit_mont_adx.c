@@ -142,9 +142,11 @@ rsakit_adx_modulus *rsakit_adx_modulus_create(const uint64_t *n, size_t limbs) {
     m->kp.n0inv = 0 - inv;
     m->kp.w = w;
     m->kp.tab = rk_adx_table(w);
-    /* R mod n = 2^(64 W) mod n by doublings of 1 (exact, < n). */
-    uint64_t x[MAX_W] = {1};
-    for (size_t i = 0; i < 64 * w; i++) {
+    /* R mod n = 2^(64 W) mod n (exact, < n) by doublings of 2^(64 (limbs - 1)), which is
+     * below n since n's top limb is not zero: 64 (W - limbs + 1) doublings, not 64 W. */
+    uint64_t x[MAX_W] = {0};
+    x[limbs - 1] = 1;
+    for (size_t i = 0; i < 64 * (w - limbs + 1); i++) {
         double_mod(x, m->n, w);
     }
     memcpy(m->one, x, w * sizeof(uint64_t));

@@ -101,15 +101,18 @@ final class MontADXKernelTests: XCTestCase {
         }
     }
 
-    /// Exponents 0, 1, 2, all ones, a single top bit; moduli of all-ones limbs and of a
-    /// small top limb (leading zero bits inside the top limb); bases at or above n.
+    /// Exponents 0, 1, 2, all ones, a single top bit; moduli of all-ones limbs and of small top
+    /// limbs (5, and 1: n just above 2^(64 (limbs - 1)), where the constants' doublings start);
+    /// bases at or above n.
     func testPowm_EdgeExponentsModuliAndBases() throws {
         try Self.requireADX()
         var rng = Rng(state: 0x0DDB_A11_5EED)
         for count in [8, 9, 16, 17, 24, 31, 32, 64] {
             var smallTop = VectorKernelTests.modulus(&rng, count)
             smallTop[count - 1] = 5
-            let moduli = [VectorKernelTests.modulus(&rng, count), [UInt64](repeating: ~0, count: count), smallTop]
+            var topOne = VectorKernelTests.modulus(&rng, count) // just above 2^(64 (count - 1))
+            topOne[count - 1] = 1
+            let moduli = [VectorKernelTests.modulus(&rng, count), [UInt64](repeating: ~0, count: count), smallTop, topOne]
             for n in moduli {
                 try Self.withModulus(n) { m in
                     let zero = [UInt64](repeating: 0, count: 2)
