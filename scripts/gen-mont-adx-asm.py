@@ -8,6 +8,9 @@ rows (lea, jrcxz, jmp around every 4 limbs) and the short triangle rows of the s
 about as many instructions as the arithmetic, and the kernel was instruction-bound at 55-70 %
 of the mulx peak. Writing 16 sizes of unrolled code by hand would be error-prone; this script
 is the source, the .S is its output (checked in, so that a build needs no Python).
+The row step (mulx, adcx from memory, adox, store) runs at about 1.3 cycles here whatever
+the loop around it (scripts/adx-efficiency.c measures it): that, not the mulx port, bounds
+the kernel at about 75 % of the mulx peak.
 
 Usage: scripts/gen-mont-adx-asm.py > Sources/CRSAKitMontADX/rsakit_mont_adx_x86_64.S
 """
@@ -37,7 +40,8 @@ emit('''/*
  *               carries the low halves (CF), adox the high halves one word up (OF);
  *   mul1 row:   T[j] = v U[j] for j = k .. W-1 (k = 0 or 1), one chain;
  *   diagonal:   T = 2 T + sum a_i^2 2^(128 i) (doubling on OF, squares on CF);
- *   final:      r = T[W .. 2W-1] + T[0 .. W-1], minus n masked by the carry out.
+ *   final:      r = T[W .. 2W-1] + T[0 .. W-1], minus n masked by the carry out;
+ *   scan:       the window table's entry idx, every entry read under a pcmpeqd mask.
  * A table per size gives their entry points (32-bit offsets from the table).
  */
 #if defined(__x86_64__) && defined(__ELF__)

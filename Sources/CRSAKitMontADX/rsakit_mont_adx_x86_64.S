@@ -18,7 +18,8 @@
  *               carries the low halves (CF), adox the high halves one word up (OF);
  *   mul1 row:   T[j] = v U[j] for j = k .. W-1 (k = 0 or 1), one chain;
  *   diagonal:   T = 2 T + sum a_i^2 2^(128 i) (doubling on OF, squares on CF);
- *   final:      r = T[W .. 2W-1] + T[0 .. W-1], minus n masked by the carry out.
+ *   final:      r = T[W .. 2W-1] + T[0 .. W-1], minus n masked by the carry out;
+ *   scan:       the window table's entry idx, every entry read under a pcmpeqd mask.
  * A table per size gives their entry points (32-bit offsets from the table).
  */
 #if defined(__x86_64__) && defined(__ELF__)
