@@ -140,8 +140,13 @@ fi
 # The radix-2^64 ADX kernel: valgrind over the release build with secrets marked undefined and
 # its two planted controls (about 6 s; skips without valgrind or on a CPU without BMI2/ADX,
 # and says so), the C targets compiled for aarch64 against Debian's arm64 headers (about 15 s;
-# fails, never skips, when it cannot run), and the efficiency harness built, not run.
+# fails, never skips, when it cannot run), the efficiency harness built, not run, and the
+# checked-in assembly compared with what its generator writes.
 if [ "$status" -eq 0 ]; then
+    if ! python3 scripts/gen-mont-adx-asm.py | cmp -s - Sources/CRSAKitMontADX/rsakit_mont_adx_x86_64.S; then
+        echo "ci: Sources/CRSAKitMontADX/rsakit_mont_adx_x86_64.S is not what scripts/gen-mont-adx-asm.py writes" >&2
+        status=1
+    fi
     bash scripts/constant-time-adx.sh || status=$?
     bash scripts/check-aarch64.sh || status=$?
     bash scripts/measure-adx-efficiency.sh --build-only || status=$?
