@@ -68,7 +68,8 @@ let package = Package(
         // containers, RSAError.
         .target(
             name: "RSAKitCore",
-            dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CRSAKitVector", "CRSAKitVectorIFMA"],
+            dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CRSAKitVector", "CRSAKitVectorIFMA",
+                           "CRSAKitMontADX", "CRSAKitMontADXSeam"],
             path: "Sources/RSAKitCore"
         ),
         // X.509, trust evaluation, revocation (OCSP, CRLs), PKCS#12 and key files that need
@@ -209,6 +210,29 @@ let package = Package(
                 .unsafeFlags(["-Xclang", "-mframe-pointer=none"]),
             ]
         ),
+        // Montgomery exponentiation in radix 2^64 on mulx/adcx/adox (BMI2 + ADX), for CPUs
+        // without AVX-512 IFMA. Its loops are assembly (a .S file guarded by __x86_64__), so
+        // no flag is needed and a debug build runs them at full speed; elsewhere it builds
+        // to stubs that report the kernel unsupported. Depends on nothing.
+        .target(
+            name: "CRSAKitMontADX",
+            path: "Sources/CRSAKitMontADX"
+        ),
+        // The ADX kernel in the constant-time private path's kernel seam (rsakit_secret.h):
+        // rsakit_adx_sec_attach, as rsakit_vec_sec_attach does for the IFMA kernel.
+        .target(
+            name: "CRSAKitMontADXSeam",
+            dependencies: ["CRSAKitMontADX", "CRSAKitShims", "CGMP"],
+            path: "Sources/CRSAKitMontADXSeam"
+        ),
+        // The ADX kernel under valgrind with base, exponent and modulus marked undefined, and
+        // the private operation on it with the key's secrets marked undefined
+        // (scripts/constant-time-adx.sh and MontADXKernelTests run it; not a product).
+        .executableTarget(
+            name: "MontADXCTHarness",
+            dependencies: ["CRSAKitMontADX", "CRSAKitMontADXSeam", "CRSAKitShims", "CGMP"],
+            path: "Tests/MontADXCTHarness"
+        ),
         // The portable radix-2^52 reference under valgrind with secrets marked undefined
         // (run by VectorKernelTests; not a product).
         .executableTarget(
@@ -218,7 +242,8 @@ let package = Package(
         ),
         .testTarget(
             name: "RSAKitTests",
-            dependencies: ["RSAKit", "RSAKitCore", "RSAKitPKI", "RSAKitKeychain", "RSAKitTLS", "CRSAKitVector", "RSAKitTestSupport"],
+            dependencies: ["RSAKit", "RSAKitCore", "RSAKitPKI", "RSAKitKeychain", "RSAKitTLS", "CRSAKitVector",
+                           "CRSAKitMontADX", "CRSAKitMontADXSeam", "RSAKitTestSupport"],
             path: "Tests/RSAKitTests",
             exclude: ["Fixtures/README.md", "Fixtures/legacy-store-v1", "Fixtures/fuzz", "Fixtures/pyca", "Fixtures/implicit-rejection"]
         ),

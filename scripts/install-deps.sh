@@ -38,11 +38,17 @@ command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
 [ -x /usr/sbin/sshd ] || command -v sshd >/dev/null 2>&1 || need+=(openssh-server)
 compgen -G '/usr/lib/*/engines-3/pkcs11.so' >/dev/null || need+=(libengine-pkcs11-openssl)
 { command -v certutil && command -v modutil && command -v tstclnt; } >/dev/null 2>&1 || need+=(libnss3-tools)
+# scripts/check-aarch64.sh compiles the C targets for aarch64 against Debian's arm64 libc and
+# GMP headers (a foreign architecture, so dpkg must know arm64 before apt-get update).
+arm64=0
+[ -f /usr/aarch64-linux-gnu/include/stdio.h ] || { need+=(libc6-dev-arm64-cross); arm64=1; }
+[ -f /usr/include/aarch64-linux-gnu/gmp.h ] || { need+=(libgmp-dev:arm64); arm64=1; }
 if [ "${#need[@]}" -gt 0 ]; then
     echo "rsakit: installing ${need[*]}" >&2
     SUDO=""
     [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     export DEBIAN_FRONTEND=noninteractive
+    [ "$arm64" -eq 0 ] || $SUDO dpkg --add-architecture arm64
     $SUDO apt-get update -qq
     $SUDO apt-get install -y -qq "${need[@]}"
 fi

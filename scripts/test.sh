@@ -21,6 +21,7 @@ declare -A budget=(
     ["docs check"]=30
     ["constant-time"]=250
     ["ifma checks"]=90
+    ["adx checks"]=60
     ["benchmark smoke run"]=120
     ["debian package"]=120
     ["fuzz smoke run"]=450
@@ -145,6 +146,22 @@ if [ "$status" -eq 0 ]; then
     bash scripts/msan-ifma.sh || status=$?
     bash scripts/measure-ifma-efficiency.sh --build-only || status=$?
     step_done "ifma checks"
+fi
+
+# The radix-2^64 ADX kernel: valgrind over the release build with secrets marked undefined and
+# its two planted controls (about 6 s; skips without valgrind or on a CPU without BMI2/ADX,
+# and says so), the C targets compiled for aarch64 against Debian's arm64 headers (about 15 s;
+# fails, never skips, when it cannot run), the efficiency harness built, not run, and the
+# checked-in assembly compared with what its generator writes.
+if [ "$status" -eq 0 ]; then
+    if ! python3 scripts/gen-mont-adx-asm.py | cmp -s - Sources/CRSAKitMontADX/rsakit_mont_adx_x86_64.S; then
+        echo "ci: Sources/CRSAKitMontADX/rsakit_mont_adx_x86_64.S is not what scripts/gen-mont-adx-asm.py writes" >&2
+        status=1
+    fi
+    bash scripts/constant-time-adx.sh || status=$?
+    bash scripts/check-aarch64.sh || status=$?
+    bash scripts/measure-adx-efficiency.sh --build-only || status=$?
+    step_done "adx checks"
 fi
 
 # Benchmark smoke run (BENCHMARKS.md): every case at every key size, briefly, in release mode.

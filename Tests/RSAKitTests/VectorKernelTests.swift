@@ -348,11 +348,13 @@ final class VectorKernelTests: XCTestCase {
         let env = ProcessInfo.processInfo.environment["RSAKIT_DISABLE_IFMA"] ?? ""
         let disabled = !env.isEmpty && env != "0"
         let path = RSAKitEngine.privateKeyPath
-        if disabled || !RSAKitEngine.cpuSupportsIFMA {
-            XCTAssertEqual(path, .gmp)
-            XCTAssertTrue(RSAKitEngine.privateKeyPathDescription.hasPrefix("gmp ("))
+        let forced = ProcessInfo.processInfo.environment["RSAKIT_ENGINE"] ?? ""
+        if forced.isEmpty && (disabled || !RSAKitEngine.cpuSupportsIFMA) {
+            XCTAssertEqual(path, RSAKitEngine.cpuSupportsADX ? .adx : .gmp)
         }
-        XCTAssertEqual(rsakit_vec_private_path() == RSAKIT_VEC_PATH_IFMA, path == .ifma)
+        if forced.isEmpty {
+            XCTAssertEqual(rsakit_vec_private_path() == RSAKIT_VEC_PATH_IFMA, path == .ifma)
+        }
         XCTAssertTrue(RSAKitEngine.privateKeyPathDescription.hasPrefix(path.rawValue + " ("))
         if !RSAKitEngine.cpuSupportsIFMA {
             print("note: this CPU has no AVX-512 IFMA: the private path is \(RSAKitEngine.privateKeyPathDescription)")
@@ -360,6 +362,7 @@ final class VectorKernelTests: XCTestCase {
         // A key built now carries the kernel exactly when the dispatch says ifma.
         if let key = try? TestKeys.generated(bits: 1024) {
             XCTAssertEqual(key.storage.vectorKernel == .ifma, path == .ifma)
+            XCTAssertEqual(key.storage.path, path)
             XCTAssertEqual(key.preferredBlockGroupSize, path == .ifma ? 8 : 1)
         }
     }
@@ -646,8 +649,8 @@ private extension Array {
 }
 
 /// The Wycheproof RSAES-PKCS1-v1_5 decryption files (schema rsaes_pkcs1_decrypt_schema_v1.json),
-/// decoded with the private-key components the vector kernel tests need.
-private enum PKCS1DecryptionVectors {
+/// decoded with the private-key components the kernel tests need (this file and MontADXKernelTests).
+enum PKCS1DecryptionVectors {
     struct File: Decodable {
         let numberOfTests: Int
         let testGroups: [Group]

@@ -45,6 +45,10 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// An internal consistency check failed (for example the re-encryption check after
     /// a private-key operation, which detects faults). Never caused by input alone.
     case internalError(String)
+    /// `RSAKIT_ENGINE` forces a private-key path this machine cannot run, or names none
+    /// (``RSAKitEngine/privateKeyPath``): `reason` says which. Every private key of the
+    /// process refuses with it; unset the variable to let RSAKit choose.
+    case engineUnavailable(reason: String)
 
     // MARK: Encoding and store (specific, caller-supplied)
 
@@ -234,6 +238,8 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "invalid rsakit container: \(reason)"
         case .keyGenerationCancelled:
             return "key generation cancelled"
+        case let .engineUnavailable(reason):
+            return "no private-key engine: \(reason)"
         case let .internalError(what):
             return "internal error: \(what)"
         case let .malformedKey(reason):

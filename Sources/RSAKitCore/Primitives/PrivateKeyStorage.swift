@@ -35,13 +35,22 @@ internal final class PrivateKeyStorage: Sendable {
     /// on GMP's `mpn_sec_powm`.
     let vectorKernel: VectorImplementation?
 
-    /// True when chunked decryption should hand this key eight blocks at a time.
+    /// True when the ADX kernel runs this key's private operations.
+    let adxKernel: Bool
+
+    /// The path this key's private operations run on.
+    var path: RSAPrivateKeyPath { vectorKernel != nil ? .ifma : adxKernel ? .adx : .gmp }
+
+    /// True when chunked decryption should hand this key eight blocks at a time (the IFMA
+    /// kernel's eight lanes; the ADX kernel takes one block at a time).
     var prefersBlockGroups: Bool { vectorKernel != nil }
 
-    /// - Parameter vector: nil attaches the IFMA kernel when the dispatch runs it
-    ///   (``RSAKitEngine/privateKeyPath``); `.some(impl)` attaches impl (tests on any CPU).
+    /// - Parameter vector: nil attaches the kernel of the process's path
+    ///   (``RSAKitEngine/privateKeyPath``: IFMA or ADX; none for GMP); `.some(impl)` attaches
+    ///   that vector implementation (tests on any CPU).
     /// - Throws: `RSAError.internalError` when the constant-time form cannot be built (a
-    ///   validated key always can).
+    ///   validated key always can); `RSAError.engineUnavailable` when `RSAKIT_ENGINE` forces
+    ///   a path this machine cannot run.
     init(n: BigNumber, e: BigNumber, d: BigNumber, p: BigNumber, q: BigNumber,
          dP: BigNumber, dQ: BigNumber, qInv: BigNumber, otherPrimes: [OtherPrime] = [],
          vector: VectorImplementation? = nil) throws {
@@ -54,7 +63,9 @@ internal final class PrivateKeyStorage: Sendable {
             coefficients: [qInv] + otherPrimes.map(\.coefficient))
         else { throw RSAError.internalError("the key has no constant-time form") }
         self.secret = secret
+        if vector == nil, case let .failure(error) = EngineSelection.selected { throw error }
         self.vectorKernel = VectorKernel.attach(to: secret, implementation: vector)
+        self.adxKernel = vector == nil && RSAKitEngine.privateKeyPath == .adx && VectorKernel.attachADX(to: secret)
     }
 
     /// Hand out `count` (1 ... ``ConstantTimeKey/batchLimit``) blinding pairs, each used

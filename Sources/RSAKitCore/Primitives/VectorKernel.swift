@@ -1,3 +1,4 @@
+internal import CRSAKitMontADXSeam
 internal import CRSAKitVector
 
 /// Which implementation of the radix-2^52 Montgomery exponentiation (CRSAKitVector) a key's
@@ -19,7 +20,7 @@ internal enum VectorImplementation: Sendable, Equatable {
     }
 }
 
-/// Attaching the vector kernel to a key's constant-time form.
+/// Attaching a kernel to a key's constant-time form.
 internal enum VectorKernel {
     /// Attach `implementation` (or, when nil, the IFMA kernel if the dispatch runs it) to
     /// `secret`, which must not be shared yet. Returns the implementation attached, or nil
@@ -34,6 +35,13 @@ internal enum VectorKernel {
         }
         let status = secret.withHandle { rsakit_vec_sec_attach($0, chosen.c) }
         return status == 0 ? chosen : nil
+    }
+
+    /// Attach the ADX kernel (radix 2^64, mulx/adcx/adox) to `secret`, which must not be
+    /// shared yet: its exponentiations, re-encryption check and blinding products. False when
+    /// the key stays on GMP (no BMI2/ADX, a prime above 4096 bits).
+    static func attachADX(to secret: ConstantTimeKey) -> Bool {
+        secret.withHandle { rsakit_adx_sec_attach($0) } == 0
     }
 }
 

@@ -80,7 +80,8 @@ enum ManPages {
         ("RSAKIT_PASSOUT", "Default for --passout: the passphrase for a file or store being protected, same forms."),
         ("RSAKIT_NEW_PASSIN", "The new passphrase of store change-passphrase, same forms."),
         ("RSAKIT_AGENT_SOCK", "The socket of a running rsakit agent (default: in $XDG_RUNTIME_DIR, else the store folder)."),
-        ("RSAKIT_DISABLE_IFMA", "Set to 1 to use GMP's constant-time path instead of the AVX-512 IFMA kernel."),
+        ("RSAKIT_ENGINE", "ifma, adx or gmp: run private-key operations on that path (for tests and measurement; a path this CPU cannot run is an error). Unset: the fastest this CPU runs, as rsakit --version says."),
+        ("RSAKIT_DISABLE_IFMA", "Set to 1 to skip the AVX-512 IFMA kernel: the ADX kernel runs where the CPU has BMI2 and ADX, else GMP's constant-time path."),
     ]
 
     static let files: [(String, String)] = [
