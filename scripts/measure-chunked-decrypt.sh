@@ -11,6 +11,11 @@
 # and prints, per round, the process CPU time (user + system, from bash's `times` of a
 # subshell), rsakit's blocks per CPU second, crypto_mb's, and the ratio. crypto_mb needs
 # AVX-512 IFMA; the anchor comes from ../shared/tools/intel-anchor/setup.sh (its README).
+#
+# With ENGINE=adx (or gmp) the comparison is the one for CPUs without AVX-512: rsakit runs
+# with RSAKIT_ENGINE=ENGINE, and the anchors are ippcp with AVX-512 switched off
+# (`ipp-noavx512`) and OpenSSL with its AVX-512 paths masked (OPENSSL_ia32cap=':~0xdc230000'),
+# one block per call; each line gives both ratios. Possible on any CPU with BMI2 and ADX.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-5}"
@@ -36,6 +41,17 @@ for spec in "2048 8000 400" "3072 3000 60" "4096 1600 40"; do
     bits=$1 blocks=$2 iters=$3 k=$(($1 / 8))
     head -c $((blocks * (k - 11))) /dev/urandom > "$work/plain"
     "$bin" encrypt --raw --key "$keys/rsa$bits.pem" --in "$work/plain" --out "$work/blocks"
+    if [ -n "${ENGINE:-}" ]; then
+        for _ in $(seq "$rounds"); do
+            ipp=$(taskset -c 0 "$anchor" "$keys/rsa$bits.pem" ipp-noavx512 "$((iters * 4))" | sed -n 's/.*ops_per_cpu_s=\([0-9.]*\).*/\1/p')
+            ossl=$(OPENSSL_ia32cap=':~0xdc230000' taskset -c 0 "$anchor" "$keys/rsa$bits.pem" ossl "$((iters * 4))" | sed -n 's/.*ops_per_cpu_s=\([0-9.]*\).*/\1/p')
+            cpu=$(RSAKIT_ENGINE="$ENGINE" cpu_seconds "$bin" decrypt --raw --key "$keys/rsa$bits.pem" --in "$work/blocks" --out /dev/null)
+            awk -v b="$bits" -v n="$blocks" -v c="$cpu" -v i="$ipp" -v o="$ossl" -v e="$ENGINE" 'BEGIN {
+                printf "bits=%s blocks=%s engine=%s cpu_s=%.3f rsakit=%.0f/s ipp_noavx512=%.0f/s openssl_masked=%.0f/s vs_ipp=%.3f vs_openssl=%.3f\n",
+                    b, n, e, c, n / c, i, o, n / c / i, n / c / o }'
+        done
+        continue
+    fi
     for _ in $(seq "$rounds"); do
         mb=$(taskset -c 0 "$anchor" "$keys/rsa$bits.pem" mb8 "$iters" | sed -n 's/.*ops_per_cpu_s=\([0-9.]*\).*/\1/p')
         cpu=$(cpu_seconds "$bin" decrypt --raw --key "$keys/rsa$bits.pem" --in "$work/blocks" --out /dev/null)

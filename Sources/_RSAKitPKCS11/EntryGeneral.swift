@@ -104,7 +104,12 @@ func rsakit_p11_GetTokenInfo(_ slotID: CK_SLOT_ID, _ info: UnsafeMutablePointer<
         P11Buffers.fill(&value.model, with: "keychain")
         P11Buffers.fill(&value.serialNumber, with: P11TokenNames.serialNumber(storePath: state.storePath))
         var flags = CK_FLAGS(CKF_TOKEN_INITIALIZED) | CK_FLAGS(CKF_RNG)
-        if state.isProtected { flags |= CK_FLAGS(CKF_LOGIN_REQUIRED) | CK_FLAGS(CKF_USER_PIN_INITIALIZED) }
+        if state.isProtected {
+            flags |= CK_FLAGS(CKF_LOGIN_REQUIRED) | CK_FLAGS(CKF_USER_PIN_INITIALIZED)
+            // While an agent holds this store's key, the PIN is typed nowhere: the token has a
+            // protected authentication path, and hosts call C_Login with no PIN (P11Login.swift).
+            if state.agentHoldsStoreKey { flags |= CK_FLAGS(CKF_PROTECTED_AUTHENTICATION_PATH) }
+        }
         value.flags = flags
         value.ulMaxSessionCount = CK_ULONG(CK_EFFECTIVELY_INFINITE)
         value.ulSessionCount = p11UnavailableInformation

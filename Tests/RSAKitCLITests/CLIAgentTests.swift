@@ -131,6 +131,25 @@ final class CLIAgentTests: CLITestCase {
         XCTAssertFalse(exists(socket))
     }
 
+    /// A stopped (SIGSTOP) agent answers nothing; a client waits at most its one-second
+    /// answer timeout per request before it falls back to the passphrase, not the five seconds
+    /// the agent gives a peer to send a frame. Two requests (the status check and the open) at
+    /// most: well under four seconds in all, however slow the machine.
+    func testStoppedAgent_CostsAClientAboutASecond() throws {
+        try protectedStore()
+        let pid = try startAgent()
+        XCTAssertEqual(try agentValue().stdoutText, "pw-value-1")
+        XCTAssertEqual(kill(pid, SIGSTOP), 0)
+        defer { kill(pid, SIGCONT) }
+        let began = Date()
+        let value = try rsakit(["password", "find", "--service", "svc", "--account", "a", "--value"],
+                               environment: agentEnvironment.merging(["RSAKIT_STORE_PASSIN": "env:AGENT_TEST_PASS", "AGENT_TEST_PASS": passphrase]) { $1 })
+        let took = Date().timeIntervalSince(began)
+        XCTAssertEqual(value.stdoutText, "pw-value-1", value.stderr)
+        XCTAssertLessThan(took, 4, "a stopped agent held the client for \(took) s")
+        print("note: with the agent stopped, the client took \(String(format: "%.2f", took)) s")
+    }
+
     /// Raw clients (python3): an oversized frame, a malformed one, a half-sent one held open
     /// while another client is served, and a peer of another uid.
     func testHostileAndConcurrentClients() throws {

@@ -238,6 +238,44 @@ final class CLIPKCS11Tests: CLITestCase {
         XCTAssertTrue(result.stdoutText.contains("PASSED: 0 failures"), result.stdoutText)
     }
 
+    /// While the agent holds the protected store, the token reports a protected authentication
+    /// path and real hosts log in with no PIN at all: pkcs11-tool signs (verified by openssl),
+    /// p11tool lists the private key, curl authenticates through libp11. Once the agent is
+    /// stopped the flag is gone and the private key is out of reach without the passphrase.
+    func testProtectedStore_AgentHoldsTheStore_HostsLogInWithoutAPIN() throws {
+        try importAlice()
+        try rsakitOK(["store", "protect", "--kdf", "interactive"], environment: ["RSAKIT_STORE_PASSIN": "pass:store-secret"])
+        let environment: [String: String?] = ["RSAKIT_AGENT_SOCK": path("agent.sock"), "RSAKIT_STORE_PASSIN": nil, "RSAKIT_PASSIN": nil]
+        let before = try pkcs11Tool(["--list-token-slots"], environment: environment).stdoutText
+        XCTAssertFalse(before.contains("PIN pad present"), before)
+        try rsakitOK(["agent", "start", "--store-passin", "env:AGENT_TEST_PASS"],
+                     environment: environment.merging(["AGENT_TEST_PASS": "store-secret"]) { $1 })
+        defer { _ = try? rsakit(["agent", "stop"], environment: environment) }
+
+        let slots = try pkcs11Tool(["--list-token-slots"], environment: environment).stdoutText
+        XCTAssertTrue(slots.contains("PIN pad present"), slots)
+        let message = try write(testBytes(100), to: "m.bin")
+        _ = try runOK([try tool("pkcs11-tool", package: "opensc"), "--module", Self.module, "--login", "--sign",
+                       "-m", "SHA256-RSA-PKCS", "--label", "alice", "-i", message, "-o", path("sig.bin")],
+                      environment: environment)
+        _ = try runOK([try openssl(), "dgst", "-sha256", "-verify", path("alice.pub.pem"), "-signature", path("sig.bin"), message])
+        let p11tool = try tool("p11tool", package: "gnutls-bin")
+        let privateKeys = try runOK([p11tool, "--provider", Self.module, "--login", "--list-privkeys"],
+                                    environment: environment).stdoutText
+        XCTAssertTrue(privateKeys.contains("Label: alice"), privateKeys)
+        let engine = "/usr/lib/x86_64-linux-gnu/engines-3/pkcs11.so"
+        if FileManager.default.fileExists(atPath: engine) {
+            let page = try curlThroughEngine(try tool("curl", package: "curl"), engine: engine, environment: environment)
+            XCTAssertTrue(page.stdoutText.contains("CN=alice") || page.stdoutText.contains("CN = alice"), page.stdoutText)
+        }
+
+        try rsakitOK(["agent", "stop"], environment: environment)
+        let after = try pkcs11Tool(["--list-token-slots"], environment: environment).stdoutText
+        XCTAssertFalse(after.contains("PIN pad present"), after)
+        let listing = try runOK([p11tool, "--provider", Self.module, "--list-all"], environment: environment).stdoutText
+        XCTAssertFalse(listing.contains("Private key"), listing)
+    }
+
     // MARK: Clients against servers
 
     func testMutualTLS_GnuTLSCliWithPKCS11URIs_ServerSawTheClientCertificate() throws {
@@ -265,6 +303,16 @@ final class CLIPKCS11Tests: CLITestCase {
             XCTFail("\(engine) not found: scripts/install-deps.sh installs it (apt package libengine-pkcs11-openssl)")
             return
         }
+        let result = try curlThroughEngine(curl, engine: engine)
+        // s_server -www describes the session, the client certificate included.
+        XCTAssertTrue(result.stdoutText.contains("Client certificate"), result.stdoutText)
+        XCTAssertTrue(result.stdoutText.contains("CN=alice") || result.stdoutText.contains("CN = alice"), result.stdoutText)
+    }
+
+    /// curl with OpenSSL's pkcs11 engine (libp11) over this module, alice's certificate and
+    /// key by PKCS#11 URI, against an `openssl s_server -www` that requires a client
+    /// certificate: s_server's page, which describes the session.
+    private func curlThroughEngine(_ curl: String, engine: String, environment: [String: String?] = [:]) throws -> Result {
         // OpenSSL's engine configuration (libp11's README): the engine, and our module under it.
         let configuration = """
         openssl_conf = openssl_init
@@ -283,14 +331,11 @@ final class CLIPKCS11Tests: CLITestCase {
                          "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"), "-key", pki.path("srv.key"), "-www"]
         let server = try TLSTestServer(openssl: try openssl(), arguments: arguments, directory: workDirectory.path)
         servers.append(server)
-        let result = try runOK([curl, "-sS", "--cacert", pki.path("ca.pem"), "--engine", "pkcs11",
+        return try runOK([curl, "-sS", "--cacert", pki.path("ca.pem"), "--engine", "pkcs11",
                                 "--cert", "pkcs11:object=alice;type=cert", "--cert-type", "ENG",
                                 "--key", "pkcs11:object=alice;type=private", "--key-type", "ENG",
                                 "https://localhost:\(server.port)/"],
-                               environment: ["OPENSSL_CONF": path("openssl-engine.cnf")])
-        // s_server -www describes the session, the client certificate included.
-        XCTAssertTrue(result.stdoutText.contains("Client certificate"), result.stdoutText)
-        XCTAssertTrue(result.stdoutText.contains("CN=alice") || result.stdoutText.contains("CN = alice"), result.stdoutText)
+                               environment: environment.merging(["OPENSSL_CONF": path("openssl-engine.cnf")]) { $1 })
     }
 
     /// NSS, the library of Firefox and Chromium: the module added to a fresh NSS database with

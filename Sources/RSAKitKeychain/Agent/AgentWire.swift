@@ -20,8 +20,15 @@ package enum AgentWire {
     static let version: UInt8 = 1
     /// The largest frame either side accepts: an item file is at most 64 KiB.
     static let maximumFrameByteCount = 256 * 1024
-    /// How long a peer may take to send a whole frame, in seconds.
+    /// How long a client may take to send a whole frame to the agent, in seconds.
     static let readTimeoutSeconds = 5
+    /// How long a client waits for the agent's answer, in seconds: an agent that is stopped
+    /// (SIGSTOP) or hung costs a client at most this before it falls back to the passphrase.
+    /// Every operation but `unlock` is a lookup or a seal in memory (microseconds).
+    static let answerTimeoutSeconds = 1
+    /// The same for `unlock`, which runs Argon2id in the agent at the store's cost (seconds at
+    /// the sensitive cost on a slow machine).
+    static let unlockAnswerTimeoutSeconds = 120
 
     package enum Operation: UInt8 {
         case status = 1, open = 2, seal = 3, lock = 4, stop = 5, unlock = 6
@@ -139,8 +146,9 @@ package enum AgentWire {
         return address
     }
 
-    /// Connect to the agent socket at `path`; nil when nothing listens there.
-    static func connect(_ path: String) throws -> Int32? {
+    /// Connect to the agent socket at `path`, with send and receive timeouts of
+    /// `timeoutSeconds`; nil when nothing listens there.
+    static func connect(_ path: String, timeoutSeconds: Int = answerTimeoutSeconds) throws -> Int32? {
         var address = try address(path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure("socket failed: \(String(cString: strerror(errno)))") }
@@ -151,14 +159,15 @@ package enum AgentWire {
             close(fd)
             return nil
         }
-        setTimeouts(fd, seconds: readTimeoutSeconds)
+        setTimeouts(fd, seconds: timeoutSeconds)
         return fd
     }
 
     /// One request and its response over a fresh connection.
     /// - Throws: `Failure` when nothing listens, the connection breaks, or the response is malformed.
     static func request(_ path: String, _ message: Message) throws -> Message {
-        guard let fd = try connect(path) else { throw Failure("no agent listens at \(path)") }
+        let timeout = message.operation == .unlock ? unlockAnswerTimeoutSeconds : answerTimeoutSeconds
+        guard let fd = try connect(path, timeoutSeconds: timeout) else { throw Failure("no agent listens at \(path)") }
         defer { close(fd) }
         var frame = message.encoded()
         defer { wipe(&frame) }
