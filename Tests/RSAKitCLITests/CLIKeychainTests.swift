@@ -99,6 +99,30 @@ final class CLIKeychainTests: CLITestCase {
     /// An empty standard input (a failed command upstream) neither stores nor changes a value,
     /// for both password classes: exit 65, the store as it was, and no store created where
     /// there was none. --allow-empty stores an empty value when asked.
+    /// Two tags that differ only in Unicode form (NFC "Café", NFD "Cafe" + U+0301) are two keys,
+    /// byte for byte: `list` tells them apart with \u{...} escapes and says why, `list --names`
+    /// gives both (for completion), and each is reached by its own bytes.
+    func testNFCAndNFDTags_AreShownApart_AndListedByTheirBytes() throws {
+        let nfc = "Caf\u{E9}", nfd = "Cafe\u{301}"
+        XCTAssertEqual(nfc, nfd, "Swift compares the two forms as equal")
+        try rsakitOK(["genpair", "--tag", nfc, "--bits", "2048"])
+        try rsakitOK(["genpair", "--tag", nfd, "--bits", "2048"])
+        let listing = try rsakitOK(["list"])
+        XCTAssertTrue(listing.stdoutText.contains("Caf\\u{E9}\n"), listing.stdoutText)
+        XCTAssertTrue(listing.stdoutText.contains("Cafe\\u{301}\n"), listing.stdoutText)
+        XCTAssertTrue(listing.stderr.contains("differ only in their Unicode form"), listing.stderr)
+        let names = try rsakitOK(["list", "--names", "tag"]).stdout
+        XCTAssertEqual(names, Array("Cafe\u{301}\nCaf\u{E9}\n".utf8))
+        let nfcKey = try rsakitOK(["export", "--tag", nfc]).stdout
+        let nfdKey = try rsakitOK(["export", "--tag", nfd]).stdout
+        XCTAssertNotEqual(nfcKey, nfdKey, "each form reaches its own key")
+        // Without a look-alike, a non-ASCII tag shows as itself.
+        try rsakitOK(["delete", "--tag", nfd])
+        let single = try rsakitOK(["list"])
+        XCTAssertTrue(single.stdoutText.contains("Caf\u{E9}\n"), single.stdoutText)
+        XCTAssertFalse(single.stderr.contains("Unicode form"), single.stderr)
+    }
+
     func testPasswordAdd_EmptyValueIsRefusedUnlessAllowedAndChangesNothing() throws {
         let cases: [(add: [String], find: [String])] = [
             (["password", "add", "--service", "s", "--account", "a"], ["password", "find", "--service", "s", "--account", "a", "--value"]),

@@ -222,15 +222,22 @@ struct ListCommand: RSAKitCommand {
             return
         }
         // Tags, labels, services and accounts are escaped (terminalSafe): an item cannot forge
-        // a row or send escapes to the terminal.
+        // a row or send escapes to the terminal. Names that look alike (see lookAlikes) show
+        // their non-ASCII characters as \u{...} escapes.
+        let alike = Self.lookAlikes(keys.map(\.applicationTag) + keys.compactMap(\.label) + passwords.map(\.service)
+                                    + passwords.map(\.account) + passwords.compactMap(\.label))
+        if !alike.isEmpty {
+            printWarning("some names differ only in their Unicode form (NFC and NFD, such as a precomposed \"é\" and \"e\" with a combining accent): they are shown with \\u{...} escapes, and each must be given byte for byte")
+        }
+        func shown(_ name: String) -> String { Self.shown(name, lookAlikes: alike) }
         var text = ""
         if !keys.isEmpty {
             text += "CLASS    BITS   " + padded("FINGERPRINT", 52) + "TAG\n"
             for item in keys {
                 let keyClass = padded(item.keyClass.rawValue, 8)
                 let bits = padded(String(item.keySizeInBits), 6)
-                text += "\(keyClass) \(bits) \(item.fingerprint.base64String)  \(terminalSafe(item.applicationTag))"
-                if let label = item.label { text += "  (\(terminalSafe(label)))" }
+                text += "\(keyClass) \(bits) \(item.fingerprint.base64String)  \(shown(item.applicationTag))"
+                if let label = item.label { text += "  (\(shown(label)))" }
                 // Where a private key lives when it is not in the store.
                 if let token = item.token { text += "  [token: \(terminalSafe(token.tokenLabel))]" }
                 text += "\n"
@@ -240,8 +247,8 @@ struct ListCommand: RSAKitCommand {
             if !text.isEmpty { text += "\n" }
             text += "CLASS    SERVICE / ACCOUNT\n"
             for item in passwords {
-                text += "password \(terminalSafe(item.service)) / \(terminalSafe(item.account))"
-                if let label = item.label { text += "  (\(terminalSafe(label)))" }
+                text += "password \(shown(item.service)) / \(shown(item.account))"
+                if let label = item.label { text += "  (\(shown(label)))" }
                 text += "\n"
             }
         }
@@ -284,8 +291,26 @@ struct ListCommand: RSAKitCommand {
         let listable = names.compactMap { $0 }.filter { name in
             !name.isEmpty && !name.unicodeScalars.contains { $0 != "\t" && isTerminalControl($0) }
         }
-        let lines = Set(listable).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
-        if !lines.isEmpty { try printOutput(lines.joined(separator: "\n") + "\n") }
+        // Distinct byte for byte: a Set of Strings would merge the NFC and NFD forms of a name.
+        let lines = Set(listable.map { Array($0.utf8) }).sorted { $0.lexicographicallyPrecedes($1) }
+        if !lines.isEmpty { try printOutput(lines.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n") + "\n") }
+    }
+
+    /// The UTF-8 forms of names that another name equals in Swift's sense (canonical
+    /// equivalence: NFC "Caf\u{E9}" and NFD "Cafe\u{301}") without being the same bytes. The
+    /// store keeps such names apart, byte for byte, while a terminal shows them alike.
+    static func lookAlikes(_ names: [String]) -> Set<[UInt8]> {
+        var forms: [String: Set<[UInt8]>] = [:]
+        for name in names { forms[name, default: []].insert(Array(name.utf8)) }
+        return Set(forms.values.filter { $0.count > 1 }.flatMap { $0 })
+    }
+
+    /// `name` for a table: terminal-safe, and for a look-alike every non-ASCII character as
+    /// a `\u{...}` escape, so that the two forms read differently.
+    static func shown(_ name: String, lookAlikes: Set<[UInt8]>) -> String {
+        let safe = terminalSafe(name)
+        guard lookAlikes.contains(Array(name.utf8)) else { return safe }
+        return safe.unicodeScalars.map { $0.isASCII ? String($0) : "\\u{\(String($0.value, radix: 16, uppercase: true))}" }.joined()
     }
 }
 
