@@ -24,15 +24,38 @@ import Darwin
 /// PEM, public items SPKI PEM, each after a one-line metadata record: `openssl pkey -in`
 /// reads an item file directly. The layout is described in README.md, "Key store".
 ///
-/// Every item class (keys, certificates, identities, generic and internet passwords) follows
-/// Apple's query model and one lookup rule: a call that returns a list (`keyItems(fingerprint:)`,
-/// `certificates(label:)`, `identities(label:)`, `genericPasswords(service:)`,
-/// `internetPasswords(matching:)`...) returns `[]` when nothing matches; a call that returns one
-/// item (`privateKey(tag:)`, `certificateValue(id:)`, `identity(for:)`, `genericPassword(service:account:)`...)
-/// throws ``RSAError/itemNotFound(_:)`` naming the class and attributes it looked for. An add
-/// whose unique attributes are taken throws ``RSAError/duplicateItem(_:)`` and changes nothing;
-/// an update (`SecItemUpdate`) of a missing item throws ``RSAError/itemNotFound(_:)`` and
-/// creates nothing.
+/// Every item class (keys, certificates, identities, generic and internet passwords, CRLs)
+/// follows Apple's query model (`SecItemAdd`, `SecItemCopyMatching`, `SecItemUpdate`,
+/// `SecItemDelete`) under the same names:
+///
+/// | class | add | one item | every match | update | delete |
+/// | --- | --- | --- | --- | --- | --- |
+/// | key | `addKeyPair`, `addPublicKey` | `keyItem(tag:keyClass:)`, `keyItem(id:)` | `keyItems(fingerprint:)`, `allKeyItems()` | `updateKey(tag:keyClass:label:)` | `deleteKey(tag:keyClass:)` |
+/// | certificate | `addCertificate` | `certificate(id:)`, `certificate(fingerprint:)` | `certificates(label:)`, `certificates(publicKeyFingerprint:)` | `updateCertificate(id:label:trust:)` | `deleteCertificate(id:)` |
+/// | identity | `addIdentity` | `identity(for:)` | `identities(label:)`, `identities(tag:)`, `allIdentities()` | through its key and certificate | through its key and certificate |
+/// | generic password | `addGenericPassword` | `genericPassword(service:account:)` | `genericPasswords(service:)` | `updateGenericPassword` | `deleteGenericPassword` |
+/// | internet password | `addInternetPassword` | `internetPassword(_:)` | `internetPasswords(matching:)` | `updateInternetPassword` | `deleteInternetPassword` |
+/// | CRL | `addCRL` | `crl(issuer:)` | `allCRLs()` | (a newer CRL supersedes) | `deleteCRL(issuer:)` |
+/// | any | | `item(id:)` (persistent reference) | `allItems()` | | `deleteItem(id:)` |
+///
+/// The item id (``RSAKeyItemAttributes/itemID`` and its peers) is the persistent reference.
+/// Calls that return the key or the secret rather than the attributes (`kSecReturnRef`,
+/// `kSecReturnData`) are `privateKey(tag:)`, `publicKey(tag:)`, `certificateValue(id:)`,
+/// `genericPasswordValue(service:account:)`, `internetPasswordValue(_:)` and `allCRLValues()`.
+///
+/// Lookups and errors, the same in every class:
+/// - a call that returns one item throws ``RSAError/itemNotFound(_:)`` naming the class and
+///   attributes it looked for when none matches; a call that returns a list returns `[]`;
+/// - an add whose unique attributes are taken throws ``RSAError/duplicateItem(_:)`` and
+///   changes nothing; an update of a missing item throws ``RSAError/itemNotFound(_:)`` and
+///   creates nothing;
+/// - damaged items: a lookup, of one item or of every item matching a query, that meets a
+///   damaged item file throws ``RSAError/damagedItem(tag:path:reason:)`` (it never passes over
+///   it, as it cannot tell whether the item matches); a listing (``allItems()``,
+///   ``allKeyItems()``, ``snapshot()``) reads every file, never throws for a damaged one and
+///   never leaves one out: each is in its `problems` (``RSAKeyStoreProblem``: the path, the
+///   reason, the error a lookup throws), beside the items that read. Deleting by tag, or by
+///   service and account, removes a damaged item too.
 ///
 /// Safety on disk:
 /// - folders are created 0700 and files 0600 (with `O_CREAT | O_EXCL`, never wider first);
