@@ -276,7 +276,11 @@ struct ListCommand: RSAKitCommand {
         switch kind {
         case "tag": names = listing.keys.map(\.applicationTag)
         case "label": names = listing.certificates.map(\.label)
-        case "identity": names = try store.allIdentities().map(\.certificate.label)
+        case "identity":
+            // From the listing, as allIdentities() pairs them (a certificate with a stored private
+            // key of its public key), so that a damaged item costs its name only, not the list.
+            let privateKeys = Set(listing.keys.filter { $0.keyClass == .private }.map(\.fingerprint))
+            names = listing.certificates.filter { $0.publicKeyFingerprint.map(privateKeys.contains) ?? false }.map(\.label)
         case "service": names = listing.passwords.map(\.service)
         case "account": names = listing.passwords.map(\.account) + listing.internetPasswords.map(\.key.account)
         default: names = listing.internetPasswords.map(\.key.server)

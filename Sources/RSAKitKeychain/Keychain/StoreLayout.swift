@@ -6,7 +6,7 @@
 //   <store>/passwords/<ss>/<S><A>.item      generic password; S, A = SHA-256 of service, account
 //   <store>/certificates/<hh>/<C>.item      certificate; C = SHA-256 of issuer and serial
 //   <store>/crls/<ii>/<I>.item              CRL; I = SHA-256 of the issuer name (one per issuer)
-//   <store>/ocsp/<kk>/<K>.item              cached OCSP response; K = hex of the cache key
+//   <store>/ocsp/<kk>/<K>.item              cached OCSP response; K = hex of its cache key (RSATrust's)
 //   <store>/lock                            empty; flock(2) target
 //   <store>/journal                         only while a write is being applied (or after a crash)
 //   <store>/public/<hh>/<H>.pem             public item for the tag whose SHA-256 is H
