@@ -62,16 +62,20 @@ extension RSAKeyStore {
         return key
     }
 
-    /// The attributes of the item with this tag and key class. Opens one file.
+    /// The attributes of the key item with this tag and key class: `SecItemCopyMatching` with
+    /// `kSecClassKey`, `kSecAttrApplicationTag`, `kSecAttrKeyClass` and `kSecReturnAttributes`.
+    /// Opens one file; needs no passphrase.
     ///
-    /// - Throws: `RSAError.itemNotFound` (this tag and class) when there is none; otherwise as
-    ///   ``privateKey(tag:)``.
+    /// - Throws: `RSAError.itemNotFound` (this tag and class) when there is none;
+    ///   `RSAError.damagedItem` when the item file is damaged; `RSAError.insecureStorePermissions`;
+    ///   `RSAError.invalidTag`; `RSAError.storeIOError`.
     public func keyItem(tag: String, keyClass: RSAKeyClass) throws -> RSAKeyItemAttributes {
         try loadByTag(tag, keyClass).attributes
     }
 
-    /// The attributes of the item with this item id (the persistent-reference analogue).
-    /// Opens one file: the id names its item's file.
+    /// The attributes of the key item with this item id: `SecItemCopyMatching` with
+    /// `kSecClassKey` and `kSecValuePersistentRef`. Opens one file: the id names its item's
+    /// file. ``item(id:)`` takes an id of any class.
     ///
     /// - Throws: `RSAError.itemNotFound` (class key, this item id) when no key item has this id
     ///   (including ids of items since replaced or deleted, and strings that are not item ids);
