@@ -36,7 +36,7 @@ internal struct StoreLayout: Sendable {
     static let certificateDirectory = "certificates"
     static let crlDirectory = "crls"
     static let ocspDirectory = "ocsp"
-    static let protectionName = StoreProtectionRecord.fileName
+    static let protectionName = "protection"
     static let recordSuffix = ".item"
     static let lockName = "lock"
     static let journalName = "journal"
