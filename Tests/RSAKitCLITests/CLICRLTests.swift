@@ -56,6 +56,22 @@ final class CLICRLTests: CLITestCase {
         XCTAssertEqual(try rsakitOK(evaluate).status, 0)
     }
 
+    /// A CRL item is an item like the others: `show --id` and `delete --id` take its item id.
+    func testCRL_ShowAndDeleteByItemID() throws {
+        try rsakitOK(["crl", "add", try file("crl-good.pem")])
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try rsakitOK(["crl", "list", "--json"]).stdout)) as? [[String: Any]])
+        let id = try XCTUnwrap(json.first?["itemID"] as? String)
+        let shown = try rsakitOK(["show", "--id", id]).stdoutText
+        XCTAssertTrue(shown.hasPrefix("class: CRL\nissuer: O=RSAKit Tests,CN=RSAKit Test Intermediate\nnumber: 0x01\n"), shown)
+        XCTAssertTrue(shown.contains("item id: \(id)\n"), shown)
+        let shownJSON = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try rsakitOK(["show", "--id", id, "--json"]).stdout)) as? [[String: Any]])
+        XCTAssertEqual(shownJSON.first?["class"] as? String, "crl")
+        XCTAssertEqual(shownJSON.first?["itemID"] as? String, id)
+        XCTAssertEqual(try rsakitOK(["delete", "--id", id]).stdoutText, "deleted CRL item: \(id)\n")
+        XCTAssertEqual(try rsakitOK(["crl", "list"]).stdoutText, "no CRLs in the store\n")
+        assertFailure(try rsakit(["show", "--id", id]), status: 66, contains: id)
+    }
+
     func testCRL_ForgedRefusedWhenTheIssuerIsStored() throws {
         try rsakitOK(["cert", "add", try file("intermediate.pem")])
         let before = try storeSnapshot()

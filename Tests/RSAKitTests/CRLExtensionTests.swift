@@ -83,7 +83,7 @@ final class CRLExtensionTests: XCTestCase {
         XCTAssertThrowsError(try store.addCRL(try pki.crl("crl-ca-delta-release"))) { error in
             XCTAssertTrue("\(error)".contains("is a delta CRL (deltaCRLIndicator, base number 0x01): the keychain keeps complete CRLs only"), "\(error)")
         }
-        XCTAssertEqual(try store.crls().map(\.crlNumber), [[0x01]])
+        XCTAssertEqual(try store.allCRLs().map(\.crlNumber), [[0x01]])
     }
 
     /// A non-critical unknown extension, and a critical issuingDistributionPoint whose scope

@@ -108,6 +108,6 @@ final class KeyStoreAppTests: XCTestCase {
         try notes.addKeyPair(try TestKeys.generated(bits: 1024), tag: "shared-name")
         XCTAssertThrowsError(try mail.publicKey(tag: "shared-name"))
         XCTAssertThrowsError(try cli.publicKey(tag: "shared-name"))
-        XCTAssertEqual(try RSAKeyStore(path: data + "/rsakit").allItems().items.count, 0)
+        XCTAssertEqual(try RSAKeyStore(path: data + "/rsakit").allKeyItems().items.count, 0)
     }
 }

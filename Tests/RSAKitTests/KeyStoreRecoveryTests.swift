@@ -67,7 +67,7 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
         }
         // The store stays usable: open, list, read, write, delete and replace damaged items.
         let reopened = try RSAKeyStore(path: storePath)
-        let listing = try reopened.allItems()
+        let listing = try reopened.allKeyItems()
         XCTAssertEqual(listing.items.count, 9 + 1)  // 9 public items and the good private one
         XCTAssertEqual(Set(listing.problems.map(\.path)), Set(expectations.map { path($0.0) }))
         let byPath = Dictionary(uniqueKeysWithValues: listing.problems.map { ($0.path, $0) })
@@ -77,10 +77,10 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
         XCTAssertEqual(try reopened.privateKey(tag: "good"), StoreTestKeys.a)
         try reopened.addKeyPair(StoreTestKeys.c, tag: "new")
         XCTAssertEqual(try reopened.privateKey(tag: "new"), StoreTestKeys.c)
-        try reopened.delete(tag: "truncated")
+        try reopened.deleteKey(tag: "truncated")
         try reopened.addKeyPair(StoreTestKeys.c, tag: "badpem", replace: true)
         XCTAssertEqual(try reopened.privateKey(tag: "badpem"), StoreTestKeys.c)
-        XCTAssertEqual(try reopened.allItems().problems.count, expectations.count - 2)
+        XCTAssertEqual(try reopened.allKeyItems().problems.count, expectations.count - 2)
     }
 
     // MARK: Crashes (simulated in process, at exact points)
@@ -96,7 +96,7 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
         _ = try RSAKeyStore(path: storePath)
         XCTAssertEqual(tree(storePath).filter { $0.contains(".tmp-") }.map { String($0.prefix(7)) }, ["public/"],
                        "opening removes those in private folders")
-        XCTAssertEqual(try store.allItems().items.count, 2, "temporary files are not items")
+        XCTAssertEqual(try store.allKeyItems().items.count, 2, "temporary files are not items")
         XCTAssertEqual(tree(storePath).filter { $0.contains(".tmp-") }, [], "listing removes the rest")
         XCTAssertEqual(try store.publicKey(tag: "c"), StoreTestKeys.a.publicKey)
         // A later write into a folder also clears it.
@@ -122,8 +122,8 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
             XCTAssertEqual(try reader.publicKey(tag: "c"), StoreTestKeys.b.publicKey, "\(point)")
             XCTAssertNil(mode(path + "/journal"))
             XCTAssertEqual(tree(path).filter { $0.contains(".tmp-") }, [])
-            XCTAssertEqual(try reader.items(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [])
-            XCTAssertEqual(try reader.items(fingerprint: StoreTestKeys.b.publicKey.fingerprint).count, 2)
+            XCTAssertEqual(try reader.keyItems(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [])
+            XCTAssertEqual(try reader.keyItems(fingerprint: StoreTestKeys.b.publicKey.fingerprint).count, 2)
         }
     }
 
@@ -133,7 +133,7 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
             StoreTestKeys.a, tag: "first", privateTag: nil, label: nil, replace: false, crashPoint: .afterJournal))
         // The same object goes on writing: its next write first applies the journal.
         try store.addKeyPair(StoreTestKeys.b, tag: "second")
-        XCTAssertEqual(try store.allItems().items.map(\.applicationTag), ["first", "first", "second", "second"])
+        XCTAssertEqual(try store.allKeyItems().items.map(\.applicationTag), ["first", "first", "second", "second"])
     }
 
     func testRebuildIndex_RestoresARemovedIndex() throws {
@@ -141,12 +141,12 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
         try store.addKeyPair(StoreTestKeys.a, tag: "x")
         try store.addPublicKey(StoreTestKeys.b.publicKey, tag: "y")
         try FileManager.default.removeItem(atPath: storePath + "/index")
-        XCTAssertEqual(try store.items(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [])
+        XCTAssertEqual(try store.keyItems(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [])
         // A write brings the folders back (mode 0700).
         try store.addPublicKey(StoreTestKeys.c.publicKey, tag: "z")
         XCTAssertEqual(mode(storePath + "/index"), 0o700)
         XCTAssertEqual(mode(storePath + "/index/fingerprint"), 0o700)
-        try store.delete(tag: "z")
+        try store.deleteKey(tag: "z")
         // A stale entry pointing at nothing.
         let stale = StoreLayout.fingerprintEntry(
             fingerprintHex: StoreTestKeys.c.publicKey.fingerprint.hexString,
@@ -154,12 +154,12 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
         // (Its shard folder exists: "z" had the same fingerprint.)
         XCTAssertEqual(mode(storePath + "/" + StoreFileSystem.parent(of: stale)), 0o700)
         XCTAssertTrue(FileManager.default.createFile(atPath: storePath + "/" + stale, contents: Data()))
-        XCTAssertEqual(try store.items(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [])
+        XCTAssertEqual(try store.keyItems(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [])
         let result = try store.rebuildIndex()
         XCTAssertEqual(result.added, 3)
         XCTAssertEqual(result.removed, 1)
-        XCTAssertEqual(try store.items(fingerprint: StoreTestKeys.a.publicKey.fingerprint).count, 2)
-        XCTAssertEqual(try store.items(fingerprint: StoreTestKeys.b.publicKey.fingerprint).count, 1)
+        XCTAssertEqual(try store.keyItems(fingerprint: StoreTestKeys.a.publicKey.fingerprint).count, 2)
+        XCTAssertEqual(try store.keyItems(fingerprint: StoreTestKeys.b.publicKey.fingerprint).count, 1)
         XCTAssertEqual(try store.rebuildIndex().added, 0)
     }
 
@@ -193,7 +193,7 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
         }
         XCTAssertEqual(errors.values, [])
         XCTAssertEqual(won.values.sorted(), (0..<10).map { "shared-\($0)" }.sorted(), "one winner per shared tag")
-        let listing = try store.allItems()
+        let listing = try store.allKeyItems()
         XCTAssertEqual(listing.problems, [])
         XCTAssertEqual(listing.items.count, 80 + 20)
     }
@@ -220,7 +220,7 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
             XCTAssertEqual(result.stdoutText.split(separator: "\n").count, 50)
         }
         let store = try RSAKeyStore(path: storePath)
-        let listing = try store.allItems()
+        let listing = try store.allKeyItems()
         XCTAssertEqual(listing.problems, [])
         XCTAssertEqual(listing.items.count, 200)
         for i in 0..<50 {
@@ -255,7 +255,7 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
         }
         XCTAssertEqual(winner.count, 30, "every tag has a winner")
         let store = try RSAKeyStore(path: storePath)
-        XCTAssertEqual(try store.allItems().problems, [])
+        XCTAssertEqual(try store.allKeyItems().problems, [])
         for (tag, index) in winner {
             // Both halves come from the winner's key.
             XCTAssertEqual(try store.privateKey(tag: tag), StoreTestKeys.keys[index])
@@ -284,14 +284,14 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
             }
             // Open (recovery), then every pair is whole: both halves of the same key.
             let reopened = try RSAKeyStore(path: storePath)
-            let listing = try reopened.allItems()
+            let listing = try reopened.allKeyItems()
             XCTAssertEqual(listing.problems, [], "round \(round)")
             XCTAssertEqual(listing.items.count, 8, "round \(round)")
             for i in 0..<4 {
                 let privateKey = try reopened.privateKey(tag: "churn-\(i)")
                 XCTAssertTrue(valid.contains(privateKey), "round \(round)")
                 XCTAssertEqual(try reopened.publicKey(tag: "churn-\(i)"), privateKey.publicKey, "round \(round): half a pair")
-                XCTAssertEqual(try reopened.items(fingerprint: privateKey.publicKey.fingerprint)
+                XCTAssertEqual(try reopened.keyItems(fingerprint: privateKey.publicKey.fingerprint)
                     .filter { $0.applicationTag == "churn-\(i)" }.count, 2)
             }
             XCTAssertNil(mode(storePath + "/journal"))

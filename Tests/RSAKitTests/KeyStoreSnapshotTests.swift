@@ -38,7 +38,7 @@ final class KeyStoreSnapshotTests: KeychainTestCase {
         let serverItem = try store.addCertificate(server, label: "a server")
 
         let snapshot = try store.snapshot()
-        XCTAssertEqual(snapshot.keys, try store.allKeychainItems().keys)
+        XCTAssertEqual(snapshot.keys, try store.allItems().keys)
         XCTAssertEqual(Set(snapshot.keys.map(\.itemID)), [pair.public.itemID, pair.private.itemID, lone.itemID])
         XCTAssertEqual(snapshot.publicKeys[pair.private.itemID], leafKey.publicKey, "a private item's public half")
         XCTAssertEqual(snapshot.publicKeys[pair.public.itemID], leafKey.publicKey)
@@ -73,7 +73,7 @@ final class KeyStoreSnapshotTests: KeychainTestCase {
         try changed("a key pair added")
         _ = try store.addCertificate(try pki.certificate("server"))
         try changed("a certificate added")
-        _ = try store.updateLabel("renamed", tag: "pair")
+        _ = try store.updateKey(tag: "pair", label: "renamed")
         try changed("a label changed")
         _ = try store.addPublicKey(KeychainTestKeys.keys[1].publicKey, tag: "lone")
         try ageFolders(storePath, secondsAgo: 60)
@@ -81,7 +81,7 @@ final class KeyStoreSnapshotTests: KeychainTestCase {
         let lonePath = try XCTUnwrap(allFiles(storePath + "/public").first { $0.path.hasSuffix(".pem") && !String(decoding: $0.bytes, as: UTF8.self).contains("pair") }?.path)
         XCTAssertEqual(unlink(lonePath), 0)
         try changed("an item file removed by hand (no journal)")
-        try store.delete(tag: "pair")
+        try store.deleteKey(tag: "pair")
         try changed("a key pair deleted")
     }
 

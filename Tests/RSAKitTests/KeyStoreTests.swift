@@ -128,11 +128,11 @@ final class KeyStoreTests: KeychainTestCase {
         }
         XCTAssertNotEqual(added.public.itemID, added.private.itemID)
         // What the store reads back is exactly what add returned (date to the millisecond).
-        XCTAssertEqual(try store.item(tag: "com.example.keys.mykey", keyClass: .public), added.public)
-        XCTAssertEqual(try store.item(tag: "com.example.keys.mykey", keyClass: .private), added.private)
+        XCTAssertEqual(try store.keyItem(tag: "com.example.keys.mykey", keyClass: .public), added.public)
+        XCTAssertEqual(try store.keyItem(tag: "com.example.keys.mykey", keyClass: .private), added.private)
         // A second store object on the same folder sees the same items.
         let again = try RSAKeyStore(path: storePath)
-        XCTAssertEqual(try again.item(tag: "com.example.keys.mykey", keyClass: .private), added.private)
+        XCTAssertEqual(try again.keyItem(tag: "com.example.keys.mykey", keyClass: .private), added.private)
     }
 
     func testAddKeyPair_WithSeparatePrivateTag() throws {
@@ -146,7 +146,7 @@ final class KeyStoreTests: KeychainTestCase {
         // Each tag holds only its own class.
         assertThrows(.itemNotFound(.key(tag: "com.example.publickey", keyClass: .private)), try store.privateKey(tag: "com.example.publickey"))
         assertThrows(.itemNotFound(.key(tag: "com.example.privatekey", keyClass: .public)), try store.publicKey(tag: "com.example.privatekey"))
-        XCTAssertEqual(try store.allItems().items.count, 2)
+        XCTAssertEqual(try store.allKeyItems().items.count, 2)
     }
 
     func testAddPublicKey_CreatesOnlyAPublicItem() throws {
@@ -155,17 +155,17 @@ final class KeyStoreTests: KeychainTestCase {
         XCTAssertEqual(imported.keyClass, .public)
         XCTAssertEqual(try store.publicKey(tag: "peer"), StoreTestKeys.c.publicKey)
         assertThrows(.itemNotFound(.key(tag: "peer", keyClass: .private)), try store.privateKey(tag: "peer"))
-        XCTAssertEqual(try store.allItems().items, [imported])
+        XCTAssertEqual(try store.allKeyItems().items, [imported])
         XCTAssertTrue(tree(storePath + "/private").isEmpty, "no private file: \(tree(storePath + "/private"))")
     }
 
     func testLookups_OnAnEmptyStoreReportNotFound() throws {
         let store = try RSAKeyStore(path: storePath)
         assertThrows(.itemNotFound(.key(tag: "nothing", keyClass: .public)), try store.publicKey(tag: "nothing"))
-        assertThrows(.itemNotFound(.key(tag: "nothing", keyClass: .private)), try store.item(tag: "nothing", keyClass: .private))
-        assertThrows(.itemNotFound(.item(id: "bogus", itemClass: .key)), try store.item(id: "bogus"))
-        XCTAssertEqual(try store.items(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [])
-        let listing = try store.allItems()
+        assertThrows(.itemNotFound(.key(tag: "nothing", keyClass: .private)), try store.keyItem(tag: "nothing", keyClass: .private))
+        assertThrows(.itemNotFound(.item(id: "bogus", itemClass: .key)), try store.keyItem(id: "bogus"))
+        XCTAssertEqual(try store.keyItems(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [])
+        let listing = try store.allKeyItems()
         XCTAssertEqual(listing.items, [])
         XCTAssertEqual(listing.problems, [])
     }
@@ -187,12 +187,12 @@ final class KeyStoreTests: KeychainTestCase {
             try store.addPublicKey(keys[i % keys.count].publicKey, tag: tag, label: "item \(i)")
         }
         for (i, tag) in tags.enumerated() {
-            let attributes = try store.item(tag: tag, keyClass: .public)
+            let attributes = try store.keyItem(tag: tag, keyClass: .public)
             XCTAssertTrue(attributes.applicationTag.utf8.elementsEqual(tag.utf8), "tag \(i)")
             XCTAssertEqual(attributes.label, "item \(i)")
             XCTAssertEqual(try store.publicKey(tag: tag), keys[i % keys.count].publicKey)
         }
-        XCTAssertEqual(try store.allItems().items.count, tags.count)
+        XCTAssertEqual(try store.allKeyItems().items.count, tags.count)
         // Nothing was written outside the store, and no file name carries a tag.
         XCTAssertEqual(tree(folder).filter { !$0.hasPrefix("store") }, [])
         XCTAssertEqual(mode(NSTemporaryDirectory() + "escape"), nil)
@@ -215,7 +215,7 @@ final class KeyStoreTests: KeychainTestCase {
             { _ = try store.addPublicKey(StoreTestKeys.a.publicKey, tag: tooLong) },
             { _ = try store.addKeyPair(StoreTestKeys.a, tag: "ok", privateTag: tooLong) },
             { _ = try store.publicKey(tag: tooLong) },
-            { try store.delete(tag: tooLong) },
+            { try store.deleteKey(tag: tooLong) },
         ] {
             XCTAssertThrowsError(try call()) { error in
                 guard case let .invalidTag(reason)? = error as? RSAError else { return XCTFail("\(error)") }
@@ -224,7 +224,7 @@ final class KeyStoreTests: KeychainTestCase {
         }
         assertThrows(.invalidTag(reason: "the application tag is empty"),
                      try store.addPublicKey(StoreTestKeys.a.publicKey, tag: ""))
-        XCTAssertEqual(try store.allItems().items, [], "a rejected pair writes neither half")
+        XCTAssertEqual(try store.allKeyItems().items, [], "a rejected pair writes neither half")
     }
 
     func testLabel_OverTheLimitIsRejected() throws {
@@ -235,7 +235,7 @@ final class KeyStoreTests: KeychainTestCase {
         }
         let longest = String(repeating: "\u{1}", count: RSAKeyStore.maximumLabelByteCount)
         try store.addKeyPair(StoreTestKeys.a, tag: "t", label: longest)
-        XCTAssertEqual(try store.item(tag: "t", keyClass: .private).label, longest)
+        XCTAssertEqual(try store.keyItem(tag: "t", keyClass: .private).label, longest)
     }
 
     // MARK: Permissions
@@ -271,7 +271,7 @@ final class KeyStoreTests: KeychainTestCase {
         // The already-open store refuses the private key too (the check is made at each read).
         assertThrows(.insecureStorePermissions(path: file, mode: 0o640), try store.privateKey(tag: "mine"))
         XCTAssertEqual(try store.publicKey(tag: "mine"), StoreTestKeys.a.publicKey)
-        XCTAssertEqual(try store.allItems().problems.map(\.error), [.insecureStorePermissions(path: file, mode: 0o640)])
+        XCTAssertEqual(try store.allKeyItems().problems.map(\.error), [.insecureStorePermissions(path: file, mode: 0o640)])
 
         let overridden = try RSAKeyStore(path: storePath, allowInsecurePermissions: true)
         XCTAssertEqual(overridden.permissionWarnings, [.insecureStorePermissions(path: file, mode: 0o640)])
@@ -308,7 +308,7 @@ final class KeyStoreTests: KeychainTestCase {
         ]))
         // Nothing changed.
         XCTAssertEqual(try store.privateKey(tag: "dup"), StoreTestKeys.a)
-        XCTAssertEqual(try store.allItems().items, [first.public, first.private])
+        XCTAssertEqual(try store.allKeyItems().items, [first.public, first.private])
         XCTAssertTrue(tree(storePath).allSatisfy { !$0.contains(".tmp-") }, "\(tree(storePath))")
     }
 
@@ -318,13 +318,13 @@ final class KeyStoreTests: KeychainTestCase {
         let new = try store.addKeyPair(StoreTestKeys.b, tag: "rot", label: "v2", replace: true)
         XCTAssertEqual(try store.privateKey(tag: "rot"), StoreTestKeys.b)
         XCTAssertEqual(try store.publicKey(tag: "rot"), StoreTestKeys.b.publicKey)
-        XCTAssertEqual(try store.item(tag: "rot", keyClass: .public).label, "v2")
+        XCTAssertEqual(try store.keyItem(tag: "rot", keyClass: .public).label, "v2")
         XCTAssertNotEqual(old.private.itemID, new.private.itemID)
-        assertThrows(.itemNotFound(.item(id: old.private.itemID, itemClass: .key)), try store.item(id: old.private.itemID))
-        XCTAssertEqual(try store.item(id: new.private.itemID), new.private)
+        assertThrows(.itemNotFound(.item(id: old.private.itemID, itemClass: .key)), try store.keyItem(id: old.private.itemID))
+        XCTAssertEqual(try store.keyItem(id: new.private.itemID), new.private)
         // The fingerprint index follows: the old key no longer lists this tag.
-        XCTAssertEqual(try store.items(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [])
-        XCTAssertEqual(try store.items(fingerprint: StoreTestKeys.b.publicKey.fingerprint), [new.public, new.private])
+        XCTAssertEqual(try store.keyItems(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [])
+        XCTAssertEqual(try store.keyItems(fingerprint: StoreTestKeys.b.publicKey.fingerprint), [new.public, new.private])
         XCTAssertEqual(tree(storePath + "/index/fingerprint").filter { $0.contains(".") }.count, 2)
         // Replacing with a public key alone replaces only the public item.
         try store.addPublicKey(StoreTestKeys.c.publicKey, tag: "rot", replace: true)
@@ -365,17 +365,17 @@ final class KeyStoreTests: KeychainTestCase {
         let store = try RSAKeyStore(path: storePath)
         try store.addKeyPair(StoreTestKeys.a, tag: "one")
         let two = try store.addKeyPair(StoreTestKeys.a, tag: "two")
-        try store.delete(tag: "one", keyClass: .private)
+        try store.deleteKey(tag: "one", keyClass: .private)
         assertThrows(.itemNotFound(.key(tag: "one", keyClass: .private)), try store.privateKey(tag: "one"))
         XCTAssertEqual(try store.publicKey(tag: "one"), StoreTestKeys.a.publicKey)
-        assertThrows(.itemNotFound(.key(tag: "one", keyClass: .private)), try store.delete(tag: "one", keyClass: .private))
-        try store.delete(tag: "one")
+        assertThrows(.itemNotFound(.key(tag: "one", keyClass: .private)), try store.deleteKey(tag: "one", keyClass: .private))
+        try store.deleteKey(tag: "one")
         assertThrows(.itemNotFound(.key(tag: "one", keyClass: .public)), try store.publicKey(tag: "one"))
-        assertThrows(.itemNotFound(.key(tag: "one")), try store.delete(tag: "one"))
-        assertThrows(.itemNotFound(.key(tag: "never")), try store.delete(tag: "never"))
+        assertThrows(.itemNotFound(.key(tag: "one")), try store.deleteKey(tag: "one"))
+        assertThrows(.itemNotFound(.key(tag: "never")), try store.deleteKey(tag: "never"))
         // "two" is untouched, and the index lists only it.
-        XCTAssertEqual(try store.allItems().items, [two.public, two.private])
-        XCTAssertEqual(try store.items(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [two.public, two.private])
+        XCTAssertEqual(try store.allKeyItems().items, [two.public, two.private])
+        XCTAssertEqual(try store.keyItems(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [two.public, two.private])
         XCTAssertEqual(tree(storePath + "/index/fingerprint").filter { $0.contains(".") }.count, 2)
         XCTAssertEqual(tree(storePath + "/private").filter { $0.hasSuffix(".pem") }.count, 1)
     }
@@ -383,19 +383,19 @@ final class KeyStoreTests: KeychainTestCase {
     func testUpdateLabel_KeepsIDDateAndKey() throws {
         let store = try RSAKeyStore(path: storePath)
         let added = try store.addKeyPair(StoreTestKeys.a, tag: "lbl", label: "old")
-        let updated = try store.updateLabel("new ✓", tag: "lbl", keyClass: .private)
+        let updated = try store.updateKey(tag: "lbl", keyClass: .private, label: "new ✓")
         XCTAssertEqual(updated.count, 1)
-        let item = try store.item(tag: "lbl", keyClass: .private)
+        let item = try store.keyItem(tag: "lbl", keyClass: .private)
         XCTAssertEqual(item, updated[0])
         XCTAssertEqual(item.label, "new ✓")
         XCTAssertEqual(item.itemID, added.private.itemID)
         XCTAssertEqual(item.creationDate, added.private.creationDate)
-        XCTAssertEqual(try store.item(tag: "lbl", keyClass: .public).label, "old")
-        try store.updateLabel(nil, tag: "lbl")
-        XCTAssertNil(try store.item(tag: "lbl", keyClass: .public).label)
-        XCTAssertNil(try store.item(id: added.private.itemID).label)
+        XCTAssertEqual(try store.keyItem(tag: "lbl", keyClass: .public).label, "old")
+        try store.updateKey(tag: "lbl", label: nil)
+        XCTAssertNil(try store.keyItem(tag: "lbl", keyClass: .public).label)
+        XCTAssertNil(try store.keyItem(id: added.private.itemID).label)
         XCTAssertEqual(try store.privateKey(tag: "lbl"), StoreTestKeys.a)
-        assertThrows(.itemNotFound(.key(tag: "nope")), try store.updateLabel("x", tag: "nope"))
+        assertThrows(.itemNotFound(.key(tag: "nope")), try store.updateKey(tag: "nope", label: "x"))
     }
 
     // MARK: Queries
@@ -405,23 +405,23 @@ final class KeyStoreTests: KeychainTestCase {
         let pair = try store.addKeyPair(StoreTestKeys.a, tag: "p")
         let copy = try store.addPublicKey(StoreTestKeys.a.publicKey, tag: "copy")
         try store.addKeyPair(StoreTestKeys.b, tag: "other")
-        XCTAssertEqual(try store.items(fingerprint: StoreTestKeys.a.publicKey.fingerprint),
+        XCTAssertEqual(try store.keyItems(fingerprint: StoreTestKeys.a.publicKey.fingerprint),
                        [copy, pair.public, pair.private])
-        XCTAssertEqual(try store.items(fingerprint: StoreTestKeys.b.publicKey.fingerprint).map(\.applicationTag),
+        XCTAssertEqual(try store.keyItems(fingerprint: StoreTestKeys.b.publicKey.fingerprint).map(\.applicationTag),
                        ["other", "other"])
     }
 
     func testItemByID_FindsTheItemAndRejectsForgedIDs() throws {
         let store = try RSAKeyStore(path: storePath)
         let pair = try store.addKeyPair(StoreTestKeys.a, tag: "byid")
-        XCTAssertEqual(try store.item(id: pair.public.itemID), pair.public)
-        XCTAssertEqual(try store.item(id: pair.private.itemID), pair.private)
+        XCTAssertEqual(try store.keyItem(id: pair.public.itemID), pair.public)
+        XCTAssertEqual(try store.keyItem(id: pair.private.itemID), pair.private)
         // Same location, different random part: not this item.
         let forged = String(pair.private.itemID.dropLast(1)) + (pair.private.itemID.hasSuffix("0") ? "1" : "0")
-        assertThrows(.itemNotFound(.item(id: forged, itemClass: .key)), try store.item(id: forged))
+        assertThrows(.itemNotFound(.item(id: forged, itemClass: .key)), try store.keyItem(id: forged))
         let crossed = pair.private.itemID.replacingOccurrences(of: "-private-", with: "-public-")
-        assertThrows(.itemNotFound(.item(id: crossed, itemClass: .key)), try store.item(id: crossed))
-        assertThrows(.itemNotFound(.item(id: "../../x", itemClass: .key)), try store.item(id: "../../x"))
+        assertThrows(.itemNotFound(.item(id: crossed, itemClass: .key)), try store.keyItem(id: crossed))
+        assertThrows(.itemNotFound(.item(id: "../../x", itemClass: .key)), try store.keyItem(id: "../../x"))
     }
 
     func testAllItems_ListsAThousandItemsSorted() throws {
@@ -441,7 +441,7 @@ final class KeyStoreTests: KeychainTestCase {
                 return (keys[(i + 1) % 3].publicKey, tag, "batch \(start)")
             })
         }
-        let listing = try store.allItems()
+        let listing = try store.allKeyItems()
         XCTAssertEqual(listing.problems, [])
         XCTAssertEqual(listing.items.count, 1000)
         XCTAssertEqual(Set(listing.items.map(\.itemID)).count, 1000)
@@ -454,7 +454,7 @@ final class KeyStoreTests: KeychainTestCase {
         for item in listing.items {
             XCTAssertEqual(item.fingerprint, expected[item.applicationTag]?.fingerprint, item.applicationTag)
         }
-        XCTAssertEqual(try store.items(fingerprint: keys[0].publicKey.fingerprint).count, 100 * 2 + 133)
+        XCTAssertEqual(try store.keyItems(fingerprint: keys[0].publicKey.fingerprint).count, 100 * 2 + 133)
     }
 
     // MARK: File format and interoperability
@@ -490,7 +490,7 @@ final class KeyStoreTests: KeychainTestCase {
         let store = try RSAKeyStore(path: storePath)
         // Importing a private key creates both items.
         let added = try store.addKeyPair(key, tag: "imported")
-        XCTAssertEqual(try store.allItems().items, [added.public, added.private])
+        XCTAssertEqual(try store.allKeyItems().items, [added.public, added.private])
         // OpenSSL re-encodes the private item file to exactly the PKCS#8 it generated.
         let back = try OpenSSL.run(["pkey", "-in", itemFile(store, "imported", .private)])
         XCTAssertEqual(String(decoding: back, as: UTF8.self), original)

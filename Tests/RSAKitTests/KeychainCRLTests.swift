@@ -43,8 +43,8 @@ final class KeychainCRLTests: KeychainTestCase {
         XCTAssertEqual(second.superseded?.crlNumber, [0x01])
         XCTAssertEqual(second.attributes.crlNumber, [0x02])
         XCTAssertEqual(second.attributes.revokedCount, 1)
-        XCTAssertEqual(try store.crls().map(\.crlNumber), [[0x02]], "one item per issuer")
-        XCTAssertEqual(try store.storedCRLs(), [revoked])
+        XCTAssertEqual(try store.allCRLs().map(\.crlNumber), [[0x02]], "one item per issuer")
+        XCTAssertEqual(try store.allCRLValues(), [revoked])
 
         // The file: 0600 in a 0700 folder, a magic line, the metadata, the PEM.
         let hash = StoreLayout.crlHash(issuer: revoked.issuer)
@@ -96,7 +96,7 @@ final class KeychainCRLTests: KeychainTestCase {
         assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .crl, certificateFingerprint: [UInt8](repeating: 1, count: 32))),
                      try store.deleteCRL(fingerprint: [UInt8](repeating: 1, count: 32)))
         XCTAssertEqual(try store.deleteCRL(fingerprint: RSAHashAlgorithm.sha256.hash(revoked.derRepresentation)).crlNumber, [0x02])
-        XCTAssertEqual(try store.crls(), [])
+        XCTAssertEqual(try store.allCRLs(), [])
         try store.addCRL(try crl("crl-good", pki))
         withStore = trust
         try withStore.addKeychain(store)
@@ -104,7 +104,7 @@ final class KeychainCRLTests: KeychainTestCase {
         XCTAssertEqual(withStore.evaluate().revocation.first?.status, .good)
         assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .crl, issuer: "CN=Nobody")), try store.deleteCRL(issuer: "CN=Nobody"))
         XCTAssertEqual(try store.deleteCRL(issuer: revoked.issuer).crlNumber, [0x01])
-        XCTAssertEqual(try store.crls(), [])
+        XCTAssertEqual(try store.allCRLs(), [])
     }
 
     func testAddCRLs_BundleIsAllOrNothing() throws {
@@ -119,7 +119,7 @@ final class KeychainCRLTests: KeychainTestCase {
         let added = try store.addCRLs([good, revoked])
         XCTAssertEqual(added.map(\.attributes.crlNumber), [[0x01], [0x02]])
         XCTAssertEqual(added.map(\.superseded), [nil, nil], "superseded inside the bundle, not in the store")
-        XCTAssertEqual(try store.storedCRLs(), [revoked])
+        XCTAssertEqual(try store.allCRLValues(), [revoked])
     }
 
     /// CRL and certificate items are read by one reader of the three-line item files
@@ -140,12 +140,12 @@ final class KeychainCRLTests: KeychainTestCase {
             (String(original[..<pemStart.lowerBound]) + otherPEM, "the fingerprint in the metadata does not match the CRL"),
         ] {
             try text.write(toFile: path, atomically: true, encoding: .utf8)
-            XCTAssertThrowsError(try store.crls()) { error in
+            XCTAssertThrowsError(try store.allCRLs()) { error in
                 XCTAssertEqual(error as? RSAError, .damagedItem(tag: nil, path: path, reason: reason))
             }
         }
         try original.write(toFile: path, atomically: true, encoding: .utf8)
-        XCTAssertEqual(try store.storedCRLs(), [good])
+        XCTAssertEqual(try store.allCRLValues(), [good])
 
         let intermediate = try pki.certificate("intermediate")
         let itemID = try store.addCertificate(intermediate).itemID
@@ -153,7 +153,7 @@ final class KeychainCRLTests: KeychainTestCase {
                                                                                                          serialNumber: intermediate.serialNumber))
         let certificateText = try String(contentsOfFile: certificatePath, encoding: .utf8)
         try certificateText.replacingOccurrences(of: "CERTIFICATE-----", with: "X509 CRL-----").write(toFile: certificatePath, atomically: true, encoding: .utf8)
-        XCTAssertThrowsError(try store.certificate(itemID: itemID)) { error in
+        XCTAssertThrowsError(try store.certificateValue(id: itemID)) { error in
             XCTAssertEqual(error as? RSAError, .damagedItem(tag: nil, path: certificatePath, reason: "the PEM block is not one \"CERTIFICATE\""))
         }
     }

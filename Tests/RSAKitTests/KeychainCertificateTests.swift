@@ -25,8 +25,8 @@ final class KeychainCertificateTests: KeychainTestCase {
         XCTAssertEqual(item.trust, .unspecified)
         XCTAssertEqual(try store.certificates(label: "server.rsakit.test"), [item])
         XCTAssertEqual(try store.certificate(fingerprint: server.fingerprint), item)
-        XCTAssertEqual(try store.keychainItem(id: item.itemID), .certificate(item))
-        XCTAssertEqual(try store.certificate(itemID: item.itemID).derRepresentation, server.derRepresentation)
+        XCTAssertEqual(try store.item(id: item.itemID), .certificate(item))
+        XCTAssertEqual(try store.certificateValue(id: item.itemID).derRepresentation, server.derRepresentation)
         XCTAssertEqual(try store.certificates(label: "nobody"), [])
         XCTAssertThrowsError(try store.certificate(fingerprint: [UInt8](repeating: 7, count: 32)))
     }
@@ -45,7 +45,7 @@ final class KeychainCertificateTests: KeychainTestCase {
         XCTAssertNotEqual(replaced.itemID, first.itemID)
         XCTAssertEqual(try store.certificates(label: "Romeo Montegue"), [], "the old label entry went with the old item")
         XCTAssertEqual(try store.certificates(label: "Juliet").map(\.fingerprint), [tampered.fingerprint])
-        XCTAssertEqual(try store.allKeychainItems().certificates.count, 1)
+        XCTAssertEqual(try store.allItems().certificates.count, 1)
     }
 
     func testUpdateAndDelete_LabelAndTrustChangeAndTheItemGoes() throws {
@@ -53,14 +53,14 @@ final class KeychainCertificateTests: KeychainTestCase {
         let store = try RSAKeyStore(path: storePath)
         let root = try store.addCertificate(try pki.certificate("root"), trust: .trusted)
         XCTAssertEqual(root.trust, .trusted)
-        let updated = try store.updateCertificate(itemID: root.itemID, label: "My Root", trust: .distrusted)
+        let updated = try store.updateCertificate(id: root.itemID, label: "My Root", trust: .distrusted)
         XCTAssertEqual(updated.itemID, root.itemID)
         XCTAssertEqual(try store.certificates(label: "My Root").map(\.trust), [.distrusted])
         XCTAssertEqual(try store.certificates(label: "RSAKit Test Root CA"), [])
         try store.deleteItem(id: root.itemID)
-        assertThrows(.itemNotFound(.item(id: root.itemID)), try store.keychainItem(id: root.itemID))
+        assertThrows(.itemNotFound(.item(id: root.itemID)), try store.item(id: root.itemID))
         XCTAssertEqual(try store.certificates(label: "My Root"), [])
-        assertThrows(.itemNotFound(.item(id: root.itemID, itemClass: .certificate)), try store.deleteCertificate(itemID: root.itemID))
+        assertThrows(.itemNotFound(.item(id: root.itemID, itemClass: .certificate)), try store.deleteCertificate(id: root.itemID))
     }
 
     func testIdentity_LinksCertificateAndPrivateKeyByFingerprintWithItsChain() throws {
@@ -86,7 +86,7 @@ final class KeychainCertificateTests: KeychainTestCase {
                        ["RSAKit Test Client", "server.rsakit.test"])
         XCTAssertEqual(try store.allIdentities().count, 2)
         // The chain certificates are items of their own (stored once).
-        XCTAssertEqual(try store.allKeychainItems().certificates.count, 4)
+        XCTAssertEqual(try store.allItems().certificates.count, 4)
         // The root is not an identity (no private key of its own).
         let root = try store.certificates(label: "RSAKit Test Root CA")[0]
         assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .identity, label: root.label, certificateFingerprint: root.fingerprint)),
@@ -120,10 +120,10 @@ final class KeychainCertificateTests: KeychainTestCase {
         let index = text.index(text.endIndex, offsetBy: -60)
         text.replaceSubrange(index...index, with: text[index] == "A" ? "B" : "A")
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        let listing = try store.allKeychainItems()
+        let listing = try store.allItems()
         XCTAssertEqual(listing.certificates.map(\.label), ["RSAKit Test Root CA"])
         XCTAssertEqual(listing.problems.map(\.path), [path])
-        XCTAssertThrowsError(try store.certificate(itemID: server.itemID))
+        XCTAssertThrowsError(try store.certificateValue(id: server.itemID))
     }
 
     /// Issue 22: re-importing an identity under a new tag moves its key (replace) or is
@@ -135,11 +135,11 @@ final class KeychainCertificateTests: KeychainTestCase {
         try store.addIdentity(privateKey: key, certificate: server, tag: "alice", label: "alice")
         assertThrows(.keyStoredUnderAnotherTag(tag: "alice", requestedTag: "alice-sp"),
                      try store.addIdentity(privateKey: key, certificate: server, tag: "alice-sp", label: "alice-sp"))
-        XCTAssertEqual(try store.items(fingerprint: key.publicKey.fingerprint).map(\.applicationTag), ["alice", "alice"])
+        XCTAssertEqual(try store.keyItems(fingerprint: key.publicKey.fingerprint).map(\.applicationTag), ["alice", "alice"])
         let moved = try store.addIdentity(privateKey: key, certificate: server, tag: "alice-sp", label: "alice-sp", replace: true)
         XCTAssertEqual(moved.privateKey.applicationTag, "alice-sp")
         XCTAssertEqual(moved.certificate.label, "alice-sp")
-        XCTAssertEqual(try store.items(fingerprint: key.publicKey.fingerprint).map(\.applicationTag), ["alice-sp", "alice-sp"])
+        XCTAssertEqual(try store.keyItems(fingerprint: key.publicKey.fingerprint).map(\.applicationTag), ["alice-sp", "alice-sp"])
         XCTAssertEqual(try store.allIdentities().map(\.certificate.label), ["alice-sp"])
         XCTAssertThrowsError(try store.privateKey(tag: "alice"))
         XCTAssertEqual(try store.privateKey(tag: "alice-sp").publicKey.fingerprint, key.publicKey.fingerprint)

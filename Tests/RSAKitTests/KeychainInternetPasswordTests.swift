@@ -37,10 +37,10 @@ final class KeychainInternetPasswordTests: KeychainTestCase {
         XCTAssertEqual(try store.internetPasswords(matching: RSAInternetPasswordQuery(port: 8443)), [])
         // Generic and internet items share the folder but not the class.
         XCTAssertEqual(try store.genericPasswords(service: "example.com").map(\.account), ["alice"])
-        let listing = try store.allKeychainItems()
+        let listing = try store.allItems()
         XCTAssertEqual(listing.passwords.count, 1)
         XCTAssertEqual(listing.internetPasswords.map(\.key), [a, b])
-        XCTAssertEqual(try store.keychainItem(id: added.itemID), .internetPassword(added))
+        XCTAssertEqual(try store.item(id: added.itemID), .internetPassword(added))
         try store.deleteItem(id: added.itemID)
         assertThrows(.itemNotFound(.internetPassword(a)), try store.internetPassword(a))
         XCTAssertEqual(RSAError.itemNotFound(.internetPassword(a)).description, "no internet password for https://alice@example.com:443 found")

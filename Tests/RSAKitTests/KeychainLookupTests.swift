@@ -11,11 +11,11 @@ final class KeychainLookupTests: KeychainTestCase {
     func testKeys_ListIsEmpty_OneItemIsNotFound() throws {
         let store = try RSAKeyStore(path: storePath)
         let key = KeychainTestKeys.keys[0]
-        XCTAssertEqual(try store.items(fingerprint: key.fingerprint), [])
-        XCTAssertEqual(try store.allItems().items, [])
+        XCTAssertEqual(try store.keyItems(fingerprint: key.fingerprint), [])
+        XCTAssertEqual(try store.allKeyItems().items, [])
         assertThrows(.itemNotFound(.key(tag: "mail", keyClass: .public)), try store.publicKey(tag: "mail"))
         assertThrows(.itemNotFound(.key(tag: "mail", keyClass: .private)), try store.privateKey(tag: "mail"))
-        assertThrows(.itemNotFound(.key(tag: "mail", keyClass: .private)), try store.item(tag: "mail", keyClass: .private))
+        assertThrows(.itemNotFound(.key(tag: "mail", keyClass: .private)), try store.keyItem(tag: "mail", keyClass: .private))
         assertThrows(.itemNotFound(.key(tag: "mail")), try store.publicKeyOfAnyItem(tag: "mail"))
         assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .key, keyClass: .private, publicKeyFingerprint: key.fingerprint)),
                      try RSAMessage.recipientPrivateKey(in: store, fingerprint: key.fingerprint))
@@ -23,22 +23,22 @@ final class KeychainLookupTests: KeychainTestCase {
                        "no private key with tag \"mail\" found")
 
         let added = try store.addKeyPair(key, tag: "mail")
-        XCTAssertEqual(try store.items(fingerprint: key.fingerprint), [added.public, added.private])
-        XCTAssertEqual(try store.item(tag: "mail", keyClass: .private), added.private)
+        XCTAssertEqual(try store.keyItems(fingerprint: key.fingerprint), [added.public, added.private])
+        XCTAssertEqual(try store.keyItem(tag: "mail", keyClass: .private), added.private)
         XCTAssertEqual(try RSAMessage.recipientPrivateKey(in: store, fingerprint: key.fingerprint), key)
-        try store.delete(tag: "mail")
-        assertThrows(.itemNotFound(.item(id: added.public.itemID, itemClass: .key)), try store.item(id: added.public.itemID))
+        try store.deleteKey(tag: "mail")
+        assertThrows(.itemNotFound(.item(id: added.public.itemID, itemClass: .key)), try store.keyItem(id: added.public.itemID))
     }
 
-    /// allKeychainItems() and each key item's public key by item id (a private item's public
+    /// allItems() and each key item's public key by item id (a private item's public
     /// half), from one reading of the files.
     func testKeys_ListingWithPublicKeys_EveryItemHasItsKey() throws {
         let store = try RSAKeyStore(path: storePath)
-        XCTAssertTrue(try store.allKeychainItemsWithPublicKeys().publicKeys.isEmpty)
+        XCTAssertTrue(try store.allItemsWithPublicKeys().publicKeys.isEmpty)
         let pair = try store.addKeyPair(KeychainTestKeys.keys[0], tag: "pair")
         let lone = try store.addPublicKey(KeychainTestKeys.keys[1].publicKey, tag: "lone")
-        let (listing, publicKeys) = try store.allKeychainItemsWithPublicKeys()
-        XCTAssertEqual(listing.keys, try store.allKeychainItems().keys)
+        let (listing, publicKeys) = try store.allItemsWithPublicKeys()
+        XCTAssertEqual(listing.keys, try store.allItems().keys)
         XCTAssertEqual(listing.keys.map(\.itemID).sorted(), [pair.public.itemID, pair.private.itemID, lone.itemID].sorted())
         XCTAssertEqual(publicKeys.count, 3)
         XCTAssertEqual(publicKeys[pair.public.itemID], KeychainTestKeys.keys[0].publicKey)
@@ -60,8 +60,8 @@ final class KeychainLookupTests: KeychainTestCase {
         XCTAssertEqual(try store.certificates(label: "server.rsakit.test"), [item])
         XCTAssertEqual(try store.certificates(publicKeyFingerprint: publicKeyFingerprint), [item])
         XCTAssertEqual(try store.certificate(fingerprint: server.fingerprint), item)
-        try store.deleteCertificate(itemID: item.itemID)
-        assertThrows(.itemNotFound(.item(id: item.itemID, itemClass: .certificate)), try store.certificate(itemID: item.itemID))
+        try store.deleteCertificate(id: item.itemID)
+        assertThrows(.itemNotFound(.item(id: item.itemID, itemClass: .certificate)), try store.certificateValue(id: item.itemID))
         XCTAssertEqual(RSAError.itemNotFound(.item(id: item.itemID, itemClass: .certificate)).description,
                        "no certificate with item id \(item.itemID) found")
     }
@@ -86,7 +86,7 @@ final class KeychainLookupTests: KeychainTestCase {
         assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .identity, label: certificate.label,
                                                         certificateFingerprint: certificate.fingerprint)),
                      try store.identity(for: certificate))
-        try store.deleteCertificate(itemID: certificate.itemID)
+        try store.deleteCertificate(id: certificate.itemID)
         try store.addKeyPair(leafKey, tag: "server-key")
         XCTAssertEqual(try store.identities(tag: "server-key"), [], "a key without a certificate is no identity")
         assertThrows(.itemNotFound(tagQuery), try RSATLSClientIdentity(store: store, tag: "server-key"))
@@ -130,7 +130,7 @@ final class KeychainLookupTests: KeychainTestCase {
         let store = try RSAKeyStore(path: storePath)
         let query = RSAKeychainItemQuery.genericPassword(service: "mail", account: "romeo")
         XCTAssertEqual(try store.genericPasswords(service: "mail"), [])
-        XCTAssertEqual(try store.allKeychainItems().passwords, [])
+        XCTAssertEqual(try store.allItems().passwords, [])
         assertThrows(.itemNotFound(query), try store.genericPassword(service: "mail", account: "romeo"))
         assertThrows(.itemNotFound(query), try store.genericPasswordValue(service: "mail", account: "romeo"))
         assertThrows(.itemNotFound(query), try store.deleteGenericPassword(service: "mail", account: "romeo"))
@@ -165,7 +165,7 @@ final class KeychainLookupTests: KeychainTestCase {
         try store.deleteItem(id: password.itemID)
         try store.deleteItem(id: key.itemID)
         for id in [password.itemID, key.itemID, "not-an-id"] {
-            assertThrows(.itemNotFound(.item(id: id)), try store.keychainItem(id: id))
+            assertThrows(.itemNotFound(.item(id: id)), try store.item(id: id))
             assertThrows(.itemNotFound(.item(id: id)), try store.deleteItem(id: id))
         }
         XCTAssertEqual(RSAError.itemNotFound(.item(id: "x")).description, "no key store item with id x found")

@@ -28,13 +28,13 @@ final class KeychainMigrationTests: KeychainTestCase {
         // Reading changes nothing.
         XCTAssertEqual(try store.privateKey(tag: "legacy.pair"), key)
         XCTAssertEqual(try store.publicKey(tag: "legacy.public"), key.publicKey)
-        XCTAssertEqual(try store.item(tag: "legacy.pair", keyClass: .private).label, "made by main 921fd08")
-        let listing = try store.allKeychainItems()
+        XCTAssertEqual(try store.keyItem(tag: "legacy.pair", keyClass: .private).label, "made by main 921fd08")
+        let listing = try store.allItems()
         XCTAssertEqual(listing.keys.count, 3)
         XCTAssertEqual(listing.problems, [])
-        XCTAssertEqual(try store.items(fingerprint: key.publicKey.fingerprint).count, 3)
-        let id = try store.item(tag: "legacy.pair", keyClass: .public).itemID
-        XCTAssertEqual(try store.keychainItem(id: id), .key(try store.item(tag: "legacy.pair", keyClass: .public)))
+        XCTAssertEqual(try store.keyItems(fingerprint: key.publicKey.fingerprint).count, 3)
+        let id = try store.keyItem(tag: "legacy.pair", keyClass: .public).itemID
+        XCTAssertEqual(try store.item(id: id), .key(try store.keyItem(tag: "legacy.pair", keyClass: .public)))
         XCTAssertEqual(try String(contentsOfFile: path + "/VERSION", encoding: .utf8), "rsakit key store 1\n")
         // The first write migrates (VERSION in the same journal) and the new classes work.
         try store.addGenericPassword(RSASecretBytes(utf8: "pw"), service: "svc", account: "a")
@@ -52,9 +52,9 @@ final class KeychainMigrationTests: KeychainTestCase {
     func testLegacyStore_DeleteAloneAlsoMigrates() throws {
         let path = try legacyStore()
         let store = try RSAKeyStore(path: path)
-        try store.delete(tag: "legacy.public")
+        try store.deleteKey(tag: "legacy.public")
         XCTAssertEqual(try String(contentsOfFile: path + "/VERSION", encoding: .utf8), "rsakit keychain 2\n")
-        XCTAssertEqual(try store.allKeychainItems().keys.count, 2)
-        assertThrows(.itemNotFound(.key(tag: "legacy.public")), try store.delete(tag: "legacy.public"))
+        XCTAssertEqual(try store.allItems().keys.count, 2)
+        assertThrows(.itemNotFound(.key(tag: "legacy.public")), try store.deleteKey(tag: "legacy.public"))
     }
 }

@@ -17,7 +17,7 @@ final class KeychainPasswordTests: KeychainTestCase {
         XCTAssertEqual(found.valueByteCount, 7)
         XCTAssertEqual(try store.genericPasswordValue(service: "com.example.mail", account: "romeo").testBytes, value)
         // The id finds the item (persistent reference).
-        XCTAssertEqual(try store.keychainItem(id: added.itemID), .genericPassword(added))
+        XCTAssertEqual(try store.item(id: added.itemID), .genericPassword(added))
     }
 
     func testAdd_ExistingItemIsADuplicateAndStaysUnchanged() throws {
@@ -49,7 +49,7 @@ final class KeychainPasswordTests: KeychainTestCase {
         XCTAssertEqual(second.comment, "C")
         XCTAssertEqual(second.valueByteCount, 3)
         XCTAssertEqual(try store.genericPassword(service: "svc", account: "a"), second)
-        XCTAssertEqual(try store.keychainItem(id: first.itemID), .genericPassword(second))
+        XCTAssertEqual(try store.item(id: first.itemID), .genericPassword(second))
     }
 
     func testUpdate_ChangesLabelAndCommentNotTheValue() throws {
@@ -69,7 +69,7 @@ final class KeychainPasswordTests: KeychainTestCase {
                      try store.updateGenericPassword(service: "svc", account: "b", value: RSASecretBytes(utf8: "new"), label: "x"))
         assertThrows(.itemNotFound(.genericPassword(service: "svc", account: "b")),
                      try store.genericPassword(service: "svc", account: "b"))
-        XCTAssertEqual(try store.allKeychainItems().passwords.map(\.account), ["a"])
+        XCTAssertEqual(try store.allItems().passwords.map(\.account), ["a"])
         XCTAssertFalse(FileManager.default.fileExists(
             atPath: storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "b"))))
     }
@@ -94,7 +94,7 @@ final class KeychainPasswordTests: KeychainTestCase {
         try store.addGenericPassword(RSASecretBytes(utf8: "x"), service: "other", account: "alice")
         XCTAssertEqual(try store.genericPasswords(service: "svc").map(\.account), ["alice", "bob", "carol"])
         XCTAssertEqual(try store.genericPasswords(service: "nothing"), [])
-        XCTAssertEqual(try store.allKeychainItems().passwords.count, 4)
+        XCTAssertEqual(try store.allItems().passwords.count, 4)
     }
 
     func testHostileServicesAndAccounts_StayInsideTheStoreAndAreDistinct() throws {
@@ -131,11 +131,11 @@ final class KeychainPasswordTests: KeychainTestCase {
             guard case RSAError.damagedItem(_, let damagedPath, _)? = error as? RSAError else { return XCTFail("\(error)") }
             XCTAssertEqual(damagedPath, path)
         }
-        let listing = try store.allKeychainItems()
+        let listing = try store.allItems()
         XCTAssertEqual(listing.passwords.map(\.account), ["b"])
         XCTAssertEqual(listing.problems.map(\.path), [path])
         // A damaged item can still be deleted by service and account.
         try store.deleteGenericPassword(service: "svc", account: "a")
-        assertThrows(.itemNotFound(.item(id: a.itemID)), try store.keychainItem(id: a.itemID))
+        assertThrows(.itemNotFound(.item(id: a.itemID)), try store.item(id: a.itemID))
     }
 }

@@ -48,11 +48,11 @@ final class KeychainProtectionTests: KeychainTestCase {
         XCTAssertEqual(try store.protectionInfo().parameters, fast)
         // A new object: metadata and public keys without a passphrase, secrets locked.
         let reopened = try RSAKeyStore(path: storePath)
-        XCTAssertEqual(try reopened.allKeychainItems().keys.count, 2)
+        XCTAssertEqual(try reopened.allItems().keys.count, 2)
         XCTAssertEqual(try reopened.genericPassword(service: "svc", account: "a").valueByteCount, 12)
         XCTAssertEqual(try reopened.publicKey(tag: "k"), KeychainTestKeys.keys[0].publicKey)
         XCTAssertEqual(try reopened.publicKeyOfAnyItem(tag: "k"), KeychainTestKeys.keys[0].publicKey)
-        XCTAssertEqual(try reopened.item(tag: "k", keyClass: .private).label, "pair")
+        XCTAssertEqual(try reopened.keyItem(tag: "k", keyClass: .private).label, "pair")
         assertThrows(.keychainLocked, try reopened.privateKey(tag: "k"))
         assertThrows(.keychainLocked, try reopened.genericPasswordValue(service: "svc", account: "a"))
         // A public key needs no passphrase; a secret does.
@@ -65,7 +65,7 @@ final class KeychainProtectionTests: KeychainTestCase {
         // New secrets are sealed too.
         try reopened.addKeyPair(KeychainTestKeys.keys[1], tag: "k2")
         XCTAssertEqual(files(under: storePath, containing: KeychainTestKeys.keys[1].prime1), [])
-        XCTAssertEqual(try RSAKeyStore(path: storePath).allKeychainItems().problems, [])
+        XCTAssertEqual(try RSAKeyStore(path: storePath).allItems().problems, [])
     }
 
     func testWrongPassphrase_IsRefusedAndChangesNothing() throws {
@@ -152,7 +152,7 @@ final class KeychainProtectionTests: KeychainTestCase {
                 try reopened.unlock(passphrase: passphrase)
             }
             XCTAssertEqual(try reopened.privateKey(tag: "k"), KeychainTestKeys.keys[0], "\(point)")
-            XCTAssertEqual(try reopened.allKeychainItems().problems, [], "\(point)")
+            XCTAssertEqual(try reopened.allItems().problems, [], "\(point)")
             if point == .beforeJournal { try reopened.protect(passphrase: passphrase, parameters: fast) }
             let new = RSASecretBytes(utf8: "new passphrase")
             // (A change of passphrase is one operation, so .afterFirstOperation completes it.)
@@ -198,7 +198,7 @@ final class KeychainProtectionTests: KeychainTestCase {
             XCTAssertEqual(try reopened.privateKey(tag: "k"), KeychainTestKeys.keys[0], "round \(round)")
             XCTAssertEqual(try reopened.genericPasswordValue(service: "svc", account: "a").testBytes,
                            Array("s3cr3t\u{0}value".utf8), "round \(round)")
-            XCTAssertEqual(try reopened.allKeychainItems().problems, [], "round \(round)")
+            XCTAssertEqual(try reopened.allItems().problems, [], "round \(round)")
             outcomes["\(protecting ? "protect" : "change"): \(opened)", default: 0] += 1
         }
         print("kill -9 outcomes: \(outcomes.sorted { $0.key < $1.key })")
@@ -225,7 +225,7 @@ final class KeychainProtectionTests: KeychainTestCase {
         }
         let reopened = try RSAKeyStore(path: storePath)
         try reopened.unlock(passphrase: passphrase)
-        XCTAssertEqual(try reopened.allKeychainItems().keys.count, 80)
+        XCTAssertEqual(try reopened.allItems().keys.count, 80)
         for i in 0..<20 {
             XCTAssertEqual(try reopened.privateKey(tag: "w0-\(i)"), KeychainTestKeys.keys[0])
             XCTAssertEqual(try reopened.privateKey(tag: "w1-\(i)"), KeychainTestKeys.keys[1])

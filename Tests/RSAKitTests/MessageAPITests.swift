@@ -133,7 +133,7 @@ final class MessageAPITests: XCTestCase {
         XCTAssertThrowsError(try RSAMessage.decrypt(forStranger, using: store)) { error in
             XCTAssertEqual(error as? RSAError, .itemNotFound(recipientQuery))
         }
-        XCTAssertEqual(try store.items(fingerprint: stranger.publicKey.fingerprint).map(\.keyClass), [.public])
+        XCTAssertEqual(try store.keyItems(fingerprint: stranger.publicKey.fingerprint).map(\.keyClass), [.public])
         let raw = try RSAMessage.encrypt(plaintext, for: key.publicKey, format: .rawBlocks())
         XCTAssertThrowsError(try RSAMessage.decrypt(raw, using: store)) { error in
             XCTAssertEqual(error as? RSAError, .messageNamesNoRecipient)

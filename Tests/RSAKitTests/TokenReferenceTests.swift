@@ -34,7 +34,7 @@ final class TokenReferenceTests: KeychainTestCase {
         XCTAssertEqual(items.private.token, reference)
         XCTAssertEqual(reference.objectIDHex, "0ab0")
         XCTAssertEqual(reference.objectID, [0x0A, 0xB0])
-        XCTAssertEqual(try store.item(tag: "tk", keyClass: .private).token, reference)
+        XCTAssertEqual(try store.keyItem(tag: "tk", keyClass: .private).token, reference)
         XCTAssertEqual(try store.tokenKey(tag: "tk")?.publicKey, key.publicKey)
         assertThrows(.keyOnToken(tag: "tk"), try store.privateKey(tag: "tk"))
         // The private item file holds the public key only.

@@ -193,7 +193,7 @@ func run(_ args: Arguments) throws -> Int32 {
             precondition(again == first)
         }
         samples.sort()
-        let attributes = try store.item(tag: args.tag, keyClass: .public)
+        let attributes = try store.keyItem(tag: args.tag, keyClass: .public)
         print("store=\(store.path) tag=\(args.tag) bits=\(attributes.keySizeInBits) "
               + String(format: "open_ms=%.3f first_lookup_ms=%.3f median_lookup_ms=%.3f min_ms=%.3f max_ms=%.3f runs=%d",
                        openMs, firstMs, samples[samples.count / 2], samples[0], samples[samples.count - 1], samples.count))
@@ -277,13 +277,13 @@ func run(_ args: Arguments) throws -> Int32 {
                   samples[samples.count / 2], samples[0], samples[samples.count - 1], samples.count))
         }
         try time("key-by-tag") { _ = try store.publicKey(tag: tag) }
-        try time("key-item-by-id") { _ = try store.item(id: try store.item(tag: tag, keyClass: .public).itemID) }
+        try time("key-item-by-id") { _ = try store.keyItem(id: try store.keyItem(tag: tag, keyClass: .public).itemID) }
         try time("password-by-service-account") { _ = try store.genericPassword(service: service, account: account) }
         try time("password-value") { _ = try store.genericPasswordValue(service: service, account: account) }
         try time("passwords-by-service") { _ = try store.genericPasswords(service: service) }
         try time("certificate-by-label") { _ = try store.certificates(label: label) }
         try time("certificate-by-fingerprint") { _ = try store.certificate(fingerprint: certificate.fingerprint) }
-        try time("certificate-by-id") { _ = try store.certificate(itemID: certificate.itemID) }
+        try time("certificate-by-id") { _ = try store.certificateValue(id: certificate.itemID) }
         return 0
     default:
         throw Usage(message: "unknown command \(args.command)")

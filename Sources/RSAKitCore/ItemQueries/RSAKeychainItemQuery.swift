@@ -42,7 +42,7 @@ public enum RSAKeychainItemClass: String, Sendable, Hashable, CaseIterable, Cust
 /// shows the fields (`RSAKeychainItemQuery(itemClass: .genericPassword, service: "s", account: "a")`).
 public struct RSAKeychainItemQuery: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The item class (`kSecClass`); nil for a lookup by item id of any class
-    /// (``RSAKeyStore/keychainItem(id:)``).
+    /// (``RSAKeyStore/item(id:)``).
     public let itemClass: RSAKeychainItemClass?
     /// For keys: the key class (`kSecAttrKeyClass`); nil when either class would do.
     public let keyClass: RSAKeyClass?

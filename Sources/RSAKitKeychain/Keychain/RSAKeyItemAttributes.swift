@@ -98,8 +98,8 @@ public struct RSAKeyStoreProblem: Sendable, Equatable, CustomStringConvertible {
     public var description: String { error.description }
 }
 
-/// Everything ``RSAKeyStore/allItems()`` found.
-public struct RSAKeyStoreListing: Sendable {
+/// Everything ``RSAKeyStore/allKeyItems()`` found.
+public struct RSAKeyItemListing: Sendable {
     /// Every readable item, sorted by application tag (UTF-8 bytes), public before private.
     public let items: [RSAKeyItemAttributes]
     /// Every item that could not be read, sorted by path.

@@ -112,7 +112,7 @@ extension RSAKeyStore {
             // As `rsakit genpair` checks: only an item that reads back counts as taken here;
             // any other state (a damaged item file) is left to addKeyPair's check under the lock.
             for (candidate, keyClass) in [(tag, RSAKeyClass.public), (privateTag, .private)]
-            where (try? item(tag: candidate, keyClass: keyClass)) != nil {
+            where (try? keyItem(tag: candidate, keyClass: keyClass)) != nil {
                 throw RSAError.duplicateItem(.key(tag: candidate, keyClass: keyClass))
             }
         }
@@ -128,7 +128,7 @@ extension RSAKeyStore {
     public func privateKeyItem(tag: String) throws -> (key: RSAPrivateKey, attributes: RSAKeyItemAttributes) {
         for _ in 0..<3 {
             let key = try privateKey(tag: tag)
-            let attributes = try item(tag: tag, keyClass: .private)
+            let attributes = try keyItem(tag: tag, keyClass: .private)
             if attributes.fingerprint == key.fingerprint { return (key, attributes) }
         }
         throw RSAError.storeIOError(path: path, reason: "the item with tag \"\(tag)\" kept changing while it was read")
@@ -139,7 +139,7 @@ extension RSAKeyStore {
     public func publicKeyItem(tag: String) throws -> (key: RSAPublicKey, attributes: RSAKeyItemAttributes) {
         for _ in 0..<3 {
             let key = try publicKey(tag: tag)
-            let attributes = try item(tag: tag, keyClass: .public)
+            let attributes = try keyItem(tag: tag, keyClass: .public)
             if attributes.fingerprint == key.fingerprint { return (key, attributes) }
         }
         throw RSAError.storeIOError(path: path, reason: "the item with tag \"\(tag)\" kept changing while it was read")

@@ -53,7 +53,7 @@ extension RSAKeyStore {
     /// - Throws: as ``addCRL(_:at:)``, for the first CRL refused; nothing is written then.
     @discardableResult
     public func addCRLs(_ crls: [X509CRL], at date: Date = Date()) throws -> [CRLAddition] {
-        let storedCertificates = try allKeychainItems().certificates
+        let storedCertificates = try allItems().certificates
         for crl in crls { try Self.checkCRL(crl, at: date, issuers: storedCertificates.filter { $0.subject == crl.issuer }, store: self) }
         return try withWriteTransaction { tx in
             var staged: [String: (der: [UInt8], attributes: RSACRLAttributes)] = [:]
@@ -77,7 +77,7 @@ extension RSAKeyStore {
                     }
                 }
                 let metadata = StoreCRLMetadata(
-                    itemID: StoreLayout.newItemID(hash: hash, kind: "crl"), issuer: crl.issuer,
+                    itemID: StoreLayout.newItemID(hash: hash, kind: .crl), issuer: crl.issuer,
                     crlNumber: crl.crlNumber.map(StoreHex.encode),
                     thisUpdate: Self.storeDate(crl.thisUpdate), nextUpdate: crl.nextUpdate.map(Self.storeDate),
                     fingerprint: StoreHex.encode(RSAHashAlgorithm.sha256.hash(crl.derRepresentation)),
@@ -110,26 +110,41 @@ extension RSAKeyStore {
         guard !issuers.isEmpty else { return }
         let native = try GnuTLSCRL(der: crl.derRepresentation)
         let signed = try issuers.contains { item in
-            native.isSigned(by: try store.certificate(itemID: item.itemID).gnutlsCertificate())
+            native.isSigned(by: try store.certificateValue(id: item.itemID).gnutlsCertificate())
         }
         guard signed else {
             throw RSAError.crlRefused(reason: "the signature of the CRL of \"\(crl.issuer)\" does not verify with the key of the stored certificate of that name")
         }
     }
 
-    /// Every CRL item, sorted by issuer name (UTF-8 bytes). Reads every CRL file; needs no passphrase.
+    /// The CRL item of this issuer (RFC 4514 name, exactly as ``RSACRLAttributes/issuer``):
+    /// the store keeps one per issuer. Opens one file.
+    ///
+    /// - Throws: `RSAError.itemNotFound` (class CRL, issuer) when there is none;
+    ///   `RSAError.damagedItem`; `RSAError.storeIOError`.
+    public func crl(issuer: String) throws -> RSACRLAttributes {
+        guard let loaded = try withReadLock({ try loadCRL(hash: StoreLayout.crlHash(issuer: issuer)) }),
+              loaded.attributes.issuer == issuer else {
+            throw RSAError.itemNotFound(RSAKeychainItemQuery(itemClass: .crl, issuer: issuer))
+        }
+        return loaded.attributes
+    }
+
+    /// Every CRL item, sorted by issuer name (UTF-8 bytes). Reads every CRL file; needs no
+    /// passphrase. A lookup, not a listing: a damaged CRL file throws (``allItems()`` lists it
+    /// among its problems beside the readable CRLs).
     ///
     /// - Returns: the attributes; `[]` when there is none.
     /// - Throws: `RSAError.damagedItem` for a CRL file that does not read; `RSAError.storeIOError`.
-    public func crls() throws -> [RSACRLAttributes] {
+    public func allCRLs() throws -> [RSACRLAttributes] {
         try loadAllCRLs().map(\.attributes)
     }
 
-    /// The CRLs themselves (parsed), in the order of ``crls()``: what trust evaluation uses.
+    /// The CRLs themselves (parsed), in the order of ``allCRLs()``: what trust evaluation uses.
     ///
-    /// - Throws: `RSAError.damagedItem` for a file whose CRL does not parse or does not match
-    ///   its metadata; `RSAError.storeIOError`.
-    public func storedCRLs() throws -> [X509CRL] {
+    /// - Throws: `RSAError.damagedItem` for a file that does not read, or whose CRL does not
+    ///   parse or does not match its metadata; `RSAError.storeIOError`.
+    public func allCRLValues() throws -> [X509CRL] {
         try loadAllCRLs().map { loaded in
             guard let crl = try? X509CRL(derRepresentation: loaded.der), crl.issuer == loaded.attributes.issuer else {
                 throw RSAError.damagedItem(tag: nil, path: loaded.path, reason: "the CRL does not parse or does not match its metadata")
@@ -160,7 +175,7 @@ extension RSAKeyStore {
     /// - Throws: `RSAError.itemNotFound` (class CRL, fingerprint) when there is none; `RSAError.storeIOError`.
     @discardableResult
     public func deleteCRL(fingerprint: [UInt8]) throws -> RSACRLAttributes {
-        guard let item = try crls().first(where: { $0.fingerprint == fingerprint }) else {
+        guard let item = try allCRLs().first(where: { $0.fingerprint == fingerprint }) else {
             throw RSAError.itemNotFound(RSAKeychainItemQuery(itemClass: .crl, certificateFingerprint: fingerprint))
         }
         return try deleteCRL(issuer: item.issuer)
@@ -196,25 +211,29 @@ extension RSAKeyStore {
     }
 
     private func loadAllCRLs() throws -> [LoadedCRL] {
-        let found: [LoadedCRL] = try withReadLock {
-            let folder = layout.absolute(StoreLayout.crlDirectory)
-            guard try StoreFileSystem.status(folder) != nil else { return [] }
-            var found: [LoadedCRL] = []
-            for shard in try StoreFileSystem.listDirectory(folder).sorted() where StoreLayout.isShardName(shard) {
-                for name in try StoreFileSystem.listDirectory(folder + "/" + shard) {
-                    guard let hash = StoreLayout.recordHash(fromName: name, digits: 64), let loaded = try loadCRL(hash: hash) else { continue }
-                    found.append(loaded)
-                }
-            }
-            return found
-        }
-        return found.sorted { $0.attributes.issuer.utf8.lexicographicallyPrecedes($1.attributes.issuer.utf8) }
+        let found = try withReadLock { try crlFileHashes().compactMap { try loadCRL(hash: $0) } }
+        return found.sorted { Self.crlPrecedes($0.attributes, $1.attributes) }
+    }
+
+    /// The listing order of CRLs: issuer name (UTF-8 bytes).
+    static func crlPrecedes(_ a: RSACRLAttributes, _ b: RSACRLAttributes) -> Bool {
+        a.issuer.utf8.lexicographicallyPrecedes(b.issuer.utf8)
+    }
+
+    static func sortedCRLs(_ items: [RSACRLAttributes]) -> [RSACRLAttributes] {
+        items.sorted(by: crlPrecedes)
+    }
+
+    /// The hash I of every CRL item file ("crls/ii/I.item"). Call under a lock.
+    /// - Throws: `RSAError.storeIOError` when a folder cannot be listed.
+    func crlFileHashes() throws -> [String] {
+        try recordFileHashes(in: StoreLayout.crlDirectory, digits: 64)
     }
 
     /// Read and check the CRL file of `hash`; nil when absent.
     ///
     /// - Throws: `RSAError.damagedItem`, `RSAError.storeIOError`.
-    private func loadCRL(hash: String) throws -> LoadedCRL? {
+    func loadCRL(hash: String) throws -> LoadedCRL? {
         guard let file = try StorePEMItemFile<StoreCRLMetadata>.read(layout.absolute(StoreLayout.crlPath(hash: hash)),
                                                                      magicLine: StoreCRLMetadata.magicLine, maximumByteCount: 32 * 1024 * 1024) else {
             return nil

@@ -86,62 +86,55 @@ extension RSAKeyStore {
         }
     }
 
-    /// Every certificate with this label (`kSecAttrLabel`), sorted by subject then serial.
-    /// Lists one index folder.
+    /// Every certificate with this label (`SecItemCopyMatching` with `kSecClassCertificate`,
+    /// `kSecAttrLabel` and `kSecMatchLimitAll`), sorted by label, subject, then serial.
+    /// Lists one index folder and reads each certificate it names.
     ///
     /// - Returns: the matching certificates; `[]` when none has the label (a list lookup
     ///   never throws `RSAError.itemNotFound`).
-    /// - Throws: `RSAError.storeIOError`. Damaged items are left out.
+    /// - Throws: `RSAError.damagedItem` when a certificate the label index names is damaged
+    ///   (a lookup does not drop it; ``allItems()`` lists it with the others);
+    ///   `RSAError.storeIOError`.
     public func certificates(label: String) throws -> [RSACertificateAttributes] {
-        let entry = StoreLayout.labelEntry(label: label, certificateHash: "")
-        let name = StoreFileSystem.baseName(entry)
-        let found: [RSACertificateAttributes] = try withReadLock {
-            try StoreFileSystem.listDirectory(layout.absolute(StoreFileSystem.parent(of: entry))).compactMap { file in
-                let hash = String(file.dropFirst(name.count))
-                guard file.hasPrefix(name), StoreHex.isLowerHex(Substring(hash), count: 64),
-                      let loaded = try? loadCertificate(hash: hash),
-                      loaded.attributes.label.utf8.elementsEqual(label.utf8) else { return nil }
-                return loaded.attributes
+        let found = try withReadLock {
+            try indexedCertificates(StoreLayout.labelEntry(label: label, certificateHash: "")).filter {
+                $0.attributes.label.utf8.elementsEqual(label.utf8)
             }
         }
-        return Self.sortedCertificates(found)
+        return Self.sortedCertificates(found.map(\.attributes))
     }
 
-    /// The certificate whose DER has this SHA-256 fingerprint (32 bytes). Lists one index folder.
+    /// The certificate whose DER has this SHA-256 fingerprint (32 bytes), as
+    /// `SecItemCopyMatching` with `kSecClassCertificate` and `kSecMatchLimitOne`. Lists one
+    /// index folder.
     ///
     /// - Throws: `RSAError.itemNotFound` (class certificate, `certificateFingerprint`) when no
-    ///   certificate has it; `RSAError.storeIOError`.
+    ///   certificate has it; `RSAError.damagedItem` when the certificate the index names is
+    ///   damaged; `RSAError.storeIOError`.
     public func certificate(fingerprint: [UInt8]) throws -> RSACertificateAttributes {
         let hex = StoreHex.encode(fingerprint)
-        let entry = StoreLayout.certificateFingerprintEntry(fingerprintHex: hex, certificateHash: "")
-        let name = StoreFileSystem.baseName(entry)
-        let found: RSACertificateAttributes? = try withReadLock {
-            for file in try StoreFileSystem.listDirectory(layout.absolute(StoreFileSystem.parent(of: entry))) where file.hasPrefix(name) {
-                let hash = String(file.dropFirst(name.count))
-                guard StoreHex.isLowerHex(Substring(hash), count: 64),
-                      let loaded = try? loadCertificate(hash: hash), loaded.metadata.fingerprint == hex else { continue }
-                return loaded.attributes
-            }
-            return nil
+        let found = try withReadLock {
+            try indexedCertificates(StoreLayout.certificateFingerprintEntry(fingerprintHex: hex, certificateHash: ""))
+                .first { $0.metadata.fingerprint == hex }
         }
         guard let found else {
             throw RSAError.itemNotFound(RSAKeychainItemQuery(itemClass: .certificate, certificateFingerprint: fingerprint))
         }
-        return found
+        return found.attributes
     }
 
-    /// The certificates whose public key has this fingerprint (the SPKI SHA-256).
+    /// The certificates whose public key has this fingerprint (the SPKI SHA-256), sorted as
+    /// ``certificates(label:)``.
     ///
     /// - Returns: the matching certificates; `[]` when none matches.
-    /// - Throws: `RSAError.storeIOError`.
+    /// - Throws: `RSAError.damagedItem` when a certificate the index names is damaged;
+    ///   `RSAError.storeIOError`.
     public func certificates(publicKeyFingerprint: RSAKeyFingerprint) throws -> [RSACertificateAttributes] {
         let hex = StoreHex.encode(publicKeyFingerprint.bytes)
         let found: [RSACertificateAttributes] = try withReadLock {
             try StoreFileSystem.listDirectory(layout.absolute(StoreLayout.fingerprintShard(hex))).compactMap { file in
-                let parts = file.split(separator: ".")
-                guard parts.count == 3, parts[0] == Substring(hex), parts[2] == "certificate",
-                      StoreHex.isLowerHex(parts[1], count: 64),
-                      let loaded = try? loadCertificate(hash: String(parts[1])),
+                guard let hash = StoreLayout.certificateHash(fromKeyEntry: file, fingerprintHex: hex),
+                      let loaded = try loadCertificate(hash: hash),
                       loaded.metadata.publicKeyFingerprint == hex else { return nil }
                 return loaded.attributes
             }
@@ -149,17 +142,24 @@ extension RSAKeyStore {
         return Self.sortedCertificates(found)
     }
 
+    /// The attributes of the certificate with this item id (persistent reference), as
+    /// `SecItemCopyMatching` with `kSecValuePersistentRef` and `kSecReturnAttributes`. Opens
+    /// one file.
+    ///
+    /// - Throws: `RSAError.itemNotFound` (class certificate, this item id) when no certificate
+    ///   has the id; `RSAError.damagedItem`; `RSAError.storeIOError`.
+    public func certificate(id: String) throws -> RSACertificateAttributes {
+        try withReadLock { try loadCertificate(id: id) }.attributes
+    }
+
     /// The certificate itself (`kSecReturnRef`), parsed by GnuTLS and checked against the
     /// item's attributes. Opens one file.
     ///
     /// - Throws: `RSAError.itemNotFound` (class certificate, this item id) when no certificate
-    ///   has the id; `RSAError.damagedItem`; `RSAError.storeIOError`.
-    public func certificate(itemID: String) throws -> X509Certificate {
-        guard case let .certificate(hash)? = StoreLayout.parseAnyItemID(itemID),
-              let loaded = try withReadLock({ try loadCertificate(hash: hash) }), loaded.metadata.itemID == itemID else {
-            throw RSAError.itemNotFound(.item(id: itemID, itemClass: .certificate))
-        }
-        return try Self.parsedCertificate(loaded)
+    ///   has the id; `RSAError.damagedItem` when the file is damaged or its certificate does
+    ///   not parse or match its attributes; `RSAError.storeIOError`.
+    public func certificateValue(id: String) throws -> X509Certificate {
+        try Self.parsedCertificate(try withReadLock { try loadCertificate(id: id) })
     }
 
     /// The certificate of a read item, parsed by GnuTLS and checked against its metadata.
@@ -179,19 +179,23 @@ extension RSAKeyStore {
         return certificate
     }
 
-    /// Change a certificate's label or trust setting (`SecItemUpdate`; nil leaves it). The
-    /// item id stays.
+    /// Change a certificate's label or trust setting (`SecItemUpdate` with
+    /// `kSecValuePersistentRef`; nil leaves the attribute as it is). The item id stays. Only
+    /// updates: a missing item is not created.
     ///
-    /// - Throws: `RSAError.itemNotFound` (class certificate, this item id); `RSAError.invalidLabel`;
-    ///   `RSAError.storeIOError`.
+    /// - Parameters:
+    ///   - id: the certificate's item id (``RSACertificateAttributes/itemID``).
+    ///   - label: the new label (at most ``maximumLabelByteCount`` bytes), or nil.
+    ///   - trust: the new trust setting, or nil.
+    /// - Returns: the item's attributes after the change.
+    /// - Throws: `RSAError.itemNotFound` (class certificate, this item id); `RSAError.damagedItem`;
+    ///   `RSAError.invalidLabel`; `RSAError.storeIOError`.
     @discardableResult
-    public func updateCertificate(itemID: String, label: String? = nil, trust: RSACertificateTrust? = nil) throws -> RSACertificateAttributes {
+    public func updateCertificate(id: String, label: String? = nil, trust: RSACertificateTrust? = nil) throws -> RSACertificateAttributes {
         try RSAKeyStore.validateLabel(label)
-        guard case let .certificate(hash)? = StoreLayout.parseAnyItemID(itemID) else { throw RSAError.itemNotFound(.item(id: itemID, itemClass: .certificate)) }
         return try withWriteTransaction { tx in
-            guard let loaded = try loadCertificate(hash: hash), loaded.metadata.itemID == itemID else {
-                throw RSAError.itemNotFound(.item(id: itemID, itemClass: .certificate))
-            }
+            let loaded = try loadCertificate(id: id)
+            let hash = loaded.hash
             var metadata = loaded.metadata
             if let label {
                 if !label.utf8.elementsEqual(metadata.label.utf8) {
@@ -206,17 +210,17 @@ extension RSAKeyStore {
         }
     }
 
-    /// Delete a certificate item (`SecItemDelete`). Its private key, if any, stays.
+    /// Delete a certificate item (`SecItemDelete` with `kSecValuePersistentRef`). Its private
+    /// key, if any, stays.
     ///
-    /// - Throws: `RSAError.itemNotFound` (class certificate, this item id); `RSAError.storeIOError`.
-    public func deleteCertificate(itemID: String) throws {
-        guard case let .certificate(hash)? = StoreLayout.parseAnyItemID(itemID) else { throw RSAError.itemNotFound(.item(id: itemID, itemClass: .certificate)) }
+    /// - Throws: `RSAError.itemNotFound` (class certificate, this item id); `RSAError.damagedItem`
+    ///   when the item is damaged (its index entries cannot be found without its metadata, so
+    ///   it is left for ``rebuildIndex()`` and removal by hand); `RSAError.storeIOError`.
+    public func deleteCertificate(id: String) throws {
         try withWriteTransaction { tx in
-            guard let loaded = try loadCertificate(hash: hash), loaded.metadata.itemID == itemID else {
-                throw RSAError.itemNotFound(.item(id: itemID, itemClass: .certificate))
-            }
-            removeCertificateIndex(loaded.metadata, hash: hash, into: &tx)
-            tx.remove(StoreLayout.certificatePath(hash: hash))
+            let loaded = try loadCertificate(id: id)
+            removeCertificateIndex(loaded.metadata, hash: loaded.hash, into: &tx)
+            tx.remove(StoreLayout.certificatePath(hash: loaded.hash))
         }
     }
 
@@ -243,7 +247,7 @@ extension RSAKeyStore {
     public func identities(tag: String) throws -> [RSAIdentityItem] {
         let key: RSAKeyItemAttributes
         do {
-            key = try item(tag: tag, keyClass: .private)
+            key = try keyItem(tag: tag, keyClass: .private)
         } catch RSAError.itemNotFound {
             return []
         }
@@ -253,12 +257,16 @@ extension RSAKeyStore {
     }
 
     /// Every identity in the store (each certificate with a stored private key of the same
-    /// public-key fingerprint), sorted by label.
+    /// public-key fingerprint), sorted by label: `SecItemCopyMatching` with `kSecClassIdentity`
+    /// and `kSecMatchLimitAll`. Reads every certificate file.
     ///
     /// - Returns: the identities; `[]` when there is none.
-    /// - Throws: `RSAError.storeIOError`.
+    /// - Throws: `RSAError.damagedItem` when a certificate file, or the key item a certificate
+    ///   leads to, is damaged (a lookup does not drop it; ``allItems()`` lists it with the
+    ///   others); `RSAError.storeIOError`.
     public func allIdentities() throws -> [RSAIdentityItem] {
-        try allKeychainItems().certificates.compactMap { try identityIfPresent(for: $0) }
+        let certificates = try withReadLock { try certificateFileHashes().compactMap { try loadCertificate(hash: $0)?.attributes } }
+        return try Self.sortedCertificates(certificates).compactMap { try identityIfPresent(for: $0) }
     }
 
     /// The identity of one certificate: the certificate with the stored private key of its
@@ -279,14 +287,21 @@ extension RSAKeyStore {
     /// ``identity(for:)``, or nil when no private key matches the certificate.
     func identityIfPresent(for certificate: RSACertificateAttributes) throws -> RSAIdentityItem? {
         guard let fingerprint = certificate.publicKeyFingerprint,
-              let key = try items(fingerprint: fingerprint).first(where: { $0.keyClass == .private }) else { return nil }
+              let key = try keyItems(fingerprint: fingerprint).first(where: { $0.keyClass == .private }) else { return nil }
         return RSAIdentityItem(certificate: certificate, privateKey: key, chain: try chainAttributes(certificate))
     }
 
     // MARK: Internals
 
     private func chainAttributes(_ certificate: RSACertificateAttributes) throws -> [RSACertificateAttributes] {
-        certificate.chainFingerprints.compactMap { try? self.certificate(fingerprint: $0) }
+        // A chain certificate deleted since is left out; a damaged one is reported, as any lookup reports it.
+        try certificate.chainFingerprints.compactMap { fingerprint in
+            do {
+                return try self.certificate(fingerprint: fingerprint)
+            } catch RSAError.itemNotFound {
+                return nil
+            }
+        }
     }
 
     /// The unique attributes of a certificate item: issuer and serial number.
@@ -319,7 +334,7 @@ extension RSAKeyStore {
     ) throws -> RSACertificateAttributes {
         let hash = StoreLayout.certificateHash(issuer: certificate.issuer, serialNumber: certificate.serialNumber)
         let metadata = StoreCertificateMetadata(
-            itemID: StoreLayout.newItemID(hash: hash, kind: "certificate"), label: label,
+            itemID: StoreLayout.newItemID(hash: hash, kind: .certificate), label: label,
             subject: certificate.subject, issuer: certificate.issuer,
             serialNumber: StoreHex.encode(certificate.serialNumber),
             notValidBefore: StoreItemRecord.formatDate(milliseconds: Int64((certificate.notValidBefore.timeIntervalSince1970 * 1000).rounded(.down))),
@@ -362,6 +377,34 @@ extension RSAKeyStore {
         var attributes: RSACertificateAttributes
         var der: [UInt8]
         var path: String
+        /// C, the file's name (``StoreLayout/certificateHash(issuer:serialNumber:)``).
+        var hash: String
+    }
+
+    /// The readable certificates an index folder names: the entries "<prefix>C" of the folder
+    /// of `entry` (an index entry made with an empty certificate hash). An entry whose file is
+    /// gone is skipped (the index is rebuilt by writes); a damaged file throws. Call under a lock.
+    ///
+    /// - Throws: `RSAError.damagedItem`, `RSAError.storeIOError`.
+    private func indexedCertificates(_ entry: String) throws -> [LoadedCertificate] {
+        let prefix = StoreFileSystem.baseName(entry)
+        return try StoreFileSystem.listDirectory(layout.absolute(StoreFileSystem.parent(of: entry))).compactMap { file in
+            let hash = String(file.dropFirst(prefix.count))
+            guard file.hasPrefix(prefix), StoreHex.isLowerHex(Substring(hash), count: 64) else { return nil }
+            return try loadCertificate(hash: hash)
+        }
+    }
+
+    /// The certificate item with this id (the caller holds a lock).
+    ///
+    /// - Throws: `RSAError.itemNotFound` (class certificate, this id) when the id names no
+    ///   certificate, or one since replaced or deleted; `RSAError.damagedItem`; `RSAError.storeIOError`.
+    private func loadCertificate(id: String) throws -> LoadedCertificate {
+        guard case let .certificate(hash)? = StoreLayout.parseAnyItemID(id),
+              let loaded = try loadCertificate(hash: hash), loaded.metadata.itemID == id else {
+            throw RSAError.itemNotFound(.item(id: id, itemClass: .certificate))
+        }
+        return loaded
     }
 
     /// Read and check the certificate file of `hash`; nil when absent.
@@ -382,6 +425,6 @@ extension RSAKeyStore {
             throw file.damaged("the item id does not belong to this item")
         }
         let der = try file.der(label: "CERTIFICATE", fingerprint: metadata.fingerprint, noun: "certificate")
-        return LoadedCertificate(metadata: metadata, attributes: attributes, der: der, path: file.path)
+        return LoadedCertificate(metadata: metadata, attributes: attributes, der: der, path: file.path, hash: hash)
     }
 }

@@ -73,7 +73,7 @@ extension RSAKeyStore {
     ) throws -> ([RSAKeyItemAttributes], [RSACertificateAttributes]) {
         let fingerprint = requests[0].fingerprint
         return try withWriteTransaction { tx in
-            let elsewhere = try itemsHoldingLock(fingerprint: fingerprint).filter { $0.applicationTag != tag }
+            let elsewhere = try itemsHoldingLock(fingerprint: fingerprint, skippingDamaged: true).filter { $0.applicationTag != tag }
             if let first = elsewhere.first {
                 guard replace else { throw RSAError.keyStoredUnderAnotherTag(tag: first.applicationTag, requestedTag: tag) }
                 for item in elsewhere {

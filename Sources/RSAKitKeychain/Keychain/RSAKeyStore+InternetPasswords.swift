@@ -37,7 +37,7 @@ extension RSAKeyStore {
             let storeKey = try currentStoreKey()
             let now = StoreItemRecord.formatDate(milliseconds: StoreItemRecord.nowMilliseconds())
             let metadata = StorePasswordMetadata(
-                itemID: StoreLayout.newItemID(hash: hash, kind: "password"), service: key.server,
+                itemID: StoreLayout.newItemID(hash: hash, kind: .password), service: key.server,
                 account: key.account, label: label, comment: comment, creationDate: now,
                 modificationDate: now, valueByteCount: value.count, internet: StoreInternetAttributes(key))
             var contents = try encodePassword(metadata, value: value, storeKey: storeKey)
@@ -95,15 +95,16 @@ extension RSAKeyStore {
 
     /// Every internet password `query` matches (`SecItemCopyMatching` with
     /// `kSecMatchLimitAll`), sorted by server, protocol, port, path, then account. Reads every
-    /// password file; needs no passphrase. Damaged items are left out (``allKeychainItems()``
-    /// reports them).
+    /// password file; needs no passphrase.
     /// - Returns: the matching items; `[]` when none matches (a list lookup never throws
     ///   `RSAError.itemNotFound`).
-    /// - Throws: `RSAError.storeIOError`.
+    /// - Throws: `RSAError.damagedItem` when a password file is damaged: its class and key
+    ///   cannot be read, so it might match (a lookup does not drop it; ``allItems()`` lists it
+    ///   with the others); `RSAError.storeIOError`.
     public func internetPasswords(matching query: RSAInternetPasswordQuery = RSAInternetPasswordQuery()) throws -> [RSAInternetPasswordAttributes] {
         let found = try withReadLock {
             try passwordFileHashes().compactMap { hash -> RSAInternetPasswordAttributes? in
-                guard let loaded = try? loadPassword(hash: hash), let attributes = loaded.metadata.internetAttributes(),
+                guard let loaded = try loadPassword(hash: hash), let attributes = loaded.metadata.internetAttributes(),
                       query.matches(attributes.key) else { return nil }
                 return attributes
             }

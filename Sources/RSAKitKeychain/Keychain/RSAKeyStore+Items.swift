@@ -4,49 +4,47 @@ import RSAKitCore
 import RSAKitPKI
 
 extension RSAKeyStore {
-    /// Every item of every class, and every item file that could not be read (listed, not
-    /// thrown). Reads every item file; needs no passphrase.
+    /// Every item of every class (`SecItemCopyMatching` with `kSecMatchLimitAll` over each
+    /// class), and every item file that could not be read. Reads every item file; needs no
+    /// passphrase.
     ///
+    /// A listing never throws for a damaged item and never drops one: each is in
+    /// ``RSAKeychainListing/problems`` with its path and the error a lookup of it throws, and
+    /// the other items are listed as usual.
+    ///
+    /// - Returns: the items of each class, sorted (see ``RSAKeychainListing``), and the problems.
     /// - Throws: `RSAError.storeIOError` when a store folder cannot be listed.
-    public func allKeychainItems() throws -> RSAKeychainListing {
-        try allKeychainItemsWithPublicKeys().listing
+    public func allItems() throws -> RSAKeychainListing {
+        try allItemsWithPublicKeys().listing
     }
 
-    /// ``allKeychainItems()`` and the public key of every listed key item, by
+    /// ``allItems()`` and the public key of every listed key item, by
     /// ``RSAKeyItemAttributes/itemID`` (for a private item, its public half: readable without
     /// the passphrase in a protected store), from the same one reading of each item file
     /// (reading the keys again by tag would parse each item a second and third time). For the
     /// keys and the parsed certificates alone, with a stamp to tell when to read again, see
     /// ``snapshot()``.
     ///
-    /// - Returns: the listing, exactly as ``allKeychainItems()`` gives it, and the keys.
-    /// - Throws: as ``allKeychainItems()``.
-    public func allKeychainItemsWithPublicKeys() throws -> (listing: RSAKeychainListing, publicKeys: [String: RSAPublicKey]) {
-        let (keys, publicKeys) = try allItemsWithPublicKeys()
+    /// - Returns: the listing, exactly as ``allItems()`` gives it, and the keys.
+    /// - Throws: as ``allItems()``.
+    public func allItemsWithPublicKeys() throws -> (listing: RSAKeychainListing, publicKeys: [String: RSAPublicKey]) {
+        let (keys, publicKeys) = try allKeyItemsWithPublicKeys()
         var passwords: [RSAGenericPasswordAttributes] = []
         var internetPasswords: [RSAInternetPasswordAttributes] = []
         var certificates: [RSACertificateAttributes] = []
+        var crls: [RSACRLAttributes] = []
         var problems = keys.problems
         try withReadLock {
-            for hash in try passwordFileHashes() {
-                do {
-                    guard let loaded = try loadPassword(hash: hash) else { continue }
-                    if let internet = loaded.metadata.internetAttributes() {
-                        internetPasswords.append(internet)
-                    } else {
-                        passwords.append(loaded.attributes)
-                    }
-                } catch let error as RSAError {
-                    problems.append(RSAKeyStoreProblem(path: layout.absolute(StoreLayout.passwordPath(hash: hash)), error: error))
+            for loaded in readRecords(try passwordFileHashes(), path: StoreLayout.passwordPath, problems: &problems, loadPassword) {
+                if let internet = loaded.metadata.internetAttributes() {
+                    internetPasswords.append(internet)
+                } else {
+                    passwords.append(loaded.attributes)
                 }
             }
-            for hash in try certificateFileHashes() {
-                do {
-                    if let loaded = try loadCertificate(hash: hash) { certificates.append(loaded.attributes) }
-                } catch let error as RSAError {
-                    problems.append(RSAKeyStoreProblem(path: layout.absolute(StoreLayout.certificatePath(hash: hash)), error: error))
-                }
-            }
+            certificates = readRecords(try certificateFileHashes(), path: StoreLayout.certificatePath, problems: &problems,
+                                       loadCertificate).map(\.attributes)
+            crls = readRecords(try crlFileHashes(), path: StoreLayout.crlPath, problems: &problems, loadCRL).map(\.attributes)
         }
         passwords.sort {
             if !$0.service.utf8.elementsEqual($1.service.utf8) { return $0.service.utf8.lexicographicallyPrecedes($1.service.utf8) }
@@ -55,21 +53,41 @@ extension RSAKeyStore {
         internetPasswords.sort { $0.key.description.utf8.lexicographicallyPrecedes($1.key.description.utf8) }
         return (RSAKeychainListing(
             keys: keys.items, passwords: passwords, internetPasswords: internetPasswords,
-            certificates: RSAKeyStore.sortedCertificates(certificates),
+            certificates: RSAKeyStore.sortedCertificates(certificates), crls: RSAKeyStore.sortedCRLs(crls),
             problems: problems.sorted { $0.path < $1.path }), publicKeys)
     }
 
-    /// The item with this item id, of any class (`kSecValuePersistentRef`). Opens one file.
+    /// The record files of `hashes` that read, in order; each that does not is appended to
+    /// `problems` with its path (`path` of the hash, relative) instead. Call under a lock.
+    func readRecords<Loaded>(
+        _ hashes: [String], path: (String) -> String, problems: inout [RSAKeyStoreProblem],
+        _ load: (String) throws -> Loaded?
+    ) -> [Loaded] {
+        hashes.compactMap { hash in
+            do {
+                return try load(hash)
+            } catch {
+                problems.append(RSAKeyStoreProblem(
+                    path: layout.absolute(path(hash)),
+                    error: error as? RSAError ?? RSAError.storeIOError(path: layout.absolute(path(hash)), reason: "\(error)")))
+                return nil
+            }
+        }
+    }
+
+    /// The item with this item id, of any class (`SecItemCopyMatching` with
+    /// `kSecValuePersistentRef` and `kSecReturnAttributes`). Opens one file.
     ///
     /// - Throws: `RSAError.itemNotFound` with ``RSAKeychainItemQuery/item(id:itemClass:)``
     ///   (no class: the lookup is by id alone) when no item has this id (also for ids of deleted
-    ///   items and strings that are not ids); `RSAError.damagedItem`; `RSAError.storeIOError`.
-    public func keychainItem(id: String) throws -> RSAKeychainItem {
+    ///   items and strings that are not ids); `RSAError.damagedItem` when the item's file is
+    ///   damaged; `RSAError.storeIOError`.
+    public func item(id: String) throws -> RSAKeychainItem {
         let notFound = RSAError.itemNotFound(.item(id: id))
         switch StoreLayout.parseAnyItemID(id) {
         case .key?:
             do {
-                return .key(try item(id: id))
+                return .key(try keyItem(id: id))
             } catch RSAError.itemNotFound {
                 throw notFound
             }
@@ -79,15 +97,17 @@ extension RSAKeyStore {
             }
             if let internet = loaded.metadata.internetAttributes() { return .internetPassword(internet) }
             return .genericPassword(loaded.attributes)
-        case let .certificate(hash)?:
-            guard let loaded = try withReadLock({ try loadCertificate(hash: hash) }), loaded.metadata.itemID == id else {
+        case .certificate?:
+            do {
+                return .certificate(try certificate(id: id))
+            } catch RSAError.itemNotFound {
                 throw notFound
             }
-            return .certificate(loaded.attributes)
-        case .crl?:
-            // NOTE: CRL items are not RSAKeychainItem values (their API is crls() and
-            // deleteCRLs); an id of one is "not found" here, as for any other class's lookup.
-            throw notFound
+        case let .crl(hash)?:
+            guard let loaded = try withReadLock({ try loadCRL(hash: hash) }), loaded.attributes.itemID == id else {
+                throw notFound
+            }
+            return .crl(loaded.attributes)
         case nil:
             throw notFound
         }
@@ -96,22 +116,26 @@ extension RSAKeyStore {
     /// Delete the item with this id, of any class (`SecItemDelete` with
     /// `kSecValuePersistentRef`). Deleting one half of a key pair leaves the other.
     ///
-    /// - Throws: `RSAError.itemNotFound` as ``keychainItem(id:)``; `RSAError.storeIOError`.
+    /// - Throws: `RSAError.itemNotFound` as ``item(id:)``; `RSAError.damagedItem` as
+    ///   ``item(id:)`` (a damaged key or password is deleted by its tag or service and account,
+    ///   which need no reading); `RSAError.storeIOError`.
     public func deleteItem(id: String) throws {
-        switch try keychainItem(id: id) {
+        switch try item(id: id) {
         case let .key(attributes):
-            try delete(tag: attributes.applicationTag, keyClass: attributes.keyClass)
+            try deleteKey(tag: attributes.applicationTag, keyClass: attributes.keyClass)
         case let .genericPassword(attributes):
             try deleteGenericPassword(service: attributes.service, account: attributes.account)
         case let .internetPassword(attributes):
             try deleteInternetPassword(attributes.key)
         case .certificate:
-            try deleteCertificate(itemID: id)
+            try deleteCertificate(id: id)
+        case let .crl(attributes):
+            try deleteCRL(issuer: attributes.issuer)
         }
     }
 }
 
-/// One keychain item of any class, as ``RSAKeyStore/keychainItem(id:)`` returns it.
+/// One keychain item of any class, as ``RSAKeyStore/item(id:)`` returns it.
 public enum RSAKeychainItem: Sendable, Hashable {
     /// A key item (`kSecClassKey`).
     case key(RSAKeyItemAttributes)
@@ -121,6 +145,9 @@ public enum RSAKeychainItem: Sendable, Hashable {
     case internetPassword(RSAInternetPasswordAttributes)
     /// A certificate item (`kSecClassCertificate`).
     case certificate(RSACertificateAttributes)
+    /// A certificate revocation list (no `SecItem` class: Apple keeps CRLs in the trust
+    /// settings, rsakit keeps the newest of each issuer as an item).
+    case crl(RSACRLAttributes)
 
     /// The item's id (persistent reference).
     public var itemID: String {
@@ -129,21 +156,24 @@ public enum RSAKeychainItem: Sendable, Hashable {
         case let .genericPassword(a): return a.itemID
         case let .internetPassword(a): return a.itemID
         case let .certificate(a): return a.itemID
+        case let .crl(a): return a.itemID
         }
     }
 
-    /// The class name rsakit prints: "key", "password", "internet password" or "certificate".
+    /// The class name rsakit prints: "key", "password", "internet password", "certificate" or "CRL".
     public var className: String {
         switch self {
         case .key: return "key"
         case .genericPassword: return "password"
         case .internetPassword: return "internet password"
         case .certificate: return "certificate"
+        case .crl: return "CRL"
         }
     }
 }
 
-/// Everything ``RSAKeyStore/allKeychainItems()`` found.
+/// Everything ``RSAKeyStore/allItems()`` found: the items of each class that read, and the
+/// item files that did not.
 public struct RSAKeychainListing: Sendable {
     /// Every readable key item, sorted by application tag, public before private.
     public let keys: [RSAKeyItemAttributes]
@@ -153,6 +183,9 @@ public struct RSAKeychainListing: Sendable {
     public let internetPasswords: [RSAInternetPasswordAttributes]
     /// Every readable certificate, sorted by label.
     public let certificates: [RSACertificateAttributes]
-    /// Every item file that could not be read, sorted by path.
+    /// Every readable CRL item, sorted by issuer name (UTF-8 bytes).
+    public let crls: [RSACRLAttributes]
+    /// Every item file of any class that could not be read (damaged, or a private item open
+    /// to group or others), sorted by path: a listing reports them here and leaves none out.
     public let problems: [RSAKeyStoreProblem]
 }

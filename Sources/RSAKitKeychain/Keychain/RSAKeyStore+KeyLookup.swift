@@ -62,21 +62,25 @@ extension RSAKeyStore {
         return key
     }
 
-    /// The attributes of the item with this tag and key class. Opens one file.
+    /// The attributes of the key item with this tag and key class: `SecItemCopyMatching` with
+    /// `kSecClassKey`, `kSecAttrApplicationTag`, `kSecAttrKeyClass` and `kSecReturnAttributes`.
+    /// Opens one file; needs no passphrase.
     ///
-    /// - Throws: `RSAError.itemNotFound` (this tag and class) when there is none; otherwise as
-    ///   ``privateKey(tag:)``.
-    public func item(tag: String, keyClass: RSAKeyClass) throws -> RSAKeyItemAttributes {
+    /// - Throws: `RSAError.itemNotFound` (this tag and class) when there is none;
+    ///   `RSAError.damagedItem` when the item file is damaged; `RSAError.insecureStorePermissions`;
+    ///   `RSAError.invalidTag`; `RSAError.storeIOError`.
+    public func keyItem(tag: String, keyClass: RSAKeyClass) throws -> RSAKeyItemAttributes {
         try loadByTag(tag, keyClass).attributes
     }
 
-    /// The attributes of the item with this item id (the persistent-reference analogue).
-    /// Opens one file: the id names its item's file.
+    /// The attributes of the key item with this item id: `SecItemCopyMatching` with
+    /// `kSecClassKey` and `kSecValuePersistentRef`. Opens one file: the id names its item's
+    /// file. ``item(id:)`` takes an id of any class.
     ///
     /// - Throws: `RSAError.itemNotFound` (class key, this item id) when no key item has this id
     ///   (including ids of items since replaced or deleted, and strings that are not item ids);
     ///   `RSAError.damagedItem`; `RSAError.insecureStorePermissions`; `RSAError.storeIOError`.
-    public func item(id: String) throws -> RSAKeyItemAttributes {
+    public func keyItem(id: String) throws -> RSAKeyItemAttributes {
         guard let (tagHash, keyClass) = StoreLayout.parseItemID(id) else {
             throw RSAError.itemNotFound(.item(id: id, itemClass: .key))
         }
@@ -89,46 +93,56 @@ extension RSAKeyStore {
         return loaded.attributes
     }
 
-    /// Every item whose key has this fingerprint (both halves of a pair, and the same key
-    /// stored under several tags), sorted by tag then class. Uses the fingerprint index: one
-    /// index folder is listed, and each match is read and checked. Damaged items are left
-    /// out (``allItems()`` reports them).
+    /// Every key item whose key has this fingerprint (both halves of a pair, and the same key
+    /// stored under several tags), sorted by tag then class: `SecItemCopyMatching` with
+    /// `kSecClassKey`, `kSecAttrApplicationLabel` and `kSecMatchLimitAll`. Uses the
+    /// fingerprint index: one index folder is listed, and each match is read and checked.
     ///
     /// - Returns: the matching items; `[]` when none matches (a list lookup never throws
     ///   `RSAError.itemNotFound`).
-    /// - Throws: `RSAError.storeIOError`.
-    public func items(fingerprint: RSAKeyFingerprint) throws -> [RSAKeyItemAttributes] {
-        RSAKeyStore.sorted(try withReadLock { try itemsHoldingLock(fingerprint: fingerprint) })
+    /// - Throws: `RSAError.damagedItem` when an item the index names is damaged (a lookup does
+    ///   not drop it; ``allKeyItems()`` lists it with the others); `RSAError.storeIOError`.
+    public func keyItems(fingerprint: RSAKeyFingerprint) throws -> [RSAKeyItemAttributes] {
+        RSAKeyStore.sorted(try withReadLock { try itemsHoldingLock(fingerprint: fingerprint, skippingDamaged: false) })
     }
 
-    /// ``items(fingerprint:)`` for a caller that already holds the store's lock (a write
-    /// transaction), unsorted.
-    func itemsHoldingLock(fingerprint: RSAKeyFingerprint) throws -> [RSAKeyItemAttributes] {
+    /// ``keyItems(fingerprint:)`` for a caller that already holds the store's lock (a write
+    /// transaction), unsorted. A write that only needs to know where else a key is stored
+    /// passes `skippingDamaged`, so that an item it cannot read (damaged, or open to group or
+    /// others) does not block it.
+    func itemsHoldingLock(fingerprint: RSAKeyFingerprint, skippingDamaged: Bool) throws -> [RSAKeyItemAttributes] {
         let fingerprintHex = StoreHex.encode(fingerprint.bytes)
         var found: [RSAKeyItemAttributes] = []
         let shard = layout.absolute(StoreLayout.fingerprintShard(fingerprintHex))
         for name in try StoreFileSystem.listDirectory(shard) {
             guard let entry = StoreLayout.parseFingerprintEntry(name),
                   entry.fingerprintHex == fingerprintHex else { continue }
-            guard let loaded = try? loadItem(entry.keyClass, tagHash: entry.tagHash, knownTag: nil),
-                  loaded.attributes.fingerprint == fingerprint else { continue }
+            let loaded: LoadedItem?
+            do {
+                loaded = try loadItem(entry.keyClass, tagHash: entry.tagHash, knownTag: nil)
+            } catch where skippingDamaged {
+                continue
+            }
+            guard let loaded, loaded.attributes.fingerprint == fingerprint else { continue }
             found.append(loaded.attributes)
         }
         return found
     }
 
-    /// Every item with its attributes, and every item file that could not be read (listed,
-    /// not thrown: one damaged item does not hide the others). Reads every item file, and
-    /// removes the temporary files of interrupted writes it meets.
+    /// Every key item with its attributes, and every key item file that could not be read
+    /// (`SecItemCopyMatching` with `kSecClassKey` and `kSecMatchLimitAll`). A listing: a
+    /// damaged item is in ``RSAKeyItemListing/problems``, never thrown and never left out, so
+    /// one damaged item does not hide the others. Reads every key item file, and removes the
+    /// temporary files of interrupted writes it meets. ``allItems()`` lists every class.
     ///
     /// - Throws: `RSAError.storeIOError` when a store folder cannot be listed.
-    public func allItems() throws -> RSAKeyStoreListing {
-        try allItemsWithPublicKeys().listing
+    public func allKeyItems() throws -> RSAKeyItemListing {
+        try allKeyItemsWithPublicKeys().listing
     }
 
-    /// ``allItems()`` and the public key of every listed item by item id (a private item's
+    /// ``allKeyItems()`` and the public key of every listed item by item id (a private item's
     /// public half), from the same one reading of each file.
-    func allItemsWithPublicKeys() throws -> (listing: RSAKeyStoreListing, publicKeys: [String: RSAPublicKey]) {
+    func allKeyItemsWithPublicKeys() throws -> (listing: RSAKeyItemListing, publicKeys: [String: RSAPublicKey]) {
         try withReadLock {
             var publicKeys: [String: RSAPublicKey] = [:]
             var items: [RSAKeyItemAttributes] = []
@@ -161,7 +175,7 @@ extension RSAKeyStore {
                     }
                 }
             }
-            return (RSAKeyStoreListing(items: RSAKeyStore.sorted(items), problems: problems.sorted { $0.path < $1.path }),
+            return (RSAKeyItemListing(items: RSAKeyStore.sorted(items), problems: problems.sorted { $0.path < $1.path }),
                     publicKeys)
         }
     }

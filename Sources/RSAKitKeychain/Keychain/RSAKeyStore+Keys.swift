@@ -193,17 +193,22 @@ extension RSAKeyStore {
 
     // MARK: Changing and deleting
 
-    /// Change the label of the items under `tag` (of `keyClass`, or of both classes when nil).
-    /// Item ids, creation dates and keys stay the same.
+    /// Change the label of the key items under `tag` (of `keyClass`, or of both classes when
+    /// nil), as `SecItemUpdate` with `kSecClassKey`, `kSecAttrApplicationTag` and a new
+    /// `kSecAttrLabel`. Item ids, creation dates and keys stay the same. Only updates: a
+    /// missing item is not created.
     ///
     /// - Parameters:
-    ///   - label: the new label, or nil to remove it.
+    ///   - tag: the application tag of the items.
+    ///   - keyClass: the class to change, or nil for both.
+    ///   - label: the new label, or nil to remove it (a key's only changeable attribute, so
+    ///     nil does not mean "leave as it is" here).
     /// - Returns: the updated attributes (public before private).
     /// - Throws: `RSAError.itemNotFound` (this tag and `keyClass`) when no such item exists; `RSAError.damagedItem`
     ///   when one is damaged (nothing is changed then); `RSAError.invalidTag`,
     ///   `RSAError.invalidLabel`, `RSAError.insecureStorePermissions`, `RSAError.storeIOError`.
     @discardableResult
-    public func updateLabel(_ label: String?, tag: String, keyClass: RSAKeyClass? = nil) throws -> [RSAKeyItemAttributes] {
+    public func updateKey(tag: String, keyClass: RSAKeyClass? = nil, label: String?) throws -> [RSAKeyItemAttributes] {
         try RSAKeyStore.validateTag(tag)
         try RSAKeyStore.validateLabel(label)
         let tagHash = StoreLayout.tagHash(tag)
@@ -227,12 +232,13 @@ extension RSAKeyStore {
         }
     }
 
-    /// Delete the items under `tag`: the one of `keyClass`, or both when nil (as
-    /// `SecItemDelete` with or without `kSecAttrKeyClass`). Damaged items are deleted too.
+    /// Delete the key items under `tag`: the one of `keyClass`, or both when nil (as
+    /// `SecItemDelete` with `kSecClassKey`, `kSecAttrApplicationTag`, and with or without
+    /// `kSecAttrKeyClass`). Damaged items are deleted too.
     ///
     /// - Throws: `RSAError.itemNotFound` (this tag and `keyClass`) when no item matches (nothing is deleted);
     ///   `RSAError.invalidTag`; `RSAError.storeIOError`.
-    public func delete(tag: String, keyClass: RSAKeyClass? = nil) throws {
+    public func deleteKey(tag: String, keyClass: RSAKeyClass? = nil) throws {
         try RSAKeyStore.validateTag(tag)
         let tagHash = StoreLayout.tagHash(tag)
         try withWriteTransaction { tx in

@@ -21,17 +21,11 @@ internal struct StoreOCSPMetadata: Codable, Equatable {
 }
 
 extension RSAKeyStore: RSAOCSPResponseCache {
-    static let ocspDirectory = "ocsp"
-
-    private static func ocspPath(keyHex: String) -> String {
-        ocspDirectory + "/" + keyHex.prefix(2) + "/" + keyHex + StoreLayout.recordSuffix
-    }
-
     /// The cached response under `key` whose nextUpdate is after `now`; nil otherwise (also
     /// for a damaged or unreadable file). Needs no passphrase.
     public func cachedOCSPResponse(key: [UInt8], now: Date) -> [UInt8]? {
         let keyHex = StoreHex.encode(key)
-        let path = layout.absolute(Self.ocspPath(keyHex: keyHex))
+        let path = layout.absolute(StoreLayout.ocspPath(keyHex: keyHex))
         guard let file = try? withReadLock({ try StoreFileSystem.readFile(path, maximumByteCount: 256 * 1024) }) ?? nil else { return nil }
         let lines = file.bytes.split(separator: 0x0A, maxSplits: 2, omittingEmptySubsequences: false)
         guard lines.count == 3, lines[0].elementsEqual(StoreOCSPMetadata.magicLine.utf8),
@@ -57,7 +51,7 @@ extension RSAKeyStore: RSAOCSPResponseCache {
         let contents = Array((StoreOCSPMetadata.magicLine + "\n").utf8) + Array(json) + [0x0A]
             + Array(PEMDocument.encode(response, label: "OCSP RESPONSE").utf8)
         _ = try? withWriteTransaction { tx in
-            try tx.stageFile(Self.ocspPath(keyHex: keyHex), contents: contents)
+            try tx.stageFile(StoreLayout.ocspPath(keyHex: keyHex), contents: contents)
         }
     }
 }

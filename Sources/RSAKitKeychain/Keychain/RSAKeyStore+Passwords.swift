@@ -73,7 +73,7 @@ extension RSAKeyStore {
                 let hash = StoreLayout.passwordHash(service: service, account: account)
                 let path = StoreLayout.passwordPath(hash: hash)
                 let metadata = StorePasswordMetadata(
-                    itemID: StoreLayout.newItemID(hash: hash, kind: "password"), service: service,
+                    itemID: StoreLayout.newItemID(hash: hash, kind: .password), service: service,
                     account: account, label: label, comment: comment, creationDate: now,
                     modificationDate: now, valueByteCount: value.count)
                 var contents = try encodePassword(metadata, value: value, storeKey: storeKey)
@@ -104,8 +104,9 @@ extension RSAKeyStore {
     ///
     /// - Returns: the items; `[]` when the service has none (a list lookup never throws
     ///   `RSAError.itemNotFound`).
-    /// - Throws: `RSAError.invalidAttribute`; `RSAError.storeIOError`. Damaged items are left
-    ///   out (``allKeychainItems()`` reports them).
+    /// - Throws: `RSAError.damagedItem` when an item file of the service is damaged (a lookup
+    ///   does not drop it; ``allItems()`` lists it with the others); `RSAError.invalidAttribute`;
+    ///   `RSAError.storeIOError`.
     public func genericPasswords(service: String) throws -> [RSAGenericPasswordAttributes] {
         try RSAKeyStore.validateService(service, account: "")
         let serviceHash = StoreLayout.serviceHash(service)
@@ -114,7 +115,7 @@ extension RSAKeyStore {
             try StoreFileSystem.listDirectory(layout.absolute(shard)).compactMap { name in
                 guard name.hasPrefix(serviceHash),
                       let hash = StoreLayout.recordHash(fromName: name, digits: 128) else { return nil }
-                guard let loaded = try? loadPassword(hash: hash), loaded.metadata.internet == nil else { return nil }
+                guard let loaded = try loadPassword(hash: hash), loaded.metadata.internet == nil else { return nil }
                 return loaded.attributes
             }
         }

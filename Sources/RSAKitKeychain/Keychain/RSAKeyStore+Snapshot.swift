@@ -54,13 +54,16 @@ public struct RSAKeyStoreSnapshot: Sendable {
     /// The stamp taken before the reading: a later ``RSAKeyStore/stamp()`` that equals it,
     /// when it ``RSAKeyStoreStamp/isSettled``, means this snapshot is still the store's content.
     public let stamp: RSAKeyStoreStamp
-    /// The key items that read, as ``RSAKeyStore/allKeychainItems()`` lists them.
+    /// The key items that read, as ``RSAKeyStore/allItems()`` lists them.
     public let keys: [RSAKeyItemAttributes]
     /// The public key of each key item by ``RSAKeyItemAttributes/itemID`` (for a private item,
     /// its public half, readable without the passphrase).
     public let publicKeys: [String: RSAPublicKey]
     /// The certificate items that read and parse, in the listing's order.
     public let certificates: [RSAStoredCertificate]
+    /// Every key or certificate item file that did not read, or whose certificate does not
+    /// parse, sorted by path: left out of ``keys`` and ``certificates``, reported here.
+    public let problems: [RSAKeyStoreProblem]
 }
 
 extension RSAKeyStore {
@@ -100,23 +103,22 @@ extension RSAKeyStore {
     }
 
     /// The keys and certificates of the store, each item file read once, with the
-    /// ``stamp()`` taken before the reading. Items that do not read (damaged, or a certificate
-    /// that does not parse) are left out, as ``allKeychainItems()`` lists them among its
-    /// problems. Needs no passphrase.
+    /// ``stamp()`` taken before the reading. A listing: items that do not read (damaged, or a
+    /// certificate that does not parse) are in ``RSAKeyStoreSnapshot/problems``, as
+    /// ``allItems()`` lists them. Needs no passphrase.
     ///
     /// - Throws: `RSAError.storeIOError` when a folder cannot be listed.
     public func snapshot() throws -> RSAKeyStoreSnapshot {
         let stamp = try stamp()
-        let (keys, publicKeys) = try allItemsWithPublicKeys()
-        var certificates: [RSAStoredCertificate] = []
-        try withReadLock {
-            for hash in try certificateFileHashes() {
-                guard let loaded = try? loadCertificate(hash: hash),
-                      let certificate = try? Self.parsedCertificate(loaded) else { continue }
-                certificates.append(RSAStoredCertificate(attributes: loaded.attributes, certificate: certificate))
+        let (keys, publicKeys) = try allKeyItemsWithPublicKeys()
+        var problems = keys.problems
+        var certificates: [RSAStoredCertificate] = try withReadLock {
+            readRecords(try certificateFileHashes(), path: StoreLayout.certificatePath, problems: &problems) { hash in
+                try loadCertificate(hash: hash).map { RSAStoredCertificate(attributes: $0.attributes, certificate: try Self.parsedCertificate($0)) }
             }
         }
         certificates.sort { Self.certificatePrecedes($0.attributes, $1.attributes) }
-        return RSAKeyStoreSnapshot(stamp: stamp, keys: keys.items, publicKeys: publicKeys, certificates: certificates)
+        return RSAKeyStoreSnapshot(stamp: stamp, keys: keys.items, publicKeys: publicKeys, certificates: certificates,
+                                   problems: problems.sorted { $0.path < $1.path })
     }
 }

@@ -24,15 +24,38 @@ import Darwin
 /// PEM, public items SPKI PEM, each after a one-line metadata record: `openssl pkey -in`
 /// reads an item file directly. The layout is described in README.md, "Key store".
 ///
-/// Every item class (keys, certificates, identities, generic and internet passwords) follows
-/// Apple's query model and one lookup rule: a call that returns a list (`items(fingerprint:)`,
-/// `certificates(label:)`, `identities(label:)`, `genericPasswords(service:)`,
-/// `internetPasswords(matching:)`...) returns `[]` when nothing matches; a call that returns one
-/// item (`privateKey(tag:)`, `certificate(itemID:)`, `identity(for:)`, `genericPassword(service:account:)`...)
-/// throws ``RSAError/itemNotFound(_:)`` naming the class and attributes it looked for. An add
-/// whose unique attributes are taken throws ``RSAError/duplicateItem(_:)`` and changes nothing;
-/// an update (`SecItemUpdate`) of a missing item throws ``RSAError/itemNotFound(_:)`` and
-/// creates nothing.
+/// Every item class (keys, certificates, identities, generic and internet passwords, CRLs)
+/// follows Apple's query model (`SecItemAdd`, `SecItemCopyMatching`, `SecItemUpdate`,
+/// `SecItemDelete`) under the same names:
+///
+/// | class | add | one item | every match | update | delete |
+/// | --- | --- | --- | --- | --- | --- |
+/// | key | `addKeyPair`, `addPublicKey` | `keyItem(tag:keyClass:)`, `keyItem(id:)` | `keyItems(fingerprint:)`, `allKeyItems()` | `updateKey(tag:keyClass:label:)` | `deleteKey(tag:keyClass:)` |
+/// | certificate | `addCertificate` | `certificate(id:)`, `certificate(fingerprint:)` | `certificates(label:)`, `certificates(publicKeyFingerprint:)` | `updateCertificate(id:label:trust:)` | `deleteCertificate(id:)` |
+/// | identity | `addIdentity` | `identity(for:)` | `identities(label:)`, `identities(tag:)`, `allIdentities()` | through its key and certificate | through its key and certificate |
+/// | generic password | `addGenericPassword` | `genericPassword(service:account:)` | `genericPasswords(service:)` | `updateGenericPassword` | `deleteGenericPassword` |
+/// | internet password | `addInternetPassword` | `internetPassword(_:)` | `internetPasswords(matching:)` | `updateInternetPassword` | `deleteInternetPassword` |
+/// | CRL | `addCRL` | `crl(issuer:)` | `allCRLs()` | (a newer CRL supersedes) | `deleteCRL(issuer:)` |
+/// | any | | `item(id:)` (persistent reference) | `allItems()` | | `deleteItem(id:)` |
+///
+/// The item id (``RSAKeyItemAttributes/itemID`` and its peers) is the persistent reference.
+/// Calls that return the key or the secret rather than the attributes (`kSecReturnRef`,
+/// `kSecReturnData`) are `privateKey(tag:)`, `publicKey(tag:)`, `certificateValue(id:)`,
+/// `genericPasswordValue(service:account:)`, `internetPasswordValue(_:)` and `allCRLValues()`.
+///
+/// Lookups and errors, the same in every class:
+/// - a call that returns one item throws ``RSAError/itemNotFound(_:)`` naming the class and
+///   attributes it looked for when none matches; a call that returns a list returns `[]`;
+/// - an add whose unique attributes are taken throws ``RSAError/duplicateItem(_:)`` and
+///   changes nothing; an update of a missing item throws ``RSAError/itemNotFound(_:)`` and
+///   creates nothing;
+/// - damaged items: a lookup, of one item or of every item matching a query, that meets a
+///   damaged item file throws ``RSAError/damagedItem(tag:path:reason:)`` (it never passes over
+///   it, as it cannot tell whether the item matches); a listing (``allItems()``,
+///   ``allKeyItems()``, ``snapshot()``) reads every file, never throws for a damaged one and
+///   never leaves one out: each is in its `problems` (``RSAKeyStoreProblem``: the path, the
+///   reason, the error a lookup throws), beside the items that read. Deleting by tag, or by
+///   service and account, removes a damaged item too.
 ///
 /// Safety on disk:
 /// - folders are created 0700 and files 0600 (with `O_CREAT | O_EXCL`, never wider first);
@@ -111,7 +134,7 @@ public final class RSAKeyStore: Sendable {
     /// group or others, applies the journal of a write interrupted after its commit point, and
     /// removes temporary files left by interrupted writes in the store folder and the private
     /// folders (those in public folders go at the next write into their folder or the next
-    /// ``allItems()``; they are ignored meanwhile). Its cost grows with the number of private
+    /// ``allKeyItems()``; they are ignored meanwhile). Its cost grows with the number of private
     /// items (one lstat each); public items are not listed.
     ///
     /// Several processes or threads may open, and so create, the same new store at once:
@@ -160,14 +183,8 @@ public final class RSAKeyStore: Sendable {
             try createLockFile(layout)
             return
         }
-        let ours: Set<String> = [
-            StoreLayout.versionName,
-            StoreLayout.lockName, StoreLayout.journalName, StoreLayout.indexDirectory,
-            RSAKeyClass.public.rawValue, RSAKeyClass.private.rawValue,
-            StoreLayout.passwordDirectory, StoreLayout.certificateDirectory, StoreLayout.crlDirectory, RSAKeyStore.ocspDirectory, StoreLayout.protectionName,
-        ]
         let foreign = try StoreFileSystem.listDirectory(layout.root).filter {
-            !ours.contains($0) && !$0.hasPrefix(StoreFileSystem.temporaryPrefix)
+            !StoreLayout.topLevelNames.contains($0) && !$0.hasPrefix(StoreFileSystem.temporaryPrefix)
                 && !RSAKeyStore.isNestedApplicationStore(layout, $0)
         }
         guard foreign.isEmpty else {
@@ -179,9 +196,7 @@ public final class RSAKeyStore: Sendable {
         let lock = try StoreLock(path: layout.lockPath, exclusive: true)
         defer { lock.release() }
         if try checkVersion(layout) { return }  // made by another opener while this one waited
-        for folder in [RSAKeyClass.public.rawValue, RSAKeyClass.private.rawValue,
-                       StoreLayout.indexDirectory, StoreLayout.fingerprintIndexDirectory,
-                       StoreLayout.passwordDirectory, StoreLayout.certificateDirectory] {
+        for folder in StoreLayout.initialDirectories {
             try StoreFileSystem.makeDirectory(layout.absolute(folder))
         }
         let temporary = layout.absolute(StoreFileSystem.temporaryName(for: StoreLayout.versionName))
@@ -264,7 +279,7 @@ public final class RSAKeyStore: Sendable {
                 try checkFolder(shardFolder)
                 // Public item files are not listed here, so that opening a store of many public
                 // keys stays cheap; their folders' stale temporary files go at the next write
-                // into the folder or the next allItems().
+                // into the folder or the next allKeyItems().
                 guard keyClass == .private else { continue }
                 let temporaryPrefix = Array(StoreFileSystem.temporaryPrefix.utf8CString.dropLast())
                 try StoreFileSystem.forEachEntryStatus(shardFolder) { name, st in
@@ -278,7 +293,7 @@ public final class RSAKeyStore: Sendable {
             }
         }
         // Password items hold secrets: checked (and cleaned) as private items are.
-        for folder in [StoreLayout.passwordDirectory, StoreLayout.certificateDirectory, StoreLayout.crlDirectory, RSAKeyStore.ocspDirectory] {
+        for folder in StoreLayout.recordDirectories {
             let classFolder = layout.absolute(folder)
             try checkFolder(classFolder)
             for shard in try StoreFileSystem.listDirectory(classFolder).sorted() where StoreLayout.isShardName(shard) {

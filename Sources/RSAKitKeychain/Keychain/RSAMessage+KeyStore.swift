@@ -56,10 +56,10 @@ extension RSAMessage {
     /// ``RSAMessageContainer/Header/recipientFingerprint``).
     /// - Throws: `RSAError.itemNotFound` with the query (class key, key class private,
     ///   `publicKeyFingerprint`) when the store has no such private key (it may hold the
-    ///   public half: ``RSAKeyStore/items(fingerprint:)`` tells); or the store's errors
+    ///   public half: ``RSAKeyStore/keyItems(fingerprint:)`` tells); or the store's errors
     ///   reading the item.
     public static func recipientPrivateKey(in store: RSAKeyStore, fingerprint: RSAKeyFingerprint) throws -> RSAPrivateKey {
-        let items = try store.items(fingerprint: fingerprint)
+        let items = try store.keyItems(fingerprint: fingerprint)
         guard let item = items.first(where: { $0.keyClass == .private }) else {
             throw RSAError.itemNotFound(
                 RSAKeychainItemQuery(itemClass: .key, keyClass: .private, publicKeyFingerprint: fingerprint))

@@ -17,8 +17,8 @@ extension RSATrust {
     /// - Throws: the store's read errors (`RSAError.storeIOError`, `RSAError.damagedItem`).
     public mutating func addKeychain(_ store: RSAKeyStore) throws {
         var present = Set(certificates.map(\.derRepresentation))
-        for item in try store.allKeychainItems().certificates {
-            let certificate = try store.certificate(itemID: item.itemID)
+        for item in try store.allItems().certificates {
+            let certificate = try store.certificateValue(id: item.itemID)
             if present.insert(certificate.derRepresentation).inserted {
                 certificates.append(certificate)
             }
@@ -33,7 +33,7 @@ extension RSATrust {
             }
         }
         let givenCRLs = Set(crls.map(\.derRepresentation))
-        crls += try store.storedCRLs().filter { !givenCRLs.contains($0.derRepresentation) }
+        crls += try store.allCRLValues().filter { !givenCRLs.contains($0.derRepresentation) }
         ocspResponseCache = store
     }
 }

@@ -6,7 +6,7 @@
 //   <store>/passwords/<ss>/<S><A>.item      generic password; S, A = SHA-256 of service, account
 //   <store>/certificates/<hh>/<C>.item      certificate; C = SHA-256 of issuer and serial
 //   <store>/crls/<ii>/<I>.item              CRL; I = SHA-256 of the issuer name (one per issuer)
-//   <store>/ocsp/<kk>/<K>.item              cached OCSP response (RSAKeyStore+OCSPCache.swift)
+//   <store>/ocsp/<kk>/<K>.item              cached OCSP response; K = hex of its cache key (RSATrust's)
 //   <store>/lock                            empty; flock(2) target
 //   <store>/journal                         only while a write is being applied (or after a crash)
 //   <store>/public/<hh>/<H>.pem             public item for the tag whose SHA-256 is H
@@ -15,6 +15,9 @@
 //
 // H = lower-case hex SHA-256 of the tag's UTF-8 bytes (64 digits), hh its first two digits;
 // F = lower-case hex fingerprint, ff its first two digits. File names never contain the tag.
+//
+// Every folder and file name of this layout is spelled here and nowhere else; the rest of the
+// store asks this type for paths.
 
 /// Paths inside one store folder. Relative paths (as the journal records them) use "/".
 import RSAKitCore
@@ -32,7 +35,8 @@ internal struct StoreLayout: Sendable {
     static let passwordDirectory = "passwords"
     static let certificateDirectory = "certificates"
     static let crlDirectory = "crls"
-    static let protectionName = StoreProtectionRecord.fileName
+    static let ocspDirectory = "ocsp"
+    static let protectionName = "protection"
     static let recordSuffix = ".item"
     static let lockName = "lock"
     static let journalName = "journal"
@@ -50,6 +54,25 @@ internal struct StoreLayout: Sendable {
 
     /// "public" or "private": the folder of one key class.
     static func classDirectory(_ keyClass: RSAKeyClass) -> String { keyClass.rawValue }
+
+    /// The folders of the record items ("folder/hh/H.item"): passwords, certificates, CRLs and
+    /// cached OCSP responses.
+    static let recordDirectories = [passwordDirectory, certificateDirectory, crlDirectory, ocspDirectory]
+
+    /// The folders a new store is made with; the others are made by the first write into them.
+    static let initialDirectories = RSAKeyClass.allCases.map(classDirectory)
+        + [indexDirectory, fingerprintIndexDirectory, passwordDirectory, certificateDirectory]
+
+    /// Every name the store's own folder may hold (beside temporary files and nested
+    /// application stores): what tells a store from a folder of other files.
+    static let topLevelNames: Set<String> = Set(
+        [versionName, lockName, journalName, indexDirectory, protectionName]
+            + RSAKeyClass.allCases.map(classDirectory) + recordDirectories)
+
+    /// "folder/hh/H.item": the record file of hash H in one of ``recordDirectories``.
+    static func recordPath(_ folder: String, hash: String) -> String {
+        folder + "/" + hash.prefix(2) + "/" + hash + recordSuffix
+    }
 
     /// The tag hash H: lower-case hex SHA-256 of the tag's UTF-8 bytes (64 digits).
     static func tagHash(_ tag: String) -> String {
@@ -108,10 +131,19 @@ internal struct StoreLayout: Sendable {
         return tagHash + "-" + keyClass.rawValue + "-" + StoreHex.encode(random)
     }
 
-    /// A new item id "H-kind-R" for a password ("password", H = S A, 128 digits) or a
-    /// certificate ("certificate", H = C, 64 digits).
-    static func newItemID(hash: String, kind: String) -> String {
-        hash + "-" + kind + "-" + StoreHex.encode(SystemRandomSource().bytes(8))
+    /// The middle word of a record item's id "H-kind-R".
+    enum RecordKind: String {
+        /// A generic or internet password (H = S A or I A, 128 digits).
+        case password
+        /// A certificate (H = C, 64 digits).
+        case certificate
+        /// A CRL (H = I, 64 digits).
+        case crl
+    }
+
+    /// A new item id "H-kind-R" for a record item of this kind.
+    static func newItemID(hash: String, kind: RecordKind) -> String {
+        hash + "-" + kind.rawValue + "-" + StoreHex.encode(SystemRandomSource().bytes(8))
     }
 
     /// What an item id names: the file of its item.
@@ -127,10 +159,12 @@ internal struct StoreLayout: Sendable {
         if let key = parseItemID(id) { return .key(tagHash: key.tagHash, keyClass: key.keyClass) }
         let parts = id.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, StoreHex.isLowerHex(parts[2], count: 16) else { return nil }
-        if parts[1] == "password", StoreHex.isLowerHex(parts[0], count: 128) { return .password(hash: String(parts[0])) }
-        if parts[1] == "certificate", StoreHex.isLowerHex(parts[0], count: 64) { return .certificate(hash: String(parts[0])) }
-        if parts[1] == "crl", StoreHex.isLowerHex(parts[0], count: 64) { return .crl(hash: String(parts[0])) }
-        return nil
+        switch RecordKind(rawValue: String(parts[1])) {
+        case .password? where StoreHex.isLowerHex(parts[0], count: 128): return .password(hash: String(parts[0]))
+        case .certificate? where StoreHex.isLowerHex(parts[0], count: 64): return .certificate(hash: String(parts[0]))
+        case .crl? where StoreHex.isLowerHex(parts[0], count: 64): return .crl(hash: String(parts[0]))
+        default: return nil
+        }
     }
 
     // MARK: Passwords and certificates
@@ -165,7 +199,7 @@ internal struct StoreLayout: Sendable {
 
     /// "passwords/ss/SA.item".
     static func passwordPath(hash: String) -> String {
-        passwordShard(serviceHash: String(hash.prefix(64))) + "/" + hash + recordSuffix
+        recordPath(passwordDirectory, hash: hash)
     }
 
     /// C: hex SHA-256 of (4-byte big-endian length of the issuer's UTF-8, the issuer, the
@@ -194,7 +228,16 @@ internal struct StoreLayout: Sendable {
     /// "index/fingerprint/ff/F.C.certificate": certificate C's public key has fingerprint F
     /// (beside the key entries "F.H.public" / "F.H.private", which is how identities link).
     static func certificateKeyEntry(fingerprintHex: String, certificateHash: String) -> String {
-        fingerprintShard(fingerprintHex) + "/" + fingerprintHex + "." + certificateHash + ".certificate"
+        fingerprintShard(fingerprintHex) + "/" + fingerprintHex + "." + certificateHash + "." + RecordKind.certificate.rawValue
+    }
+
+    /// C from a fingerprint index entry name "F.C.certificate" with this F, or nil when the
+    /// name is not one (a key's entry "F.H.public", another fingerprint, anything else).
+    static func certificateHash(fromKeyEntry name: String, fingerprintHex: String) -> String? {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == Substring(fingerprintHex), parts[2] == Substring(RecordKind.certificate.rawValue),
+              StoreHex.isLowerHex(parts[1], count: 64) else { return nil }
+        return String(parts[1])
     }
 
     /// The folder and the name prefix under which index entries for `key` (a 64-digit hash)
@@ -205,7 +248,7 @@ internal struct StoreLayout: Sendable {
 
     /// "certificates/cc/C.item".
     static func certificatePath(hash: String) -> String {
-        certificateDirectory + "/" + hash.prefix(2) + "/" + hash + recordSuffix
+        recordPath(certificateDirectory, hash: hash)
     }
 
     /// I: hex SHA-256 of the CRL issuer's RFC 4514 name (UTF-8): one CRL item per issuer.
@@ -215,7 +258,12 @@ internal struct StoreLayout: Sendable {
 
     /// "crls/ii/I.item".
     static func crlPath(hash: String) -> String {
-        crlDirectory + "/" + hash.prefix(2) + "/" + hash + recordSuffix
+        recordPath(crlDirectory, hash: hash)
+    }
+
+    /// "ocsp/kk/K.item": the cached OCSP response under the cache key whose hex is K.
+    static func ocspPath(keyHex: String) -> String {
+        recordPath(ocspDirectory, hash: keyHex)
     }
 
     /// The hash in a record file name "X.item" of `digits` hex digits, or nil.

@@ -133,9 +133,9 @@ internal enum StoreSealing {
     }
 }
 
-/// The file `<store>/protection`: present exactly when the store is protected.
+/// The file `<store>/protection` (``StoreLayout/protectionName``): present exactly when the
+/// store is protected.
 internal struct StoreProtectionRecord: Codable, Equatable {
-    static let fileName = "protection"
     static let magicLine = "rsakit keychain protection 1"
 
     var format: Int = 1

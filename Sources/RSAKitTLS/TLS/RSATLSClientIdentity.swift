@@ -134,8 +134,8 @@ public struct RSATLSClientIdentity: Sendable {
         } else {
             key = .stored(try store.privateKey(tag: tag))
         }
-        let certificate = try store.certificate(itemID: item.certificate.itemID)
-        let chain = try item.chain.map { try store.certificate(itemID: $0.itemID) }
+        let certificate = try store.certificateValue(id: item.certificate.itemID)
+        let chain = try item.chain.map { try store.certificateValue(id: $0.itemID) }
         try self.init(key: key, certificate: certificate, chain: chain, name: name)
     }
 

@@ -7,7 +7,7 @@ import RSAKit
 
 /// `rsakit crl add | list | delete`: CRL items in the store (one per issuer, the newest),
 /// used by `trust evaluate` and `tls connect` as `--crl` files are. Thin over
-/// `RSAKeyStore.addCRL`, `crls()` and `deleteCRL`.
+/// `RSAKeyStore.addCRL`, `allCRLs()` and `deleteCRL`.
 struct CRLCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "crl",
@@ -82,7 +82,7 @@ struct CRLCommand: RSAKitCommand {
             }
             try printOutput("deleted CRL: issuer: \(terminalSafe(deleted.issuer)), number: \(Self.number(deleted))\n")
         default:
-            let items = try openStore(arguments).crls()
+            let items = try openStore(arguments).allCRLs()
             if arguments.flag("json") {
                 try printOutput(try jsonText(items.map(Self.json)))
             } else if items.isEmpty {
@@ -102,6 +102,22 @@ struct CRLCommand: RSAKitCommand {
     /// "0x02", or "-" without a cRLNumber.
     static func number(_ item: RSACRLAttributes) -> String {
         item.crlNumberHex.map { "0x" + $0 } ?? "-"
+    }
+
+    /// The text `rsakit show --id` prints for one CRL item.
+    static func text(_ item: RSACRLAttributes) -> String {
+        """
+        class: CRL
+        issuer: \(terminalSafe(item.issuer))
+        number: \(number(item))
+        this update: \(iso8601(item.thisUpdate))
+        next update: \(item.nextUpdate.map(iso8601) ?? "(none)")
+        revoked: \(item.revokedCount)
+        fingerprint (sha-256): \(item.fingerprintHex)
+        item id: \(item.itemID)
+        created: \(iso8601(item.creationDate))
+
+        """
     }
 
     /// The JSON object of one CRL item.

@@ -77,15 +77,15 @@ struct CertCommand: RSAKitCommand {
             guard items.count == 1 else {
                 throw CLIFailure("\(items.count) certificates have this label; use --fingerprint or --id", .usage)
             }
-            let certificate = try store.certificate(itemID: items[0].itemID)
+            let certificate = try store.certificateValue(id: items[0].itemID)
             let bytes = arguments.flag("der") ? certificate.derRepresentation : Array(certificate.pemRepresentation.utf8)
             try writeOutput(bytes, to: arguments.value("out"), mode: 0o644)
         case "delete":
             let items = try selected(store)
-            for item in items { try store.deleteCertificate(itemID: item.itemID) }
+            for item in items { try store.deleteCertificate(id: item.itemID) }
             try printOutput(items.map { "deleted certificate: label: \(terminalSafe($0.label)), item id: \($0.itemID)\n" }.joined())
         default:
-            let listing = try store.allKeychainItems()
+            let listing = try store.allItems()
             for problem in listing.problems { printWarning(problem.description) }
             if arguments.flag("json") {
                 try printOutput(try jsonText(listing.certificates.map(certificateJSON)))
@@ -121,7 +121,7 @@ struct CertCommand: RSAKitCommand {
     private func selected(_ store: RSAKeyStore) throws -> [RSACertificateAttributes] {
         if let label = arguments.value("label") {
             return try requireLabelFound(try store.certificates(label: label), what: "certificate", label: label) {
-                (try? store.allKeychainItems().certificates.map(\.label)) ?? []
+                (try? store.allItems().certificates.map(\.label)) ?? []
             }
         }
         if let text = arguments.value("fingerprint") {
@@ -132,7 +132,7 @@ struct CertCommand: RSAKitCommand {
             return [try store.certificate(fingerprint: bytes)]
         }
         let id = arguments.value("id")!
-        guard case let .certificate(item) = try store.keychainItem(id: id) else {
+        guard case let .certificate(item) = try store.item(id: id) else {
             throw CLIFailure("item \(id) is not a certificate", .usage)
         }
         return [item]

@@ -85,7 +85,7 @@ struct DecryptCommand: RSAKitCommand {
                 }
             }
         } catch let RSAError.encryptedForAnotherKey(expected) {
-            let stored = (try? openStore(arguments).items(fingerprint: expected))?.first?.applicationTag
+            let stored = (try? openStore(arguments).keyItems(fingerprint: expected))?.first?.applicationTag
             let which = stored.map { ", which is stored as '\(terminalSafe($0))'" } ?? ""
             throw CLIFailure("encrypted for key \(expected.base64String)\(which), not \(explicit?.1 ?? "this key")", .dataError)
         } catch RSAError.messageNamesNoRecipient {
@@ -102,7 +102,7 @@ struct DecryptCommand: RSAKitCommand {
             // The container's recipient: the library names the private key it looked for; say
             // whether the store holds its public half, and which options give the key instead.
             let fingerprint = query.publicKeyFingerprint!
-            let stored = (try? openStore(arguments).items(fingerprint: fingerprint)) ?? []
+            let stored = (try? openStore(arguments).keyItems(fingerprint: fingerprint)) ?? []
             if stored.contains(where: { $0.keyClass == .public }) {
                 throw CLIFailure("encrypted for key \(fingerprint.base64String); the store holds only its public key", .notFound)
             }

@@ -53,7 +53,7 @@ struct GenPairCommand: RSAKitCommand {
         // again under its lock when adding.
         if !replace, let store = pending.existing {
             for (t, keyClass) in [(tag, RSAKeyClass.public), (privateTag, .private)] {
-                if (try? store.item(tag: t, keyClass: keyClass)) != nil {
+                if (try? store.keyItem(tag: t, keyClass: keyClass)) != nil {
                     throw RSAError.duplicateItem(.key(tag: t, keyClass: keyClass))
                 }
             }

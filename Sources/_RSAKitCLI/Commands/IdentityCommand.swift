@@ -73,8 +73,8 @@ struct IdentityCommand: RSAKitCommand {
         case "export": try export(store)
         default:
             let identity = try identity(store)
-            try store.deleteCertificate(itemID: identity.certificate.itemID)
-            try store.delete(tag: identity.privateKey.applicationTag)
+            try store.deleteCertificate(id: identity.certificate.itemID)
+            try store.deleteKey(tag: identity.privateKey.applicationTag)
             try printOutput("deleted identity: label: \(terminalSafe(identity.certificate.label)), private key tag: \(terminalSafe(identity.privateKey.applicationTag))\n")
         }
     }
@@ -163,7 +163,7 @@ struct IdentityCommand: RSAKitCommand {
     }
 
     private func describe(_ identity: RSAIdentityItem, _ store: RSAKeyStore) throws -> String {
-        let certificate = try store.certificate(itemID: identity.certificate.itemID)
+        let certificate = try store.certificateValue(id: identity.certificate.itemID)
         var text = "label: \(terminalSafe(identity.certificate.label))\nprivate key tag: \(terminalSafe(identity.privateKey.applicationTag))\n"
         text += "private key item id: \(identity.privateKey.itemID)\ncertificate item id: \(identity.certificate.itemID)\n"
         text += CertShow.text(certificate)
@@ -176,8 +176,8 @@ struct IdentityCommand: RSAKitCommand {
         let key = try withUnlockedStore(store, arguments, command: Self.spec.name) {
             try store.privateKey(tag: identity.privateKey.applicationTag)
         }
-        let certificate = try store.certificate(itemID: identity.certificate.itemID)
-        let chain = try identity.chain.map { try store.certificate(itemID: $0.itemID) }
+        let certificate = try store.certificateValue(id: identity.certificate.itemID)
+        let chain = try identity.chain.map { try store.certificateValue(id: $0.itemID) }
         var bytes: [UInt8]
         if arguments.value("format") == "p12" {
             let passphrase = try Passphrase.read(arguments, command: Self.spec.name, option: "passout", variable: "RSAKIT_PASSOUT",

@@ -67,7 +67,7 @@ struct ImportCommand: RSAKitCommand {
         let pending = try PendingStore(arguments, command: Self.spec.name, unlock: false)
         let replace = arguments.flag("replace")
         if !replace, let store = pending.existing {
-            for keyClass in RSAKeyClass.allCases where (try? store.item(tag: tag, keyClass: keyClass)) != nil {
+            for keyClass in RSAKeyClass.allCases where (try? store.keyItem(tag: tag, keyClass: keyClass)) != nil {
                 throw RSAError.duplicateItem(.key(tag: tag, keyClass: keyClass))
             }
         }
@@ -198,7 +198,7 @@ struct ListCommand: RSAKitCommand {
         if let kind = arguments.value("names") {
             return try printNames(kind)
         }
-        let listing = try openStore(arguments).allKeychainItems()
+        let listing = try openStore(arguments).allItems()
         for problem in listing.problems { printWarning(problem.description) }
         let keys = classes.contains("key") ? listing.keys : []
         let passwords = classes.contains("password") ? listing.passwords : []
@@ -278,12 +278,16 @@ struct ListCommand: RSAKitCommand {
     private func printNames(_ kind: String) throws {
         guard try storeExists(arguments) else { return }
         let store = try openStore(arguments)
-        let listing = try store.allKeychainItems()
+        let listing = try store.allItems()
         let names: [String?]
         switch kind {
         case "tag": names = listing.keys.map(\.applicationTag)
         case "label": names = listing.certificates.map(\.label)
-        case "identity": names = try store.allIdentities().map(\.certificate.label)
+        case "identity":
+            // From the listing, as allIdentities() pairs them (a certificate with a stored private
+            // key of its public key), so that a damaged item costs its name only, not the list.
+            let privateKeys = Set(listing.keys.filter { $0.keyClass == .private }.map(\.fingerprint))
+            names = listing.certificates.filter { $0.publicKeyFingerprint.map(privateKeys.contains) ?? false }.map(\.label)
         case "service": names = listing.passwords.map(\.service)
         case "account": names = listing.passwords.map(\.account) + listing.internetPasswords.map(\.key.account)
         default: names = listing.internetPasswords.map(\.key.server)
@@ -338,7 +342,7 @@ struct ShowCommand: RSAKitCommand {
         let store = try openStore(arguments)
         var items: [RSAKeyItemAttributes]
         if let id = arguments.value("id") {
-            switch try store.keychainItem(id: id) {
+            switch try store.item(id: id) {
             case let .key(item):
                 items = [item]
             case let .genericPassword(item):
@@ -350,9 +354,19 @@ struct ShowCommand: RSAKitCommand {
             case let .certificate(item):
                 try printOutput(arguments.flag("json") ? try jsonText([certificateJSON(item)]) : certificateText(item))
                 return
+            case let .crl(item):
+                try printOutput(arguments.flag("json") ? try jsonText([CRLCommand.json(item)]) : CRLCommand.text(item))
+                return
             }
         } else {
-            items = RSAKeyClass.allCases.compactMap { try? store.item(tag: tag, keyClass: $0) }
+            // Only "not found" means "not there": a damaged item is reported, not passed over.
+            items = try RSAKeyClass.allCases.compactMap { keyClass in
+                do {
+                    return try store.keyItem(tag: tag, keyClass: keyClass)
+                } catch RSAError.itemNotFound {
+                    return nil
+                }
+            }
         }
         guard !items.isEmpty else { throw tagNotFound(store, tag: tag) }
         if arguments.flag("json") {
@@ -410,13 +424,13 @@ struct DeleteCommand: RSAKitCommand {
     func run() throws {
         let store = try openStore(arguments)
         if let id = arguments.value("id") {
-            let item = try store.keychainItem(id: id)
+            let item = try store.item(id: id)
             try store.deleteItem(id: id)
             try printOutput("deleted \(item.className) item: \(id)\n")
             return
         }
         do {
-            try store.delete(tag: tag, keyClass: arguments.flag("public-only") ? .public : nil)
+            try store.deleteKey(tag: tag, keyClass: arguments.flag("public-only") ? .public : nil)
         } catch RSAError.itemNotFound where arguments.flag("public-only") {
             throw CLIFailure("no public key with tag \"\(terminalSafe(tag))\"", .notFound)
         } catch RSAError.itemNotFound {

@@ -84,7 +84,7 @@ struct PasswordCommand: RSAKitCommand {
             try store.deleteGenericPassword(service: service, account: account)
             try printOutput("deleted generic password: service: \(terminalSafe(service)), account: \(terminalSafe(account))\n")
         default:
-            var items = try store.allKeychainItems().passwords
+            var items = try store.allItems().passwords
             if let only = arguments.value("service") { items = items.filter { $0.service.utf8.elementsEqual(only.utf8) } }
             if items.isEmpty && !arguments.flag("json") {
                 try printOutput("no generic passwords in the store\n")

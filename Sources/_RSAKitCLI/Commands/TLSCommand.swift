@@ -177,7 +177,7 @@ struct TLSCommand: RSAKitCommand {
                                  + (certificateStored ? " (the certificate is stored, but no private key for it)" : ""), .notFound)
             }
             let tag = tag ?? ""
-            guard (try? store.item(tag: tag, keyClass: .private)) != nil else { throw tagNotFound(store, tag: tag) }
+            guard (try? store.keyItem(tag: tag, keyClass: .private)) != nil else { throw tagNotFound(store, tag: tag) }
             throw CLIFailure("no certificate for the private key with tag \"\(terminalSafe(tag))\" (an identity needs one: rsakit cert add)", .notFound)
         }
     }

@@ -26,7 +26,7 @@ enum CertificateRecipient {
         guard items.count == 1 else {
             throw CLIFailure("\(items.count) certificates have the label \"\(label)\"; use --cert with a file", .usage)
         }
-        return try publicKey(try store.certificate(itemID: item.itemID), name: "certificate \"\(label)\"")
+        return try publicKey(try store.certificateValue(id: item.itemID), name: "certificate \"\(label)\"")
     }
 
     static func publicKey(_ certificate: X509Certificate, name: String) throws -> RSAPublicKey {

@@ -68,7 +68,7 @@ func openStore(_ arguments: ParsedArguments, create: Bool = false) throws -> RSA
 
 /// "no key with tag "x"", with the nearest stored tags when one is a likely slip.
 func tagNotFound(_ store: RSAKeyStore, tag: String) -> CLIFailure {
-    let tags = (try? store.allItems().items.map(\.applicationTag)) ?? []
+    let tags = (try? store.allKeyItems().items.map(\.applicationTag)) ?? []
     return CLIFailure("no key with tag \"\(terminalSafe(tag))\"" + didYouMean(tag, tags, show: terminalSafe), .notFound)
 }
 
@@ -89,9 +89,9 @@ func storePrivateKey(_ store: RSAKeyStore, tag: String, arguments: ParsedArgumen
     do {
         return try withUnlockedStore(store, arguments, command: command) { try store.privateKey(tag: tag) }
     } catch let RSAError.itemNotFound(query) where query.itemClass == .key {
-        if let publicItem = try? store.item(tag: tag, keyClass: .public) {
+        if let publicItem = try? store.keyItem(tag: tag, keyClass: .public) {
             let shown = terminalSafe(tag)
-            if let privateItem = (try? store.items(fingerprint: publicItem.fingerprint))?.first(where: { $0.keyClass == .private }) {
+            if let privateItem = (try? store.keyItems(fingerprint: publicItem.fingerprint))?.first(where: { $0.keyClass == .private }) {
                 let other = terminalSafe(privateItem.applicationTag)
                 throw CLIFailure("the store holds only the public key for tag '\(shown)'; its private key is stored under tag '\(other)' (use --tag \(shellQuoted(other)))", .notFound)
             }

@@ -55,7 +55,7 @@ func kdfParameters(_ arguments: ParsedArguments, command: String) throws -> RSAA
 func protectNewStoreIfAsked(_ store: RSAKeyStore, _ arguments: ParsedArguments, command: String) throws {
     guard arguments.flag("protect") else { return }
     if try store.isProtected { return }
-    let listing = try store.allKeychainItems()
+    let listing = try store.allItems()
     guard listing.keys.isEmpty, listing.passwords.isEmpty, listing.problems.isEmpty else {
         throw CLIFailure("--protect applies to a new store's first write; this store already holds items: run 'rsakit store protect'", .usage)
     }
