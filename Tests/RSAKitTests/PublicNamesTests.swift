@@ -91,6 +91,60 @@ final class PublicNamesTests: XCTestCase {
         XCTAssertEqual(clashes, [], "synchronous calls spelled like an async one")
     }
 
+    // MARK: - The public API against its baseline
+
+    /// The public API (every symbol of the symbol graph: its path, and for a function its
+    /// parameters and `async`) matches `api/public-symbols.txt`. A symbol gone from it must be
+    /// named in CHANGELOG.md (the last component, as `name(label:)`, or its removed type), so
+    /// that no rename or removal ships without its migration note; a new symbol only needs the
+    /// baseline regenerated. `RSAKIT_UPDATE_API_BASELINE=1 swift test --filter
+    /// PublicNamesTests/testPublicAPI` rewrites the file, in the same commit as the entry.
+    func testPublicAPI_MatchesTheBaseline_AndEveryRemovalIsInTheChangelog() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let baselineURL = root.appendingPathComponent("api/public-symbols.txt")
+        let current = Self.apiLines(try Self.symbols())
+        XCTAssertGreaterThan(current.count, 1000, "the symbol graph listed too few symbols")
+        if ProcessInfo.processInfo.environment["RSAKIT_UPDATE_API_BASELINE"] == "1" {
+            try Data((Self.baselineHeader + current.joined(separator: "\n") + "\n").utf8).write(to: baselineURL)
+            print("note: wrote \(current.count) symbols to \(baselineURL.path)")
+            return
+        }
+        let text = try String(contentsOf: baselineURL, encoding: .utf8)
+        let baseline = Set(text.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && !$0.isEmpty })
+        let now = Set(current)
+        let changelog = try String(contentsOf: root.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+        let removed = baseline.subtracting(now).sorted()
+        let removedTypes = Set(removed.map { $0.split(separator: " ")[0] }.filter { !$0.contains(".") }.map(String.init))
+        let unmentioned = removed.filter { line in
+            let path = line.split(separator: " ")[0].split(separator: ".").map(String.init)
+            return !changelog.contains(path.last!) && !(path.count > 1 && removedTypes.contains(path[0]) && changelog.contains(path[0]))
+        }
+        XCTAssertEqual(unmentioned, [], "public symbols removed or renamed without a CHANGELOG.md entry naming them")
+        let added = now.subtracting(baseline).sorted()
+        XCTAssertTrue(removed.isEmpty && added.isEmpty,
+                      "the public API differs from api/public-symbols.txt (\(removed.count) gone, \(added.count) new; first: "
+                      + "\((removed.prefix(5) + added.prefix(5)).joined(separator: "; "))): regenerate it with "
+                      + "RSAKIT_UPDATE_API_BASELINE=1 swift test --filter PublicNamesTests/testPublicAPI, in the same commit as the CHANGELOG entry")
+    }
+
+    static let baselineHeader = """
+        # The public API of RSAKit (every layer, as `import RSAKit` shows it), one symbol a line:
+        # its path, and for a function its parameters and `async`. PublicNamesTests checks it
+        # against the built modules; regenerate with
+        # RSAKIT_UPDATE_API_BASELINE=1 swift test --filter PublicNamesTests/testPublicAPI
+
+        """
+
+    /// One line per public symbol, sorted and without duplicates.
+    static func apiLines(_ symbols: [Symbol]) -> [String] {
+        Set(symbols.map { symbol in
+            var line = symbol.pathComponents.joined(separator: ".")
+            if let parameters = symbol.parameters { line += " (" + parameters.joined(separator: ", ") + ")" }
+            if symbol.isAsync { line += " async" }
+            return line
+        }).sorted()
+    }
+
     // MARK: - The symbol graph of the built module
 
     static func topLevelNames() throws -> Set<String> {
