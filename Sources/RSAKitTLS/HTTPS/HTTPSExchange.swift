@@ -1,8 +1,7 @@
 // One HTTP/1.1 exchange through libcurl over a socket that rsakit's TLS relays: libcurl is
-// given a plain http:// URL, and its open-socket callback, instead of connecting, makes the
-// TLS connection (trust, client identity), starts the relay and hands libcurl its end of a
-// socketpair, which the sockopt callback marks connected. libcurl's HTTPS support is never
-// reached: its protocols are limited to http.
+// given a plain http:// URL, and its open-socket callback makes the TLS connection (trust,
+// client identity), starts the relay and redirects libcurl's connect to the relay's
+// loopback end. libcurl's HTTPS support is never reached: its protocols are limited to http.
 import RSAKitCore
 import RSAKitKeychain
 import RSAKitPKI
@@ -150,12 +149,8 @@ final class HTTPSExchange {
                 }
                 if headerList != nil { set(rsakit_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)) }
                 set(rsakit_curl_setopt_pointer(handle, CURLOPT_OPENSOCKETDATA, context))
-                set(rsakit_curl_setopt_opensocket_function(handle) { context, _, _ in
-                    Unmanaged<HTTPSExchange>.fromOpaque(context!).takeUnretainedValue().openSocket()
-                })
-                set(rsakit_curl_setopt_pointer(handle, CURLOPT_SOCKOPTDATA, context))
-                set(rsakit_curl_setopt_sockopt_function(handle) { _, _, _ in
-                    Int32(CURL_SOCKOPT_ALREADY_CONNECTED)
+                set(rsakit_curl_setopt_opensocket_function(handle) { context, _, address in
+                    Unmanaged<HTTPSExchange>.fromOpaque(context!).takeUnretainedValue().openSocket(address!)
                 })
                 set(rsakit_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, context))
                 set(rsakit_curl_setopt_header_function(handle) { data, size, count, context in
@@ -196,20 +191,32 @@ final class HTTPSExchange {
         return RSAHTTPSResponse(url: request.url, statusCode: statusCode, allHeaderFields: headers, httpVersion: httpVersion)
     }
 
-    /// libcurl wants a socket: make the TLS connection and hand back one end of a socketpair
-    /// whose other end the relay copies to and from it. CURL_SOCKET_BAD on failure, with the
-    /// failure recorded (libcurl itself would only say "couldn't connect").
-    private func openSocket() -> curl_socket_t {
+    /// libcurl wants a socket: make the TLS connection, then give libcurl a TCP socket and
+    /// point its address at a one-connection loopback listener whose accepted end the relay
+    /// copies to and from TLS. CURL_SOCKET_BAD on failure, with the failure recorded (libcurl
+    /// itself would only say "couldn't connect").
+    ///
+    /// NOTE: a socketpair handed over with CURL_SOCKOPT_ALREADY_CONNECTED would save the
+    /// listener, but libcurl 7.88 (Debian 12) still calls connect() on it ("Immediate connect
+    /// fail"); a loopback TCP pair works with every libcurl. The listener accepts only the
+    /// socket made here (its local address is checked), so no other local process can take
+    /// over the authenticated connection.
+    private func openSocket(_ address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {
         do {
             try cancellation.check()
             let connection = try connect()
-            var ends: [Int32] = [-1, -1]
-            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
-                connection.close()
-                throw RSATLSError.connectionFailed(reason: "socketpair: \(RSATLSSocket.errnoText())")
+            let pair: (client: Int32, listener: Int32, clientAddress: sockaddr_in, listenerAddress: sockaddr_in)
+            do { pair = try HTTPSLoopback.make() } catch { connection.close(); throw error }
+            address.pointee.family = AF_INET
+            address.pointee.socktype = Int32(SOCK_STREAM.rawValue)
+            address.pointee.protocol = Int32(IPPROTO_TCP)
+            address.pointee.addrlen = UInt32(MemoryLayout<sockaddr_in>.size)
+            withUnsafeMutableBytes(of: &address.pointee.addr) { target in
+                withUnsafeBytes(of: pair.listenerAddress) { target.copyMemory(from: $0) }
             }
-            relay = HTTPSRelay(connection: connection, fileDescriptor: ends[1])
-            return ends[0]
+            relay = HTTPSRelay(connection: connection, listener: pair.listener, expectedPeer: pair.clientAddress,
+                               acceptTimeout: request.timeoutInterval)
+            return pair.client
         } catch {
             if failure == nil { failure = error }
             return CURL_SOCKET_BAD

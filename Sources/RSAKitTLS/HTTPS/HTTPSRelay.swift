@@ -1,4 +1,4 @@
-// The relay between libcurl's end of a socketpair and an RSATLSConnection, on a thread of
+// The relay between libcurl's loopback TCP connection and an RSATLSConnection, on a thread of
 // its own: libcurl's plain HTTP goes out as TLS records, the server's records come back as
 // plain bytes. Memory stays bounded: one 16 KiB record at a time, and a blocking send into
 // the socketpair holds the relay (and so the server) back while libcurl's consumer is slow.
@@ -15,26 +15,30 @@ final class HTTPSRelay: @unchecked Sendable {
     // @unchecked: `connection` and `fileDescriptor` are used by the relay's thread alone
     // after init; `failure` is behind the mutex.
     private let connection: RSATLSConnection
-    private let fileDescriptor: Int32
+    private var fileDescriptor: Int32 = -1
     private let state = PThreadMutex<(any Error)?>(nil)
 
     /// What ended the relay other than a clean close by either side.
     var failure: (any Error)? { state.withLock { $0 } }
 
-    /// Start relaying between `connection` and `fileDescriptor` (the relay's end of the
-    /// socketpair, which it owns and closes).
-    init(connection: RSATLSConnection, fileDescriptor: Int32) {
+    /// Accept libcurl's connection on `listener` (only from `expectedPeer`, within
+    /// `acceptTimeout` seconds), then relay between it and `connection`. The relay owns and
+    /// closes the listener, the accepted socket and the connection.
+    init(connection: RSATLSConnection, listener: Int32, expectedPeer: sockaddr_in, acceptTimeout: Double) {
         self.connection = connection
-        self.fileDescriptor = fileDescriptor
         // A serial queue of its own: Dispatch gives it a thread even when all are busy.
         DispatchQueue(label: "org.rsakit.https-relay", qos: .userInitiated).async {
+            defer { self.connection.close() }
+            let accepted = HTTPSLoopback.accept(listener, from: expectedPeer, timeout: acceptTimeout)
+            Glibc.close(listener)
+            guard let accepted else { return }
+            self.fileDescriptor = accepted
             do {
                 try self.run()
             } catch {
                 self.state.withLock { $0 = error }
             }
-            self.connection.close()
-            Glibc.close(self.fileDescriptor)
+            Glibc.close(accepted)
         }
     }
 
@@ -82,5 +86,65 @@ final class HTTPSRelay: @unchecked Sendable {
             offset += count
         }
         return true
+    }
+}
+
+/// The loopback TCP pair between libcurl and a relay.
+enum HTTPSLoopback {
+    /// A listener on 127.0.0.1 (port chosen by the kernel, backlog 1) and a client socket
+    /// bound to 127.0.0.1, not yet connected (libcurl connects it).
+    /// - Throws: `RSATLSError.connectionFailed` with the `errno` text.
+    static func make() throws -> (client: Int32, listener: Int32, clientAddress: sockaddr_in, listenerAddress: sockaddr_in) {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard listener >= 0 else { throw failure("socket") }
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard client >= 0 else { Glibc.close(listener); throw failure("socket") }
+        do {
+            let listenerAddress = try bindLoopback(listener)
+            guard listen(listener, 1) == 0 else { throw failure("listen") }
+            let clientAddress = try bindLoopback(client)
+            return (client, listener, clientAddress, listenerAddress)
+        } catch {
+            Glibc.close(listener)
+            Glibc.close(client)
+            throw error
+        }
+    }
+
+    /// Accept one connection from `peer` within `timeout` seconds; others are closed.
+    /// - Returns: the accepted socket, or nil (time out, error).
+    static func accept(_ listener: Int32, from peer: sockaddr_in, timeout: Double) -> Int32? {
+        let deadline = RSATLSSocket.monotonicSeconds() + timeout
+        while true {
+            let remaining = deadline - RSATLSSocket.monotonicSeconds()
+            guard remaining > 0, (try? RSATLSSocket.waitFor(listener, events: Int16(POLLIN), timeout: remaining)) == true else { return nil }
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let fd = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listener, $0, &length) }
+            }
+            if fd < 0 {
+                if errno == EINTR || errno == EAGAIN || errno == ECONNABORTED { continue }
+                return nil
+            }
+            if address.sin_port == peer.sin_port && address.sin_addr.s_addr == peer.sin_addr.s_addr { return fd }
+            Glibc.close(fd)
+        }
+    }
+
+    private static func bindLoopback(_ fd: Int32) throws -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7f00_0001).bigEndian)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw failure("bind") }
+        return address
+    }
+
+    private static func failure(_ call: String) -> RSATLSError {
+        RSATLSError.connectionFailed(reason: "\(call) on 127.0.0.1 for the HTTP relay: \(RSATLSSocket.errnoText())")
     }
 }
