@@ -165,7 +165,7 @@ struct TLSCommand: RSAKitCommand {
     /// message says what the store holds instead (the certificate without its private key,
     /// the key without a certificate) and the command that makes the identity.
     /// - Throws: `CLIFailure` (66) for a missing identity; the store's and the identity's errors.
-    private static func identity(_ store: RSAKeyStore, label: String?, tag: String?,
+    static func identity(_ store: RSAKeyStore, label: String?, tag: String?,
                                  tokenPIN: @escaping (RSATokenReference) throws -> RSASecretBytes) throws -> RSATLSClientIdentity {
         do {
             if let label { return try RSATLSClientIdentity(store: store, label: label, tokenPIN: tokenPIN) }
