@@ -15,11 +15,9 @@ struct FetchCommand: RSAKitCommand {
         overview: "Fetch an https URL with a stored identity (mutual TLS); the body to standard output or a file.",
         usage: "rsakit fetch <URL> [--identity <LABEL> | --tag <TAG>] [--out <FILE>] [--anchor <FILE>]... [--anchors-only] [--max-redirects <N>] [--timeout <S>] [-v] [--passin <SPEC>] [--token-pin <SPEC>] [--store <DIR>]",
         options: [
-            .value("identity", "LABEL", "Send the identity whose certificate has this label when the server asks for a client certificate."),
-            .value("tag", "TAG", "Send the identity of the private key stored under this application tag."),
+            TLSCommand.identityOptions[0], TLSCommand.identityOptions[1],
             .value("out", "FILE", "Write the body to FILE, which appears only once the body is complete (default: standard output)."),
-            .repeated("anchor", "FILE", "Trust this CA certificate (PEM, DER or a bundle) as an anchor; may be repeated."),
-            .flag("anchors-only", "Trust only --anchor files and certificates marked trusted in the store, not the system's CAs."),
+            TLSCommand.anchorOptions[0], TLSCommand.anchorOptions[1],
             .value("max-redirects", "N", "Follow at most N redirects, https to https only (default 10)."),
             .value("timeout", "S", "Seconds without progress (connecting, the handshake, the transfer) before giving up (default 30)."),
             .flag("verbose", "(-v) Print the status line and the final URL to standard error."),
@@ -62,14 +60,7 @@ struct FetchCommand: RSAKitCommand {
         guard arguments.value("identity") == nil || arguments.value("tag") == nil else {
             throw UsageError(message: "give either --identity or --tag, not both", command: name)
         }
-        if let text = arguments.value("timeout") {
-            guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
-                throw UsageError(message: "--timeout expects seconds (a number above 0, at most 86400), got '\(text)'", command: name)
-            }
-            timeout = seconds
-        } else {
-            timeout = 30
-        }
+        timeout = try TLSCommand.timeout(arguments, command: name)
         if let text = arguments.value("max-redirects") {
             guard let count = Int(text), (0...100).contains(count) else {
                 throw UsageError(message: "--max-redirects expects a number from 0 to 100, got '\(text)'", command: name)
@@ -87,18 +78,8 @@ struct FetchCommand: RSAKitCommand {
         for path in arguments.values("anchor") {
             configuration.tlsConfiguration.anchorCertificates += try readCertificateFile(path, what: "anchor file")
         }
-        let label = arguments.value("identity"), tag = arguments.value("tag")
-        if label != nil || tag != nil || (try? storeExists(arguments)) == true {
-            let store = try openStore(arguments)
-            try configuration.tlsConfiguration.addTrustSettings(from: store)
-            if label != nil || tag != nil {
-                configuration.identity = try withUnlockedStore(store, arguments, command: Self.spec.name) {
-                    try TLSCommand.identity(store, label: label, tag: tag) { [arguments] reference in
-                        try readTokenPIN(arguments, command: Self.spec.name, token: reference.tokenLabel)
-                    }
-                }
-            }
-        }
+        configuration.identity = try TLSCommand.storedIdentity(arguments, addingTrustTo: &configuration.tlsConfiguration,
+                                                               command: Self.spec.name)
         let client = RSAHTTPSClient(configuration: configuration)
         let request = RSAHTTPSRequest(url: url, timeoutInterval: timeout)
         let out = arguments.value("out")
