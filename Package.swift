@@ -85,10 +85,11 @@ let package = Package(
             dependencies: ["RSAKitCore", "RSAKitPKI", "CRSAKitShims", "CSodium", "CP11Kit"],
             path: "Sources/RSAKitKeychain"
         ),
-        // The TLS client with a stored identity (mutual TLS), on GnuTLS through RSAKitPKI.
+        // The TLS client with a stored identity (mutual TLS), on GnuTLS through RSAKitPKI;
+        // the HTTPS client, whose HTTP is libcurl (CCurl) over that TLS client.
         .target(
             name: "RSAKitTLS",
-            dependencies: ["RSAKitCore", "RSAKitPKI", "RSAKitKeychain"],
+            dependencies: ["RSAKitCore", "RSAKitPKI", "RSAKitKeychain", "CCurl"],
             path: "Sources/RSAKitTLS"
         ),
         // `import RSAKit`: re-exports the four layers; holds the fuzzing entry points, which
@@ -265,7 +266,7 @@ let package = Package(
         // libcurl (headers from libcurl4-gnutls-dev, the library libcurl3-gnutls): HTTP for
         // OCSP (RFC 6960 Appendix A) and CRL fetching. Loaded by dlopen on first use, not
         // linked (its 20 dependent libraries cost every process ~3 ms of start-up). Only
-        // RSAKit/HTTP imports it.
+        // RSAKitPKI/HTTP and RSAKitTLS/HTTPS (plain HTTP over rsakit's TLS) import it.
         .target(
             name: "CCurl",
             path: "Sources/CCurl",

@@ -103,3 +103,23 @@ CURLcode rsakit_curl_setopt_write_function(CURL *handle, rsakit_curl_write_callb
 CURLcode rsakit_curl_response_code(CURL *handle, long *code) {
     return api.easy_getinfo(handle, CURLINFO_RESPONSE_CODE, code);
 }
+
+CURLcode rsakit_curl_setopt_header_function(CURL *handle, rsakit_curl_write_callback callback) {
+    return api.easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
+}
+
+CURLcode rsakit_curl_setopt_xferinfo_function(CURL *handle, rsakit_curl_xferinfo_callback callback) {
+    return api.easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
+}
+
+CURLcode rsakit_curl_setopt_opensocket_function(CURL *handle, rsakit_curl_opensocket_callback callback) {
+    return api.easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, callback);
+}
+
+CURLcode rsakit_curl_setopt_sockopt_function(CURL *handle, rsakit_curl_sockopt_callback callback) {
+    return api.easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, callback);
+}
+
+CURLcode rsakit_curl_setopt_off(CURL *handle, CURLoption option, curl_off_t value) {
+    return api.easy_setopt(handle, option, value);
+}

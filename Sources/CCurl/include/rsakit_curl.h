@@ -1,7 +1,8 @@
 /*
  * rsakit_curl.h - libcurl (libcurl3-gnutls, headers from libcurl4-gnutls-dev) for RSAKit's
- * HTTP client (OCSP, RFC 6960 Appendix A; CRLs from distribution points). Only
- * Sources/RSAKit/HTTP/ imports this module.
+ * HTTP client (OCSP, RFC 6960 Appendix A; CRLs from distribution points), in
+ * Sources/RSAKitPKI/HTTP/, and for the HTTPS client, Sources/RSAKitTLS/HTTPS/ (plain HTTP
+ * over rsakit's TLS relay: that client never enables libcurl's own TLS).
  *
  * libcurl is loaded when HTTP is first needed (dlopen of libcurl-gnutls.so.4), not linked:
  * linked, its dependencies (Kerberos, LDAP, SSH, RTMP, HTTP/2, brotli, zstd: 20 libraries)
@@ -34,6 +35,18 @@ CURLcode rsakit_curl_setopt_slist(CURL *handle, CURLoption option, struct curl_s
 
 typedef size_t (*rsakit_curl_write_callback)(char *data, size_t size, size_t count, void *context);
 CURLcode rsakit_curl_setopt_write_function(CURL *handle, rsakit_curl_write_callback callback);
+
+/* Callbacks of the HTTPS client (RSAKitTLS), which gives libcurl a socket already connected
+ * to rsakit's own TLS relay instead of letting it connect (and never lets it do TLS). */
+CURLcode rsakit_curl_setopt_header_function(CURL *handle, rsakit_curl_write_callback callback);
+typedef int (*rsakit_curl_xferinfo_callback)(void *context, curl_off_t download_total, curl_off_t download_now,
+                                             curl_off_t upload_total, curl_off_t upload_now);
+CURLcode rsakit_curl_setopt_xferinfo_function(CURL *handle, rsakit_curl_xferinfo_callback callback);
+typedef curl_socket_t (*rsakit_curl_opensocket_callback)(void *context, curlsocktype purpose, struct curl_sockaddr *address);
+CURLcode rsakit_curl_setopt_opensocket_function(CURL *handle, rsakit_curl_opensocket_callback callback);
+typedef int (*rsakit_curl_sockopt_callback)(void *context, curl_socket_t socket, curlsocktype purpose);
+CURLcode rsakit_curl_setopt_sockopt_function(CURL *handle, rsakit_curl_sockopt_callback callback);
+CURLcode rsakit_curl_setopt_off(CURL *handle, CURLoption option, curl_off_t value);
 
 /* The last response's HTTP status (CURLINFO_RESPONSE_CODE). */
 CURLcode rsakit_curl_response_code(CURL *handle, long *code);

@@ -20,7 +20,7 @@ import RSAKit
         SignCommand.self, VerifyCommand.self,
         StoreCommand.self, PasswordCommand.self, InternetPasswordCommand.self, GitCredentialCommand.self, AgentCommand.self, CertCommand.self,
         CRLCommand.self, TrustCommand.self, IdentityCommand.self,
-        TLSCommand.self, CompletionCommand.self,
+        TLSCommand.self, FetchCommand.self, CompletionCommand.self,
     ]
 
     /// Every command name, for "did you mean".

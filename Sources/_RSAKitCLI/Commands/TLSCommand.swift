@@ -17,11 +17,9 @@ struct TLSCommand: RSAKitCommand {
         overview: "Connect to a TLS server with a stored identity (mutual TLS); relay standard input and output.",
         usage: "rsakit tls connect <HOST:PORT> [--identity <LABEL> | --tag <TAG>] [--servername <NAME>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) [--tls1.2 | --tls1.3] [--timeout <S>] [-v] [--passin <SPEC>] [--token-pin <SPEC>] [--store <DIR>]",
         options: [
-            .value("identity", "LABEL", "Authenticate with the identity whose certificate has this label."),
-            .value("tag", "TAG", "Authenticate with the identity of the private key stored under this application tag."),
+            identityOptions[0], identityOptions[1],
             .value("servername", "NAME", "The name the server certificate must match and the SNI sent (default: HOST)."),
-            .repeated("anchor", "FILE", "Trust this CA certificate (PEM, DER or a bundle) as an anchor; may be repeated."),
-            .flag("anchors-only", "Trust only --anchor files and certificates marked trusted in the store, not the system's CAs."),
+            anchorOptions[0], anchorOptions[1],
             .repeated("crl", "FILE", "Check the server's chain against this CRL (PEM or DER); repeatable. A revoked certificate fails the handshake."),
             .flag("tls1.2", "Negotiate TLS 1.2 only."),
             .flag("tls1.3", "Negotiate TLS 1.3 only."),
@@ -75,14 +73,7 @@ struct TLSCommand: RSAKitCommand {
             throw UsageError(message: "give --tls1.2 or --tls1.3, not both", command: name)
         }
         revocationPolicy = try RevocationOptions.policy(arguments, command: name)
-        if let text = arguments.value("timeout") {
-            guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
-                throw UsageError(message: "--timeout expects seconds (a number above 0, at most 86400), got '\(text)'", command: name)
-            }
-            timeout = seconds
-        } else {
-            timeout = 30
-        }
+        timeout = try Self.timeout(arguments, command: name)
         // Standard input carries the data for the server, so it cannot carry the passphrase too.
         let environment = ProcessInfo.processInfo.environment
         for (option, variable) in [("store-passin", "RSAKIT_STORE_PASSIN"), ("passin", "RSAKIT_PASSIN"), ("token-pin", "RSAKIT_TOKEN_PIN")]
@@ -91,6 +82,47 @@ struct TLSCommand: RSAKitCommand {
         }
         if arguments.flag("anchors-only") && arguments.values("anchor").isEmpty {
             printWarning("--anchors-only without --anchor: only certificates marked trusted in the store are anchors")
+        }
+    }
+
+    /// `--identity` and `--tag`, shared with `fetch`.
+    static let identityOptions: [OptionSpec] = [
+        .value("identity", "LABEL", "Authenticate with the identity whose certificate has this label."),
+        .value("tag", "TAG", "Authenticate with the identity of the private key stored under this application tag."),
+    ]
+
+    /// `--anchor` and `--anchors-only`, shared with `fetch`.
+    static let anchorOptions: [OptionSpec] = [
+        .repeated("anchor", "FILE", "Trust this CA certificate (PEM, DER or a bundle) as an anchor; may be repeated."),
+        .flag("anchors-only", "Trust only --anchor files and certificates marked trusted in the store, not the system's CAs."),
+    ]
+
+    /// `--timeout S` (default 30). - Throws: `UsageError` for a value that is not 0 < S <= 86400.
+    static func timeout(_ arguments: ParsedArguments, command: String) throws -> Double {
+        guard let text = arguments.value("timeout") else { return 30 }
+        guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
+            throw UsageError(message: "--timeout expects seconds (a number above 0, at most 86400), got '\(text)'", command: command)
+        }
+        return seconds
+    }
+
+    /// The store's part of a TLS client's settings: its trust settings added to
+    /// `configuration` when the store exists (or an identity is asked for), and the identity
+    /// `--identity` or `--tag` names, unlocked as the command's options say.
+    /// - Throws: `CLIFailure` (66) for a missing identity; the store's and the identity's errors.
+    static func storedIdentity(_ arguments: ParsedArguments, addingTrustTo configuration: inout RSATLSClientConfiguration,
+                               command: String) throws -> RSATLSClientIdentity? {
+        let label = arguments.value("identity"), tag = arguments.value("tag")
+        let storePath = arguments.value("store") ?? (try? RSAKeyStore.defaultLocation())
+        let storeExists = storePath.map { FileManager.default.fileExists(atPath: $0) } ?? false
+        guard label != nil || tag != nil || storeExists else { return nil }
+        let store = try openStore(arguments)
+        try configuration.addTrustSettings(from: store)
+        guard label != nil || tag != nil else { return nil }
+        return try withUnlockedStore(store, arguments, command: command) {
+            try identity(store, label: label, tag: tag) { [arguments] reference in
+                try readTokenPIN(arguments, command: command, token: reference.tokenLabel)
+            }
         }
     }
 
@@ -131,24 +163,7 @@ struct TLSCommand: RSAKitCommand {
             }
         }
 
-        // The store: for the identity, and for its trust settings when it exists.
-        let identity: RSATLSClientIdentity?
-        let label = arguments.value("identity"), tag = arguments.value("tag")
-        if label != nil || tag != nil || storeExists() {
-            let store = try openStore(arguments)
-            try configuration.addTrustSettings(from: store)
-            if label != nil || tag != nil {
-                identity = try withUnlockedStore(store, arguments, command: Self.spec.name) {
-                    try Self.identity(store, label: label, tag: tag) { [arguments] reference in
-                        try readTokenPIN(arguments, command: Self.spec.name, token: reference.tokenLabel)
-                    }
-                }
-            } else {
-                identity = nil
-            }
-        } else {
-            identity = nil
-        }
+        let identity = try Self.storedIdentity(arguments, addingTrustTo: &configuration, command: Self.spec.name)
 
         let connection = try RSATLSConnection.connect(host: host, port: port, configuration: configuration, identity: identity)
         if arguments.flag("verbose") { printError(summary(connection)) }
@@ -165,7 +180,7 @@ struct TLSCommand: RSAKitCommand {
     /// message says what the store holds instead (the certificate without its private key,
     /// the key without a certificate) and the command that makes the identity.
     /// - Throws: `CLIFailure` (66) for a missing identity; the store's and the identity's errors.
-    private static func identity(_ store: RSAKeyStore, label: String?, tag: String?,
+    static func identity(_ store: RSAKeyStore, label: String?, tag: String?,
                                  tokenPIN: @escaping (RSATokenReference) throws -> RSASecretBytes) throws -> RSATLSClientIdentity {
         do {
             if let label { return try RSATLSClientIdentity(store: store, label: label, tokenPIN: tokenPIN) }
@@ -180,11 +195,6 @@ struct TLSCommand: RSAKitCommand {
             guard (try? store.keyItem(tag: tag, keyClass: .private)) != nil else { throw tagNotFound(store, tag: tag) }
             throw CLIFailure("no certificate for the private key with tag \"\(terminalSafe(tag))\" (an identity needs one: rsakit cert add)", .notFound)
         }
-    }
-
-    private func storeExists() -> Bool {
-        guard let path = arguments.value("store") ?? (try? RSAKeyStore.defaultLocation()) else { return false }
-        return FileManager.default.fileExists(atPath: path)
     }
 
     private func summary(_ connection: RSATLSConnection) -> String {

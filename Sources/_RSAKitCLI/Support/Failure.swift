@@ -47,6 +47,8 @@ import RSAKit
             return CLIFailure(message(for: rsa), status(for: rsa))
         case let tls as RSATLSError:
             return CLIFailure(message(for: tls), status(for: tls))
+        case let https as RSAHTTPSError:
+            return CLIFailure(https.description, status(for: https))
         case let io as RSAFileDescriptorError:
             return CLIFailure(io.description, .failure)
         default:
@@ -124,6 +126,17 @@ import RSAKit
         case .serverNotTrusted, .clientCertificateRejected, .handshakeFailed, .identityUnusable:
             return .dataError
         case .connectFailed, .timedOut, .connectionFailed:
+            return .failure
+        }
+    }
+
+    /// The exit status of an HTTPS failure: the server's redirects (data error, like an
+    /// untrusted server), or the network and the transfer (failure).
+    static func status(for error: RSAHTTPSError) -> ExitStatus {
+        switch error {
+        case .insecureRedirect, .tooManyRedirects:
+            return .dataError
+        case .unsupportedURL, .timedOut, .responseTooLarge, .transferFailed:
             return .failure
         }
     }
