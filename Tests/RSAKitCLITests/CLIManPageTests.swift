@@ -76,5 +76,18 @@ final class CLIManPageTests: CLITestCase {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try rsakitOK(["help", "--man-pages", folder])
         XCTAssertTrue(try String(contentsOfFile: folder + "/rsakit.1", encoding: .utf8).contains("\"rsakit \(version)\""))
+        // Every `from: "X.Y.Z"` a reader copies (README.md, the DocC catalog) names this version,
+        // and Examples/ is built by scripts/examples.sh against a clone tagged with it.
+        let root = URL(fileURLWithPath: changelogPath).deletingLastPathComponent()
+        for file in ["README.md", "Sources/RSAKit/RSAKit.docc/GettingStarted.md"] {
+            let text = try String(contentsOfFile: root.appendingPathComponent(file).path, encoding: .utf8)
+            let pinned = text.split(separator: "\n").filter { $0.contains("upToNextMinor(from: \"") }
+            XCTAssertFalse(pinned.isEmpty, "\(file) shows no dependency line")
+            for line in pinned {
+                XCTAssertTrue(line.contains("from: \"\(version)\""), "\(file): \(line)")
+            }
+        }
+        let examples = try String(contentsOfFile: root.appendingPathComponent("scripts/examples.sh").path, encoding: .utf8)
+        XCTAssertTrue(examples.contains("RSAKitCommandLine.swift)"), "examples.sh no longer reads the version from RSAKitCommandLine")
     }
 }
