@@ -16,10 +16,15 @@ static _Atomic int slot_state[RSAKIT_TEMPFILE_SLOTS];
 static char slot_path[RSAKIT_TEMPFILE_SLOTS][PATH_MAX];
 
 static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+static _Atomic int open_line;
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 
-/* Async-signal-safe: atomic loads, unlink(2), sigaction(2), raise(3). */
+/* Async-signal-safe: atomic loads, write(2), unlink(2), sigaction(2), raise(3). */
 static void rsakit_tempfile_handler(int signal_number) {
+    if (atomic_load(&open_line)) {
+        ssize_t written = write(STDERR_FILENO, "\n", 1);
+        (void)written;
+    }
     for (int i = 0; i < RSAKIT_TEMPFILE_SLOTS; i++) {
         if (atomic_load(&slot_state[i]) == SLOT_LIVE) {
             unlink(slot_path[i]);
@@ -66,6 +71,11 @@ int rsakit_tempfile_register(const char *path) {
         }
     }
     return -1;
+}
+
+void rsakit_tempfile_set_open_line(int open) {
+    pthread_once(&install_once, rsakit_tempfile_install);
+    atomic_store(&open_line, open != 0);
 }
 
 void rsakit_tempfile_unregister(int slot) {

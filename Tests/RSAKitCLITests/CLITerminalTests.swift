@@ -86,4 +86,42 @@ final class CLITerminalTests: CLITestCase {
         let small = try write([1, 2, 3], to: "small.bin")
         XCTAssertEqual(try onTerminal(["encrypt", "--tag", "tty", "--in", small, "--out", path("small.rsa")]).transcript, "")
     }
+
+    /// Ctrl-C during a long encryption on a terminal: the progress line (redrawn with "\r",
+    /// no newline) gets its newline before the process dies, so the shell's prompt starts on
+    /// a line of its own; the output file is not left behind. Driven through python3's pty
+    /// module: it sends SIGINT once the progress line shows, then reads the rest.
+    func testProgress_CtrlCEndsTheLine() throws {
+        let interrupting = """
+        import os, pty, select, signal, sys, time
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(sys.argv[1], sys.argv[1:])
+        out, deadline, sent = b"", time.time() + 60, False
+        while time.time() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            if not sent and b"rsakit: encrypted" in out:
+                os.kill(pid, signal.SIGINT)
+                sent = True
+        _, status = os.waitpid(pid, 0)
+        sys.stdout.write(repr(out) + "\\n" + str(os.WIFSIGNALED(status) and os.WTERMSIG(status)) + "\\n")
+        """
+        let result = try runProcess("/usr/bin/env", ["python3", "-c", interrupting, Self.binary.path, "encrypt", "--tag", "tty",
+                                                     "--in", "/dev/zero", "--out", path("endless.rsa")])
+        let lines = result.stdoutText.split(separator: "\n")
+        XCTAssertEqual(lines.count, 2, result.stdoutText + result.stderr)
+        let transcript = String(lines.first ?? "")
+        XCTAssertTrue(transcript.contains("rsakit: encrypted"), transcript)
+        XCTAssertTrue(transcript.hasSuffix("\\x1b[K\\r\\n'"), "the progress line did not get its newline: \(transcript.suffix(80))")
+        XCTAssertEqual(lines.last, "2", "rsakit did not end by SIGINT")
+        XCTAssertFalse(exists("endless.rsa"))
+    }
 }

@@ -31,4 +31,9 @@ void rsakit_tempfile_unregister(int slot);
 /* The number of registered files (tests). */
 int rsakit_tempfile_count(void);
 
+/* Say whether a line without its newline is open on stderr (a progress line redrawn with
+ * "\r"), installing the handlers on first use. While it is, the handler writes "\n" to
+ * stderr first, so that the shell's prompt after a Ctrl-C starts on a line of its own. */
+void rsakit_tempfile_set_open_line(int open);
+
 #endif

@@ -383,3 +383,13 @@ private extension Substring {
         String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == "\n" || $0 == " " || $0 == "\t" }.reversed())
     }
 }
+
+extension RSAOutputFile {
+    /// Tell the terminating-signal handler (the one that removes live temporaries) whether a
+    /// line without its newline is open on stderr, such as a progress line redrawn with "\r":
+    /// while it is, a SIGINT, SIGTERM, SIGHUP or SIGPIPE first ends that line, so the shell's
+    /// prompt starts at column 0. Installs the handler on first use, as a temporary does.
+    package static func setOpenLineOnStandardError(_ open: Bool) {
+        rsakit_tempfile_set_open_line(open ? 1 : 0)
+    }
+}

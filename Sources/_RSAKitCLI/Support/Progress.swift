@@ -60,15 +60,18 @@ final class ProgressMeter {
         guard drawn else { return }
         draw(ProgressMeter.now())
         printError("\n")
+        RSAOutputFile.setOpenLineOnStandardError(false)
     }
 
     /// Clear the line (on failure, so the error message starts at column 0).
     func abandon() {
         guard drawn else { return }
         printError("\r\u{1B}[K")
+        RSAOutputFile.setOpenLineOnStandardError(false)
     }
 
     private func draw(_ time: Double) {
+        if !drawn { RSAOutputFile.setOpenLineOnStandardError(true) }
         drawn = true
         let elapsed = max(time - start, 1e-3)
         let rate = Double(done) / elapsed
