@@ -214,13 +214,13 @@ enum Passphrase {
         return first
     }
 
-    /// Write `prompt` to the terminal `fd`, turn echo off, read one line, restore the
+    /// Turn echo off on the terminal `fd`, write `prompt`, read one line, restore the
     /// terminal (also on SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP: the handler restores it
-    /// and re-raises the signal).
+    /// and re-raises the signal). Echo goes off, discarding what was typed ahead (TCSAFLUSH),
+    /// before the prompt shows: what is typed once the prompt is there is never lost.
     private static func readNoEcho(_ fd: Int32, prompt: String) throws -> RSASecretBytes {
         var saved = termios()
         let isTerminal = tcgetattr(fd, &saved) == 0
-        writeAll(fd, prompt)
         if isTerminal {
             var quiet = saved
             quiet.c_lflag &= ~tcflag_t(ECHO | ECHONL)
@@ -228,6 +228,7 @@ enum Passphrase {
             TerminalRestore.arm(fd: fd, saved: saved)
             tcsetattr(fd, TCSAFLUSH, &quiet)
         }
+        writeAll(fd, prompt)
         defer {
             if isTerminal {
                 tcsetattr(fd, TCSAFLUSH, &saved)
@@ -256,20 +257,35 @@ private enum TerminalRestore {
     nonisolated(unsafe) static var saved = termios()
     static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP]
 
+    /// The handlers in place before `arm` (the one that removes temporary files, say), put
+    /// back by `disarm` and run after the terminal is restored.
+    nonisolated(unsafe) static var previous: [Int32: sigaction] = [:]
+
     static func arm(fd: Int32, saved: termios) {
         Self.saved = saved
         Self.fd = fd
         for signal in signals {
+            var old = sigaction()
+            sigaction(signal, nil, &old)
+            previous[signal] = old
             Glibc.signal(signal) { number in
                 if TerminalRestore.fd >= 0 { tcsetattr(TerminalRestore.fd, TCSANOW, &TerminalRestore.saved) }
-                Glibc.signal(number, SIG_DFL)
+                // The handler before this one (dictionary reads allocate nothing here: it was
+                // filled before arming), else the default action.
+                if var old = TerminalRestore.previous[number] {
+                    sigaction(number, &old, nil)
+                } else {
+                    Glibc.signal(number, SIG_DFL)
+                }
                 raise(number)
             }
         }
     }
 
     static func disarm() {
-        for signal in signals { Glibc.signal(signal, SIG_DFL) }
+        for signal in signals {
+            if var old = previous[signal] { sigaction(signal, &old, nil) } else { Glibc.signal(signal, SIG_DFL) }
+        }
         fd = -1
     }
 }
