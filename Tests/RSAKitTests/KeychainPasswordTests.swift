@@ -60,6 +60,16 @@ final class KeychainPasswordTests: KeychainTestCase {
         XCTAssertEqual(updated.valueByteCount, 1)
         XCTAssertEqual(try store.genericPassword(service: "svc", account: "a").comment, "c")
         XCTAssertEqual(try store.genericPasswordValue(service: "svc", account: "a").testBytes, [0x76])
+        // nil leaves the label and comment; an empty string removes them.
+        XCTAssertEqual(try store.updateGenericPassword(service: "svc", account: "a", label: nil).label, "new")
+        let removed = try store.updateGenericPassword(service: "svc", account: "a", label: "", comment: "")
+        XCTAssertNil(removed.label)
+        XCTAssertNil(try store.genericPassword(service: "svc", account: "a").comment)
+        let key = try RSAInternetPasswordKey(url: "https://alice@example.com")
+        try store.addInternetPassword(RSASecretBytes(utf8: "w"), for: key, label: "web")
+        XCTAssertNil(try store.updateInternetPassword(key, label: "").label)
+        try store.addKeyPair(try TestKeys.generated(bits: 1024), tag: "labelled", label: "kept")
+        XCTAssertEqual(try store.updateKey(tag: "labelled", label: "").map(\.label), [nil, nil])
     }
 
     func testUpdate_MissingItemIsNotFoundAndCreatesNothing() throws {

@@ -201,8 +201,8 @@ extension RSAKeyStore {
     /// - Parameters:
     ///   - tag: the application tag of the items.
     ///   - keyClass: the class to change, or nil for both.
-    ///   - label: the new label, or nil to remove it (a key's only changeable attribute, so
-    ///     nil does not mean "leave as it is" here).
+    ///   - label: the new label, or nil (or "", as for passwords) to remove it: a key's only
+    ///     changeable attribute, so nil does not mean "leave as it is" here.
     /// - Returns: the updated attributes (public before private).
     /// - Throws: `RSAError.itemNotFound` (this tag and `keyClass`) when no such item exists; `RSAError.damagedItem`
     ///   when one is damaged (nothing is changed then); `RSAError.invalidTag`,
@@ -211,6 +211,7 @@ extension RSAKeyStore {
     public func updateKey(tag: String, keyClass: RSAKeyClass? = nil, label: String?) throws -> [RSAKeyItemAttributes] {
         try RSAKeyStore.validateTag(tag)
         try RSAKeyStore.validateLabel(label)
+        let label = label?.isEmpty == true ? nil : label
         let tagHash = StoreLayout.tagHash(tag)
         return try withWriteTransaction { tx in
             var updated: [RSAKeyItemAttributes] = []

@@ -141,7 +141,8 @@ extension RSAKeyStore {
     }
 
     /// Change the value, the label or the comment of the generic password (service, account)
-    /// (`SecItemUpdate`): each parameter given replaces that attribute, nil leaves it as it is.
+    /// (`SecItemUpdate`): each parameter given replaces that attribute, nil leaves it as it is,
+    /// and an empty label or comment removes it.
     /// The item id and creation date stay; the modification date is set. Only updates: a
     /// missing item is not created (add it with ``addGenericPassword(_:service:account:label:comment:)``).
     /// Service and account are the item's unique attributes and identity (its item id and the
@@ -202,8 +203,9 @@ extension RSAKeyStore {
                 throw RSAError.itemNotFound(query)
             }
             var metadata = loaded.metadata
-            if let label { metadata.label = label }
-            if let comment { metadata.comment = comment }
+            // An empty string removes the attribute: nil already means "leave it".
+            if let label { metadata.label = label.isEmpty ? nil : label }
+            if let comment { metadata.comment = comment.isEmpty ? nil : comment }
             metadata.modificationDate = StoreItemRecord.formatDate(milliseconds: StoreItemRecord.nowMilliseconds())
             var contents: [UInt8]
             if let value {
