@@ -136,11 +136,15 @@ final class AsyncMessageTests: XCTestCase {
             XCTAssertEqual(error as? RSAError, .wrongPassphrase)
         }
         do {
-            _ = try await RSAKeyStore.open(at: path.appendingPathComponent("missing"))
+            _ = try await RSAKeyStore.open(at: path.appendingPathComponent("missing"), createIfMissing: false)
             XCTFail("a missing store opened")
         } catch {
             guard case .storeNotFound? = error as? RSAError else { return XCTFail("\(error)") }
         }
+        // The default creates, as RSAKeyStore(url:) and RSAKeyStore(path:) do.
+        let made = try await RSAKeyStore.open(at: path.appendingPathComponent("made"))
+        XCTAssertTrue(try made.allItems().keys.isEmpty)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path.appendingPathComponent("made").path))
     }
 
     func testWorkerBudget_BoundsConcurrentCalls() async throws {

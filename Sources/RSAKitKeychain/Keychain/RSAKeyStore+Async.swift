@@ -18,14 +18,15 @@ extension RSAKeyStore {
     ///   - url: the store's folder (a file URL).
     ///   - passphrase: the store passphrase, or nil to leave a protected store locked.
     ///   - createIfMissing: create an empty store (0700) when the folder does not exist
-    ///     (default false: a missing store is an error).
+    ///     (default true, as the synchronous initialisers; false makes a missing store an
+    ///     error, `RSAError.storeNotFound`).
     /// - Returns: the open store, unlocked when protected and `passphrase` was given.
     /// - Throws: `CancellationError` when the task was cancelled before the store opened
     ///   (Argon2id itself is not interruptible: a cancellation during it is reported after
     ///   it, and the store is then not returned); `RSAError.storeNotFound`,
     ///   `.insecureStorePermissions`, `.storeIOError`, `.wrongPassphrase`, `.invalidKDFParameters`.
     public static func open(at url: URL, passphrase: RSASecretBytes? = nil,
-                            createIfMissing: Bool = false) async throws -> RSAKeyStore {
+                            createIfMissing: Bool = true) async throws -> RSAKeyStore {
         try await RSABlockingWork.run { flag in
             let store = try RSAKeyStore(path: url.path, createIfMissing: createIfMissing)
             if let passphrase {
