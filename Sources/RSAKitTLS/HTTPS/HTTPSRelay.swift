@@ -9,6 +9,9 @@ import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
+// Swift 6.3 finds SOCK_STREAM and SOCK_CLOEXEC only through a C module that includes
+// <sys/socket.h> itself (here curl.h): Glibc's module map leaves bits/socket_type.h out.
+internal import CCurl
 
 /// One relay; it closes the TLS connection and its descriptor when either side ends.
 final class HTTPSRelay: @unchecked Sendable {
