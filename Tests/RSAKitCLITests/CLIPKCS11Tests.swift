@@ -33,15 +33,7 @@ final class CLIPKCS11Tests: CLITestCase {
         try super.tearDownWithError()
     }
 
-    /// The path of `name`, or a failure naming the package that brings it.
-    private func tool(_ name: String, package: String) throws -> String {
-        let candidates = [TestTools.path(of: name), "/usr/sbin/\(name)", "/usr/bin/\(name)"].compactMap { $0 }
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            XCTFail("\(name) not found: scripts/install-deps.sh installs it (apt package \(package))")
-            throw CocoaError(.executableNotLoadable)
-        }
-        return found
-    }
+    private func tool(_ name: String, package: String) throws -> String { try requiredTool(name, package: package) }
 
     /// Run `command` under `timeout -k 5 60` with this test's store.
     private func run(_ command: [String], environment: [String: String?] = [:]) throws -> Result {
@@ -365,40 +357,13 @@ final class CLIPKCS11Tests: CLITestCase {
         XCTAssertTrue(result.stdoutText.contains("CN=alice") || result.stdoutText.contains("CN = alice"), result.stdoutText)
     }
 
-    /// A throw-away `sshd -D` on 127.0.0.1 whose authorized_keys is alice's key as the module
+    /// A throw-away sshd (SSHDFixture) whose authorized_keys is alice's key as the module
     /// lists it (`ssh-keygen -D`); stopped by the returned process's owner.
     private func startSSHD() throws -> (server: ChildProcess, port: Int, user: String, log: String) {
-        let sshd = try tool("sshd", package: "openssh-server")
-        let sshKeygen = try tool("ssh-keygen", package: "openssh-client")
-        let keys = try runOK([sshKeygen, "-D", Self.module]).stdoutText
+        let keys = try runOK([try tool("ssh-keygen", package: "openssh-client"), "-D", Self.module]).stdoutText
         let alice = keys.split(separator: "\n").filter { $0.hasSuffix(" alice") }
         XCTAssertEqual(alice.count, 1, keys)
-        try Data((alice.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path("authorized_keys")))
-        try _ = runOK([sshKeygen, "-q", "-t", "ed25519", "-N", "", "-f", path("host_key")])
-        // sshd as root needs its privilege separation folder (the package makes it at boot).
-        if getuid() == 0 { try? FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true) }
-        let port = try TLSTestServer.freePort()
-        let user = String(cString: getpwuid(getuid()).pointee.pw_name)
-        let config = """
-        Port \(port)
-        ListenAddress 127.0.0.1
-        HostKey \(path("host_key"))
-        AuthorizedKeysFile \(path("authorized_keys"))
-        StrictModes no
-        UsePAM no
-        PasswordAuthentication no
-        KbdInteractiveAuthentication no
-        PubkeyAuthentication yes
-        PermitRootLogin prohibit-password
-        PidFile \(path("sshd.pid"))
-        """
-        try Data(config.utf8).write(to: URL(fileURLWithPath: path("sshd_config")))
-        let log = path("sshd.log")
-        let server = try ChildProcess([sshd, "-D", "-e", "-f", path("sshd_config")], stdout: .appending(log), stderr: .appending(log))
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline, server.isRunning,
-              !((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("Server listening") { usleep(20_000) }
-        return (server, port, user, log)
+        return try startThrowAwaySSHD(authorizedKeys: alice.joined(separator: "\n") + "\n")
     }
 
     private func ssh(port: Int, user: String, command: String, extra: [String] = [], environment: [String: String?] = [:]) throws -> Result {

@@ -60,6 +60,14 @@ extension RSAKeychainAgent {
         return "/tmp/rsakit-\(getuid())/agent.sock"
     }
 
+    /// Whether something accepts connections on the Unix socket at `path` (an agent's socket
+    /// or its ssh-agent socket); nothing is sent.
+    package static func isListening(at path: String) -> Bool {
+        guard let fd = try? AgentWire.connect(path) else { return false }
+        close(fd)
+        return true
+    }
+
     /// Ask the agent at `socketPath` to drop its key (`lock`) or to end (`stop`).
     /// - Returns: false when no agent listens there.
     public static func send(_ command: RSAKeychainAgentCommand, to socketPath: String) -> Bool {

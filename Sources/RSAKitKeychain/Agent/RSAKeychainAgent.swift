@@ -35,7 +35,7 @@ public final class RSAKeychainAgent: Sendable {
     /// The socket path.
     public let socketPath: String
     private let protectionPath: String
-    private let store: RSAKeyStore
+    let store: RSAKeyStore
     private let deadline: Double?
     private let idleSeconds: Double?
     private struct State {
@@ -77,29 +77,49 @@ public final class RSAKeychainAgent: Sendable {
     /// - Throws: `RSAError.storeIOError` naming the socket path when it cannot be created, or
     ///   when another agent already listens there (a stale socket of a dead agent is replaced).
     public func serve(ready: () -> Void = {}) throws {
-        let listener = try listen()
-        // A terminating signal removes the socket, as a clean stop does (a stale socket would
+        try serve(sshSocketPath: nil, ready: ready)
+    }
+
+    /// ``serve(ready:)``, and when `sshSocketPath` is given, the ssh-agent protocol
+    /// (draft-miller-ssh-agent) on a second socket there, for `SSH_AUTH_SOCK`: it lists the
+    /// store's RSA private keys (`ssh-rsa` blobs, the tag as comment; none while locked) and
+    /// signs with them (`rsa-sha2-256`, `rsa-sha2-512`; SHA-1 `ssh-rsa` is refused), under the
+    /// same rules as the agent's socket (0600 in a 0700 folder, peers of this uid only, frames
+    /// of at most 256 KiB). Every other request (adding, removing, locking keys) is answered
+    /// SSH_AGENT_FAILURE. Private keys are opened in the agent for one signature each.
+    ///
+    /// - Throws: as ``serve(ready:)``, for either socket.
+    public func serve(sshSocketPath: String?, ready: () -> Void = {}) throws {
+        var listeners = [try listen(socketPath)]
+        // A terminating signal removes the sockets, as a clean stop does (a stale socket would
         // otherwise stay until the next start replaced it).
-        let signalSlot = rsakit_tempfile_register(socketPath)
+        var signalSlots = [rsakit_tempfile_register(socketPath)]
         defer {
-            close(listener)
+            listeners.forEach { close($0) }
             unlink(socketPath)
-            rsakit_tempfile_unregister(signalSlot)
+            if let sshSocketPath { unlink(sshSocketPath) }
+            signalSlots.forEach { rsakit_tempfile_unregister($0) }
             state.withLock { $0.key = nil }
+        }
+        if let sshSocketPath {
+            listeners.append(try listen(sshSocketPath))
+            signalSlots.append(rsakit_tempfile_register(sshSocketPath))
         }
         ready()
         while true {
             if expireIfDue() { return }
             if state.withLock({ $0.stopping }) { return }
-            var descriptor = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, 250)
-            guard ready > 0 else { continue }
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { continue }
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            DispatchQueue.global().async { [self] in
-                defer { close(client) }
-                serveConnection(client)
+            var descriptors = listeners.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            guard poll(&descriptors, nfds_t(descriptors.count), 250) > 0 else { continue }
+            for (index, descriptor) in descriptors.enumerated() where descriptor.revents & Int16(POLLIN) != 0 {
+                let client = accept(descriptor.fd, nil, nil)
+                guard client >= 0 else { continue }
+                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                let speaksSSH = index == 1
+                DispatchQueue.global().async { [self] in
+                    defer { close(client) }
+                    if speaksSSH { serveSSHConnection(client) } else { serveConnection(client) }
+                }
             }
         }
     }
@@ -116,7 +136,7 @@ public final class RSAKeychainAgent: Sendable {
     }
 
     /// Drop the key when the lifetime or idle time has passed; true when the agent should end.
-    private func expireIfDue() -> Bool {
+    func expireIfDue() -> Bool {
         let now = Self.now()
         return state.withLock { state in
             if let deadline, now >= deadline { state.key = nil; return true }
@@ -125,7 +145,7 @@ public final class RSAKeychainAgent: Sendable {
         }
     }
 
-    private func listen() throws -> Int32 {
+    private func listen(_ socketPath: String) throws -> Int32 {
         let folder = String(socketPath[..<(socketPath.lastIndex(of: "/") ?? socketPath.startIndex)])
         if !folder.isEmpty {
             if mkdir(folder, 0o700) != 0 && errno != EEXIST {
@@ -251,7 +271,7 @@ public final class RSAKeychainAgent: Sendable {
     /// The key, unless the store's protection record changed since the agent unlocked it
     /// (then the key is dropped for good). `touch`: the request counts as activity for the
     /// idle time.
-    private func currentKey(touch: Bool) -> UnlockedStoreKey? {
+    func currentKey(touch: Bool) -> UnlockedStoreKey? {
         let bytes = (try? StoreFileSystem.readFile(protectionPath, maximumByteCount: 64 * 1024))??.bytes
         let now = Self.now()
         return state.withLock { state in

@@ -9,16 +9,19 @@ import RSAKit
 /// passphrase on a pipe), waits for it to listen, and prints the shell lines that point
 /// clients at it; an agent of the same store already at the socket is reused (and unlocked if
 /// it was locked), as gpg-agent is, so `eval "$(rsakit agent start)"` fits a shell's start-up file.
+/// With `--ssh` the agent also speaks the ssh-agent protocol on a second socket (SSH_AUTH_SOCK).
 struct AgentCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "agent",
         overview: "Unlock a protected store once: start, query, lock or stop the rsakit agent.",
-        usage: "rsakit agent start [--lifetime <DURATION>] [--idle <DURATION>] [--foreground] [--socket <PATH>] [--store-passin <SPEC>] [--store <DIR>] | status | lock | unlock [--store-passin <SPEC>] | stop",
+        usage: "rsakit agent start [--lifetime <DURATION>] [--idle <DURATION>] [--foreground] [--socket <PATH>] [--ssh [--ssh-socket <PATH>]] [--store-passin <SPEC>] [--store <DIR>] | status | lock | unlock [--store-passin <SPEC>] | stop",
         options: [
             .value("socket", "PATH", "The agent socket (default: $RSAKIT_AGENT_SOCK, else $XDG_RUNTIME_DIR/rsakit/agent.sock, else /tmp/rsakit-UID/agent.sock)."),
             .value("lifetime", "DURATION", "start: drop the key and end after DURATION (90s, 30m, 8h, 1d; default: no limit).").only("start", "serve"),
             .value("idle", "DURATION", "start: drop the key and end after DURATION without a request (default: no limit).").only("start", "serve"),
             .flag("foreground", "start: stay attached and serve until stopped (default: run in the background).").only("start"),
+            .flag("ssh", "start: also serve the store's RSA keys to ssh on an ssh-agent socket, and print SSH_AUTH_SOCK.").only("start", "serve"),
+            .value("ssh-socket", "PATH", "start --ssh: the ssh-agent socket (default: beside the agent socket, agent-ssh.sock for agent.sock).").only("start", "serve"),
         ],
         positionals: ["SUBCOMMAND"],
         subcommands: ["start", "status", "lock", "unlock", "stop"],
@@ -36,6 +39,13 @@ struct AgentCommand: RSAKitCommand {
         (the passphrase from the same sources as start). start with an agent of the same store
         already at the socket reuses it, unlocking it first if it is locked, and prints the same
         lines (exit 0). SIGINT and SIGTERM end the agent and remove its socket.
+        start --ssh also listens on an ssh-agent socket (draft-miller-ssh-agent) and prints
+            SSH_AUTH_SOCK=/run/user/1000/rsakit/agent-ssh.sock; export SSH_AUTH_SOCK;
+        ssh-add -l lists the store's RSA private keys (identities' keys among them) with their
+        tags as comments, and ssh signs with them (rsa-sha2-256, rsa-sha2-512; SHA-1 ssh-rsa
+        signatures are refused). The private keys stay in the agent, opened for one signature
+        each; a locked agent lists none. ssh-add cannot add, remove or lock keys there: rsakit
+        import, delete and agent lock do.
         status exits 0 when the agent serves this store unlocked, 1 otherwise.
         """,
         passphrases: .only(["start", "serve", "unlock"]))
@@ -43,11 +53,17 @@ struct AgentCommand: RSAKitCommand {
     let arguments: ParsedArguments
     let subcommand: String
     let socketPath: String
+    /// The ssh-agent socket, when --ssh is given.
+    let sshSocketPath: String?
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
         subcommand = try parseSubcommand(arguments, spec: Self.spec)
         socketPath = arguments.value("socket") ?? RSAKeychainAgent.defaultSocketPath()
+        if arguments.value("ssh-socket") != nil && !arguments.flag("ssh") {
+            throw UsageError(message: "--ssh-socket needs --ssh", command: Self.spec.name)
+        }
+        sshSocketPath = arguments.flag("ssh") ? arguments.value("ssh-socket") ?? Self.sshSocketPath(beside: socketPath) : nil
         for option in ["lifetime", "idle"] { _ = try duration(option) }
     }
 
@@ -110,18 +126,25 @@ struct AgentCommand: RSAKitCommand {
         let store = try protectedStore()
         if let status = RSAKeychainAgent.status(at: socketPath, storePath: store.path), status.serves {
             if !status.unlocked { _ = try unlockRunningAgent(store) }
-            return try printOutput(shellLines() + "echo Agent already running;\n")
+            var lines = shellLines()
+            if let sshSocketPath, !RSAKeychainAgent.isListening(at: sshSocketPath) {
+                // Only the agent's own socket is known to be live: point ssh at nothing rather than at a dead path.
+                lines = shellLines(ssh: false)
+                printError("rsakit: warning: the running agent does not serve ssh at \(terminalSafe(sshSocketPath)) (rsakit agent stop, then start --ssh)")
+            }
+            return try printOutput(lines + "echo Agent already running;\n")
         }
         if arguments.flag("foreground") {
             try namingStore(store.path) { try store.unlock(passphrase: try Passphrase.readStore(arguments, command: Self.spec.name, path: store.path)) }
             let agent = try RSAKeychainAgent(store: store, socketPath: socketPath, lifetime: try duration("lifetime"), idle: try duration("idle"))
-            try namingRunningAgent(store) { try agent.serve { try? printOutput(shellLines()) } }
+            try namingRunningAgent(store) { try agent.serve(sshSocketPath: sshSocketPath) { try? printOutput(shellLines()) } }
             return
         }
         let passphrase = try Passphrase.readStore(arguments, command: Self.spec.name, path: store.path)
         var argv = [CommandLine.arguments[0], "agent", "serve", "--store", store.path, "--socket", socketPath]
         for option in ["lifetime", "idle"] { if let value = arguments.value(option) { argv += ["--\(option)", value] } }
         if arguments.flag("allow-insecure-store") { argv.append("--allow-insecure-store") }
+        if let sshSocketPath { argv += ["--ssh", "--ssh-socket", sshSocketPath] }
         let reply = try AgentProcess.spawn(argv, environment: AgentProcess.environmentWithoutSecrets(arguments), secret: passphrase)
         guard reply.hasPrefix("ok ") else {
             throw CLIFailure(reply.hasPrefix("error: ") ? String(reply.dropFirst(7)) : "the agent did not start", reply.contains("wrong passphrase") ? .dataError : .failure)
@@ -151,7 +174,7 @@ struct AgentCommand: RSAKitCommand {
             let agent = try RSAKeychainAgent(store: store, socketPath: socketPath, lifetime: try duration("lifetime"), idle: try duration("idle"))
             RSAKitProcessHardening.lockMemory()
             try namingRunningAgent(store) {
-                try agent.serve {
+                try agent.serve(sshSocketPath: sshSocketPath) {
                     AgentProcess.report("ok \(getpid())\n")
                     AgentProcess.detachStandardStreams()
                 }
@@ -168,16 +191,24 @@ struct AgentCommand: RSAKitCommand {
         do {
             try body()
         } catch let error as RSAError {
-            guard case let .storeIOError(path, _) = error, path == socketPath,
+            guard case let .storeIOError(path, _) = error, path == socketPath || path == sshSocketPath,
                   RSAKeychainAgent.status(at: socketPath, storePath: store.path) != nil else { throw error }
             throw CLIFailure(error.description + " (rsakit agent stop ends it)", CLIFailure.status(for: error))
         }
     }
 
+    /// The default ssh-agent socket for the agent socket `path`: in the same folder, named
+    /// after it (agent.sock: agent-ssh.sock), so two agents in one folder do not share one.
+    static func sshSocketPath(beside path: String) -> String {
+        path.hasSuffix(".sock") ? String(path.dropLast(5)) + "-ssh.sock" : path + "-ssh"
+    }
+
     /// The lines `eval "$(rsakit agent start)"` runs. The socket path comes from --socket,
     /// RSAKIT_AGENT_SOCK or XDG_RUNTIME_DIR, which may hold anything: it is single-quoted
     /// unless it is made only of characters no shell treats specially.
-    private func shellLines() -> String {
-        "RSAKIT_AGENT_SOCK=\(shellQuoted(socketPath)); export RSAKIT_AGENT_SOCK;\n"
+    private func shellLines(ssh: Bool = true) -> String {
+        var lines = "RSAKIT_AGENT_SOCK=\(shellQuoted(socketPath)); export RSAKIT_AGENT_SOCK;\n"
+        if ssh, let sshSocketPath { lines += "SSH_AUTH_SOCK=\(shellQuoted(sshSocketPath)); export SSH_AUTH_SOCK;\n" }
+        return lines
     }
 }
