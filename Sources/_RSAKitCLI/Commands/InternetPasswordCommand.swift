@@ -158,10 +158,10 @@ func internetPasswordText(_ item: RSAInternetPasswordAttributes) -> String {
     account: \(terminalSafe(key.account))
     authentication type: \(shown(key.authenticationType))
     security domain: \(shown(key.securityDomain))
-    access group: \(item.accessGroup)
 
     """ + passwordItemLines(label: item.label, comment: item.comment, valueByteCount: item.valueByteCount,
                             itemID: item.itemID, created: item.creationDate, modified: item.modificationDate)
+        + "access group: \(item.accessGroup)\n"
 }
 
 /// The JSON object of one internet password (never the value), in README's JSON names.

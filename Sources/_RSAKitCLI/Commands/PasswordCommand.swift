@@ -144,10 +144,10 @@ func passwordText(_ item: RSAGenericPasswordAttributes) -> String {
     class: generic password
     service: \(terminalSafe(item.service))
     account: \(terminalSafe(item.account))
-    access group: \(item.accessGroup)
 
     """ + passwordItemLines(label: item.label, comment: item.comment, valueByteCount: item.valueByteCount,
                             itemID: item.itemID, created: item.creationDate, modified: item.modificationDate)
+        + "access group: \(item.accessGroup)\n"
 }
 
 /// The lines both password classes end with: label, comment, value length, id, dates.
