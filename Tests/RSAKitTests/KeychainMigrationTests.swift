@@ -20,6 +20,22 @@ final class KeychainMigrationTests: KeychainTestCase {
         return storePath
     }
 
+    func testLegacyStore_ItemsReadAsGroupDefault() throws {
+        let path = try legacyStore()
+        let all = try RSAKeyStore(path: path)
+        XCTAssertEqual(Set(try all.allKeyItems().items.map(\.accessGroup)), ["default"])
+        // Opened with group "default" it sees every old item; with another group, none.
+        XCTAssertEqual(try RSAKeyStore(path: path, accessGroups: ["default"]).allKeyItems().items.count, 3)
+        let other = try RSAKeyStore(path: path, accessGroups: ["com.example.other"])
+        XCTAssertEqual(try other.allKeyItems().items, [])
+        assertThrows(.accessGroupNotAllowed(group: "default", allowed: ["com.example.other"]), try other.deleteKey(tag: "legacy.pair"))
+        // A write through a grouped store migrates the store as any first write does.
+        try other.addGenericPassword(RSASecretBytes(utf8: "pw"), service: "svc", account: "a")
+        XCTAssertEqual(try String(contentsOfFile: path + "/VERSION", encoding: .utf8), "rsakit keychain 2\n")
+        XCTAssertEqual(try all.genericPassword(service: "svc", account: "a").accessGroup, "com.example.other")
+        XCTAssertEqual(try all.keyItem(tag: "legacy.pair", keyClass: .private).accessGroup, "default")
+    }
+
     func testLegacyStore_OpensReadsAndMigratesOnTheFirstWrite() throws {
         let path = try legacyStore()
         XCTAssertEqual(try String(contentsOfFile: path + "/VERSION", encoding: .utf8), "rsakit key store 1\n")

@@ -40,7 +40,7 @@ final class RSAErrorTests: XCTestCase {
         .invalidAttribute(reason: "the service is empty"), .malformedCertificate(reason: "not DER"),
         .passphraseNeeded(what: "PKCS#12 file"), .passphraseIncorrect(what: "PKCS#12 file"),
         .passphraseUnusable(reason: "a NUL byte"), .pkcs12IntegrityCheckFailed, .pkcs12Unusable(reason: "no key"),
-        .invalidApplicationIdentifier("x", reason: "no dot"), 
+        .invalidApplicationIdentifier("x", reason: "no dot"), .accessGroupNotAllowed(group: "com.example.b", allowed: ["com.example.a"]),
     ]
 
     /// One value of every TLS case but serverNotTrusted (its payload, a trust evaluation, is

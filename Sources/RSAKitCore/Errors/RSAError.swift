@@ -172,6 +172,10 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidKDFParameters(reason: String)
     /// An attribute value is not usable (an empty service, one too long...): `reason` says which.
     case invalidAttribute(reason: String)
+    /// The store was opened with access groups (`allowed`, never empty) and the call names,
+    /// or would add to, change or delete an item of, another group (`group`): the analogue of
+    /// `errSecMissingEntitlement`. Nothing was changed.
+    case accessGroupNotAllowed(group: String, allowed: [String])
     // MARK: Certificates, encrypted key files, PKCS#12 (x509)
 
     /// The bytes are not an X.509 certificate (RFC 5280 §4.1) that GnuTLS can read, or a
@@ -306,6 +310,9 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "invalid argon2id parameters: \(reason)"
         case let .invalidAttribute(reason):
             return "invalid attribute: \(reason)"
+        case let .accessGroupNotAllowed(group, allowed):
+            return "access group \"\(group)\" is not one this store was opened with ("
+                + allowed.map { "\"\($0)\"" }.joined(separator: ", ") + ")"
         case let .malformedCertificate(reason):
             return "malformed certificate: \(reason)"
         case let .crlRefused(reason):

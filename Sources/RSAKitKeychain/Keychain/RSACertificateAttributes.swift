@@ -52,6 +52,9 @@ public struct RSACertificateAttributes: Sendable, Hashable, CustomStringConverti
     public let creationDate: Date
     /// The stable item id (persistent reference).
     public let itemID: String
+    /// The access group (`kSecAttrAccessGroup`): ``RSAKeyStore/defaultAccessGroup`` for an
+    /// item added without one and for every item of a store written before access groups.
+    public internal(set) var accessGroup: String = RSAKeyStore.defaultAccessGroup
 
     /// Build attributes (the store does this; public for tests and tools).
     public init(label: String, subject: String, issuer: String, serialNumber: [UInt8], notValidBefore: Date,
@@ -92,6 +95,8 @@ public struct RSAIdentityItem: Sendable, Hashable {
     /// The chain certificates stored with the certificate, in the order recorded, when
     /// present in the store.
     public let chain: [RSACertificateAttributes]
+    /// The identity's access group: its private key's (the item that access protects).
+    public var accessGroup: String { privateKey.accessGroup }
 }
 
 /// A certificate item file:
@@ -116,6 +121,8 @@ internal struct StoreCertificateMetadata: Codable, Equatable {
     var trust: RSACertificateTrust
     var chain: [String]
     var creationDate: String
+    /// The access group; absent for the default group.
+    var accessGroup: String? = nil
 
     func attributes() -> RSACertificateAttributes? {
         guard let created = StoreItemRecord.parseDate(creationDate),
@@ -133,12 +140,15 @@ internal struct StoreCertificateMetadata: Codable, Equatable {
             guard let bytes = StoreHex.decode(entry), bytes.count == 32 else { return nil }
             chainBytes.append(bytes)
         }
-        return RSACertificateAttributes(
+        var attributes = RSACertificateAttributes(
             label: label, subject: subject, issuer: issuer, serialNumber: serial,
             notValidBefore: StoreItemRecord.date(milliseconds: before),
             notValidAfter: StoreItemRecord.date(milliseconds: after),
             fingerprint: fingerprintBytes, publicKeyFingerprint: spki, trust: trust,
             chainFingerprints: chainBytes, creationDate: StoreItemRecord.date(milliseconds: created), itemID: itemID)
+        guard let group = RSAKeyStore.checkedGroup(accessGroup) else { return nil }
+        attributes.accessGroup = group
+        return attributes
     }
 }
 

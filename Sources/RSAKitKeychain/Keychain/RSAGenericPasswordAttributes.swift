@@ -29,6 +29,9 @@ public struct RSAGenericPasswordAttributes: Sendable, Hashable, CustomStringConv
     /// The stable item id (persistent reference): changes only when the item is deleted and
     /// added again, never on update.
     public let itemID: String
+    /// The access group (`kSecAttrAccessGroup`): ``RSAKeyStore/defaultAccessGroup`` for an
+    /// item added without one and for every item of a store written before access groups.
+    public internal(set) var accessGroup: String = RSAKeyStore.defaultAccessGroup
 
     /// Build attributes (the store does this; public for tests and tools).
     public init(service: String, account: String, label: String?, comment: String?, creationDate: Date,
@@ -70,6 +73,8 @@ internal struct StorePasswordMetadata: Codable, Equatable {
     /// An internet password's attributes (its `service` is then the server); absent for a
     /// generic password.
     var internet: StoreInternetAttributes?
+    /// The access group; absent for the default group.
+    var accessGroup: String? = nil
 
     /// The associated data of this item's sealed value: ("password", service, account) or
     /// ("internet-password", server, protocol, port, path, authentication type, domain, account).
@@ -92,19 +97,25 @@ internal struct StorePasswordMetadata: Codable, Equatable {
         guard let internet, let key = try? internet.key(account: account),
               let created = StoreItemRecord.parseDate(creationDate),
               let modified = StoreItemRecord.parseDate(modificationDate) else { return nil }
-        return RSAInternetPasswordAttributes(
+        var attributes = RSAInternetPasswordAttributes(
             key: key, label: label, comment: comment, creationDate: StoreItemRecord.date(milliseconds: created),
             modificationDate: StoreItemRecord.date(milliseconds: modified), valueByteCount: valueByteCount, itemID: itemID)
+        guard let group = RSAKeyStore.checkedGroup(accessGroup) else { return nil }
+        attributes.accessGroup = group
+        return attributes
     }
 
     func attributes() -> RSAGenericPasswordAttributes? {
         guard let created = StoreItemRecord.parseDate(creationDate),
               let modified = StoreItemRecord.parseDate(modificationDate) else { return nil }
-        return RSAGenericPasswordAttributes(
+        var attributes = RSAGenericPasswordAttributes(
             service: service, account: account, label: label, comment: comment,
             creationDate: StoreItemRecord.date(milliseconds: created),
             modificationDate: StoreItemRecord.date(milliseconds: modified),
             valueByteCount: valueByteCount, itemID: itemID)
+        guard let group = RSAKeyStore.checkedGroup(accessGroup) else { return nil }
+        attributes.accessGroup = group
+        return attributes
     }
 }
 

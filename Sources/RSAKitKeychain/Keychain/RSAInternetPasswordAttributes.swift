@@ -23,6 +23,9 @@ public struct RSAInternetPasswordAttributes: Sendable, Hashable, CustomStringCon
     public let valueByteCount: Int
     /// The stable item id (persistent reference).
     public let itemID: String
+    /// The access group (`kSecAttrAccessGroup`): ``RSAKeyStore/defaultAccessGroup`` for an
+    /// item added without one and for every item of a store written before access groups.
+    public internal(set) var accessGroup: String = RSAKeyStore.defaultAccessGroup
 
     /// Build attributes (the store does this; public for tests and tools).
     public init(key: RSAInternetPasswordKey, label: String?, comment: String?, creationDate: Date,

@@ -31,6 +31,9 @@ public struct RSAKeyItemAttributes: Sendable, Equatable, Hashable, CustomStringC
     /// (`kSecValuePersistentRef`): an opaque ASCII string that changes only when the item
     /// is replaced by a new one, never when its label changes.
     public let itemID: String
+    /// The access group (`kSecAttrAccessGroup`): ``RSAKeyStore/defaultAccessGroup`` for an
+    /// item added without one and for every item of a store written before access groups.
+    public internal(set) var accessGroup: String = RSAKeyStore.defaultAccessGroup
     /// The key's RSASSA-PSS restriction when it is an id-RSASSA-PSS key (RFC 4055), nil for
     /// an rsaEncryption key. Part of the key, so of ``fingerprint`` too; not compared by `==`.
     public let pssRestriction: RSAPSSKeyRestriction?
@@ -65,6 +68,7 @@ public struct RSAKeyItemAttributes: Sendable, Equatable, Hashable, CustomStringC
             && a.fingerprint == b.fingerprint
             && a.creationDate == b.creationDate
             && a.itemID == b.itemID
+            && a.accessGroup == b.accessGroup
     }
 
     /// Hashes the item id and the tag's UTF-8 bytes (consistent with `==`).

@@ -66,11 +66,15 @@ extension RSAKeyStore {
             for (certificate, label, trust, chain) in entries {
                 let hash = StoreLayout.certificateHash(issuer: certificate.issuer, serialNumber: certificate.serialNumber)
                 guard staged.insert(hash).inserted else { throw RSAError.duplicateItem(Self.certificateQuery(certificate)) }
-                if let old = try? loadCertificate(hash: hash) {
+                if let old = try? loadCertificate(hash: hash, anyGroup: true) {
                     guard replace else { throw RSAError.duplicateItem(Self.certificateQuery(certificate)) }
+                    try checkWritable(old.attributes.accessGroup)
                     removeCertificateIndex(old.metadata, hash: hash, into: &tx)
                 } else if try StoreFileSystem.status(layout.absolute(StoreLayout.certificatePath(hash: hash))) != nil {
                     guard replace else { throw RSAError.duplicateItem(Self.certificateQuery(certificate)) }
+                    // A damaged item's group cannot be read: only a store opened without
+                    // groups replaces it (this throws its damage otherwise).
+                    if accessGroups != nil { _ = try loadCertificate(hash: hash, anyGroup: true) }
                 }
                 result.append(try stageCertificate(
                     certificate, label: label ?? defaultLabel(certificate), trust: trust,
@@ -194,7 +198,8 @@ extension RSAKeyStore {
     public func updateCertificate(id: String, label: String? = nil, trust: RSACertificateTrust? = nil) throws -> RSACertificateAttributes {
         try RSAKeyStore.validateLabel(label)
         return try withWriteTransaction { tx in
-            let loaded = try loadCertificate(id: id)
+            let loaded = try loadCertificate(id: id, anyGroup: true)
+            try checkWritable(loaded.attributes.accessGroup)
             let hash = loaded.hash
             var metadata = loaded.metadata
             if let label {
@@ -218,7 +223,8 @@ extension RSAKeyStore {
     ///   it is left for ``rebuildIndex()`` and removal by hand); `RSAError.storeIOError`.
     public func deleteCertificate(id: String) throws {
         try withWriteTransaction { tx in
-            let loaded = try loadCertificate(id: id)
+            let loaded = try loadCertificate(id: id, anyGroup: true)
+            try checkWritable(loaded.attributes.accessGroup)
             removeCertificateIndex(loaded.metadata, hash: loaded.hash, into: &tx)
             tx.remove(StoreLayout.certificatePath(hash: loaded.hash))
         }
@@ -342,7 +348,8 @@ extension RSAKeyStore {
             fingerprint: StoreHex.encode(certificate.fingerprint),
             publicKeyFingerprint: certificate.publicKeyFingerprint.map { StoreHex.encode($0.bytes) },
             trust: trust, chain: chain.map(StoreHex.encode),
-            creationDate: StoreItemRecord.formatDate(milliseconds: milliseconds))
+            creationDate: StoreItemRecord.formatDate(milliseconds: milliseconds),
+            accessGroup: RSAKeyStore.recordedGroup(accessGroupForNewItems))
         try tx.stageFile(StoreLayout.certificatePath(hash: hash), contents: try Self.encodeCertificate(metadata, der: certificate.derRepresentation))
         for entry in Self.indexEntries(metadata, hash: hash) { try tx.createEmpty(entry) }
         return metadata.attributes()!
@@ -399,18 +406,19 @@ extension RSAKeyStore {
     ///
     /// - Throws: `RSAError.itemNotFound` (class certificate, this id) when the id names no
     ///   certificate, or one since replaced or deleted; `RSAError.damagedItem`; `RSAError.storeIOError`.
-    private func loadCertificate(id: String) throws -> LoadedCertificate {
+    private func loadCertificate(id: String, anyGroup: Bool = false) throws -> LoadedCertificate {
         guard case let .certificate(hash)? = StoreLayout.parseAnyItemID(id),
-              let loaded = try loadCertificate(hash: hash), loaded.metadata.itemID == id else {
+              let loaded = try loadCertificate(hash: hash, anyGroup: anyGroup), loaded.metadata.itemID == id else {
             throw RSAError.itemNotFound(.item(id: id, itemClass: .certificate))
         }
         return loaded
     }
 
-    /// Read and check the certificate file of `hash`; nil when absent.
+    /// Read and check the certificate file of `hash`; nil when absent, or when its access
+    /// group is not visible through this store object (unless `anyGroup`).
     ///
     /// - Throws: `RSAError.damagedItem`, `RSAError.storeIOError`.
-    func loadCertificate(hash: String) throws -> LoadedCertificate? {
+    func loadCertificate(hash: String, anyGroup: Bool = false) throws -> LoadedCertificate? {
         guard let file = try StorePEMItemFile<StoreCertificateMetadata>.read(layout.absolute(StoreLayout.certificatePath(hash: hash)),
                                                                              magicLine: StoreCertificateMetadata.magicLine,
                                                                              maximumByteCount: 4 * StoreItemRecord.maximumFileByteCount) else {
@@ -425,6 +433,7 @@ extension RSAKeyStore {
             throw file.damaged("the item id does not belong to this item")
         }
         let der = try file.der(label: "CERTIFICATE", fingerprint: metadata.fingerprint, noun: "certificate")
+        guard anyGroup || isVisible(attributes.accessGroup) else { return nil }
         return LoadedCertificate(metadata: metadata, attributes: attributes, der: der, path: file.path, hash: hash)
     }
 }

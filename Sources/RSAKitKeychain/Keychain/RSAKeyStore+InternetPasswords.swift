@@ -39,7 +39,8 @@ extension RSAKeyStore {
             let metadata = StorePasswordMetadata(
                 itemID: StoreLayout.newItemID(hash: hash, kind: .password), service: key.server,
                 account: key.account, label: label, comment: comment, creationDate: now,
-                modificationDate: now, valueByteCount: value.count, internet: StoreInternetAttributes(key))
+                modificationDate: now, valueByteCount: value.count, internet: StoreInternetAttributes(key),
+                accessGroup: RSAKeyStore.recordedGroup(accessGroupForNewItems))
             var contents = try encodePassword(metadata, value: value, storeKey: storeKey)
             defer { wipe(&contents) }
             try tx.stageFile(path, contents: contents)
@@ -122,11 +123,13 @@ extension RSAKeyStore {
     /// Delete the internet password with exactly this key (`SecItemDelete`); a damaged one too.
     /// - Throws: `RSAError.itemNotFound` when there is none; `RSAError.storeIOError`.
     public func deleteInternetPassword(_ key: RSAInternetPasswordKey) throws {
-        let path = StoreLayout.passwordPath(hash: StoreLayout.internetPasswordHash(key))
+        let hash = StoreLayout.internetPasswordHash(key)
+        let path = StoreLayout.passwordPath(hash: hash)
         try withWriteTransaction { tx in
             guard try StoreFileSystem.status(layout.absolute(path)) != nil else {
                 throw RSAError.itemNotFound(.internetPassword(key))
             }
+            try checkPasswordDeletable(hash: hash)
             tx.remove(path)
         }
     }

@@ -67,7 +67,11 @@ extension RSAKeyStore {
         try loadItem(keyClass, tagHash: tagHash, knownTag: knownTag, secrets: .key(storeKey))
     }
 
-    func loadItem(_ keyClass: RSAKeyClass, tagHash: String, knownTag: String?, secrets: SecretAccess = .none) throws -> LoadedItem? {
+    /// - Parameter anyGroup: read an item of any access group; otherwise an item of a group
+    ///   this store object does not see reads as absent (nil).
+    func loadItem(
+        _ keyClass: RSAKeyClass, tagHash: String, knownTag: String?, secrets: SecretAccess = .none, anyGroup: Bool = false
+    ) throws -> LoadedItem? {
         let path = layout.absolute(StoreLayout.itemPath(keyClass, tagHash: tagHash))
         var metadataTag: String?
         func damaged(_ reason: String) -> RSAError {
@@ -113,12 +117,18 @@ extension RSAKeyStore {
         guard let milliseconds = StoreItemRecord.parseDate(metadata.creationDate) else {
             throw damaged("the creation date is not valid")
         }
+        guard let group = RSAKeyStore.checkedGroup(metadata.accessGroup) else {
+            throw damaged("the access group is not a valid group name")
+        }
+        guard anyGroup || isVisible(group) else { return nil }
         if let label = metadata.label, label.utf8.count > RSAKeyStore.maximumLabelByteCount {
             throw damaged("the label is too long")
         }
         if metadata.sealed == true {
             guard keyClass == .private else { throw damaged("a public item marked sealed") }
-            return try loadSealedItem(metadata, body: pem, milliseconds: milliseconds, secrets: secrets, damaged: damaged)
+            var loaded = try loadSealedItem(metadata, body: pem, milliseconds: milliseconds, secrets: secrets, damaged: damaged)
+            loaded.attributes.accessGroup = group
+            return loaded
         }
         // Exactly one PEM block of the class's format, ending the file: SPKI for public items,
         // PKCS#8 for private ones. (The key parser alone is as lenient as OpenSSL.)
@@ -156,11 +166,12 @@ extension RSAKeyStore {
         guard metadata.keySizeInBits == publicKey.modulusBitCount else {
             throw damaged("the key size in the metadata (\(metadata.keySizeInBits) bits) does not match the key (\(publicKey.modulusBitCount) bits)")
         }
-        let attributes = RSAKeyItemAttributes(
+        var attributes = RSAKeyItemAttributes(
             keyClass: keyClass, applicationTag: metadata.applicationTag, label: metadata.label,
             keySizeInBits: metadata.keySizeInBits, fingerprint: fingerprint,
             creationDate: StoreItemRecord.date(milliseconds: milliseconds), itemID: metadata.itemID,
             pssRestriction: publicKey.pssRestriction, token: metadata.token)
+        attributes.accessGroup = group
         return LoadedItem(attributes: attributes, metadata: metadata, pem: pem, publicKey: publicKey, privateKey: privateKey)
     }
 

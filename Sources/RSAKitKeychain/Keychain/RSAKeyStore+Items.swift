@@ -35,7 +35,7 @@ extension RSAKeyStore {
         var crls: [RSACRLAttributes] = []
         var problems = keys.problems
         try withReadLock {
-            for loaded in readRecords(try passwordFileHashes(), path: StoreLayout.passwordPath, problems: &problems, loadPassword) {
+            for loaded in readRecords(try passwordFileHashes(), path: StoreLayout.passwordPath, problems: &problems, { try loadPassword(hash: $0) }) {
                 if let internet = loaded.metadata.internetAttributes() {
                     internetPasswords.append(internet)
                 } else {
@@ -43,7 +43,7 @@ extension RSAKeyStore {
                 }
             }
             certificates = readRecords(try certificateFileHashes(), path: StoreLayout.certificatePath, problems: &problems,
-                                       loadCertificate).map(\.attributes)
+                                       { try loadCertificate(hash: $0) }).map(\.attributes)
             crls = readRecords(try crlFileHashes(), path: StoreLayout.crlPath, problems: &problems, loadCRL).map(\.attributes)
         }
         passwords.sort {

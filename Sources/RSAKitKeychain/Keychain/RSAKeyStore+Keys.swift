@@ -153,6 +153,7 @@ extension RSAKeyStore {
             var oldEntry: String?
             if try StoreFileSystem.status(layout.absolute(itemPath)) != nil {
                 guard replace else { throw RSAError.duplicateItem(.key(tag: request.tag, keyClass: request.keyClass)) }
+                try checkKeyDeletable(itemPath)
                 // The replaced item's index entry (unknown if its metadata is damaged: then the
                 // entry stays behind, and lookups skip it because it no longer matches).
                 if let old = try? readMetadata(itemPath) {
@@ -167,7 +168,7 @@ extension RSAKeyStore {
                 keyClass: request.keyClass, applicationTag: request.tag, label: request.label,
                 keySizeInBits: request.keySizeInBits, fingerprint: fingerprintHex,
                 creationDate: StoreItemRecord.formatDate(milliseconds: milliseconds), sealed: nil,
-                token: request.token)
+                token: request.token, accessGroup: RSAKeyStore.recordedGroup(accessGroupForNewItems))
             metadata.sealed = nil
             var contents: [UInt8]
             if let storeKey, let key = request.privateKey {
@@ -181,11 +182,13 @@ extension RSAKeyStore {
                 fingerprintHex: fingerprintHex, tagHash: tagHash, keyClass: request.keyClass)
             try tx.createEmpty(entry)
             if let oldEntry, oldEntry != entry { tx.remove(oldEntry) }
-            result.append(RSAKeyItemAttributes(
+            var attributes = RSAKeyItemAttributes(
                 keyClass: request.keyClass, applicationTag: request.tag, label: request.label,
                 keySizeInBits: request.keySizeInBits, fingerprint: request.fingerprint,
                 creationDate: StoreItemRecord.date(milliseconds: milliseconds), itemID: metadata.itemID,
-                pssRestriction: request.pssRestriction, token: request.token))
+                pssRestriction: request.pssRestriction, token: request.token)
+            attributes.accessGroup = accessGroupForNewItems
+            result.append(attributes)
         }
         return result
     }
@@ -216,17 +219,20 @@ extension RSAKeyStore {
         return try withWriteTransaction { tx in
             var updated: [RSAKeyItemAttributes] = []
             for candidate in keyClass.map({ [$0] }) ?? RSAKeyClass.allCases {
-                guard let loaded = try loadItem(candidate, tagHash: tagHash, knownTag: tag) else { continue }
+                guard let loaded = try loadItem(candidate, tagHash: tagHash, knownTag: tag, anyGroup: true) else { continue }
+                try checkWritable(loaded.attributes.accessGroup)
                 var metadata = loaded.metadata
                 metadata.label = label
                 var contents = try StoreItemRecord.encode(metadata, pem: loaded.pem)
                 defer { wipe(&contents) }
                 try tx.stageFile(StoreLayout.itemPath(candidate, tagHash: tagHash), contents: contents)
                 let a = loaded.attributes
-                updated.append(RSAKeyItemAttributes(
+                var changed = RSAKeyItemAttributes(
                     keyClass: a.keyClass, applicationTag: a.applicationTag, label: label,
                     keySizeInBits: a.keySizeInBits, fingerprint: a.fingerprint,
-                    creationDate: a.creationDate, itemID: a.itemID, pssRestriction: a.pssRestriction, token: a.token))
+                    creationDate: a.creationDate, itemID: a.itemID, pssRestriction: a.pssRestriction, token: a.token)
+                changed.accessGroup = a.accessGroup
+                updated.append(changed)
             }
             guard !updated.isEmpty else { throw RSAError.itemNotFound(.key(tag: tag, keyClass: keyClass)) }
             return updated
@@ -246,6 +252,7 @@ extension RSAKeyStore {
             for candidate in keyClass.map({ [$0] }) ?? RSAKeyClass.allCases {
                 let itemPath = StoreLayout.itemPath(candidate, tagHash: tagHash)
                 guard try StoreFileSystem.status(layout.absolute(itemPath)) != nil else { continue }
+                try checkKeyDeletable(itemPath)
                 tx.remove(itemPath)
                 if let old = try? readMetadata(itemPath) {
                     tx.remove(StoreLayout.fingerprintEntry(
@@ -271,7 +278,7 @@ extension RSAKeyStore {
                 for shard in try StoreFileSystem.listDirectory(layout.absolute(classFolder)) where StoreLayout.isShardName(shard) {
                     for name in try StoreFileSystem.listDirectory(layout.absolute(classFolder + "/" + shard)) {
                         guard let tagHash = StoreLayout.tagHash(fromItemName: name),
-                              let loaded = try? loadItem(keyClass, tagHash: tagHash, knownTag: nil) else { continue }
+                              let loaded = try? loadItem(keyClass, tagHash: tagHash, knownTag: nil, anyGroup: true) else { continue }
                         wanted.insert(StoreLayout.fingerprintEntry(
                             fingerprintHex: loaded.metadata.fingerprint, tagHash: tagHash, keyClass: keyClass))
                     }
@@ -279,7 +286,7 @@ extension RSAKeyStore {
             }
             // Certificates: label, certificate fingerprint and public-key fingerprint entries.
             for hash in try certificateFileHashes() {
-                guard let loaded = try? loadCertificate(hash: hash) else { continue }
+                guard let loaded = try? loadCertificate(hash: hash, anyGroup: true) else { continue }
                 wanted.formUnion(RSAKeyStore.indexEntries(loaded.metadata, hash: hash))
             }
             var present = Set<String>()

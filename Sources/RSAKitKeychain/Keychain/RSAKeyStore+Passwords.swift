@@ -75,7 +75,8 @@ extension RSAKeyStore {
                 let metadata = StorePasswordMetadata(
                     itemID: StoreLayout.newItemID(hash: hash, kind: .password), service: service,
                     account: account, label: label, comment: comment, creationDate: now,
-                    modificationDate: now, valueByteCount: value.count)
+                    modificationDate: now, valueByteCount: value.count,
+                    accessGroup: RSAKeyStore.recordedGroup(accessGroupForNewItems))
                 var contents = try encodePassword(metadata, value: value, storeKey: storeKey)
                 defer { wipe(&contents) }
                 try tx.stageFile(path, contents: contents)
@@ -177,11 +178,13 @@ extension RSAKeyStore {
     ///   `RSAError.storeIOError`.
     public func deleteGenericPassword(service: String, account: String) throws {
         try RSAKeyStore.validateService(service, account: account)
-        let path = StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: service, account: account))
+        let hash = StoreLayout.passwordHash(service: service, account: account)
+        let path = StoreLayout.passwordPath(hash: hash)
         try withWriteTransaction { tx in
             guard try StoreFileSystem.status(layout.absolute(path)) != nil else {
                 throw RSAError.itemNotFound(.genericPassword(service: service, account: account))
             }
+            try checkPasswordDeletable(hash: hash)
             tx.remove(path)
         }
     }
@@ -198,10 +201,11 @@ extension RSAKeyStore {
         try RSAKeyStore.validateLabel(comment)
         if let value { try RSAKeyStore.validatePasswordValue(value) }
         return try withWriteTransaction { tx in
-            guard let loaded = try loadPassword(hash: hash),
+            guard let loaded = try loadPassword(hash: hash, anyGroup: true),
                   query.itemClass == (loaded.metadata.internet == nil ? .genericPassword : .internetPassword) else {
                 throw RSAError.itemNotFound(query)
             }
+            try checkWritable(RSAKeyStore.checkedGroup(loaded.metadata.accessGroup) ?? "")
             var metadata = loaded.metadata
             // An empty string removes the attribute: nil already means "leave it".
             if let label { metadata.label = label.isEmpty ? nil : label }
@@ -246,10 +250,11 @@ extension RSAKeyStore {
         var path: String
     }
 
-    /// Read and check the password file of `hash` (128 hex digits); nil when absent.
+    /// Read and check the password file of `hash` (128 hex digits); nil when absent, or when
+    /// its access group is not visible through this store object (unless `anyGroup`).
     ///
     /// - Throws: `RSAError.damagedItem`, `RSAError.insecureStorePermissions`, `RSAError.storeIOError`.
-    func loadPassword(hash: String) throws -> LoadedPassword? {
+    func loadPassword(hash: String, anyGroup: Bool = false) throws -> LoadedPassword? {
         let path = layout.absolute(StoreLayout.passwordPath(hash: hash))
         let file: StoreFileSystem.FileContents
         do {
@@ -273,6 +278,9 @@ extension RSAKeyStore {
             guard metadata.fileHash == hash else {
                 throw StoreDamage("the service and account in the metadata do not match the file name")
             }
+            guard let group = RSAKeyStore.checkedGroup(metadata.accessGroup) else {
+                throw StoreDamage("the access group is not a valid group name")
+            }
             if metadata.internet != nil && metadata.internetAttributes() == nil { throw StoreDamage("a date is not valid") }
             guard case .password(let idHash)? = StoreLayout.parseAnyItemID(metadata.itemID), idHash == hash else {
                 throw StoreDamage("the item id does not belong to this item")
@@ -282,10 +290,21 @@ extension RSAKeyStore {
                   !sealed || secret.count == metadata.valueByteCount + Sodium.nonceByteCount + Sodium.tagByteCount else {
                 throw StoreDamage("the value length does not match the metadata")
             }
+            guard anyGroup || isVisible(group) else { return nil }
             return LoadedPassword(metadata: metadata, attributes: attributes, secret: secret, sealed: sealed, path: path)
         } catch let damage as StoreDamage {
             throw RSAError.damagedItem(tag: nil, path: path, reason: damage.reason)
         }
+    }
+
+    /// Refuse to delete the password file of `hash` when this store was opened with groups
+    /// and the item belongs to another one (a damaged item, whose group cannot be read, is
+    /// deleted only through a store opened without groups: its damage error is thrown).
+    ///
+    /// - Throws: `RSAError.accessGroupNotAllowed`, `RSAError.damagedItem`.
+    func checkPasswordDeletable(hash: String) throws {
+        guard accessGroups != nil, let loaded = try loadPassword(hash: hash, anyGroup: true) else { return }
+        try checkWritable(RSAKeyStore.checkedGroup(loaded.metadata.accessGroup) ?? "")
     }
 
     /// The value of a loaded password, opened with `storeKey` when sealed.

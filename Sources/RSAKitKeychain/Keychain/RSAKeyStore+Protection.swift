@@ -160,7 +160,7 @@ extension RSAKeyStore {
         for shard in try StoreFileSystem.listDirectory(layout.absolute(privateFolder)).sorted() where StoreLayout.isShardName(shard) {
             for name in try StoreFileSystem.listDirectory(layout.absolute(privateFolder + "/" + shard)).sorted() {
                 guard let tagHash = StoreLayout.tagHash(fromItemName: name),
-                      let loaded = try loadItem(.private, tagHash: tagHash, knownTag: nil, storeKey: old) else { continue }
+                      let loaded = try loadItem(.private, tagHash: tagHash, knownTag: nil, secrets: .key(old), anyGroup: true) else { continue }
                 // A token key's item holds only its public key and the reference: nothing to seal.
                 guard loaded.metadata.token == nil else { continue }
                 var contents = try encodeKeyItem(loaded.metadata, privateKey: loaded.privateKey!, publicKey: loaded.publicKey, storeKey: new)
@@ -172,7 +172,7 @@ extension RSAKeyStore {
         for shard in try StoreFileSystem.listDirectory(layout.absolute(passwordFolder)).sorted() where StoreLayout.isShardName(shard) {
             for name in try StoreFileSystem.listDirectory(layout.absolute(passwordFolder + "/" + shard)).sorted() {
                 guard let hash = StoreLayout.recordHash(fromName: name, digits: 128),
-                      let loaded = try loadPassword(hash: hash) else { continue }
+                      let loaded = try loadPassword(hash: hash, anyGroup: true) else { continue }
                 let value = try openPassword(loaded, storeKey: old)
                 var contents = try encodePassword(loaded.metadata, value: value, storeKey: new)
                 defer { wipe(&contents) }

@@ -87,6 +87,10 @@ public final class RSAKeyStore: Sendable {
     /// (always empty unless `allowInsecurePermissions` was true, since otherwise the first
     /// finding is thrown).
     public let permissionWarnings: [RSAError]
+    /// The access groups this store object was opened with (the first is where new items
+    /// go), or nil when it was opened without groups and sees every group; see
+    /// ``init(path:accessGroups:createIfMissing:allowInsecurePermissions:)``.
+    public let accessGroups: [String]?
 
     internal let layout: StoreLayout
     /// The store key while the store is unlocked (protected stores only).
@@ -152,7 +156,36 @@ public final class RSAKeyStore: Sendable {
     ///   folder or private item file with group or other bits (unless allowed);
     ///   `RSAError.storeIOError` when the folder cannot be created or read, exists and is not
     ///   an rsakit store, or its format is unknown.
-    public init(path: String? = nil, createIfMissing: Bool = true, allowInsecurePermissions: Bool = false) throws {
+    public convenience init(path: String? = nil, createIfMissing: Bool = true, allowInsecurePermissions: Bool = false) throws {
+        try self.init(opening: path, createIfMissing: createIfMissing, allowInsecurePermissions: allowInsecurePermissions,
+                      accessGroups: nil)
+    }
+
+    /// Open the store at `path` as ``init(path:createIfMissing:allowInsecurePermissions:)``
+    /// does, seeing only the items of `accessGroups` (as a program entitled to those
+    /// `keychain-access-groups`): lookups and listings pass over items of other groups, new
+    /// items go into the first group, and a change or deletion of an item of another group
+    /// throws. Filtering inside one process is not a security boundary: another program of
+    /// the same user reads the store's files directly.
+    ///
+    /// - Parameters:
+    ///   - accessGroups: one or more distinct group names
+    ///     (``validateAccessGroup(_:)``); the first is ``accessGroupForNewItems``.
+    ///   - path, createIfMissing, allowInsecurePermissions: as in
+    ///     ``init(path:createIfMissing:allowInsecurePermissions:)``.
+    /// - Throws: `RSAError.invalidAttribute` for an empty list, a name given twice or a name
+    ///   that is not a group name (nothing is opened or created); every error of
+    ///   ``init(path:createIfMissing:allowInsecurePermissions:)``.
+    public convenience init(
+        path: String? = nil, accessGroups: [String], createIfMissing: Bool = true, allowInsecurePermissions: Bool = false
+    ) throws {
+        try RSAKeyStore.validateAccessGroups(accessGroups)
+        try self.init(opening: path, createIfMissing: createIfMissing, allowInsecurePermissions: allowInsecurePermissions,
+                      accessGroups: accessGroups)
+    }
+
+    private init(opening path: String?, createIfMissing: Bool, allowInsecurePermissions: Bool, accessGroups: [String]?) throws {
+        self.accessGroups = accessGroups
         let chosen = try path ?? RSAKeyStore.defaultLocation()
         guard !chosen.isEmpty else {
             throw RSAError.storeIOError(path: chosen, reason: "the store path is empty")

@@ -46,6 +46,8 @@ package struct StoreItemMetadata: Codable, Equatable {
     /// For a private item whose key is on a PKCS#11 token: where (the PEM is then the SPKI
     /// "PUBLIC KEY"); absent otherwise.
     var token: RSATokenReference? = nil
+    /// The access group; absent for the default group.
+    var accessGroup: String? = nil
 
     /// The associated data of a sealed private key: ("private", tag, fingerprint, item id).
     var sealedAssociatedData: [UInt8] {

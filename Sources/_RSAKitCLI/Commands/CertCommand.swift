@@ -13,6 +13,7 @@ struct CertCommand: RSAKitCommand {
         overview: "Add, find, list, export or delete certificates (unique on issuer + serial).",
         usage: "rsakit cert show <FILE> [--json] | add <FILE> [--label <L>] [--trust|--distrust] [--replace] | find|export|delete --label <L>|--fingerprint <F>|--id <ID> [--der] [--out <FILE>] | list [--json] [--store <DIR>]",
         options: [
+            accessGroupOption,
             .value("label", "L", "The label (add: default the subject summary, i.e. the common name).").only("add", "find", "export", "delete"),
             .value("fingerprint", "F", "find, export, delete: SHA-256 of the certificate's DER (64 hex digits, colons allowed).").only("find", "export", "delete"),
             .value("id", "ID", "find, export, delete: the item id.").only("find", "export", "delete"),
@@ -156,7 +157,7 @@ func certificateTable(_ items: [RSACertificateAttributes]) -> String {
     for item in items {
         text += String(padded(item.trust.rawValue, 12).prefix(12)) + " "
             + String(padded(iso8601(item.notValidAfter), 21).prefix(21)) + " "
-            + item.fingerprintHex + "  " + terminalSafe(item.label) + "\n"
+            + item.fingerprintHex + "  " + terminalSafe(item.label) + groupSuffix(item.accessGroup) + "\n"
     }
     return text
 }
@@ -174,6 +175,7 @@ func certificateText(_ item: RSACertificateAttributes) -> String {
     fingerprint (sha-256): \(item.fingerprintHex)
     public key fingerprint: \(item.publicKeyFingerprint?.base64String ?? "(none)")
     trust: \(item.trust.rawValue)
+    access group: \(item.accessGroup)
     item id: \(item.itemID)
     created: \(iso8601(item.creationDate))
 
@@ -195,6 +197,7 @@ func certificateJSON(_ item: RSACertificateAttributes) -> [String: Any] {
         "trust": item.trust.rawValue,
         "chain": item.chainFingerprints.map { lowercaseHex($0) },
         "itemID": item.itemID,
+        "accessGroup": item.accessGroup,
         "creationDate": rfc3339(item.creationDate),
     ]
 }

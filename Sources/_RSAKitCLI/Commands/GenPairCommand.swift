@@ -7,6 +7,7 @@ struct GenPairCommand: RSAKitCommand {
         overview: "Generate an RSA key pair and store it under an application tag.",
         usage: "rsakit genpair --tag <TAG> [--bits <N>] [--exponent <E>] [--private-tag <TAG2>] [--label <TEXT>] [--replace] [--token <URI> [--token-pin <SPEC>]] [--protect] [--store <DIR>]",
         options: [
+            accessGroupOption,
             .value("tag", "TAG", "Application tag of the pair (of its public half when --private-tag is given)."),
             .value("bits", "N", "Modulus size in bits, 1024 to 16384 (default 2048)."),
             .value("exponent", "E", "Public exponent, odd and >= 3 (default 65537)."),

@@ -14,6 +14,7 @@ struct IdentityCommand: RSAKitCommand {
         overview: "Import (PKCS#12), list, show, export or delete identities (key + certificate + chain).",
         usage: "rsakit identity import <FILE.p12> [--label <L>] [--tag <T>] [--replace] [--anchor <FILE>]... [--anchors-only] [--passin <SPEC>] | list [--json] | show --label <L> [--json] | export --label <L> --format p12|pem [--passout <SPEC>] [--out <FILE>] | delete --label <L> [--store <DIR>]",
         options: [
+            accessGroupOption,
             .value("label", "L", "import: the certificate's label (default: the p12 friendly name, else the subject summary); show, export, delete: which identity.").only("import", "show", "export", "delete"),
             .value("tag", "T", "import: the private key's application tag (default: the label).").only("import"),
             .repeated("anchor", "FILE", "import: a trust anchor for the trust result (a private PKI's root); repeatable.").only("import"),

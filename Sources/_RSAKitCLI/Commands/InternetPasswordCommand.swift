@@ -11,6 +11,7 @@ struct InternetPasswordCommand: RSAKitCommand {
         overview: "Add, find, delete or list internet passwords (server, protocol, port, path, account).",
         usage: "rsakit internet-password add|find|delete|list [--url <URL>] [--server <S>] [--protocol <P>] [--port <N>] [--path <P>] [--account <A>] [--authentication-type <T>] [--security-domain <D>] [--label <L>] [--comment <C>] [--update] [--value] [--json] [--store <DIR>]",
         options: [
+            accessGroupOption,
             .value("url", "URL", "scheme://[account@]server[:port][/path]: protocol, account, server, port and path at once (never a password)."),
             .value("server", "S", "The server (kSecAttrServer, security -s); required unless --url."),
             .value("protocol", "P", "The protocol as a URL scheme: https, http, ftp, imap, smtp, ssh... (kSecAttrProtocol, security -r)."),
@@ -160,6 +161,7 @@ func internetPasswordText(_ item: RSAInternetPasswordAttributes) -> String {
 
     """ + passwordItemLines(label: item.label, comment: item.comment, valueByteCount: item.valueByteCount,
                             itemID: item.itemID, created: item.creationDate, modified: item.modificationDate)
+        + "access group: \(item.accessGroup)\n"
 }
 
 /// The JSON object of one internet password (never the value), in README's JSON names.
@@ -168,6 +170,7 @@ func internetPasswordJSON(_ item: RSAInternetPasswordAttributes) -> [String: Any
     let attributes: [String: Any] = [
         "class": "internetPassword", "server": key.server, "protocol": key.protocol, "port": key.port, "path": key.path,
         "account": key.account, "authenticationType": key.authenticationType, "securityDomain": key.securityDomain,
+        "accessGroup": item.accessGroup,
     ]
     return attributes.merging(passwordItemJSON(label: item.label, comment: item.comment, valueByteCount: item.valueByteCount,
                                                itemID: item.itemID, created: item.creationDate, modified: item.modificationDate)) { a, _ in a }

@@ -10,6 +10,7 @@ struct ImportCommand: RSAKitCommand {
         overview: "Import a key file into the store under an application tag.",
         usage: "rsakit import --tag <TAG> [<FILE>] [--label <TEXT>] [--replace] [--token <URI> [--token-pin <SPEC>]] [--protect] [--passin <SPEC>] [--store <DIR>]",
         options: [
+            accessGroupOption,
             .value("tag", "TAG", "Application tag for the imported key."),
             .value("label", "TEXT", "A free-text label."),
             .flag("replace", "Replace existing items with the same tag."),
@@ -86,6 +87,7 @@ struct ExportCommand: RSAKitCommand {
         overview: "Export a stored key (public SPKI PEM by default).",
         usage: "rsakit export --tag <TAG> [--private [--encrypt [--passout <SPEC>]]] [--format pkcs1|spki|pkcs8] [--der] [--out <FILE>] [--store <DIR>]",
         options: [
+            accessGroupOption,
             .value("tag", "TAG", "Application tag of the key."),
             .flag("private", "Export the private key (PKCS#8 by default); written with mode 0600."),
             .value("format", "FORMAT", "pkcs1 (iOS SecKeyCopyExternalRepresentation), spki (OpenSSL/Java public), pkcs8 (private).").choices(["pkcs1", "spki", "pkcs8"]),
@@ -167,6 +169,7 @@ struct ListCommand: RSAKitCommand {
         overview: "List the items in the store (keys, generic passwords, then certificates); needs no passphrase.",
         usage: "rsakit list [--class key|password|certificate] [--json] [--store <DIR>]",
         options: [
+            accessGroupOption,
             .value("class", "CLASS", "Only items of this class: key, password, internet-password or certificate.").choices(["key", "password", "internet-password", "certificate"]),
             .flag("json", "Print a JSON array of items."),
             // For shell completion: one name per line, no header, nothing for a missing store.
@@ -240,7 +243,7 @@ struct ListCommand: RSAKitCommand {
                 if let label = item.label { text += "  (\(shown(label)))" }
                 // Where a private key lives when it is not in the store.
                 if let token = item.token { text += "  [token: \(terminalSafe(token.tokenLabel))]" }
-                text += "\n"
+                text += groupSuffix(item.accessGroup) + "\n"
             }
         }
         if !passwords.isEmpty {
@@ -249,7 +252,7 @@ struct ListCommand: RSAKitCommand {
             for item in passwords {
                 text += "password \(shown(item.service)) / \(shown(item.account))"
                 if let label = item.label { text += "  (\(shown(label)))" }
-                text += "\n"
+                text += groupSuffix(item.accessGroup) + "\n"
             }
         }
         if !internetPasswords.isEmpty {
@@ -258,7 +261,7 @@ struct ListCommand: RSAKitCommand {
             for item in internetPasswords {
                 text += "internet-password \(terminalSafe(item.key.description))"
                 if let label = item.label { text += "  (\(terminalSafe(label)))" }
-                text += "\n"
+                text += groupSuffix(item.accessGroup) + "\n"
             }
         }
         if !certificates.isEmpty {
@@ -325,6 +328,7 @@ struct ShowCommand: RSAKitCommand {
         overview: "Show the items stored under an application tag, or any item by its id.",
         usage: "rsakit show --tag <TAG> | --id <ID> [--json] [--store <DIR>]",
         options: [
+            accessGroupOption,
             .value("tag", "TAG", "Application tag."),
             .value("id", "ID", "Item id (persistent reference) of an item of any class."),
             .flag("json", "Print a JSON array of items."),
@@ -391,6 +395,7 @@ struct ShowCommand: RSAKitCommand {
             fingerprint: \(item.fingerprint.base64String)
             fingerprint (hex): \(item.fingerprint.hexString)
             label: \(item.label.map(terminalSafe) ?? "(none)")\(item.token.map { "\nlocation: token \(terminalSafe($0.tokenLabel)) (serial \(terminalSafe($0.tokenSerial))), id \($0.objectIDHex), module \(terminalSafe($0.modulePath))" } ?? "")
+            access group: \(item.accessGroup)
             item id: \(item.itemID)
             created: \(rfc3339(item.creationDate))
 
@@ -407,6 +412,7 @@ struct DeleteCommand: RSAKitCommand {
         overview: "Delete the items stored under an application tag, or any item by its id.",
         usage: "rsakit delete --tag <TAG> [--public-only] | --id <ID> [--store <DIR>]",
         options: [
+            accessGroupOption,
             .value("tag", "TAG", "Application tag."),
             .value("id", "ID", "Item id (persistent reference) of an item of any class."),
             .flag("public-only", "Delete only the public item."),
@@ -456,7 +462,7 @@ struct ItemJSON: Encodable {
     let item: RSAKeyItemAttributes
 
     enum CodingKeys: String, CodingKey {
-        case `class`, applicationTag, keyClass, keySizeInBits, fingerprint, creationDate, itemID, label
+        case `class`, applicationTag, keyClass, keySizeInBits, fingerprint, creationDate, itemID, label, accessGroup
         case keyAlgorithm, pssParameters, token
         case blockSize, maximumRawBlockPayload, maximumContainerBlockPayload
     }
@@ -478,6 +484,7 @@ struct ItemJSON: Encodable {
         try c.encode(item.fingerprint.hexString, forKey: .fingerprint)
         try c.encode(rfc3339(item.creationDate), forKey: .creationDate)
         try c.encode(item.itemID, forKey: .itemID)
+        try c.encode(item.accessGroup, forKey: .accessGroup)
         if let label = item.label { try c.encode(label, forKey: .label) } else { try c.encodeNil(forKey: .label) }
         try c.encode(sizes.blockSize, forKey: .blockSize)
         // Only for a private key on a token: modulePath, tokenLabel, tokenSerial, objectIDHex.

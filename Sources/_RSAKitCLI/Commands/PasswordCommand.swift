@@ -16,6 +16,7 @@ struct PasswordCommand: RSAKitCommand {
         overview: "Add, find, delete or list generic passwords (service + account).",
         usage: "rsakit password add|find|delete|list [--service <S>] [--account <A>] [--label <L>] [--comment <C>] [--update] [--allow-empty] [--value] [--json] [--store <DIR>]",
         options: [
+            accessGroupOption,
             .value("service", "S", "The service (kSecAttrService); required except for list."),
             .value("account", "A", "The account (kSecAttrAccount); required for add and delete.").only("add", "find", "delete"),
             .value("label", "L", "add: a label.").only("add"),
@@ -146,6 +147,7 @@ func passwordText(_ item: RSAGenericPasswordAttributes) -> String {
 
     """ + passwordItemLines(label: item.label, comment: item.comment, valueByteCount: item.valueByteCount,
                             itemID: item.itemID, created: item.creationDate, modified: item.modificationDate)
+        + "access group: \(item.accessGroup)\n"
 }
 
 /// The lines both password classes end with: label, comment, value length, id, dates.
@@ -163,7 +165,7 @@ func passwordItemLines(label: String?, comment: String?, valueByteCount: Int, it
 
 /// The JSON object of one generic password (never the value), in the names of README's JSON table.
 func passwordJSON(_ item: RSAGenericPasswordAttributes) -> [String: Any] {
-    ["class": "genericPassword", "service": item.service, "account": item.account].merging(
+    ["class": "genericPassword", "service": item.service, "account": item.account, "accessGroup": item.accessGroup].merging(
         passwordItemJSON(label: item.label, comment: item.comment, valueByteCount: item.valueByteCount,
                          itemID: item.itemID, created: item.creationDate, modified: item.modificationDate)) { a, _ in a }
 }

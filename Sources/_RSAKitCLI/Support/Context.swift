@@ -30,6 +30,18 @@ func storeExists(_ arguments: ParsedArguments) throws -> Bool {
     return stat(try storeLocation(arguments) + "/VERSION", &info) == 0
 }
 
+/// `--access-group G`, on the commands that add, find, list, show, export and delete items:
+/// the store is opened with these groups (the first is where new items go) and sees only them.
+let accessGroupOption = OptionSpec.repeated(
+    "access-group", "GROUP",
+    "Access group (repeatable): see and change only items of these groups; new items go into the first. Default: every group, new items into \"default\".")
+
+/// "  [group: G]" after a listed item of a group other than the default one (group names are
+/// letters, digits, '-', '_' and '.', so they need no escaping).
+func groupSuffix(_ group: String) -> String {
+    group == RSAKeyStore.defaultAccessGroup ? "" : "  [group: \(group)]"
+}
+
 /// Open the key store named by --store (else $RSAKIT_STORE, else the XDG default).
 ///
 /// - Parameter create: true only for a command that adds an item, called once its input has
@@ -40,7 +52,13 @@ func openStore(_ arguments: ParsedArguments, create: Bool = false) throws -> RSA
     let location = try storeLocation(arguments)
     let store: RSAKeyStore
     do {
-        store = try RSAKeyStore(path: location, createIfMissing: create, allowInsecurePermissions: allowInsecure)
+        let groups = arguments.values("access-group")
+        if groups.isEmpty {
+            store = try RSAKeyStore(path: location, createIfMissing: create, allowInsecurePermissions: allowInsecure)
+        } else {
+            store = try RSAKeyStore(path: location, accessGroups: groups, createIfMissing: create,
+                                    allowInsecurePermissions: allowInsecure)
+        }
     } catch RSAError.storeNotFound {
         throw CLIFailure("no key store at \(terminalSafe(location)): it does not exist (genpair or import creates it; --store or RSAKIT_STORE choose another)", .notFound)
     } catch RSAError.insecureStorePermissions(let firstPath, let firstMode) {

@@ -13,6 +13,9 @@ import RSAKit
     case notFound = 66
     /// An item with the same unique attributes (a key's tag) already exists in the store (EX_CANTCREAT).
     case alreadyExists = 73
+    /// The store was opened with access groups and the command named, or touched an item of,
+    /// another group (EX_NOPERM).
+    case notPermitted = 77
 }
 
 /// A failure the CLI reports as one line `rsakit: error: MESSAGE` and an exit status.
@@ -106,6 +109,8 @@ import RSAKit
             return .usage
         case .duplicateItem, .keyStoredUnderAnotherTag:
             return .alreadyExists
+        case .accessGroupNotAllowed:
+            return .notPermitted
         case .keySizeUnsupported, .publicExponentUnsupported:
             return .usage
         case .keyTooSmallForPadding, .saltLengthInvalid, .keyRestricted:
