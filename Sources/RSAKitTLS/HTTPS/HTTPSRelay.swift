@@ -9,6 +9,10 @@ import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
+// curl.h includes <sys/socket.h> textually, so clang may file its declarations under CCurl's
+// module rather than Glibc's, depending on which was built first; importing both makes
+// SOCK_STREAM and SOCK_CLOEXEC visible here either way.
+internal import CCurl
 
 /// One relay; it closes the TLS connection and its descriptor when either side ends.
 final class HTTPSRelay: @unchecked Sendable {
