@@ -18,7 +18,7 @@ extension RSAPKCS12 {
     /// The server is trusted as `client`'s configuration says (its anchors, or the system
     /// roots); redirects are followed https to https only. The body is read into memory up to
     /// `maximumByteCount` bytes and wiped after parsing; the MAC is verified before anything
-    /// else is read, as in ``init(derRepresentation:passphrase:)``.
+    /// else is read, as in `init(derRepresentation:passphrase:)`.
     /// - Parameters:
     ///   - url: an `https://` URL.
     ///   - client: the client to download with (its trust settings, identity and timeouts).
