@@ -16,23 +16,26 @@ struct IdentityDownload {
             FileHandle.standardError.write(Data("usage: IdentityDownload <work> <pfx port> <mTLS port> <root.pem> <passphrase>\n".utf8))
             exit(64)
         }
-        do {
-            try await run(work: URL(fileURLWithPath: arguments[1], isDirectory: true), pfxPort: pfxPort, mtlsPort: mtlsPort,
-                          root: URL(fileURLWithPath: arguments[4]), passphrase: arguments[5])
-            print("the identity download flow passed")
-        } catch {
+        let run = Task {
+            try await flow(work: URL(fileURLWithPath: arguments[1], isDirectory: true), pfxPort: pfxPort, mtlsPort: mtlsPort,
+                           root: URL(fileURLWithPath: arguments[4]), passphrase: arguments[5])
+        }
+        if case let .failure(error) = await run.result {
             FileHandle.standardError.write(Data("IdentityDownload: \(error.localizedDescription)\n".utf8))
             exit(1)
         }
+        print("the identity download flow passed")
     }
 
-    static func check(_ condition: Bool, _ what: String) {
-        if condition {
-            print("  ok: \(what)")
-        } else {
-            FileHandle.standardError.write(Data("IdentityDownload: check failed: \(what)\n".utf8))
-            exit(1)
-        }
+    /// A check that did not hold: the flow stops there.
+    struct CheckFailed: LocalizedError {
+        let what: String
+        var errorDescription: String? { "check failed: \(what)" }
+    }
+
+    static func check(_ condition: Bool, _ what: String) throws {
+        guard condition else { throw CheckFailed(what: what) }
+        print("  ok: \(what)")
     }
 
     /// The anchors an app ships: its own root, and nothing from the system.
@@ -43,7 +46,7 @@ struct IdentityDownload {
         return tls
     }
 
-    static func run(work: URL, pfxPort: Int, mtlsPort: Int, root rootFile: URL, passphrase: String) async throws {
+    static func flow(work: URL, pfxPort: Int, mtlsPort: Int, root rootFile: URL, passphrase: String) async throws {
         let root = try X509Certificate(pemRepresentation: String(contentsOf: rootFile, encoding: .utf8))
 
         // 1. The keychain, opened off the cooperative pool.
@@ -56,9 +59,9 @@ struct IdentityDownload {
         let pfx = URL(string: "https://127.0.0.1:\(pfxPort)/client.pfx")!
         let (identity, contents) = try await store.importIdentityAsync(contentsOf: pfx, client: RSAHTTPSClient(configuration: download),
                                                                        passphrase: Array(passphrase.utf8), label: "example client")
-        check(identity.certificate.label == "example client", "the identity is stored under its label")
-        check(contents.certificate.publicKeyFingerprint == contents.privateKey.publicKey.fingerprint, "the downloaded file holds the key and its certificate")
-        check(!FileManager.default.fileExists(atPath: work.appendingPathComponent("client.pfx").path), "no .pfx was written")
+        try check(identity.certificate.label == "example client", "the identity is stored under its label")
+        try check(contents.certificate.publicKeyFingerprint == contents.privateKey.publicKey.fingerprint, "the downloaded file holds the key and its certificate")
+        try check(!FileManager.default.fileExists(atPath: work.appendingPathComponent("client.pfx").path), "no .pfx was written")
 
         // 3. An mTLS request with the stored identity; the server's trust is decided by an
         //    async handler (URLSession's async delegate) that evaluates it against the pinned
@@ -77,10 +80,10 @@ struct IdentityDownload {
         }
         let request = RSAHTTPSRequest(url: URL(string: "https://127.0.0.1:\(mtlsPort)/hello.txt")!, timeoutInterval: 20)
         let (body, response) = try await RSAHTTPSClient(configuration: mtls).data(for: request)
-        check(response.statusCode == 200, "the server answered the request made with the client certificate")
-        check(String(decoding: body, as: UTF8.self) == "hello, client\n", "the body is the served file")
+        try check(response.statusCode == 200, "the server answered the request made with the client certificate")
+        try check(String(decoding: body, as: UTF8.self) == "hello, client\n", "the body is the served file")
         let recorded = await decisions.all
-        check(recorded == [true], "the server's trust was evaluated once, against the pinned root, and trusted")
+        try check(recorded == [true], "the server's trust was evaluated once, against the pinned root, and trusted")
     }
 }
 
