@@ -36,6 +36,11 @@ let package = Package(
             dependencies: [.product(name: "RSAKit", package: rsakitIdentity)],
             path: "Sources/ServerFlow"
         ),
+        .executableTarget(
+            name: "IdentityDownload",
+            dependencies: [.product(name: "RSAKit", package: rsakitIdentity)],
+            path: "Sources/IdentityDownload"
+        ),
         // One small target per layer product, each depending on what it imports and nothing
         // more: a package that needs one layer builds and links only that layer's C libraries.
         .executableTarget(

@@ -7,8 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d "${TMPDIR:-/tmp}/rsakit-examples.XXXXXX")
-server_pid=
-trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
+server_pids=()
+trap 'for pid in "${server_pids[@]}"; do kill "$pid" 2>/dev/null; done; rm -rf "$work"' EXIT
 export XDG_DATA_HOME="$work/xdg"   # the per-application store location, kept inside $work
 openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$work/genpkey.pem" 2>/dev/null
 # RSAKit as a dependent package gets it: by version, from a file:// URL. SwiftPM caches
@@ -66,14 +66,38 @@ for role in server client; do
 done
 openssl pkcs12 -export -inkey "$pki/client.key" -in "$pki/client.pem" -certfile "$pki/root.pem" \
     -passout pass:example -out "$pki/client.p12"
-openssl s_server -accept 127.0.0.1:0 -cert "$pki/server.pem" -key "$pki/server.key" -CAfile "$pki/root.pem" \
-    -Verify 2 -verify_return_error -www < /dev/null > "$pki/s_server.log" 2>&1 &
-server_pid=$!
-port=
-for _ in $(seq 1 100); do
-    port=$(sed -n 's/^ACCEPT 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$pki/s_server.log")
-    [ -n "$port" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { echo "examples: openssl s_server did not start:" >&2; cat "$pki/s_server.log" >&2; exit 1; }
+# start_server LOG ARGS...: openssl s_server on 127.0.0.1, on a port the kernel picks, which
+# it prints as "ACCEPT 127.0.0.1:PORT"; sets $port.
+start_server() {
+    local log=$1
+    shift
+    openssl s_server -accept 127.0.0.1:0 "$@" < /dev/null > "$log" 2>&1 &
+    server_pids+=($!)
+    port=
+    for _ in $(seq 1 100); do
+        port=$(sed -n 's/^ACCEPT 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$log")
+        [ -n "$port" ] && return 0
+        sleep 0.1
+    done
+    echo "examples: openssl s_server did not start:" >&2
+    cat "$log" >&2
+    exit 1
+}
+start_server "$pki/s_server.log" -cert "$pki/server.pem" -key "$pki/server.key" -CAfile "$pki/root.pem" \
+    -Verify 2 -verify_return_error -www
 "$bin/ServerFlow" "$work" "$port" "$pki/server.pem" "$pki/client.p12" example
+
+# IdentityDownload: the whole client-certificate flow. One s_server -WWW serves the .pfx with
+# no client certificate asked; another serves hello.txt only to a client with the identity
+# that .pfx holds. Each serves a folder holding nothing else.
+mkdir -p "$work/www-pfx" "$work/www-mtls"
+cp "$pki/client.p12" "$work/www-pfx/client.pfx"
+printf 'hello, client\n' > "$work/www-mtls/hello.txt"
+# s_server -WWW serves files from its working directory.
+cd "$work/www-pfx"
+start_server "$pki/pfx.log" -cert "$pki/server.pem" -key "$pki/server.key" -WWW
+pfx_port=$port
+cd "$work/www-mtls"
+start_server "$pki/mtls.log" -cert "$pki/server.pem" -key "$pki/server.key" -CAfile "$pki/root.pem" -Verify 2 -verify_return_error -WWW
+mtls_port=$port
+"$bin/IdentityDownload" "$work" "$pfx_port" "$mtls_port" "$pki/root.pem" example

@@ -66,7 +66,7 @@ final class PublicNamesTests: XCTestCase {
         XCTAssertFalse(paths.contains(["RSAPrivateKey", "rsadp(_:)"]), "raw RSADP beside decrypt")
     }
 
-    /// Issue 28: no public async call may be spelled like a synchronous one. In top-level
+    /// No public async call may be spelled like a synchronous one. In top-level
     /// code Swift ranks a synchronous overload first even after `await` (it then warns "no
     /// 'async' operations occur within 'await' expression" and blocks), so an async form is
     /// told apart by its first parameter (a `Data` or `URL` where the synchronous form takes
@@ -89,6 +89,46 @@ final class PublicNamesTests: XCTestCase {
         XCTAssertTrue(asyncKeys.contains("RSAPrivateKey/init/bitCount: Int"), "\(asyncKeys.sorted())")
         let clashes = functions.filter { !$0.isAsync && asyncKeys.contains(key($0)) }.map { $0.pathComponents.joined(separator: ".") }
         XCTAssertEqual(clashes, [], "synchronous calls spelled like an async one")
+    }
+
+    /// The rule that tells the async forms apart, as GettingStarted states it: the async form
+    /// of a synchronous method `name(...)` is `nameAsync(...)` (Security's
+    /// `SecTrustEvaluateAsyncWithError` beside `SecTrustEvaluateWithError`). The only async
+    /// calls that share a base name with a synchronous one are the message calls' Foundation
+    /// forms (a first argument of `Data` or `URL` where the synchronous one takes `[UInt8]` or
+    /// a path) and initialisers (told apart by their labels). Calls with no synchronous twin
+    /// (`RSAHTTPSClient.data(for:)`, `RSAAsyncTLSConnection`'s) keep plain names, and the calls
+    /// that can block for long each have their `Async` twin.
+    func testAsyncForms_FollowTheNamingRule() throws {
+        let functions = try Self.symbols().filter { $0.parameters != nil && $0.pathComponents.count >= 2 }
+        func base(_ symbol: Symbol) -> String { String(symbol.pathComponents.last!.split(separator: "(", maxSplits: 1)[0]) }
+        func owner(_ symbol: Symbol) -> String { symbol.pathComponents.dropLast().joined(separator: ".") }
+        func firstType(_ symbol: Symbol) -> String {
+            (symbol.parameters?.first ?? "").split(separator: ":", maxSplits: 1).dropFirst().first
+                .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        }
+        var synchronousNames: [String: Set<String>] = [:]
+        for symbol in functions where !symbol.isAsync { synchronousNames[owner(symbol), default: []].insert(base(symbol)) }
+        // The standard library's `Actor.withSerialExecutor` pair, which every actor shows.
+        let inherited: Set<String> = ["withSerialExecutor"]
+        var broken: [String] = []
+        for symbol in functions where !inherited.contains(base(symbol)) {
+            let name = base(symbol), type = owner(symbol), spelled = symbol.pathComponents.joined(separator: ".")
+            let synchronous = synchronousNames[type] ?? []
+            if name.hasSuffix("Async") {
+                if !symbol.isAsync { broken.append("\(spelled): named Async but synchronous") }
+                if !synchronous.contains(String(name.dropLast("Async".count))) {
+                    broken.append("\(spelled): no synchronous \(name.dropLast("Async".count)) to be the async form of")
+                }
+            } else if symbol.isAsync, synchronous.contains(name), name != "init", !["Data", "URL"].contains(firstType(symbol)) {
+                broken.append("\(spelled): shares its name with a synchronous call; spell it \(name)Async")
+            }
+        }
+        XCTAssertEqual(broken, [], "async forms that break the naming rule")
+        let asyncNames = Set(functions.filter(\.isAsync).map { "\(owner($0)).\(base($0))" })
+        for slow in ["RSAPrivateKey.generate", "RSAKeyStore.generateKeyPair", "RSATrust.evaluate", "RSAKeyStore.importIdentity"] {
+            XCTAssertTrue(asyncNames.contains(slow + "Async"), "\(slow) blocks for long and has no \(slow)Async")
+        }
     }
 
     // MARK: - The public API against its baseline

@@ -67,6 +67,34 @@ extension RSAKeyStore {
         return try identityIfPresent(for: certificates[0]) ?? RSAIdentityItem(certificate: certificates[0], privateKey: keys[1], chain: [])
     }
 
+    /// Import a PKCS#12 file as an identity in one call (Apple's `SecPKCS12Import` followed
+    /// by `SecItemAdd` of the identity): `RSAPKCS12(derRepresentation:passphrase:)`
+    /// (the MAC is verified first), then ``addIdentity(privateKey:certificate:chain:tag:label:replace:)``
+    /// in one write, so a failure stores nothing. ``importIdentityAsync(pkcs12:passphrase:tag:label:replace:)``
+    /// is its async form.
+    ///
+    /// - Parameters:
+    ///   - pkcs12: the file's DER bytes, at most ``RSAPKCS12/maximumByteCount``.
+    ///   - passphrase: the file's passphrase, as UTF-8 bytes (empty for none).
+    ///   - tag: the key pair's application tag (default: the label).
+    ///   - label: the certificate's label (default: the file's friendly name, else the
+    ///     certificate's subject summary), as `rsakit identity import` chooses it.
+    ///   - replace: replace items with the same tag or issuer + serial (only then is an
+    ///     existing label replaced).
+    /// - Returns: the identity as stored, and the file's contents (its warnings, chain and
+    ///   ``RSAPKCS12/trust``, to evaluate with the app's anchors).
+    /// - Throws: `RSAError.pkcs12Unusable` or `.wrongPassphrase` for the file; every error of
+    ///   ``addIdentity(privateKey:certificate:chain:tag:label:replace:)``.
+    @discardableResult
+    public func importIdentity(pkcs12: [UInt8], passphrase: [UInt8], tag: String? = nil, label: String? = nil,
+                               replace: Bool = false) throws -> (identity: RSAIdentityItem, contents: RSAPKCS12) {
+        let contents = try RSAPKCS12(derRepresentation: pkcs12, passphrase: passphrase)
+        let label = label ?? contents.friendlyName ?? contents.certificate.subjectSummary
+        let identity = try addIdentity(privateKey: contents.privateKey, certificate: contents.certificate,
+                                       chain: contents.chain, tag: tag ?? label, label: label, replace: replace)
+        return (identity, contents)
+    }
+
     private func addIdentityItems(
         _ requests: [NewItem], certificate: X509Certificate, chain: [X509Certificate], label certificateLabel: String,
         tag: String, replace: Bool

@@ -93,7 +93,7 @@ public final class RSAHTTPSClient: Sendable {
     ///   ``RSAHTTPSClientConfiguration/clientIdentityHandler`` throws; `CancellationError`.
     public func data(for request: RSAHTTPSRequest) async throws -> (Data, RSAHTTPSResponse) {
         let limit = configuration.maximumResponseByteCount
-        let (response, body) = try await RSABlockingWork.run { [configuration] flag in
+        let (response, body) = try await RSABlockingWork.runOnOwnThread { [configuration] flag in
             let sink = HTTPSMemorySink(limit: limit)
             let response = try HTTPSRedirects.perform(request, configuration: configuration, sink: sink, cancellation: flag)
             return (response, sink.bytes)
@@ -119,7 +119,7 @@ public final class RSAHTTPSClient: Sendable {
     ///   written or committed.
     public func download(for request: RSAHTTPSRequest, to output: RSAOutputFile, maximumByteCount: Int? = nil) async throws -> RSAHTTPSResponse {
         let handOver = RSAHandOver(output)
-        return try await RSABlockingWork.run { [configuration] flag in
+        return try await RSABlockingWork.runOnOwnThread { [configuration] flag in
             let output = handOver.value
             let sink = HTTPSFileSink(output: output, limit: maximumByteCount)
             do {

@@ -30,6 +30,9 @@ public enum RSAHTTPSError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The HTTP exchange failed: `reason` is libcurl's sentence (a malformed response, a body
     /// shorter than its Content-Length), or says that libcurl is not installed.
     case transferFailed(reason: String)
+    /// A call that needs the body of a successful response (``RSAPKCS12/init(contentsOf:client:passphrase:maximumByteCount:)``)
+    /// got `statusCode`, not 2xx, from `url` (`URLError.badServerResponse`); the body was dropped.
+    case unsuccessfulStatus(statusCode: Int, url: String)
 
     /// A lower-case sentence.
     public var description: String {
@@ -46,6 +49,8 @@ public enum RSAHTTPSError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the response is over \(limit) bytes"
         case let .transferFailed(reason):
             return "HTTP transfer failed: \(reason)"
+        case let .unsuccessfulStatus(statusCode, url):
+            return "HTTP status \(statusCode) from \(url)"
         }
     }
 }

@@ -72,6 +72,18 @@ public struct RSATLSClientConfiguration: Sendable {
     /// ``RSATLSServerTrustDecision/performDefaultHandling``. It runs on the thread doing the
     /// handshake and must not block for long (the handshake's ``timeout`` runs meanwhile).
     public var serverTrustHandler: (@Sendable (RSATrust, RSATrustEvaluation) -> RSATLSServerTrustDecision)?
+    /// The async form of ``serverTrustHandler`` (URLSession's async
+    /// `urlSession(_:didReceive:) async -> (AuthChallengeDisposition, URLCredential?)`), for a
+    /// decision that awaits: an actor holding pins, a store read with ``RSATrust/evaluateAsync()``.
+    /// Called at the same point of the handshake with the same arguments, when
+    /// ``serverTrustHandler`` is nil (that one wins when both are set). It runs as a task on
+    /// the cooperative pool while the handshake's own thread waits for it, and must decide
+    /// within ``timeout``: a handler that has not returned by then refuses the server
+    /// (``RSATLSServerTrustDecision/cancel``). Used by ``RSATLSConnection``,
+    /// ``RSAAsyncTLSConnection`` and ``RSAHTTPSClient`` alike. Called from the synchronous
+    /// ``RSATLSConnection`` on a task's thread it would hold that pool thread while it waits:
+    /// connect with ``RSAAsyncTLSConnection`` from async code.
+    public var serverTrustHandlerAsync: (@Sendable (RSATrust, RSATrustEvaluation) async -> RSATLSServerTrustDecision)?
 
     /// Settings for a server named `serverName`, with the system anchors, both versions
     /// and a 30-second timeout.

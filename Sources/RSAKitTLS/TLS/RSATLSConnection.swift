@@ -239,7 +239,15 @@ public final class RSATLSConnection {
         trust.stapledOCSPResponse = state.session?.stapledOCSPResponse
         let evaluation = trust.evaluate()
         state.evaluation = evaluation
-        state.decision = configuration.serverTrustHandler?(trust, evaluation) ?? .performDefaultHandling
+        if let handler = configuration.serverTrustHandler {
+            state.decision = handler(trust, evaluation)
+        } else if let handler = configuration.serverTrustHandlerAsync {
+            state.decision = RSATLSHandlerBridge.wait(seconds: configuration.timeout, orElse: .cancel) { [trust] in
+                await handler(trust, evaluation)
+            }
+        } else {
+            state.decision = .performDefaultHandling
+        }
         switch state.decision {
         case .trust: return .accept
         case .cancel: if evaluation.result.isTrusted { return .reject(.badCertificate) }

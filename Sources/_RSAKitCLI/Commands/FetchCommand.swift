@@ -99,7 +99,7 @@ struct FetchCommand: RSAKitCommand {
 
     /// Run `body` on a task and block this (main) thread until it ends; the command line is
     /// synchronous, and the client's work runs on threads of its own, not on this one.
-    private static func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    static func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
         let done = DispatchSemaphore(value: 0)
         let result = RSAHandOver<Result<T, any Error>?>(nil)
         Task {

@@ -12,12 +12,12 @@ struct IdentityCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "identity",
         overview: "Import (PKCS#12), list, show, export or delete identities (key + certificate + chain).",
-        usage: "rsakit identity import <FILE.p12> [--label <L>] [--tag <T>] [--replace] [--anchor <FILE>]... [--anchors-only] [--passin <SPEC>] | list [--json] | show --label <L> [--json] | export --label <L> --format p12|pem [--passout <SPEC>] [--out <FILE>] | delete --label <L> [--store <DIR>]",
+        usage: "rsakit identity import <FILE.p12|https://URL> [--label <L>] [--tag <T>] [--replace] [--anchor <FILE>]... [--anchors-only] [--passin <SPEC>] | list [--json] | show --label <L> [--json] | export --label <L> --format p12|pem [--passout <SPEC>] [--out <FILE>] | delete --label <L> [--store <DIR>]",
         options: [
             accessGroupOption,
             .value("label", "L", "import: the certificate's label (default: the p12 friendly name, else the subject summary); show, export, delete: which identity.").only("import", "show", "export", "delete"),
             .value("tag", "T", "import: the private key's application tag (default: the label).").only("import"),
-            .repeated("anchor", "FILE", "import: a trust anchor for the trust result (a private PKI's root); repeatable.").only("import"),
+            .repeated("anchor", "FILE", "import: a trust anchor for the trust result (a private PKI's root) and, for an https:// URL, for the server; repeatable.").only("import"),
             .flag("anchors-only", "import: use only --anchor files and the store's trusted certificates as anchors, not the system's.").only("import"),
             .flag("replace", "import: replace items with the same tag or issuer + serial.").only("import"),
             .value("format", "FORMAT", "export: p12 (as OpenSSL 3.0 writes it) or pem (key, certificate and chain, for curl --cert/--key).").choices(["p12", "pem"]).only("export"),
@@ -33,6 +33,8 @@ struct IdentityCommand: RSAKitCommand {
         under the Basic X.509 policy and the rest. Re-import: a key is stored once; if it is already stored
         under another tag, --replace moves it to the new tag (and relabels the certificate), else it is refused. The p12 passphrase is read with --passin; a protected store's with --store-passin (else the
         same --passin). A store that does not exist is created only once the file has been read and checked.
+        An https:// URL is downloaded into memory (never to disk; at most 16 MiB; redirects to https only) from a
+        server trusted by the system roots or --anchor, then imported the same way.
         """,
         passphrases: .only(["import", "export"]))
 
@@ -46,6 +48,11 @@ struct IdentityCommand: RSAKitCommand {
         if sub == "import" {
             guard arguments.positionals.count == 2 else {
                 throw UsageError(message: "missing PKCS#12 file argument <FILE.p12>", command: Self.spec.name)
+            }
+            let source = arguments.positionals[1].lowercased()
+            if source.contains("://") && !source.hasPrefix("https://") {
+                throw UsageError(message: "only https:// URLs are downloaded, not '\(terminalSafe(arguments.positionals[1]))'",
+                                 command: Self.spec.name)
             }
         } else if arguments.positionals.count > 1 {
             throw UsageError(message: "unexpected argument '\(arguments.positionals[1])'", command: Self.spec.name)
@@ -84,18 +91,10 @@ struct IdentityCommand: RSAKitCommand {
     /// so a missing, damaged or wrongly unlocked file leaves no new store behind.
     private func importIdentity() throws {
         let path = arguments.positionals[1]
-        var bytes = try readWholeFile(path, what: "PKCS#12 file")
-        defer { wipe(&bytes) }
-        let passphrase = try Passphrase.read(arguments, command: Self.spec.name, prompt: "Passphrase for the PKCS#12 file \(path): ")
-        let p12: RSAPKCS12
-        do {
-            p12 = try RSAPKCS12(derRepresentation: bytes, passphrase: passphrase.bytes)
-        } catch let error as RSAError {
-            throw CLIFailure("cannot import '\(path)': \(CLIFailure.message(for: error))", CLIFailure.status(for: error))
-        }
-        for warning in p12.warnings { printWarning("\(path): \(warning)") }
         // The anchor files are read before anything is stored: a bad one stores nothing.
         let anchors = try arguments.values("anchor").flatMap { try readCertificateFile($0) }
+        let p12 = path.lowercased().hasPrefix("https://") ? try download(path, anchors: anchors) : try readFile(path)
+        for warning in p12.warnings { printWarning("\(terminalSafe(path)): \(warning)") }
         let label = arguments.value("label") ?? p12.friendlyName ?? p12.certificate.subjectSummary
         let tag = arguments.value("tag") ?? label
         let store = try PendingStore(arguments, command: Self.spec.name, unlock: false).open()
@@ -126,6 +125,37 @@ struct IdentityCommand: RSAKitCommand {
         text += "trust (basic X.509): \(evaluation.result.rawValue)\n"
         for failure in evaluation.failures { text += "  \(terminalSafe(failure.description))\n" }
         try printOutput(text)
+    }
+
+    private func readFile(_ path: String) throws -> RSAPKCS12 {
+        var bytes = try readWholeFile(path, what: "PKCS#12 file")
+        defer { wipe(&bytes) }
+        let passphrase = try Passphrase.read(arguments, command: Self.spec.name, prompt: "Passphrase for the PKCS#12 file \(path): ")
+        do {
+            return try RSAPKCS12(derRepresentation: bytes, passphrase: passphrase.bytes)
+        } catch let error as RSAError {
+            throw CLIFailure("cannot import '\(path)': \(CLIFailure.message(for: error))", CLIFailure.status(for: error))
+        }
+    }
+
+    /// The file at an https URL, read into memory by the library's downloading initialiser:
+    /// the server trusted by the system roots or the --anchor files (only those with
+    /// --anchors-only), redirects https to https only, at most RSAPKCS12.maximumByteCount.
+    private func download(_ text: String, anchors: [X509Certificate]) throws -> RSAPKCS12 {
+        guard let url = URL(string: text), url.host(percentEncoded: false)?.isEmpty == false else {
+            throw UsageError(message: "expected an https:// URL with a host, got '\(terminalSafe(text))'", command: Self.spec.name)
+        }
+        var configuration = RSAHTTPSClientConfiguration()
+        configuration.tlsConfiguration.anchorCertificates = anchors
+        configuration.tlsConfiguration.anchorCertificatesOnly = arguments.flag("anchors-only")
+        let client = RSAHTTPSClient(configuration: configuration)
+        let passphrase = try Passphrase.read(arguments, command: Self.spec.name, prompt: "Passphrase for the PKCS#12 file at \(text): ")
+        let bytes = passphrase.bytes
+        do {
+            return try FetchCommand.wait { try await RSAPKCS12(contentsOf: url, client: client, passphrase: bytes) }
+        } catch let error as RSAError {
+            throw CLIFailure("cannot import '\(terminalSafe(text))': \(CLIFailure.message(for: error))", CLIFailure.status(for: error))
+        }
     }
 
     private func list(_ store: RSAKeyStore) throws {

@@ -141,7 +141,7 @@ import RSAKit
         switch error {
         case .insecureRedirect, .tooManyRedirects:
             return .dataError
-        case .unsupportedURL, .timedOut, .responseTooLarge, .transferFailed:
+        case .unsupportedURL, .timedOut, .responseTooLarge, .transferFailed, .unsuccessfulStatus:
             return .failure
         }
     }
