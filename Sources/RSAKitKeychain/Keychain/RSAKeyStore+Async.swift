@@ -73,7 +73,7 @@ extension RSAKeyStore {
         return generated.value
     }
 
-    /// The async form of ``importIdentity(pkcs12:passphrase:tag:label:replace:)`` (Apple's
+    /// The async form of `importIdentity(pkcs12:passphrase:tag:label:replace:)` (Apple's
     /// `SecPKCS12Import` and `SecItemAdd`): the file's key derivation, MAC check and the
     /// store's write run in RSAKit's bounded pool, never on the cooperative pool.
     ///

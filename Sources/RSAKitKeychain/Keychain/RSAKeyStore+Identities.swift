@@ -70,7 +70,7 @@ extension RSAKeyStore {
     /// Import a PKCS#12 file as an identity in one call (Apple's `SecPKCS12Import` followed
     /// by `SecItemAdd` of the identity): `RSAPKCS12(derRepresentation:passphrase:)`
     /// (the MAC is verified first), then ``addIdentity(privateKey:certificate:chain:tag:label:replace:)``
-    /// in one write, so a failure stores nothing. ``importIdentityAsync(pkcs12:passphrase:tag:label:replace:)``
+    /// in one write, so a failure stores nothing. `importIdentityAsync(pkcs12:passphrase:tag:label:replace:)`
     /// is its async form.
     ///
     /// - Parameters:

@@ -9,9 +9,9 @@ import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
-// curl.h includes <sys/socket.h> textually, so clang may file its declarations under CCurl's
-// module rather than Glibc's, depending on which was built first; importing both makes
-// SOCK_STREAM and SOCK_CLOEXEC visible here either way.
+// This target also depends on CCurl, whose header includes <sys/socket.h>: clang may file the
+// socket declarations under CCurl's module instead of Glibc's, depending on which it built
+// first, so a file that uses them imports both.
 internal import CCurl
 
 /// One relay; it closes the TLS connection and its descriptor when either side ends.

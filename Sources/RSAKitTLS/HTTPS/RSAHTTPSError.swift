@@ -30,7 +30,7 @@ public enum RSAHTTPSError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The HTTP exchange failed: `reason` is libcurl's sentence (a malformed response, a body
     /// shorter than its Content-Length), or says that libcurl is not installed.
     case transferFailed(reason: String)
-    /// A call that needs the body of a successful response (``RSAPKCS12/init(contentsOf:client:passphrase:maximumByteCount:)``)
+    /// A call that needs the body of a successful response (`RSAPKCS12/init(contentsOf:client:passphrase:maximumByteCount:)`)
     /// got `statusCode`, not 2xx, from `url` (`URLError.badServerResponse`); the body was dropped.
     case unsuccessfulStatus(statusCode: Int, url: String)
 

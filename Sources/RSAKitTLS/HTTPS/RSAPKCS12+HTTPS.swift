@@ -49,9 +49,9 @@ extension RSAPKCS12 {
 
 extension RSAKeyStore {
     /// Download a PKCS#12 file over HTTPS and import it as an identity, nothing written to
-    /// disk but the store's items: ``RSAPKCS12/init(contentsOf:client:passphrase:maximumByteCount:)``
+    /// disk but the store's items: `RSAPKCS12/init(contentsOf:client:passphrase:maximumByteCount:)`
     /// then ``addIdentity(privateKey:certificate:chain:tag:label:replace:)`` in one write
-    /// (the async, downloading form of ``importIdentity(pkcs12:passphrase:tag:label:replace:)``).
+    /// (the async, downloading form of `importIdentity(pkcs12:passphrase:tag:label:replace:)`).
     ///
     /// - Parameters:
     ///   - url: an `https://` URL; `client` downloads it (trust, redirects, timeouts).
@@ -73,5 +73,33 @@ extension RSAKeyStore {
                             tag: tag ?? label, label: label, replace: replace)
         }
         return (identity, contents)
+    }
+}
+
+// The passphrase in `Data` (as a UI or a keychain hands it over); RSAKit's copy is wiped.
+extension RSAPKCS12 {
+    /// `init(contentsOf:client:passphrase:maximumByteCount:)` with the passphrase held in `Data`.
+    /// - Throws: every error of the `[UInt8]` form.
+    public init(contentsOf url: URL, client: RSAHTTPSClient, passphrase: Data,
+                maximumByteCount: Int = RSAPKCS12.maximumByteCount) async throws {
+        var secret = [UInt8](passphrase)
+        defer { wipe(&secret) }
+        try await self.init(contentsOf: url, client: client, passphrase: secret, maximumByteCount: maximumByteCount)
+    }
+}
+
+extension RSAKeyStore {
+    /// `importIdentityAsync(contentsOf:client:passphrase:tag:label:replace:)` with the
+    /// passphrase held in `Data`.
+    /// - Returns: the identity as stored, and the file's contents.
+    /// - Throws: every error of the `[UInt8]` form.
+    @discardableResult
+    public func importIdentityAsync(contentsOf url: URL, client: RSAHTTPSClient, passphrase: Data,
+                                    tag: String? = nil, label: String? = nil,
+                                    replace: Bool = false) async throws -> (identity: RSAIdentityItem, contents: RSAPKCS12) {
+        var secret = [UInt8](passphrase)
+        defer { wipe(&secret) }
+        return try await importIdentityAsync(contentsOf: url, client: client, passphrase: secret, tag: tag, label: label,
+                                             replace: replace)
     }
 }

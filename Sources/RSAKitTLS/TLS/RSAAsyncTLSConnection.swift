@@ -17,6 +17,10 @@ import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
+// This target also depends on CCurl, whose header includes <sys/socket.h>: clang may file the
+// socket declarations under CCurl's module instead of Glibc's, depending on which it built
+// first, so a file that uses them imports both (a clean release build lost SOCK_STREAM here).
+internal import CCurl
 
 /// A serial executor over one Dispatch serial queue (a thread Dispatch provides even when
 /// every processor is busy).

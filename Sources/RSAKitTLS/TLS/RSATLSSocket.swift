@@ -6,6 +6,10 @@ import RSAKitPKI
 #if canImport(Glibc)
 import Glibc
 #endif
+// This target also depends on CCurl, whose header includes <sys/socket.h>: clang may file the
+// socket declarations under CCurl's module instead of Glibc's, depending on which it built
+// first, so a file that uses them imports both (a clean release build lost SOCK_STREAM here).
+internal import CCurl
 
 /// Socket helpers for ``RSATLSConnection``.
 enum RSATLSSocket {
