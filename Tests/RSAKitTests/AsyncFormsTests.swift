@@ -111,6 +111,10 @@ final class AsyncFormsTests: XCTestCase {
         try await blocker.value
         try await pool.run { _ in }  // the dropped job ran nothing and the pool still works
         XCTAssertFalse(ran.value)
+        // The worker counts itself idle just after the caller resumes: wait for it (a bound,
+        // not a timing assertion).
+        let deadline = Date().addingTimeInterval(5)
+        while pool.load.running != 0 && Date() < deadline { try await Task.sleep(nanoseconds: 1_000_000) }
         XCTAssertEqual(pool.load.running, 0)
     }
 
