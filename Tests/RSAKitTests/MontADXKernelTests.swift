@@ -295,34 +295,8 @@ final class MontADXKernelTests: XCTestCase {
         for name in PKCS1DecryptionVectors.files {
             let file = try JSONDecoder().decode(PKCS1DecryptionVectors.File.self, from: try Vectors.load(name))
             for group in file.testGroups {
-                let c = group.privateKey
-                let gmpKey = try RSAPrivateKey(
-                    modulus: Hex.decode(c.modulus), publicExponent: Hex.decode(c.publicExponent),
-                    privateExponent: Hex.decode(c.privateExponent),
-                    prime1: Hex.decode(c.prime1), prime2: Hex.decode(c.prime2),
-                    exponent1: Hex.decode(c.exponent1), exponent2: Hex.decode(c.exponent2),
-                    coefficient: Hex.decode(c.coefficient))
-                let key = try Self.adxKey(gmpKey)
-                var valid: [(ct: [UInt8], msg: String)] = []
-                for test in group.tests {
-                    ran += 1
-                    let where_ = "\(name) tcId \(test.tcId) (\(test.comment)) on the ADX seam"
-                    if test.result == "valid" {
-                        XCTAssertEqual(Hex.encode(try key.decrypt(Hex.decode(test.ct))), test.msg, where_)
-                        valid.append((Hex.decode(test.ct), test.msg))
-                    } else {
-                        XCTAssertThrowsError(try key.decrypt(Hex.decode(test.ct)), where_) { error in
-                            XCTAssertEqual(error as? RSAError, .decryptionFailed, where_)
-                        }
-                    }
-                }
-                var start = 0
-                while start < valid.count {
-                    let chunk = Array(valid[start..<min(start + 8, valid.count)])
-                    let got = try key.decrypt(blocks: chunk.map { $0.ct[...] }, random: SystemRandomSource())
-                    XCTAssertEqual(got.map(Hex.encode), chunk.map(\.msg), "\(name) valid cases \(start)... in one group")
-                    start += 8
-                }
+                let key = try Self.adxKey(try PKCS1DecryptionVectors.key(of: group))
+                ran += try PKCS1DecryptionVectors.check(group, key: key, name: name, on: "the ADX seam")
             }
         }
         XCTAssertGreaterThanOrEqual(ran, 201)

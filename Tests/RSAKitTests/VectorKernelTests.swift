@@ -498,34 +498,8 @@ final class VectorKernelTests: XCTestCase {
             let file = try JSONDecoder().decode(PKCS1DecryptionVectors.File.self, from: try Vectors.load(name))
             let limit = impl == .ifma ? Int.max : name.contains("2048") ? (long ? Int.max : 24) : 12
             for group in file.testGroups {
-                let c = group.privateKey
-                let gmpKey = try RSAPrivateKey(
-                    modulus: Hex.decode(c.modulus), publicExponent: Hex.decode(c.publicExponent),
-                    privateExponent: Hex.decode(c.privateExponent),
-                    prime1: Hex.decode(c.prime1), prime2: Hex.decode(c.prime2),
-                    exponent1: Hex.decode(c.exponent1), exponent2: Hex.decode(c.exponent2),
-                    coefficient: Hex.decode(c.coefficient))
-                let key = try XCTUnwrap(try gmpKey.withVectorKernel(impl))
-                var valid: [(ct: [UInt8], msg: String)] = []
-                for test in group.tests.prefix(limit) {
-                    ran += 1
-                    let where_ = "\(name) tcId \(test.tcId) (\(test.comment)) on \(impl)"
-                    if test.result == "valid" {
-                        XCTAssertEqual(Hex.encode(try key.decrypt(Hex.decode(test.ct))), test.msg, where_)
-                        valid.append((Hex.decode(test.ct), test.msg))
-                    } else {
-                        XCTAssertThrowsError(try key.decrypt(Hex.decode(test.ct)), where_) { error in
-                            XCTAssertEqual(error as? RSAError, .decryptionFailed, where_)
-                        }
-                    }
-                }
-                var start = 0
-                while start < valid.count {
-                    let chunk = Array(valid[start..<min(start + 8, valid.count)])
-                    let got = try key.decrypt(blocks: chunk.map { $0.ct[...] }, random: SystemRandomSource())
-                    XCTAssertEqual(got.map(Hex.encode), chunk.map(\.msg), "\(name) valid cases \(start)... in one group")
-                    start += 8
-                }
+                let key = try XCTUnwrap(try PKCS1DecryptionVectors.key(of: group).withVectorKernel(impl))
+                ran += try PKCS1DecryptionVectors.check(group, key: key, limit: limit, name: name, on: "\(impl)")
             }
         }
         print("Wycheproof through the vector kernel (\(impl)): \(ran) cases")
@@ -673,4 +647,43 @@ enum PKCS1DecryptionVectors {
     }
 
     static let files = ["rsa_pkcs1_2048_test.json", "rsa_pkcs1_3072_test.json", "rsa_pkcs1_4096_test.json"]
+
+    /// The group's key as RSAKit reads it (on the process's path).
+    static func key(of group: Group) throws -> RSAPrivateKey {
+        let c = group.privateKey
+        return try RSAPrivateKey(
+            modulus: Hex.decode(c.modulus), publicExponent: Hex.decode(c.publicExponent),
+            privateExponent: Hex.decode(c.privateExponent),
+            prime1: Hex.decode(c.prime1), prime2: Hex.decode(c.prime2),
+            exponent1: Hex.decode(c.exponent1), exponent2: Hex.decode(c.exponent2),
+            coefficient: Hex.decode(c.coefficient))
+    }
+
+    /// The group's first `limit` cases through `key`: each alone (a valid one gives its
+    /// message, any other `RSAError.decryptionFailed`), then the valid ones eight at a time
+    /// through the batch path. Returns the number of cases run.
+    static func check(_ group: Group, key: RSAPrivateKey, limit: Int = Int.max, name: String, on path: String) throws -> Int {
+        var ran = 0
+        var valid: [(ct: [UInt8], msg: String)] = []
+        for test in group.tests.prefix(limit) {
+            ran += 1
+            let where_ = "\(name) tcId \(test.tcId) (\(test.comment)) on \(path)"
+            if test.result == "valid" {
+                XCTAssertEqual(Hex.encode(try key.decrypt(Hex.decode(test.ct))), test.msg, where_)
+                valid.append((Hex.decode(test.ct), test.msg))
+            } else {
+                XCTAssertThrowsError(try key.decrypt(Hex.decode(test.ct)), where_) { error in
+                    XCTAssertEqual(error as? RSAError, .decryptionFailed, where_)
+                }
+            }
+        }
+        var start = 0
+        while start < valid.count {
+            let chunk = Array(valid[start..<min(start + 8, valid.count)])
+            let got = try key.decrypt(blocks: chunk.map { $0.ct[...] }, random: SystemRandomSource())
+            XCTAssertEqual(got.map(Hex.encode), chunk.map(\.msg), "\(name) valid cases \(start)... in one group on \(path)")
+            start += 8
+        }
+        return ran
+    }
 }
