@@ -3,7 +3,7 @@
 // RSA itself comes from the library's variable-time reference RSADP (the `mpz` path, not the
 // constant-time one the decoder uses) and its RSAEP; the padding decodes (RFC 8017 §7.1.2,
 // §7.2.2) and MGF1 are written out here; hashes come from Nettle through RSAHashAlgorithm.
-@_spi(ConstantTimeHarness) import RSAKit
+@_spi(Fuzzing) import RSAKit
 import FuzzSupport
 
 /// What the model knows of one container shape: version, block padding, key.
@@ -72,7 +72,7 @@ struct ContainerModel {
         guard body.count % k == 0 else { return nil }
         let frames = stride(from: 0, to: body.count, by: k).map { start -> [UInt8]? in
             let block = Array(body[start..<(start + k)])
-            guard let em = try? key.rsadpReferenceVarTime(block, random: FuzzRandomSource(seed: 3)) else { return nil }
+            guard let em = try? RSAKitFuzzing.rsadpReference(key, block, random: FuzzRandomSource(seed: 3)) else { return nil }
             return decode(em)
         }
         return message(frames, header: header)

@@ -156,3 +156,15 @@ public enum RSAKitFuzzing {
         StoreItemRecord.formatDate(milliseconds: milliseconds)
     }
 }
+
+@_spi(Fuzzing)
+extension RSAKitFuzzing {
+    /// RSADP by plain variable-time mpz arithmetic, blinded, for FuzzContainer's reference
+    /// model of container decryption (an independent path to compare RSAKit's against). Not
+    /// constant-time: fuzzing only, on the harness's own keys.
+    /// - Returns: m as exactly k bytes.
+    /// - Throws: `RSAError.decryptionFailed` when c >= n.
+    public static func rsadpReference(_ key: RSAPrivateKey, _ ciphertext: [UInt8], random: RSARandomSource) throws -> [UInt8] {
+        try key.rsadpReferenceVarTime(ciphertext, random: random)
+    }
+}
