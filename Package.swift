@@ -24,7 +24,7 @@ let package = Package(
         .library(name: "RSAKitKeychain", targets: ["RSAKitKeychain"]),
         .library(name: "RSAKitTLS", targets: ["RSAKitTLS"]),
         .executable(name: "rsakit", targets: ["RSAKitCLI"]),
-        // The PKCS#11 v2.40 module (issue 25): `librsakit-pkcs11.so`, one slot per key store,
+        // The PKCS#11 v2.40 module: `librsakit-pkcs11.so`, one slot per key store,
         // for p11-kit, GnuTLS, OpenSC's pkcs11-tool, OpenSSH and NSS. README "Using the
         // keychain from curl, ssh and browsers".
         .library(name: "rsakit-pkcs11", type: .dynamic, targets: ["RSAKitPKCS11"]),
@@ -181,7 +181,7 @@ let package = Package(
             path: "Benchmarks/RSAKitBenchmarks",
             exclude: ["Keys"]
         ),
-        // Montgomery exponentiation in radix 2^52 (issue 14): the portable reference, the
+        // Montgomery exponentiation in radix 2^52: the portable reference, the
         // emulation and the runtime dispatch; the AVX-512 IFMA kernel is the next target.
         .target(
             name: "CRSAKitVector",

@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// libFuzzer harnesses for rsakit's parsers (issue 15 §1). A package of its own, so the normal
+// libFuzzer harnesses for rsakit's parsers. A package of its own, so the normal
 // build of the root package never compiles them. Build and run with scripts/fuzz.sh; by hand:
 //
 //   cd Fuzz && swift build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address --product FuzzDER

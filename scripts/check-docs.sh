@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The documentation check (issue 28); scripts/test.sh runs it as a step of its own.
+# The documentation check; scripts/test.sh runs it as a step of its own.
 #
 #  1. Topics: every public top-level type of RSAKit (struct, class, enum, protocol, actor,
 #     typealias), read from the symbol graph of the built module, is linked as ``Name`` in a
@@ -17,6 +17,8 @@
 #     folder; `git status --porcelain --ignored` must be the same before and after (nothing
 #     written into the repository but the build folder), and docc must report no link it
 #     cannot resolve (or that is ambiguous) and no warning about the catalog's articles.
+#  4. References: the tree names no tracker entry (the word issue followed by its number): a
+#     reader of the repository has no such tracker, so a comment or a doc says the reason.
 #
 # Exit status 1 when any check fails, each failure on a line starting "check-docs: error:".
 # About 15-30 s once RSAKit is built (the time is printed at the end; 17-27 s measured on a
@@ -29,6 +31,12 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/rsakit-check-docs.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 status=0
 fail() { echo "check-docs: error: $*" >&2; status=1; }
+
+# 4. Tracker references, first: it needs no build. Every tracked file counts, Package.swift,
+# Examples, Fuzz, Benchmarks, BENCHMARKS.md and CHANGELOG.md included.
+if refs=$(git grep -nIiE '\bissues? #?[0-9]+' -- .); then
+    while IFS= read -r line; do fail "a tracker reference; say the reason instead: $line"; done <<<"$refs"
+fi
 
 # The symbol graph (builds RSAKit first when needed).
 scripts/symbol-graph.sh "$work/symbol-graphs" >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Register-spill check of the AVX-512 IFMA kernels (issues 14, 21): compiles
+# Register-spill check of the AVX-512 IFMA kernels: compiles
 # Sources/CRSAKitVector/rsakit_vector_ifma.c as a build does (-O2 and -O3, with the
 # target's flags) and
 # counts, per kernel function, the zmm spills and reloads the register allocator inserted

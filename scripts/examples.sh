@@ -45,7 +45,7 @@ openssl req -x509 -newkey rsa:2048 -keyout "$work/layer.key" -passout pass:layer
 "$bin/LayerKeychain" "$work"
 "$bin/LayerTLS"
 
-# ServerFlow (issue 28) needs a TLS server that asks for a client certificate: a throw-away
+# ServerFlow needs a TLS server that asks for a client certificate: a throw-away
 # PKI made by openssl (a root, a server certificate for 127.0.0.1, a client identity in a
 # PKCS#12 file) and `openssl s_server` on 127.0.0.1, on a port the kernel picks.
 pki="$work/pki"

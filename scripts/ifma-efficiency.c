@@ -1,6 +1,6 @@
 /*
  * ifma-efficiency.c - how close the eight-lane IFMA kernel runs to this core's multiply-add
- * peak (issue 21). Built and run by scripts/measure-ifma-efficiency.sh against the tree's
+ * peak. Built and run by scripts/measure-ifma-efficiency.sh against the tree's
  * Sources/CRSAKitVector, with the IFMA target's flags. Not a test and not a benchmark of
  * rsakit against a peer: a diagnostic that says how much of an exponentiation's time is the
  * vpmadd52 instructions it must issue and how much is everything else.

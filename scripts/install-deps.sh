@@ -5,11 +5,11 @@
 # (interop tests), certtool (gnutls-bin, PKCS#12 interop tests), curl (mutual TLS interop tests) and valgrind (the
 # constant-time harness under memcheck; also provides valgrind/memcheck.h); for the manual pages, completion and
 # the Debian package: groff (man page checks), man-db, zsh and fish (completion tests), dpkg-dev (dpkg-shlibdeps)
-# and lintian; and for the PKCS#11 module
-# (issue 25): p11-kit's header (libp11-kit-dev) and p11-kit, and the clients its tests drive: pkcs11-tool
+# and lintian; and for the PKCS#11 module:
+# p11-kit's header (libp11-kit-dev) and p11-kit, and the clients its tests drive: pkcs11-tool
 # (opensc), p11tool and gnutls-cli (gnutls-bin), ssh and sshd (openssh-client, openssh-server), and
 # OpenSSL's pkcs11 engine for curl (libengine-pkcs11-openssl), NSS's certutil, modutil and tstclnt
-# (libnss3-tools); for keys on a token (issue 25, part 2): SoftHSM2 (softhsm2: softhsm2-util and
+# (libnss3-tools); for keys on a token: SoftHSM2 (softhsm2: softhsm2-util and
 # /usr/lib/softhsm/libsofthsm2.so, a token directory per test).
 set -euo pipefail
 need=()

@@ -11,7 +11,7 @@
 #   PREFIX/share/bash-completion/completions/rsakit          completion (`rsakit completion SHELL`)
 #   PREFIX/share/zsh/vendor-completions/_rsakit
 #   PREFIX/share/fish/vendor_completions.d/rsakit.fish
-#   PREFIX/lib/pkcs11/librsakit-pkcs11.so    the PKCS#11 module (issue 25), Swift runtime linked in
+#   PREFIX/lib/pkcs11/librsakit-pkcs11.so    the PKCS#11 module, Swift runtime linked in
 #   PREFIX/share/p11-kit/modules/rsakit.module   its p11-kit registration; p11-kit's own folder
 #                                          (`pkg-config --variable=p11_module_configs p11-kit-1`,
 #                                          /usr/share/p11-kit/modules on Debian) only for PREFIX=/usr,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the agent saves (issue 24's goals), side by side in one run on 127.0.0.1:
+# What the agent saves, side by side in one run on 127.0.0.1:
 #
 #   scripts/measure-agent.sh [RUNS]      (default 20; RSAKIT_BIN=path to pick the binary)
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The chunked CLI decrypt against Intel's crypto_mb (issue 21's goal: >= 0.9x), one core:
+# The chunked CLI decrypt against Intel's crypto_mb (>= 0.9x), one core:
 #
 #   scripts/measure-chunked-decrypt.sh [ROUNDS]   (default 5; RSAKIT_BIN=path to pick the binary,
 #                                                  ANCHOR=path to the anchor helper)

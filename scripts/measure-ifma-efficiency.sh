@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How close the eight-lane AVX-512 IFMA kernel runs to this core's vpmadd52 peak (issue 21).
+# How close the eight-lane AVX-512 IFMA kernel runs to this core's vpmadd52 peak.
 #
 #   scripts/measure-ifma-efficiency.sh               # build and run (about 40 s)
 #   scripts/measure-ifma-efficiency.sh --build-only  # build only (scripts/test.sh, so that it

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# MemorySanitizer check of the radix-2^52 kernels (issue 14), secrets poisoned.
+# MemorySanitizer check of the radix-2^52 kernels, secrets poisoned.
 #
 #   scripts/msan-ifma.sh
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The timing test (issue 26): the dudect-style harness Tests/TimingHarness in release mode,
+# The timing test: the dudect-style harness Tests/TimingHarness in release mode,
 # over RSAKit's decryptions, a whole `rsakit decrypt --raw` process and a planted leak.
 #
 #   scripts/timing.sh            the long run: 10^6 measurements per class per library

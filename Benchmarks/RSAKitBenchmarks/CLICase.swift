@@ -77,7 +77,7 @@ struct CLIBenchmark {
             reporter.record(CaseResult(name: "openssl-pkeyutl-\(command.name)", bits: key.modulusBitCount, unit: "ms/process",
                                        samples: theirs, pairedGroup: "cli-\(command.name)",
                                        what: "whole process: openssl pkeyutl -\(command.name) -inkey FILE, 100 bytes"))
-            // Time ratio: at most 1.1 x openssl's process time (issue 9 §5).
+            // Time ratio: at most 1.1 x openssl's process time.
             reporter.ratio("cli-\(command.name)", versus: "openssl-pkeyutl-\(command.name)", bits: key.modulusBitCount,
                            goal: .atMost(1.1), minimumSamples: 15)
         }

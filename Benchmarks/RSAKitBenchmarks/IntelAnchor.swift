@@ -1,6 +1,6 @@
 import Foundation
 
-/// Intel's Cryptography Primitives Library as an in-run peer of the vector cases (issue 21):
+/// Intel's Cryptography Primitives Library as an in-run peer of the vector cases:
 /// the `anchor` helper that `../shared/tools/intel-anchor/setup.sh` builds from Intel's
 /// wheels on PyPI, run as a child process (never linked into the benchmark or RSAKit).
 ///

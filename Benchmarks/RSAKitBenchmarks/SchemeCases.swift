@@ -1,7 +1,7 @@
 import Foundation
 import RSAKit
 
-/// Signatures and OAEP (issue 10), each RSAKit figure taken right beside `openssl speed rsaN`.
+/// Signatures and OAEP, each RSAKit figure taken right beside `openssl speed rsaN`.
 ///
 /// What the peer figures measure, and why they are the honest peers:
 /// - `openssl speed rsaN` sign/s is RSA_sign: PKCS#1 v1.5 type-1 padding of a 36-byte digest

@@ -2,7 +2,7 @@ import Foundation
 import RSAKit
 import RSAKitCore
 
-// The radix-2^52 vector kernel (issues 14, 21) beside the raw GMP anchor and, when the helper
+// The radix-2^52 vector kernel beside the raw GMP anchor and, when the helper
 // is built, Intel's crypto_mb and ippcp (IntelAnchor.swift): the full private operation
 // (blinding, CRT, check, unblinding) with the kernel in the constant-time seam, one block per
 // call (single-buffer, p and q in lockstep) and eight per call (multi-buffer, per block).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The ceiling the eight-lane IFMA kernel is measured against (issue 21): this core's clock
+# The ceiling the eight-lane IFMA kernel is measured against: this core's clock
 # (a chain of dependent 64-bit adds, one per cycle) and its vpmadd52luq throughput on zmm
 # registers (eight independent accumulators), both in process CPU time. A product of N
 # digits costs 4N^2 + N multiply-adds (3N^2 + 2N for a square), so

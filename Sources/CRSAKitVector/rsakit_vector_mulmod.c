@@ -1,6 +1,6 @@
 /*
  * rsakit_vector_mulmod.c - eight modular products a_l b_l mod n in one pass of the
- * multi-buffer kernel (issue 21: the blinding and unblinding of the eight-lane private
+ * multi-buffer kernel (the blinding and unblinding of the eight-lane private
  * path, c' = c vf mod n and m = m' vi mod n, on the vector unit).
  *
  * Two almost-Montgomery products per lane: t = a R^2 / R = a R, then t b / R = a b (both

@@ -7,9 +7,9 @@ import _RSAKitCLI
 // rsakit: RSA encryption with a tagged key store. Data on stdout, diagnostics on stderr,
 // exit statuses as documented in README.md (see ExitStatus).
 
-// No core dumps, no same-user ptrace or /proc/PID/mem, from the first instruction on (issue
-// 15 §5): every command may hold a private key or passphrase (decrypt, genpair, import,
-// export, and encrypt or show given a private key file), so the simplest correct moment is
+// No core dumps, no same-user ptrace or /proc/PID/mem, from the first instruction on:
+// every command may hold a private key or passphrase (decrypt, genpair, import, export,
+// and encrypt or show given a private key file), so the simplest correct moment is
 // before anything is parsed. README "Security notes".
 do {
     try RSAKitProcessHardening.disableCoreDumps()

@@ -5,7 +5,7 @@ import RSAKitTestSupport
 import Glibc
 #endif
 
-/// Issue 15 §5, observed for real: a running `rsakit decrypt` (blocked reading a FIFO the test
+/// Process hardening, observed for real: a running `rsakit decrypt` (blocked reading a FIFO the test
 /// holds open, with a private key file given) is not dumpable and has a core-file limit of 0,
 /// while a control process started the same way (`cat` on another FIFO) is dumpable and keeps
 /// the raised limit, so the observation cannot pass vacuously.

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 import RSAKitTestSupport
 
-/// Issue 22, "Re-import and relabel": a key is stored once (by SPKI fingerprint); re-importing
+/// A key is stored once (by SPKI fingerprint); re-importing
 /// its identity under a new tag and label either moves it (--replace) or is refused, and the
 /// result is one identity listed under the new names.
 final class CLIIdentityReimportTests: CLITestCase {

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// Issue 9 §5: rsakit imports only FoundationEssentials, so the built binary does not load
+/// rsakit imports only FoundationEssentials, so the built binary does not load
 /// Foundation, FoundationInternationalization or Foundation's ICU (`lib_FoundationICU.so`,
 /// ~30 MB of ICU code and data read at every start). Observed with the real `ldd` on the
 /// binary the other CLI tests run; a control (`ldd` of libFoundation.so itself, which does

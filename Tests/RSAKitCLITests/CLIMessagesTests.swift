@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 import RSAKitTestSupport
 
-/// Issue 9 §2-§4 with the built binary: messages that find the way, exit codes, safe
+/// With the built binary: messages that find the way, exit codes, safe
 /// printing, short options, raw empty input, --version.
 final class CLIMessagesTests: CLITestCase {
     func testDidYouMean_CommandsOptionsAndTags() throws {

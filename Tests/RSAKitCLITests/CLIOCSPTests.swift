@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 import RSAKitTestSupport
 
-/// `trust evaluate` and `tls connect` with OCSP (issue 23) through the built binary, against
+/// `trust evaluate` and `tls connect` with OCSP through the built binary, against
 /// real `openssl ocsp` responders on 127.0.0.1 and `openssl s_server` (OCSPTestPKI, commands
 /// beside it): good, revoked, unknown, a forged responder, --no-network, --require-revocation.
 final class CLIOCSPTests: CLITestCase {

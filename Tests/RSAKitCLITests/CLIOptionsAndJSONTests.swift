@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 import RSAKitTestSupport
 
-/// Issue 22, "Options that do nothing": each subcommand takes only its options, `--json` works
+/// Each subcommand takes only its options, `--json` works
 /// where an item is printed, and did-you-mean reaches subcommands and labels.
 final class CLISubcommandOptionTests: CLITestCase {
     func testOptionsOfOtherSubcommands_AreUsageErrorsNamingOptionAndCommand() throws {
@@ -62,7 +62,7 @@ final class CLISubcommandOptionTests: CLITestCase {
     }
 }
 
-/// Issue 22, "One JSON vocabulary": key, certificate, identity and password items, and a
+/// Key, certificate, identity and password items, and a
 /// certificate file, name the same things the same way (README's JSON table), and every
 /// fingerprint is 64 lower-case hex digits, every date RFC 3339 with milliseconds.
 final class CLIJSONVocabularyTests: CLITestCase {

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 import RSAKitTestSupport
 
-/// The PKCS#11 module `librsakit-pkcs11.so` (issue 25, part 1) driven by real clients, each
+/// The PKCS#11 module `librsakit-pkcs11.so` driven by real clients, each
 /// against a store made by the built `rsakit`: GnuTLS's p11tool and gnutls-cli (against
 /// `openssl s_server -Verify`), OpenSC's pkcs11-tool (signatures and decryptions checked by
 /// `openssl`), OpenSSH's ssh into a throw-away sshd. The module is built by

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 import RSAKitTestSupport
 
-/// Issue 22, "Passphrases" and "Stores appear where none should": the store's passphrase has
+/// The store's passphrase has
 /// its own source (`--store-passin`, `RSAKIT_STORE_PASSIN`) beside the file's (`--passin`),
 /// every wrong-passphrase error names the store or the file, a malformed SPEC is never echoed,
 /// and only a command that adds an item creates a store, once its input has been read.

@@ -39,7 +39,7 @@ final class CLISignatureTests: CLITestCase {
         }
     }
 
-    /// `verify --cert` (issue 12 §2): the certificate's RSA key checks what `openssl dgst -sign`
+    /// `verify --cert`: the certificate's RSA key checks what `openssl dgst -sign`
     /// made with the private key; an altered message is refused.
     func testVerify_WithACertificate() throws {
         let f = try fixtures()
@@ -91,12 +91,12 @@ final class CLISignatureTests: CLITestCase {
             let common = ["verify", "--key", f.pub, "--scheme", "pss", "--mgf1-hash", mgf1, "--signature", sig, "--in", f.message]
             XCTAssertEqual(try rsakitOK(common + ["--salt-length", ourSalt]).stdoutText, "signature ok\n", "salt \(opensslSalt), MGF1 \(mgf1)")
             XCTAssertEqual(try rsakitOK(common + ["--salt-length", "auto"]).stdoutText, "signature ok\n", "auto recovers salt \(opensslSalt)")
-            // No --salt-length is auto (issue 22): every salt length verifies, as with openssl.
+            // No --salt-length is auto: every salt length verifies, as with openssl.
             XCTAssertEqual(try rsakitOK(common).stdoutText, "signature ok\n", "default recovers salt \(opensslSalt)")
         }
     }
 
-    /// Issue 22 §1: openssl's default PSS signature (maximum salt, 222 bytes for a 2048-bit key
+    /// openssl's default PSS signature (maximum salt, 222 bytes for a 2048-bit key
     /// and SHA-256) verifies without --salt-length (auto is the default); an explicit number
     /// or 'digest' stays strict and fails with the opaque message.
     func testVerifyPSS_DefaultRecoversOpenSSLsMaximumSalt_ExplicitLengthStaysStrict() throws {

@@ -276,7 +276,7 @@ final class CLITLSTests: CLITestCase {
         XCTAssertTrue(try rsakitOK(["help", "tls"]).stdoutText.contains("rsakit tls connect <HOST:PORT>"))
     }
 
-    /// Issue 22: a plain HTTP port is named as such, not with GnuTLS's "an unexpected tls
+    /// A plain HTTP port is named as such, not with GnuTLS's "an unexpected tls
     /// packet was received". The server is Python's http.server on 127.0.0.1.
     func testConnect_PlainHTTPPort_SaysThePeerDidNotAnswerInTLS() throws {
         let port = try TLSTestServer.freePort()
@@ -290,7 +290,7 @@ final class CLITLSTests: CLITestCase {
         XCTAssertFalse(result.stderr.contains("unexpected tls packet"), result.stderr)
     }
 
-    /// Issue 22: IPv6 peers are printed as [::1]:PORT.
+    /// IPv6 peers are printed as [::1]:PORT.
     func testConnect_IPv6Peer_IsPrintedInBrackets() throws {
         let port = try TLSTestServer.freePort()
         let refused = try bounded(["tls", "connect", "[::1]:\(port)", "--anchor", pki.path("ca.pem"), "--timeout", "5"], stdin: [])

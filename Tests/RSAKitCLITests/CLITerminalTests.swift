@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// Issue 9 §2 with a real pseudo-terminal (util-linux `script`): binary ciphertext is never
+/// With a real pseudo-terminal (util-linux `script`): binary ciphertext is never
 /// written to a terminal; progress is shown on a terminal and never elsewhere.
 final class CLITerminalTests: CLITestCase {
     override func setUpWithError() throws {

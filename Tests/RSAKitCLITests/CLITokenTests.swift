@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 import RSAKitTestSupport
 
-/// Keys on a PKCS#11 token (issue 25, part 2), with SoftHSM2: a token directory per test
+/// Keys on a PKCS#11 token, with SoftHSM2: a token directory per test
 /// (SOFTHSM2_CONF points at a config in the test's folder, never the system's), initialised
 /// with `softhsm2-util --init-token --free --label T --pin 1234 --so-pin 5678`. A missing
 /// softhsm2 fails the test (scripts/install-deps.sh installs it), it does not skip.

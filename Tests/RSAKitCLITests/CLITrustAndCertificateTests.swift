@@ -13,7 +13,7 @@ final class CLITrustAndCertificateTests: CLITestCase {
         return try TestPKI.shared().path(name)
     }
 
-    /// Issue 22: ssl-server without --hostname warns (stderr and the JSON `warnings`) that
+    /// An ssl-server evaluation without --hostname warns (stderr and the JSON `warnings`) that
     /// the leaf's names were not checked; with --hostname there is no such warning.
     func testTrustEvaluate_SSLServerWithoutHostname_Warns() throws {
         let base = ["trust", "evaluate", try file("server.pem"), "--chain", try file("intermediate.pem"),
@@ -40,7 +40,7 @@ final class CLITrustAndCertificateTests: CLITestCase {
         XCTAssertFalse(text.contains("failures:"), text)
     }
 
-    /// Issue 23: an intermediate stored with `cert add` completes the chain of a server
+    /// An intermediate stored with `cert add` completes the chain of a server
     /// certificate given alone (SecTrust searches the keychains); stored is not trusted.
     func testTrustEvaluate_UsesIntermediatesFromTheStore() throws {
         let alone = ["trust", "evaluate", try file("server.pem"), "--anchor", try file("root.pem"), "--anchors-only"]
@@ -54,7 +54,7 @@ final class CLITrustAndCertificateTests: CLITestCase {
                       contains: "trust evaluation failed")
     }
 
-    /// Issue 23: `trust evaluate --crl`: revoked is a fatal failure with its date, in text and
+    /// `trust evaluate --crl`: revoked is a fatal failure with its date, in text and
     /// JSON; a current CRL that does not list the server is "good"; a stale one is refused
     /// with a warning; a file that is not a CRL is a data error.
     func testTrustEvaluate_CRL_RevokedGoodStale() throws {
@@ -80,7 +80,7 @@ final class CLITrustAndCertificateTests: CLITestCase {
         assertFailure(try rsakit(base + ["--crl", try file("server.pem")]), status: 65, contains: "cannot read the CRL file")
     }
 
-    /// Issue 23: `identity import --anchor` evaluates the imported chain as `trust evaluate`
+    /// `identity import --anchor` evaluates the imported chain as `trust evaluate`
     /// would, so a private PKI's identity reports its real trust result.
     func testIdentityImport_WithAnchor_ReportsTheChainTrusted() throws {
         let openssl = try openssl()
@@ -100,7 +100,7 @@ final class CLITrustAndCertificateTests: CLITestCase {
         XCTAssertFalse(try rsakitOK(["identity", "list"]).stdoutText.contains("other"))
     }
 
-    /// Issue 28: the server's own certificate as the only anchor (pinning) is trusted.
+    /// The server's own certificate as the only anchor (pinning) is trusted.
     func testTrustEvaluate_LeafAsTheOnlyAnchor_Unspecified() throws {
         let result = try rsakitOK(["trust", "evaluate", try file("server.pem"), "--anchor", try file("server.pem"), "--anchors-only",
                                    "--policy", "ssl-server", "--hostname", "server.rsakit.test"])

@@ -4,7 +4,7 @@ import Synchronization
 import XCTest
 @testable import RSAKitCore
 
-/// Issues 16 §6 and 28: the async forms run off the cooperative pool, stop when their task
+/// The async forms run off the cooperative pool, stop when their task
 /// is cancelled, and share one worker budget.
 final class AsyncMessageTests: XCTestCase {
     private func folder(_ name: String) throws -> URL {

@@ -4,7 +4,7 @@ import XCTest
 import RSAKit
 import RSAKitTestSupport
 
-/// Issue 28: RSAAsyncTLSConnection against a real `openssl s_server` on 127.0.0.1: the same
+/// RSAAsyncTLSConnection against a real `openssl s_server` on 127.0.0.1: the same
 /// handshake as RSATLSConnection, its calls on the connection's own executor (never the
 /// cooperative pool), shared between tasks, cancellation that ends a blocked call at once.
 final class AsyncTLSConnectionTests: XCTestCase {

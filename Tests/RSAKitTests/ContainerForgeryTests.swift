@@ -4,7 +4,7 @@ import RSAKit
 import RSAKitTestSupport
 @testable import RSAKitCore
 
-/// Issue 10 §1: blocks forged by someone holding only the public key, made with the real
+/// Blocks forged by someone holding only the public key, made with the real
 /// `openssl pkeyutl -encrypt -pubin`. Version 1 accepts them (its documented weakness);
 /// version 2 rejects them with the opaque "decryption failed". Also: version 1 still decrypts.
 final class ContainerForgeryTests: XCTestCase {

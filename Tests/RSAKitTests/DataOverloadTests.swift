@@ -3,7 +3,7 @@ import XCTest
 import RSAKit
 import RSAKitTestSupport
 
-/// Issue 28: "every byte-taking call accepts `[UInt8]` and `Data`" (RSAKit.md). Each `Data`
+/// "every byte-taking call accepts `[UInt8]` and `Data`" (RSAKit.md). Each `Data`
 /// form added for it is checked against the `[UInt8]` form it forwards to: the same bytes
 /// where the operation is deterministic (a seeded random source, one worker), otherwise the
 /// other form reads what it wrote. The last test reads the built module's symbol graph and
@@ -308,7 +308,7 @@ final class DataOverloadTests: XCTestCase {
         for (path, forms) in signatures where !Self.bytesOnly.contains(where: { path.hasPrefix($0.prefix) }) {
             for parameters in forms where parameters.contains(where: takesBytes) {
                 // A Data form: the same labels and arity, Data (or DataProtocol) wherever
-                // this form takes [UInt8]; an async Data form (issue 28) may add a last
+                // this form takes [UInt8]; an async Data form may add a last
                 // `maximumWorkers` parameter.
                 let hasDataForm = forms.contains { other in
                     let arity = other.count == parameters.count

@@ -2,7 +2,7 @@ import Foundation
 import RSAKit
 import XCTest
 
-/// Issue 16 §2: `Data` forms of the key, scheme and fingerprint APIs, and Apple's
+/// `Data` forms of the key, scheme and fingerprint APIs, and Apple's
 /// `blockSize`. Each is checked against the `[UInt8]` form it forwards to and against
 /// the other side of the operation.
 final class FoundationAPITests: XCTestCase {

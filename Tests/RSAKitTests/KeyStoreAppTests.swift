@@ -5,7 +5,7 @@ import XCTest
 import Glibc
 #endif
 
-/// Issue 16 §5: the store as an app uses it. Real folders under a fresh temporary folder.
+/// The store as an app uses it. Real folders under a fresh temporary folder.
 final class KeyStoreAppTests: XCTestCase {
     private var folder: URL!
 

@@ -66,7 +66,7 @@ final class KeyStoreTests: KeychainTestCase {
         XCTAssertEqual(tree(other), ["notes.txt"], "nothing was created in the foreign folder")
     }
 
-    /// Issue 22: a read-only caller opens with createIfMissing: false; a missing store is
+    /// A read-only caller opens with createIfMissing: false; a missing store is
     /// reported and nothing is made, not even the folder or its parents.
     func testOpen_WithoutCreateIfMissing_ReportsAMissingStoreAndCreatesNothing() throws {
         let missing = folder + "/typo/store"

@@ -4,7 +4,7 @@ import RSAKit
 import RSAKitTestSupport
 @testable import RSAKitKeychain
 
-/// CRL items (issue 23): one per issuer, a newer CRL number supersedes, bad CRLs refused by
+/// CRL items: one per issuer, a newer CRL number supersedes, bad CRLs refused by
 /// name without writing; stored CRLs used by trust evaluation. CRLs made by openssl (TestPKI:
 /// crl-good number 1, crl-revoked number 2 listing the server, crl-stale, crl-forged).
 final class KeychainCRLTests: KeychainTestCase {

@@ -126,7 +126,7 @@ final class KeychainCertificateTests: KeychainTestCase {
         XCTAssertThrowsError(try store.certificateValue(id: server.itemID))
     }
 
-    /// Issue 22: re-importing an identity under a new tag moves its key (replace) or is
+    /// Re-importing an identity under a new tag moves its key (replace) or is
     /// refused naming the present tag; one key pair, one certificate, one identity remain.
     func testAddIdentity_AgainUnderANewTag_MovesTheKeyOnlyWithReplace() throws {
         let pki = try TestPKI.shared()

@@ -3,7 +3,7 @@ import XCTest
 import RSAKit
 import RSAKitTestSupport
 
-/// Issue 28: one lookup rule for every item class, as Apple's `SecItemCopyMatching`. A call
+/// One lookup rule for every item class, as Apple's `SecItemCopyMatching`. A call
 /// that returns a list gives `[]` when nothing matches; a call that returns one item throws
 /// `RSAError.itemNotFound` naming the class and the attributes it looked for. Each test shows
 /// both for one class, then that the same calls find the item once it exists.

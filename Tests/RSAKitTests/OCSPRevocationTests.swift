@@ -4,7 +4,7 @@ import RSAKit
 import RSAKitTestSupport
 @testable import RSAKitPKI
 
-/// OCSP revocation checking (RFC 6960, issue 23) against real `openssl ocsp` responders on
+/// OCSP revocation checking (RFC 6960) against real `openssl ocsp` responders on
 /// 127.0.0.1 (OCSPTestPKI: commands beside it): good, revoked (keyCompromise) and unknown
 /// certificates; a forged responder; a responder that does not answer; a size limit; no network.
 final class OCSPRevocationTests: XCTestCase {

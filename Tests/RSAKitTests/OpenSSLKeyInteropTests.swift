@@ -129,7 +129,7 @@ final class OpenSSLKeyInteropTests: XCTestCase {
                 (["pkcs8", "-topk8", "-nocrypt", "-in", key.path, "-outform", "DER"], privateKey.pkcs8DERRepresentation),
                 (["rsa", "-in", key.path, "-traditional", "-outform", "DER"], privateKey.pkcs1DERRepresentation),
                 (["rsa", "-in", key.path, "-traditional"], Array(privateKey.pkcs1PEMRepresentation.utf8)),
-                // Issue 16 §4: the unqualified names mean PKCS#1, as in swift-crypto's _CryptoExtras.
+                // The unqualified names mean PKCS#1, as in swift-crypto's _CryptoExtras.
                 (["rsa", "-in", key.path, "-traditional", "-outform", "DER"], privateKey.derRepresentation),
                 (["rsa", "-in", key.path, "-traditional"], Array(privateKey.pemRepresentation.utf8)),
                 (["rsa", "-in", key.path, "-traditional", "-outform", "DER"], [UInt8](privateKey.derRepresentationData)),

@@ -43,7 +43,7 @@ final class PKCS12Tests: XCTestCase {
         XCTAssertEqual(p12.warnings, [])
     }
 
-    /// Issue 28: the import gives its trust (kSecImportItemTrust), evaluated: the test root
+    /// The import gives its trust (kSecImportItemTrust), evaluated: the test root
     /// in the file is not an anchor by being there; with it added as one, the chain is trusted.
     func testImport_GivesTheEvaluatedTrustOfTheChain() throws {
         let pki = try TestPKI.shared()

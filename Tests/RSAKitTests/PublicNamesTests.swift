@@ -2,14 +2,14 @@ import Foundation
 import XCTest
 import RSAKitTestSupport
 
-/// Issue 16 §4: RSAKit's public top-level names must not collide with swift-crypto's (an app
+/// RSAKit's public top-level names must not collide with swift-crypto's (an app
 /// importing both `Crypto` and `RSAKit` would get "'SHA256' is ambiguous"). The names are
 /// read from the built module itself with the toolchain's `swift-symbolgraph-extract`
 /// (the same symbol graph DocC reads), not from a hand-kept list, so a colliding name that
 /// comes back fails here.
 final class PublicNamesTests: XCTestCase {
     /// Names swift-crypto (Crypto, _CryptoExtras) and CryptoKit export at top level, plus
-    /// the unprefixed names RSAKit itself used before issue 16.
+    /// the unprefixed names RSAKit itself used before it took the `RSA` prefix.
     static let taken: Set<String> = [
         "SHA256", "SHA384", "SHA512", "SHA1", "Insecure", "Digest", "HashFunction", "HMAC",
         "SymmetricKey", "SymmetricKeySize", "AES", "ChaChaPoly", "SealedBox", "Curve25519", "P256",

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 import RSAKit
 
-/// RSAError's two faces (issue 28): `description` and `localizedDescription` are the sentence
+/// RSAError's two faces: `description` and `localizedDescription` are the sentence
 /// for people, `String(reflecting:)` the case and its values for debugging; and the library's
 /// sentences carry no command-line advice (options and commands belong to the CLI).
 final class RSAErrorTests: XCTestCase {

@@ -131,7 +131,7 @@ final class TLSConnectionTests: XCTestCase {
         XCTAssertEqual(byAddress.trustEvaluation.result, .unspecified)
     }
 
-    /// Issue 28: the trust handler sees the evaluation inside the handshake and decides, as
+    /// The trust handler sees the evaluation inside the handshake and decides, as
     /// URLSession's server-trust challenge; a pinned leaf is enough of an anchor.
     func testServerTrustHandler_TrustsOrCancels_AndAPinnedLeafConnects() throws {
         let server = try startServer()
@@ -188,7 +188,7 @@ final class TLSConnectionTests: XCTestCase {
         connection.close()
     }
 
-    /// Issue 28: close() closes the socket it owns at once, not when the object is freed.
+    /// `close()` closes the socket it owns at once, not when the object is freed.
     func testClose_ClosesTheSocket() throws {
         let server = try startServer()
         let connection = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: configuration(nil),

@@ -66,7 +66,7 @@ final class TrustEvaluationTests: XCTestCase {
         assertFailures(try trust(["client", "intermediate"], pki, policy: .sslClient).evaluate(), .unspecified, [])
         let clientAsServer = try trust(["client", "intermediate"], pki, policy: .sslServer(hostname: nil)).evaluate()
         assertFailures(clientAsServer, .recoverableTrustFailure, [("purpose-mismatch", 0)])
-        // Without a hostname the names were not checked: said in the warnings (issue 22).
+        // Without a hostname the names were not checked: said in the warnings.
         XCTAssertEqual(clientAsServer.warnings, [RSATrust.noHostnameWarning])
         XCTAssertEqual(try trust(["server", "intermediate"], pki, policy: .sslServer(hostname: "server.rsakit.test")).evaluate().warnings, [])
         XCTAssertEqual(clientAsServer.failures.first?.kind, .purposeMismatch(required: .serverAuth))
@@ -123,7 +123,7 @@ final class TrustEvaluationTests: XCTestCase {
         XCTAssertFalse(try opensslVerifies(pki, "untrusted-leaf"))
     }
 
-    /// Issue 28: pinning the server's own certificate, as Apple allows: a leaf given as the
+    /// Pinning the server's own certificate, as Apple allows: a leaf given as the
     /// only anchor, or marked trusted by the user, is the chain's anchor.
     func testPinnedLeaf_AsAnchorOrUserTrusted_IsTrusted() throws {
         let pki = try TestPKI.shared()
@@ -156,7 +156,7 @@ final class TrustEvaluationTests: XCTestCase {
                                                        pki.path("server.pem")]).status, 0)
     }
 
-    /// Issue 28: subject equal to issuer, signed by another key, is not a self-signed root.
+    /// Subject equal to issuer, signed by another key, is not a self-signed root.
     func testSameNameSignedByAnotherKey_IsNotCalledAnUntrustedRoot() throws {
         let pki = try TestPKI.shared()
         let alone = try trust(["same-name"], pki).evaluate()
@@ -276,7 +276,7 @@ final class TrustEvaluationTests: XCTestCase {
         try XCTUnwrap(try X509CRL.crls(from: Array(try pki.read(name + ".pem").utf8)).first)
     }
 
-    /// Revocation by CRL (issue 23): a current CRL of the intermediate that lists the server
+    /// Revocation by CRL: a current CRL of the intermediate that lists the server
     /// certificate makes the evaluation fail, fatally, with its revocation date; one that does
     /// not gives "good"; a stale or forged CRL is refused with a warning ("not checked").
     /// openssl verify -crl_check agrees on each.

@@ -6,7 +6,7 @@ import RSAKitTestSupport
 @testable import RSAKitCore
 @testable import RSAKitKeychain
 
-/// The radix-2^52 Montgomery exponentiation (CRSAKitVector, issue 14): the portable
+/// The radix-2^52 Montgomery exponentiation (CRSAKitVector): the portable
 /// reference and the kernel's algorithm (its scalar emulation) against GMP on random and
 /// edge inputs, lane independence of the multi-buffer form, the dispatch
 /// (RSAKIT_DISABLE_IFMA, the reported path), the private path with the kernel plugged into

@@ -1,7 +1,7 @@
 import Foundation
 import RSAKit
 
-/// Issue 28's server-shaped flow, as a Swift server writes it: every slow call is async and
+/// A server-shaped flow, as a Swift server writes it: every slow call is async and
 /// off the cooperative pool, requests run concurrently, cancellation stops work, and a TLS
 /// client authenticates with a stored identity to a server whose own certificate is pinned,
 /// deciding on trust in a handler. Usage:

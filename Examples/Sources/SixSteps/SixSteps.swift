@@ -1,7 +1,8 @@
 import Foundation
 import RSAKit
 
-/// The six steps of issue 16, as an app writes them, each checked. Usage:
+/// The six steps of a ported app (open a store, make a tagged pair, look it up, encrypt,
+/// export and import, read an OpenSSL key), as an app writes them, each checked. Usage:
 /// `SixSteps <work folder> <openssl genpkey PEM file>`; exits 1 on the first failed check.
 @main
 struct SixSteps {

@@ -1,4 +1,4 @@
-// The rsakit PKCS#11 module's C face (issue 25). The entry points themselves are Swift
+// The rsakit PKCS#11 module's C face. The entry points themselves are Swift
 // `@_cdecl` functions in Sources/RSAKitPKCS11 (named rsakit_p11_<Function>); this target
 // only gathers them into the CK_FUNCTION_LIST that C_GetFunctionList hands out.
 #ifndef RSAKIT_PKCS11_H

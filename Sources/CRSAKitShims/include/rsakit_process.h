@@ -1,5 +1,5 @@
 /*
- * rsakit_process.h - process hardening for programs that hold private keys (issue 15 §5).
+ * rsakit_process.h - process hardening for programs that hold private keys.
  *
  * prctl(2) is variadic, which Swift cannot call, hence this shim. Linux only.
  */

@@ -21,7 +21,7 @@
  *
  * The kernel seam: the u exponentiations modulo the primes go through ONE function,
  * rsakit_sec_crt_powm(), for 1 to RSAKIT_SEC_BATCH inputs of one key. Its portable
- * reference is rsakit_sec_crt_powm_gmp() (mpn_sec_powm). A vector kernel (issue 14, the
+ * reference is rsakit_sec_crt_powm_gmp() (mpn_sec_powm). A vector kernel (the
  * AVX-512 IFMA Montgomery code) attaches itself to a key with rsakit_sec_key_set_kernel()
  * and then receives every call; it may decline a call (return nonzero) for a public reason
  * (an unsupported prime size), and the GMP reference runs instead.
@@ -96,7 +96,7 @@ const mp_limb_t *rsakit_sec_key_prime_exponent(const rsakit_sec_key *key, size_t
 size_t rsakit_sec_key_residue_limbs(const rsakit_sec_key *key);
 size_t rsakit_sec_key_residue_offset(const rsakit_sec_key *key, size_t i);
 
-/* MARK: - The kernel seam (issue 14) */
+/* MARK: - The kernel seam */
 
 /* for j < count, i < u:  residues[j][offset(i) ..] = (bases[j] mod r_i)^(d_i) mod r_i,
  * each fully reduced (< r_i). bases[j]: nn limbs, < n, secret (blinded). count is 1 ...
@@ -113,7 +113,7 @@ void rsakit_sec_key_set_kernel(
     rsakit_sec_key *key, rsakit_sec_powm_kernel kernel, void *context,
     void (*destroy)(void *context));
 
-/* The re-encryption check's exponentiation (issue 21): for j < count, products[j] (nn
+/* The re-encryption check's exponentiation: for j < count, products[j] (nn
  * limbs) = roots[j]^e mod n, fully reduced; roots[j] < n, secret; e and n public. Must be
  * constant-time in roots. Returns 0 when done, nonzero to decline (mpn_sec_powm then runs
  * for every root). */
@@ -126,7 +126,7 @@ typedef int (*rsakit_sec_check_kernel)(
  * NULL detaches. Same thread rule as set_kernel. */
 void rsakit_sec_key_set_check_kernel(rsakit_sec_key *key, rsakit_sec_check_kernel kernel);
 
-/* Blinding, unblinding and the pairs' squarings (issue 21): for j < count, products[j]
+/* Blinding, unblinding and the pairs' squarings: for j < count, products[j]
  * (nn limbs) = a[j] b[j] mod n, fully reduced; a[j], b[j] < n, secret. products[j] may
  * alias a[j] or b[j], and a[j] may be b[j] (a squaring): every input is read before any
  * product is written. Must be constant-time in a and b. Returns 0 when done, nonzero to

@@ -1,5 +1,5 @@
 /*
- * rsakit_vector.h - Montgomery modular exponentiation in radix 2^52 (issue 14): an AVX-512
+ * rsakit_vector.h - Montgomery modular exponentiation in radix 2^52: an AVX-512
  * IFMA kernel (vpmadd52luq / vpmadd52huq), its portable C reference, and the runtime
  * dispatch between them and GMP. GMP stays the engine for everything variable-time.
  *
@@ -122,7 +122,7 @@ int rsakit_vec_powm_public_exponent(rsakit_vec_impl impl, const rsakit_vec_modul
 int rsakit_vec_powm8_public_exponent(rsakit_vec_impl impl, const rsakit_vec_modulus *m, uint64_t *r,
                                      const uint64_t *base, const uint64_t *e, size_t e_limbs, size_t ebits);
 
-/* Eight modular products with one modulus (issue 21: blinding and unblinding of the
+/* Eight modular products with one modulus (blinding and unblinding of the
  * eight-lane private path): r_l = a_l b_l mod n, lane l's numbers at + l * limbs(m) as in
  * rsakit_vec_powm8, a_l and b_l < n, results fully reduced; r may alias a or b. Two
  * almost-Montgomery products (a R^2 / R = a R, then a R b / R) and a masked subtraction:

@@ -1,4 +1,4 @@
-// The agent's side of one connection, for Fuzz/Sources/FuzzAgentWire (issue 26): what a local
+// The agent's side of one connection, for Fuzz/Sources/FuzzAgentWire: what a local
 // client can send the agent is untrusted input (frames, field lengths, operations).
 
 import RSAKitCore

@@ -1,4 +1,4 @@
-// The OCSP response check (Revocation/OCSPCheck.swift), for Fuzz/Sources/FuzzOCSP (issue 26):
+// The OCSP response check (Revocation/OCSPCheck.swift), for Fuzz/Sources/FuzzOCSP:
 // a response is untrusted input from the network or from a TLS server's stapled status.
 
 import RSAKitCore

@@ -1,4 +1,4 @@
-// Entry points for the libFuzzer harnesses in Fuzz/ (issue 15 §1), behind `@_spi(Fuzzing)`.
+// Entry points for the libFuzzer harnesses in Fuzz/, behind `@_spi(Fuzzing)`.
 //
 // The parsers the harnesses drive are internal (the DER reader, the PEM scanner, the store's
 // item-file record). Rather than making them public, this file hands out the few results a

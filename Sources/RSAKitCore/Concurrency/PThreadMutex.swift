@@ -1,4 +1,4 @@
-// A mutual-exclusion lock over a POSIX mutex, for RSAKit's shared state (issue 26).
+// A mutual-exclusion lock over a POSIX mutex, for RSAKit's shared state.
 // Synchronization.Mutex is a futex lock inside the Swift standard library, which is not
 // built with ThreadSanitizer: TSan never sees its acquire and release and reports every
 // access inside `withLock` as a race, so a suppression had to excuse whole sites (and would

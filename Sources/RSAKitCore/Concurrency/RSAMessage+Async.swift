@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-// Swift concurrency forms of the message calls (issue 16 §6, issue 28). The rule that keeps
+// Swift concurrency forms of the message calls. The rule that keeps
 // them apart from the synchronous forms wherever a call is written (top-level code ranks a
 // synchronous overload first, even after `await`): the Foundation forms, `Data` in memory
 // and file `URL`s, are async; the `[UInt8]` and path-string forms are synchronous. No

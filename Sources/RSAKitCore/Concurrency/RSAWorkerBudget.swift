@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 
-/// The process-wide budget of block workers shared by RSAKit's `async` calls (issue 16 §6).
+/// The process-wide budget of block workers shared by RSAKit's `async` calls.
 ///
 /// A synchronous call uses one worker per active processor. An `async` call first takes
 /// between 1 and that many workers from this budget (waiting while it is empty) and uses

@@ -117,8 +117,7 @@ extension RSAPrivateKey {
     /// the DER length fields reveal anyway), and validation uses variable-time GMP
     /// arithmetic once per import. Decoded secret bytes from PEM are wiped (best effort).
     /// - Throws: `RSAError.malformedDER(reason:offset:)`; `RSAError.unsupportedKeyFormat`
-    ///   with "multi-prime keys are not supported" (version 1), "certificates are not
-    ///   supported yet", or a non-RSA algorithm; `RSAError.passphraseNeeded` for an
+    ///   with "certificates are not supported yet", or a non-RSA algorithm; `RSAError.passphraseNeeded` for an
     ///   EncryptedPrivateKeyInfo (read it with ``RSAKeyFile/init(bytes:passphrase:)-([UInt8],[UInt8]?)``);
     ///   `RSAError.keyTypeMismatch` for a public key;
     ///   `RSAError.invalidKey` for inconsistent components.
@@ -223,13 +222,13 @@ extension RSAPrivateKey {
 
     /// PKCS#1 `RSAPrivateKey` DER (RFC 8017 A.1.2), the same bytes as
     /// ``pkcs1DERRepresentation``: the meaning swift-crypto's `_CryptoExtras` gives this
-    /// name, so ported code writes the same bytes. (Before issue 16 this name gave PKCS#8;
+    /// name, so ported code writes the same bytes. (Early versions gave PKCS#8 under this name;
     /// for that, use ``pkcs8DERRepresentation``.) Secret: the caller should wipe the bytes.
     public var derRepresentation: [UInt8] { pkcs1DERRepresentation }
 
     /// PKCS#1 PEM ("-----BEGIN RSA PRIVATE KEY-----"), the same text as
-    /// ``pkcs1PEMRepresentation`` and swift-crypto's `_CryptoExtras`. (Before issue 16 this
-    /// name gave PKCS#8; for that, use ``pkcs8PEMRepresentation``.) Secret.
+    /// ``pkcs1PEMRepresentation`` and swift-crypto's `_CryptoExtras`. (Early versions gave
+    /// PKCS#8 under this name; for that, use ``pkcs8PEMRepresentation``.) Secret.
     public var pemRepresentation: String { pkcs1PEMRepresentation }
 }
 

@@ -1,4 +1,4 @@
-// Foundation forms of the key and scheme APIs (issue 16 §2): parsers accept any
+// Foundation forms of the key and scheme APIs: parsers accept any
 // `DataProtocol`; operations take `Data` and return `Data` (a `Data` parameter, not
 // `some DataProtocol`, so that `encrypt(Array(...))` keeps meaning the `[UInt8]` form).
 // Each forwards to the `[UInt8]` form documented beside it; behaviour, errors and
@@ -124,7 +124,7 @@ extension RSAHashAlgorithm {
     }
 }
 
-// Issue 28: the remaining key constructors and encodings that take bytes.
+// The remaining key constructors and encodings that take bytes.
 
 extension RSAPublicKey {
     /// Build a public key from big-endian components held in `Data` (or any `DataProtocol`);

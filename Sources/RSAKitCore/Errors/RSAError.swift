@@ -199,7 +199,7 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// key, several private keys, no certificate for the key...).
     case pkcs12Unusable(reason: String)
 
-    // MARK: lib (issue 16 §5)
+    // MARK: lib
 
     /// An application identifier (for ``RSAKeyStore/defaultLocation(applicationIdentifier:environment:)``)
     /// is not a reverse-DNS name of letters, digits, '-', '_' and '.' with at least one dot.

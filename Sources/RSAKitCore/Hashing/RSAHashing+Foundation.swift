@@ -1,4 +1,4 @@
-// Foundation forms of the incremental hasher and of SHAKE (issue 28); the one-shot
+// Foundation forms of the incremental hasher and of SHAKE; the one-shot
 // ``RSAHashAlgorithm/hash(_:)-(Data)`` is in Encoding/RSAKeys+Foundation.swift. Each forwards
 // to the `[UInt8]` form documented beside it; constant-time status is that form's.
 #if canImport(FoundationEssentials)

@@ -165,6 +165,6 @@ public struct RSAArmorDecodingSource<Inner: RSAByteSource>: RSAByteSource {
     }
 }
 
-// Issue 16 §6: Sendable whenever the wrapped sink or source is.
+// Sendable whenever the wrapped sink or source is.
 extension RSAArmorEncodingSink: Sendable where Inner: Sendable {}
 extension RSAArmorDecodingSource: Sendable where Inner: Sendable {}

@@ -1,5 +1,5 @@
 // Foundation forms of the in-memory message calls that ``RSAMessage`` does not already
-// cover (issue 28): raw PKCS#1 v1.5 chunks, the container, Apple's format, armor, and the
+// cover: raw PKCS#1 v1.5 chunks, the container, Apple's format, armor, and the
 // stream types. Operations take `Data` and return `Data` (a `Data` parameter, not
 // `some DataProtocol`, so that `encrypt(Array(...))` keeps meaning the `[UInt8]` form);
 // parsers accept any `DataProtocol`. Each forwards to the `[UInt8]` form documented beside

@@ -1,4 +1,4 @@
-// Nested in `RSAHazmat` (issue 16 §4): a building block, not an encryption or signature API.
+// Nested in `RSAHazmat`: a building block, not an encryption or signature API.
 extension RSAHazmat {
 /// EME-OAEP encoding and decoding (RFC 8017 §7.1.1 step 2, §7.1.2 step 3) as pure byte
 /// functions, independent of keys:

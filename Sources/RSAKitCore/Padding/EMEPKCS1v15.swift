@@ -1,4 +1,4 @@
-// Nested in `RSAHazmat` (issue 16 §4): a building block, not an encryption or signature API.
+// Nested in `RSAHazmat`: a building block, not an encryption or signature API.
 extension RSAHazmat {
 /// EME-PKCS1-v1_5 encoding and decoding (RFC 8017 §7.2.1 step 2, §7.2.2 step 3) as pure
 /// byte functions, independent of keys:

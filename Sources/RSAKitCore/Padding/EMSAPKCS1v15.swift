@@ -1,4 +1,4 @@
-// Nested in `RSAHazmat` (issue 16 §4): a building block, not an encryption or signature API.
+// Nested in `RSAHazmat`: a building block, not an encryption or signature API.
 extension RSAHazmat {
 /// EMSA-PKCS1-v1_5 (RFC 8017 §9.2) as a pure byte function, independent of keys:
 ///

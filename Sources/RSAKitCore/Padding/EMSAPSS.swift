@@ -1,4 +1,4 @@
-// Nested in `RSAHazmat` (issue 16 §4): a building block, not an encryption or signature API.
+// Nested in `RSAHazmat`: a building block, not an encryption or signature API.
 extension RSAHazmat {
 /// EMSA-PSS (RFC 8017 §9.1) as pure byte functions, independent of keys:
 ///

@@ -1,4 +1,4 @@
-// Nested in `RSAHazmat` (issue 16 §4): a building block, not an encryption or signature API.
+// Nested in `RSAHazmat`: a building block, not an encryption or signature API.
 extension RSAHazmat {
 /// MGF1, the mask generation function of RFC 8017 Appendix B.2.1, over any
 /// ``RSAHashAlgorithm``:

@@ -31,7 +31,7 @@ internal final class PrivateKeyStorage: Sendable {
     /// The blinding cache of the variable-time mpz reference path (``RSAPrivateKey/rsadpReferenceVarTime(_:random:)``).
     let referenceBlinding: PThreadMutex<BlindingPair?> = PThreadMutex(nil)
 
-    /// The vector kernel attached to `secret` (issue 14), nil when the exponentiations run
+    /// The vector kernel attached to `secret`, nil when the exponentiations run
     /// on GMP's `mpn_sec_powm`.
     let vectorKernel: VectorImplementation?
 

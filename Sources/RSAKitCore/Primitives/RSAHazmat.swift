@@ -1,4 +1,4 @@
-// The hazardous-materials namespace (issue 16 §4): raw RSA and the padding building blocks.
+// The hazardous-materials namespace: raw RSA and the padding building blocks.
 
 /// Hazardous materials: raw RSAEP/RSADP (RFC 8017 §5.1) and the padding building blocks
 /// (EME-PKCS1-v1_5, EME-OAEP, EMSA-PKCS1-v1_5, EMSA-PSS, MGF1; RFC 8017 §7-9 and B.2.1).
@@ -37,7 +37,8 @@ public enum RSAHazmat {
     /// - Returns: m, I2OSP'd to exactly k bytes (leading zeros kept).
     /// - Throws: `RSAError.decryptionFailed` unless 0 <= c < n; `RSAError.internalError`
     ///   if the re-encryption check fails (a fault, never caused by the input).
-    /// - Note: Constant-time exponentiations (GMP `mpz_powm_sec`) on a blinded base, result
+    /// - Note: Constant-time exponentiations on a blinded base (GMP's `mpn_sec_powm`, or the
+    ///   IFMA or ADX kernel where the CPU has it: ``RSAKitEngine/privateKeyPath``), the result
     ///   checked before it is returned. The output is unpadded: returning it, or anything
     ///   computed from it, to whoever sent `ciphertext` is a decryption oracle.
     public static func rsadp(

@@ -1,6 +1,6 @@
 // Entry points for RSAKitBenchmarks only, with `package` access: not API, not stable.
 
-/// Which vector-kernel implementation a benchmark key copy runs (issue 14).
+/// Which vector-kernel implementation a benchmark key copy runs.
 package enum RSABenchmarkVectorImplementation: String, Sendable, CaseIterable {
     /// The portable radix-2^52 reference (scalar products): every CPU.
     case reference

@@ -1,5 +1,5 @@
 // Foundation forms of the scheme calls that Encoding/RSAKeys+Foundation.swift does not
-// already cover (issue 28): PKCS#1 v1.5 one-block encryption and decryption without a
+// already cover: PKCS#1 v1.5 one-block encryption and decryption without a
 // padding argument, decryption with an explicit random source, signatures over digests,
 // DigestInfos and SHAKE, and the OAEP label. Operations take `Data` and return `Data`
 // (a `Data` parameter, not `some DataProtocol`, so that `encrypt(Array(...))` keeps

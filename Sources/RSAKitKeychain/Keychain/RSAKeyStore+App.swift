@@ -11,7 +11,7 @@ import Glibc
 import Musl
 #endif
 
-// The store as an app uses it (issue 16 §5): open by URL, a per-application location,
+// The store as an app uses it: open by URL, a per-application location,
 // generate-and-store in one call, a key together with its attributes. Thin API over the
 // calls in RSAKeyStore.swift; every rule (locking, journaled writes, 0600/0700) is theirs.
 

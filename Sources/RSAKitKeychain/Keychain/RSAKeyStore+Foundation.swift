@@ -1,4 +1,4 @@
-// Foundation form of the one store lookup that takes bytes (issue 28).
+// Foundation form of the one store lookup that takes bytes.
 import RSAKitCore
 import RSAKitPKI
 #if canImport(FoundationEssentials)

@@ -1,4 +1,4 @@
-// OCSP responses cached in the keychain until their nextUpdate (issue 23): one file per
+// OCSP responses cached in the keychain until their nextUpdate: one file per
 // certificate asked about, `ocsp/<kk>/<K>.item`, K = the cache key (SHA-256 of the issuer
 // certificate's DER and the serial number). A magic line, a JSON record, the DER response as
 // PEM "OCSP RESPONSE". A cached response is checked again (signature, CertID, dates) each

@@ -1,4 +1,4 @@
-// Keys on a PKCS#11 token, kept in the store as a reference (issue 25, part 2): the public
+// Keys on a PKCS#11 token, kept in the store as a reference: the public
 // item as for any key pair, and a private item that holds the SPKI and where the private key
 // is (module, token label and serial, CKA_ID). The token work itself is in PKCS11Client/.
 

@@ -1,4 +1,4 @@
-// Foundation forms of the token calls that take bytes (issue 28: every byte-taking call has a
+// Foundation forms of the token calls that take bytes (every byte-taking call has a
 // Data form).
 import RSAKitCore
 import RSAKitPKI

@@ -1,4 +1,4 @@
-// Keys on a PKCS#11 token (issue 25, part 2): the private operations run on the token, the
+// Keys on a PKCS#11 token: the private operations run on the token, the
 // private key value never enters rsakit's memory (except, once, for an imported key).
 
 import RSAKitCore

@@ -1,4 +1,4 @@
-// Foundation forms of the certificate and PKCS#12 calls (issue 28), in the manner of
+// Foundation forms of the certificate and PKCS#12 calls, in the manner of
 // Encoding/RSAKeys+Foundation.swift: parsers accept any `DataProtocol`; calls that produce
 // bytes take `Data` and return `Data`. Each forwards to the `[UInt8]` form documented beside
 // it; behaviour and errors are that form's.

@@ -1,4 +1,4 @@
-// The TLS client for Swift concurrency (issue 28): an actor whose executor is a serial
+// The TLS client for Swift concurrency: an actor whose executor is a serial
 // Dispatch queue of its own, so that the blocking socket and GnuTLS calls of
 // RSATLSConnection run on that queue's thread, one at a time, and never on the cooperative
 // pool. Why an actor with its own executor rather than a Sendable class that hops to a

@@ -1,4 +1,4 @@
-// Foundation form of ``RSATLSConnection/write(_:)-([UInt8])`` (issue 28).
+// Foundation form of ``RSATLSConnection/write(_:)-([UInt8])``.
 import RSAKitCore
 import RSAKitKeychain
 import RSAKitPKI

@@ -5,7 +5,7 @@ import Foundation
 #endif
 import RSAKit
 
-/// `rsakit cert show FILE`: every field of the certificates in a file (issue 12 §2), like
+/// `rsakit cert show FILE`: every field of the certificates in a file, like
 /// `openssl x509 -text` in fewer lines. Reads DER, PEM or a bundle; needs no store.
 enum CertShow {
     static func run(path: String, json: Bool) throws {

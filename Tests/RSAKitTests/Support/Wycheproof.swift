@@ -50,9 +50,6 @@ enum Wycheproof {
     static func load(_ name: String) throws -> File {
         try JSONDecoder().decode(File.self, from: try Vectors.load(name))
     }
-
-    /// The fixed sentence RSAKit's parser gives for RFC 8017 version-1 (multi-prime) keys.
-    static let multiPrimeRefusal = RSAError.unsupportedKeyFormat(reason: "multi-prime keys are not supported")
 }
 
 /// Pass/fail counts of one family, with the failures named by file and tcId.
@@ -62,8 +59,6 @@ struct WycheproofTally: CustomStringConvertible {
     var total = 0
     var passed = 0
     var failures: [String] = []
-    /// Valid cases that failed only because the key parser refuses multi-prime keys.
-    var multiPrimeRefused = 0
 
     /// Score one case: `outcome` is nil when rsakit accepted (decrypted to the right bytes,
     /// verified, or signed identically), else why it did not.
@@ -84,7 +79,6 @@ struct WycheproofTally: CustomStringConvertible {
     var description: String {
         var line = "Wycheproof \(family): \(passed)/\(total) passed in \(files) files"
         if !failures.isEmpty { line += ", \(failures.count) FAILED" }
-        if multiPrimeRefused > 0 { line += " (\(multiPrimeRefused) of the failures: multi-prime keys not supported on this build)" }
         return line
     }
 }
