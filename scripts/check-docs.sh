@@ -5,7 +5,7 @@
 #     typealias), read from the symbol graph of the built module, is linked as ``Name`` in a
 #     `## Topics` section of the DocC catalog (RSAKit.md or an article). A missing type is
 #     named.
-#  2. Snippets: every ```swift block of README.md and of the catalog's articles compiles
+#  2. Snippets: every ```swift block of README.md, docs/*.md and the catalog's articles compiles
 #     against the built RSAKit in Swift 6 language mode with -warnings-as-errors, pasted as
 #     top-level code into a main.swift of its own (one swiftc -c per block, against
 #     .build/<config>/Modules: RSAKit is not built again). A `#sourceLocation` line makes the
@@ -108,7 +108,7 @@ awk -v out="$work/snippets" '
     inside { if (file != "/dev/null") print > file; next }
     /[^[:space:]]/ { previous = $0 }
     END { if (inside) printf "%s\n", FILENAME > (out "/unterminated.txt") }
-' README.md "$catalog"/*.md
+' README.md docs/*.md "$catalog"/*.md
 if [ -f "$work/snippets/unterminated.txt" ]; then
     while read -r file; do fail "$file: a \`\`\`swift block is not closed"; done <"$work/snippets/unterminated.txt"
 fi

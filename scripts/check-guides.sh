@@ -11,7 +11,8 @@
 # are printed. A page runs in its own process group under a deadline, and whatever it started
 # (a server) is killed when it ends. Exit status 1 when a page fails or breaks the rules.
 # Needs the debug build (scripts/test.sh has made it; else run `swift build` first);
-# RSAKIT_BIN_DIR names another folder holding rsakit and librsakit-pkcs11.so.
+# RSAKIT_BIN_DIR names another folder holding rsakit and librsakit-pkcs11.so;
+# RSAKIT_GUIDES_SHOW=1 prints each page's output, for a writer checking what a reader sees.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bounded.sh
@@ -81,6 +82,7 @@ for page in "${pages[@]}"; do
         tail -n 40 "$dir/log" | sed 's/^/    /' >&2
     else
         echo "check-guides: $page: $blocks blocks ran ($(( $(date +%s) - t0 )) s)"
+        [ -z "${RSAKIT_GUIDES_SHOW:-}" ] || sed 's/^/    /' "$dir/log"
     fi
 done
 echo "check-guides: $ran blocks in ${#pages[@]} pages, $skipped skipped, took $(( $(date +%s) - began )) s"

@@ -41,14 +41,14 @@ check_installed() {   # $1: the root the package is in ("" for /)
     fi
 }
 
-# README.md's package facts (the lines between "<!-- package facts -->" and its end) must say
+# docs/install.md's package facts (the lines between "<!-- package facts -->" and its end) must say
 # what this package says: the Depends and Recommends package names, and the stripped sizes of
 # the binary and the module within 10 %. On a mismatch, the lines to paste are printed.
 readme_facts() {
     local readme facts extracted depends recommends binary_mb module_mb want
-    readme="$(dirname "$0")/../README.md"
+    readme="$(dirname "$0")/../docs/install.md"
     facts=$(sed -n '/^<!-- package facts -->$/,/^<!-- end of package facts -->$/p' "$readme")
-    [ -n "$facts" ] || fail "README.md has no package facts block"
+    [ -n "$facts" ] || fail "docs/install.md has no package facts block"
     extracted=$(mktemp -d "${TMPDIR:-/tmp}/rsakit-deb-facts.XXXXXX")
     dpkg-deb -x "$deb" "$extracted"
     depends=$(dpkg-deb -f "$deb" Depends | sed -E 's/ \([^)]*\)//g')
@@ -68,11 +68,11 @@ readme_facts() {
     awk -v a="$stated_binary" -v b="$binary_mb" -v c="$stated_module" -v d="$module_mb" \
         'BEGIN { exit !(a > 0 && c > 0 && a / b < 1.1 && b / a < 1.1 && c / d < 1.1 && d / c < 1.1) }' || ok=0
     if [ "$ok" -eq 0 ]; then
-        echo "test-deb: README.md's package facts differ from the package; they should read:" >&2
+        echo "test-deb: docs/install.md's package facts differ from the package; they should read:" >&2
         echo "$want" >&2
-        fail "README.md's package facts"
+        fail "docs/install.md's package facts"
     fi
-    echo "test-deb: README.md's package facts match the package (rsakit $binary_mb MB, module $module_mb MB)"
+    echo "test-deb: docs/install.md's package facts match the package (rsakit $binary_mb MB, module $module_mb MB)"
 }
 readme_facts
 

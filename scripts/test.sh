@@ -124,8 +124,11 @@ fi
 # catalog, every ```swift snippet of README.md and the catalog compiled against the built
 # RSAKit (Swift 6, warnings as errors), and scripts/docs.sh writing nothing into the source
 # tree, with every doc link resolved (about 15-30 s).
+# Then every command of README.md and the guides in docs/ runs against the built rsakit
+# (scripts/check-guides.sh: each page in a fresh folder and HOME).
 if [ "$status" -eq 0 ]; then
     bash scripts/check-docs.sh || status=$?
+    bash scripts/check-guides.sh || status=$?
     step_done "docs check"
 fi
 

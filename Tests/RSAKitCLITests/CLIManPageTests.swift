@@ -76,10 +76,10 @@ final class CLIManPageTests: CLITestCase {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try rsakitOK(["help", "--man-pages", folder])
         XCTAssertTrue(try String(contentsOfFile: folder + "/rsakit.1", encoding: .utf8).contains("\"rsakit \(version)\""))
-        // Every `from: "X.Y.Z"` a reader copies (README.md, the DocC catalog) names this version,
+        // Every `from: "X.Y.Z"` a reader copies (README.md, docs/library.md, the DocC catalog) names this version,
         // and Examples/ is built by scripts/examples.sh against a clone tagged with it.
         let root = URL(fileURLWithPath: changelogPath).deletingLastPathComponent()
-        for file in ["README.md", "Sources/RSAKit/RSAKit.docc/GettingStarted.md"] {
+        for file in ["README.md", "docs/library.md", "Sources/RSAKit/RSAKit.docc/GettingStarted.md"] {
             let text = try String(contentsOfFile: root.appendingPathComponent(file).path, encoding: .utf8)
             let pinned = text.split(separator: "\n").filter { $0.contains("upToNextMinor(from: \"") }
             XCTAssertFalse(pinned.isEmpty, "\(file) shows no dependency line")
