@@ -25,8 +25,7 @@ let package = Package(
         .library(name: "RSAKitTLS", targets: ["RSAKitTLS"]),
         .executable(name: "rsakit", targets: ["RSAKitCLI"]),
         // The PKCS#11 v2.40 module: `librsakit-pkcs11.so`, one slot per key store,
-        // for p11-kit, GnuTLS, OpenSC's pkcs11-tool, OpenSSH and NSS. README "Using the
-        // keychain from curl, ssh and browsers".
+        // for p11-kit, GnuTLS, OpenSC's pkcs11-tool, OpenSSH and NSS (docs/mutual-tls.md).
         .library(name: "rsakit-pkcs11", type: .dynamic, targets: ["RSAKitPKCS11"]),
         // The command's and the module's logic, products only so that the separate Fuzz/
         // package can build its harnesses on them; their API is `@_spi(Fuzzing)`, not for use.
@@ -195,8 +194,8 @@ let package = Package(
         // CPU), so a debug build would test a kernel nobody runs. The reference stays at the
         // build's level: optimised, clang turns its masked selects into cmov, which the valgrind
         // constant-time check counts. Clang cannot raise the level per function, hence the flag,
-        // which a dependent package's build goes without (see builtAsDependency and README
-        // "Using RSAKit from Swift": its debug builds run this kernel unoptimised).
+        // which a dependent package's build goes without (see builtAsDependency and
+        // docs/library.md: its debug builds run this kernel unoptimised).
         .target(
             name: "CRSAKitVectorIFMA",
             dependencies: ["CRSAKitVector"],

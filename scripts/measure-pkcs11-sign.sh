@@ -2,7 +2,7 @@
 # scripts/measure-pkcs11-sign.sh [RUNS]: time `pkcs11-tool --sign` through the PKCS#11 module
 # against `rsakit sign`, the same 2048-bit key of a fresh store, the same 1000-byte message,
 # SHA256-RSA-PKCS (RSASSA-PKCS1-v1_5 with SHA-256), one signature per process, RUNS processes
-# each (default 30) after 3 warm-up runs, alternating (README "Using the keychain from curl,
+# each (default 30) after 3 warm-up runs, alternating (docs/mutual-tls.md, "Using the keychain from curl,
 # ssh and browsers" has figures). Release builds as scripts/install.sh makes them: rsakit with
 # --static-swift-stdlib, the module with the runtime linked in (Package.swift); or installed
 # ones: RSAKIT_BIN=PATH/bin/rsakit RSAKIT_MODULE=PATH/lib/pkcs11/librsakit-pkcs11.so skip the build.

@@ -103,7 +103,7 @@ if [ -n "$summary" ]; then
     echo "$result_line"
 fi
 
-# The Examples/ package: a Swift 6 app that does the six steps of the README's "Using RSAKit
+# The Examples/ package: a Swift 6 app that does the six steps of docs/library.md's "Using RSAKit
 # from Swift" and the server flow, built as a dependent package builds RSAKit: by version, from
 # a fresh tagged clone of this tree (SwiftPM refuses unsafe build flags there), and one small
 # program per layer product (the engine's linking no library of a higher layer). A cold debug
@@ -121,7 +121,7 @@ if [ "$status" -eq 0 ]; then
 fi
 
 # The documentation check: every public type in a Topics section of the DocC
-# catalog, every ```swift snippet of README.md and the catalog compiled against the built
+# catalog, every ```swift snippet of README.md, docs/ and the catalog compiled against the built
 # RSAKit (Swift 6, warnings as errors), and scripts/docs.sh writing nothing into the source
 # tree, with every doc link resolved (about 15-30 s).
 # Then every command of README.md and the guides in docs/ runs against the built rsakit

@@ -5,12 +5,12 @@ import RSAKit
 import _RSAKitCLI
 
 // rsakit: RSA encryption with a tagged key store. Data on stdout, diagnostics on stderr,
-// exit statuses as documented in README.md (see ExitStatus).
+// exit statuses as documented in docs/scripting.md (see ExitStatus).
 
 // No core dumps, no same-user ptrace or /proc/PID/mem, from the first instruction on:
 // every command may hold a private key or passphrase (decrypt, genpair, import, export,
 // and encrypt or show given a private key file), so the simplest correct moment is
-// before anything is parsed. README "Security notes".
+// before anything is parsed. docs/security.md.
 do {
     try RSAKitProcessHardening.disableCoreDumps()
 } catch {

@@ -63,7 +63,7 @@ final class CLISubcommandOptionTests: CLITestCase {
 }
 
 /// Key, certificate, identity and password items, and a
-/// certificate file, name the same things the same way (README's JSON table), and every
+/// certificate file, name the same things the same way (the JSON table of docs/scripting.md), and every
 /// fingerprint is 64 lower-case hex digits, every date RFC 3339 with milliseconds.
 final class CLIJSONVocabularyTests: CLITestCase {
     private static let hex64 = try! NSRegularExpression(pattern: "^[0-9a-f]{64}$")

@@ -95,7 +95,7 @@ final class ContainerForgeryTests: XCTestCase {
 
     func testVersion2_Limit_APublicKeyHolderCanStillWriteAWholeNewMessage() throws {
         // No sender authentication without a signature: a complete message of one's own,
-        // with its own secret in every block, decrypts (README says so).
+        // with its own secret in every block, decrypts (docs/container-format.md says so).
         let header = RSAMessageContainer.Header(padding: .pkcs1v15, blockSize: 128,
                                              recipientFingerprint: key.publicKey.fingerprint,
                                              messageID: [UInt8](repeating: 7, count: 16)).bytes

@@ -4,7 +4,7 @@ import RSAKit
 import RSAKitTestSupport
 @testable import RSAKitKeychain
 
-/// The store's layout on disk, as README.md ("Key store") describes it and StoreLayout spells
+/// The store's layout on disk, as docs/keychain.md describes it and StoreLayout spells
 /// it: stores written by earlier versions must keep opening, so every path is pinned here.
 final class KeychainLayoutTests: KeychainTestCase {
     func testLayout_EveryFileOfEveryClassIsWhereTheDocumentedLayoutPutsIt() throws {

@@ -1,5 +1,5 @@
-// The container harness's reference model: the container layout of README.md "The rsakit
-// container" (versions 1 and 2), written plainly and without the library's container code.
+// The container harness's reference model: the container layout of docs/container-format.md
+// (versions 1 and 2), written plainly and without the library's container code.
 // RSA itself comes from the library's variable-time reference RSADP (the `mpz` path, not the
 // constant-time one the decoder uses) and its RSAEP; the padding decodes (RFC 8017 §7.1.2,
 // §7.2.2) and MGF1 are written out here; hashes come from Nettle through RSAHashAlgorithm.
@@ -25,7 +25,7 @@ struct ContainerModel {
     /// Payload bytes of every block but the last.
     var payloadMax: Int { messageMax - frameLength }
 
-    /// The header bytes, laid out by hand from the README tables.
+    /// The header bytes, laid out by hand from the tables of docs/container-format.md.
     func header(messageID: [UInt8]) -> [UInt8] {
         let magic: [UInt8] = [0x89, 0x52, 0x53, 0x41, 0x4B, 0x49, 0x54, 0x0A]
         let size = [UInt8(k >> 8), UInt8(k & 0xFF)]
@@ -105,7 +105,7 @@ struct ContainerModel {
     }
 }
 
-/// The README's hash ids.
+/// The hash ids of docs/container-format.md.
 func hashID(_ hash: RSAHashAlgorithm) -> UInt8 {
     let order: [RSAHashAlgorithm] = [.sha1, .sha224, .sha256, .sha384, .sha512, .sha512_224, .sha512_256,
                                      .sha3_224, .sha3_256, .sha3_384, .sha3_512]

@@ -22,7 +22,7 @@
 // 1. Every failure is RSAError.containerInvalid, .encryptedForAnotherKey,
 //    .ciphertextLengthInvalid or .decryptionFailed, and a failure caused by a block (padding or
 //    frame) is the one opaque .decryptionFailed.
-// 2. A reference model (ContainerModel.swift: the README's layout, plain padding decodes over
+// 2. A reference model (ContainerModel.swift: the documented layout, plain padding decodes over
 //    the variable-time reference RSADP) predicts success or failure and the plaintext exactly,
 //    for described messages and for raw containers whose header parses; the decoder must agree.
 // 3. Whatever decrypts re-encrypts under the same frame rules and padding: the same number of

@@ -1,5 +1,5 @@
 // The public header of an rsakit container (versions 1 and 2). Layouts: RSAMessageContainer.swift
-// and README.md, "The rsakit container".
+// and docs/container-format.md.
 
 extension RSAMessageContainer {
     /// The parsed public header of a container (not encrypted; every byte of a version 2
@@ -112,7 +112,7 @@ extension RSAMessageContainer {
 }
 
 extension RSAHashAlgorithm {
-    /// The byte naming this hash in a version 2 container header (README lists them).
+    /// The byte naming this hash in a version 2 container header (docs/container-format.md lists them).
     var containerID: UInt8 {
         switch self {
         case .sha1: return 0x01

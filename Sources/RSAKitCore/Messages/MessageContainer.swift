@@ -3,7 +3,7 @@
 /// the stream and (version 2) every header byte, and that nobody without the private key
 /// can forge (version 2).
 ///
-/// Version 2 layout (written; all integers big-endian; documented for users in README.md):
+/// Version 2 layout (written; all integers big-endian; documented for users in docs/container-format.md):
 ///
 ///     header (64 bytes, not encrypted)
 ///       0   8  magic            0x89 'R' 'S' 'A' 'K' 'I' 'T' 0x0A

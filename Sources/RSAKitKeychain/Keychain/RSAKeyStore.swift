@@ -22,7 +22,7 @@ import Darwin
 /// (``RSAKeyItemAttributes``). An item is one file named after the SHA-256 of its tag, so a
 /// lookup by tag opens one file whatever the size of the store. Private items are PKCS#8
 /// PEM, public items SPKI PEM, each after a one-line metadata record: `openssl pkey -in`
-/// reads an item file directly. The layout is described in README.md, "Key store".
+/// reads an item file directly. The layout is described in docs/keychain.md.
 ///
 /// Every item class (keys, certificates, identities, generic and internet passwords, CRLs)
 /// follows Apple's query model (`SecItemAdd`, `SecItemCopyMatching`, `SecItemUpdate`,

@@ -1,4 +1,4 @@
-// Where everything lives inside a store folder (see README, "Key store"):
+// Where everything lives inside a store folder (see docs/keychain.md):
 //
 //   <store>/VERSION                         "rsakit keychain 2" ("rsakit key store 1" before the
 //                                           first write by this version: same layout, keys only)

@@ -182,7 +182,7 @@ func certificateText(_ item: RSACertificateAttributes) -> String {
     """
 }
 
-/// The JSON object of one certificate item, in the names of README's JSON table.
+/// The JSON object of one certificate item, in the names of the JSON table (docs/scripting.md).
 func certificateJSON(_ item: RSACertificateAttributes) -> [String: Any] {
     [
         "class": "certificate",

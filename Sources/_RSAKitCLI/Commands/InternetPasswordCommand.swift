@@ -164,7 +164,7 @@ func internetPasswordText(_ item: RSAInternetPasswordAttributes) -> String {
         + "access group: \(item.accessGroup)\n"
 }
 
-/// The JSON object of one internet password (never the value), in README's JSON names.
+/// The JSON object of one internet password (never the value), in the JSON names of docs/scripting.md.
 func internetPasswordJSON(_ item: RSAInternetPasswordAttributes) -> [String: Any] {
     let key = item.key
     let attributes: [String: Any] = [

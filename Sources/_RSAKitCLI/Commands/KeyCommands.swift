@@ -295,7 +295,7 @@ func blockSizes(_ item: RSAKeyItemAttributes) -> (blockSize: Int, rawBlockPayloa
     return (k, k - RSAHazmat.EMEPKCS1v15.overheadByteCount, RSAMessageContainer.payloadByteCount(blockSize: k))
 }
 
-/// The JSON object for one key item (list and show), in the names of README's JSON table:
+/// The JSON object for one key item (list and show), in the names of the JSON table (docs/scripting.md):
 /// class "key", applicationTag, keyClass, keySizeInBits, fingerprint as 64 hex digits,
 /// creationDate as RFC 3339 with milliseconds, itemID, label (null when absent), plus the
 /// derived block sizes; for a private key on a token, token (RSATokenReference's fields).

@@ -163,7 +163,7 @@ func passwordItemLines(label: String?, comment: String?, valueByteCount: Int, it
     """
 }
 
-/// The JSON object of one generic password (never the value), in the names of README's JSON table.
+/// The JSON object of one generic password (never the value), in the names of the JSON table (docs/scripting.md).
 func passwordJSON(_ item: RSAGenericPasswordAttributes) -> [String: Any] {
     ["class": "genericPassword", "service": item.service, "account": item.account, "accessGroup": item.accessGroup].merging(
         passwordItemJSON(label: item.label, comment: item.comment, valueByteCount: item.valueByteCount,

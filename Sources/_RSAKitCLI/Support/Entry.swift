@@ -4,7 +4,7 @@
 /// What the executable calls: the command line, and the status for a failure before it ran.
 package enum RSAKitCommandLineEntry {
     /// Run `arguments` (the words after the program's name) as `rsakit` does; the process's
-    /// exit status (0, 1, 64, 65, 66 or 73, README "Exit statuses").
+    /// exit status (0, 1, 64, 65, 66 or 73, docs/scripting.md).
     package static func run(_ arguments: [String]) -> Int32 {
         RSAKitCommandLine.run(arguments).rawValue
     }

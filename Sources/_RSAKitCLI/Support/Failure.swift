@@ -1,6 +1,6 @@
 import RSAKit
 
-/// The documented exit statuses (sysexits.h values where one fits). README lists them.
+/// The documented exit statuses (sysexits.h values where one fits). docs/scripting.md and the man page list them.
 @_spi(Fuzzing) public enum ExitStatus: Int32, Sendable {
     case success = 0
     /// Any failure not listed below (I/O errors, unwritable output, internal errors).

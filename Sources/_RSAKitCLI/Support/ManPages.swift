@@ -86,7 +86,7 @@ enum ManPages {
 
     static let files: [(String, String)] = [
         ("~/.local/share/rsakit/", "The default key store: items (0600) in folders (0700), a VERSION file and a lock file."),
-        ("/usr/share/doc/rsakit/README.md", "The full manual: formats, interoperability recipes, measurements."),
+        ("/usr/share/doc/rsakit/docs/", "The guides: interoperability, keys, the keychain, certificates, mutual TLS, tokens, scripting, the container format, security."),
     ]
 
     static let exitStatuses: [(String, String)] = [

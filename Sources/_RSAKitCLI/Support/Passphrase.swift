@@ -15,7 +15,7 @@ import RSAKit
 //   an output file        --passout SPEC, else RSAKIT_PASSOUT, else a prompt asked twice
 //
 // SPEC has OpenSSL's syntax (openssl-passphrase-options(1)):
-//     pass:TEXT           the text itself (for tests only: it is visible in `ps`; README warns)
+//     pass:TEXT           the text itself (for tests only: it is visible in `ps`; the guides warn)
 //     env:VAR             the value of the environment variable VAR
 //     file:PATH           the first line of the file PATH
 //     fd:N                the first line read from file descriptor N

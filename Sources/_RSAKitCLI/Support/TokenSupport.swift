@@ -1,6 +1,6 @@
 import RSAKit
 
-// Keys on a PKCS#11 token (README "Keys on a token"): the --token and --token-pin options,
+// Keys on a PKCS#11 token (docs/tokens.md): the --token and --token-pin options,
 // and the token key behind a tag.
 
 /// `--token URI` of genpair and import.
