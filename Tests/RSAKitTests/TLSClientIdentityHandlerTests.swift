@@ -108,6 +108,32 @@ final class TLSClientIdentityHandlerTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 3)
     }
 
+    func testHTTPSAsyncHandler_ActorHeldIdentity_AskedOnlyWhenTheServerWantsOne() async throws {
+        try Data("for the handler\n".utf8).write(to: fixtures.directory.appendingPathComponent("h.txt"))
+        let holder = IdentityHolder(try fixtures.clientIdentity())
+        var configuration = RSAHTTPSClientConfiguration()
+        configuration.tlsConfiguration.anchorCertificates = [try pki.certificate("root")]
+        configuration.tlsConfiguration.anchorCertificatesOnly = true
+        configuration.clientIdentityHandlerAsync = { challenge in
+            await holder.answer("\(challenge.host) \(challenge.serverCertificates.first?.subjectSummary ?? "-")")
+        }
+        let client = RSAHTTPSClient(configuration: configuration)
+        let asking = try startServer(requiring: true, ["-WWW"])
+        let (body, response) = try await client.data(for: RSAHTTPSRequest(url: URL(string: "https://127.0.0.1:\(asking.port)/h.txt")!, timeoutInterval: 20))
+        XCTAssertEqual(response.statusCode, 200)
+        XCTAssertEqual(String(decoding: body, as: UTF8.self), "for the handler\n")
+        XCTAssertTrue(asking.waitForLog("RSAKit Test Client"), asking.log)
+        let afterAsking = await holder.requests
+        XCTAssertEqual(afterAsking, ["127.0.0.1 server.rsakit.test"])
+
+        let silent = try startServer(requiring: false, ["-WWW"])
+        let (again, plain) = try await client.data(for: RSAHTTPSRequest(url: URL(string: "https://127.0.0.1:\(silent.port)/h.txt")!, timeoutInterval: 20))
+        XCTAssertEqual(plain.statusCode, 200)
+        XCTAssertEqual(String(decoding: again, as: UTF8.self), "for the handler\n")
+        let afterSilent = await holder.requests
+        XCTAssertEqual(afterSilent, ["127.0.0.1 server.rsakit.test"], "asked by a server that did not want a certificate")
+    }
+
     // MARK: ALPN
 
     func testALPN_TheServersChoiceFromTheOffer_IsTheNegotiatedProtocol() async throws {
