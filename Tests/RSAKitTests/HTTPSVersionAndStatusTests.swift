@@ -68,4 +68,28 @@ final class HTTPSVersionAndStatusTests: XCTestCase {
         // No temporary file either: the folder holds what the fixture put there, nothing with "out-".
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: fixtures.directory.path).filter { $0.contains("out-") }, [])
     }
+
+    /// Cancellation reaches an HTTP/2 transfer too (libcurl's progress callback), and the
+    /// partial body is dropped.
+    func testDownload_HTTP2_CancelledMidBody_ThrowsCancellationAndLeavesNothing() async throws {
+        let source = fixtures.directory.appendingPathComponent("huge.bin")
+        _ = FileManager.default.createFile(atPath: source.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: source)
+        try handle.truncate(atOffset: 1 << 30)  // sparse: 1 GiB that costs no disk
+        try handle.close()
+        let destination = fixtures.directory.appendingPathComponent("partial.bin")
+        let client = try client()
+        let request = RSAHTTPSRequest(url: nginx.url("/files/huge.bin"), timeoutInterval: 20)
+        let task = Task { try await client.download(for: request, toPath: destination.path) }
+        try await Task.sleep(nanoseconds: 500_000_000)
+        let cancelled = Date()
+        task.cancel()
+        do {
+            let response = try await task.value
+            XCTFail("a 1 GiB download finished within 0.5 s (\(response.httpVersion))")
+        } catch is CancellationError {
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(cancelled), 2, "the transfer did not stop promptly")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path))
+    }
 }

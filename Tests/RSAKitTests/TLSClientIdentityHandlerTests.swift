@@ -74,6 +74,18 @@ final class TLSClientIdentityHandlerTests: XCTestCase {
         XCTAssertEqual(requests, ["TLS1.3 server.rsakit.test - CAs:1", "TLS1.2 server.rsakit.test server.rsakit.test CAs:1"])
     }
 
+    /// The synchronous handler, on RSATLSConnection: what it throws ends the handshake and is
+    /// thrown as itself, before any certificate is sent.
+    func testSyncHandler_ItsErrorEndsTheConnect() throws {
+        struct NoIdentityForThisServer: Error, Equatable { let server: String }
+        let server = try startServer(requiring: true, ["-www"])
+        var configuration = try fixtures.configuration(.tls12)
+        configuration.clientIdentityHandler = { request in throw NoIdentityForThisServer(server: request.serverName) }
+        XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: configuration, identity: nil)) {
+            XCTAssertEqual($0 as? NoIdentityForThisServer, NoIdentityForThisServer(server: "server.rsakit.test"), String(reflecting: $0))
+        }
+    }
+
     func testAsyncHandler_ServerNotAsking_IsNeverCalled() async throws {
         let holder = IdentityHolder(try fixtures.clientIdentity())
         let server = try startServer(requiring: false, ["-www"])

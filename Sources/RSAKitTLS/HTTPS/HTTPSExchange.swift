@@ -1,7 +1,8 @@
-// One HTTP/1.1 exchange through libcurl over a socket that rsakit's TLS relays: libcurl is
-// given a plain http:// URL, and its open-socket callback makes the TLS connection (trust,
-// client identity), starts the relay and redirects libcurl's connect to the relay's
-// loopback end. libcurl's HTTPS support is never reached: its protocols are limited to http.
+// One HTTP exchange (HTTP/1.1, or HTTP/2 when the server selects h2 by ALPN) through libcurl
+// over a socket that rsakit's TLS relays: the TLS connection is made first (trust, client
+// identity, ALPN), then libcurl is given a plain http:// URL, and its open-socket callback
+// starts the relay and redirects libcurl's connect to the relay's loopback end. libcurl's
+// HTTPS support is never reached: its protocols are limited to http.
 import RSAKitCore
 import RSAKitKeychain
 import RSAKitPKI
