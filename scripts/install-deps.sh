@@ -36,7 +36,7 @@ command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
 { command -v p11tool && command -v gnutls-cli; } >/dev/null 2>&1 || need+=(gnutls-bin)
 { command -v ssh && command -v ssh-keygen; } >/dev/null 2>&1 || need+=(openssh-client)
 [ -x /usr/sbin/sshd ] || command -v sshd >/dev/null 2>&1 || need+=(openssh-server)
-# nginx: the HTTPS client's redirect tests start one on 127.0.0.1 with a config of their own.
+# nginx: the HTTPS client's redirect, HTTP/2 and status tests start one on 127.0.0.1 with a config of their own.
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || need+=(nginx)
 compgen -G '/usr/lib/*/engines-3/pkcs11.so' >/dev/null || need+=(libengine-pkcs11-openssl)
 { command -v certutil && command -v modutil && command -v tstclnt; } >/dev/null 2>&1 || need+=(libnss3-tools)

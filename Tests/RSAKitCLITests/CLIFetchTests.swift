@@ -9,6 +9,7 @@ final class CLIFetchTests: CLITestCase {
     private var pki: TLSTestPKI!
     private var opensslPath = ""
     private var server: TLSTestServer?
+    private var nginx: NginxTestServer?
 
     override func setUpWithError() throws {
         try super.setUpWithError()
@@ -21,6 +22,7 @@ final class CLIFetchTests: CLITestCase {
 
     override func tearDownWithError() throws {
         server?.stop()
+        nginx?.stop()
         try super.tearDownWithError()
     }
 
@@ -80,6 +82,51 @@ final class CLIFetchTests: CLITestCase {
         let none = try fetch(server, "x", ["--anchor", pki.path("ca.pem")])
         XCTAssertEqual(none.status, 65, none.stderr)
         XCTAssertTrue(none.stderr.contains("requires a client certificate"), none.stderr)
+    }
+
+    /// nginx (`listen ... ssl http2`, client certificate required from the test CA).
+    private func startNginx() throws -> NginxTestServer {
+        let chain = try String(contentsOfFile: pki.path("srv.pem"), encoding: .utf8) + String(contentsOfFile: pki.path("int.pem"), encoding: .utf8)
+        try chain.write(toFile: path("chain.pem"), atomically: true, encoding: .utf8)
+        let started = try NginxTestServer(chain: path("chain.pem"), key: pki.path("srv.key"), clientCA: pki.path("ca.pem"),
+                                          directory: workDirectory.path)
+        nginx = started
+        return started
+    }
+
+    private func fetch(_ url: URL, _ options: [String]) throws -> Result {
+        let result = try runProcess("/usr/bin/timeout", ["-k", "5", "60", Self.binary.path, "fetch", url.absoluteString, "--timeout", "20"] + options)
+        XCTAssertNotEqual(result.status, 124, "rsakit fetch hung: \(result.stderr)")
+        return result
+    }
+
+    func testFetch_HTTP2Server_VerboseSaysHTTP2_AndHTTP11OnRequest() throws {
+        try importAlice()
+        let nginx = try startNginx()
+        let anchor = ["--identity", "alice", "--anchor", pki.path("ca.pem"), "-v"]
+        let h2 = try fetch(nginx.url("/ok"), anchor)
+        XCTAssertEqual(h2.status, 0, h2.stderr)
+        XCTAssertEqual(h2.stdoutText, "ok O=RSAKit Tests,CN=alice\n")
+        XCTAssertTrue(h2.stderr.contains("rsakit: HTTP/2 200 from \(nginx.url("/ok").absoluteString)\n"), h2.stderr)
+        let h1 = try fetch(nginx.url("/ok"), anchor + ["--http1.1"])
+        XCTAssertEqual(h1.status, 0, h1.stderr)
+        XCTAssertEqual(h1.stdoutText, "ok O=RSAKit Tests,CN=alice\n")
+        XCTAssertTrue(h1.stderr.contains("rsakit: HTTP/1.1 200 from "), h1.stderr)
+    }
+
+    func testFetch_404And500_Exit1_WithTheStatus_AndWriteNothing() throws {
+        try importAlice()
+        let nginx = try startNginx()
+        for (location, status) in [("/missing", 404), ("/broken", 500)] {
+            let toStdout = try fetch(nginx.url(location), ["--identity", "alice", "--anchor", pki.path("ca.pem")])
+            XCTAssertEqual(toStdout.status, 1, toStdout.stderr)
+            XCTAssertEqual(toStdout.stdoutText, "", "the error page reached standard output")
+            XCTAssertEqual(toStdout.stderr, "rsakit: error: HTTP status \(status) from \(nginx.url(location).absoluteString) (nothing was written)\n")
+            let toFile = try fetch(nginx.url(location), ["--identity", "alice", "--anchor", pki.path("ca.pem"), "--out", path("page-\(status)")])
+            XCTAssertEqual(toFile.status, 1, toFile.stderr)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: path("page-\(status)")))
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: workDirectory.path).filter { $0.hasPrefix("page-") }, [])
     }
 
     func testFetch_NotAnHTTPSURL_IsAUsageError() throws {

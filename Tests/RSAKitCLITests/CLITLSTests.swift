@@ -73,6 +73,21 @@ final class CLITLSTests: CLITestCase {
         }
     }
 
+    func testConnect_ALPN_VerbosePrintsTheProtocolTheServerSelected() throws {
+        try importAlice()
+        let server = try startServer(extra: ["-alpn", "http/1.1,h2"])
+        let base = ["--identity", "alice", "--anchor", pki.path("ca.pem"), "-v"]
+        let offered = try connect(server, base + ["--alpn", "h2,http/1.1"])
+        XCTAssertEqual(offered.status, 0, offered.stderr)
+        XCTAssertTrue(offered.stderr.contains("rsakit: ALPN: http/1.1 (offered h2,http/1.1)\n"), offered.stderr)
+        let h2 = try connect(server, base + ["--alpn", "h2"])
+        XCTAssertEqual(h2.status, 0, h2.stderr)
+        XCTAssertTrue(h2.stderr.contains("rsakit: ALPN: h2 (offered h2)\n"), h2.stderr)
+        let bad = try rsakit(["tls", "connect", "127.0.0.1:\(server.port)", "--alpn", "h2,,http/1.1"])
+        XCTAssertEqual(bad.status, 64, bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("--alpn expects comma-separated protocol names"), bad.stderr)
+    }
+
     /// An identity whose key and certificate are id-RSASSA-PSS: GnuTLS is told the key is
     /// RSA-PSS, so the handshake signs rsa_pss_pss_sha256 (RFC 8446 §4.2.3), with rsakit's engine.
     func testConnect_RSAPSSIdentity_SignsRSAPSSPSS() throws {

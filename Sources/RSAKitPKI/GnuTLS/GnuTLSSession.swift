@@ -50,6 +50,9 @@ package enum GnuTLSSessionError: Error {
     case transport(String)
     /// The private-key callback failed; `underlying` is what RSAKit threw.
     case signingFailed(underlying: Error?)
+    /// The client-certificate provider (asked when the server sent a CertificateRequest)
+    /// threw `underlying`.
+    case clientCertificateUnavailable(underlying: Error)
     /// Any other GnuTLS failure: its sentence.
     case failed(String)
 }
@@ -79,6 +82,11 @@ package enum GnuTLSVersions {
     }
 }
 
+/// Asked inside the handshake when the server requests a client certificate: gets the DER
+/// distinguished names of the CAs the server accepts (possibly none) and returns the chain
+/// (DER, the certificate first) and its external key, or nil to send no certificate.
+package typealias GnuTLSClientCertificateProvider = ([[UInt8]]) throws -> (chain: [[UInt8]], key: GnuTLSExternalKey)?
+
 /// An owning wrapper over `gnutls_session_t` and its certificate credentials. Not
 /// thread-safe; used by one connection on one thread. Does not own the socket.
 package final class GnuTLSClientSession {
@@ -88,8 +96,16 @@ package final class GnuTLSClientSession {
     /// The OCSP response the server stapled (RFC 6066 §8 status_request, RFC 8446 §4.4.2.1),
     /// read when the verify callback runs; nil when none came or none was asked for.
     package private(set) var stapledOCSPResponse: [UInt8]?
-    private let externalKey: GnuTLSExternalKey?
+    private var externalKey: GnuTLSExternalKey?
     private var rejection: GnuTLSRejectAlert?
+    /// Asked for the client certificate when the server requests one (the retrieve callback).
+    private let certificateProvider: GnuTLSClientCertificateProvider?
+    /// What the provider threw, reported instead of GnuTLS's code.
+    private var providerError: Error?
+    /// The chain and key handed to GnuTLS by the retrieve callback: GnuTLS borrows them
+    /// (gnutls_certificate_set_retrieve_function2 frees nothing), so they live until deinit.
+    private var providedCertificates: (pcerts: UnsafeMutablePointer<gnutls_pcert_st>, count: Int)?
+    private var providedKey: gnutls_privkey_t?
 
     /// Set up a client session on `fileDescriptor` (a connected, blocking TCP socket).
     ///
@@ -98,11 +114,16 @@ package final class GnuTLSClientSession {
     ///   - versions: TLS 1.2 and/or 1.3.
     ///   - clientChain: the client certificate (DER) then its issuers, or empty for none.
     ///   - clientKey: the external key for `clientChain[0]` (nil when the chain is empty).
+    ///   - certificateProvider: when `clientChain` is empty, asked for the chain and key
+    ///     only if the server sends a CertificateRequest (nil answer: send no certificate).
+    ///   - applicationProtocols: ALPN names offered, most preferred first (RFC 7301); empty: none.
     ///   - verifier: decides on the server's certificates (DER, leaf first).
     package init(fileDescriptor: Int32, serverName: String, versions: GnuTLSVersions, clientChain: [[UInt8]],
-         clientKey: GnuTLSExternalKey?, verifier: @escaping ([[UInt8]]) -> GnuTLSPeerVerdict) throws {
+         clientKey: GnuTLSExternalKey?, certificateProvider: GnuTLSClientCertificateProvider? = nil,
+         applicationProtocols: [String] = [], verifier: @escaping ([[UInt8]]) -> GnuTLSPeerVerdict) throws {
         self.verifier = verifier
         self.externalKey = clientKey
+        self.certificateProvider = clientChain.isEmpty ? certificateProvider : nil
         var credentials: gnutls_certificate_credentials_t?
         try gnutlsCheck(gnutls_certificate_allocate_credentials(&credentials), "gnutls_certificate_allocate_credentials")
         guard let credentials else { throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_certificate_allocate_credentials") }
@@ -127,6 +148,16 @@ package final class GnuTLSClientSession {
         }
         if let clientKey, !clientChain.isEmpty {
             try installClientCertificate(chain: clientChain, key: clientKey)
+        } else if self.certificateProvider != nil {
+            gnutls_certificate_set_retrieve_function2(credentials) { session, issuers, issuerCount, _, _, pcerts, pcertCount, key -> Int32 in
+                guard let session, let pointer = gnutls_session_get_ptr(session), let pcerts, let pcertCount, let key else { return -1 }
+                let me = Unmanaged<GnuTLSClientSession>.fromOpaque(pointer).takeUnretainedValue()
+                let names = (0..<Int(max(0, issuerCount))).map { index -> [UInt8] in
+                    guard let datum = issuers?[index], let data = datum.data else { return [] }
+                    return Array(UnsafeBufferPointer(start: data, count: Int(datum.size)))
+                }
+                return me.provideClientCertificate(acceptableIssuers: names, pcerts: pcerts, count: pcertCount, key: key)
+            }
         }
 
         gnutls_session_set_ptr(session, Unmanaged.passUnretained(self).toOpaque())
@@ -137,11 +168,18 @@ package final class GnuTLSClientSession {
         }
         try gnutlsCheck(gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, UnsafeMutableRawPointer(credentials)),
                         "gnutls_credentials_set")
+        if !applicationProtocols.isEmpty { try setApplicationProtocols(applicationProtocols) }
         rsakit_gnutls_transport_set_fd(session, fileDescriptor)
     }
 
     deinit {
         gnutls_deinit(session)
+        // After the session, which borrowed them.
+        if let providedCertificates {
+            for index in 0..<providedCertificates.count { gnutls_pcert_deinit(providedCertificates.pcerts + index) }
+            providedCertificates.pcerts.deallocate()
+        }
+        if let providedKey { gnutls_privkey_deinit(providedKey) }
         // Frees the pcerts and the external privkey handed over by set_key, which calls the
         // key's deinit callback (releasing GnuTLSExternalKey).
         gnutls_certificate_free_credentials(credentials)
@@ -179,6 +217,76 @@ package final class GnuTLSClientSession {
             gnutls_privkey_deinit(privateKey)
             throw GnuTLSFailure(code: code, function: "gnutls_certificate_set_key")
         }
+    }
+
+    /// The retrieve callback's body: ask the provider, import what it gives, lend it to GnuTLS.
+    /// 0 with an empty list sends no certificate; -1 (the provider threw) ends the handshake.
+    private func provideClientCertificate(acceptableIssuers: [[UInt8]], pcerts: UnsafeMutablePointer<UnsafeMutablePointer<gnutls_pcert_st>?>,
+                                          count: UnsafeMutablePointer<UInt32>, key: UnsafeMutablePointer<gnutls_privkey_t?>) -> Int32 {
+        pcerts.pointee = nil
+        count.pointee = 0
+        key.pointee = nil
+        guard let certificateProvider, providedCertificates == nil else { return 0 }
+        do {
+            guard let (chain, externalKey) = try certificateProvider(acceptableIssuers), !chain.isEmpty else { return 0 }
+            let list = UnsafeMutablePointer<gnutls_pcert_st>.allocate(capacity: chain.count)
+            var imported = 0
+            do {
+                for der in chain {
+                    try withDatum(der) { datum in
+                        try gnutlsCheck(gnutls_pcert_import_x509_raw(list + imported, datum, GNUTLS_X509_FMT_DER, 0),
+                                        "gnutls_pcert_import_x509_raw")
+                    }
+                    imported += 1
+                }
+                let privateKey = try externalKey.makePrivateKey()
+                providedCertificates = (list, imported)
+                providedKey = privateKey
+                self.externalKey = externalKey
+            } catch {
+                for index in 0..<imported { gnutls_pcert_deinit(list + index) }
+                list.deallocate()
+                throw error
+            }
+            pcerts.pointee = providedCertificates!.pcerts
+            count.pointee = UInt32(imported)
+            key.pointee = providedKey
+            return 0
+        } catch {
+            providerError = error
+            return -1
+        }
+    }
+
+    /// Offer `names` in ALPN (RFC 7301 §3.1), most preferred first. - Throws: `GnuTLSFailure`
+    /// (a name empty or over 255 bytes is GNUTLS_E_INVALID_REQUEST).
+    private func setApplicationProtocols(_ names: [String]) throws {
+        let bytes = names.map { Array($0.utf8) }
+        let datums = UnsafeMutablePointer<gnutls_datum_t>.allocate(capacity: bytes.count)
+        let storage = bytes.map { name -> UnsafeMutablePointer<UInt8> in
+            let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, name.count))
+            copy.initialize(from: name, count: name.count)
+            return copy
+        }
+        defer {
+            datums.deallocate()
+            storage.forEach { $0.deallocate() }
+        }
+        for index in bytes.indices {
+            guard (1...255).contains(bytes[index].count) else {
+                throw GnuTLSFailure(code: GNUTLS_E_INVALID_REQUEST, function: "gnutls_alpn_set_protocols")
+            }
+            datums[index] = gnutls_datum_t(data: storage[index], size: UInt32(bytes[index].count))
+        }
+        // GnuTLS copies the names into the session.
+        try gnutlsCheck(gnutls_alpn_set_protocols(session, datums, UInt32(bytes.count), 0), "gnutls_alpn_set_protocols")
+    }
+
+    /// The protocol the server selected in ALPN ("h2", "http/1.1"), nil when it selected none.
+    package var selectedApplicationProtocol: String? {
+        var selected = gnutls_datum_t()
+        guard gnutls_alpn_get_selected_protocol(session, &selected) == 0, let data = selected.data, selected.size > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(selected.size)), as: UTF8.self)
     }
 
     /// Ask the server to staple an OCSP response (status_request without responder ids or
@@ -315,6 +423,9 @@ package final class GnuTLSClientSession {
     // MARK: Errors
 
     private func error(for code: Int32) -> GnuTLSSessionError {
+        // The provider's failure explains whatever code GnuTLS returned after it (a failed
+        // callback, or its own timer when the provider used up the handshake's time).
+        if let providerError { return .clientCertificateUnavailable(underlying: providerError) }
         switch code {
         case GNUTLS_E_FATAL_ALERT_RECEIVED:
             let alert = gnutls_alert_get(session)

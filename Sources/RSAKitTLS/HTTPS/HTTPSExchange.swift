@@ -1,7 +1,8 @@
-// One HTTP/1.1 exchange through libcurl over a socket that rsakit's TLS relays: libcurl is
-// given a plain http:// URL, and its open-socket callback makes the TLS connection (trust,
-// client identity), starts the relay and redirects libcurl's connect to the relay's
-// loopback end. libcurl's HTTPS support is never reached: its protocols are limited to http.
+// One HTTP exchange (HTTP/1.1, or HTTP/2 when the server selects h2 by ALPN) through libcurl
+// over a socket that rsakit's TLS relays: the TLS connection is made first (trust, client
+// identity, ALPN), then libcurl is given a plain http:// URL, and its open-socket callback
+// starts the relay and redirects libcurl's connect to the relay's loopback end. libcurl's
+// HTTPS support is never reached: its protocols are limited to http.
 import RSAKitCore
 import RSAKitKeychain
 import RSAKitPKI
@@ -80,6 +81,8 @@ final class HTTPSExchange {
     /// The first failure a callback met, reported instead of libcurl's code for it.
     private var failure: (any Error)?
     private var relay: HTTPSRelay?
+    /// The TLS connection made before libcurl starts, until its open-socket callback takes it.
+    private var pendingConnection: RSATLSConnection?
 
     init(request: RSAHTTPSRequest, configuration: RSAHTTPSClientConfiguration, sink: HTTPSBodySink,
          cancellation: RSACancellationFlag, followsRedirects: Bool, resourceTimeout: Double?) throws {
@@ -108,6 +111,13 @@ final class HTTPSExchange {
     /// Run the exchange. - Returns: the response (the body went to the sink).
     func run() throws -> RSAHTTPSResponse {
         if let problem = rsakit_curl_load() { throw RSAHTTPSError.transferFailed(reason: String(cString: problem)) }
+        try cancellation.check()
+        // TLS first: the protocol the server selects by ALPN decides how libcurl must speak,
+        // which is set before libcurl starts. A connection libcurl never asked for is closed.
+        let connection = try connect()
+        pendingConnection = connection
+        defer { pendingConnection?.close() }
+        let http2 = connection.negotiatedApplicationProtocol == "h2"
         guard let handle = rsakit_curl_easy_init() else { throw RSAHTTPSError.transferFailed(reason: "curl_easy_init failed") }
         defer { rsakit_curl_easy_cleanup(handle) }
         var headerList: UnsafeMutablePointer<curl_slist>?
@@ -129,7 +139,11 @@ final class HTTPSExchange {
                 func set(_ result: CURLcode) { if setup == CURLE_OK { setup = result } }
                 // Plain HTTP only: TLS is rsakit's, never libcurl's.
                 set(rsakit_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http"))
-                set(rsakit_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1)))
+                // HTTP/2 when the server chose h2 by ALPN: "prior knowledge", since the bytes are
+                // already inside TLS and libcurl must neither upgrade nor wait for a 101
+                // (RFC 9113 §3.3); else HTTP/1.1.
+                set(rsakit_curl_setopt_long(handle, CURLOPT_HTTP_VERSION,
+                                            http2 ? Int(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE) : Int(CURL_HTTP_VERSION_1_1)))
                 set(rsakit_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
                 // The relay connects to the URL's host itself; a proxy would get the origin's bytes.
                 set(rsakit_curl_setopt_string(handle, CURLOPT_PROXY, ""))
@@ -191,7 +205,7 @@ final class HTTPSExchange {
         return RSAHTTPSResponse(url: request.url, statusCode: statusCode, allHeaderFields: headers, httpVersion: httpVersion)
     }
 
-    /// libcurl wants a socket: make the TLS connection, then give libcurl a TCP socket and
+    /// libcurl wants a socket: take the TLS connection made before it started, give libcurl a TCP socket and
     /// point its address at a one-connection loopback listener whose accepted end the relay
     /// copies to and from TLS. CURL_SOCKET_BAD on failure, with the failure recorded (libcurl
     /// itself would only say "couldn't connect").
@@ -204,7 +218,10 @@ final class HTTPSExchange {
     private func openSocket(_ address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {
         do {
             try cancellation.check()
-            let connection = try connect()
+            guard let connection = pendingConnection else {
+                throw RSATLSError.connectionFailed(reason: "libcurl asked for a second connection in one exchange")
+            }
+            pendingConnection = nil
             let pair: (client: Int32, listener: Int32, clientAddress: sockaddr_in, listenerAddress: sockaddr_in)
             do { pair = try HTTPSLoopback.make() } catch { connection.close(); throw error }
             address.pointee.family = AF_INET
@@ -224,18 +241,37 @@ final class HTTPSExchange {
     }
 
     /// The TLS connection, with the client-certificate challenge answered: the configured
-    /// identity up front, else the handler's, asked only when the server wanted one.
+    /// identity up front, else the handler's (sync, else async), asked only when the server
+    /// wanted one and after it was trusted. ALPN offers h2 unless the request forbids it.
     private func connect() throws -> RSATLSConnection {
         var tls = configuration.tlsConfiguration
         tls.serverName = host
         tls.timeout = request.timeoutInterval
+        tls.applicationProtocols = request.allowsHTTP2 ? ["h2", "http/1.1"] : ["http/1.1"]
         let first = try RSATLSConnection.connect(host: host, port: port, configuration: tls, identity: configuration.identity)
-        guard configuration.identity == nil, first.clientCertificateRequested, let handler = configuration.clientIdentityHandler else {
+        guard configuration.identity == nil, first.identity == nil, first.clientCertificateRequested,
+              configuration.clientIdentityHandler != nil || configuration.clientIdentityHandlerAsync != nil else {
             return first
         }
         let challenge = RSAHTTPSClientCertificateChallenge(host: host, port: port, serverCertificates: first.serverCertificates)
         first.close()
-        guard let identity = try handler(challenge) else {
+        let chosen: RSATLSClientIdentity?
+        if let handler = configuration.clientIdentityHandler {
+            chosen = try handler(challenge)
+        } else if let handler = configuration.clientIdentityHandlerAsync {
+            // Awaited from this transfer's own thread (never a cooperative-pool thread), for at
+            // most the request's idle limit: unanswered by then, the request fails.
+            let seconds = request.timeoutInterval
+            let timedOut = Result<RSATLSClientIdentity?, any Error>.failure(
+                RSATLSError.timedOut(operation: "the client identity handler for \(host)", seconds: seconds))
+            chosen = try RSATLSHandlerBridge.wait(seconds: seconds, orElse: timedOut) {
+                do { return .success(try await handler(challenge)) } catch { return .failure(error) }
+            }.get()
+        } else {
+            chosen = nil
+        }
+        try cancellation.check()
+        guard let identity = chosen else {
             return try RSATLSConnection.connect(host: host, port: port, configuration: tls, identity: nil)
         }
         try cancellation.check()

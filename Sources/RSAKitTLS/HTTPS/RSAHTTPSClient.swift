@@ -1,4 +1,4 @@
-// The URLSession role on Linux with keychain identities: HTTP/1.1 from libcurl, TLS from
+// The URLSession role on Linux with keychain identities: HTTP/1.1 or HTTP/2 from libcurl, TLS from
 // RSAKit's own client (RSATLSConnection), so the client key stays in RSAKit's engine and the
 // server is trusted by RSATrust. ARCHITECTURE.md ("The HTTPS client") says why libcurl does
 // no TLS here. This file holds the public surface and the redirect loop; HTTPSExchange.swift
@@ -42,6 +42,14 @@ public struct RSAHTTPSClientConfiguration: Sendable {
     /// evaluated and accepted. It runs on the transfer's own thread (never the cooperative
     /// pool) and may block; what it throws ends the request.
     public var clientIdentityHandler: (@Sendable (RSAHTTPSClientCertificateChallenge) throws -> RSATLSClientIdentity?)?
+    /// The async form of ``clientIdentityHandler`` (URLSession's async delegate answering the
+    /// client-certificate challenge), for a choice that awaits: an actor holding the identity,
+    /// a store read. Asked at the same point, with the same challenge, when
+    /// ``clientIdentityHandler`` is nil (that one wins when both are set): the transfer's own
+    /// thread waits while it runs as a task on the cooperative pool, for at most the request's
+    /// ``RSAHTTPSRequest/timeoutInterval``; unanswered by then, the request fails with
+    /// `RSATLSError.timedOut`. What it throws ends the request.
+    public var clientIdentityHandlerAsync: (@Sendable (RSAHTTPSClientCertificateChallenge) async throws -> RSATLSClientIdentity?)?
     /// Redirects followed per request (https to https only); more throw
     /// ``RSAHTTPSError/tooManyRedirects(limit:)``. 0 returns the 3xx response. Default 10.
     public var maximumRedirectCount = 10
@@ -64,9 +72,10 @@ public struct RSAHTTPSClientConfiguration: Sendable {
 /// engine (Apple's `URLSession` with a delegate that answers the server-trust and
 /// client-certificate challenges).
 ///
-/// HTTP/1.1 comes from libcurl (libcurl3-gnutls, loaded on first use), which speaks plain
-/// HTTP over a local socket that an ``RSATLSConnection`` relays to the server: libcurl never
-/// does TLS and never sees a key. One connection per request (no reuse between requests);
+/// HTTP comes from libcurl (libcurl3-gnutls, loaded on first use), which speaks plain HTTP
+/// over a local socket that an ``RSATLSConnection`` relays to the server: libcurl never does
+/// TLS and never sees a key. HTTP/2 is used when the server selects "h2" by ALPN (unless the
+/// request sets ``RSAHTTPSRequest/allowsHTTP2`` to false), else HTTP/1.1. One connection per request (no reuse between requests);
 /// redirects are followed by this client, https to https only. Proxies from the environment
 /// are not used.
 ///
@@ -90,7 +99,9 @@ public final class RSAHTTPSClient: Sendable {
     ///   redirects, a timeout, a body over ``RSAHTTPSClientConfiguration/maximumResponseByteCount``,
     ///   libcurl's failures); ``RSATLSError`` for the connection (`serverNotTrusted`,
     ///   `clientCertificateRejected`, `connectFailed`, `handshakeFailed`, ...); what
-    ///   ``RSAHTTPSClientConfiguration/clientIdentityHandler`` throws; `CancellationError`.
+    ///   ``RSAHTTPSClientConfiguration/clientIdentityHandler`` or its async form throws;
+    ///   `CancellationError`. A status that is not 2xx is not an error here: the response
+    ///   carries it (``RSAHTTPSResponse/isSuccess``) and the body is the server's page.
     public func data(for request: RSAHTTPSRequest) async throws -> (Data, RSAHTTPSResponse) {
         let limit = configuration.maximumResponseByteCount
         let (response, body) = try await RSABlockingWork.runOnOwnThread { [configuration] flag in
@@ -103,6 +114,8 @@ public final class RSAHTTPSClient: Sendable {
 
     /// Send `request` and stream the body of a 2xx response into `output`, committing it
     /// when the body is complete (`URLSession.download(for:)`, without its temporary file).
+    /// Any other status returns its response without an error and leaves nothing at the
+    /// output's path.
     ///
     /// Memory stays bounded whatever the body's size: about 16 KiB at a time pass from the
     /// server through the relay and libcurl to the file, and a slow disk slows the server.

@@ -26,6 +26,11 @@ public struct RSAHTTPSRequest: Sendable, Hashable {
     /// it fails with ``RSAHTTPSError/timedOut(seconds:)`` (`URLRequest.timeoutInterval`:
     /// an idle limit, not a limit on the whole transfer). Default 60.
     public var timeoutInterval: Double = 60
+    /// Whether HTTP/2 may be used (default true): ALPN offers "h2" then "http/1.1", and the
+    /// exchange is HTTP/2 when the server selects h2. False offers "http/1.1" only and
+    /// speaks HTTP/1.1 whatever the server supports (``RSAHTTPSResponse/httpVersion`` tells
+    /// which was used). Kept for every redirect of the request.
+    public var allowsHTTP2 = true
 
     /// A GET request for `url` with a `timeoutInterval`-second idle limit (`URLRequest(url:timeoutInterval:)`).
     public init(url: URL, timeoutInterval: Double = 60) {
@@ -58,7 +63,8 @@ public struct RSAHTTPSResponse: Sendable, Hashable {
     /// The header fields as received (`HTTPURLResponse.allHeaderFields`); a field sent more
     /// than once has its values joined by ", " (RFC 9110 §5.3).
     public let allHeaderFields: [String: String]
-    /// The HTTP version of the status line ("HTTP/1.1", "HTTP/1.0").
+    /// The HTTP version the response came in: "HTTP/2" when the server selected h2 by ALPN,
+    /// else its status line's ("HTTP/1.1", "HTTP/1.0").
     public let httpVersion: String
 
     /// The value of header field `field` (any case), or nil (`HTTPURLResponse.value(forHTTPHeaderField:)`).

@@ -94,7 +94,7 @@ public actor RSAAsyncTLSConnection {
 
     /// The settings it was made with.
     public nonisolated let configuration: RSATLSClientConfiguration
-    /// The identity offered to the server, if any.
+    /// The identity offered to the server, if any (given, or chosen by a client identity handler).
     public nonisolated let identity: RSATLSClientIdentity?
     /// The negotiated protocol ("TLS1.3", "TLS1.2").
     public nonisolated let protocolVersion: String
@@ -116,6 +116,8 @@ public actor RSAAsyncTLSConnection {
     public nonisolated let clientCertificateSent: Bool
     /// Every private-key operation rsakit's engine made in the handshake, in order.
     public nonisolated let privateKeyOperations: [RSATLSPrivateKeyOperation]
+    /// The protocol the server selected by ALPN (see ``RSATLSConnection/negotiatedApplicationProtocol``).
+    public nonisolated let negotiatedApplicationProtocol: String?
 
     private init(executor: RSATLSQueueExecutor, socket: RSATLSCancellableSocket, connection: RSAHandOver<RSATLSConnection>) {
         self.executor = executor
@@ -134,6 +136,7 @@ public actor RSAAsyncTLSConnection {
         clientCertificateRequested = connection.clientCertificateRequested
         clientCertificateSent = connection.clientCertificateSent
         privateKeyOperations = connection.privateKeyOperations
+        negotiatedApplicationProtocol = connection.negotiatedApplicationProtocol
     }
 
     /// Connect to `host`:`port` over TCP and complete the handshake on the new connection's

@@ -84,6 +84,31 @@ public struct RSATLSClientConfiguration: Sendable {
     /// ``RSATLSConnection`` on a task's thread it would hold that pool thread while it waits:
     /// connect with ``RSAAsyncTLSConnection`` from async code.
     public var serverTrustHandlerAsync: (@Sendable (RSATrust, RSATrustEvaluation) async -> RSATLSServerTrustDecision)?
+    /// Called inside the handshake when the server asks for a client certificate
+    /// (CertificateRequest) and the connection was made without an identity (URLSession's
+    /// client-certificate challenge): it returns the identity to send (for example
+    /// `RSATLSClientIdentity(store:label:)`), or nil to send none. Never called when the
+    /// server does not ask. See ``RSATLSClientCertificateRequest`` for when it runs in TLS
+    /// 1.2 and 1.3; the identity is sent only to a trusted server either way. It runs on the
+    /// thread doing the handshake and must not block for long (the handshake's ``timeout``
+    /// runs meanwhile); what it throws ends the handshake and is thrown by the connect.
+    public var clientIdentityHandler: (@Sendable (RSATLSClientCertificateRequest) throws -> RSATLSClientIdentity?)?
+    /// The async form of ``clientIdentityHandler``, for a choice that awaits: an actor holding
+    /// the identity, a store read, a user's answer. Called at the same point with the same
+    /// argument, when ``clientIdentityHandler`` is nil (that one wins when both are set). It
+    /// runs as a task on the cooperative pool while the handshake's own thread waits for it
+    /// (as ``serverTrustHandlerAsync``), and must answer within ``timeout``: a handler that
+    /// has not returned by then ends the handshake with `RSATLSError.timedOut`. What it
+    /// throws ends the handshake and is thrown by the connect. Connect with
+    /// ``RSAAsyncTLSConnection`` from async code (the synchronous ``RSATLSConnection`` on a
+    /// task's thread would hold that pool thread while it waits).
+    public var clientIdentityHandlerAsync: (@Sendable (RSATLSClientCertificateRequest) async throws -> RSATLSClientIdentity?)?
+    /// Application protocols offered by ALPN (RFC 7301), most preferred first: ["h2",
+    /// "http/1.1"]. Each name is 1 to 255 bytes (a longer or empty one fails the connect with
+    /// `RSATLSError.handshakeFailed`). The server's choice is
+    /// ``RSATLSConnection/negotiatedApplicationProtocol``; a server that selects a protocol
+    /// not offered fails the handshake. Empty (the default): ALPN is not sent.
+    public var applicationProtocols: [String] = []
 
     /// Settings for a server named `serverName`, with the system anchors, both versions
     /// and a 30-second timeout.

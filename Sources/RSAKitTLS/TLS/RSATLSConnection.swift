@@ -39,7 +39,9 @@ public struct RSATLSPrivateKeyOperation: Sendable, Hashable, CustomStringConvert
 public final class RSATLSConnection {
     /// The settings it was made with.
     public let configuration: RSATLSClientConfiguration
-    /// The identity offered to the server, if any.
+    /// The identity offered to the server, if any: the one given to the initialiser, else the
+    /// one ``RSATLSClientConfiguration/clientIdentityHandler`` (or its async form) chose
+    /// when the server asked.
     public let identity: RSATLSClientIdentity?
     /// The negotiated protocol ("TLS1.3", "TLS1.2").
     public let protocolVersion: String
@@ -62,6 +64,10 @@ public final class RSATLSConnection {
     public let clientCertificateSent: Bool
     /// The scheme of the client's CertificateVerify as GnuTLS names it ("RSA-PSS-RSAE-SHA256"), if one was sent.
     public let clientSignatureAlgorithm: String?
+    /// The application protocol the server selected from
+    /// ``RSATLSClientConfiguration/applicationProtocols`` by ALPN (RFC 7301: "h2",
+    /// "http/1.1"); nil when none was offered or the server selected none.
+    public let negotiatedApplicationProtocol: String?
     /// Every private-key operation RSAKit's engine made for this connection, in order.
     public var privateKeyOperations: [RSATLSPrivateKeyOperation] { state.operations }
 
@@ -81,12 +87,16 @@ public final class RSATLSConnection {
     private var peerClosed = false
 
     /// What the handshake's callbacks record (a class: the callbacks hold it, not the connection).
-    private final class HandshakeState {
+    final class HandshakeState {
         var evaluation: RSATrustEvaluation?
         var decision = RSATLSServerTrustDecision.performDefaultHandling
         var serverCertificates: [X509Certificate] = []
         var parseFailure: String?
         var operations: [RSATLSPrivateKeyOperation] = []
+        /// Token sessions logged in for this handshake, logged out when it ends.
+        var tokenSigners: [TokenSigner] = []
+        /// The identity a client identity handler chose inside the handshake.
+        var providedIdentity: RSATLSClientIdentity?
         /// The session, for the OCSP response the server stapled (read in the verify callback).
         weak var session: GnuTLSClientSession?
     }
@@ -113,7 +123,9 @@ public final class RSATLSConnection {
     /// - Parameters:
     ///   - fileDescriptor: the socket.
     ///   - configuration: server name, trust, version, timeout.
-    ///   - identity: the client identity, or nil to offer none.
+    ///   - identity: the client identity, or nil to offer none (or the one
+    ///     ``RSATLSClientConfiguration/clientIdentityHandler`` or its async form chooses,
+    ///     asked only if the server requests a certificate).
     /// - Throws: `RSATLSError.serverNotTrusted` (nothing was sent after the server's
     ///   certificates); `RSATLSError.clientCertificateRejected` (TLS 1.2: during the
     ///   handshake; TLS 1.3: see ``read(maximumByteCount:timeout:)``);
@@ -122,49 +134,23 @@ public final class RSATLSConnection {
     ///   (``RSATLSClientKey/token(_:pin:)``), before the handshake: `RSAError.tokenPINIncorrect`,
     ///   `RSAError.tokenUnavailable` (module, token or key object missing),
     ///   `RSAError.tokenOperationFailed`; the same when the token fails while signing.
+    ///   What a client identity handler throws, as itself; `RSATLSError.timedOut` when
+    ///   ``RSATLSClientConfiguration/clientIdentityHandlerAsync`` did not answer within the timeout.
     public convenience init(fileDescriptor: Int32, configuration: RSATLSClientConfiguration, identity: RSATLSClientIdentity?) throws {
         try self.init(fileDescriptor: fileDescriptor, configuration: configuration, identity: identity, ownsFileDescriptor: false)
     }
 
     init(fileDescriptor: Int32, configuration: RSATLSClientConfiguration, identity: RSATLSClientIdentity?,
                  ownsFileDescriptor: Bool) throws {
-        let state = HandshakeState()
-        var externalKey: GnuTLSExternalKey?
-        // A token key: logged in now, before the handshake (a wrong PIN or a missing token
-        // is thrown as itself); logged out when the handshake ends, either way.
-        var tokenSigner: TokenSigner?
-        defer { tokenSigner?.close() }
-        if let identity {
-            // The two signatures GnuTLS asks for: PKCS#1 v1.5 over its DigestInfo, and PSS
-            // over a digest with salt = hash length (RFC 8446 §4.2.3).
-            let signDigestInfo: ([UInt8]) throws -> [UInt8]
-            let signPSS: ([UInt8], RSAHashAlgorithm) throws -> [UInt8]
-            let pssRestriction: RSAPSSKeyRestriction?
-            switch identity.key {
-            case let .stored(key):
-                signDigestInfo = { try key.signature(forDigestInfo: $0) }
-                signPSS = { try key.signature(forDigest: $0, hash: $1, padding: .pss(saltLength: .digestLength)) }
-                pssRestriction = key.pssRestriction
-            case let .token(key, pin):
-                let signer = try TokenSigner(key: key, pin: pin)
-                tokenSigner = signer
-                signDigestInfo = { try signer.signature(forDigestInfo: $0) }
-                signPSS = { try signer.signature(forDigest: $0, hash: $1, padding: .pss(saltLength: .digestLength)) }
-                // NOTE: an rsaEncryption key only (a PSS-restricted key cannot be put on a token).
-                pssRestriction = nil
-            }
-            externalKey = GnuTLSExternalKey(modulusBitCount: identity.key.publicKey.modulusBitCount, pssRestriction: pssRestriction) { [state] request in
-                let signature: [UInt8]
-                switch request {
-                case let .pkcs1v15DigestInfo(digestInfo):
-                    signature = try signDigestInfo(digestInfo)
-                case let .pssRSAE(hash, digest), let .pssPSS(hash, digest):
-                    signature = try signPSS(digest, hash)
-                }
-                state.operations.append(RSATLSPrivateKeyOperation(scheme: request.schemeName, signatureByteCount: signature.count))
-                return signature
-            }
+        if let bad = configuration.applicationProtocols.first(where: { !(1...255).contains($0.utf8.count) }) {
+            throw RSATLSError.handshakeFailed(reason: "cannot offer the ALPN protocol \"\(bad)\": a name is 1 to 255 bytes (RFC 7301 §3.1)")
         }
+        let state = HandshakeState()
+        // A token key: logged in now, before the handshake (a wrong PIN or a missing token
+        // is thrown as itself); logged out when the handshake ends, either way. A key chosen
+        // by a handler inside the handshake is logged in there, and out here too.
+        defer { state.tokenSigners.forEach { $0.close() } }
+        let externalKey = try identity.map { try RSATLSConnection.externalKey(for: $0, state: state) }
         let versions: GnuTLSVersions
         switch configuration.protocolVersion {
         case nil: versions = .tls12AndTLS13
@@ -177,6 +163,8 @@ public final class RSATLSConnection {
             session = try GnuTLSClientSession(
                 fileDescriptor: fileDescriptor, serverName: configuration.serverName, versions: versions,
                 clientChain: chain, clientKey: externalKey,
+                certificateProvider: identity == nil ? RSATLSConnection.certificateProvider(configuration: configuration, state: state) : nil,
+                applicationProtocols: configuration.applicationProtocols,
                 verifier: { [state] ders in RSATLSConnection.verify(ders, configuration: configuration, state: state) })
         } catch let failure as GnuTLSFailure {
             throw RSATLSError.handshakeFailed(reason: "cannot set up the TLS session: \(failure)")
@@ -190,7 +178,8 @@ public final class RSATLSConnection {
         do {
             try session.handshake(timeoutMilliseconds: UInt32(max(1, min(configuration.timeout * 1000, 4_000_000_000))))
         } catch let error as GnuTLSSessionError {
-            throw RSATLSConnection.handshakeError(error, session: session, state: state, configuration: configuration, identity: identity)
+            throw RSATLSConnection.handshakeError(error, session: session, state: state, configuration: configuration,
+                                                  identity: identity ?? state.providedIdentity)
         }
         guard let evaluation = state.evaluation,
               state.decision == .trust || (state.decision == .performDefaultHandling && evaluation.result.isTrusted) else {
@@ -201,7 +190,7 @@ public final class RSATLSConnection {
                                                serverCertificates: [], refusedByHandler: false)
         }
         self.configuration = configuration
-        self.identity = identity
+        self.identity = identity ?? state.providedIdentity
         self.session = session
         self.state = state
         self.fileDescriptor = fileDescriptor
@@ -215,6 +204,7 @@ public final class RSATLSConnection {
         clientCertificateRequested = session.clientCertificateRequested
         clientCertificateSent = session.clientCertificateSent
         clientSignatureAlgorithm = session.clientSignatureAlgorithmName
+        negotiatedApplicationProtocol = session.selectedApplicationProtocol
     }
 
     deinit {
@@ -289,6 +279,9 @@ public final class RSATLSConnection {
             return RSATLSError.handshakeFailed(reason: "the peer did not answer in TLS (is this a plain-text port, such as plain HTTP?)")
         case let .transport(reason):
             return RSATLSError.connectionFailed(reason: reason.lowercased())
+        case let .clientCertificateUnavailable(underlying):
+            // The client identity handler's own error (or its time-out), as itself.
+            return underlying
         case let .signingFailed(underlying):
             // A token that failed mid-handshake (removed, logged out) is reported as itself.
             if let tokenError = underlying as? RSAError {
@@ -397,7 +390,7 @@ public final class RSATLSConnection {
             return .timedOut(operation: "waiting for \(configuration.serverName)", seconds: configuration.timeout)
         case .notTLS:
             return .connectionFailed(reason: "the server sent bytes that are not a TLS record")
-        case .peerRejected, .signingFailed, .failed:
+        case .peerRejected, .signingFailed, .failed, .clientCertificateUnavailable:
             if case let .failed(reason) = error { return .connectionFailed(reason: reason) }
             return .connectionFailed(reason: "\(error)")
         }

@@ -28,9 +28,12 @@ enum RSATLSHandlerBridge {
         let deadline: DispatchTime = seconds.isFinite && seconds > 0 ? .now() + seconds : .distantFuture
         if done.wait(timeout: deadline) == .timedOut {
             // The handshake gives up; the handler hears of it through cancellation, and what
-            // it returns later is dropped.
+            // it returns later is dropped. The result is read before the cancel: a handler
+            // that returns at once when cancelled (a `try? await Task.sleep`) must not have
+            // that answer taken for one given in time.
+            let inTime = result.withLock { $0 }
             task.cancel()
-            return result.withLock { $0 } ?? fallback
+            return inTime ?? fallback
         }
         return result.withLock { $0 } ?? fallback
     }

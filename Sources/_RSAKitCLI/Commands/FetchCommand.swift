@@ -13,19 +13,20 @@ struct FetchCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "fetch",
         overview: "Fetch an https URL with a stored identity (mutual TLS); the body to standard output or a file.",
-        usage: "rsakit fetch <URL> [--identity <LABEL> | --tag <TAG>] [--out <FILE>] [--anchor <FILE>]... [--anchors-only] [--max-redirects <N>] [--timeout <S>] [-v] [--passin <SPEC>] [--token-pin <SPEC>] [--store <DIR>]",
+        usage: "rsakit fetch <URL> [--identity <LABEL> | --tag <TAG>] [--out <FILE>] [--anchor <FILE>]... [--anchors-only] [--max-redirects <N>] [--timeout <S>] [--http1.1] [-v] [--passin <SPEC>] [--token-pin <SPEC>] [--store <DIR>]",
         options: [
             TLSCommand.identityOptions[0], TLSCommand.identityOptions[1],
             .value("out", "FILE", "Write the body to FILE, which appears only once the body is complete (default: standard output)."),
             TLSCommand.anchorOptions[0], TLSCommand.anchorOptions[1],
             .value("max-redirects", "N", "Follow at most N redirects, https to https only (default 10)."),
             .value("timeout", "S", "Seconds without progress (connecting, the handshake, the transfer) before giving up (default 30)."),
-            .flag("verbose", "(-v) Print the status line and the final URL to standard error."),
+            .flag("http1.1", "Speak HTTP/1.1 even when the server offers HTTP/2 (ALPN offers http/1.1 only)."),
+            .flag("verbose", "(-v) Print the HTTP version, the status and the final URL to standard error."),
             tokenPINOption,
         ],
         positionals: ["URL"],
         discussion: """
-        Fetches URL with GET over HTTP/1.1, as curl -f does: the body of a 2xx answer goes to
+        Fetches URL with GET, as curl -f does: the body of a 2xx answer goes to
         standard output, or to --out FILE (written through a temporary file and moved into
         place when complete: an interrupted or failed transfer leaves nothing at FILE):
           rsakit fetch https://127.0.0.1:8443/report.pdf --identity alice --anchor ca.pem --out report.pdf
@@ -34,9 +35,12 @@ struct FetchCommand: RSAKitCommand {
         nothing is sent. The identity is sent only if the server asks for a client
         certificate; its signature is made by rsakit (or on the token for a token key).
         Redirects are followed to https URLs only; a redirect to http is refused.
-        HTTP itself is libcurl's (libcurl3-gnutls); TLS is rsakit's, never libcurl's.
-        Exit status: 0 for a 2xx answer; 1 for an HTTP status of 400 or more (nothing is
-        written), network errors and timeouts; 65 trust or handshake failure, a client
+        HTTP/2 is used when the server selects it by ALPN (h2), else HTTP/1.1; --http1.1
+        keeps to HTTP/1.1. HTTP itself is libcurl's (libcurl3-gnutls); TLS is rsakit's, never
+        libcurl's.
+        Exit status: 0 for a 2xx answer; 1 for any other HTTP status (a 404, a 500: the
+        message names it, and nothing is written, neither to standard output nor to --out),
+        network errors and timeouts; 65 trust or handshake failure, a client
         certificate the server refused, a redirect to http or too many redirects; 66 unknown
         identity.
         """)
@@ -81,7 +85,9 @@ struct FetchCommand: RSAKitCommand {
         configuration.identity = try TLSCommand.storedIdentity(arguments, addingTrustTo: &configuration.tlsConfiguration,
                                                                command: Self.spec.name)
         let client = RSAHTTPSClient(configuration: configuration)
-        let request = RSAHTTPSRequest(url: url, timeoutInterval: timeout)
+        var options = RSAHTTPSRequest(url: url, timeoutInterval: timeout)
+        options.allowsHTTP2 = !arguments.flag("http1.1")
+        let request = options
         let out = arguments.value("out")
         let response = try Self.wait {
             if let out {

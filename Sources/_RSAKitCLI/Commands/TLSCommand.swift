@@ -15,7 +15,7 @@ struct TLSCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "tls",
         overview: "Connect to a TLS server with a stored identity (mutual TLS); relay standard input and output.",
-        usage: "rsakit tls connect <HOST:PORT> [--identity <LABEL> | --tag <TAG>] [--servername <NAME>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) [--tls1.2 | --tls1.3] [--timeout <S>] [-v] [--passin <SPEC>] [--token-pin <SPEC>] [--store <DIR>]",
+        usage: "rsakit tls connect <HOST:PORT> [--identity <LABEL> | --tag <TAG>] [--servername <NAME>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) [--tls1.2 | --tls1.3] [--alpn <LIST>] [--timeout <S>] [-v] [--passin <SPEC>] [--token-pin <SPEC>] [--store <DIR>]",
         options: [
             identityOptions[0], identityOptions[1],
             .value("servername", "NAME", "The name the server certificate must match and the SNI sent (default: HOST)."),
@@ -23,8 +23,9 @@ struct TLSCommand: RSAKitCommand {
             .repeated("crl", "FILE", "Check the server's chain against this CRL (PEM or DER); repeatable. A revoked certificate fails the handshake."),
             .flag("tls1.2", "Negotiate TLS 1.2 only."),
             .flag("tls1.3", "Negotiate TLS 1.3 only."),
+            .value("alpn", "LIST", "Offer these application protocols by ALPN, most preferred first, comma-separated (h2,http/1.1); -v prints the one the server selected."),
             .value("timeout", "S", "Seconds allowed to connect, for the handshake, and to wait for the server once the input ended (default 30)."),
-            .flag("verbose", "(-v) Print the protocol, cipher suite, server subject, trust result, revocation and the client identity used to standard error."),
+            .flag("verbose", "(-v) Print the protocol, cipher suite, ALPN protocol, server subject, trust result, revocation and the client identity used to standard error."),
             tokenPINOption,
         ] + RevocationOptions.specs,
         positionals: ["SUBCOMMAND", "HOST:PORT"],
@@ -57,6 +58,7 @@ struct TLSCommand: RSAKitCommand {
     let port: Int
     let timeout: Double
     let revocationPolicy: RSARevocationPolicy
+    let applicationProtocols: [String]
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
@@ -74,6 +76,15 @@ struct TLSCommand: RSAKitCommand {
         }
         revocationPolicy = try RevocationOptions.policy(arguments, command: name)
         timeout = try Self.timeout(arguments, command: name)
+        if let list = arguments.value("alpn") {
+            let names = list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            guard names.allSatisfy({ (1...255).contains($0.utf8.count) }) else {
+                throw UsageError(message: "--alpn expects comma-separated protocol names of 1 to 255 bytes (h2,http/1.1), got '\(terminalSafe(list))'", command: name)
+            }
+            applicationProtocols = names
+        } else {
+            applicationProtocols = []
+        }
         // Standard input carries the data for the server, so it cannot carry the passphrase too.
         let environment = ProcessInfo.processInfo.environment
         for (option, variable) in [("store-passin", "RSAKIT_STORE_PASSIN"), ("passin", "RSAKIT_PASSIN"), ("token-pin", "RSAKIT_TOKEN_PIN")]
@@ -154,6 +165,7 @@ struct TLSCommand: RSAKitCommand {
         configuration.protocolVersion = arguments.flag("tls1.2") ? .tls12 : arguments.flag("tls1.3") ? .tls13 : nil
         configuration.anchorCertificatesOnly = arguments.flag("anchors-only")
         configuration.revocationPolicy = revocationPolicy
+        configuration.applicationProtocols = applicationProtocols
         for path in arguments.values("anchor") {
             configuration.anchorCertificates += try readCertificateFile(path, what: "anchor file")
         }
@@ -200,6 +212,10 @@ struct TLSCommand: RSAKitCommand {
     private func summary(_ connection: RSATLSConnection) -> String {
         let evaluation = connection.trustEvaluation
         var text = "rsakit: connected to \(RSATLSConnection.endpointText(host: host, port: port)): \(connection.protocolVersion), \(connection.cipherSuite)\n"
+        if !applicationProtocols.isEmpty {
+            text += "rsakit: ALPN: " + (connection.negotiatedApplicationProtocol.map { "\(terminalSafe($0)) (offered \(applicationProtocols.map(terminalSafe).joined(separator: ",")))" }
+                                         ?? "none selected by the server (offered \(applicationProtocols.map(terminalSafe).joined(separator: ",")))") + "\n"
+        }
         if let leaf = connection.serverCertificates.first {
             text += "rsakit: server: \(terminalSafe(leaf.subject)) (issuer: \(terminalSafe(leaf.issuer)))\n"
         }

@@ -40,6 +40,16 @@ final class TLSTestFixtures {
         return server
     }
 
+    /// nginx serving HTTP/2 and HTTP/1.1 with TestPKI's server chain, requiring a client
+    /// certificate from its root (``NginxTestServer``); stopped by the caller.
+    func startNginx() throws -> NginxTestServer {
+        let chain = try String(contentsOfFile: pki.path("server.pem"), encoding: .utf8)
+            + String(contentsOfFile: pki.path("intermediate.pem"), encoding: .utf8)
+        try chain.write(toFile: directory.path + "/chain.pem", atomically: true, encoding: .utf8)
+        return try NginxTestServer(chain: directory.path + "/chain.pem", key: pki.leafKey, clientCA: pki.path("root.pem"),
+                                   directory: directory.path)
+    }
+
     /// leaf.key as rsakit reads it.
     func leafPrivateKey() throws -> RSAPrivateKey {
         guard case let .privateKey(key) = try RSAKeyFile(bytes: [UInt8](Data(contentsOf: URL(fileURLWithPath: pki.leafKey)))).key else {
