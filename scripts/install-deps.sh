@@ -38,6 +38,8 @@ command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
 [ -x /usr/sbin/sshd ] || command -v sshd >/dev/null 2>&1 || need+=(openssh-server)
 # nginx: the HTTPS client's redirect, HTTP/2 and status tests start one on 127.0.0.1 with a config of their own.
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || need+=(nginx)
+# jq: the guides' JSON examples (docs/scripting.md, docs/certificates.md, run by check-guides.sh).
+command -v jq >/dev/null 2>&1 || need+=(jq)
 compgen -G '/usr/lib/*/engines-3/pkcs11.so' >/dev/null || need+=(libengine-pkcs11-openssl)
 { command -v certutil && command -v modutil && command -v tstclnt; } >/dev/null 2>&1 || need+=(libnss3-tools)
 # scripts/check-aarch64.sh compiles the C targets for aarch64 against Debian's arm64 libc and
