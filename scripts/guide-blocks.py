@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turn one Markdown page into the shell script that runs its commands, for check-guides.sh.
 
-The page's rules (docs/writing-guides.md says them for writers):
+The page rules (docs/testing.md, "Commands in the guides", says them for writers):
   - A fenced block whose info string is `sh` holds commands a reader types. They run, in page
     order, as one bash script (`set -euo pipefail`), so a later block sees the files and the
     store an earlier one made, as a reader following the page would.
