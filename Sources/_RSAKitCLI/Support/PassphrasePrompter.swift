@@ -106,7 +106,8 @@ final class PassphrasePrompter {
                 if pinentry == nil { pinentry = try Pinentry(path: path, environment: Self.programEnvironment()) }
                 // pinentry shows the description above a short prompt: the sentence without its colon.
                 let description = prompt.trimmingWhitespace().hasSuffix(":") ? String(prompt.trimmingWhitespace().dropLast()) : prompt
-                return try pinentry!.ask(description: description, prompt: "Passphrase:", error: error)
+                let label = prompt.hasPrefix("PIN ") ? "PIN:" : "Passphrase:"
+                return try pinentry!.ask(description: description, prompt: label, error: error)
             } catch is Pinentry.Cancelled {
                 throw CLIFailure("the passphrase dialog was cancelled (pinentry \(terminalSafe(path)))", .failure)
             } catch let failure as Pinentry.Unavailable {
