@@ -144,6 +144,21 @@ final class CLIPassphraseProgramTests: CLITestCase {
         XCTAssertEqual(try detached(["agent", "unlock"], program).stdoutText, "agent unlocked\n")
         XCTAssertEqual(String(decoding: try read(log), as: UTF8.self).components(separatedBy: "\n").filter { $0 == "GETPIN" }.count, 2)
         try assertAgentServesThenStop(second)
+        // `pinentry` found on PATH, with no terminal: asked when it has somewhere to draw
+        // (GPG_TTY, passed on as OPTION ttyname), not run at all otherwise.
+        let bin = path("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: bin + "/pinentry", withDestinationPath: Self.fixtures.appendingPathComponent("fake-pinentry.sh").path)
+        var found = program
+        found["RSAKIT_PINENTRY"] = .some(nil)
+        found["PATH"] = bin + ":/usr/bin:/bin"
+        try answering([escaped])
+        let third = try agentPID(try detached(["agent", "start"], found.merging(["GPG_TTY": "/dev/pts/rsakit-test"]) { $1 }))
+        XCTAssertTrue(String(decoding: try read(log), as: UTF8.self).hasPrefix("OPTION ttyname=/dev/pts/rsakit-test\n"))
+        try assertAgentServesThenStop(third)
+        try answering([escaped])
+        assertFailure(try detached(["agent", "start"], found), status: 64, contains: "there is no terminal to ask on")
+        XCTAssertFalse(exists(log), "a found pinentry with nowhere to draw is not run")
     }
 
     func testAskpass_WrongThenRight_TwoWrongFail_Cancel_SSHAskpassRule() throws {
