@@ -184,7 +184,9 @@ final class CLIPassphraseProgramTests: CLITestCase {
         XCTAssertFalse(exists(socket))
         // SSH_ASKPASS as ssh uses it: with no terminal and a display, asked; without a display
         // (and no terminal for a pinentry to draw on), nothing can ask: the usual usage error.
-        let ssh: [String: String?] = ["SSH_ASKPASS": script, "FAKE_ASKPASS_ANSWERS": answers, "FAKE_ASKPASS_LOG": log]
+        // (A bare name, looked up in PATH, as ssh runs it.)
+        let ssh: [String: String?] = ["SSH_ASKPASS": "fake-askpass.sh", "PATH": Self.fixtures.path + ":/usr/bin:/bin",
+                                      "FAKE_ASKPASS_ANSWERS": answers, "FAKE_ASKPASS_LOG": log]
         try answering([passphrase])
         let viaSSH = try agentPID(try detached(["agent", "start"], ssh.merging(["DISPLAY": ":97"]) { $1 }))
         try assertAgentServesThenStop(viaSSH)

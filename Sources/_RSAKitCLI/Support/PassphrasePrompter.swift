@@ -22,6 +22,7 @@ import RSAKit
 //                                either it can only fail (pinentry-tty reports a cancel)
 //   7. none: the usual error ("no terminal to ask on; give --store-passin ...", exit 64)
 //
+// PATH above may also be a bare name, looked up in PATH (posix_spawnp), as ssh runs SSH_ASKPASS.
 // A found `pinentry` (6) that cannot show a dialog (no display, no terminal to draw on) falls
 // back to the error of 7 with its reason; a named program's failure is reported as such.
 // The programs get the environment without rsakit's passphrase variables, the prompt text
@@ -150,7 +151,7 @@ final class PassphrasePrompter {
         let cEnvironment = programEnvironment().map { strdup($0) } + [nil]
         defer { (cArgv + cEnvironment).forEach { free($0) } }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, path, &actions, nil, cArgv, cEnvironment)
+        let status = posix_spawnp(&pid, path, &actions, nil, cArgv, cEnvironment)
         close(output[1])
         guard status == 0 else {
             close(output[0])

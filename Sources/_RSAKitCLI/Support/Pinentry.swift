@@ -76,7 +76,7 @@ final class Pinentry {
         let cEnvironment = environment.map { strdup($0) } + [nil]
         defer { (cArgv + cEnvironment).forEach { free($0) } }
         var child: pid_t = 0
-        let status = posix_spawn(&child, path, &actions, &attributes, cArgv, cEnvironment)
+        let status = posix_spawnp(&child, path, &actions, &attributes, cArgv, cEnvironment)
         close(input[0])
         close(output[1])
         guard status == 0 else {
