@@ -144,6 +144,9 @@ final class Pinentry {
             defer { wipe(&line) }
             if line.starts(with: Array("OK".utf8)) && (line.count == 2 || line[2] == 0x20) { return data }
             if line.starts(with: Array("D ".utf8)) {
+                // Room for the longest answer at once, so that appending never moves the
+                // bytes and leaves an unzeroed copy behind (a line adds at most 4,096).
+                if data.isEmpty { data.reserveCapacity(Passphrase.maximumByteCount + 4096) }
                 guard Self.decode(line[2...], into: &data) else {
                     wipe(&data)
                     throw Unavailable(reason: "it sent a malformed data line")
