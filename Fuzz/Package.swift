@@ -52,6 +52,8 @@ let package = Package(
         .executableTarget(name: "FuzzPKCS12", dependencies: ["FuzzSupport", rsakit]),
         // The keychain agent's socket protocol: one connection's bytes, served by a real agent.
         .executableTarget(name: "FuzzAgentWire", dependencies: ["FuzzSupport", rsakit]),
+        // The agent's ssh-agent socket: one ssh client's bytes, served by a real agent holding one key.
+        .executableTarget(name: "FuzzSSHAgent", dependencies: ["FuzzSupport", rsakit]),
         // CRLs (PEM or DER) through GnuTLS, and their use in a trust evaluation of a fixed chain.
         .executableTarget(name: "FuzzCRL", dependencies: ["FuzzSupport", rsakit], exclude: ["chain.pem"]),
         // OCSP responses through the check trust evaluation runs (signature, signer, CertID, dates):

@@ -21,7 +21,7 @@ root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 corpus = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "Fuzz", "Corpus")
 local_corpus = sys.argv[2] if len(sys.argv) > 2 else corpus.rstrip("/") + "-local"
 seeds = {t: {} for t in ["FuzzDER", "FuzzPEM", "FuzzKeyFile", "FuzzContainer", "FuzzStoreItem", "FuzzArmor", "FuzzCLIArguments",
-                        "FuzzX509", "FuzzPKCS12", "FuzzAgentWire", "FuzzCRL", "FuzzOCSP", "FuzzPKCS11"]}
+                        "FuzzX509", "FuzzPKCS12", "FuzzAgentWire", "FuzzSSHAgent", "FuzzCRL", "FuzzOCSP", "FuzzPKCS11"]}
 # FuzzCRL's seeds (CRLs of its fixed CA, whose key no longer exists) are kept in Fuzz/Corpus/FuzzCRL,
 # FuzzOCSP's (responses signed by its fixed CA and responder, keys discarded) in Fuzz/Corpus/FuzzOCSP.
 
@@ -306,6 +306,31 @@ add("FuzzAgentWire", agent_frame(1, b"/another/store"))                         
 add("FuzzAgentWire", agent_frame(0x80))                                              # a response as a request
 add("FuzzAgentWire", (2**20).to_bytes(4, "big") + bytes([1, 1]))                     # over the limit
 add("FuzzAgentWire", agent_frame(3, AGENT_STORE, b"x", b"y")[:-3])                  # truncated
+
+# --- ssh-agent frames (FuzzSSHAgent: uint32 length || message number || contents) ---------------------
+# BEGIN ssh-agent seeds
+def ssh_string(b):
+    return len(b).to_bytes(4, "big") + b
+def ssh_mpint(value):
+    b = value.to_bytes((value.bit_length() + 7) // 8, "big")
+    return ssh_string(b"\0" + b if b and b[0] & 0x80 else b)
+def ssh_frame(payload):
+    return len(payload).to_bytes(4, "big") + payload
+ssh_key = re.findall(r"-----BEGIN PRIVATE KEY-----.*?-----END PRIVATE KEY-----\n",
+                     open(os.path.join(root, "Fuzz", "Sources", "FuzzSupport", "FuzzSupport.swift")).read(), re.S)[1].encode()
+ssh_text = subprocess.run(["openssl", "rsa", "-noout", "-text"], input=ssh_key, capture_output=True, check=True).stdout.decode()
+ssh_n = int(re.search(r"modulus:\s*\n((?:\s+[0-9a-f:]+\n)+)", ssh_text).group(1).replace(":", "").replace(" ", "").replace("\n", ""), 16)
+ssh_e = int(re.search(r"publicExponent: (\d+)", ssh_text).group(1))
+ssh_blob = ssh_string(b"ssh-rsa") + ssh_mpint(ssh_e) + ssh_mpint(ssh_n)   # the harness's key, tag "ssh-fuzz"
+ssh_sign = lambda data, flags: ssh_frame(bytes([13]) + ssh_string(ssh_blob) + ssh_string(data) + flags.to_bytes(4, "big"))
+add("FuzzSSHAgent", ssh_frame(bytes([11])))                                          # list
+add("FuzzSSHAgent", ssh_sign(b"session id and userauth request", 2))                 # sign, rsa-sha2-256
+add("FuzzSSHAgent", ssh_frame(bytes([11])) + ssh_sign(b"userauth", 4))               # list, then sign rsa-sha2-512
+add("FuzzSSHAgent", ssh_sign(b"sha-1 is refused", 0))                                # ssh-rsa (SHA-1): failure
+add("FuzzSSHAgent", ssh_sign(b"x", 2)[:-2])                                          # malformed: truncated flags
+add("FuzzSSHAgent", bytes(4) + ssh_frame(bytes([11])))                               # malformed: an empty frame
+add("FuzzSSHAgent", ssh_frame(bytes([17]) + ssh_string(b"ssh-rsa")) + ssh_frame(bytes([11])))  # add (refused), list
+# END ssh-agent seeds
 
 # --- PKCS#11 sessions (FuzzPKCS11's operation bytes; see the comments of PKCS11Run in its source) ------
 # Byte 0: bit 7 the protected store, bit 6 a read-write session; byte 1: the C_Initialize variant.

@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh [TARGET|all] [SECONDS]     default: all, 30 seconds each
 #
 # TARGET is a harness name (FuzzDER, FuzzPEM, FuzzKeyFile, FuzzContainer, FuzzStoreItem,
-# FuzzArmor, FuzzCLIArguments, FuzzX509, FuzzPKCS12, FuzzAgentWire, FuzzCRL, FuzzOCSP, FuzzPKCS11) or `all`. Each run starts from Fuzz/Corpus/TARGET (seeds made by
+# FuzzArmor, FuzzCLIArguments, FuzzX509, FuzzPKCS12, FuzzAgentWire, FuzzSSHAgent, FuzzCRL, FuzzOCSP, FuzzPKCS11) or `all`. Each run starts from Fuzz/Corpus/TARGET (seeds made by
 # Fuzz/make-seeds.py when the folder is missing: openssl keys in every format, the Wycheproof
 # keys, containers for the fixed key, openssl certificates and PKCS#12 files, and every regression input under
 # Tests/RSAKitTests/Fixtures/fuzz/TARGET/) and grows it; crashes, leaks and timeouts are written
@@ -31,7 +31,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-all=(FuzzDER FuzzPEM FuzzKeyFile FuzzContainer FuzzStoreItem FuzzArmor FuzzCLIArguments FuzzX509 FuzzPKCS12 FuzzAgentWire FuzzCRL FuzzOCSP FuzzPKCS11)
+all=(FuzzDER FuzzPEM FuzzKeyFile FuzzContainer FuzzStoreItem FuzzArmor FuzzCLIArguments FuzzX509 FuzzPKCS12 FuzzAgentWire FuzzSSHAgent FuzzCRL FuzzOCSP FuzzPKCS11)
 fuzz_log=$root/Fuzz/fuzz-log.tsv
 log_header=$'date\tharness\tcommit\texecutions\tedges\tfeatures\tseconds\texec_per_second\tcrashes\tcorpus_files\tcommand'
 mode=run
@@ -98,7 +98,7 @@ done
 dictionary() {
     case "$1" in
         FuzzDER) echo der ;; FuzzPEM | FuzzKeyFile) echo pem ;; FuzzContainer) echo container ;;
-        FuzzArmor) echo armor ;; FuzzStoreItem) echo store ;; FuzzCLIArguments) echo cli ;; FuzzAgentWire) echo agent ;; FuzzPKCS11) echo pkcs11 ;;
+        FuzzArmor) echo armor ;; FuzzStoreItem) echo store ;; FuzzCLIArguments) echo cli ;; FuzzAgentWire) echo agent ;; FuzzSSHAgent) echo ssh-agent ;; FuzzPKCS11) echo pkcs11 ;;
     esac
 }
 
@@ -126,6 +126,7 @@ harness_sources() {
         FuzzX509 | FuzzPKCS12 | FuzzCRL | FuzzOCSP)
             echo "$pki/X509 $core/Encoding $pki/GnuTLS $core/Keys $pki/Revocation $pki/HTTP $keychain/Keychain Fuzz/Dictionaries/der.dict Fuzz/Dictionaries/x509.dict Fuzz/Dictionaries/pkcs12.dict Fuzz/Dictionaries/pem.dict" ;;
         FuzzAgentWire) echo "$keychain/Agent $keychain/Keychain $keychain/Sodium $core/Encoding Sources/CRSAKitShims" ;;
+        FuzzSSHAgent) echo "$keychain/Agent $keychain/Keychain $keychain/Sodium $core/Encoding $core/Keys $core/Schemes $core/Padding $core/Primitives Sources/CRSAKitShims" ;;
         FuzzPKCS11) echo "Sources/_RSAKitPKCS11 Sources/CRSAKitPKCS11 $keychain/Keychain $keychain/PKCS11Client $core/Encoding $core/Keys Sources/CRSAKitShims" ;;
     esac
 }

@@ -10,7 +10,8 @@
 # (opensc), p11tool and gnutls-cli (gnutls-bin), ssh and sshd (openssh-client, openssh-server), and
 # OpenSSL's pkcs11 engine for curl (libengine-pkcs11-openssl), NSS's certutil, modutil and tstclnt
 # (libnss3-tools); for keys on a token: SoftHSM2 (softhsm2: softhsm2-util and
-# /usr/lib/softhsm/libsofthsm2.so, a token directory per test).
+# /usr/lib/softhsm/libsofthsm2.so, a token directory per test); pinentry-tty (the agent's pinentry
+# dialog, driven through a pseudo-terminal by the tests).
 set -euo pipefail
 need=()
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
@@ -36,6 +37,8 @@ command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
 { command -v p11tool && command -v gnutls-cli; } >/dev/null 2>&1 || need+=(gnutls-bin)
 { command -v ssh && command -v ssh-keygen; } >/dev/null 2>&1 || need+=(openssh-client)
 [ -x /usr/sbin/sshd ] || command -v sshd >/dev/null 2>&1 || need+=(openssh-server)
+# pinentry-tty: the agent's passphrase dialog without a terminal, tested with GnuPG's real program.
+[ -x /usr/bin/pinentry-tty ] || need+=(pinentry-tty)
 # nginx: the HTTPS client's redirect, HTTP/2 and status tests start one on 127.0.0.1 with a config of their own.
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || need+=(nginx)
 # jq: the guides' JSON examples (docs/scripting.md, docs/certificates.md, run by check-guides.sh).

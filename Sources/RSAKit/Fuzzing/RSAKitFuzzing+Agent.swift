@@ -41,6 +41,25 @@ extension RSAKitFuzzing {
     public static func agentConnection(store: RSAKeyStore, clientBytes: [UInt8]) throws -> (responses: [AgentResponse], trailingBytes: Int) {
         precondition(clientBytes.count <= 64 * 1024, "the socket buffer holds the whole request")
         let agent = try RSAKeychainAgent(store: store, socketPath: "/nonexistent/rsakit-fuzz.sock")
+        let written = try served(clientBytes) { agent.serveConnection($0) }
+        var responses: [AgentResponse] = []
+        var offset = 0
+        while written.count - offset >= 4 {
+            let length = AgentWire.readBigEndian(written, offset)
+            guard length <= written.count - offset - 4 else { break }
+            let payload = Array(written[(offset + 4)..<(offset + 4 + length)])
+            let message = try? AgentWire.Message(payload: payload)
+            responses.append(AgentResponse(payload: payload, decoded: message.map { ($0.operation.rawValue, $0.fields) }))
+            offset += 4 + length
+        }
+        return (responses, written.count - offset)
+    }
+
+    /// Write `clientBytes` into one end of a socket pair and close its sending side, run
+    /// `serve` on the other end (as an agent serves an accepted connection), and return every
+    /// byte `serve` wrote back, drained by a second thread while it runs.
+    /// - Throws: `RSAError.internalError` when the socket pair cannot be made.
+    static func served(_ clientBytes: [UInt8], by serve: (Int32) -> Void) throws -> [UInt8] {
         var fds: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0 else {
             throw RSAError.internalError("socketpair failed")
@@ -66,21 +85,10 @@ extension RSAKitFuzzing {
                 drained.bytes += chunk[0..<n]
             }
         }
-        agent.serveConnection(fds[1])
+        serve(fds[1])
         close(fds[1])
         reader.wait()
-        let written = drained.bytes
-        var responses: [AgentResponse] = []
-        var offset = 0
-        while written.count - offset >= 4 {
-            let length = AgentWire.readBigEndian(written, offset)
-            guard length <= written.count - offset - 4 else { break }
-            let payload = Array(written[(offset + 4)..<(offset + 4 + length)])
-            let message = try? AgentWire.Message(payload: payload)
-            responses.append(AgentResponse(payload: payload, decoded: message.map { ($0.operation.rawValue, $0.fields) }))
-            offset += 4 + length
-        }
-        return (responses, written.count - offset)
+        return drained.bytes
     }
 
     /// The 32-byte key of an unlocked protected store, so that the harness can check that no

@@ -28,7 +28,10 @@ struct AgentCommand: RSAKitCommand {
         hiddenSubcommands: ["serve"],
         discussion: """
         start asks for the store's passphrase once (--store-passin, $RSAKIT_STORE_PASSIN, --passin,
-        $RSAKIT_PASSIN, else the terminal) and prints, as ssh-agent does:
+        $RSAKIT_PASSIN, else a prompt: the pinentry program $RSAKIT_PINENTRY, the askpass program
+        $RSAKIT_ASKPASS, $SSH_ASKPASS with SSH_ASKPASS_REQUIRE=force, the terminal; with no
+        terminal, $SSH_ASKPASS when $DISPLAY is set, else pinentry on PATH; a program is asked
+        once more after a wrong passphrase) and prints, as ssh-agent does:
             RSAKIT_AGENT_SOCK=/run/user/1000/rsakit/agent.sock; export RSAKIT_AGENT_SOCK;
         so `eval "$(rsakit agent start)"` sets it. Every command that needs a protected store's
         secrets asks the agent first and falls back to the passphrase when there is none, it is
@@ -135,19 +138,24 @@ struct AgentCommand: RSAKitCommand {
             return try printOutput(lines + "echo Agent already running;\n")
         }
         if arguments.flag("foreground") {
-            try namingStore(store.path) { try store.unlock(passphrase: try Passphrase.readStore(arguments, command: Self.spec.name, path: store.path)) }
+            try Passphrase.withStorePassphrase(arguments, command: Self.spec.name, path: store.path) { try store.unlock(passphrase: $0) }
             let agent = try RSAKeychainAgent(store: store, socketPath: socketPath, lifetime: try duration("lifetime"), idle: try duration("idle"))
             try namingRunningAgent(store) { try agent.serve(sshSocketPath: sshSocketPath) { try? printOutput(shellLines()) } }
             return
         }
-        let passphrase = try Passphrase.readStore(arguments, command: Self.spec.name, path: store.path)
         var argv = [CommandLine.arguments[0], "agent", "serve", "--store", store.path, "--socket", socketPath]
         for option in ["lifetime", "idle"] { if let value = arguments.value(option) { argv += ["--\(option)", value] } }
         if arguments.flag("allow-insecure-store") { argv.append("--allow-insecure-store") }
         if let sshSocketPath { argv += ["--ssh", "--ssh-socket", sshSocketPath] }
-        let reply = try AgentProcess.spawn(argv, environment: AgentProcess.environmentWithoutSecrets(arguments), secret: passphrase)
+        // The agent process checks the passphrase; a wrong one ends it, and a prompting
+        // program is asked once more for a second agent process.
+        let reply = try Passphrase.withStorePassphrase(arguments, command: Self.spec.name, path: store.path) { passphrase in
+            let reply = try AgentProcess.spawn(argv, environment: AgentProcess.environmentWithoutSecrets(arguments), secret: passphrase)
+            if reply.hasPrefix("error: wrong passphrase") { throw RSAError.wrongPassphrase }
+            return reply
+        }
         guard reply.hasPrefix("ok ") else {
-            throw CLIFailure(reply.hasPrefix("error: ") ? String(reply.dropFirst(7)) : "the agent did not start", reply.contains("wrong passphrase") ? .dataError : .failure)
+            throw CLIFailure(reply.hasPrefix("error: ") ? String(reply.dropFirst(7)) : "the agent did not start", .failure)
         }
         // Only digits reach the shell that evals this, whatever the reply held.
         let pid = Int32(String(reply.dropFirst(3)).trimmingWhitespace()).map { " \($0)" } ?? ""
@@ -159,8 +167,9 @@ struct AgentCommand: RSAKitCommand {
     /// - Throws: `CLIFailure` (65) for a wrong passphrase; (1) when the agent serves another
     ///   store or cannot take the key.
     private func unlockRunningAgent(_ store: RSAKeyStore) throws -> Bool {
-        let passphrase = try Passphrase.readStore(arguments, command: Self.spec.name, path: store.path)
-        return try namingStore(store.path) { try RSAKeychainAgent.unlock(at: socketPath, storePath: store.path, passphrase: passphrase) }
+        return try Passphrase.withStorePassphrase(arguments, command: Self.spec.name, path: store.path) {
+            try RSAKeychainAgent.unlock(at: socketPath, storePath: store.path, passphrase: $0)
+        }
     }
 
     /// `agent serve` (started by `agent start`): the passphrase on standard input, one line

@@ -14,6 +14,10 @@ import RSAKit
 //                         prompt "Passphrase for the key store at PATH: "
 //   an output file        --passout SPEC, else RSAKIT_PASSOUT, else a prompt asked twice
 //
+// A prompt is asked where PassphrasePrompter.swift says: a named pinentry or askpass program
+// (RSAKIT_PINENTRY, RSAKIT_ASKPASS, SSH_ASKPASS as ssh uses it), the terminal, else a
+// `pinentry` found on PATH when there is no terminal.
+//
 // SPEC has OpenSSL's syntax (openssl-passphrase-options(1)):
 //     pass:TEXT           the text itself (for tests only: it is visible in `ps`; the guides warn)
 //     env:VAR             the value of the environment variable VAR
@@ -194,31 +198,62 @@ enum Passphrase {
         return RSASecretBytes(copying: line)
     }
 
-    /// Prompt on /dev/tty with echo off; twice when `confirm`.
+    /// Ask for a passphrase where ``PassphrasePrompter`` says (a named pinentry or askpass
+    /// program, the terminal with echo off, else a found one); twice when `confirm`.
     ///
     /// - Parameter entries: what is typed, for the mismatch message ("passphrases", "values").
-    /// - Throws: `CLIFailure` (exit 64) when there is no terminal, naming `hint`; (exit 65)
-    ///   when the two entries differ.
+    /// - Throws: `CLIFailure` (exit 64) when nothing can ask, naming `hint`; (exit 65) when the
+    ///   two entries differ; (exit 1) when a program's dialog was cancelled or it failed.
     static func prompted(_ prompt: String, confirm: Bool, hint: String, entries: String = "passphrases") throws -> RSASecretBytes {
-        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else {
-            throw CLIFailure("a passphrase is needed and there is no terminal to ask on; give \(hint)", .usage)
-        }
-        defer { close(fd) }
-        let first = try readNoEcho(fd, prompt: prompt)
+        let prompter = try PassphrasePrompter(hint: hint)
+        defer { prompter.finish() }
+        let first = try prompter.ask(prompt)
         guard confirm else { return first }
-        let second = try readNoEcho(fd, prompt: "Verifying - " + prompt)
+        let second = try prompter.ask("Verifying - " + prompt)
         guard first.constantTimeEquals(second) else {
             throw CLIFailure("the \(entries) entered do not match", .dataError)
         }
         return first
     }
 
+    /// Run `use` with the passphrase of the key store at `path` (the sources of
+    /// ``readStore(_:command:path:new:)``). When it was asked of a program (pinentry, askpass)
+    /// and `use` throws `RSAError.wrongPassphrase`, the program is asked once more, with the
+    /// error shown; a second wrong one, or a wrong one from any other source, is the usual
+    /// "wrong passphrase for the key store" (exit 65).
+    ///
+    /// - Throws: what `use` throws; `CLIFailure` as ``readStore(_:command:path:new:)`` and
+    ///   ``prompted(_:confirm:hint:entries:)`` do.
+    static func withStorePassphrase<T>(_ arguments: ParsedArguments, command: String, path: String,
+                                        _ use: (RSASecretBytes) throws -> T) throws -> T {
+        let storeSource = try configuredSource(arguments, command: command, option: "store-passin", variable: "RSAKIT_STORE_PASSIN")
+        let sharedSource = try configuredSource(arguments, command: command, option: "passin", variable: "RSAKIT_PASSIN")
+        if storeSource != nil || sharedSource != nil {
+            let passphrase = try readStore(arguments, command: command, path: path)
+            return try namingStore(path) { try use(passphrase) }
+        }
+        let prompter = try PassphrasePrompter(hint: "--store-passin SPEC or RSAKIT_STORE_PASSIN")
+        defer { prompter.finish() }
+        let prompt = "Passphrase for the key store at \(path): "
+        if prompter.retries {
+            do {
+                let passphrase = try prompter.ask(prompt)
+                return try use(passphrase)
+            } catch RSAError.wrongPassphrase {
+                // One more try, as ssh and gpg-agent give: the dialog says why it asks again.
+                let passphrase = try prompter.ask(prompt, error: "Wrong passphrase; try again.")
+                return try namingStore(path) { try use(passphrase) }
+            }
+        }
+        let passphrase = try prompter.ask(prompt)
+        return try namingStore(path) { try use(passphrase) }
+    }
+
     /// Turn echo off on the terminal `fd`, write `prompt`, read one line, restore the
     /// terminal (also on SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP: the handler restores it
     /// and re-raises the signal). Echo goes off, discarding what was typed ahead (TCSAFLUSH),
     /// before the prompt shows: what is typed once the prompt is there is never lost.
-    private static func readNoEcho(_ fd: Int32, prompt: String) throws -> RSASecretBytes {
+    static func readNoEcho(_ fd: Int32, prompt: String) throws -> RSASecretBytes {
         var saved = termios()
         let isTerminal = tcgetattr(fd, &saved) == 0
         if isTerminal {

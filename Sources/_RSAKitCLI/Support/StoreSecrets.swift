@@ -18,14 +18,14 @@ func withUnlockedStore<T>(_ store: RSAKeyStore, _ arguments: ParsedArguments, co
 }
 
 /// Unlock a protected store through a running agent that serves it, else with its
-/// passphrase (`--store-passin`, `RSAKIT_STORE_PASSIN`, `--passin`, `RSAKIT_PASSIN`, the terminal).
+/// passphrase (`--store-passin`, `RSAKIT_STORE_PASSIN`, `--passin`, `RSAKIT_PASSIN`, else a
+/// prompt: a pinentry or askpass program, or the terminal; a program is asked twice at most).
 ///
 /// - Throws: `CLIFailure` (65) "wrong passphrase for the key store at PATH".
 func unlockStore(_ store: RSAKeyStore, _ arguments: ParsedArguments, command: String) throws {
     // The agent first (RSAKIT_AGENT_SOCK or the default socket), when it serves this store.
     if (try? store.unlock(agentSocketPath: RSAKeychainAgent.defaultSocketPath())) == true { return }
-    let passphrase = try Passphrase.readStore(arguments, command: command, path: store.path)
-    try namingStore(store.path) { try store.unlock(passphrase: passphrase) }
+    try Passphrase.withStorePassphrase(arguments, command: command, path: store.path) { try store.unlock(passphrase: $0) }
 }
 
 /// Run `body`, reporting `RSAError.wrongPassphrase` as a wrong passphrase for the store at
