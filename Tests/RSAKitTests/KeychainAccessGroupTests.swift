@@ -253,6 +253,19 @@ final class KeychainAccessGroupUniquenessTests: KeychainTestCase {
                      try plain.keyItem(tag: "k", keyClass: .public))
     }
 
+    /// The TLS client's identity comes through the store it is given: opened with a group, from
+    /// that group only.
+    func testTLSClientIdentity_FromTheGroupsOfTheStoreOnly() throws {
+        let pki = try TestPKI.shared()
+        let key = try RSAPrivateKey(pemRepresentation: pki.read("leaf.key"))
+        try RSAKeyStore(path: storePath, accessGroups: [web]).addIdentity(
+            privateKey: key, certificate: try pki.certificate("server"), tag: "server.key")
+        let identity = try RSATLSClientIdentity(store: RSAKeyStore(path: storePath, accessGroups: [web]), label: "server.rsakit.test")
+        XCTAssertEqual(identity.name, "server.rsakit.test")
+        assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .identity, label: "server.rsakit.test")),
+                     try RSATLSClientIdentity(store: RSAKeyStore(path: storePath, accessGroups: [mail]), label: "server.rsakit.test"))
+    }
+
     private func keyItemPath(_ store: RSAKeyStore, _ tag: String, _ keyClass: RSAKeyClass) -> String {
         store.path + "/" + StoreLayout.itemPath(keyClass, tagHash: StoreLayout.tagHash(tag, group: "default"))
     }

@@ -374,7 +374,7 @@ extension RSAKeyStore {
         return entries
     }
 
-    private func removeCertificateIndex(_ metadata: StoreCertificateMetadata, hash: String, into tx: inout StoreTransaction) {
+    func removeCertificateIndex(_ metadata: StoreCertificateMetadata, hash: String, into tx: inout StoreTransaction) {
         for entry in Self.indexEntries(metadata, hash: hash) { tx.remove(entry) }
     }
 
@@ -413,7 +413,7 @@ extension RSAKeyStore {
     ///
     /// - Throws: `RSAError.itemNotFound` (class certificate, this id) when the id names no
     ///   certificate, or one since replaced or deleted; `RSAError.damagedItem`; `RSAError.storeIOError`.
-    private func loadCertificate(id: String, anyGroup: Bool = false) throws -> LoadedCertificate {
+    func loadCertificate(id: String, anyGroup: Bool = false) throws -> LoadedCertificate {
         guard case let .certificate(hash)? = StoreLayout.parseAnyItemID(id),
               let loaded = try loadCertificate(hash: hash, anyGroup: anyGroup), loaded.metadata.itemID == id else {
             throw RSAError.itemNotFound(.item(id: id, itemClass: .certificate))

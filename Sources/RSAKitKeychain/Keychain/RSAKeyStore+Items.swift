@@ -123,37 +123,50 @@ extension RSAKeyStore {
     ///   names it exactly, so this is refused, not "not found"; nothing is deleted);
     ///   `RSAError.damagedItem` as ``item(id:)`` (a damaged key or password is deleted by its
     ///   tag or service and account, which need no reading); `RSAError.storeIOError`.
-    public func deleteItem(id: String) throws {
+    /// - Returns: the item deleted, as ``item(id:)`` gave it just before.
+    @discardableResult
+    public func deleteItem(id: String) throws -> RSAKeychainItem {
         let notFound = RSAError.itemNotFound(.item(id: id))
         switch StoreLayout.parseAnyItemID(id) {
         case let .key(tagHash, keyClass)?:
-            try withWriteTransaction { tx in
+            return try withWriteTransaction { tx in
                 guard let loaded = try loadItem(keyClass, tagHash: tagHash, knownTag: nil, anyGroup: true),
                       loaded.attributes.itemID == id else { throw notFound }
                 try checkWritable(loaded.attributes.accessGroup)
                 tx.remove(StoreLayout.itemPath(keyClass, tagHash: tagHash))
                 tx.remove(StoreLayout.fingerprintEntry(
                     fingerprintHex: loaded.metadata.fingerprint, tagHash: tagHash, keyClass: keyClass))
+                return .key(loaded.attributes)
             }
         case let .password(hash)?:
-            try withWriteTransaction { tx in
+            return try withWriteTransaction { tx in
                 guard let loaded = try loadPassword(hash: hash, anyGroup: true), loaded.attributes.itemID == id else {
                     throw notFound
                 }
                 try checkWritable(loaded.attributes.accessGroup)
                 tx.remove(StoreLayout.passwordPath(hash: hash))
+                if let internet = loaded.metadata.internetAttributes() { return .internetPassword(internet) }
+                return .genericPassword(loaded.attributes)
             }
         case .certificate?:
-            do {
-                try deleteCertificate(id: id)
-            } catch RSAError.itemNotFound {
-                throw notFound
+            return try withWriteTransaction { tx in
+                let loaded: LoadedCertificate
+                do {
+                    loaded = try loadCertificate(id: id, anyGroup: true)
+                } catch RSAError.itemNotFound {
+                    throw notFound
+                }
+                try checkWritable(loaded.attributes.accessGroup)
+                removeCertificateIndex(loaded.metadata, hash: loaded.hash, into: &tx)
+                tx.remove(StoreLayout.certificatePath(hash: loaded.hash))
+                return .certificate(loaded.attributes)
             }
         case let .crl(hash)?:
             guard let loaded = try withReadLock({ try loadCRL(hash: hash) }), loaded.attributes.itemID == id else {
                 throw notFound
             }
             try deleteCRL(issuer: loaded.attributes.issuer)
+            return .crl(loaded.attributes)
         case nil:
             throw notFound
         }

@@ -71,7 +71,7 @@ import RSAKit
         case RSAError.unsupportedKeyFormat(RSAKeyFile.pkcs12Reason):
             return "unsupported key format: this is a PKCS#12 file (.p12, .pfx), not a key file: import its identity (key, certificate and chain) with `rsakit identity import FILE`, or extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`"
         case RSAError.ambiguousItem:
-            return error.description + " with --access-group, or use the item id (rsakit list --ids)"
+            return error.description + " with --access-group, or use the item id (rsakit list --json gives it)"
         case let RSAError.duplicateItem(query) where query.itemClass == .key:
             return error.description + " (use --replace to overwrite it)"
         case let RSAError.keyOnToken(tag):
