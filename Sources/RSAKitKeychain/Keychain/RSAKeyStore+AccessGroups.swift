@@ -142,13 +142,6 @@ extension RSAKeyStore {
     func resolveName(
         _ query: RSAKeychainItemQuery, hash: (String) -> String, path: (String) -> String
     ) throws -> String {
-        try resolveNameAndGroup(query, hash: hash, path: path).hash
-    }
-
-    /// ``resolveName(_:hash:path:)`` and the group whose file it is (nil when none exists).
-    func resolveNameAndGroup(
-        _ query: RSAKeychainItemQuery, hash: (String) -> String, path: (String) -> String
-    ) throws -> (hash: String, group: String?) {
         let groups = try lookupGroups()
         var found: [(group: String, hash: String)] = []
         for group in groups {
@@ -161,7 +154,7 @@ extension RSAKeyStore {
         guard found.count <= 1 else {
             throw RSAError.ambiguousItem(query, accessGroups: found.map(\.group).sorted())
         }
-        return found.first.map { ($0.hash, $0.group) } ?? (hash(groups[0]), nil)
+        return found.first?.hash ?? hash(groups[0])
     }
 
     /// Record `group` in the group registry within `tx` (nothing for the default group, whose
