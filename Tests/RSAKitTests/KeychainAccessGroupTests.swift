@@ -102,6 +102,7 @@ final class KeychainAccessGroupTests: KeychainTestCase {
         let id = identity.certificate.itemID
         assertThrows(.accessGroupNotAllowed(group: web, allowed: [mail]), try mailStore.deleteCertificate(id: id))
         assertThrows(.accessGroupNotAllowed(group: web, allowed: [mail]), try mailStore.updateCertificate(id: id, label: "x"))
+        assertThrows(.accessGroupNotAllowed(group: web, allowed: [mail]), try mailStore.deleteItem(id: id))
         XCTAssertEqual(try RSAKeyStore(path: storePath).certificate(id: id).accessGroup, web)
         try webStore.deleteCertificate(id: id)
         XCTAssertEqual(try webStore.allIdentities(), [])
