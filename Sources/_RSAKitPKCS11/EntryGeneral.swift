@@ -38,6 +38,8 @@ func rsakit_p11_Initialize(_ initArgs: UnsafeMutableRawPointer?) -> CK_RV {
             if let value = getenv(name) { environment[name] = String(cString: value) }
         }
         state.storePath = (try? RSAKeyStore.defaultLocation(environment: environment)) ?? ""
+        state.accessGroups = P11ModuleState.accessGroups(
+            fromEnvironment: getenv("RSAKIT_PKCS11_ACCESS_GROUPS").map { String(cString: $0) })
         return CK_RV(CKR_OK)
     }
 }

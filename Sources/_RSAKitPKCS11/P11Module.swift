@@ -1,6 +1,8 @@
 // The module's state between C_Initialize and C_Finalize, behind one lock (CKF_OS_LOCKING_OK:
 // a host may call any function from any thread; PKCS#11 v2.40 §5.1.6). One slot, 0, whose
-// token is the key store: RSAKIT_STORE, else the default store, as the `rsakit` CLI resolves it.
+// token is the key store: RSAKIT_STORE, else the default store, as the `rsakit` CLI resolves it,
+// seen through the access groups of RSAKIT_PKCS11_ACCESS_GROUPS ("g1,g2") when it is set, so
+// that a program run for one service (curl, a web server) sees that service's identity only.
 // The RSA operations of C_Sign, C_SignFinal and C_Decrypt run outside the lock
 // (P11Output.swift); loading a key from the store (C_SignInit, C_DecryptInit) runs inside it.
 internal import CP11Kit
@@ -56,6 +58,19 @@ struct P11ModuleState {
     var initializedProcess: pid_t = 0
     /// The store path resolved at C_Initialize.
     var storePath = ""
+    /// The access groups the token shows (RSAKIT_PKCS11_ACCESS_GROUPS, read at C_Initialize),
+    /// in order; nil: every group. A list with a name that is not a valid group leaves the
+    /// token absent rather than showing every group.
+    var accessGroups: [String]?
+
+    /// The groups of RSAKIT_PKCS11_ACCESS_GROUPS: comma-separated names, spaces around each
+    /// ignored; nil when the variable is unset or holds no name.
+    static func accessGroups(fromEnvironment value: String?) -> [String]? {
+        guard let value else { return nil }
+        let names = value.split(separator: ",").map { String($0.trimmingPrefix(" ")).trimmingSuffixSpaces() }
+            .filter { !$0.isEmpty }
+        return names.isEmpty ? nil : names
+    }
     /// The store, once it opens (nil: CKF_TOKEN_PRESENT is not set).
     var store: RSAKeyStore?
     /// Whether the store is passphrase-protected (CKF_LOGIN_REQUIRED), read when it opens.
@@ -71,7 +86,8 @@ struct P11ModuleState {
     mutating func openStore() throws -> RSAKeyStore {
         if let store { return store }
         do {
-            let opened = try RSAKeyStore(path: storePath, createIfMissing: false)
+            let opened = try accessGroups.map { try RSAKeyStore(path: storePath, accessGroups: $0, createIfMissing: false) }
+                ?? RSAKeyStore(path: storePath, createIfMissing: false)
             isProtected = try opened.isProtected
             store = opened
             return opened
@@ -119,5 +135,14 @@ func p11Entry(_ body: (inout P11ModuleState) throws -> CK_RV) -> CK_RV {
         } catch {
             return P11Error.returnValue(for: error)
         }
+    }
+}
+
+extension String {
+    /// The string without its trailing spaces.
+    fileprivate func trimmingSuffixSpaces() -> String {
+        var text = Substring(self)
+        while text.last == " " { text = text.dropLast() }
+        return String(text)
     }
 }

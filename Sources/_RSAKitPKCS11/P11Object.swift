@@ -28,9 +28,9 @@ enum P11ObjectKind {
     case certificate
     /// A public key: verification.
     case publicKey(RSAPublicKey)
-    /// A private key, loaded from the store by tag when an operation starts (never kept in
-    /// the object table).
-    case privateKey(tag: String, publicKey: RSAPublicKey)
+    /// A private key, loaded from the store by item id when an operation starts (never kept
+    /// in the object table). By id, not tag: the same tag may be in several access groups.
+    case privateKey(itemID: String, publicKey: RSAPublicKey)
 }
 
 /// One token object: its kind and every attribute it has.
@@ -106,7 +106,7 @@ extension P11Object {
     /// returns them (RSAKit keeps the key; the module only asks it to sign or decrypt).
     /// CKA_ALWAYS_SENSITIVE and CKA_NEVER_EXTRACTABLE are true from the token's point of view:
     /// no PKCS#11 call ever revealed or exported it.
-    static func privateKey(tag: String, publicKey key: RSAPublicKey, label: String, isPrivate: Bool) -> P11Object {
+    static func privateKey(itemID: String, publicKey key: RSAPublicKey, label: String, isPrivate: Bool) -> P11Object {
         var attributes = storage(class: CK_OBJECT_CLASS(CKO_PRIVATE_KEY), label: label, isPrivate: isPrivate)
         attributes.merge(rsaKey(key, id: key.fingerprint.bytes)) { $1 }
         attributes.merge([
@@ -127,7 +127,7 @@ extension P11Object {
             CK_ATTRIBUTE_TYPE(CKA_EXPONENT_2): .sensitive,
             CK_ATTRIBUTE_TYPE(CKA_COEFFICIENT): .sensitive,
         ]) { $1 }
-        return P11Object(kind: .privateKey(tag: tag, publicKey: key), isPrivate: isPrivate, attributes: attributes)
+        return P11Object(kind: .privateKey(itemID: itemID, publicKey: key), isPrivate: isPrivate, attributes: attributes)
     }
 
     /// A CKO_CERTIFICATE object of type CKC_X_509 (§4.6.3).

@@ -11,9 +11,9 @@ extension P11ModuleState {
     ///   CKR_USER_NOT_LOGGED_IN (a protected store before C_Login).
     mutating func privateKey(_ handle: CK_OBJECT_HANDLE) throws -> RSAPrivateKey {
         guard let object = objects.objects[handle] else { throw P11Error(CK_RV(CKR_KEY_HANDLE_INVALID)) }
-        guard case let .privateKey(tag, _) = object.kind else { throw P11Error(CK_RV(CKR_KEY_TYPE_INCONSISTENT)) }
+        guard case let .privateKey(itemID, _) = object.kind else { throw P11Error(CK_RV(CKR_KEY_TYPE_INCONSISTENT)) }
         guard canUsePrivateObjects else { throw P11Error(CK_RV(CKR_USER_NOT_LOGGED_IN)) }
-        return try openStore().privateKey(tag: tag)
+        return try openStore().privateKey(itemID: itemID)
     }
 
     /// The public key of object `handle` (a public or a private key object) for verification.

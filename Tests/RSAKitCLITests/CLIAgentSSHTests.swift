@@ -61,6 +61,31 @@ final class CLIAgentSSHTests: CLITestCase {
                        environment: agentEnvironment)
     }
 
+    func testSSHAdd_AccessGroup_ListsOnlyThatGroupsKeys() throws {
+        try rsakitOK(["genpair", "--tag", "laptop", "--bits", "1024"])
+        try rsakitOK(["genpair", "--tag", "deploy", "--bits", "1024", "--access-group", "com.example.ci"])
+        try rsakitOK(["store", "protect", "--kdf", "interactive", "--store-passin", "env:AGENT_TEST_PASS"], environment: ["AGENT_TEST_PASS": passphrase])
+        assertFailure(try rsakit(["agent", "start", "--access-group", "com.example.ci"]), status: 64, contains: "--access-group needs --ssh")
+        let started = try rsakitOK(["agent", "start", "--ssh", "--access-group", "com.example.ci", "--store-passin", "env:AGENT_TEST_PASS"],
+                                   environment: agentEnvironment.merging(["AGENT_TEST_PASS": passphrase]) { $1 })
+        if let pid = Int32(started.stdoutText.split(separator: " ").last?.dropLast(2) ?? "") { agentPIDs.append(pid) }
+        let listed = try sshAdd(["-l"])
+        XCTAssertEqual(listed.status, 0, listed.stderr)
+        XCTAssertTrue(listed.stdoutText.hasSuffix(" deploy (RSA)\n"), listed.stdoutText)
+        XCTAssertEqual(listed.stdoutText.split(separator: "\n").count, 1, listed.stdoutText)
+        // And it signs with it: ssh-keygen -Y sign through the agent, verified by ssh-keygen.
+        let keygen = try requiredTool("ssh-keygen", package: "openssh-client")
+        let line = try sshPublicKeyLine("deploy")
+        try Data((line + "\n").utf8).write(to: URL(fileURLWithPath: path("deploy.pub")))
+        try Data("signed through the agent\n".utf8).write(to: URL(fileURLWithPath: path("msg.txt")))
+        let signed = try runProcess(keygen, ["-Y", "sign", "-n", "file", "-f", path("deploy.pub"), path("msg.txt")], environment: agentEnvironment)
+        XCTAssertEqual(signed.status, 0, signed.stderr)
+        try Data(("deploy@test " + line + "\n").utf8).write(to: URL(fileURLWithPath: path("allowed")))
+        let verified = try runProcess(keygen, ["-Y", "verify", "-f", path("allowed"), "-I", "deploy@test", "-n", "file",
+                                              "-s", path("msg.txt.sig")], stdin: Array("signed through the agent\n".utf8))
+        XCTAssertEqual(verified.status, 0, verified.stderr + verified.stdoutText)
+    }
+
     func testSSHAdd_ListsTheStoredKeysWithTheFingerprintsOfTheirExports_LockedListsNone() throws {
         try protectedStore(tags: ["laptop", "work"])
         try startAgentWithSSH()

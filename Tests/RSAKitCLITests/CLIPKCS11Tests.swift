@@ -81,6 +81,36 @@ final class CLIPKCS11Tests: CLITestCase {
         XCTAssertFalse(export.stdoutText.contains("PRIVATE KEY"), export.stdoutText)
     }
 
+    /// RSAKIT_PKCS11_ACCESS_GROUPS: the slot shows only those groups' objects, so a program run
+    /// for one service sees only its identity; the same tag in another group is that group's;
+    /// a mistyped group leaves no token rather than showing every group.
+    func testAccessGroups_SlotShowsOnlyTheConfiguredGroups_SignsWithThatGroupsKey() throws {
+        try rsakitOK(["identity", "import", pki.path("alice.p12"), "--label", "alice", "--passin", "pass:alicepass",
+                      "--access-group", "com.example.mail"])
+        try Data(try rsakitOK(["export", "-t", "alice"]).stdout).write(to: URL(fileURLWithPath: path("alice.pub.pem")))
+        try rsakitOK(["genpair", "--tag", "alice", "--bits", "1024", "--access-group", "com.example.web"])
+        func objects(_ groups: String?) throws -> String {
+            try pkcs11Tool(["--list-objects"], environment: ["RSAKIT_PKCS11_ACCESS_GROUPS": groups]).stdoutText
+        }
+        let mail = try objects("com.example.mail")
+        XCTAssertTrue(mail.contains("Certificate Object") && mail.contains("RSA 2048 bits"), mail)
+        XCTAssertFalse(mail.contains("RSA 1024 bits"), mail)
+        let web = try objects(" com.example.web ")
+        XCTAssertTrue(web.contains("RSA 1024 bits"), web)
+        XCTAssertFalse(web.contains("Certificate Object") || web.contains("RSA 2048 bits"), web)
+        let both = try objects("com.example.web,com.example.mail")
+        XCTAssertTrue(both.contains("RSA 1024 bits") && both.contains("RSA 2048 bits"), both)
+        XCTAssertTrue(try objects(nil).contains("RSA 1024 bits"))
+        let mistyped = try pkcs11Tool(["--list-objects"], environment: ["RSAKIT_PKCS11_ACCESS_GROUPS": "../mail"])
+        XCTAssertFalse(mistyped.stdoutText.contains("Object;"), mistyped.stdoutText)
+        // The label is alice in both groups; with the mail group the signature is the identity's key's.
+        let message = try write(testBytes(100), to: "message.bin")
+        try _ = runOK([try tool("pkcs11-tool", package: "opensc"), "--module", Self.module, "--sign", "-m", "SHA256-RSA-PKCS",
+                       "--label", "alice", "-i", message, "-o", path("s.bin")],
+                      environment: ["RSAKIT_PKCS11_ACCESS_GROUPS": "com.example.mail"])
+        try _ = runOK([try openssl(), "dgst", "-sha256", "-verify", path("alice.pub.pem"), "-signature", path("s.bin"), message])
+    }
+
     // MARK: Signatures and decryption
 
     func testSign_PKCS11Tool_RSAPKCSAndHashAndSignAndPSS_VerifiedByOpenSSL() throws {

@@ -216,6 +216,18 @@ final class CLITLSTests: CLITestCase {
         XCTAssertTrue(log.contains("alert unknown ca"), log)
     }
 
+    /// `--access-group`: the identity is looked for in that group only.
+    func testConnect_AccessGroup_TakesTheIdentityFromThatGroupOnly() throws {
+        try rsakitOK(["identity", "import", pki.path("alice.p12"), "--label", "alice", "--passin", "pass:alicepass",
+                      "--access-group", "com.example.client"])
+        let server = try startServer()
+        assertFailure(try connect(server, ["--identity", "alice", "--anchor", pki.path("ca.pem"), "--access-group", "com.example.other"]),
+                      status: 66, contains: "alice")
+        let result = try connect(server, ["--identity", "alice", "--anchor", pki.path("ca.pem"), "--access-group", "com.example.client", "-v"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("client identity: alice (O=RSAKit Tests,CN=alice), sent"), result.stderr)
+    }
+
     func testConnect_TrustedEchoServer_ReceivesTheInput() throws {
         // The control for the two tests above: with a trusted server the same input arrives
         // (and the client certificate is verified); the echo server never closes, so the

@@ -150,7 +150,7 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
         // A stale entry pointing at nothing.
         let stale = StoreLayout.fingerprintEntry(
             fingerprintHex: StoreTestKeys.c.publicKey.fingerprint.hexString,
-            tagHash: StoreLayout.tagHash("gone"), keyClass: .public)
+            tagHash: StoreLayout.tagHash("gone", group: "default"), keyClass: .public)
         // (Its shard folder exists: "z" had the same fingerprint.)
         XCTAssertEqual(mode(storePath + "/" + StoreFileSystem.parent(of: stale)), 0o700)
         XCTAssertTrue(FileManager.default.createFile(atPath: storePath + "/" + stale, contents: Data()))

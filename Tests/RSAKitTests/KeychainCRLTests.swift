@@ -150,7 +150,7 @@ final class KeychainCRLTests: KeychainTestCase {
         let intermediate = try pki.certificate("intermediate")
         let itemID = try store.addCertificate(intermediate).itemID
         let certificatePath = storePath + "/" + StoreLayout.certificatePath(hash: StoreLayout.certificateHash(issuer: intermediate.issuer,
-                                                                                                         serialNumber: intermediate.serialNumber))
+                                                                                                         serialNumber: intermediate.serialNumber, group: "default"))
         let certificateText = try String(contentsOfFile: certificatePath, encoding: .utf8)
         try certificateText.replacingOccurrences(of: "CERTIFICATE-----", with: "X509 CRL-----").write(toFile: certificatePath, atomically: true, encoding: .utf8)
         XCTAssertThrowsError(try store.certificateValue(id: itemID)) { error in

@@ -113,7 +113,7 @@ final class KeychainCertificateTests: KeychainTestCase {
         let store = try RSAKeyStore(path: storePath)
         let server = try store.addCertificate(try pki.certificate("server"))
         try store.addCertificate(try pki.certificate("root"))
-        let hash = StoreLayout.certificateHash(issuer: server.issuer, serialNumber: server.serialNumber)
+        let hash = StoreLayout.certificateHash(issuer: server.issuer, serialNumber: server.serialNumber, group: "default")
         let path = storePath + "/" + StoreLayout.certificatePath(hash: hash)
         var text = String(decoding: FileManager.default.contents(atPath: path)!, as: UTF8.self)
         // Change one base64 character of the certificate: its fingerprint no longer matches.

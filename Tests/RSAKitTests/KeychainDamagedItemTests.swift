@@ -27,7 +27,7 @@ final class KeychainDamagedItemTests: KeychainTestCase {
         let damaged = try store.addCertificate(server, label: "shared label")
         let sound = try store.addCertificate(try pki.certificate("intermediate"), label: "sound")
         let path = storePath + "/" + StoreLayout.certificatePath(
-            hash: StoreLayout.certificateHash(issuer: server.issuer, serialNumber: server.serialNumber))
+            hash: StoreLayout.certificateHash(issuer: server.issuer, serialNumber: server.serialNumber, group: "default"))
         // The metadata still reads (so every index entry still leads here); the PEM block does not.
         let text = try String(contentsOfFile: path, encoding: .utf8)
         try text.replacingOccurrences(of: "CERTIFICATE-----", with: "X509 CRL-----").write(toFile: path, atomically: true, encoding: .utf8)
@@ -63,7 +63,7 @@ final class KeychainDamagedItemTests: KeychainTestCase {
         let damaged = try store.addGenericPassword(RSASecretBytes(utf8: "va"), service: "svc", account: "a")
         let sameService = try store.addGenericPassword(RSASecretBytes(utf8: "vb"), service: "svc", account: "b")
         let otherService = try store.addGenericPassword(RSASecretBytes(utf8: "vx"), service: "other", account: "x")
-        let path = storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "a"))
+        let path = storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "a", group: "default"))
         var bytes = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: path)))
         bytes.removeLast(3)  // the value line, cut short
         try Data(bytes).write(to: URL(fileURLWithPath: path))
@@ -87,7 +87,7 @@ final class KeychainDamagedItemTests: KeychainTestCase {
         let store = try RSAKeyStore(path: storePath)
         let key = KeychainTestKeys.keys[0]
         let pair = try store.addKeyPair(key, tag: "mail")
-        let path = storePath + "/" + StoreLayout.itemPath(.public, tagHash: StoreLayout.tagHash("mail"))
+        let path = storePath + "/" + StoreLayout.itemPath(.public, tagHash: StoreLayout.tagHash("mail", group: "default"))
         try "not an item\n".write(toFile: path, atomically: true, encoding: .utf8)
 
         assertDamaged(path, try store.keyItem(tag: "mail", keyClass: .public))

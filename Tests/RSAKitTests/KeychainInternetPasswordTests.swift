@@ -65,7 +65,7 @@ final class KeychainInternetPasswordTests: KeychainTestCase {
         // The sealed line moved to another item's file does not open there.
         let other = try RSAInternetPasswordKey(server: "mail.example.com", protocol: "imaps", account: "dave")
         try reopened.addInternetPassword(RSASecretBytes(utf8: "internet-secret-VALUE"), for: other)  // same length
-        let path = { (k: RSAInternetPasswordKey) in self.storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.internetPasswordHash(k)) }
+        let path = { (k: RSAInternetPasswordKey) in self.storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.internetPasswordHash(k, group: "default")) }
         let carolLines = try String(contentsOfFile: path(key), encoding: .utf8).split(separator: "\n")
         var daveLines = try String(contentsOfFile: path(other), encoding: .utf8).split(separator: "\n")
         daveLines[2] = carolLines[2]
@@ -125,7 +125,7 @@ final class KeychainInternetPasswordTests: KeychainTestCase {
         XCTAssertEqual(try store.internetPasswords(), [])
         XCTAssertEqual(try store.genericPasswordValue(service: "example.com", account: "alice").testBytes, Array("generic".utf8))
         XCTAssertFalse(FileManager.default.fileExists(
-            atPath: storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.internetPasswordHash(key))))
+            atPath: storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.internetPasswordHash(key, group: "default"))))
     }
 
     func testUpdate_InAProtectedStoreSealsTheNewValueAndNeedsTheStoreUnlocked() throws {

@@ -81,7 +81,7 @@ final class KeychainPasswordTests: KeychainTestCase {
                      try store.genericPassword(service: "svc", account: "b"))
         XCTAssertEqual(try store.allItems().passwords.map(\.account), ["a"])
         XCTAssertFalse(FileManager.default.fileExists(
-            atPath: storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "b"))))
+            atPath: storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "b", group: "default"))))
     }
 
     func testDelete_RemovesOnlyThatItemAndMissingIsNotFound() throws {
@@ -131,7 +131,7 @@ final class KeychainPasswordTests: KeychainTestCase {
         let store = try RSAKeyStore(path: storePath)
         let a = try store.addGenericPassword(RSASecretBytes(utf8: "va"), service: "svc", account: "a")
         try store.addGenericPassword(RSASecretBytes(utf8: "vb"), service: "svc", account: "b")
-        let path = storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "a"))
+        let path = storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "a", group: "default"))
         XCTAssertEqual(mode(path), 0o600)
         // Truncate the first item's value line.
         var bytes = [UInt8](FileManager.default.contents(atPath: path)!)

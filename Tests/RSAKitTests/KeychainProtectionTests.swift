@@ -118,8 +118,8 @@ final class KeychainProtectionTests: KeychainTestCase {
             try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: path))
         }
         // Passwords: mallory's sealed value moved onto alice's item.
-        let alicePassword = storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "alice"))
-        let malloryPassword = storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "mallory"))
+        let alicePassword = storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "alice", group: "default"))
+        let malloryPassword = storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "mallory", group: "default"))
         // The value lengths differ; pad mallory's length in alice's metadata would be caught too,
         // so copy within items of equal length: give alice a value as long as mallory's first.
         try store.updateGenericPassword(service: "svc", account: "alice", value: RSASecretBytes(utf8: "alice-secret!!"))
@@ -130,8 +130,8 @@ final class KeychainProtectionTests: KeychainTestCase {
         }
         XCTAssertEqual(try store.genericPasswordValue(service: "svc", account: "mallory").testBytes, Array("mallory-secret".utf8))
         // Keys: mallory's sealed private key moved onto alice's private item (same size).
-        let aliceKey = storePath + "/" + StoreLayout.itemPath(.private, tagHash: StoreLayout.tagHash("alice"))
-        let malloryKey = storePath + "/" + StoreLayout.itemPath(.private, tagHash: StoreLayout.tagHash("mallory"))
+        let aliceKey = storePath + "/" + StoreLayout.itemPath(.private, tagHash: StoreLayout.tagHash("alice", group: "default"))
+        let malloryKey = storePath + "/" + StoreLayout.itemPath(.private, tagHash: StoreLayout.tagHash("mallory", group: "default"))
         try replaceSealedLine(aliceKey, with: sealedLine(malloryKey))
         XCTAssertThrowsError(try store.privateKey(tag: "alice")) { error in
             guard case RSAError.damagedItem? = error as? RSAError else { return XCTFail("\(error)") }

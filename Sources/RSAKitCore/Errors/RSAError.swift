@@ -65,6 +65,13 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// serial, a generic password with this service and account, an internet password with
     /// this key. The payload names the class and those attributes. Nothing was written.
     case duplicateItem(RSAKeychainItemQuery)
+    /// A lookup by unique attributes (a key's tag, a password's service and account, a
+    /// certificate's issuer and serial) through a store opened without access groups found
+    /// the item in more than one group (`accessGroups`, sorted, at least two): uniqueness is
+    /// per group, and without a group the lookup cannot tell which item is meant (where
+    /// `SecItemCopyMatching` with `kSecMatchLimitOne` returns an undefined one). Nothing was
+    /// read or changed; open the store with one of the groups, or use the item id.
+    case ambiguousItem(RSAKeychainItemQuery, accessGroups: [String])
 
     // MARK: Encoding (DER, PEM, PKCS#1, SPKI, PKCS#8; caller-supplied bytes)
 
@@ -252,6 +259,9 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "no \(query) found"
         case let .duplicateItem(query):
             return "\(query.withArticle) already exists"
+        case let .ambiguousItem(query, groups):
+            return "\(query.withArticle) exists in several access groups ("
+                + groups.map { "\"\($0)\"" }.joined(separator: ", ") + "); name the group"
         case let .malformedDER(reason, offset):
             return "malformed DER at byte offset \(offset): \(reason)"
         case let .malformedPEM(reason, line):

@@ -54,8 +54,11 @@ extension RSAKeychainAgent {
         case let .sign(keyBlob, data, flags):
             guard let algorithm = SSHAgentProtocol.signatureAlgorithm(flags: flags),
                   let key = currentKey(touch: true),
-                  let tag = try? sshIdentities(storeKey: key).first(where: { $0.identity.keyBlob == keyBlob })?.tag,
-                  let privateKey = try? store.loadByTag(tag, .private, secrets: .key(key)).privateKey,
+                  let itemID = try? sshIdentities(storeKey: key).first(where: { $0.identity.keyBlob == keyBlob })?.itemID,
+                  let (tagHash, _) = StoreLayout.parseItemID(itemID),
+                  let privateKey = try? store.withReadLock({
+                      try store.loadItem(.private, tagHash: tagHash, knownTag: nil, secrets: .key(key))
+                  })?.privateKey,
                   let signature = try? privateKey.signature(for: data, hash: algorithm.hash, padding: .pkcs1v15) else {
                 return SSHAgentProtocol.failure
             }
@@ -68,16 +71,19 @@ extension RSAKeychainAgent {
     /// The keys ssh may use: every private key item held in the store (not on a token, not
     /// restricted to PSS, which ssh cannot use), once per key under the first of its tags in
     /// tag order. An identity's key is such an item, so identities are served through it.
-    /// Reads public halves only (sealed items keep their public key readable).
+    /// Only the access groups the agent's store was opened with are served (every group when
+    /// it was opened without); the item id, not the tag, names the key to sign with, since a
+    /// tag may be in several groups. Reads public halves only (sealed items keep their public
+    /// key readable).
     /// - Parameter storeKey: proof that the agent is unlocked; listing needs no secret.
-    func sshIdentities(storeKey _: UnlockedStoreKey) throws -> [(identity: SSHAgentProtocol.Identity, tag: String)] {
+    func sshIdentities(storeKey _: UnlockedStoreKey) throws -> [(identity: SSHAgentProtocol.Identity, itemID: String)] {
         let (listing, publicKeys) = try store.allKeyItemsWithPublicKeys()
         var seen = Set<RSAKeyFingerprint>()
-        var identities: [(identity: SSHAgentProtocol.Identity, tag: String)] = []
+        var identities: [(identity: SSHAgentProtocol.Identity, itemID: String)] = []
         for item in listing.items where item.keyClass == .private && item.token == nil && item.pssRestriction == nil {
             guard let publicKey = publicKeys[item.itemID], seen.insert(item.fingerprint).inserted else { continue }
             let blob = SSHAgentProtocol.publicKeyBlob(modulus: publicKey.modulus, publicExponent: publicKey.publicExponent)
-            identities.append((SSHAgentProtocol.Identity(keyBlob: blob, comment: item.applicationTag), item.applicationTag))
+            identities.append((SSHAgentProtocol.Identity(keyBlob: blob, comment: item.applicationTag), item.itemID))
         }
         return identities
     }

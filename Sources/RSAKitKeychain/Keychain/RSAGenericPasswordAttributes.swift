@@ -85,11 +85,14 @@ internal struct StorePasswordMetadata: Codable, Equatable {
         return StoreSealing.associatedData(kind: "password", identity: [service, account], itemID: itemID)
     }
 
-    /// The file-name hash of this item (see ``StoreLayout/passwordHash(service:account:)``
-    /// and ``StoreLayout/internetPasswordHash(_:)``); nil for malformed internet attributes.
+    /// The file-name hash of this item in its group (see
+    /// ``StoreLayout/passwordHash(service:account:group:)`` and
+    /// ``StoreLayout/internetPasswordHash(_:group:)``); nil for malformed internet attributes
+    /// or an access group that is not a valid name.
     var fileHash: String? {
-        guard let internet else { return StoreLayout.passwordHash(service: service, account: account) }
-        return (try? internet.key(account: account)).map(StoreLayout.internetPasswordHash)
+        guard let group = RSAKeyStore.checkedGroup(accessGroup) else { return nil }
+        guard let internet else { return StoreLayout.passwordHash(service: service, account: account, group: group) }
+        return (try? internet.key(account: account)).map { StoreLayout.internetPasswordHash($0, group: group) }
     }
 
     /// The attributes of an internet password item; nil for a generic one or bad dates.

@@ -7,10 +7,13 @@ import RSAKitCore
 // into them. This filters inside one process: it is no boundary against another program of
 // the same user, which can read the files directly.
 //
-// NOTE: uniqueness does not yet include the group: an item file is still named by its tag
-// (or service and account, or issuer and serial), so one tag exists once across all groups.
-// Per-group uniqueness needs group-qualified file names; the attribute is in every record
-// already, so that change is a file naming and migration change only.
+// Uniqueness is per group, as Apple's: an item file is named by a hash of its unique
+// attributes qualified by its group (StoreLayout.groupQualified; unqualified for the default
+// group, so default items keep the names they always had). A lookup by name tries the file
+// name of each group it may see (``lookupGroups()``): a store opened with groups tries them
+// in order and the first that holds the name wins; a store opened without groups tries the
+// default group and every group of the registry (index/group) and refuses a name held by two
+// (``resolveName(_:hash:path:)``).
 extension RSAKeyStore {
     /// The group of items that have none: every item of a store written before access groups,
     /// and every item added through a store opened without groups.
@@ -109,5 +112,55 @@ extension RSAKeyStore {
                                        reason: "the access group is not a valid group name")
         }
         try checkWritable(group)
+    }
+
+    // MARK: Names per group
+
+    /// The groups a lookup by name tries, in order: the groups the store was opened with, or,
+    /// for a store opened without groups, the default group and then every group of the
+    /// registry (``StoreLayout/groupIndexDirectory``), sorted by name. Call under a lock.
+    ///
+    /// - Throws: `RSAError.storeIOError` when the registry cannot be listed.
+    func lookupGroups() throws -> [String] {
+        if let accessGroups { return accessGroups }
+        let registered = try StoreFileSystem.listDirectory(layout.absolute(StoreLayout.groupIndexDirectory))
+            .filter { $0 != RSAKeyStore.defaultAccessGroup && (try? RSAKeyStore.validateAccessGroup($0)) != nil }
+        return [RSAKeyStore.defaultAccessGroup] + registered.sorted()
+    }
+
+    /// The file hash a lookup by name resolves to: of the first group (in ``lookupGroups()``
+    /// order) whose file for the name exists, damaged or not; of the first group tried when
+    /// none exists (so the caller finds no file and reports the item as not found). Call under
+    /// a lock.
+    ///
+    /// - Parameters:
+    ///   - query: the item looked for, for the error.
+    ///   - hash: the file hash of the name in a group.
+    ///   - path: the file (relative) of a hash.
+    /// - Throws: `RSAError.ambiguousItem` when the store was opened without groups and the name
+    ///   exists in more than one group; `RSAError.storeIOError`.
+    func resolveName(
+        _ query: RSAKeychainItemQuery, hash: (String) -> String, path: (String) -> String
+    ) throws -> String {
+        let groups = try lookupGroups()
+        var found: [(group: String, hash: String)] = []
+        for group in groups {
+            let candidate = hash(group)
+            guard try StoreFileSystem.status(layout.absolute(path(candidate))) != nil else { continue }
+            found.append((group, candidate))
+            // Groups given in order: the first that holds the name wins.
+            if accessGroups != nil { break }
+        }
+        guard found.count <= 1 else {
+            throw RSAError.ambiguousItem(query, accessGroups: found.map(\.group).sorted())
+        }
+        return found.first?.hash ?? hash(groups[0])
+    }
+
+    /// Record `group` in the group registry within `tx` (nothing for the default group, whose
+    /// names need no registry): every write that adds an item calls it with the item's group.
+    func registerGroup(_ group: String, in tx: inout StoreTransaction) throws {
+        guard group != RSAKeyStore.defaultAccessGroup else { return }
+        try tx.createEmpty(StoreLayout.groupEntry(group))
     }
 }

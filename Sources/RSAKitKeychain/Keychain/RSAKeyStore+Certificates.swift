@@ -61,10 +61,12 @@ extension RSAKeyStore {
         func defaultLabel(_ c: X509Certificate) -> String { c.subjectSummary.isEmpty ? c.subject : c.subjectSummary }
         do {
             let now = StoreItemRecord.nowMilliseconds()
+            let group = accessGroupForNewItems
+            if !entries.isEmpty { try registerGroup(group, in: &tx) }
             var staged = Set<String>()
             var result: [RSACertificateAttributes] = []
             for (certificate, label, trust, chain) in entries {
-                let hash = StoreLayout.certificateHash(issuer: certificate.issuer, serialNumber: certificate.serialNumber)
+                let hash = StoreLayout.certificateHash(issuer: certificate.issuer, serialNumber: certificate.serialNumber, group: group)
                 guard staged.insert(hash).inserted else { throw RSAError.duplicateItem(Self.certificateQuery(certificate)) }
                 if let old = try? loadCertificate(hash: hash, anyGroup: true) {
                     guard replace else { throw RSAError.duplicateItem(Self.certificateQuery(certificate)) }
@@ -80,7 +82,7 @@ extension RSAKeyStore {
                     certificate, label: label ?? defaultLabel(certificate), trust: trust,
                     chain: chain.map(\.fingerprint), milliseconds: now, into: &tx))
                 for issuer in chain where issuer.fingerprint != certificate.fingerprint {
-                    let issuerHash = StoreLayout.certificateHash(issuer: issuer.issuer, serialNumber: issuer.serialNumber)
+                    let issuerHash = StoreLayout.certificateHash(issuer: issuer.issuer, serialNumber: issuer.serialNumber, group: group)
                     guard try StoreFileSystem.status(layout.absolute(StoreLayout.certificatePath(hash: issuerHash))) == nil,
                           staged.insert(issuerHash).inserted else { continue }
                     _ = try stageCertificate(issuer, label: defaultLabel(issuer), trust: .unspecified, chain: [], milliseconds: now, into: &tx)
@@ -257,7 +259,7 @@ extension RSAKeyStore {
         } catch RSAError.itemNotFound {
             return []
         }
-        return try certificates(publicKeyFingerprint: key.fingerprint).compactMap { certificate in
+        return try certificates(publicKeyFingerprint: key.fingerprint).filter { $0.accessGroup == key.accessGroup }.compactMap { certificate in
             RSAIdentityItem(certificate: certificate, privateKey: key, chain: try chainAttributes(certificate))
         }
     }
@@ -293,7 +295,11 @@ extension RSAKeyStore {
     /// ``identity(for:)``, or nil when no private key matches the certificate.
     func identityIfPresent(for certificate: RSACertificateAttributes) throws -> RSAIdentityItem? {
         guard let fingerprint = certificate.publicKeyFingerprint,
-              let key = try keyItems(fingerprint: fingerprint).first(where: { $0.keyClass == .private }) else { return nil }
+              // An identity is a certificate and a private key of the same group, as an add
+              // makes it: the same key in another group is that group's identity.
+              let key = try keyItems(fingerprint: fingerprint).first(where: {
+                  $0.keyClass == .private && $0.accessGroup == certificate.accessGroup
+              }) else { return nil }
         return RSAIdentityItem(certificate: certificate, privateKey: key, chain: try chainAttributes(certificate))
     }
 
@@ -338,7 +344,8 @@ extension RSAKeyStore {
         _ certificate: X509Certificate, label: String, trust: RSACertificateTrust, chain: [[UInt8]],
         milliseconds: Int64, into tx: inout StoreTransaction
     ) throws -> RSACertificateAttributes {
-        let hash = StoreLayout.certificateHash(issuer: certificate.issuer, serialNumber: certificate.serialNumber)
+        let group = accessGroupForNewItems
+        let hash = StoreLayout.certificateHash(issuer: certificate.issuer, serialNumber: certificate.serialNumber, group: group)
         let metadata = StoreCertificateMetadata(
             itemID: StoreLayout.newItemID(hash: hash, kind: .certificate), label: label,
             subject: certificate.subject, issuer: certificate.issuer,
@@ -349,7 +356,7 @@ extension RSAKeyStore {
             publicKeyFingerprint: certificate.publicKeyFingerprint.map { StoreHex.encode($0.bytes) },
             trust: trust, chain: chain.map(StoreHex.encode),
             creationDate: StoreItemRecord.formatDate(milliseconds: milliseconds),
-            accessGroup: RSAKeyStore.recordedGroup(accessGroupForNewItems))
+            accessGroup: RSAKeyStore.recordedGroup(group))
         try tx.stageFile(StoreLayout.certificatePath(hash: hash), contents: try Self.encodeCertificate(metadata, der: certificate.derRepresentation))
         for entry in Self.indexEntries(metadata, hash: hash) { try tx.createEmpty(entry) }
         return metadata.attributes()!
@@ -367,7 +374,7 @@ extension RSAKeyStore {
         return entries
     }
 
-    private func removeCertificateIndex(_ metadata: StoreCertificateMetadata, hash: String, into tx: inout StoreTransaction) {
+    func removeCertificateIndex(_ metadata: StoreCertificateMetadata, hash: String, into tx: inout StoreTransaction) {
         for entry in Self.indexEntries(metadata, hash: hash) { tx.remove(entry) }
     }
 
@@ -384,7 +391,7 @@ extension RSAKeyStore {
         var attributes: RSACertificateAttributes
         var der: [UInt8]
         var path: String
-        /// C, the file's name (``StoreLayout/certificateHash(issuer:serialNumber:)``).
+        /// C, the file's name (``StoreLayout/certificateHash(issuer:serialNumber:group:)``).
         var hash: String
     }
 
@@ -406,7 +413,7 @@ extension RSAKeyStore {
     ///
     /// - Throws: `RSAError.itemNotFound` (class certificate, this id) when the id names no
     ///   certificate, or one since replaced or deleted; `RSAError.damagedItem`; `RSAError.storeIOError`.
-    private func loadCertificate(id: String, anyGroup: Bool = false) throws -> LoadedCertificate {
+    func loadCertificate(id: String, anyGroup: Bool = false) throws -> LoadedCertificate {
         guard case let .certificate(hash)? = StoreLayout.parseAnyItemID(id),
               let loaded = try loadCertificate(hash: hash, anyGroup: anyGroup), loaded.metadata.itemID == id else {
             throw RSAError.itemNotFound(.item(id: id, itemClass: .certificate))
@@ -426,8 +433,9 @@ extension RSAKeyStore {
         }
         let metadata = file.metadata
         guard metadata.format == 1, let attributes = metadata.attributes() else { throw file.damaged("the metadata record is not valid") }
-        guard StoreLayout.certificateHash(issuer: metadata.issuer, serialNumber: attributes.serialNumber) == hash else {
-            throw file.damaged("the issuer and serial in the metadata do not match the file name")
+        guard StoreLayout.certificateHash(issuer: metadata.issuer, serialNumber: attributes.serialNumber,
+                                          group: attributes.accessGroup) == hash else {
+            throw file.damaged("the issuer, serial and access group in the metadata do not match the file name")
         }
         guard case .certificate(let idHash)? = StoreLayout.parseAnyItemID(metadata.itemID), idHash == hash else {
             throw file.damaged("the item id does not belong to this item")

@@ -101,11 +101,15 @@ extension RSAKeyStore {
     ) throws -> ([RSAKeyItemAttributes], [RSACertificateAttributes]) {
         let fingerprint = requests[0].fingerprint
         return try withWriteTransaction { tx in
-            let elsewhere = try itemsHoldingLock(fingerprint: fingerprint, skippingDamaged: true).filter { $0.applicationTag != tag }
+            // Per group, as uniqueness: the same key under another tag in another group is
+            // another group's business.
+            let group = accessGroupForNewItems
+            let elsewhere = try itemsHoldingLock(fingerprint: fingerprint, skippingDamaged: true)
+                .filter { $0.applicationTag != tag && $0.accessGroup == group }
             if let first = elsewhere.first {
                 guard replace else { throw RSAError.keyStoredUnderAnotherTag(tag: first.applicationTag, requestedTag: tag) }
                 for item in elsewhere {
-                    let tagHash = StoreLayout.tagHash(item.applicationTag)
+                    let tagHash = StoreLayout.tagHash(item.applicationTag, group: item.accessGroup)
                     tx.remove(StoreLayout.itemPath(item.keyClass, tagHash: tagHash))
                     tx.remove(StoreLayout.fingerprintEntry(fingerprintHex: StoreHex.encode(fingerprint.bytes),
                                                            tagHash: tagHash, keyClass: item.keyClass))

@@ -28,19 +28,21 @@ extension RSAKeyStore {
         try RSAKeyStore.validateLabel(label)
         try RSAKeyStore.validateLabel(comment)
         try RSAKeyStore.validatePasswordValue(value)
-        let hash = StoreLayout.internetPasswordHash(key)
+        let group = accessGroupForNewItems
+        let hash = StoreLayout.internetPasswordHash(key, group: group)
         let path = StoreLayout.passwordPath(hash: hash)
         return try withWriteTransaction { tx in
             guard try StoreFileSystem.status(layout.absolute(path)) == nil else {
                 throw RSAError.duplicateItem(.internetPassword(key))
             }
+            try registerGroup(group, in: &tx)
             let storeKey = try currentStoreKey()
             let now = StoreItemRecord.formatDate(milliseconds: StoreItemRecord.nowMilliseconds())
             let metadata = StorePasswordMetadata(
                 itemID: StoreLayout.newItemID(hash: hash, kind: .password), service: key.server,
                 account: key.account, label: label, comment: comment, creationDate: now,
                 modificationDate: now, valueByteCount: value.count, internet: StoreInternetAttributes(key),
-                accessGroup: RSAKeyStore.recordedGroup(accessGroupForNewItems))
+                accessGroup: RSAKeyStore.recordedGroup(group))
             var contents = try encodePassword(metadata, value: value, storeKey: storeKey)
             defer { wipe(&contents) }
             try tx.stageFile(path, contents: contents)
@@ -69,7 +71,7 @@ extension RSAKeyStore {
         _ key: RSAInternetPasswordKey, value: RSASecretBytes? = nil, label: String? = nil, comment: String? = nil
     ) throws -> RSAInternetPasswordAttributes {
         let updated = try updatePassword(
-            hash: StoreLayout.internetPasswordHash(key), query: .internetPassword(key),
+            hash: { StoreLayout.internetPasswordHash(key, group: $0) }, query: .internetPassword(key),
             value: value, label: label, comment: comment)
         guard let attributes = updated.internetAttributes() else { throw RSAError.internalError("updated internet password has no key") }
         return attributes
@@ -123,9 +125,9 @@ extension RSAKeyStore {
     /// Delete the internet password with exactly this key (`SecItemDelete`); a damaged one too.
     /// - Throws: `RSAError.itemNotFound` when there is none; `RSAError.storeIOError`.
     public func deleteInternetPassword(_ key: RSAInternetPasswordKey) throws {
-        let hash = StoreLayout.internetPasswordHash(key)
-        let path = StoreLayout.passwordPath(hash: hash)
         try withWriteTransaction { tx in
+            let hash = try resolveInternetPassword(key)
+            let path = StoreLayout.passwordPath(hash: hash)
             guard try StoreFileSystem.status(layout.absolute(path)) != nil else {
                 throw RSAError.itemNotFound(.internetPassword(key))
             }
@@ -138,11 +140,20 @@ extension RSAKeyStore {
 
     /// The loaded file of `key` (the caller holds a lock).
     private func loadInternetPassword(_ key: RSAInternetPasswordKey) throws -> (LoadedPassword, RSAInternetPasswordAttributes) {
-        guard let loaded = try loadPassword(hash: StoreLayout.internetPasswordHash(key)),
+        guard let loaded = try loadPassword(hash: try resolveInternetPassword(key)),
               let attributes = loaded.metadata.internetAttributes() else {
             throw RSAError.itemNotFound(.internetPassword(key))
         }
         return (loaded, attributes)
+    }
+
+    /// The hash of the internet password file a lookup of `key` reads: see
+    /// ``resolveName(_:hash:path:)``. Call under a lock.
+    ///
+    /// - Throws: `RSAError.ambiguousItem`, `RSAError.storeIOError`.
+    func resolveInternetPassword(_ key: RSAInternetPasswordKey) throws -> String {
+        try resolveName(.internetPassword(key), hash: { StoreLayout.internetPasswordHash(key, group: $0) },
+                        path: StoreLayout.passwordPath)
     }
 
     /// The hashes (128 hex digits) of every file in the passwords folder, generic and internet.

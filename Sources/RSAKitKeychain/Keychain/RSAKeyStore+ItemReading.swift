@@ -40,10 +40,21 @@ extension RSAKeyStore {
     /// Read and check the item under `tag` of `keyClass` under the shared lock.
     func loadByTag(_ tag: String, _ keyClass: RSAKeyClass, secrets: SecretAccess = .none) throws -> LoadedItem {
         try RSAKeyStore.validateTag(tag)
-        let tagHash = StoreLayout.tagHash(tag)
-        let loaded = try withReadLock { try loadItem(keyClass, tagHash: tagHash, knownTag: tag, secrets: secrets) }
+        let loaded = try withReadLock {
+            try loadItem(keyClass, tagHash: try resolveKey(tag: tag, keyClass), knownTag: tag, secrets: secrets)
+        }
         guard let loaded else { throw RSAError.itemNotFound(.key(tag: tag, keyClass: keyClass)) }
         return loaded
+    }
+
+    /// The tag hash of the key item file a lookup of (`tag`, `keyClass`) reads: see
+    /// ``resolveName(_:hash:path:)``. Call under a lock.
+    ///
+    /// - Throws: `RSAError.ambiguousItem`, `RSAError.storeIOError`.
+    func resolveKey(tag: String, _ keyClass: RSAKeyClass) throws -> String {
+        try resolveName(.key(tag: tag, keyClass: keyClass),
+                        hash: { StoreLayout.tagHash(tag, group: $0) },
+                        path: { StoreLayout.itemPath(keyClass, tagHash: $0) })
     }
 
     /// The metadata record of an item file, without checking the key (for replacing and
@@ -105,8 +116,11 @@ extension RSAKeyStore {
         guard metadata.keyClass == keyClass else {
             throw damaged("the metadata says key class \(metadata.keyClass) in the \(keyClass) folder")
         }
-        guard StoreLayout.tagHash(metadata.applicationTag) == tagHash else {
-            throw damaged("the tag in the metadata does not match the file name")
+        guard let group = RSAKeyStore.checkedGroup(metadata.accessGroup) else {
+            throw damaged("the access group is not a valid group name")
+        }
+        guard StoreLayout.tagHash(metadata.applicationTag, group: group) == tagHash else {
+            throw damaged("the tag and access group in the metadata do not match the file name")
         }
         if let knownTag, !knownTag.utf8.elementsEqual(metadata.applicationTag.utf8) {
             throw damaged("the tag in the metadata differs from the tag asked for")
@@ -116,9 +130,6 @@ extension RSAKeyStore {
         }
         guard let milliseconds = StoreItemRecord.parseDate(metadata.creationDate) else {
             throw damaged("the creation date is not valid")
-        }
-        guard let group = RSAKeyStore.checkedGroup(metadata.accessGroup) else {
-            throw damaged("the access group is not a valid group name")
         }
         guard anyGroup || isVisible(group) else { return nil }
         if let label = metadata.label, label.utf8.count > RSAKeyStore.maximumLabelByteCount {

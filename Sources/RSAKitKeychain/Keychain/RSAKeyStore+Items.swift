@@ -114,23 +114,61 @@ extension RSAKeyStore {
     }
 
     /// Delete the item with this id, of any class (`SecItemDelete` with
-    /// `kSecValuePersistentRef`). Deleting one half of a key pair leaves the other.
+    /// `kSecValuePersistentRef`). Deleting one half of a key pair leaves the other. The id
+    /// names one file, so the item deleted is exactly that one, whichever group holds the same
+    /// tag (or service and account) too.
     ///
-    /// - Throws: `RSAError.itemNotFound` as ``item(id:)``; `RSAError.damagedItem` as
-    ///   ``item(id:)`` (a damaged key or password is deleted by its tag or service and account,
-    ///   which need no reading); `RSAError.storeIOError`.
-    public func deleteItem(id: String) throws {
-        switch try item(id: id) {
-        case let .key(attributes):
-            try deleteKey(tag: attributes.applicationTag, keyClass: attributes.keyClass)
-        case let .genericPassword(attributes):
-            try deleteGenericPassword(service: attributes.service, account: attributes.account)
-        case let .internetPassword(attributes):
-            try deleteInternetPassword(attributes.key)
-        case .certificate:
-            try deleteCertificate(id: id)
-        case let .crl(attributes):
-            try deleteCRL(issuer: attributes.issuer)
+    /// - Throws: `RSAError.itemNotFound` as ``item(id:)``; `RSAError.accessGroupNotAllowed`
+    ///   when the store was opened with access groups and the item belongs to another (the id
+    ///   names it exactly, so this is refused, not "not found"; nothing is deleted);
+    ///   `RSAError.damagedItem` as ``item(id:)`` (a damaged key or password is deleted by its
+    ///   tag or service and account, which need no reading); `RSAError.storeIOError`.
+    /// - Returns: the item deleted, as ``item(id:)`` gave it just before.
+    @discardableResult
+    public func deleteItem(id: String) throws -> RSAKeychainItem {
+        let notFound = RSAError.itemNotFound(.item(id: id))
+        switch StoreLayout.parseAnyItemID(id) {
+        case let .key(tagHash, keyClass)?:
+            return try withWriteTransaction { tx in
+                guard let loaded = try loadItem(keyClass, tagHash: tagHash, knownTag: nil, anyGroup: true),
+                      loaded.attributes.itemID == id else { throw notFound }
+                try checkWritable(loaded.attributes.accessGroup)
+                tx.remove(StoreLayout.itemPath(keyClass, tagHash: tagHash))
+                tx.remove(StoreLayout.fingerprintEntry(
+                    fingerprintHex: loaded.metadata.fingerprint, tagHash: tagHash, keyClass: keyClass))
+                return .key(loaded.attributes)
+            }
+        case let .password(hash)?:
+            return try withWriteTransaction { tx in
+                guard let loaded = try loadPassword(hash: hash, anyGroup: true), loaded.attributes.itemID == id else {
+                    throw notFound
+                }
+                try checkWritable(loaded.attributes.accessGroup)
+                tx.remove(StoreLayout.passwordPath(hash: hash))
+                if let internet = loaded.metadata.internetAttributes() { return .internetPassword(internet) }
+                return .genericPassword(loaded.attributes)
+            }
+        case .certificate?:
+            return try withWriteTransaction { tx in
+                let loaded: LoadedCertificate
+                do {
+                    loaded = try loadCertificate(id: id, anyGroup: true)
+                } catch RSAError.itemNotFound {
+                    throw notFound
+                }
+                try checkWritable(loaded.attributes.accessGroup)
+                removeCertificateIndex(loaded.metadata, hash: loaded.hash, into: &tx)
+                tx.remove(StoreLayout.certificatePath(hash: loaded.hash))
+                return .certificate(loaded.attributes)
+            }
+        case let .crl(hash)?:
+            guard let loaded = try withReadLock({ try loadCRL(hash: hash) }), loaded.attributes.itemID == id else {
+                throw notFound
+            }
+            try deleteCRL(issuer: loaded.attributes.issuer)
+            return .crl(loaded.attributes)
+        case nil:
+            throw notFound
         }
     }
 }

@@ -62,6 +62,23 @@ extension RSAKeyStore {
         return key
     }
 
+    /// The private key of the private item with this item id, for the package's own
+    /// servers (the PKCS#11 module, the ssh-agent), which list items and then use the one
+    /// listed: by id, because the same tag may be held by several access groups. Opens one
+    /// file; a protected store must be unlocked.
+    ///
+    /// - Throws: `RSAError.itemNotFound` (class key, this id) when no visible private item has
+    ///   it; `RSAError.keyOnToken`; `RSAError.keychainLocked`; `RSAError.damagedItem`;
+    ///   `RSAError.insecureStorePermissions`; `RSAError.storeIOError`.
+    package func privateKey(itemID id: String) throws -> RSAPrivateKey {
+        let notFound = RSAError.itemNotFound(.item(id: id, itemClass: .key))
+        guard let (tagHash, keyClass) = StoreLayout.parseItemID(id), keyClass == .private else { throw notFound }
+        let loaded = try withReadLock { try loadItem(.private, tagHash: tagHash, knownTag: nil, secrets: .current) }
+        guard let loaded, loaded.attributes.itemID == id else { throw notFound }
+        guard let key = loaded.privateKey else { throw RSAError.keyOnToken(tag: loaded.attributes.applicationTag) }
+        return key
+    }
+
     /// The attributes of the key item with this tag and key class: `SecItemCopyMatching` with
     /// `kSecClassKey`, `kSecAttrApplicationTag`, `kSecAttrKeyClass` and `kSecReturnAttributes`.
     /// Opens one file; needs no passphrase.

@@ -144,8 +144,10 @@ extension RSAKeyStore {
         let storeKey = requests.contains { $0.keyClass == .private } ? try currentStoreKey() : nil
         var seen = Set<String>()
         var result: [RSAKeyItemAttributes] = []
+        let group = accessGroupForNewItems
+        if !requests.isEmpty { try registerGroup(group, in: &tx) }
         for request in requests {
-            let tagHash = StoreLayout.tagHash(request.tag)
+            let tagHash = StoreLayout.tagHash(request.tag, group: group)
             let itemPath = StoreLayout.itemPath(request.keyClass, tagHash: tagHash)
             guard seen.insert(itemPath).inserted else {
                 throw RSAError.duplicateItem(.key(tag: request.tag, keyClass: request.keyClass))
@@ -215,10 +217,10 @@ extension RSAKeyStore {
         try RSAKeyStore.validateTag(tag)
         try RSAKeyStore.validateLabel(label)
         let label = label?.isEmpty == true ? nil : label
-        let tagHash = StoreLayout.tagHash(tag)
         return try withWriteTransaction { tx in
             var updated: [RSAKeyItemAttributes] = []
             for candidate in keyClass.map({ [$0] }) ?? RSAKeyClass.allCases {
+                let tagHash = try resolveKey(tag: tag, candidate)
                 guard let loaded = try loadItem(candidate, tagHash: tagHash, knownTag: tag, anyGroup: true) else { continue }
                 try checkWritable(loaded.attributes.accessGroup)
                 var metadata = loaded.metadata
@@ -247,9 +249,9 @@ extension RSAKeyStore {
     ///   `RSAError.invalidTag`; `RSAError.storeIOError`.
     public func deleteKey(tag: String, keyClass: RSAKeyClass? = nil) throws {
         try RSAKeyStore.validateTag(tag)
-        let tagHash = StoreLayout.tagHash(tag)
         try withWriteTransaction { tx in
             for candidate in keyClass.map({ [$0] }) ?? RSAKeyClass.allCases {
+                let tagHash = try resolveKey(tag: tag, candidate)
                 let itemPath = StoreLayout.itemPath(candidate, tagHash: tagHash)
                 guard try StoreFileSystem.status(layout.absolute(itemPath)) != nil else { continue }
                 try checkKeyDeletable(itemPath)
@@ -264,8 +266,10 @@ extension RSAKeyStore {
     }
 
     /// Rebuild the fingerprint index from the item files: add missing entries, remove entries
-    /// that name no item or the wrong fingerprint. Needed only if index/ was damaged or
-    /// removed by hand; every write keeps it current.
+    /// that name no item or the wrong fingerprint, and the same for the certificate indexes and
+    /// the access group registry (which lets a store opened without groups find items of other
+    /// groups by name). Needed only if index/ was damaged or removed by hand; every write keeps
+    /// it current.
     ///
     /// - Returns: how many entries were added and removed.
     /// - Throws: `RSAError.storeIOError`.
@@ -273,6 +277,7 @@ extension RSAKeyStore {
     public func rebuildIndex() throws -> (added: Int, removed: Int) {
         try withWriteTransaction { tx in
             var wanted = Set<String>()
+            var groups = Set<String>()
             for keyClass in RSAKeyClass.allCases {
                 let classFolder = StoreLayout.classDirectory(keyClass)
                 for shard in try StoreFileSystem.listDirectory(layout.absolute(classFolder)) where StoreLayout.isShardName(shard) {
@@ -281,15 +286,28 @@ extension RSAKeyStore {
                               let loaded = try? loadItem(keyClass, tagHash: tagHash, knownTag: nil, anyGroup: true) else { continue }
                         wanted.insert(StoreLayout.fingerprintEntry(
                             fingerprintHex: loaded.metadata.fingerprint, tagHash: tagHash, keyClass: keyClass))
+                        groups.insert(loaded.attributes.accessGroup)
                     }
                 }
             }
+            var present = Set<String>()
             // Certificates: label, certificate fingerprint and public-key fingerprint entries.
             for hash in try certificateFileHashes() {
                 guard let loaded = try? loadCertificate(hash: hash, anyGroup: true) else { continue }
                 wanted.formUnion(RSAKeyStore.indexEntries(loaded.metadata, hash: hash))
+                groups.insert(loaded.attributes.accessGroup)
             }
-            var present = Set<String>()
+            for hash in try passwordFileHashes() {
+                guard let loaded = try? loadPassword(hash: hash, anyGroup: true) else { continue }
+                groups.insert(loaded.attributes.accessGroup)
+            }
+            // The group registry: one entry per group that holds an item.
+            groups.remove(RSAKeyStore.defaultAccessGroup)
+            wanted.formUnion(groups.map(StoreLayout.groupEntry))
+            for name in try StoreFileSystem.listDirectory(layout.absolute(StoreLayout.groupIndexDirectory))
+            where !name.hasPrefix(StoreFileSystem.temporaryPrefix) {
+                present.insert(StoreLayout.groupEntry(name))
+            }
             for indexFolder in [StoreLayout.fingerprintIndexDirectory, StoreLayout.labelIndexDirectory,
                                 StoreLayout.certificateIndexDirectory] {
                 for shard in try StoreFileSystem.listDirectory(layout.absolute(indexFolder)) where StoreLayout.isShardName(shard) {

@@ -55,10 +55,11 @@ extension RSAKeyStore {
             try RSAKeyStore.validateLabel(entry.comment)
             try RSAKeyStore.validatePasswordValue(entry.value)
         }
+        let group = accessGroupForNewItems
         return try withWriteTransaction { tx in
             var seen = Set<String>()
             for entry in entries {
-                let hash = StoreLayout.passwordHash(service: entry.service, account: entry.account)
+                let hash = StoreLayout.passwordHash(service: entry.service, account: entry.account, group: group)
                 // A damaged item still holds the name: it is a duplicate too (delete it first).
                 guard seen.insert(hash).inserted,
                       try StoreFileSystem.status(layout.absolute(StoreLayout.passwordPath(hash: hash))) == nil else {
@@ -67,16 +68,17 @@ extension RSAKeyStore {
             }
             let storeKey = try currentStoreKey()
             let now = StoreItemRecord.formatDate(milliseconds: StoreItemRecord.nowMilliseconds())
+            if !entries.isEmpty { try registerGroup(group, in: &tx) }
             var result: [RSAGenericPasswordAttributes] = []
             for entry in entries {
                 let (value, service, account, label, comment) = entry
-                let hash = StoreLayout.passwordHash(service: service, account: account)
+                let hash = StoreLayout.passwordHash(service: service, account: account, group: group)
                 let path = StoreLayout.passwordPath(hash: hash)
                 let metadata = StorePasswordMetadata(
                     itemID: StoreLayout.newItemID(hash: hash, kind: .password), service: service,
                     account: account, label: label, comment: comment, creationDate: now,
                     modificationDate: now, valueByteCount: value.count,
-                    accessGroup: RSAKeyStore.recordedGroup(accessGroupForNewItems))
+                    accessGroup: RSAKeyStore.recordedGroup(group))
                 var contents = try encodePassword(metadata, value: value, storeKey: storeKey)
                 defer { wipe(&contents) }
                 try tx.stageFile(path, contents: contents)
@@ -94,8 +96,7 @@ extension RSAKeyStore {
     ///   `RSAError.storeIOError`.
     public func genericPassword(service: String, account: String) throws -> RSAGenericPasswordAttributes {
         try RSAKeyStore.validateService(service, account: account)
-        let hash = StoreLayout.passwordHash(service: service, account: account)
-        guard let loaded = try withReadLock({ try loadPassword(hash: hash) }) else {
+        guard let loaded = try withReadLock({ try loadPassword(hash: try resolvePassword(service: service, account: account)) }) else {
             throw RSAError.itemNotFound(.genericPassword(service: service, account: account))
         }
         return loaded.attributes
@@ -110,17 +111,23 @@ extension RSAKeyStore {
     ///   `RSAError.storeIOError`.
     public func genericPasswords(service: String) throws -> [RSAGenericPasswordAttributes] {
         try RSAKeyStore.validateService(service, account: "")
-        let serviceHash = StoreLayout.serviceHash(service)
-        let shard = StoreLayout.passwordShard(serviceHash: serviceHash)
+        // One folder per group seen: the service's name is qualified by the group.
         let found: [RSAGenericPasswordAttributes] = try withReadLock {
-            try StoreFileSystem.listDirectory(layout.absolute(shard)).compactMap { name in
-                guard name.hasPrefix(serviceHash),
-                      let hash = StoreLayout.recordHash(fromName: name, digits: 128) else { return nil }
-                guard let loaded = try loadPassword(hash: hash), loaded.metadata.internet == nil else { return nil }
-                return loaded.attributes
+            try lookupGroups().flatMap { group -> [RSAGenericPasswordAttributes] in
+                let serviceHash = StoreLayout.serviceHash(service, group: group)
+                let shard = StoreLayout.passwordShard(serviceHash: serviceHash)
+                return try StoreFileSystem.listDirectory(layout.absolute(shard)).compactMap { name -> RSAGenericPasswordAttributes? in
+                    guard name.hasPrefix(serviceHash),
+                          let hash = StoreLayout.recordHash(fromName: name, digits: 128) else { return nil }
+                    guard let loaded = try loadPassword(hash: hash), loaded.metadata.internet == nil else { return nil }
+                    return loaded.attributes
+                }
             }
         }
-        return found.sorted { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
+        return found.sorted {
+            if !$0.account.utf8.elementsEqual($1.account.utf8) { return $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
+            return $0.accessGroup.utf8.lexicographicallyPrecedes($1.accessGroup.utf8)
+        }
     }
 
     /// The value of the generic password (service, account) (`kSecReturnData`). In a
@@ -132,9 +139,8 @@ extension RSAKeyStore {
     ///   `RSAError.damagedItem` (including a sealed value that does not open); `RSAError.storeIOError`.
     public func genericPasswordValue(service: String, account: String) throws -> RSASecretBytes {
         try RSAKeyStore.validateService(service, account: account)
-        let hash = StoreLayout.passwordHash(service: service, account: account)
         return try withReadLock {
-            guard let loaded = try loadPassword(hash: hash) else {
+            guard let loaded = try loadPassword(hash: try resolvePassword(service: service, account: account)) else {
                 throw RSAError.itemNotFound(.genericPassword(service: service, account: account))
             }
             return try openPassword(loaded, storeKey: loaded.sealed ? currentStoreKey() : nil)
@@ -164,9 +170,9 @@ extension RSAKeyStore {
         service: String, account: String, value: RSASecretBytes? = nil, label: String? = nil, comment: String? = nil
     ) throws -> RSAGenericPasswordAttributes {
         try RSAKeyStore.validateService(service, account: account)
-        let hash = StoreLayout.passwordHash(service: service, account: account)
         let updated = try updatePassword(
-            hash: hash, query: .genericPassword(service: service, account: account),
+            hash: { StoreLayout.passwordHash(service: service, account: account, group: $0) },
+            query: .genericPassword(service: service, account: account),
             value: value, label: label, comment: comment)
         return updated.attributes()!
     }
@@ -178,9 +184,9 @@ extension RSAKeyStore {
     ///   `RSAError.storeIOError`.
     public func deleteGenericPassword(service: String, account: String) throws {
         try RSAKeyStore.validateService(service, account: account)
-        let hash = StoreLayout.passwordHash(service: service, account: account)
-        let path = StoreLayout.passwordPath(hash: hash)
         try withWriteTransaction { tx in
+            let hash = try resolvePassword(service: service, account: account)
+            let path = StoreLayout.passwordPath(hash: hash)
             guard try StoreFileSystem.status(layout.absolute(path)) != nil else {
                 throw RSAError.itemNotFound(.genericPassword(service: service, account: account))
             }
@@ -191,16 +197,28 @@ extension RSAKeyStore {
 
     // MARK: Internals
 
-    /// `SecItemUpdate` for both password classes: the item file of `hash` rewritten with the
-    /// attributes given (nil: unchanged), under the write lock.
+    /// The hash of the generic password file a lookup of (service, account) reads: see
+    /// ``resolveName(_:hash:path:)``. Call under a lock.
+    ///
+    /// - Throws: `RSAError.ambiguousItem`, `RSAError.storeIOError`.
+    func resolvePassword(service: String, account: String) throws -> String {
+        try resolveName(.genericPassword(service: service, account: account),
+                        hash: { StoreLayout.passwordHash(service: service, account: account, group: $0) },
+                        path: StoreLayout.passwordPath)
+    }
+
+    /// `SecItemUpdate` for both password classes: the item file the name resolves to (`hash`
+    /// gives the file hash of the name in a group) rewritten with the attributes given (nil:
+    /// unchanged), under the write lock.
     /// - Throws: `RSAError.itemNotFound(query)` when the file is absent; as ``updateGenericPassword(service:account:value:label:comment:)``.
     func updatePassword(
-        hash: String, query: RSAKeychainItemQuery, value: RSASecretBytes?, label: String?, comment: String?
+        hash name: (String) -> String, query: RSAKeychainItemQuery, value: RSASecretBytes?, label: String?, comment: String?
     ) throws -> StorePasswordMetadata {
         try RSAKeyStore.validateLabel(label)
         try RSAKeyStore.validateLabel(comment)
         if let value { try RSAKeyStore.validatePasswordValue(value) }
         return try withWriteTransaction { tx in
+            let hash = try resolveName(query, hash: name, path: StoreLayout.passwordPath)
             guard let loaded = try loadPassword(hash: hash, anyGroup: true),
                   query.itemClass == (loaded.metadata.internet == nil ? .genericPassword : .internetPassword) else {
                 throw RSAError.itemNotFound(query)
@@ -275,11 +293,11 @@ extension RSAKeyStore {
         }
         do {
             let (metadata, sealed, secret) = try StorePasswordFile.decode(bytes)
-            guard metadata.fileHash == hash else {
-                throw StoreDamage("the service and account in the metadata do not match the file name")
-            }
             guard let group = RSAKeyStore.checkedGroup(metadata.accessGroup) else {
                 throw StoreDamage("the access group is not a valid group name")
+            }
+            guard metadata.fileHash == hash else {
+                throw StoreDamage("the service, account and access group in the metadata do not match the file name")
             }
             if metadata.internet != nil && metadata.internetAttributes() == nil { throw StoreDamage("a date is not valid") }
             guard case .password(let idHash)? = StoreLayout.parseAnyItemID(metadata.itemID), idHash == hash else {

@@ -53,8 +53,9 @@ extension RSAKeyStore {
     ///   `RSAError.invalidTag`; `RSAError.storeIOError`.
     public func tokenKey(tag: String) throws -> RSATokenKey? {
         try RSAKeyStore.validateTag(tag)
-        let itemPath = StoreLayout.itemPath(.private, tagHash: StoreLayout.tagHash(tag))
-        if let metadata = try? withReadLock({ try readMetadata(itemPath) }), metadata.token == nil {
+        if let metadata = try? withReadLock({
+            try readMetadata(StoreLayout.itemPath(.private, tagHash: try resolveKey(tag: tag, .private)))
+        }), metadata.token == nil {
             return nil
         }
         let loaded = try loadByTag(tag, .private)

@@ -13,8 +13,16 @@
 //   <store>/private/<hh>/<H>.pem            private item for that tag
 //   <store>/index/fingerprint/<ff>/<F>.<H>.<class>   empty: item (H, class) has fingerprint F
 //
+//   <store>/index/group/<G>                 empty: the store holds (or held) an item of group G
+//
 // H = lower-case hex SHA-256 of the tag's UTF-8 bytes (64 digits), hh its first two digits;
 // F = lower-case hex fingerprint, ff its first two digits. File names never contain the tag.
+//
+// Access groups: an item of group "default" is named exactly as above; an item of any other
+// group G is named by the SHA-256 of the same bytes behind the prefix 0xFF || len(G) || G
+// (``groupQualified(_:group:)``), so the same tag (service and account, issuer and serial...)
+// has one file name per group. 0xFF never occurs in UTF-8 and never starts the length-prefixed
+// inputs (their first byte is 0x00), so no grouped name equals an ungrouped one.
 //
 // Every folder and file name of this layout is spelled here and nowhere else; the rest of the
 // store asks this type for paths.
@@ -43,6 +51,28 @@ internal struct StoreLayout: Sendable {
     static let indexDirectory = "index"
     static let fingerprintIndexDirectory = "index/fingerprint"
     static let itemSuffix = ".pem"
+    /// The folder of the group registry: one empty file per access group other than the
+    /// default that has had an item, so that a lookup through a store opened without groups
+    /// knows which file names to try.
+    static let groupIndexDirectory = "index/group"
+
+    /// "index/group/G" (relative); G is a valid group name, so it is one path component.
+    static func groupEntry(_ group: String) -> String {
+        groupIndexDirectory + "/" + group
+    }
+
+    /// The bytes whose SHA-256 names an item of `group`: `bytes` for the default group, else
+    /// 0xFF, the group's length (4 bytes, big-endian), the group, then `bytes`.
+    static func groupQualified(_ bytes: [UInt8], group: String) -> [UInt8] {
+        guard group != RSAKeyStore.defaultAccessGroup else { return bytes }
+        let name = Array(group.utf8), n = UInt32(name.count)
+        return [0xFF, UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)] + name + bytes
+    }
+
+    /// Lower-case hex SHA-256 of ``groupQualified(_:group:)``.
+    static func groupHash(_ bytes: [UInt8], group: String) -> String {
+        StoreHex.encode(RSAHashAlgorithm.sha256.hash(groupQualified(bytes, group: group)))
+    }
 
     /// `relative` under the root.
     func absolute(_ relative: String) -> String { root + "/" + relative }
@@ -74,9 +104,10 @@ internal struct StoreLayout: Sendable {
         folder + "/" + hash.prefix(2) + "/" + hash + recordSuffix
     }
 
-    /// The tag hash H: lower-case hex SHA-256 of the tag's UTF-8 bytes (64 digits).
-    static func tagHash(_ tag: String) -> String {
-        StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(tag.utf8)))
+    /// The tag hash H: lower-case hex SHA-256 of the tag's UTF-8 bytes (64 digits), qualified
+    /// by the group for groups other than the default.
+    static func tagHash(_ tag: String, group: String) -> String {
+        groupHash(Array(tag.utf8), group: group)
     }
 
     /// "public/hh" or "private/hh".
@@ -170,26 +201,26 @@ internal struct StoreLayout: Sendable {
     // MARK: Passwords and certificates
 
     /// S A: hex SHA-256 of the service's UTF-8 bytes, then of the account's (128 digits).
-    static func passwordHash(service: String, account: String) -> String {
-        serviceHash(service) + StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(account.utf8)))
+    static func passwordHash(service: String, account: String, group: String) -> String {
+        serviceHash(service, group: group) + StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(account.utf8)))
     }
 
     /// I A for an internet password: I = hex SHA-256 of "internet-password" and the server,
     /// protocol, port, path, authentication type and security domain (each as a 4-byte
     /// big-endian length and its UTF-8), A = hex SHA-256 of the account (128 digits). Lives
-    /// in the passwords folder, sharded by I.
-    static func internetPasswordHash(_ key: RSAInternetPasswordKey) -> String {
+    /// in the passwords folder, sharded by I. I is qualified by the group (not A).
+    static func internetPasswordHash(_ key: RSAInternetPasswordKey, group: String) -> String {
         var bytes: [UInt8] = []
         for field in ["internet-password"] + key.fields.dropLast() {
             let utf8 = Array(field.utf8), n = UInt32(utf8.count)
             bytes += [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)] + utf8
         }
-        return StoreHex.encode(RSAHashAlgorithm.sha256.hash(bytes)) + StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(key.account.utf8)))
+        return groupHash(bytes, group: group) + StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(key.account.utf8)))
     }
 
-    /// S: hex SHA-256 of the service's UTF-8 bytes (64 digits).
-    static func serviceHash(_ service: String) -> String {
-        StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array(service.utf8)))
+    /// S: hex SHA-256 of the service's UTF-8 bytes (64 digits), qualified by the group.
+    static func serviceHash(_ service: String, group: String) -> String {
+        groupHash(Array(service.utf8), group: group)
     }
 
     /// "passwords/ss" for a service hash S (the folder holding every account of S).
@@ -203,12 +234,12 @@ internal struct StoreLayout: Sendable {
     }
 
     /// C: hex SHA-256 of (4-byte big-endian length of the issuer's UTF-8, the issuer, the
-    /// serial number's bytes): one name per (issuer, serial).
-    static func certificateHash(issuer: String, serialNumber: [UInt8]) -> String {
+    /// serial number's bytes), qualified by the group: one name per (group, issuer, serial).
+    static func certificateHash(issuer: String, serialNumber: [UInt8], group: String) -> String {
         let name = Array(issuer.utf8)
         let n = UInt32(name.count)
         let bytes = [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)] + name + serialNumber
-        return StoreHex.encode(RSAHashAlgorithm.sha256.hash(bytes))
+        return groupHash(bytes, group: group)
     }
 
     static let labelIndexDirectory = "index/label"

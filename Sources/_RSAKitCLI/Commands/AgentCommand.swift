@@ -14,7 +14,7 @@ struct AgentCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "agent",
         overview: "Unlock a protected store once: start, query, lock or stop the rsakit agent.",
-        usage: "rsakit agent start [--lifetime <DURATION>] [--idle <DURATION>] [--foreground] [--socket <PATH>] [--ssh [--ssh-socket <PATH>]] [--store-passin <SPEC>] [--store <DIR>] | status | lock | unlock [--store-passin <SPEC>] | stop",
+        usage: "rsakit agent start [--lifetime <DURATION>] [--idle <DURATION>] [--foreground] [--socket <PATH>] [--ssh [--ssh-socket <PATH>] [--access-group <GROUP>]...] [--store-passin <SPEC>] [--store <DIR>] | status | lock | unlock [--store-passin <SPEC>] | stop",
         options: [
             .value("socket", "PATH", "The agent socket (default: $RSAKIT_AGENT_SOCK, else $XDG_RUNTIME_DIR/rsakit/agent.sock, else /tmp/rsakit-UID/agent.sock)."),
             .value("lifetime", "DURATION", "start: drop the key and end after DURATION (90s, 30m, 8h, 1d; default: no limit).").only("start", "serve"),
@@ -22,6 +22,7 @@ struct AgentCommand: RSAKitCommand {
             .flag("foreground", "start: stay attached and serve until stopped (default: run in the background).").only("start"),
             .flag("ssh", "start: also serve the store's RSA keys to ssh on an ssh-agent socket, and print SSH_AUTH_SOCK.").only("start", "serve"),
             .value("ssh-socket", "PATH", "start --ssh: the ssh-agent socket (default: beside the agent socket, agent-ssh.sock for agent.sock).").only("start", "serve"),
+            .repeated("access-group", "GROUP", "start --ssh: list and sign with only the keys of these access groups (repeatable; default: every group).").only("start", "serve"),
         ],
         positionals: ["SUBCOMMAND"],
         subcommands: ["start", "status", "lock", "unlock", "stop"],
@@ -48,7 +49,8 @@ struct AgentCommand: RSAKitCommand {
         tags as comments, and ssh signs with them (rsa-sha2-256, rsa-sha2-512; SHA-1 ssh-rsa
         signatures are refused). The private keys stay in the agent, opened for one signature
         each; a locked agent lists none. ssh-add cannot add, remove or lock keys there: rsakit
-        import, delete and agent lock do.
+        import, delete and agent lock do. With --access-group (repeatable) ssh sees and uses
+        only the keys of those groups; unlocking for rsakit's own commands is not filtered.
         status exits 0 when the agent serves this store unlocked, 1 otherwise.
         """,
         passphrases: .only(["start", "serve", "unlock"]))
@@ -63,8 +65,9 @@ struct AgentCommand: RSAKitCommand {
         self.arguments = arguments
         subcommand = try parseSubcommand(arguments, spec: Self.spec)
         socketPath = arguments.value("socket") ?? RSAKeychainAgent.defaultSocketPath()
-        if arguments.value("ssh-socket") != nil && !arguments.flag("ssh") {
-            throw UsageError(message: "--ssh-socket needs --ssh", command: Self.spec.name)
+        for option in ["ssh-socket", "access-group"] where !arguments.values(option).isEmpty && !arguments.flag("ssh") {
+            // The agent's own socket serves the whole store's key: groups filter ssh only.
+            throw UsageError(message: "--\(option) needs --ssh", command: Self.spec.name)
         }
         sshSocketPath = arguments.flag("ssh") ? arguments.value("ssh-socket") ?? Self.sshSocketPath(beside: socketPath) : nil
         for option in ["lifetime", "idle"] { _ = try duration(option) }
@@ -147,6 +150,7 @@ struct AgentCommand: RSAKitCommand {
         for option in ["lifetime", "idle"] { if let value = arguments.value(option) { argv += ["--\(option)", value] } }
         if arguments.flag("allow-insecure-store") { argv.append("--allow-insecure-store") }
         if let sshSocketPath { argv += ["--ssh", "--ssh-socket", sshSocketPath] }
+        for group in arguments.values("access-group") { argv += ["--access-group", group] }
         // The agent process checks the passphrase; a wrong one ends it, and a prompting
         // program is asked once more for a second agent process.
         let reply = try Passphrase.withStorePassphrase(arguments, command: Self.spec.name, path: store.path) { passphrase in

@@ -13,9 +13,9 @@ struct FetchCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "fetch",
         overview: "Fetch an https URL with a stored identity (mutual TLS); the body to standard output or a file.",
-        usage: "rsakit fetch <URL> [--identity <LABEL> | --tag <TAG>] [--out <FILE>] [--anchor <FILE>]... [--anchors-only] [--max-redirects <N>] [--timeout <S>] [--http1.1] [-v] [--passin <SPEC>] [--token-pin <SPEC>] [--store <DIR>]",
+        usage: "rsakit fetch <URL> [--identity <LABEL> | --tag <TAG>] [--access-group <GROUP>]... [--out <FILE>] [--anchor <FILE>]... [--anchors-only] [--max-redirects <N>] [--timeout <S>] [--http1.1] [-v] [--passin <SPEC>] [--token-pin <SPEC>] [--store <DIR>]",
         options: [
-            TLSCommand.identityOptions[0], TLSCommand.identityOptions[1],
+            TLSCommand.identityOptions[0], TLSCommand.identityOptions[1], TLSCommand.identityGroupOption,
             .value("out", "FILE", "Write the body to FILE, which appears only once the body is complete (default: standard output)."),
             TLSCommand.anchorOptions[0], TLSCommand.anchorOptions[1],
             .value("max-redirects", "N", "Follow at most N redirects, https to https only (default 10)."),

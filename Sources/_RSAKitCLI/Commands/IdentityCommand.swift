@@ -183,7 +183,8 @@ struct IdentityCommand: RSAKitCommand {
          "publicKeyFingerprint": identity.privateKey.fingerprint.hexString,
          "notValidBefore": rfc3339(identity.certificate.notValidBefore),
          "notValidAfter": rfc3339(identity.certificate.notValidAfter), "certificateItemID": identity.certificate.itemID,
-         "privateKeyItemID": identity.privateKey.itemID, "chain": identity.chain.map(\.label)]
+         "privateKeyItemID": identity.privateKey.itemID, "chain": identity.chain.map(\.label),
+         "accessGroup": identity.accessGroup]
     }
 
     private func identity(_ store: RSAKeyStore) throws -> RSAIdentityItem {
@@ -197,6 +198,7 @@ struct IdentityCommand: RSAKitCommand {
         let certificate = try store.certificateValue(id: identity.certificate.itemID)
         var text = "label: \(terminalSafe(identity.certificate.label))\nprivate key tag: \(terminalSafe(identity.privateKey.applicationTag))\n"
         text += "private key item id: \(identity.privateKey.itemID)\ncertificate item id: \(identity.certificate.itemID)\n"
+        text += "access group: \(identity.accessGroup)\n"
         text += CertShow.text(certificate)
         for member in identity.chain { text += "chain: \(terminalSafe(member.label)) (\(member.fingerprintHex))\n" }
         return text

@@ -271,8 +271,9 @@ struct DeleteCommand: RSAKitCommand {
     func run() throws {
         let store = try openStore(arguments)
         if let id = arguments.value("id") {
-            let item = try store.item(id: id)
-            try store.deleteItem(id: id)
+            // deleteItem, not item(id:) first: an item of another group is refused (77), not
+            // passed over as a lookup would.
+            let item = try store.deleteItem(id: id)
             try printOutput("deleted \(item.className) item: \(id)\n")
             return
         }

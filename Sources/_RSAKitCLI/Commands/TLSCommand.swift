@@ -15,9 +15,9 @@ struct TLSCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "tls",
         overview: "Connect to a TLS server with a stored identity (mutual TLS); relay standard input and output.",
-        usage: "rsakit tls connect <HOST:PORT> [--identity <LABEL> | --tag <TAG>] [--servername <NAME>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) [--tls1.2 | --tls1.3] [--alpn <LIST>] [--timeout <S>] [-v] [--passin <SPEC>] [--token-pin <SPEC>] [--store <DIR>]",
+        usage: "rsakit tls connect <HOST:PORT> [--identity <LABEL> | --tag <TAG>] [--access-group <GROUP>]... [--servername <NAME>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) [--tls1.2 | --tls1.3] [--alpn <LIST>] [--timeout <S>] [-v] [--passin <SPEC>] [--token-pin <SPEC>] [--store <DIR>]",
         options: [
-            identityOptions[0], identityOptions[1],
+            identityOptions[0], identityOptions[1], identityGroupOption,
             .value("servername", "NAME", "The name the server certificate must match and the SNI sent (default: HOST)."),
             anchorOptions[0], anchorOptions[1],
             .repeated("crl", "FILE", "Check the server's chain against this CRL (PEM or DER); repeatable. A revoked certificate fails the handshake."),
@@ -95,6 +95,12 @@ struct TLSCommand: RSAKitCommand {
             printWarning("--anchors-only without --anchor: only certificates marked trusted in the store are anchors")
         }
     }
+
+    /// `--access-group` where a command only reads an identity (`tls connect`, `fetch`): the
+    /// identity is looked for in these groups only, in order.
+    static let identityGroupOption = OptionSpec.repeated(
+        "access-group", "GROUP",
+        "Look for the --identity or --tag identity in these access groups only (repeatable; the first group holding the name wins). Default: every group.")
 
     /// `--identity` and `--tag`, shared with `fetch`.
     static let identityOptions: [OptionSpec] = [

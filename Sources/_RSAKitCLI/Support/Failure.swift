@@ -5,7 +5,8 @@ import RSAKit
     case success = 0
     /// Any failure not listed below (I/O errors, unwritable output, internal errors).
     case failure = 1
-    /// Bad command line (EX_USAGE).
+    /// Bad command line (EX_USAGE), including a name that several access groups hold given
+    /// without `--access-group`.
     case usage = 64
     /// Input data is wrong: decryption failure, corrupt or truncated file, wrong key (EX_DATAERR).
     case dataError = 65
@@ -69,6 +70,8 @@ import RSAKit
             return "unsupported key format: this is an X.509 certificate, not a key file: encrypt to it with `rsakit encrypt --cert FILE`, keep it with `rsakit cert add FILE`, or extract its public key with `openssl x509 -pubkey -noout -in CERT`"
         case RSAError.unsupportedKeyFormat(RSAKeyFile.pkcs12Reason):
             return "unsupported key format: this is a PKCS#12 file (.p12, .pfx), not a key file: import its identity (key, certificate and chain) with `rsakit identity import FILE`, or extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`"
+        case RSAError.ambiguousItem:
+            return error.description + " with --access-group, or use the item id (rsakit list --json gives it)"
         case let RSAError.duplicateItem(query) where query.itemClass == .key:
             return error.description + " (use --replace to overwrite it)"
         case let RSAError.keyOnToken(tag):
@@ -111,6 +114,8 @@ import RSAKit
             return .alreadyExists
         case .accessGroupNotAllowed:
             return .notPermitted
+        case .ambiguousItem:
+            return .usage
         case .keySizeUnsupported, .publicExponentUnsupported:
             return .usage
         case .keyTooSmallForPadding, .saltLengthInvalid, .keyRestricted:

@@ -86,6 +86,7 @@ enum ManPages {
         ("RSAKIT_AGENT_SOCK", "The socket of a running rsakit agent (default: in $XDG_RUNTIME_DIR, else the store folder)."),
         ("RSAKIT_ENGINE", "ifma, adx or gmp: run private-key operations on that path (for tests and measurement; a path this CPU cannot run is an error). Unset: the fastest this CPU runs, as rsakit --version says."),
         ("RSAKIT_DISABLE_IFMA", "Set to 1 to skip the AVX-512 IFMA kernel: the ADX kernel runs where the CPU has BMI2 and ADX, else GMP's constant-time path."),
+        ("RSAKIT_PKCS11_ACCESS_GROUPS", "Read by the PKCS#11 module librsakit-pkcs11.so, not by rsakit: g1,g2 shows only those access groups' keys and certificates in its slot (unset: every group; a name that is not a valid group: no token)."),
     ]
 
     static let files: [(String, String)] = [

@@ -83,7 +83,7 @@ class KeychainTestCase: XCTestCase {
 
     /// The item file of `tag`'s `keyClass` item in `store` (the layout's path, whether or not it exists).
     func itemFile(_ store: RSAKeyStore, _ tag: String, _ keyClass: RSAKeyClass) -> String {
-        store.path + "/" + StoreLayout.itemPath(keyClass, tagHash: StoreLayout.tagHash(tag))
+        store.path + "/" + StoreLayout.itemPath(keyClass, tagHash: StoreLayout.tagHash(tag, group: "default"))
     }
 
     /// Permission bits of `path` (lstat), or nil.
