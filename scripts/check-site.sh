@@ -12,12 +12,15 @@
 #  2. In headless Chromium (Debian's chromium through Debian's chromedriver and Selenium from
 #     PyPI; `--headless=new`, and `--no-sandbox` as root): the landing page, DocC's merged
 #     landing page, RSAKit's page, five symbol pages (RSAPrivateKey, RSAKeyStore, RSATrust,
-#     RSATLSConnection, RSAError, one from each layer's archive), one guide and one man page.
+#     RSATLSConnection, RSAError, one from each layer's archive), one guide (docs/testing.md, its
+#     first heading as the title) and one man page.
 #     Each must show its expected title (on DocC's pages, the title element its JavaScript
 #     renders from the page's data JSON: the check waits up to 30 s for it), log no console
 #     error (the browser log at SEVERE, through goog:loggingPrefs), load every same-origin
 #     resource with status 200 (a DocC page at least one data JSON), and every same-origin
 #     link in the rendered DOM must answer 200.
+# The site is served at the root, so it must be built with the default base path (no
+# $RSAKIT_SITE_BASE_PATH).
 # The browser part is skipped, saying so, only when Chromium cannot start at all (not
 # installed, or the driver cannot open a session); the link part runs regardless.
 #
