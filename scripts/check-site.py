@@ -235,7 +235,9 @@ def check_in_browser(driver, origin, crawler):
         for name, status in resources:
             if not name.startswith(origin):
                 continue
-            if status != 200:
+            # 0: served from the browser's cache without a status (a failed load logs a
+            # console error as well, which fails above); 304: revalidated from the cache.
+            if status not in (200, 0, 304):
                 fail(f"{path}: loaded {name[len(origin):]} with status {status}")
             if name.startswith(origin + "/reference/data/") and name.endswith(".json"):
                 data += 1
