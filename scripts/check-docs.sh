@@ -13,9 +13,11 @@
 #     (a fragment of Package.swift) is marked by the line `<!-- snippet: skip REASON -->`
 #     right before its fence, and is listed with its reason on every run; shell sessions and
 #     output use another fence language (```sh, ```text or none) and are not compiled.
-#  3. docs.sh: where `docc` is on PATH, scripts/docs.sh runs with its output in a temporary
-#     folder; `git status --porcelain --ignored` must be the same before and after (nothing
-#     written into the repository but the build folder), and docc must report no link it
+#  3. docs.sh: where `docc` is on PATH, scripts/docs.sh builds the documentation site in a
+#     temporary folder (or in DIR with --site DIR, kept for scripts/check-site.sh);
+#     `git status --porcelain --ignored` must be the same before and after (nothing written
+#     into the repository but the build folder), the site must hold its three parts, and docc
+#     must report no link of RSAKit's archive (the catalog over every layer's symbols) that it
 #     cannot resolve (or that is ambiguous) and no warning about the catalog's articles.
 #  4. References: the tree names no tracker entry (the word issue followed by its number): a
 #     reader of the repository has no such tracker, so a comment or a doc says the reason.
@@ -23,7 +25,15 @@
 # Exit status 1 when any check fails, each failure on a line starting "check-docs: error:".
 # About 15-30 s once RSAKit is built (the time is printed at the end; 17-27 s measured on a
 # 2-core machine shared with two other builds).
+# Usage: scripts/check-docs.sh [--site DIR]
 set -euo pipefail
+site=""
+if [ "$#" -eq 2 ] && [ "$1" = --site ]; then
+    site=$(realpath -m "$2")
+elif [ "$#" -ne 0 ]; then
+    echo "usage: scripts/check-docs.sh [--site DIR]" >&2
+    exit 64
+fi
 cd "$(dirname "$0")/.."
 began=$(date +%s)
 catalog=Sources/RSAKit/RSAKit.docc
@@ -156,7 +166,8 @@ if ! git rev-parse --git-dir >/dev/null 2>&1; then
     echo "check-docs: not a git checkout: scripts/docs.sh not checked"
 elif command -v docc >/dev/null 2>&1; then
     git status --porcelain --ignored >"$work/status-before.txt"
-    if ! RSAKIT_DOCS_OUTPUT="$work/docs" scripts/docs.sh >"$work/docs.log" 2>&1; then
+    site=${site:-$work/docs}
+    if ! RSAKIT_DOCS_OUTPUT="$site" scripts/docs.sh >"$work/docs.log" 2>&1; then
         fail "scripts/docs.sh failed:"
         tail -n 30 "$work/docs.log" >&2
     fi
@@ -167,8 +178,11 @@ elif command -v docc >/dev/null 2>&1; then
         cat "$work/status.diff" >&2
         repository="REPOSITORY CHANGED"
     fi
-    archive="archive built"
-    [ -d "$work/docs/RSAKit.doccarchive" ] || { fail "scripts/docs.sh made no RSAKit.doccarchive"; archive="NO ARCHIVE"; }
+    archive="site built"
+    for part in index.html reference/index/index.json reference/documentation/rsakit/index.html \
+            man/index.html guides/index.html; do
+        [ -f "$site/$part" ] || { fail "scripts/docs.sh made no $part in the site"; archive="SITE INCOMPLETE"; }
+    done
     # A warning's location follows on a "-->" line: a file of the catalog ("Trust.md:12:3")
     # or a source file ("../X509/RSATrust.swift:40:9").
     awk '

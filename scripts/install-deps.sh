@@ -11,7 +11,10 @@
 # OpenSSL's pkcs11 engine for curl (libengine-pkcs11-openssl), NSS's certutil, modutil and tstclnt
 # (libnss3-tools); for keys on a token: SoftHSM2 (softhsm2: softhsm2-util and
 # /usr/lib/softhsm/libsofthsm2.so, a token directory per test); pinentry-tty (the agent's pinentry
-# dialog, driven through a pseudo-terminal by the tests).
+# dialog, driven through a pseudo-terminal by the tests); for the documentation site
+# (scripts/docs.sh, scripts/check-site.sh): mandoc (man pages in HTML), python3-markdown (the
+# guides), chromium and chromium-driver (the browser check), and Selenium from PyPI for the
+# python3 on PATH (with pip: python3-pip when it has none).
 set -euo pipefail
 need=()
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
@@ -45,6 +48,12 @@ command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
 command -v jq >/dev/null 2>&1 || need+=(jq)
 compgen -G '/usr/lib/*/engines-3/pkcs11.so' >/dev/null || need+=(libengine-pkcs11-openssl)
 { command -v certutil && command -v modutil && command -v tstclnt; } >/dev/null 2>&1 || need+=(libnss3-tools)
+command -v mandoc >/dev/null 2>&1 || need+=(mandoc)
+# Debian's python3-markdown serves /usr/bin/python3, which scripts/docs.sh falls back to.
+{ python3 -c 'import markdown' || /usr/bin/python3 -c 'import markdown'; } >/dev/null 2>&1 || need+=(python3-markdown)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+python3 -c 'import selenium' >/dev/null 2>&1 || python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 # scripts/check-aarch64.sh compiles the C targets for aarch64 against Debian's arm64 libc and
 # GMP headers (a foreign architecture, so dpkg must know arm64 before apt-get update).
 arm64=0
@@ -58,5 +67,17 @@ if [ "${#need[@]}" -gt 0 ]; then
     [ "$arm64" -eq 0 ] || $SUDO dpkg --add-architecture arm64
     $SUDO apt-get update -qq
     $SUDO apt-get install -y -qq "${need[@]}"
+fi
+# Selenium, which drives the browser check, from PyPI (Debian's chromedriver, never a driver or
+# browser it would download). A system Python marked externally managed takes it anyway: the
+# check needs that interpreter, and CI's machine is thrown away afterwards.
+if ! python3 -c 'import selenium' >/dev/null 2>&1; then
+    pip_flags=(--quiet)
+    managed='import os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'
+    python3 -c "$managed" && pip_flags+=(--break-system-packages)
+    [ -w "$(python3 -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" ] || pip_flags+=(--user)
+    echo "rsakit: installing selenium from PyPI for $(command -v python3)" >&2
+    python3 -m pip install "${pip_flags[@]}" 'selenium>=4.10,<5'
 fi
 command -v swift >/dev/null 2>&1 || { echo "rsakit: swift is not on PATH (Swift 6 toolchain needed)" >&2; exit 1; }
