@@ -181,7 +181,7 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// caller's uid or groups. `reason` names the owner, the group and the caller. Nothing
     /// was read or changed.
     case storeAccessDenied(path: String, reason: String)
-    /// A store shared through a Unix group (``RSAKeyStore/createShared(path:unixGroup:)``) has
+    /// A store shared through a Unix group (``RSAKeyStore/createShared(path:unixGroup:accessGroups:)``) has
     /// a folder or file that is open to users outside that group, or owned by another group:
     /// the shared counterpart of ``insecureStorePermissions(path:mode:)``, refused the same
     /// way unless the store is opened with `allowInsecurePermissions: true`.

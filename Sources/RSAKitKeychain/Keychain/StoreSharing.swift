@@ -130,7 +130,7 @@ extension Substring {
 }
 
 extension RSAKeyStore {
-    /// The Unix group this store is shared with (``createShared(path:unixGroup:)``), or nil for
+    /// The Unix group this store is shared with (``createShared(path:unixGroup:accessGroups:)``), or nil for
     /// a store of one user.
     public var sharedUnixGroup: String? {
         layout.permissions.sharedGroup.map(StoreSharing.groupName)
