@@ -223,7 +223,8 @@ public final class RSASystemKeychainAgent: Sendable {
         /// The names of the peer's groups: its primary one and its supplementary ones.
         var groupNames: Set<String> {
             var names: Set<String> = [StoreSharing.groupName(gid)]
-            guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return names }
+            let name = userName
+            guard StoreSharing.userIDs(named: name)?.uid == uid else { return names }
             var count: Int32 = 64
             var groups = [gid_t](repeating: 0, count: Int(count))
             if getgrouplist(name, gid, &groups, &count) < 0 {
@@ -390,10 +391,10 @@ public final class RSASystemKeychainAgent: Sendable {
             let subject: RSASystemAccessRule.Subject
             switch Self.text(fields[1]) {
             case "user":
-                guard getpwnam(name) != nil else { throw Refusal.usage("no Unix user is named \"\(name)\"") }
+                guard StoreSharing.userIDs(named: name) != nil else { throw Refusal.usage("no Unix user is named \"\(name)\"") }
                 subject = .user(name)
             case "group":
-                guard getgrnam(name) != nil else { throw Refusal.usage("no Unix group is named \"\(name)\"") }
+                guard StoreSharing.groupID(named: name) != nil else { throw Refusal.usage("no Unix group is named \"\(name)\"") }
                 subject = .group(name)
             default:
                 throw Refusal.usage("a rule names a user or a group")

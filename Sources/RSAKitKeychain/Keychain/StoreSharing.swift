@@ -67,16 +67,52 @@ internal enum StoreSharing {
     /// The text of the sharing file for `group`.
     static func text(group: gid_t) -> String { header + "gid \(group)\n" }
 
+    // The user and group database through the reentrant calls (getpwuid_r and the like): the
+    // system agent answers callers on several threads at once, and the plain calls share one
+    // static buffer, so one thread could read a name another thread's lookup wrote.
+
+    /// Run a reentrant lookup (`getpwuid_r` and the like) with a scratch buffer, grown on
+    /// ERANGE, and read what it found while the buffer lives; nil when nothing was found.
+    private static func lookup<Entry, Value>(
+        _ call: (UnsafeMutablePointer<Entry>, UnsafeMutablePointer<CChar>, Int, UnsafeMutablePointer<UnsafeMutablePointer<Entry>?>) -> Int32,
+        _ read: (Entry) -> Value?
+    ) -> Value? {
+        let entry = UnsafeMutablePointer<Entry>.allocate(capacity: 1)
+        defer { entry.deallocate() }
+        var size = 1024
+        while size <= 1 << 20 {
+            var buffer = [CChar](repeating: 0, count: size)
+            var result: UnsafeMutablePointer<Entry>?
+            let value: Value?? = buffer.withUnsafeMutableBufferPointer { scratch in
+                let code = call(entry, scratch.baseAddress!, scratch.count, &result)
+                if code == ERANGE { return nil }
+                guard code == 0, let found = result else { return .some(nil) }
+                return .some(read(found.pointee))
+            }
+            if let value { return value }
+            size *= 4
+        }
+        return nil
+    }
+
     /// The name of group `gid`, or its number when it has no name.
     static func groupName(_ gid: gid_t) -> String {
-        guard let entry = getgrgid(gid), let name = entry.pointee.gr_name else { return String(gid) }
-        return String(cString: name)
+        lookup({ getgrgid_r(gid, $0, $1, $2, $3) }, { $0.gr_name.map { String(cString: $0) } }) ?? String(gid)
     }
 
     /// The name of user `uid`, or its number.
     static func userName(_ uid: uid_t) -> String {
-        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return String(uid) }
-        return String(cString: name)
+        lookup({ getpwuid_r(uid, $0, $1, $2, $3) }, { $0.pw_name.map { String(cString: $0) } }) ?? String(uid)
+    }
+
+    /// The gid of the group named `name`, or nil.
+    static func groupID(named name: String) -> gid_t? {
+        lookup({ getgrnam_r(name, $0, $1, $2, $3) }, { $0.gr_gid })
+    }
+
+    /// The uid and primary gid of the user named `name`, or nil.
+    static func userIDs(named name: String) -> (uid: uid_t, gid: gid_t)? {
+        lookup({ getpwnam_r(name, $0, $1, $2, $3) }, { ($0.pw_uid, $0.pw_gid) })
     }
 
     /// The permissions of the store folder `root`: shared when it holds a sharing file.
@@ -157,10 +193,9 @@ extension RSAKeyStore {
     ///   with that group, or when the group cannot be given (the caller is not a member);
     ///   every error of opening a store.
     public static func createShared(path: String, unixGroup: String, accessGroups: [String]? = nil) throws -> RSAKeyStore {
-        guard let entry = getgrnam(unixGroup) else {
+        guard let gid = StoreSharing.groupID(named: unixGroup) else {
             throw RSAError.invalidAttribute(reason: "no Unix group is named \"\(unixGroup)\"")
         }
-        let gid = entry.pointee.gr_gid
         if let accessGroups { try validateAccessGroups(accessGroups) }
         let root = normalised(absolutePath(path))
         let permissions = StorePermissions(sharedGroup: gid)
