@@ -16,7 +16,7 @@ let systemOption = OptionSpec.flag(
 /// the one system store).
 func systemKeychainClient(_ arguments: ParsedArguments, command: String) throws -> RSASystemKeychainClient {
     if arguments.value("store") != nil {
-        throw UsageError(message: "--store and --system name two stores; give one", command: command)
+        throw UsageError(message: "--store does not apply to the system keychain, which its agent serves", command: command)
     }
     return RSASystemKeychainClient()
 }
