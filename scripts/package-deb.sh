@@ -3,8 +3,9 @@
 # OUTDIR: .build/deb) from what scripts/install.sh installs under /usr: the static binary and
 # git-credential-rsakit, the PKCS#11 module (/usr/lib/pkcs11/librsakit-pkcs11.so) and its p11-kit
 # registration (/usr/share/p11-kit/modules/rsakit.module), the man pages, the bash/zsh/fish
-# completions, README.md, CHANGELOG.md and the help text under /usr/share/doc/rsakit, plus
-# Debian's copyright and changelog files.
+# completions, README.md, CHANGELOG.md and the help text under /usr/share/doc/rsakit, the
+# system keychain agent's systemd unit (/usr/lib/systemd/system/rsakit-system-agent.service,
+# installed, not enabled), plus Debian's copyright and changelog files.
 # VERSION is the binary's own (`rsakit --version`, defined once in RSAKitCommandLine.version).
 # Depends: is computed by dpkg-shlibdeps from the libraries the binary really loads. The
 # package Recommends: libcurl3-gnutls, which rsakit loads (dlopen) only for OCSP and CRL
@@ -29,6 +30,8 @@ version=$("$binary" --version | sed -n '1s/^rsakit //p')
 arch=$(dpkg --print-architecture)
 [ -n "$version" ] || { echo "package-deb: cannot read the version from rsakit --version" >&2; exit 1; }
 grep -q "^## \[$version\]" CHANGELOG.md || { echo "package-deb: CHANGELOG.md has no section for $version" >&2; exit 1; }
+
+install -D -m 0644 packaging/rsakit-system-agent.service "$stage/usr/lib/systemd/system/rsakit-system-agent.service"
 
 # Debian's policy: stripped binaries, a copyright file, a compressed changelog, 0755 folders.
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$binary" "$module"

@@ -54,13 +54,13 @@ if [ ${#sanitizers[@]} -eq 0 ]; then
 fi
 
 # The library tests that ASan and UBSan run (both modes), and what the long run adds: every CLI test.
-library='ChunkingTests|ContainerTests|KeyStoreTests|KeyStoreRecoveryTests|FuzzRegressionTests|AsyncMessageTests|AsyncTLSConnectionTests|TLSConnectionTests|PrimitivesTests|KeychainAgentTests'
+library='ChunkingTests|ContainerTests|KeyStoreTests|KeyStoreRecoveryTests|FuzzRegressionTests|AsyncMessageTests|AsyncTLSConnectionTests|TLSConnectionTests|PrimitivesTests|KeychainAgentTests|SystemKeychainTests'
 full_filter="RSAKitTests\\.($library)|RSAKitCLITests\\."
 # CI, address: input parsers, the agent, tokens, TLS and OCSP.
 cli_input='CLIErrorTests|CLIUsabilityTests|CLIMessageFormatTests|CLIOptionsAndJSONTests|CLIPycaVectorTests|CLICRLTests|CLITrustAndCertificateTests|CLIAgentTests|CLITokenTests|CLITLSTests|CLIOCSPTests'
 address_filter="RSAKitTests\\.($library)|RSAKitCLITests\\.($cli_input)"
 # CI, thread: what runs on several threads or processes.
-thread_filter='RSAKitTests\.(ChunkingTests|ContainerTests|KeyStoreTests|KeyStoreRecoveryTests|AsyncMessageTests|AsyncTLSConnectionTests|TLSConnectionTests|PrimitivesTests|KeychainAgentTests)|RSAKitCLITests\.CLIAgentTests'
+thread_filter='RSAKitTests\.(ChunkingTests|ContainerTests|KeyStoreTests|KeyStoreRecoveryTests|AsyncMessageTests|AsyncTLSConnectionTests|TLSConnectionTests|PrimitivesTests|KeychainAgentTests|SystemKeychainTests)|RSAKitCLITests\.CLIAgentTests'
 skip='RSAKitCLITests\.CLIPKCS11Tests'
 sanitizer_log=Tests/sanitizer-log.tsv
 log_header=$'date\tcommit\tsanitizer\ttests\tfailures\treports\tseconds\tcommand'

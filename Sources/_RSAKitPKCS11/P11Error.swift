@@ -42,7 +42,7 @@ struct P11Error: Error {
             return CK_RV(CKR_OBJECT_HANDLE_INVALID)
         case .storeNotFound:
             return CK_RV(CKR_TOKEN_NOT_PRESENT)
-        case .storeIOError, .damagedItem, .insecureStorePermissions:
+        case .storeIOError, .damagedItem, .insecureStorePermissions, .insecureSharedStore, .storeAccessDenied:
             return CK_RV(CKR_DEVICE_ERROR)
         default:
             return CK_RV(CKR_FUNCTION_FAILED)

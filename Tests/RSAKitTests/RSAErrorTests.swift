@@ -41,6 +41,8 @@ final class RSAErrorTests: XCTestCase {
         .passphraseNeeded(what: "PKCS#12 file"), .passphraseIncorrect(what: "PKCS#12 file"),
         .passphraseUnusable(reason: "a NUL byte"), .pkcs12IntegrityCheckFailed, .pkcs12Unusable(reason: "no key"),
         .invalidApplicationIdentifier("x", reason: "no dot"), .accessGroupNotAllowed(group: "com.example.b", allowed: ["com.example.a"]),
+        .storeAccessDenied(path: "/s", reason: "user u is not a member of group g"),
+        .insecureSharedStore(path: "/s/lock", reason: "mode 0664 lets users outside group g in"),
     ]
 
     /// One value of every TLS case but serverNotTrusted (its payload, a trust evaluation, is

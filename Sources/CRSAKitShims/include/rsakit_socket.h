@@ -10,6 +10,11 @@
  * (getsockopt SO_PEERCRED). Returns 0 and sets *uid, or -1 with errno. */
 int rsakit_peer_uid(int fd, unsigned int *uid);
 
+/* The uid and primary gid of the process at the other end of the connected Unix socket `fd`
+ * (SO_PEERCRED), as the kernel recorded them at connect(2): the peer cannot forge them.
+ * Returns 0, or -1 with errno. */
+int rsakit_peer_credentials(int fd, unsigned int *uid, unsigned int *gid);
+
 /* mlockall(MCL_CURRENT | MCL_FUTURE): keep the process's memory out of swap. Returns 0, or
  * the errno (ENOMEM or EPERM when RLIMIT_MEMLOCK is too small: best effort). */
 int rsakit_lock_all_memory(void);

@@ -183,6 +183,16 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// or would add to, change or delete an item of, another group (`group`): the analogue of
     /// `errSecMissingEntitlement`. Nothing was changed.
     case accessGroupNotAllowed(group: String, allowed: [String])
+    /// The caller may not use the store at `path`: a store shared with a Unix group the
+    /// caller's user is not in, or a system keychain agent whose rules do not allow the
+    /// caller's uid or groups. `reason` names the owner, the group and the caller. Nothing
+    /// was read or changed.
+    case storeAccessDenied(path: String, reason: String)
+    /// A store shared through a Unix group (``RSAKeyStore/createShared(path:unixGroup:accessGroups:)``) has
+    /// a folder or file that is open to users outside that group, or owned by another group:
+    /// the shared counterpart of ``insecureStorePermissions(path:mode:)``, refused the same
+    /// way unless the store is opened with `allowInsecurePermissions: true`.
+    case insecureSharedStore(path: String, reason: String)
     // MARK: Certificates, encrypted key files, PKCS#12 (x509)
 
     /// The bytes are not an X.509 certificate (RFC 5280 §4.1) that GnuTLS can read, or a
@@ -323,6 +333,10 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .accessGroupNotAllowed(group, allowed):
             return "access group \"\(group)\" is not one this store was opened with ("
                 + allowed.map { "\"\($0)\"" }.joined(separator: ", ") + ")"
+        case let .storeAccessDenied(path, reason):
+            return "access to the key store at \(path) denied: \(reason)"
+        case let .insecureSharedStore(path, reason):
+            return "unsafe shared key store: \(path): \(reason)"
         case let .malformedCertificate(reason):
             return "malformed certificate: \(reason)"
         case let .crlRefused(reason):

@@ -32,6 +32,8 @@ package enum AgentWire {
 
     package enum Operation: UInt8 {
         case status = 1, open = 2, seal = 3, lock = 4, stop = 5, unlock = 6
+        /// A request to the system keychain agent: field 0 names the verb (RSASystemKeychain.swift).
+        case system = 7
         case ok = 0x80, error = 0x81
     }
 

@@ -237,8 +237,8 @@ public final class RSAKeychainAgent: Sendable {
                 guard let sealed = try? key.seal(request.fields[1], associatedData: request.fields[2]) else { return error("sealing failed") }
                 return AgentWire.Message(.ok, [sealed])
             }
-        case .ok, .error:
-            return error("not a request")
+        case .ok, .error, .system:
+            return error("not a request this agent serves")
         }
     }
 

@@ -55,7 +55,7 @@ extension RSAKeyStore {
             if !tx.isEmpty, let version = try StoreFileSystem.readFile(layout.versionPath, maximumByteCount: 256),
                version.bytes.elementsEqual(StoreLayout.versionTextV1.utf8) {
                 for folder in [StoreLayout.passwordDirectory, StoreLayout.certificateDirectory] {
-                    try StoreFileSystem.makeDirectory(layout.absolute(folder))
+                    try StoreFileSystem.makeDirectory(layout.absolute(folder), layout.permissions)
                 }
                 try tx.stageFile(StoreLayout.versionName, contents: Array(StoreLayout.versionText.utf8))
             }

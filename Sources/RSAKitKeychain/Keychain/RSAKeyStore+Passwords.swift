@@ -286,10 +286,7 @@ extension RSAKeyStore {
         var bytes = file.bytes
         defer { wipe(&bytes) }
         if !allowsInsecurePermissions {
-            let mode = StoreFileSystem.permissions(file.status)
-            if mode & UInt32(StoreFileSystem.groupOtherBits) != 0 {
-                throw RSAError.insecureStorePermissions(path: path, mode: mode)
-            }
+            if let finding = layout.permissions.finding(path, file.status) { throw finding }
         }
         do {
             let (metadata, sealed, secret) = try StorePasswordFile.decode(bytes)

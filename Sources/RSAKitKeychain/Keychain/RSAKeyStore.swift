@@ -191,14 +191,16 @@ public final class RSAKeyStore: Sendable {
             throw RSAError.storeIOError(path: chosen, reason: "the store path is empty")
         }
         let root = RSAKeyStore.normalised(RSAKeyStore.absolutePath(chosen))
-        let layout = StoreLayout(root: root)
+        let layout = StoreLayout(root: root, permissions: try StoreSharing.permissions(root: root))
         self.path = root
         self.layout = layout
         self.allowsInsecurePermissions = allowInsecurePermissions
         if !createIfMissing, try StoreFileSystem.status(layout.versionPath) == nil {
             throw RSAError.storeNotFound(path: root)
         }
-        try RSAKeyStore.tightenIfEmptyFolder(root)  // a FileManager-made folder (RSAKeyStore+App.swift)
+        if layout.permissions.sharedGroup == nil {
+            try RSAKeyStore.tightenIfEmptyFolder(root)  // a FileManager-made folder (RSAKeyStore+App.swift)
+        }
         try RSAKeyStore.prepare(layout)
         self.permissionWarnings = try RSAKeyStore.checkAndClean(
             layout, allowInsecurePermissions: allowInsecurePermissions)
@@ -230,10 +232,10 @@ public final class RSAKeyStore: Sendable {
         defer { lock.release() }
         if try checkVersion(layout) { return }  // made by another opener while this one waited
         for folder in StoreLayout.initialDirectories {
-            try StoreFileSystem.makeDirectory(layout.absolute(folder))
+            try StoreFileSystem.makeDirectory(layout.absolute(folder), layout.permissions)
         }
         let temporary = layout.absolute(StoreFileSystem.temporaryName(for: StoreLayout.versionName))
-        try StoreFileSystem.createFile(temporary, contents: Array(StoreLayout.versionText.utf8))
+        try StoreFileSystem.createFile(temporary, contents: Array(StoreLayout.versionText.utf8), layout.permissions)
         try StoreFileSystem.renameFile(temporary, layout.versionPath)
         try StoreFileSystem.syncDirectory(layout.root)
     }
@@ -268,12 +270,14 @@ public final class RSAKeyStore: Sendable {
         try StoreFileSystem.makeDirectory(path)
     }
 
-    /// Create the lock file (0600) if it does not exist.
+    /// Create the lock file (0600; 0660 and the group's in a shared store, so that every
+    /// member can open it for flock) if it does not exist.
     static func createLockFile(_ layout: StoreLayout) throws {
         if try StoreFileSystem.status(layout.lockPath) != nil { return }
         let fd = Glibc.open(layout.lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, StoreFileSystem.fileMode)
         guard fd >= 0 else { throw StoreFileSystem.ioError("open", layout.lockPath) }
-        fchmod(fd, StoreFileSystem.fileMode)
+        if let group = layout.permissions.sharedGroup { fchown(fd, uid_t.max, group) }
+        fchmod(fd, layout.permissions.fileMode)
         close(fd)
         try StoreFileSystem.syncDirectory(layout.root)
     }
@@ -283,9 +287,7 @@ public final class RSAKeyStore: Sendable {
     static func checkAndClean(_ layout: StoreLayout, allowInsecurePermissions: Bool) throws -> [RSAError] {
         var warnings: [RSAError] = []
         func check(_ path: String, _ st: stat) throws {
-            let mode = StoreFileSystem.permissions(st)
-            if mode & UInt32(StoreFileSystem.groupOtherBits) != 0 {
-                let finding = RSAError.insecureStorePermissions(path: path, mode: mode)
+            if let finding = layout.permissions.finding(path, st) {
                 guard allowInsecurePermissions else { throw finding }
                 warnings.append(finding)
             }
@@ -319,7 +321,8 @@ public final class RSAKeyStore: Sendable {
                     // Names are C strings here; a Swift String is made only for the rare report.
                     if strncmp(name, temporaryPrefix, temporaryPrefix.count) == 0 {
                         stale.append(shardFolder + "/" + String(cString: name))
-                    } else if StoreFileSystem.permissions(st) & UInt32(StoreFileSystem.groupOtherBits) != 0 {
+                    } else if StoreFileSystem.permissions(st) & layout.permissions.forbiddenBits != 0
+                                || (layout.permissions.sharedGroup.map { st.st_gid != $0 } ?? false) {
                         try check(shardFolder + "/" + String(cString: name), st)
                     }
                 }

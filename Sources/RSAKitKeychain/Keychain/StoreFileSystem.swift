@@ -1,6 +1,7 @@
 // The POSIX file operations the key store is built from: folders created 0700, files
 // created 0600 with O_CREAT | O_EXCL (never wider, whatever the umask), fsync of files and
-// folders, rename for atomic replacement, and flock(2) locks.
+// folders, rename for atomic replacement, and flock(2) locks. A store shared through a Unix
+// group (StorePermissions) makes its folders 2770 and its files 0660, owned by that group.
 //
 // Every failure becomes `RSAError.storeIOError(path:reason:)` naming the call and errno.
 
@@ -51,17 +52,22 @@ internal enum StoreFileSystem {
     /// Permission bits (0o7777) of `st`.
     static func permissions(_ st: stat) -> UInt32 { UInt32(st.st_mode & 0o7777) }
 
-    /// Create the folder `path` with mode 0700 unless it exists; when it is created, fix the
-    /// mode with chmod (a umask such as 0277 may have removed owner bits; umask can never
-    /// add group or other bits, so the folder is never wider than 0700) and fsync the parent.
+    /// Create the folder `path` with mode 0700 (2770 and the store's group when `permissions`
+    /// is shared) unless it exists; when it is created, fix the group with chown and the mode
+    /// with chmod (a umask such as 0277 may have removed owner bits; umask can never add group
+    /// or other bits, so the folder is never wider than the mode asked) and fsync the parent.
     ///
     /// - Returns: true when the folder was created.
     /// - Throws: `RSAError.storeIOError` when the path exists and is not a folder (symbolic
     ///   links are refused), or a call fails.
     @discardableResult
-    static func makeDirectory(_ path: String) throws -> Bool {
-        if mkdir(path, directoryMode) == 0 {
-            guard chmod(path, directoryMode) == 0 else { throw ioError("chmod", path) }
+    static func makeDirectory(_ path: String, _ permissions: StorePermissions = .private) throws -> Bool {
+        if mkdir(path, permissions.directoryMode & 0o777) == 0 {
+            // chown before chmod: a change of group may clear the setgid bit.
+            if let group = permissions.sharedGroup {
+                guard chown(path, uid_t.max, group) == 0 else { throw ioError("chown", path) }
+            }
+            guard chmod(path, permissions.directoryMode) == 0 else { throw ioError("chmod", path) }
             try syncDirectory(parent(of: path))
             return true
         }
@@ -88,19 +94,23 @@ internal enum StoreFileSystem {
         guard fsync(fd) == 0 else { throw ioError("fsync", path) }
     }
 
-    /// Create `path` as a new file of mode 0600 holding `contents`, durably: open with
-    /// O_CREAT | O_EXCL | O_NOFOLLOW and mode 0600, fchmod to 0600 before any byte is written
-    /// (so no umask makes it narrower or wider), write everything, fsync, close.
-    /// The parent folder is not synced here.
+    /// Create `path` as a new file of mode 0600 (0660 and the store's group when `permissions`
+    /// is shared) holding `contents`, durably: open with O_CREAT | O_EXCL | O_NOFOLLOW and
+    /// mode 0600, fchown to the shared group and fchmod to the mode before any byte is written
+    /// (so no umask and no missing setgid bit makes it narrower or wider), write everything,
+    /// fsync, close. The parent folder is not synced here.
     ///
     /// - Throws: `RSAError.storeIOError` when the file exists or a call fails; a partly
     ///   written file is removed before throwing.
-    static func createFile(_ path: String, contents: [UInt8]) throws {
+    static func createFile(_ path: String, contents: [UInt8], _ permissions: StorePermissions = .private) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fileMode)
         guard fd >= 0 else { throw ioError("open", path) }
         var closed = false
         do {
-            guard fchmod(fd, fileMode) == 0 else { throw ioError("fchmod", path) }
+            if let group = permissions.sharedGroup {
+                guard fchown(fd, uid_t.max, group) == 0 else { throw ioError("fchown", path) }
+            }
+            guard fchmod(fd, permissions.fileMode) == 0 else { throw ioError("fchmod", path) }
             try writeAll(fd, contents, path: path)
             guard fsync(fd) == 0 else { throw ioError("fsync", path) }
             closed = true

@@ -8,6 +8,7 @@
 //   <store>/crls/<ii>/<I>.item              CRL; I = SHA-256 of the issuer name (one per issuer)
 //   <store>/ocsp/<kk>/<K>.item              cached OCSP response; K = hex of its cache key (RSATrust's)
 //   <store>/lock                            empty; flock(2) target
+//   <store>/sharing                         only in a store shared with a Unix group: its gid
 //   <store>/journal                         only while a write is being applied (or after a crash)
 //   <store>/public/<hh>/<H>.pem             public item for the tag whose SHA-256 is H
 //   <store>/private/<hh>/<H>.pem            private item for that tag
@@ -34,6 +35,8 @@ import RSAKitPKI
 internal struct StoreLayout: Sendable {
     /// The store folder, absolute, without a trailing "/".
     let root: String
+    /// The modes and group of what the store makes and accepts (StoreSharing.swift).
+    var permissions: StorePermissions = .private
 
     static let versionName = "VERSION"
     static let versionText = "rsakit keychain 2\n"
@@ -96,7 +99,7 @@ internal struct StoreLayout: Sendable {
     /// Every name the store's own folder may hold (beside temporary files and nested
     /// application stores): what tells a store from a folder of other files.
     static let topLevelNames: Set<String> = Set(
-        [versionName, lockName, journalName, indexDirectory, protectionName]
+        [versionName, lockName, journalName, indexDirectory, protectionName, StoreSharing.fileName]
             + RSAKeyClass.allCases.map(classDirectory) + recordDirectories)
 
     /// "folder/hh/H.item": the record file of hash H in one of ``recordDirectories``.

@@ -35,7 +35,7 @@ internal struct StoreJournalOperation: Codable, Equatable {
         case rename
         /// unlink(`path`), ignoring a missing file.
         case remove
-        /// Create `path` as an empty 0600 file unless it exists.
+        /// Create `path` as an empty 0600 file (0660 in a shared store) unless it exists.
         case createEmpty
     }
 
@@ -69,7 +69,7 @@ internal struct StoreTransaction {
             // A file of the store folder itself (VERSION, protection): its stale temporary
             // files were removed when the write began.
             let temporary = StoreFileSystem.temporaryName(for: relativePath)
-            try StoreFileSystem.createFile(layout.absolute(temporary), contents: contents)
+            try StoreFileSystem.createFile(layout.absolute(temporary), contents: contents, layout.permissions)
             temporaryFiles.append(temporary)
             operations.append(StoreJournalOperation(kind: .rename, path: relativePath, from: temporary))
             return
@@ -86,7 +86,7 @@ internal struct StoreTransaction {
         }
         let name = String(relativePath[relativePath.index(after: relativePath.lastIndex(of: "/")!)...])
         let temporary = folder + "/" + StoreFileSystem.temporaryName(for: name)
-        try StoreFileSystem.createFile(layout.absolute(temporary), contents: contents)
+        try StoreFileSystem.createFile(layout.absolute(temporary), contents: contents, layout.permissions)
         temporaryFiles.append(temporary)
         operations.append(StoreJournalOperation(kind: .rename, path: relativePath, from: temporary))
     }
@@ -108,7 +108,7 @@ internal struct StoreTransaction {
         var path = ""
         for part in relative.split(separator: "/") {
             path = path.isEmpty ? String(part) : path + "/" + part
-            try StoreFileSystem.makeDirectory(layout.absolute(path))
+            try StoreFileSystem.makeDirectory(layout.absolute(path), layout.permissions)
         }
     }
 
@@ -123,7 +123,7 @@ internal struct StoreTransaction {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let journal = try Array(encoder.encode(StoreJournal(operations: operations)))
         let temporary = StoreFileSystem.temporaryName(for: StoreLayout.journalName)
-        try StoreFileSystem.createFile(layout.absolute(temporary), contents: journal)
+        try StoreFileSystem.createFile(layout.absolute(temporary), contents: journal, layout.permissions)
         do {
             try StoreFileSystem.renameFile(layout.absolute(temporary), layout.journalPath)
         } catch {
@@ -166,7 +166,8 @@ internal struct StoreTransaction {
             case .createEmpty:
                 let fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, StoreFileSystem.fileMode)
                 guard fd >= 0 else { throw StoreFileSystem.ioError("open", path) }
-                fchmod(fd, StoreFileSystem.fileMode)
+                if let group = layout.permissions.sharedGroup { fchown(fd, uid_t.max, group) }
+                fchmod(fd, layout.permissions.fileMode)
                 close(fd)
             }
             touched.insert(StoreFileSystem.parent(of: path))

@@ -23,6 +23,7 @@ struct AgentCommand: RSAKitCommand {
             .flag("ssh", "start: also serve the store's RSA keys to ssh on an ssh-agent socket, and print SSH_AUTH_SOCK.").only("start", "serve"),
             .value("ssh-socket", "PATH", "start --ssh: the ssh-agent socket (default: beside the agent socket, agent-ssh.sock for agent.sock).").only("start", "serve"),
             .repeated("access-group", "GROUP", "start --ssh: list and sign with only the keys of these access groups (repeatable; default: every group).").only("start", "serve"),
+            .flag("system", "serve: serve the system keychain (--store, else $RSAKIT_SYSTEM_STORE, else /var/lib/rsakit/system) to every local user by the rules of rsakit access-group, in the foreground, on --socket (else $RSAKIT_SYSTEM_SOCKET, else /run/rsakit/system.sock).").only("serve"),
         ],
         positionals: ["SUBCOMMAND"],
         subcommands: ["start", "status", "lock", "unlock", "stop"],
@@ -52,6 +53,13 @@ struct AgentCommand: RSAKitCommand {
         import, delete and agent lock do. With --access-group (repeatable) ssh sees and uses
         only the keys of those groups; unlocking for rsakit's own commands is not filtered.
         status exits 0 when the agent serves this store unlocked, 1 otherwise.
+        serve --system is the system keychain's agent, run in the foreground by the system keychain's
+        own user (rsakit; the Debian package's rsakit-system-agent.service starts it), never as root.
+        It makes the store 0700 if it is missing, listens on a socket every local user may
+        connect to (0666), and decides each request by the caller's uid and groups (SO_PEERCRED)
+        against the rules of rsakit access-group: a caller sees, reads and uses only the access
+        groups a rule allows it; root may use every group and alone changes the rules. Commands
+        reach it with --system (password add and find, list, sign and decrypt with --tag).
         """,
         passphrases: .only(["start", "serve", "unlock"]))
 
@@ -64,7 +72,8 @@ struct AgentCommand: RSAKitCommand {
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
         subcommand = try parseSubcommand(arguments, spec: Self.spec)
-        socketPath = arguments.value("socket") ?? RSAKeychainAgent.defaultSocketPath()
+        socketPath = arguments.value("socket")
+            ?? (arguments.flag("system") ? RSASystemKeychain.defaultSocketPath() : RSAKeychainAgent.defaultSocketPath())
         for option in ["ssh-socket", "access-group"] where !arguments.values(option).isEmpty && !arguments.flag("ssh") {
             // The agent's own socket serves the whole store's key: groups filter ssh only.
             throw UsageError(message: "--\(option) needs --ssh", command: Self.spec.name)
@@ -76,6 +85,7 @@ struct AgentCommand: RSAKitCommand {
     func run() throws {
         switch subcommand {
         case "start": try start()
+        case "serve" where arguments.flag("system"): try serveSystem()
         case "serve": try serve()
         case "unlock":
             let store = try protectedStore()
@@ -198,6 +208,23 @@ struct AgentCommand: RSAKitCommand {
         }
     }
 
+    /// `agent serve --system`: the system keychain's agent, in the foreground, as the store's
+    /// own user; "listening: SOCKET" on standard output once it accepts.
+    private func serveSystem() throws {
+        guard geteuid() != 0 else {
+            throw CLIFailure("the system keychain's agent runs as its own user (rsakit), not as root: its store must be readable by no one else", .usage)
+        }
+        let path = arguments.value("store") ?? RSASystemKeychain.defaultStorePath()
+        _ = try RSAKeyStore(path: path)
+        let agent = try RSASystemKeychainAgent(storePath: path, socketPath: socketPath)
+        RSAKitProcessHardening.lockMemory()
+        let stop: @convention(c) (Int32) -> Void = { _ in systemAgentStopRequested = 1 }
+        signal(SIGTERM, stop)
+        signal(SIGINT, stop)
+        try agent.serve(ready: { try? printOutput("listening: \(terminalSafe(socketPath))\n") },
+                        shouldStop: { systemAgentStopRequested != 0 })
+    }
+
     /// `body` (an agent's `serve`), its failure on a socket where another agent answers
     /// given the command that ends that agent (the library's message names none).
     private func namingRunningAgent(_ store: RSAKeyStore, _ body: () throws -> Void) throws {
@@ -225,3 +252,6 @@ struct AgentCommand: RSAKitCommand {
         return lines
     }
 }
+
+/// Set by SIGTERM or SIGINT in `agent serve --system`: the agent then stops, removing its socket.
+nonisolated(unsafe) private var systemAgentStopRequested: sig_atomic_t = 0

@@ -14,6 +14,8 @@ struct DecryptCommand: RSAKitCommand {
             .value("in", "FILE", "Read ciphertext from FILE (default: standard input; '-' too)."),
             .value("out", "FILE", "Write to FILE, only if the command succeeds (default: standard output)."),
             tokenPINOption,
+            systemOption,
+            .repeated("access-group", "GROUP", "With --system: the access group of the key (default: any group this user may use)."),
         ] + MessageOptions.specs + [MessageOptions.implicitRejectionSpec],
         discussion: """
         The input form is detected: an rsakit container (by its magic; its header names the
@@ -29,6 +31,8 @@ struct DecryptCommand: RSAKitCommand {
         that answer a peer and must not reveal padding errors; to decrypt files, leave it off.
         When writing to standard output and decryption fails part-way, the exit status is
         non-zero and what was written must be discarded (Apple's format writes nothing before its tag checks).
+        With --system --tag, the system keychain's agent decrypts one raw block (k bytes, as
+        `openssl pkeyutl -encrypt` writes it) with --padding pkcs1 or oaep (one --oaep-hash, no label).
         """)
 
     let arguments: ParsedArguments
@@ -40,9 +44,15 @@ struct DecryptCommand: RSAKitCommand {
             throw UsageError(message: "give either --tag or --key, not both", command: Self.spec.name)
         }
         options = try MessageOptions(arguments, command: Self.spec.name)
+        if !arguments.values("access-group").isEmpty && !arguments.flag("system") {
+            throw UsageError(message: "--access-group applies with --system", command: Self.spec.name)
+        }
     }
 
     func run() throws {
+        if arguments.flag("system") {
+            return try decryptThroughSystemAgent(arguments, padding: options.padding, command: Self.spec.name)
+        }
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }
         let output = try OutputFile(arguments.value("out"), input: input)

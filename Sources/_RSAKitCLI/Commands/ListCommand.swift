@@ -8,6 +8,7 @@ struct ListCommand: RSAKitCommand {
         usage: "rsakit list [--class key|password|certificate] [--json] [--store <DIR>]",
         options: [
             accessGroupOption,
+            systemOption,
             .value("class", "CLASS", "Only items of this class: key, password, internet-password or certificate.").choices(["key", "password", "internet-password", "certificate"]),
             .flag("json", "Print a JSON array of items."),
             // For shell completion: one name per line, no header, nothing for a missing store.
@@ -36,6 +37,12 @@ struct ListCommand: RSAKitCommand {
     }
 
     func run() throws {
+        if arguments.flag("system") {
+            for option in ["class", "json", "names", "access-group"] where arguments.givenOptionNames.contains(option) {
+                throw UsageError(message: "--\(option) does not apply with --system", command: Self.spec.name)
+            }
+            return try listThroughSystemAgent(arguments, command: Self.spec.name)
+        }
         if let kind = arguments.value("names") {
             return try printNames(kind)
         }

@@ -17,6 +17,7 @@ struct PasswordCommand: RSAKitCommand {
         usage: "rsakit password add|find|delete|list [--service <S>] [--account <A>] [--label <L>] [--comment <C>] [--update] [--allow-empty] [--value] [--json] [--store <DIR>]",
         options: [
             accessGroupOption,
+            systemOption.only("add", "find"),
             .value("service", "S", "The service (kSecAttrService); required except for list."),
             .value("account", "A", "The account (kSecAttrAccount); required for add and delete.").only("add", "find", "delete"),
             .value("label", "L", "add: a label.").only("add"),
@@ -35,6 +36,8 @@ struct PasswordCommand: RSAKitCommand {
         upstream command failed must not wipe a working password.
         An existing (service, account) is refused (exit 73) unless --update; a missing one exits 66.
         find prints the attributes; the value only with --value (it needs the passphrase of a protected store).
+        With --system, add and find (--value) go to the system keychain's agent, in the access group
+        named (at most one --access-group; add without one uses this user's only allowed group).
         """,
         passphrases: .only(["add", "find"]))
 
@@ -53,6 +56,9 @@ struct PasswordCommand: RSAKitCommand {
     }
 
     func run() throws {
+        if arguments.flag("system") {
+            return try passwordThroughSystemAgent(arguments, subcommand: subcommand, command: Self.spec.name)
+        }
         if subcommand == "add" { return try add() }
         let store = try openStore(arguments)
         let name = Self.spec.name

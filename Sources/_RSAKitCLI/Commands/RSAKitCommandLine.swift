@@ -18,7 +18,7 @@ import RSAKit
         GenPairCommand.self, EncryptCommand.self, DecryptCommand.self, ImportCommand.self,
         ExportCommand.self, ListCommand.self, ShowCommand.self, DeleteCommand.self,
         SignCommand.self, VerifyCommand.self,
-        StoreCommand.self, PasswordCommand.self, InternetPasswordCommand.self, GitCredentialCommand.self, AgentCommand.self, CertCommand.self,
+        StoreCommand.self, PasswordCommand.self, InternetPasswordCommand.self, GitCredentialCommand.self, AgentCommand.self, AccessGroupCommand.self, CertCommand.self,
         CRLCommand.self, TrustCommand.self, IdentityCommand.self,
         TLSCommand.self, FetchCommand.self, CompletionCommand.self,
     ]

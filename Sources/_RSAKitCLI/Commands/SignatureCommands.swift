@@ -177,6 +177,8 @@ struct SignCommand: RSAKitCommand {
         ] + signatureOptions + [
             .value("salt-length", "LEN", "PSS only: salt bytes, 'digest' (the hash length, default) or 'max'."),
             .value("out", "FILE", "Write the k-byte signature to FILE, only on success (default: standard output)."),
+            systemOption,
+            .repeated("access-group", "GROUP", "With --system: the access group of the key (default: any group this user may use)."),
         ],
         discussion: """
         The signature is the bare k bytes (k = modulus length), as `openssl dgst -sha256 -sign
@@ -185,6 +187,8 @@ struct SignCommand: RSAKitCommand {
         An RSA-PSS key (id-RSASSA-PSS, as `openssl genpkey -algorithm RSA-PSS` makes) signs with
         PSS and its own hash, MGF1 hash and salt length by default; its salt length is the
         least allowed, and other hashes or PKCS#1 v1.5 are refused (exit 64).
+        With --system --tag, the system keychain's agent signs (the key never leaves it): the input
+        is hashed here (SHA-1, SHA-2 or SHA-3), PKCS#1 v1.5 or PSS with a salt of the digest's length.
         """)
 
     let arguments: ParsedArguments
@@ -194,9 +198,13 @@ struct SignCommand: RSAKitCommand {
         self.arguments = arguments
         try requireOneKeySource(arguments, Self.spec.name)
         settings = try SignatureSettings(arguments, command: Self.spec.name, verifying: false)
+        if !arguments.values("access-group").isEmpty && !arguments.flag("system") {
+            throw UsageError(message: "--access-group applies with --system", command: Self.spec.name)
+        }
     }
 
     func run() throws {
+        if arguments.flag("system") { return try signThroughSystemAgent(arguments, command: Self.spec.name) }
         // --tag: one store, opened once for the token check and the key.
         let tagged = try arguments.value("tag").map { (tag: $0, store: try openStore(arguments)) }
         if let tagged, let tokenKey = storeTokenKey(tagged.store, tag: tagged.tag) {

@@ -5,20 +5,28 @@ import Foundation
 #endif
 import RSAKit
 
-/// `rsakit store protect | change-passphrase | unprotect | info`: secrets at rest.
+/// `rsakit store init | protect | change-passphrase | unprotect | info`: making a store (shared
+/// with a Unix group or not), and secrets at rest.
 struct StoreCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "store",
-        overview: "Protect the store's secrets with a passphrase, change it, remove it, or show the state.",
-        usage: "rsakit store protect|change-passphrase|unprotect|info [--store-passin <SPEC>] [--new-passin <SPEC>] [--kdf <COST>] [--json] [--store <DIR>]",
+        overview: "Make a store (shared with a Unix group or not); protect its secrets with a passphrase, change it, remove it, or show the state.",
+        usage: "rsakit store init|protect|change-passphrase|unprotect|info [--shared-with <GROUP>] [--store-passin <SPEC>] [--new-passin <SPEC>] [--kdf <COST>] [--json] [--store <DIR>]",
         options: [
+            .value("shared-with", "GROUP", "init: share the new store with the members of this Unix group (folders 2770, files 0660, owned by the group).").only("init"),
             .value("new-passin", "SPEC", "change-passphrase: the new passphrase, same syntax as --passin (default: $RSAKIT_NEW_PASSIN, else a prompt).").only("change-passphrase"),
             .value("kdf", "COST", "protect, change-passphrase: Argon2id cost interactive, moderate (default; kept by change-passphrase) or sensitive.").only("protect", "change-passphrase"),
             .flag("json", "info: print a JSON object.").only("info"),
         ],
         positionals: ["SUBCOMMAND"],
-        subcommands: ["protect", "change-passphrase", "unprotect", "info"],
+        subcommands: ["init", "protect", "change-passphrase", "unprotect", "info"],
         discussion: """
+        init               make the store now (other commands make it at their first add); with
+                           --shared-with GROUP, a store every member of that Unix group reads and writes:
+                           folders 2770 (setgid), files 0660, all owned by GROUP whatever the umask, a
+                           group-writable lock. Users outside GROUP are refused (exit 77). A folder or
+                           file of a shared store open to others, or owned by another group, is refused
+                           as loose. Run it as root or as a member of GROUP.
         protect            seal every private key and password value under a new random store key,
                            itself sealed by a key derived from the passphrase (Argon2id); one atomic step.
         change-passphrase  reseal the store key alone (asks for the old passphrase, then the new one).
@@ -40,9 +48,15 @@ struct StoreCommand: RSAKitCommand {
     }
 
     func run() throws {
+        if subcommand == "init" {
+            try initialise()
+            return
+        }
         let store = try openStore(arguments)
         let name = Self.spec.name
         switch subcommand {
+        case "init":
+            throw CLIFailure("internal: init is handled before the store is opened", .failure)
         case "protect":
             if try store.isProtected {
                 throw CLIFailure("the store \(store.path) is already protected (use 'rsakit store change-passphrase')", .failure)
@@ -75,6 +89,7 @@ struct StoreCommand: RSAKitCommand {
             let info = try store.protectionInfo()
             if arguments.flag("json") {
                 var object: [String: Any] = ["path": store.path, "protected": info.isProtected]
+                if let group = store.sharedUnixGroup { object["sharedWith"] = group }
                 if let p = info.parameters {
                     object["kdf"] = "argon2id"
                     object["opsLimit"] = p.opsLimit
@@ -86,6 +101,7 @@ struct StoreCommand: RSAKitCommand {
                 return
             }
             var text = "store: \(store.path)\nprotected: \(info.isProtected ? "yes" : "no")\n"
+            if let group = store.sharedUnixGroup { text += "shared with Unix group: \(group)\n" }
             if let p = info.parameters {
                 text += "kdf: argon2id (opslimit \(p.opsLimit), memlimit \(p.memoryLimitByteCount) bytes)\n"
                 text += "cipher: xchacha20-poly1305 (store key 256 bits)\n"
@@ -93,5 +109,22 @@ struct StoreCommand: RSAKitCommand {
             if let date = info.passphraseDate { text += "passphrase changed: \(iso8601(date))\n" }
             try printOutput(text)
         }
+    }
+
+    /// `store init [--shared-with GROUP]`.
+    private func initialise() throws {
+        let location = try storeLocation(arguments)
+        guard let group = arguments.value("shared-with") else {
+            let store = try openStore(arguments, create: true)
+            try printOutput("store: \(terminalSafe(store.path))\n")
+            return
+        }
+        let store: RSAKeyStore
+        do {
+            store = try RSAKeyStore.createShared(path: location, unixGroup: group)
+        } catch let RSAError.invalidAttribute(reason) {
+            throw CLIFailure("--shared-with: \(reason)", .usage)
+        }
+        try printOutput("store: \(terminalSafe(store.path))\nshared with Unix group: \(terminalSafe(group))\n")
     }
 }

@@ -79,6 +79,8 @@ func openStore(_ arguments: ParsedArguments, create: Bool = false) throws -> RSA
     for warning in store.permissionWarnings {
         if case let RSAError.insecureStorePermissions(path, mode) = warning {
             printWarning("unprotected key store: \(terminalSafe(path)) has mode 0\(String(mode, radix: 8)); continuing because of --allow-insecure-store")
+        } else if case RSAError.insecureSharedStore = warning {
+            printWarning(terminalSafe(warning.description) + "; continuing because of --allow-insecure-store")
         }
     }
     return store

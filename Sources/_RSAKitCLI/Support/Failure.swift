@@ -15,7 +15,9 @@ import RSAKit
     /// An item with the same unique attributes (a key's tag) already exists in the store (EX_CANTCREAT).
     case alreadyExists = 73
     /// The store was opened with access groups and the command named, or touched an item of,
-    /// another group (EX_NOPERM).
+    /// another group; or the user may not use the store at all: a store shared with a Unix
+    /// group the user is not in, or a system keychain whose rules do not allow the user
+    /// (EX_NOPERM).
     case notPermitted = 77
 }
 
@@ -112,7 +114,7 @@ import RSAKit
             return .usage
         case .duplicateItem, .keyStoredUnderAnotherTag:
             return .alreadyExists
-        case .accessGroupNotAllowed:
+        case .accessGroupNotAllowed, .storeAccessDenied:
             return .notPermitted
         case .ambiguousItem:
             return .usage

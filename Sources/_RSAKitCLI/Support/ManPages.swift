@@ -101,7 +101,7 @@ enum ManPages {
         ("65", "Data error: wrong passphrase, decryption failed, corrupted or truncated input, wrong key, invalid signature."),
         ("66", "Not found: no such item, key, input file or key store."),
         ("73", "The item already exists (use --replace, or --update for passwords)."),
-        ("77", "Not permitted: the access group named, or the item's group, is not one the command was given with --access-group."),
+        ("77", "Not permitted: the access group named, or the item's group, is not one the command was given with --access-group; or the user may not use the store: a store shared with a Unix group the user is not in, or a system keychain whose rules do not allow the user or do not let it change them."),
     ]
 
     static let securityNotes = """
