@@ -75,7 +75,8 @@ enum CertificateRequestOptions {
                     validityDays: try arguments.integer("days", CertCommand.spec.name)!,
                     isCertificateAuthority: arguments.flag("ca"), signer: signer, scheme: scheme)
                 if adding {
-                    let item = try CLIFailure.hintingDuplicates(option: "--replace") {
+                    // A token key's store was never unlocked; a protected store may need it now.
+                    let item = try withUnlockedStore(store, arguments, command: CertCommand.spec.name) {
                         try store.addCertificate(certificate, label: arguments.value("label"))
                     }
                     added = item
