@@ -116,8 +116,10 @@ internal enum GnuTLSCertificateBuilder {
             var stop: UnsafePointer<CChar>?
             let code = set(start, &stop)
             guard code < 0 else { return }
-            let message = String(cString: gnutls_strerror(code)).lowercased()
-            if let stop, stop >= start, stop - start < name.utf8.count {
+            var message = String(cString: gnutls_strerror(code)).lowercased()
+            while message.hasSuffix(".") { message.removeLast() }
+            // GnuTLS points at the attribute it could not read; at the start it knows no better.
+            if let stop, stop > start, stop - start < name.utf8.count {
                 let rest = String(cString: stop)
                 throw RSAError.invalidDistinguishedName(name, reason: "\(message) at \"\(rest)\" (character \(stop - start + 1)); write it as RFC 4514 attributes, as \"CN=host,O=Example,C=GB\"")
             }
