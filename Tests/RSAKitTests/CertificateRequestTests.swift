@@ -32,8 +32,8 @@ final class CertificateRequestTests: XCTestCase {
     func testRequest_SignerForAnotherKeyIsCaught() throws {
         let key = try TestKeys.generated(bits: 1024)
         let other = try TestKeys.generated(bits: 1024, exponent: 3)
-        let lying = RSACertificateSigner(publicKey: other.publicKey) { digest, hash, padding in
-            try key.signature(forDigest: digest, hash: hash, padding: padding)
+        let lying = RSACertificateSigner(publicKey: other.publicKey) { message, hash, padding in
+            try key.signature(for: message, hash: hash, padding: padding)
         }
         XCTAssertThrowsError(try RSACertificateRequest(subject: "CN=x", signer: lying)) {
             XCTAssertEqual($0 as? RSAError, .internalError("the signer's signature does not verify with its public key (is it the same key?)"))
@@ -46,6 +46,19 @@ final class CertificateRequestTests: XCTestCase {
         XCTAssertThrowsError(try RSACertificateRequest(subject: "CN=x", signer: RSACertificateSigner(privateKey: key), scheme: .pkcs1v15(.sha1))) {
             guard case .keyRestricted? = $0 as? RSAError else { return XCTFail("\($0)") }
         }
+        // The signer gets the whole certificationRequestInfo (RFC 2986 §4.1), the request's
+        // first element, and the scheme asked for.
+        let seen = LockedList()
+        let recording = RSACertificateSigner(publicKey: key.publicKey) { message, hash, padding in
+            seen.append("\(message.count) \(hash.rawValue) \(padding)")
+            seen.append(message.map { String(format: "%02x", $0) }.joined())
+            return try key.signature(for: message, hash: hash, padding: padding)
+        }
+        let recorded = try RSACertificateRequest(subject: "CN=x", signer: recording, scheme: .pkcs1v15(.sha512))
+        let info = try XCTUnwrap(seen.values.last)
+        XCTAssertTrue(seen.values.first?.hasSuffix(" sha512 PKCS#1 v1.5") == true, "\(seen.values)")
+        XCTAssertTrue(recorded.derRepresentation.map { String(format: "%02x", $0) }.joined().contains(info))
+        XCTAssertTrue(info.hasPrefix("30"))
         let request = try RSACertificateRequest(subject: "CN=x", signer: RSACertificateSigner(privateKey: key), scheme: .pss(.sha384))
         XCTAssertTrue(request.pemRepresentation.hasPrefix("-----BEGIN CERTIFICATE REQUEST-----\n"))
         XCTAssertEqual(request.publicKey, key.publicKey)

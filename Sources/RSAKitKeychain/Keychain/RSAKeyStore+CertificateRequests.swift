@@ -7,12 +7,13 @@ import RSAKitPKI
 
 extension RSACertificateSigner {
     /// A key on a PKCS#11 token (or a TPM seen as one): each signature opens a session, logs
-    /// in with `pin`, runs C_Sign (CKM_RSA_PKCS over the DigestInfo, or CKM_RSA_PKCS_PSS with
-    /// salt = hash length) and logs out (``RSATokenKey/signature(forDigest:hash:padding:pin:)-([UInt8],_,_,_)``).
-    /// The private key never enters this process. `pin` is kept as long as the signer.
+    /// in with `pin`, runs C_Sign and logs out (``RSATokenKey/signature(for:hash:padding:pin:)-([UInt8],_,_,_)``,
+    /// which picks the mechanism the key allows). The message is handed over whole, so a key
+    /// that signs only what it hashes itself (a TPM key's PKCS#1 v1.5) can sign it. The private
+    /// key never enters this process. `pin` is kept as long as the signer.
     public init(tokenKey: RSATokenKey, pin: RSASecretBytes) {
-        self.init(publicKey: tokenKey.publicKey) { digest, hash, padding in
-            try tokenKey.signature(forDigest: digest, hash: hash, padding: padding, pin: pin)
+        self.init(publicKey: tokenKey.publicKey) { message, hash, padding in
+            try tokenKey.signature(for: message, hash: hash, padding: padding, pin: pin)
         }
     }
 }

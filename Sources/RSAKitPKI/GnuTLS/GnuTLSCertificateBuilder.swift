@@ -1,7 +1,11 @@
 // PKCS#10 requests (RFC 2986, `gnutls_x509_crq_*`) and self-signed certificates (RFC 5280,
-// `gnutls_x509_crt_*`) signed through an external key: GnuTLS builds and encodes the
-// to-be-signed part and hashes it, then asks GnuTLSExternalKey for the signature, which
-// RSACertificateSigner makes wherever the key lives (as the TLS client's CertificateVerify).
+// `gnutls_x509_crt_*`) signed through an external key, as the TLS client signs its
+// CertificateVerify. GnuTLS builds and encodes the document and writes its signatureAlgorithm;
+// the signature itself is made over the to-be-signed DER by RSACertificateSigner, wherever the
+// key lives. GnuTLS hands an RSA external key only a hash, never the message, and a TPM key
+// signs PKCS#1 v1.5 only over a message it hashes itself; so GnuTLS signs with a placeholder
+// of k zero bytes (DocumentKey), and the real signature, also k bytes, replaces it in the
+// DER: every length stays as GnuTLS wrote it.
 import RSAKitCore
 internal import CGnuTLS
 #if canImport(Glibc)
@@ -50,7 +54,7 @@ internal enum GnuTLSCertificateBuilder {
         try sign(contents, reportingRSAPSS: true) { key, digest, flags in gnutls_x509_crq_privkey_sign(crq, key, digest, flags) }
         var datum = gnutls_datum_t()
         try gnutlsCheck(gnutls_x509_crq_export2(crq, GNUTLS_X509_FMT_DER, &datum), "gnutls_x509_crq_export2")
-        return takeDatum(&datum)
+        return try signed(takeDatum(&datum), contents)
     }
 
     /// The DER Certificate (RFC 5280 §4.1), v3, issuer = subject, signed by the subject's key,
@@ -99,7 +103,7 @@ internal enum GnuTLSCertificateBuilder {
         try sign(contents) { key, digest, flags in gnutls_x509_crt_privkey_sign(crt, crt, key, digest, flags) }
         var datum = gnutls_datum_t()
         try gnutlsCheck(gnutls_x509_crt_export2(crt, GNUTLS_X509_FMT_DER, &datum), "gnutls_x509_crt_export2")
-        return takeDatum(&datum)
+        return try signed(takeDatum(&datum), contents)
     }
 
     /// Parse `name` (RFC 4514) into the document's subject with `set`.
@@ -165,37 +169,22 @@ internal enum GnuTLSCertificateBuilder {
         try body(pubkey)
     }
 
-    /// Sign the document with an external key whose callback calls the signer. GnuTLS hashes
-    /// the to-be-signed DER itself; for PKCS#1 v1.5 it hands over the DigestInfo T, which is
-    /// taken apart here (it must be exactly the prefix for the scheme's hash and hLen bytes),
-    /// so the signer always sees the bare digest.
-    /// - Throws: what the signer threw (GnuTLS sees only a failure code); `GnuTLSFailure`.
+    /// Have GnuTLS sign the document with DocumentKey's placeholder, so that it writes the
+    /// signatureAlgorithm (and, for a certificate, the same AlgorithmIdentifier inside the
+    /// tbsCertificate) for the scheme.
+    /// - Parameter reportingRSAPSS: the key says it is GNUTLS_PK_RSA_PSS when the scheme is
+    ///   PSS (`gnutls_x509_crq_privkey_sign` takes the scheme from the key, and ignores
+    ///   GNUTLS_PRIVKEY_SIGN_FLAG_RSA_PSS; `gnutls_x509_crt_privkey_sign` honours the flag).
+    /// - Throws: `RSAError.keyRestricted` (``RSACertificateSigner/checkUsable(with:)``);
+    ///   `RSAError.internalError` when GnuTLS asks for another scheme; `GnuTLSFailure`.
     private static func sign(_ contents: Contents, reportingRSAPSS: Bool = false,
                              _ call: (gnutls_privkey_t, gnutls_digest_algorithm_t, UInt32) -> Int32) throws {
         let scheme = contents.scheme
-        let signer = contents.signer
-        try signer.checkUsable(with: scheme)
-        let external = GnuTLSExternalKey(modulusBitCount: signer.publicKey.modulusBitCount) { request in
-            let hash = scheme.hash
-            let digest: [UInt8]
-            switch (request, scheme) {
-            case let (.pkcs1v15DigestInfo(info), .pkcs1v15):
-                let prefix = RSAHazmat.EMSAPKCS1v15.digestInfoPrefix(for: hash)
-                guard info.count == prefix.count + hash.digestByteCount, Array(info.prefix(prefix.count)) == prefix else {
-                    throw RSAError.internalError("GnuTLS asked for a PKCS#1 v1.5 signature over a DigestInfo that is not \(hash.displayName)'s")
-                }
-                digest = Array(info.suffix(hash.digestByteCount))
-            case let (.pssPSS(asked, given), .pss), let (.pssRSAE(asked, given), .pss):
-                guard asked == hash, given.count == hash.digestByteCount else {
-                    throw RSAError.internalError("GnuTLS asked for RSASSA-PSS with \(asked.displayName), not \(hash.displayName)")
-                }
-                digest = given
-            default:
-                throw RSAError.internalError("GnuTLS asked for \(request.schemeName), not \(scheme)")
-            }
-            return try signer.signature(forDigest: digest, scheme: scheme)
-        }
-        if case .pss = scheme { external.reportsRSAPSS = reportingRSAPSS }
+        try contents.signer.checkUsable(with: scheme)
+        var isPSS = false
+        if case .pss = scheme { isPSS = true }
+        let external = DocumentKey(scheme: scheme, modulusBitCount: contents.signer.publicKey.modulusBitCount,
+                                   reportsRSAPSS: isPSS && reportingRSAPSS)
         let key = try external.makePrivateKey()
         defer { gnutls_privkey_deinit(key) }
         let algorithm: gnutls_digest_algorithm_t
@@ -204,13 +193,42 @@ internal enum GnuTLSCertificateBuilder {
         case .sha512: algorithm = GNUTLS_DIG_SHA512
         default: algorithm = GNUTLS_DIG_SHA256
         }
-        var flags: UInt32 = 0
-        if case .pss = scheme { flags |= UInt32(GNUTLS_PRIVKEY_SIGN_FLAG_RSA_PSS.rawValue) }
+        let flags: UInt32 = isPSS ? UInt32(GNUTLS_PRIVKEY_SIGN_FLAG_RSA_PSS.rawValue) : 0
         let code = call(key, algorithm, flags)
         if code < 0 {
             if let error = external.lastError { throw error }
             throw GnuTLSFailure(code: code, function: "signing the document")
         }
+    }
+
+    /// The document with its real signature: `placeholderSigned` is Certificate or
+    /// CertificationRequest ::= SEQUENCE { toBeSigned, signatureAlgorithm, signature BIT STRING }
+    /// (RFC 5280 §4.1, RFC 2986 §4) whose BIT STRING holds 0x00 and k placeholder bytes; the
+    /// signer signs the toBeSigned DER exactly as encoded, and its k bytes take their place.
+    /// - Throws: what the signer throws; `RSAError.internalError` when GnuTLS's DER is not
+    ///   that shape, or the signature is not k bytes or does not verify.
+    private static func signed(_ placeholderSigned: [UInt8], _ contents: Contents) throws -> [UInt8] {
+        let k = contents.signer.publicKey.modulusByteCount
+        let reader = DERReader(placeholderSigned)
+        let parts: [DERElement]
+        do {
+            let top = try reader.element(at: 0, limit: placeholderSigned.count)
+            parts = try reader.sequence(top, what: "signed document")
+        } catch {
+            throw RSAError.internalError("GnuTLS wrote a document rsakit cannot read: \(error)")
+        }
+        guard parts.count == 3, parts[2].tag == 0x03, parts[2].content.count == k + 1,
+              placeholderSigned[parts[2].content.lowerBound] == 0 else {
+            throw RSAError.internalError("GnuTLS wrote a document that is not SEQUENCE { toBeSigned, algorithm, k-byte signature }")
+        }
+        let toBeSigned = Array(placeholderSigned[parts[0].offset..<parts[0].end])
+        let signature = try contents.signer.signature(for: toBeSigned, scheme: contents.scheme)
+        guard signature.count == k else {
+            throw RSAError.internalError("the signer returned \(signature.count) bytes, not the modulus length \(k)")
+        }
+        var document = placeholderSigned
+        document.replaceSubrange((parts[2].content.lowerBound + 1)..<parts[2].end, with: signature)
+        return document
     }
 
     /// `bytes`' base address and count (a valid pointer even when empty).
@@ -221,5 +239,92 @@ internal enum GnuTLSCertificateBuilder {
             guard let base = buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1) else { return }
             try body(base, buffer.count)
         }
+    }
+}
+
+/// The key GnuTLS signs a request or certificate with (`gnutls_privkey_import_ext4` with a
+/// sign-hash callback): it checks that GnuTLS asks for exactly the builder's scheme and answers
+/// with k zero bytes, which `GnuTLSCertificateBuilder.signed` replaces with the real signature.
+/// Not the TLS client's external key (GnuTLSExternalKey): that one signs what it is given.
+private final class DocumentKey {
+    let scheme: RSACertificateSignatureScheme
+    let modulusBitCount: Int
+    /// Reported as GNUTLS_PK_RSA_PSS (see `GnuTLSCertificateBuilder.sign`), else GNUTLS_PK_RSA.
+    let reportsRSAPSS: Bool
+    /// Why the callback refused (GnuTLS only sees a failure code).
+    var lastError: Error?
+
+    init(scheme: RSACertificateSignatureScheme, modulusBitCount: Int, reportsRSAPSS: Bool) {
+        self.scheme = scheme
+        self.modulusBitCount = modulusBitCount
+        self.reportsRSAPSS = reportsRSAPSS
+    }
+
+    /// Whether GnuTLS's request is the scheme: for PKCS#1 v1.5, GNUTLS_SIGN_RSA_RAW over the
+    /// DigestInfo of the scheme's hash (the DigestInfo prefix and hLen bytes); for PSS, the
+    /// scheme's RSA-PSS algorithm over hLen bytes.
+    func isScheme(_ algorithm: gnutls_sign_algorithm_t, inputByteCount: Int?) -> Bool {
+        let hash = scheme.hash
+        switch (scheme, algorithm) {
+        case (.pkcs1v15, GNUTLS_SIGN_RSA_RAW):
+            return inputByteCount.map { $0 == RSAHazmat.EMSAPKCS1v15.digestInfoPrefix(for: hash).count + hash.digestByteCount } ?? true
+        case (.pkcs1v15(.sha256), GNUTLS_SIGN_RSA_SHA256), (.pkcs1v15(.sha384), GNUTLS_SIGN_RSA_SHA384),
+             (.pkcs1v15(.sha512), GNUTLS_SIGN_RSA_SHA512):
+            return inputByteCount == nil
+        case (.pss(.sha256), GNUTLS_SIGN_RSA_PSS_SHA256), (.pss(.sha256), GNUTLS_SIGN_RSA_PSS_RSAE_SHA256),
+             (.pss(.sha384), GNUTLS_SIGN_RSA_PSS_SHA384), (.pss(.sha384), GNUTLS_SIGN_RSA_PSS_RSAE_SHA384),
+             (.pss(.sha512), GNUTLS_SIGN_RSA_PSS_SHA512), (.pss(.sha512), GNUTLS_SIGN_RSA_PSS_RSAE_SHA512):
+            return inputByteCount.map { $0 == hash.digestByteCount } ?? true
+        default:
+            return false
+        }
+    }
+
+    /// A `gnutls_privkey_t` calling this object, which it keeps alive until deinitialised.
+    func makePrivateKey() throws -> gnutls_privkey_t {
+        var handle: gnutls_privkey_t?
+        try gnutlsCheck(gnutls_privkey_init(&handle), "gnutls_privkey_init")
+        guard let handle else { throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_privkey_init") }
+        let userdata = Unmanaged.passRetained(self).toOpaque()
+        let code = gnutls_privkey_import_ext4(
+            handle, userdata,
+            nil,
+            { _, algorithm, userdata, _, input, signature -> Int32 in
+                guard let userdata, let input, let signature else { return GNUTLS_E_INVALID_REQUEST }
+                let key = Unmanaged<DocumentKey>.fromOpaque(userdata).takeUnretainedValue()
+                guard key.isScheme(algorithm, inputByteCount: Int(input.pointee.size)) else {
+                    key.lastError = RSAError.internalError("GnuTLS asked for signature algorithm \(algorithm.rawValue) over \(input.pointee.size) bytes, not \(key.scheme)")
+                    return GNUTLS_E_UNSUPPORTED_SIGNATURE_ALGORITHM
+                }
+                let placeholder = [UInt8](repeating: 0, count: (key.modulusBitCount + 7) / 8)
+                return placeholder.withUnsafeBufferPointer {
+                    rsakit_gnutls_set_datum(signature, $0.baseAddress, UInt32($0.count))
+                }
+            },
+            nil,
+            { _, userdata in
+                if let userdata { Unmanaged<DocumentKey>.fromOpaque(userdata).release() }
+            },
+            { _, flags, userdata -> Int32 in
+                guard let userdata else { return GNUTLS_E_INVALID_REQUEST }
+                let key = Unmanaged<DocumentKey>.fromOpaque(userdata).takeUnretainedValue()
+                if flags & UInt32(GNUTLS_PRIVKEY_INFO_HAVE_SIGN_ALGO) != 0 {
+                    return key.isScheme(gnutls_sign_algorithm_t(rawValue: rsakit_gnutls_flags_to_sign_algo(flags)), inputByteCount: nil) ? 1 : 0
+                }
+                if flags & UInt32(GNUTLS_PRIVKEY_INFO_PK_ALGO) != 0 {
+                    return Int32((key.reportsRSAPSS ? GNUTLS_PK_RSA_PSS : GNUTLS_PK_RSA).rawValue)
+                }
+                if flags & UInt32(GNUTLS_PRIVKEY_INFO_PK_ALGO_BITS) != 0 { return Int32(key.modulusBitCount) }
+                if flags & UInt32(GNUTLS_PRIVKEY_INFO_SIGN_ALGO) != 0 { return 0 }
+                return GNUTLS_E_INVALID_REQUEST
+            },
+            0)
+        if code < 0 {
+            // The deinit callback was not installed: release what was retained for it.
+            Unmanaged<DocumentKey>.fromOpaque(userdata).release()
+            gnutls_privkey_deinit(handle)
+            throw GnuTLSFailure(code: code, function: "gnutls_privkey_import_ext4")
+        }
+        return handle
     }
 }

@@ -44,10 +44,6 @@ package final class GnuTLSExternalKey {
     let sign: (GnuTLSSignatureRequest) throws -> [UInt8]
     /// The last error the signer threw (GnuTLS only sees a failure code).
     var lastError: Error?
-    /// Report the key as GNUTLS_PK_RSA_PSS although it is an rsaEncryption key: a PKCS#10
-    /// request is signed with RSASSA-PSS only when the private key says so
-    /// (`gnutls_x509_crq_privkey_sign` takes the scheme from the key, not from its flags).
-    var reportsRSAPSS = false
 
     package init(modulusBitCount: Int, pssRestriction: RSAPSSKeyRestriction? = nil,
          sign: @escaping (GnuTLSSignatureRequest) throws -> [UInt8]) {
@@ -137,7 +133,7 @@ package final class GnuTLSExternalKey {
                     return key.offers(algorithm) ? 1 : 0
                 }
                 if flags & UInt32(GNUTLS_PRIVKEY_INFO_PK_ALGO) != 0 {
-                    return Int32((key.pssRestriction == nil && !key.reportsRSAPSS ? GNUTLS_PK_RSA : GNUTLS_PK_RSA_PSS).rawValue)
+                    return Int32((key.pssRestriction == nil ? GNUTLS_PK_RSA : GNUTLS_PK_RSA_PSS).rawValue)
                 }
                 if flags & UInt32(GNUTLS_PRIVKEY_INFO_PK_ALGO_BITS) != 0 { return Int32(key.modulusBitCount) }
                 if flags & UInt32(GNUTLS_PRIVKEY_INFO_SIGN_ALGO) != 0 { return 0 }
