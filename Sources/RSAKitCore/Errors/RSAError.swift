@@ -215,6 +215,12 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A PKCS#12 file that cannot be read or used: `reason` says why (not PKCS#12, no private
     /// key, several private keys, no certificate for the key...).
     case pkcs12Unusable(reason: String)
+    /// A distinguished name given as an RFC 4514 string ("CN=host,O=Example") that cannot be
+    /// used as a certificate's or request's subject: `reason` says what is wrong and where.
+    case invalidDistinguishedName(String, reason: String)
+    /// A subjectAltName given as text ("DNS:host", "IP:192.0.2.1", "email:a@example.com",
+    /// "URI:https://example.com/") that cannot be used: `reason` says why.
+    case invalidSubjectAlternativeName(String, reason: String)
 
     // MARK: lib
 
@@ -351,6 +357,10 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "integrity check failed: the PKCS#12 MAC does not match its contents (the file was altered)"
         case let .pkcs12Unusable(reason):
             return "unusable PKCS#12 file: \(reason)"
+        case let .invalidDistinguishedName(name, reason):
+            return "invalid distinguished name \"\(name)\": \(reason)"
+        case let .invalidSubjectAlternativeName(name, reason):
+            return "invalid subject alternative name \"\(name)\": \(reason)"
         case let .invalidApplicationIdentifier(identifier, reason):
             return "invalid application identifier \"\(identifier)\": \(reason)"
         case let .tokenUnavailable(reason):

@@ -6,28 +6,35 @@ import Foundation
 import RSAKit
 
 /// `rsakit cert add | find | list | export | delete`: certificate items, after macOS
-/// `security add-certificate`, `add-trusted-cert`, `find-certificate`, `delete-certificate`.
+/// `security add-certificate`, `add-trusted-cert`, `find-certificate`, `delete-certificate`;
+/// `cert request | self-sign`: a PKCS#10 request or a self-signed certificate for a stored
+/// key, signed where the key lives (CertRequestCommand.swift).
 struct CertCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "cert",
-        overview: "Add, find, list, export or delete certificates (unique on issuer + serial).",
-        usage: "rsakit cert show <FILE> [--json] | add <FILE> [--label <L>] [--trust|--distrust] [--replace] | find|export|delete --label <L>|--fingerprint <F>|--id <ID> [--der] [--out <FILE>] | list [--json] [--store <DIR>]",
+        overview: "Add, find, list, export or delete certificates (unique on issuer + serial); make a certificate request or a self-signed certificate for a stored key.",
+        usage: "rsakit cert show <FILE> [--json] | add <FILE> [--label <L>] [--trust|--distrust] [--replace] | find|export|delete --label <L>|--fingerprint <F>|--id <ID> [--der] [--out <FILE>] | list [--json] [--store <DIR>] | request --tag <TAG> --subject <DN> [--san <NAME>]... [--out <FILE>] [--der] | self-sign --tag <TAG> --subject <DN> --days <N> [--san <NAME>]... [--ca] [--out <FILE>] [--add [--label <L>]]",
         options: [
             accessGroupOption,
-            .value("label", "L", "The label (add: default the subject summary, i.e. the common name).").only("add", "find", "export", "delete"),
+            .value("label", "L", "The label (add, self-sign --add: default the subject summary, i.e. the common name).").only("add", "find", "export", "delete", "self-sign"),
             .value("fingerprint", "F", "find, export, delete: SHA-256 of the certificate's DER (64 hex digits, colons allowed).").only("find", "export", "delete"),
             .value("id", "ID", "find, export, delete: the item id.").only("find", "export", "delete"),
             .flag("trust", "add: mark the certificate trusted (an anchor for trust evaluation, like security add-trusted-cert).").only("add"),
             .flag("distrust", "add: mark the certificate distrusted (trust evaluation denies chains through it).").only("add"),
             .flag("replace", "add: replace a certificate with the same issuer and serial.").only("add"),
-            .flag("der", "export: write DER instead of PEM.").only("export"),
-            .value("out", "FILE", "export: write to FILE (default: standard output).").only("export"),
+            .flag("der", "export, request, self-sign: write DER instead of PEM.").only("export", "request", "self-sign"),
+            .value("out", "FILE", "export, request, self-sign: write to FILE, only on success (default: standard output).").only("export", "request", "self-sign"),
+        ] + certificateRequestOptions + [
+            .flag("add", "self-sign: also store the certificate, so the key becomes an identity (for tls connect --tag).").only("self-sign"),
             .flag("json", "show, find, list: print JSON.").only("show", "find", "list"),
         ],
         positionals: ["SUBCOMMAND", "FILE"],
-        subcommands: ["show", "add", "find", "list", "export", "delete"],
-        discussion: "add reads DER, PEM or a PEM bundle; with several certificates the first is the certificate and the others its chain, stored with it.",
-        passphrases: .none)
+        subcommands: ["show", "add", "find", "list", "export", "delete", "request", "self-sign"],
+        discussion: """
+        add reads DER, PEM or a PEM bundle; with several certificates the first is the certificate and the others its chain, stored with it.
+        request and self-sign sign with the private key under --tag where it lives: in the store, or on its PKCS#11 token (the PIN from --token-pin, $RSAKIT_TOKEN_PIN or a prompt); `openssl req -verify -in req.pem` checks a request. The subject is an RFC 4514 string ('CN=host,O=Example,C=GB'); --san takes DNS:NAME, IP:ADDRESS, email:ADDRESS or URI:URI and may be repeated. Signatures are sha256WithRSAEncryption unless --hash or --scheme pss say otherwise. A self-signed certificate gets a 20-byte random serial, subject and authority key identifiers, basicConstraints (cA true only with --ca) and keyUsage (digitalSignature, nonRepudiation, keyEncipherment; with --ca digitalSignature, keyCertSign, cRLSign). self-sign --add also stores the certificate (without --out only the added lines are printed), and the output file appears only once it is stored.
+        """,
+        passphrases: .only(["request", "self-sign"]))
 
     let arguments: ParsedArguments
     let subcommand: String
@@ -47,6 +54,8 @@ struct CertCommand: RSAKitCommand {
             guard !(arguments.flag("trust") && arguments.flag("distrust")) else {
                 throw UsageError(message: "give --trust or --distrust, not both", command: Self.spec.name)
             }
+        } else if sub == "request" || sub == "self-sign" {
+            try CertificateRequestOptions.validate(arguments, subcommand: sub)
         } else if arguments.positionals.count > 1 {
             throw UsageError(message: "unexpected argument '\(arguments.positionals[1])'", command: Self.spec.name)
         }
@@ -64,6 +73,8 @@ struct CertCommand: RSAKitCommand {
             return try CertShow.run(path: arguments.positionals[1], json: arguments.flag("json"))
         }
         if subcommand == "add" { return try add() }
+        if subcommand == "request" { return try CertificateRequestOptions.request(arguments) }
+        if subcommand == "self-sign" { return try CertificateRequestOptions.selfSign(arguments) }
         let store = try openStore(arguments)
         switch subcommand {
         case "find":

@@ -110,7 +110,8 @@ import RSAKit
             return .usage
         case .itemNotFound, .tokenUnavailable, .keyOnToken:
             return .notFound
-        case .invalidTag, .invalidLabel, .invalidAttribute, .invalidKDFParameters:
+        case .invalidTag, .invalidLabel, .invalidAttribute, .invalidKDFParameters,
+             .invalidDistinguishedName, .invalidSubjectAlternativeName:
             return .usage
         case .duplicateItem, .keyStoredUnderAnotherTag:
             return .alreadyExists
