@@ -34,9 +34,10 @@ def main(path: str) -> int:
     while i < len(lines):
         line = lines[i]
         number = i + 1
-        setup = re.match(r"^<!-- run: setup\s*$", line)
-        skip = re.match(r"^<!-- run: skip (.+?) -->\s*$", line)
-        fence = re.match(r"^(```+|~~~+)\s*([A-Za-z0-9_-]*)", line)
+        # Markers and fences may be indented (inside a list item).
+        setup = re.match(r"^\s*<!-- run: setup\s*$", line)
+        skip = re.match(r"^\s*<!-- run: skip (.+?) -->\s*$", line)
+        fence = re.match(r"^(\s*)(```+|~~~+)\s*([A-Za-z0-9_-]*)", line)
         if setup:
             body = []
             i += 1
@@ -55,7 +56,7 @@ def main(path: str) -> int:
             skip_reason = skip.group(1)
             i += 1
             continue
-        if line.startswith("<!--") and "-->" not in line:
+        if line.lstrip().startswith("<!--") and "-->" not in line:
             in_html_comment = True
         if in_html_comment:
             if "-->" in line:
@@ -63,11 +64,12 @@ def main(path: str) -> int:
             i += 1
             continue
         if fence:
-            marker, info = fence.group(1), fence.group(2).lower()
+            indent, marker, info = fence.group(1), fence.group(2), fence.group(3).lower()
             body = []
             i += 1
-            while i < len(lines) and not lines[i].startswith(marker[0] * len(marker)):
-                body.append(lines[i])
+            while i < len(lines) and not lines[i].lstrip().startswith(marker[0] * len(marker)):
+                line_i = lines[i]
+                body.append(line_i[len(indent):] if line_i.startswith(indent) else line_i.lstrip())
                 i += 1
             if info in FORBIDDEN:
                 problems.append(f"{path}:{number}: a ```{info} block: commands go in ```sh, output in ```text")
