@@ -12,6 +12,8 @@
 //   <store>/public/<hh>/<H>.pem             public item for the tag whose SHA-256 is H
 //   <store>/private/<hh>/<H>.pem            private item for that tag
 //   <store>/index/fingerprint/<ff>/<F>.<H>.<class>   empty: item (H, class) has fingerprint F
+//   <store>/tpm/                            only once a TPM key was made: tpm2-pkcs11's database
+//                                           (its TPM2_PKCS11_STORE), not an item folder
 //
 // H = lower-case hex SHA-256 of the tag's UTF-8 bytes (64 digits), hh its first two digits;
 // F = lower-case hex fingerprint, ff its first two digits. File names never contain the tag.
@@ -43,6 +45,10 @@ internal struct StoreLayout: Sendable {
     static let indexDirectory = "index"
     static let fingerprintIndexDirectory = "index/fingerprint"
     static let itemSuffix = ".pem"
+    static let tpmDirectory = "tpm"
+
+    /// tpm2-pkcs11's database folder for this store's TPM keys.
+    var tpmDatabasePath: String { absolute(Self.tpmDirectory) }
 
     /// `relative` under the root.
     func absolute(_ relative: String) -> String { root + "/" + relative }
@@ -66,7 +72,7 @@ internal struct StoreLayout: Sendable {
     /// Every name the store's own folder may hold (beside temporary files and nested
     /// application stores): what tells a store from a folder of other files.
     static let topLevelNames: Set<String> = Set(
-        [versionName, lockName, journalName, indexDirectory, protectionName]
+        [versionName, lockName, journalName, indexDirectory, protectionName, tpmDirectory]
             + RSAKeyClass.allCases.map(classDirectory) + recordDirectories)
 
     /// "folder/hh/H.item": the record file of hash H in one of ``recordDirectories``.

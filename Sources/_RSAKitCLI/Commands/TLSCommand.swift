@@ -121,7 +121,7 @@ struct TLSCommand: RSAKitCommand {
         guard label != nil || tag != nil else { return nil }
         return try withUnlockedStore(store, arguments, command: command) {
             try identity(store, label: label, tag: tag) { [arguments] reference in
-                try readTokenPIN(arguments, command: command, token: reference.tokenLabel)
+                try readTokenPIN(arguments, command: command, reference: reference)
             }
         }
     }

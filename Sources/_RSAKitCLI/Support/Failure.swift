@@ -103,7 +103,7 @@ import RSAKit
         case .messageFormatUnsupported, .messageNamesNoRecipient,
              .passphraseNeeded, .passphraseUnusable:
             return .usage
-        case .itemNotFound, .tokenUnavailable, .keyOnToken:
+        case .itemNotFound, .tokenUnavailable, .keyOnToken, .tpmUnavailable, .tpmKeyLost:
             return .notFound
         case .invalidTag, .invalidLabel, .invalidAttribute, .invalidKDFParameters:
             return .usage
