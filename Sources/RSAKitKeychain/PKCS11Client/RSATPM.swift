@@ -34,6 +34,13 @@ public struct RSATPMConfiguration: Sendable, Equatable {
     /// The tpm2-pkcs11 module file, loaded with `dlopen`.
     public var modulePath: String
 
+    /// When set, tpm2-pkcs11's own lines on stderr ("ERROR: Esys_Unseal: ...", which it
+    /// prints whatever its log level) are discarded while its calls run, so that the rsakit
+    /// command's one-line error is the only one. The command sets it unless
+    /// TPM2_PKCS11_LOG_LEVEL is set; a library caller decides for itself (it redirects the
+    /// process's file descriptor 2 for the length of each call).
+    nonisolated(unsafe) package static var silencesModuleLog = false
+
     /// The kernel's TPM resource manager, the TCTI used when `RSAKIT_TPM_TCTI` is unset.
     public static let defaultTCTI = "device:/dev/tpmrm0"
 
@@ -233,6 +240,10 @@ extension RSATokenKey {
     /// C_InitToken on the module's empty slot (tpm2-pkcs11 always offers one), then
     /// C_InitPIN as the security officer. The SO PIN is random and zeroed when done.
     private static func initialiseToken(_ configuration: RSATPMConfiguration, label: String, userPIN: RSASecretBytes) throws {
+        try TokenSession.quietly(true) { try initialiseTokenLoud(configuration, label: label, userPIN: userPIN) }
+    }
+
+    private static func initialiseTokenLoud(_ configuration: RSATPMConfiguration, label: String, userPIN: RSASecretBytes) throws {
         let list = try TokenSession.load(modulePath: configuration.modulePath, tpm: configuration)
         defer { _ = list.pointee.C_Finalize(nil) }
         var count: CK_ULONG = 0

@@ -19,6 +19,9 @@ internal final class TokenSession {
     /// The token's label and serial, without their space padding.
     let tokenLabel: String
     let tokenSerial: String
+    /// Whether the module is tpm2-pkcs11 on a TPM key's token (its log lines are silenced
+    /// when ``RSATPMConfiguration/silencesModuleLog`` is set).
+    let isTPM: Bool
     private var loggedIn = false
 
     /// Load `uri`'s module, find its token (by label and serial when given; else the only
@@ -33,6 +36,7 @@ internal final class TokenSession {
     init(uri: RSATokenURI, pin: RSASecretBytes, tpm: RSATPMConfiguration? = nil) throws {
         let list = try TokenSession.load(modulePath: uri.modulePath, tpm: tpm)
         functions = list
+        isTPM = tpm != nil
         do {
             var count: CK_ULONG = 0
             try TokenSession.check(list.pointee.C_GetSlotList(CK_BBOOL(CK_TRUE), nil, &count), "C_GetSlotList")
@@ -70,11 +74,11 @@ internal final class TokenSession {
             throw error
         }
         do {
-            let rv = pin.withUnsafeBytes { bytes in
+            let rv = pin.withUnsafeBytes { bytes in TokenSession.quietly(tpm != nil) {
                 list.pointee.C_Login(session, CK_USER_TYPE(CKU_USER),
                                      UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: CK_UTF8CHAR.self)),
                                      CK_ULONG(bytes.count))
-            }
+            } }
             switch rv {
             case CK_RV(CKR_OK), CK_RV(CKR_USER_ALREADY_LOGGED_IN): loggedIn = true
             case CK_RV(CKR_PIN_INCORRECT), CK_RV(CKR_PIN_INVALID), CK_RV(CKR_PIN_LEN_RANGE): throw RSAError.tokenPINIncorrect
@@ -116,7 +120,7 @@ internal final class TokenSession {
         guard getList(&list) == CK_RV(CKR_OK), let list else {
             throw RSAError.tokenUnavailable(reason: "the PKCS#11 module '\(modulePath)' gave no function list")
         }
-        let initialised = list.pointee.C_Initialize(nil)
+        let initialised = quietly(tpm != nil) { list.pointee.C_Initialize(nil) }
         guard initialised == CK_RV(CKR_OK) || initialised == CK_RV(CKR_CRYPTOKI_ALREADY_INITIALIZED) else {
             if let tpm {
                 // tpm2-pkcs11 opens the TPM in C_Initialize: a TPM that does not answer fails here.
@@ -129,10 +133,32 @@ internal final class TokenSession {
 
     /// Log out, close the session, finalise the module. Errors are ignored (nothing to undo).
     func close() {
-        if loggedIn { _ = functions.pointee.C_Logout(session) }
-        _ = functions.pointee.C_CloseSession(session)
-        _ = functions.pointee.C_Finalize(nil)
+        TokenSession.quietly(isTPM) {
+            if loggedIn { _ = functions.pointee.C_Logout(session) }
+            _ = functions.pointee.C_CloseSession(session)
+            _ = functions.pointee.C_Finalize(nil)
+        }
         loggedIn = false
+    }
+
+    /// Run `body` with file descriptor 2 on /dev/null when `tpm` and
+    /// ``RSATPMConfiguration/silencesModuleLog``.
+    static func quietly<R>(_ tpm: Bool, _ body: () throws -> R) rethrows -> R {
+        guard tpm && RSATPMConfiguration.silencesModuleLog else { return try body() }
+        let saved = dup(STDERR_FILENO)
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        guard saved >= 0, null >= 0 else {
+            if saved >= 0 { Glibc.close(saved) }
+            if null >= 0 { Glibc.close(null) }
+            return try body()
+        }
+        dup2(null, STDERR_FILENO)
+        Glibc.close(null)
+        defer {
+            dup2(saved, STDERR_FILENO)
+            Glibc.close(saved)
+        }
+        return try body()
     }
 
     // MARK: Objects
@@ -256,8 +282,8 @@ internal final class TokenSession {
         var privateHandle: CK_OBJECT_HANDLE = 0
         try publicTemplate.withAttributes { pub, pubCount in
             try privateTemplate.withAttributes { priv, privCount in
-                try TokenSession.check(functions.pointee.C_GenerateKeyPair(
-                    session, &mechanism, pub, pubCount, priv, privCount, &publicHandle, &privateHandle), "C_GenerateKeyPair")
+                try TokenSession.check(TokenSession.quietly(isTPM) { functions.pointee.C_GenerateKeyPair(
+                    session, &mechanism, pub, pubCount, priv, privCount, &publicHandle, &privateHandle) }, "C_GenerateKeyPair")
             }
         }
         return try publicKey(of: publicHandle)
@@ -302,6 +328,11 @@ internal final class TokenSession {
     /// private key `object`. - Returns: the output, at most `outputCapacity` bytes.
     func run(_ operation: Operation, mechanism: CK_MECHANISM_TYPE, parameter: [UInt8]?, object: CK_OBJECT_HANDLE,
              input: [UInt8], outputCapacity: Int) throws -> [UInt8] {
+        try TokenSession.quietly(isTPM) { try runLoud(operation, mechanism: mechanism, parameter: parameter, object: object, input: input, outputCapacity: outputCapacity) }
+    }
+
+    private func runLoud(_ operation: Operation, mechanism: CK_MECHANISM_TYPE, parameter: [UInt8]?, object: CK_OBJECT_HANDLE,
+                         input: [UInt8], outputCapacity: Int) throws -> [UInt8] {
         var parameterBytes = parameter ?? []
         return try parameterBytes.withUnsafeMutableBytes { raw in
             var mech = CK_MECHANISM(mechanism: mechanism, pParameter: parameter == nil ? nil : raw.baseAddress,

@@ -219,7 +219,9 @@ struct TLSCommand: RSAKitCommand {
         let operations = connection.privateKeyOperations
         if !operations.isEmpty {
             var signer = "rsakit's engine"
-            if case let .token(key, _)? = connection.identity?.key { signer = "token \(terminalSafe(key.reference.tokenLabel))" }
+            if case let .token(key, _)? = connection.identity?.key {
+                signer = key.reference.isTPM ? "the TPM" : "token \(terminalSafe(key.reference.tokenLabel))"
+            }
             text += "rsakit: client signature: \(connection.clientSignatureAlgorithm ?? "?"), by \(signer) ("
                 + operations.map(\.scheme).joined(separator: ", ") + ")\n"
         }
