@@ -10,7 +10,9 @@
 # (opensc), p11tool and gnutls-cli (gnutls-bin), ssh and sshd (openssh-client, openssh-server), and
 # OpenSSL's pkcs11 engine for curl (libengine-pkcs11-openssl), NSS's certutil, modutil and tstclnt
 # (libnss3-tools); for keys on a token (issue 25, part 2): SoftHSM2 (softhsm2: softhsm2-util and
-# /usr/lib/softhsm/libsofthsm2.so, a token directory per test).
+# /usr/lib/softhsm/libsofthsm2.so, a token directory per test); for keys in the TPM: tpm2-pkcs11
+# (libtpm2-pkcs11-1, loaded with dlopen only by --tpm) and swtpm (swtpm, swtpm-tools: a software TPM per
+# test on 127.0.0.1; tpm2-tools for scripts/tpm-bench.sh's lockout reset and for users' diagnostics).
 set -euo pipefail
 need=()
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
@@ -34,6 +36,10 @@ command -v p11-kit >/dev/null 2>&1 || need+=(p11-kit)
 command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
 { command -v softhsm2-util && [ -f /usr/lib/softhsm/libsofthsm2.so ]; } >/dev/null 2>&1 || need+=(softhsm2)
 { command -v p11tool && command -v gnutls-cli; } >/dev/null 2>&1 || need+=(gnutls-bin)
+compgen -G '/usr/lib/*/pkcs11/libtpm2_pkcs11.so' >/dev/null || need+=(libtpm2-pkcs11-1)
+command -v swtpm >/dev/null 2>&1 || need+=(swtpm)
+command -v swtpm_setup >/dev/null 2>&1 || need+=(swtpm-tools)
+command -v tpm2_getcap >/dev/null 2>&1 || need+=(tpm2-tools)
 { command -v ssh && command -v ssh-keygen; } >/dev/null 2>&1 || need+=(openssh-client)
 [ -x /usr/sbin/sshd ] || command -v sshd >/dev/null 2>&1 || need+=(openssh-server)
 # nginx: the HTTPS client's redirect tests start one on 127.0.0.1 with a config of their own.
