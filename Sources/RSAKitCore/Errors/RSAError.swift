@@ -358,7 +358,7 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .tpmUnavailable(reason):
             return "TPM unavailable: \(reason)"
         case .tpmLockedOut:
-            return "the TPM is in dictionary-attack lockout after too many wrong PINs: it refuses every PIN until the lockout interval passes (tpm2_getcap properties-variable shows it) or its owner runs tpm2_dictionarylockout --clear-lockout"
+            return "the TPM is in dictionary-attack lockout after too many wrong PINs: it refuses every PIN until its lockout interval passes or its owner clears the lockout"
         case let .tpmKeyLost(reason):
             return "the TPM key is gone: \(reason); the private key cannot be recovered, and the store is unchanged"
         }

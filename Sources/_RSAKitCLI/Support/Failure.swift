@@ -71,6 +71,8 @@ import RSAKit
             return "unsupported key format: this is a PKCS#12 file (.p12, .pfx), not a key file: import its identity (key, certificate and chain) with `rsakit identity import FILE`, or extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`"
         case let RSAError.duplicateItem(query) where query.itemClass == .key:
             return error.description + " (use --replace to overwrite it)"
+        case RSAError.tpmLockedOut:
+            return error.description + " (tpm2_getcap properties-variable shows the counter and interval; the owner clears it with tpm2_dictionarylockout --clear-lockout)"
         case let RSAError.keyOnToken(tag):
             // Only sign and decrypt with --tag reach a token key; export, identities, TLS and
             // a container's recipient lookup without --tag do not.
