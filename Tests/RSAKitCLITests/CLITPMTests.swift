@@ -96,12 +96,14 @@ final class CLITPMTests: CLITestCase {
         let show = try tpm(["show", "--tag", "tk"]).stdoutText
         XCTAssertTrue(show.contains("location: tpm (token rsakit "), show)
         XCTAssertTrue(show.contains("PIN: none; not exportable)"), show)
+        XCTAssertTrue(show.contains("public key:\n-----BEGIN PUBLIC KEY-----\n"), show)
         XCTAssertTrue(try tpm(["show", "--tag", "tk", "--json"]).stdoutText.contains("\"tpm\" : true"))
         // The store's TPM database is private.
         let database = storeDirectory.path + "/tpm/tpm2_pkcs11.sqlite3"
         XCTAssertEqual((try FileManager.default.attributesOfItem(atPath: database)[.posixPermissions] as? Int), 0o600)
 
         try tpm(["export", "--tag", "tk", "--out", path("tk.pub")])
+        XCTAssertTrue(show.contains(try String(contentsOfFile: path("tk.pub"), encoding: .utf8)), show)
         let message = Array("a secret for the TPM\n".utf8)
         _ = try write(message, to: "m")
         // PKCS#1 v1.5 and OAEP (SHA-256) by openssl, decrypted in the TPM.

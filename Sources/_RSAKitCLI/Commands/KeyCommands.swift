@@ -249,6 +249,11 @@ struct ShowCommand: RSAKitCommand {
             created: \(rfc3339(item.creationDate))
 
             """
+            // A key in the TPM cannot be exported: its public half is shown with it, as the
+            // one thing of it that may leave the machine.
+            if item.token?.isTPM == true, let key = storeTokenKey(store, tag: item.applicationTag) {
+                text += "public key:\n" + key.publicKey.pemRepresentation + (key.publicKey.pemRepresentation.hasSuffix("\n") ? "" : "\n") + "\n"
+            }
         }
         try printOutput(text)
     }
