@@ -74,8 +74,9 @@ public struct RSATPMConfiguration: Sendable, Equatable {
         return path.isEmpty ? "/dev/tpmrm0" : String(path)
     }
 
-    /// Check what can be checked without the module (the module file, a device TCTI's file
-    /// and its permissions), then set tpm2-pkcs11's environment for the next C_Initialize.
+    /// Check what can be checked without the module (the module file; a device TCTI's file,
+    /// opened once for its permissions and whether another process holds it), then set
+    /// tpm2-pkcs11's environment for the next C_Initialize.
     ///
     /// - Throws: `RSAError.tpmUnavailable` naming what to install or which group to join.
     func prepare() throws {
@@ -86,9 +87,20 @@ public struct RSATPMConfiguration: Sendable, Equatable {
             guard access(device, F_OK) == 0 else {
                 throw RSAError.tpmUnavailable(reason: "no TPM: \(device) does not exist (enable the TPM 2.0 in the firmware, add a vTPM to the virtual machine, or set RSAKIT_TPM_TCTI)")
             }
-            guard access(device, R_OK | W_OK) == 0 else {
-                throw RSAError.tpmUnavailable(reason: "permission denied on \(device): join the 'tss' group (usermod -aG tss $USER, then log in again)")
+            // Opened once here, as tpm2-tss will: the kernel refuses a second opener of the
+            // raw /dev/tpm0 (EBUSY) while the resource manager /dev/tpmrm0 takes any number.
+            let fd = open(device, O_RDWR | O_CLOEXEC)
+            guard fd >= 0 else {
+                switch errno {
+                case EACCES, EPERM:
+                    throw RSAError.tpmUnavailable(reason: "permission denied on \(device): join the 'tss' group (usermod -aG tss $USER, then log in again)")
+                case EBUSY:
+                    throw RSAError.tpmUnavailable(reason: "the TPM at \(device) is in use by another process (use the resource manager, device:/dev/tpmrm0, or tpm2-abrmd)")
+                default:
+                    throw RSAError.tpmUnavailable(reason: "cannot open \(device): \(String(cString: strerror(errno)))")
+                }
             }
+            Glibc.close(fd)
         }
         // NOTE: setenv is not safe against a concurrent getenv in another thread; the module
         // reads these in C_Initialize, which each token session calls, so they are set here.
