@@ -141,6 +141,13 @@ final class CLITPMTests: CLITestCase {
         // The private key cannot be read out.
         assertFailure(try run(["export", "--tag", "tk", "--private", "--out", path("k.pem")]), status: 66, contains: "cannot be exported")
         XCTAssertFalse(exists("k.pem"))
+        // rsakit's PKCS#11 module shows the object as sensitive and never extractable (it has
+        // no value to give: the store holds the public key only).
+        let module = Self.productsDirectory.appendingPathComponent("librsakit-pkcs11.so").path
+        if FileManager.default.fileExists(atPath: module), let tool = ["/usr/bin/pkcs11-tool"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
+            let objects = try runProcess(tool, ["--module", module, "-O"], environment: environment)
+            XCTAssertTrue(objects.stdoutText.contains("Access:     sensitive, always sensitive, never extractable"), objects.stdoutText)
+        }
     }
 
     func testTPMStateDeleted_KeyLostStoreUnchanged() throws {
