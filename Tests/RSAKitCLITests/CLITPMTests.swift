@@ -142,11 +142,24 @@ final class CLITPMTests: CLITestCase {
         assertFailure(try run(["export", "--tag", "tk", "--private", "--out", path("k.pem")]), status: 66, contains: "cannot be exported")
         XCTAssertFalse(exists("k.pem"))
         // rsakit's PKCS#11 module shows the object as sensitive and never extractable (it has
-        // no value to give: the store holds the public key only).
+        // no value to give: the store holds the public key only), and runs its operations in
+        // the TPM: a SHA256-RSA-PKCS signature openssl verifies, an OAEP decryption; raw
+        // CKM_RSA_PKCS over a caller's DigestInfo is refused.
         let module = Self.productsDirectory.appendingPathComponent("librsakit-pkcs11.so").path
         if FileManager.default.fileExists(atPath: module), let tool = ["/usr/bin/pkcs11-tool"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
             let objects = try runProcess(tool, ["--module", module, "-O"], environment: environment)
             XCTAssertTrue(objects.stdoutText.contains("Access:     sensitive, always sensitive, never extractable"), objects.stdoutText)
+            let signed = try runProcess(tool, ["--module", module, "--sign", "-m", "SHA256-RSA-PKCS", "--label", "tk",
+                                               "-i", path("m"), "-o", path("p11.sig")], environment: environment)
+            XCTAssertEqual(signed.status, 0, signed.stderr)
+            let checked = try runProcess(openssl, ["dgst", "-sha256", "-verify", path("tk.pub"), "-signature", path("p11.sig"), path("m")])
+            XCTAssertEqual(checked.stdoutText, "Verified OK\n", checked.stderr)
+            let opened = try runProcess(tool, ["--module", module, "--decrypt", "-m", "RSA-PKCS-OAEP", "--hash-algorithm", "SHA256",
+                                               "--mgf", "MGF1-SHA256", "--label", "tk", "-i", path("c2")], environment: environment)
+            XCTAssertEqual(opened.stdout, message, opened.stderr)
+            let raw = try runProcess(tool, ["--module", module, "--sign", "-m", "RSA-PKCS", "--label", "tk",
+                                            "-i", path("m"), "-o", path("raw.sig")], environment: environment)
+            XCTAssertTrue(raw.stderr.contains("CKR_KEY_FUNCTION_NOT_PERMITTED"), raw.stderr)
         }
     }
 
