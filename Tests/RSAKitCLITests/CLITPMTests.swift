@@ -245,4 +245,30 @@ final class CLITPMTests: CLITestCase {
                                      stdin: Array("GET / HTTP/1.0\r\n\r\n".utf8), environment: environment)
         assertFailure(refused, status: 65, contains: "the client key could not sign: a key in the TPM makes PKCS#1 v1.5 signatures only over the whole message")
     }
+
+    func testStoreProtectTPM_OpensWithoutPassphraseUntilTheTPMIsCleared() throws {
+        try tpm(["genpair", "--tag", "k", "--bits", "1024", "-q"])
+        _ = try write(Array("m\n".utf8), to: "m")
+        let protected = try tpm(["store", "protect", "--tpm", "--kdf", "interactive", "--store-passin", "pass:recovery"]).stdoutText
+        XCTAssertEqual(protected, "protected: \(storeDirectory.path) (sealed to the TPM; the passphrase is the recovery path)\n")
+        XCTAssertTrue(try tpm(["store", "info"]).stdoutText.contains("sealed to the TPM: yes"))
+        // No passphrase source and no terminal: the TPM opens the store key.
+        try tpm(["sign", "--tag", "k", "--in", path("m"), "--out", path("s1")])
+        // A new passphrase keeps the TPM's seal (it seals the same store key).
+        try tpm(["store", "change-passphrase", "--store-passin", "pass:recovery", "--new-passin", "pass:recovery2", "--kdf", "interactive"])
+        try tpm(["sign", "--tag", "k", "--in", path("m"), "--out", path("s2")])
+        XCTAssertEqual(try read("s1"), try read("s2"))
+        // The TPM cleared: the seal is lost, the passphrase still opens the store.
+        swtpm?.kill9()
+        try FileManager.default.removeItem(atPath: stateDirectory)
+        try startTPM()
+        environment["RSAKIT_TPM_TCTI"] = "swtpm:host=127.0.0.1,port=\(port)"
+        let locked = try run(["sign", "--tag", "k", "--in", path("m"), "--out", path("s3")])
+        XCTAssertEqual(locked.status, 64, locked.stderr)
+        XCTAssertTrue(locked.stderr.contains("rsakit: warning: the TPM did not open the key store at \(storeDirectory.path) (the TPM no longer holds its seal"), locked.stderr)
+        XCTAssertTrue(locked.stderr.contains("a passphrase is needed and there is no terminal to ask on"), locked.stderr)
+        XCTAssertFalse(exists("s3"))
+        try tpm(["sign", "--tag", "k", "--in", path("m"), "--out", path("s3"), "--store-passin", "pass:recovery2"])
+        XCTAssertEqual(try read("s1"), try read("s3"))
+    }
 }
