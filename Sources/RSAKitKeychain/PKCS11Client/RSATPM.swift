@@ -166,7 +166,7 @@ extension RSATokenKey {
             try initialiseToken(configuration, label: tokenLabel, userPIN: userPIN)
             let uri = RSATokenURI(modulePath: configuration.modulePath, tokenLabel: tokenLabel)
             let session = try TokenSession(uri: uri, pin: userPIN, tpm: configuration)
-            defer { session.close() }  // closing twice is harmless: the module is finalised already
+            defer { session.close() }  // (closed below on success; close runs once)
             let id = randomID()
             let publicKey: RSAPublicKey
             do {

@@ -23,6 +23,7 @@ internal final class TokenSession {
     /// when ``RSATPMConfiguration/silencesModuleLog`` is set).
     let isTPM: Bool
     private var loggedIn = false
+    private var closed = false
 
     /// Load `uri`'s module, find its token (by label and serial when given; else the only
     /// token present), open a read-write session and log in as the user with `pin`.
@@ -133,6 +134,9 @@ internal final class TokenSession {
 
     /// Log out, close the session, finalise the module. Errors are ignored (nothing to undo).
     func close() {
+        // Once only: a second C_Finalize could end another session's module initialisation.
+        guard !closed else { return }
+        closed = true
         TokenSession.quietly(isTPM) {
             if loggedIn { _ = functions.pointee.C_Logout(session) }
             _ = functions.pointee.C_CloseSession(session)
