@@ -11,7 +11,9 @@
 # OpenSSL's pkcs11 engine for curl (libengine-pkcs11-openssl), NSS's certutil, modutil and tstclnt
 # (libnss3-tools); for keys on a token: SoftHSM2 (softhsm2: softhsm2-util and
 # /usr/lib/softhsm/libsofthsm2.so, a token directory per test); pinentry-tty (the agent's pinentry
-# dialog, driven through a pseudo-terminal by the tests); for the documentation site
+# dialog, driven through a pseudo-terminal by the tests); for keys in the TPM: tpm2-pkcs11
+# (libtpm2-pkcs11-1, loaded with dlopen only by --tpm) and swtpm (swtpm, swtpm-tools: a software TPM per
+# test on 127.0.0.1; tpm2-tools for scripts/tpm-bench.sh's lockout reset and for users' diagnostics); for the documentation site
 # (scripts/docs.sh, scripts/check-site.sh): mandoc (man pages in HTML), python3-markdown (the
 # guides), chromium and chromium-driver (the browser check), and Selenium from PyPI for the
 # python3 on PATH (with pip: python3-pip when it has none).
@@ -38,6 +40,10 @@ command -v p11-kit >/dev/null 2>&1 || need+=(p11-kit)
 command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
 { command -v softhsm2-util && [ -f /usr/lib/softhsm/libsofthsm2.so ]; } >/dev/null 2>&1 || need+=(softhsm2)
 { command -v p11tool && command -v gnutls-cli; } >/dev/null 2>&1 || need+=(gnutls-bin)
+compgen -G '/usr/lib/*/pkcs11/libtpm2_pkcs11.so' >/dev/null || need+=(libtpm2-pkcs11-1)
+command -v swtpm >/dev/null 2>&1 || need+=(swtpm)
+command -v swtpm_setup >/dev/null 2>&1 || need+=(swtpm-tools)
+command -v tpm2_getcap >/dev/null 2>&1 || need+=(tpm2-tools)
 { command -v ssh && command -v ssh-keygen; } >/dev/null 2>&1 || need+=(openssh-client)
 [ -x /usr/sbin/sshd ] || command -v sshd >/dev/null 2>&1 || need+=(openssh-server)
 # pinentry-tty: the agent's passphrase dialog without a terminal, tested with GnuPG's real program.

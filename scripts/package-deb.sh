@@ -9,7 +9,8 @@
 # VERSION is the binary's own (`rsakit --version`, defined once in RSAKitCommandLine.version).
 # Depends: is computed by dpkg-shlibdeps from the libraries the binary really loads. The
 # package Recommends: libcurl3-gnutls, which rsakit loads (dlopen) only for OCSP and CRL
-# fetching. The package is checked with lintian (no errors allowed; warnings are printed).
+# fetching, and Suggests: libtpm2-pkcs11-1, which it loads (dlopen) only for keys in the TPM
+# (genpair --tpm). The package is checked with lintian (no errors allowed; warnings are printed).
 # Prints the path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,6 +75,7 @@ Maintainer: rsakit developers <rsakit@example.org>
 Installed-Size: $size
 Depends: $depends
 Recommends: libcurl3-gnutls
+Suggests: libtpm2-pkcs11-1
 Section: utils
 Priority: optional
 Homepage: https://example.org/rsakit

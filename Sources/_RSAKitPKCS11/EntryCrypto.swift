@@ -9,7 +9,9 @@ import RSAKit
 func rsakit_p11_SignInit(_ session: CK_SESSION_HANDLE, _ mechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ key: CK_OBJECT_HANDLE) -> CK_RV {
     p11SignatureInit(session, mechanism, \.sign) { state, scheme in
         let privateKey = try state.privateKey(key)
-        return P11SignOperation(key: privateKey, input: P11SignatureInput(scheme: scheme, modulusByteCount: privateKey.modulusByteCount))
+        var input = P11SignatureInput(scheme: scheme, modulusByteCount: privateKey.modulusByteCount)
+        if case .tpm = privateKey { input.keepsMessage = true }
+        return P11SignOperation(key: privateKey, input: input)
     }
 }
 

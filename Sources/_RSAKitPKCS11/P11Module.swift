@@ -21,7 +21,7 @@ protocol P11SignatureOperation {
 
 /// A signature in progress in a session.
 struct P11SignOperation: P11SignatureOperation {
-    let key: RSAPrivateKey
+    let key: P11PrivateKey
     var input: P11SignatureInput
 }
 
@@ -33,7 +33,7 @@ struct P11VerifyOperation: P11SignatureOperation {
 
 /// A decryption in progress (single-part only).
 struct P11DecryptOperation {
-    let key: RSAPrivateKey
+    let key: P11PrivateKey
     let padding: RSAEncryptionPadding
 }
 

@@ -9,11 +9,21 @@ extension P11ModuleState {
     /// CKA_DECRYPT), loaded from the store now.
     /// - Throws: CKR_KEY_HANDLE_INVALID; CKR_KEY_TYPE_INCONSISTENT (not a private key);
     ///   CKR_USER_NOT_LOGGED_IN (a protected store before C_Login).
-    mutating func privateKey(_ handle: CK_OBJECT_HANDLE) throws -> RSAPrivateKey {
+    ///   A key in the TPM made without a PIN runs its operations in the TPM; a key on another
+    ///   token, or in the TPM behind a PIN (which the store's PIN is not), gives
+    ///   CKR_KEY_FUNCTION_NOT_PERMITTED.
+    mutating func privateKey(_ handle: CK_OBJECT_HANDLE) throws -> P11PrivateKey {
         guard let object = objects.objects[handle] else { throw P11Error(CK_RV(CKR_KEY_HANDLE_INVALID)) }
         guard case let .privateKey(itemID, _) = object.kind else { throw P11Error(CK_RV(CKR_KEY_TYPE_INCONSISTENT)) }
         guard canUsePrivateObjects else { throw P11Error(CK_RV(CKR_USER_NOT_LOGGED_IN)) }
-        return try openStore().privateKey(itemID: itemID)
+        let store = try openStore()
+        if let tokenKey = try store.tokenKey(itemID: itemID) {
+            guard tokenKey.reference.isTPM, !tokenKey.reference.requiresPIN else {
+                throw P11Error(CK_RV(CKR_KEY_FUNCTION_NOT_PERMITTED))
+            }
+            return .tpm(tokenKey)
+        }
+        return .memory(try store.privateKey(itemID: itemID))
     }
 
     /// The public key of object `handle` (a public or a private key object) for verification.
@@ -28,6 +38,56 @@ extension P11ModuleState {
     }
 }
 
+/// The private key of an operation: one in memory (rsakit's engine), or a key in the TPM made
+/// without a PIN, whose operations run there (RSATokenKey, through tpm2-pkcs11).
+enum P11PrivateKey {
+    case memory(RSAPrivateKey)
+    case tpm(RSATokenKey)
+
+    /// tpm2-pkcs11 is initialised and finalised by each operation's session; a host may call
+    /// from several threads, so the module's TPM operations run one at a time.
+    private static let tpmLock = RSAPThreadMutex(())
+
+    var modulusByteCount: Int {
+        switch self {
+        case let .memory(key): return key.modulusByteCount
+        case let .tpm(key): return key.publicKey.modulusByteCount
+        }
+    }
+
+    /// CKM_RSA_PKCS over a DigestInfo. A TPM key refuses it (raw RSA): CKR_KEY_FUNCTION_NOT_PERMITTED.
+    func signature(forDigestInfo digestInfo: [UInt8]) throws -> [UInt8] {
+        switch self {
+        case let .memory(key): return try key.signature(forDigestInfo: digestInfo)
+        case .tpm: throw P11Error(CK_RV(CKR_KEY_FUNCTION_NOT_PERMITTED))
+        }
+    }
+
+    func signature(forDigest digest: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding) throws -> [UInt8] {
+        switch self {
+        case let .memory(key): return try key.signature(forDigest: digest, hash: hash, padding: padding)
+        case let .tpm(key):
+            return try Self.tpmLock.withLock { _ in try key.signature(forDigest: digest, hash: hash, padding: padding, pin: RSASecretBytes(zeroedCount: 0)) }
+        }
+    }
+
+    func signature(for message: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding) throws -> [UInt8] {
+        switch self {
+        case let .memory(key): return try key.signature(for: message, hash: hash, padding: padding)
+        case let .tpm(key):
+            return try Self.tpmLock.withLock { _ in try key.signature(for: message, hash: hash, padding: padding, pin: RSASecretBytes(zeroedCount: 0)) }
+        }
+    }
+
+    func decrypt(_ ciphertext: [UInt8], padding: RSAEncryptionPadding) throws -> [UInt8] {
+        switch self {
+        case let .memory(key): return try key.decrypt(ciphertext, padding: padding)
+        case let .tpm(key):
+            return try Self.tpmLock.withLock { _ in try key.decrypt(ciphertext, padding: padding, pin: RSASecretBytes(zeroedCount: 0)) }
+        }
+    }
+}
+
 /// What C_SignUpdate / C_VerifyUpdate gathered: the running hash of a hash-and-sign mechanism,
 /// else the bytes (a DigestInfo or a digest, at most k of them).
 struct P11SignatureInput {
@@ -36,6 +96,9 @@ struct P11SignatureInput {
     let modulusByteCount: Int
     private var hasher: RSAHasher?
     private(set) var buffer: [UInt8] = []
+    /// Keep a hash-and-sign mechanism's message too (a key in the TPM signs PKCS#1 v1.5 over
+    /// the message, never over a digest rsakit computed).
+    var keepsMessage = false
     /// Whether C_*Update ran (then only C_*Final may end the operation).
     private(set) var isMultiPart = false
 
@@ -51,6 +114,7 @@ struct P11SignatureInput {
         if case let .hashAndSign(hash, _) = scheme {
             if hasher == nil { hasher = RSAHasher(algorithm: hash) }
             hasher?.update(part)
+            if keepsMessage { buffer += part }
         } else {
             guard buffer.count + part.count <= modulusByteCount else { throw P11Error(CK_RV(CKR_DATA_LEN_RANGE)) }
             buffer += part
@@ -79,6 +143,9 @@ extension P11SignOperation {
 
     /// C_SignFinal: the signature over the parts so far.
     func final() throws -> [UInt8] {
+        if input.keepsMessage, case let .hashAndSign(hash, padding) = input.scheme {
+            return try key.signature(for: input.buffer, hash: hash, padding: padding)
+        }
         if let (hash, digest, padding) = input.finalDigest {
             return try key.signature(forDigest: digest, hash: hash, padding: padding)
         }

@@ -46,4 +46,46 @@ final class TokenReferenceTests: KeychainTestCase {
         try store.addKeyPair(key, tag: "local")
         XCTAssertNil(try store.tokenKey(tag: "local"))
     }
+
+    func testTPMReference_RecordedAndReadBackWithTheStoresTPMConfiguration() throws {
+        let store = try RSAKeyStore(path: storePath)
+        let key = KeychainTestKeys.keys[0]
+        let reference = RSATokenReference(modulePath: "/m.so", tokenLabel: "rsakit 0011", tokenSerial: "0", objectID: [1],
+                                          isTPM: true, requiresPIN: false)
+        let tpm = RSATPMConfiguration(databaseDirectory: storePath + "/tpm", tcti: "swtpm:host=127.0.0.1,port=1")
+        try store.addTokenKeyPair(RSATokenKey(reference: reference, publicKey: key.publicKey, tpm: tpm), tag: "tk")
+        let item = try store.keyItem(tag: "tk", keyClass: .private)
+        XCTAssertEqual(item.token, reference)
+        XCTAssertEqual(item.token?.isTPM, true)
+        XCTAssertEqual(item.token?.requiresPIN, false)
+        XCTAssertEqual(reference.description, "tpm (token rsakit 0011), id 01")
+        // The key read back reaches the TPM through this store's database folder.
+        XCTAssertEqual(try store.tokenKey(tag: "tk")?.tpm?.databaseDirectory, store.path + "/tpm")
+        XCTAssertEqual(store.tpmConfiguration.databaseDirectory, store.path + "/tpm")
+    }
+
+    func testTokenReference_ItemsWithoutTPMFieldsDecodeAsOrdinaryTokens() throws {
+        // The record an ordinary token item has always had: no "tpm", no "pinRequired".
+        let old = #"{"modulePath":"/m.so","objectIDHex":"0ab0","tokenLabel":"T","tokenSerial":"S"}"#
+        let decoded = try JSONDecoder().decode(RSATokenReference.self, from: Data(old.utf8))
+        XCTAssertFalse(decoded.isTPM)
+        XCTAssertTrue(decoded.requiresPIN)
+        XCTAssertEqual(decoded, RSATokenReference(modulePath: "/m.so", tokenLabel: "T", tokenSerial: "S", objectID: [0x0A, 0xB0]))
+        // And an ordinary token item is written as before, byte for byte.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        XCTAssertEqual(String(decoding: try encoder.encode(decoded), as: UTF8.self), old)
+        let tpm = RSATokenReference(modulePath: "/m.so", tokenLabel: "T", tokenSerial: "S", objectID: [1], isTPM: true, requiresPIN: true)
+        XCTAssertEqual(try JSONDecoder().decode(RSATokenReference.self, from: encoder.encode(tpm)), tpm)
+    }
+
+    func testPrivateOperationCount_PerFormat() {
+        // k = 256: container v2 PKCS#1 v1.5 blocks carry 256 - 11 - 57 = 188 bytes.
+        XCTAssertEqual(RSAMessageFormat.container().privateOperationCount(plaintextByteCount: 0, modulusByteCount: 256), 1)
+        XCTAssertEqual(RSAMessageFormat.container().privateOperationCount(plaintextByteCount: 188, modulusByteCount: 256), 1)
+        XCTAssertEqual(RSAMessageFormat.container().privateOperationCount(plaintextByteCount: 189, modulusByteCount: 256), 2)
+        XCTAssertEqual(RSAMessageFormat.rawBlocks(padding: .pkcs1v15).privateOperationCount(plaintextByteCount: 246, modulusByteCount: 256), 2)
+        XCTAssertEqual(RSAMessageFormat.appleAESGCM().privateOperationCount(plaintextByteCount: 1 << 30, modulusByteCount: 256), 1)
+        XCTAssertNil(RSAMessageFormat.container().privateOperationCount(plaintextByteCount: 10, modulusByteCount: 64))
+    }
 }

@@ -240,6 +240,20 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The private key under `tag` lives on a token: ask ``RSAKeyStore/tokenKey(tag:)`` for it.
     case keyOnToken(tag: String)
 
+    // MARK: The machine's TPM (a token rsakit manages through tpm2-pkcs11)
+
+    /// The TPM cannot be used: no TPM device, no permission on it, its PKCS#11 module
+    /// (tpm2-pkcs11) not installed, or the TCTI unreachable (`reason` says which and what to
+    /// install or join). Nothing was changed.
+    case tpmUnavailable(reason: String)
+    /// The TPM is in dictionary-attack lockout after too many wrong PINs: it refuses every
+    /// authorisation until its lockout interval passes or its owner clears the lockout.
+    case tpmLockedOut
+    /// The TPM no longer holds what a stored TPM key needs (the TPM was cleared or replaced,
+    /// or its token is gone from the store's TPM database): the private key is lost. The
+    /// store is unchanged.
+    case tpmKeyLost(reason: String)
+
     /// A lower-case sentence, without secret bytes.
     public var description: String {
         switch self {
@@ -375,6 +389,12 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
                 + (code == 0x7 || code == 0x70 || code == 0x71 ? ": it does not offer this mechanism or these parameters" : "")
         case let .keyOnToken(tag):
             return "the private key under tag '\(tag)' is on a token, not in the store"
+        case let .tpmUnavailable(reason):
+            return "TPM unavailable: \(reason)"
+        case .tpmLockedOut:
+            return "the TPM is in dictionary-attack lockout after too many wrong PINs: it refuses every PIN until its lockout interval passes or its owner clears the lockout"
+        case let .tpmKeyLost(reason):
+            return "the TPM key is gone: \(reason); the private key cannot be recovered, and the store is unchanged"
         }
     }
 }

@@ -97,6 +97,23 @@ public enum RSAAppleAESGCM {
         try spool.copy(to: &sink)
     }
 
+    /// The streaming decryption with the session key unwrapped elsewhere: by a key on a
+    /// token or in the TPM, whose RSAES-OAEP decryption `unwrap` runs (one private operation
+    /// for the whole message). As ``decrypt(from:to:with:hash:temporaryDirectory:)`` otherwise.
+    /// - Parameters: `publicKey` the recipient's public key (k, and the AES-GCM associated
+    ///   data); `unwrap` decrypts the k-byte wrapped key with the given OAEP padding.
+    /// - Throws: as the key form; any failure of `unwrap` becomes `RSAError.decryptionFailed`.
+    package static func decrypt<Source: RSAByteSource, Sink: RSAByteSink>(
+        from source: inout Source, to sink: inout Sink, publicKey: RSAPublicKey, hash: RSAHashAlgorithm = .sha256,
+        temporaryDirectory: String? = nil, unwrap: ([UInt8], RSAEncryptionPadding) throws -> [UInt8]
+    ) throws {
+        let padding = try padding(hash)
+        if let total = source.remainingByteCount { try checkLength(total, publicKey) }
+        let spool = try PlaintextSpool(directory: temporaryDirectory)
+        try decrypt(&source, publicKey, padding, unwrap: unwrap) { try spool.write($0) }
+        try spool.copy(to: &sink)
+    }
+
     /// Encrypt `plaintext` held in memory.
     /// - Returns: k + count + 16 bytes. - Throws: as the streaming form.
     public static func encrypt(
@@ -129,6 +146,10 @@ public enum RSAAppleAESGCM {
     }
 
     private static func checkLength(_ count: Int, _ key: RSAPrivateKey) throws {
+        try checkLength(count, key.publicKey)
+    }
+
+    private static func checkLength(_ count: Int, _ key: RSAPublicKey) throws {
         let minimum = key.modulusByteCount + AESGCMContext.tagByteCount
         guard count >= minimum else {
             throw RSAError.messageInvalid(
@@ -142,6 +163,15 @@ public enum RSAAppleAESGCM {
         _ source: inout Source, _ key: RSAPrivateKey, _ padding: RSAEncryptionPadding,
         write: ([UInt8]) throws -> Void
     ) throws {
+        try decrypt(&source, key.publicKey, padding, unwrap: { try key.decrypt($0, padding: $1) }, write: write)
+    }
+
+    /// As above, the RSA decryption of the wrapped session key done by `unwrap`.
+    private static func decrypt<Source: RSAByteSource>(
+        _ source: inout Source, _ publicKey: RSAPublicKey, _ padding: RSAEncryptionPadding,
+        unwrap: ([UInt8], RSAEncryptionPadding) throws -> [UInt8], write: ([UInt8]) throws -> Void
+    ) throws {
+        let key = publicKey
         let k = key.modulusByteCount
         let wrapped = try source.readFully(k)
         guard wrapped.count == k else {
@@ -149,7 +179,13 @@ public enum RSAAppleAESGCM {
         }
         var unwrapped: [UInt8]
         do {
-            unwrapped = try key.decrypt(wrapped, padding: padding)
+            unwrapped = try unwrap(wrapped, padding)
+        } catch let error as RSAError {
+            switch error {
+            // A token or TPM that cannot be reached says nothing about the ciphertext.
+            case .tokenUnavailable, .tokenPINIncorrect, .tpmUnavailable, .tpmLockedOut, .tpmKeyLost: throw error
+            default: throw RSAError.decryptionFailed
+            }
         } catch {
             throw RSAError.decryptionFailed
         }
@@ -161,7 +197,7 @@ public enum RSAAppleAESGCM {
             throw RSAError.decryptionFailed
         }
         let gcm = AESGCMContext(key: SecretBytes(copying: unwrapped), iv: iv,
-                                authenticatedData: key.publicKey.pkcs1DERRepresentation)
+                                authenticatedData: key.pkcs1DERRepresentation)
         let tagCount = AESGCMContext.tagByteCount
         var pending: [UInt8] = []
         while true {

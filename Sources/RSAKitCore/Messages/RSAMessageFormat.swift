@@ -58,8 +58,32 @@ public struct RSAMessageFormat: Sendable, Hashable, CustomStringConvertible {
         RSAMessageFormat(kind: .appleAESGCM, padding: .oaep(RSAOAEPParameters(hash: hash, mgf1Hash: hash, label: [])), armored: false)
     }
 
+    /// How many RSA private operations decrypting `plaintextByteCount` bytes in this format
+    /// takes with a `modulusByteCount`-byte key: one per block for the container (at least
+    /// one: an empty message has a final block) and for raw blocks, one for Apple's format.
+    /// What it costs matters for a key in a TPM or on a token, which does a few to a few dozen
+    /// private operations a second.
+    ///
+    /// - Returns: the count, or nil when a block holds no payload (a key too small for this
+    ///   format and padding).
+    public func privateOperationCount(plaintextByteCount: Int, modulusByteCount k: Int) -> Int? {
+        let perBlock: Int
+        switch kind {
+        case .appleAESGCM: return 1
+        case .container: perBlock = RSAMessageContainer.payloadByteCount(blockSize: k, padding: padding)
+        case .raw:
+            switch padding {
+            case .pkcs1v15: perBlock = k - EMEPKCS1v15.overheadByteCount
+            case let .oaep(parameters): perBlock = k - 2 * parameters.hash.digestByteCount - 2
+            }
+        }
+        guard perBlock > 0 else { return nil }
+        let blocks = (max(plaintextByteCount, 0) + perBlock - 1) / perBlock
+        return kind == .container ? max(blocks, 1) : blocks
+    }
+
     /// The OAEP hash of Apple's format (SHA-256 if the padding is not OAEP).
-    var appleHash: RSAHashAlgorithm {
+    package var appleHash: RSAHashAlgorithm {
         if case let .oaep(parameters) = padding { return parameters.hash }
         return .sha256
     }

@@ -20,6 +20,10 @@ public struct RSAKeychainProtectionInfo: Sendable, Equatable {
     public let passphraseDate: Date?
     /// Whether this object holds the store key (after ``RSAKeyStore/unlock(passphrase:)``).
     public let isUnlocked: Bool
+    /// Whether the store key is also sealed to this machine's TPM
+    /// (``RSAKeyStore/sealStoreKeyToTPM(passphrase:pin:)``), so that
+    /// ``RSAKeyStore/unlockWithTPM(pin:)`` opens it without the passphrase.
+    public var isSealedToTPM: Bool = false
 }
 
 extension RSAKeyStore {
@@ -29,10 +33,12 @@ extension RSAKeyStore {
     public func protectionInfo() throws -> RSAKeychainProtectionInfo {
         let record = try withReadLock { try readProtection() }
         let unlockedID = unlocked.withLock { $0?.keyID }
-        return RSAKeychainProtectionInfo(
+        var info = RSAKeychainProtectionInfo(
             isProtected: record != nil, parameters: try record?.parameters,
             passphraseDate: record.flatMap { StoreItemRecord.parseDate($0.passphraseDate) }.map { StoreItemRecord.date(milliseconds: $0) },
             isUnlocked: record != nil && unlockedID == record?.keyID)
+        info.isSealedToTPM = record?.tpm != nil
+        return info
     }
 
     /// Whether the store is protected by a passphrase.
@@ -108,8 +114,10 @@ extension RSAKeyStore {
                 throw RSAError.keychainProtection(reason: "the store is not protected")
             }
             let storeKey = try record.open(passphrase: old)
-            let fresh = try StoreProtectionRecord.make(
+            var fresh = try StoreProtectionRecord.make(
                 storeKey: storeKey, passphrase: new, parameters: try parameters ?? record.parameters)
+            // The TPM's seal opens the same store key: it stays.
+            fresh.tpm = record.tpm
             try tx.stageFile(StoreLayout.protectionName, contents: try fresh.encode())
             unlocked.withLock { $0 = storeKey }
         }

@@ -60,6 +60,62 @@ extension RSAKeyStore {
         }
         let loaded = try loadByTag(tag, .private)
         guard let reference = loaded.metadata.token else { return nil }
-        return RSATokenKey(reference: reference, publicKey: loaded.publicKey)
+        return RSATokenKey(reference: reference, publicKey: loaded.publicKey, tpm: reference.isTPM ? tpmConfiguration : nil)
+    }
+
+    /// The token key of the private item with this item id, or nil when that item holds its
+    /// key itself: ``tokenKey(tag:)`` for the package's own servers (the PKCS#11 module), which
+    /// use the item they listed, by id, since the same tag may be held by several access groups.
+    ///
+    /// - Throws: `RSAError.itemNotFound` (class key, this id) when no visible private item has
+    ///   it; `RSAError.damagedItem`; `RSAError.storeIOError`.
+    package func tokenKey(itemID id: String) throws -> RSATokenKey? {
+        let notFound = RSAError.itemNotFound(.item(id: id, itemClass: .key))
+        guard let (tagHash, keyClass) = StoreLayout.parseItemID(id), keyClass == .private else { throw notFound }
+        let loaded = try withReadLock { try loadItem(.private, tagHash: tagHash, knownTag: nil, secrets: .none) }
+        guard let loaded, loaded.attributes.itemID == id else { throw notFound }
+        guard let reference = loaded.metadata.token else { return nil }
+        return RSATokenKey(reference: reference, publicKey: loaded.publicKey, tpm: reference.isTPM ? tpmConfiguration : nil)
+    }
+
+    /// How this store's TPM keys reach the TPM: tpm2-pkcs11's database in the store's `tpm`
+    /// folder, the TCTI from `RSAKIT_TPM_TCTI` (else `device:/dev/tpmrm0`) and the module
+    /// from `RSAKIT_TPM_PKCS11_MODULE` (else the installed tpm2-pkcs11). Reads the
+    /// environment; touches no file.
+    public var tpmConfiguration: RSATPMConfiguration {
+        RSAKeyStore.tpmConfiguration(storePath: path)
+    }
+
+    /// ``tpmConfiguration`` for the store folder at `storePath`, which need not exist yet (a
+    /// first TPM key is made before its store is created, so a failure leaves no store).
+    public static func tpmConfiguration(storePath: String) -> RSATPMConfiguration {
+        RSATPMConfiguration(databaseDirectory: StoreLayout(root: storePath).tpmDatabasePath)
+    }
+
+    /// Generate a key pair inside this machine's TPM and store it under `tag`
+    /// (``RSATokenKey/generateInTPM(_:bits:label:pin:)`` with ``tpmConfiguration``, then
+    /// ``addTokenKeyPair(_:tag:label:replace:)``): the counterpart of a
+    /// `kSecAttrTokenIDSecureEnclave` key. The TPM work comes first, so a TPM failure writes
+    /// nothing to the store; the tag is checked before it.
+    ///
+    /// - Parameters: `tag`, `label`, `replace` as ``addTokenKeyPair(_:tag:label:replace:)``;
+    ///   `bits` 2048 or 3072; `pin` the key's PIN, or nil for none.
+    /// - Returns: the key and the attributes of the new items.
+    /// - Throws: as ``RSATokenKey/generateInTPM(_:bits:label:pin:)`` and
+    ///   ``addTokenKeyPair(_:tag:label:replace:)`` (`RSAError.duplicateItem` before any TPM work).
+    @discardableResult
+    public func generateTPMKeyPair(
+        tag: String, bits: Int = 2048, label: String? = nil, pin: RSASecretBytes?, replace: Bool = false
+    ) throws -> (key: RSATokenKey, public: RSAKeyItemAttributes, private: RSAKeyItemAttributes) {
+        try RSAKeyStore.validateTag(tag)
+        try RSAKeyStore.validateLabel(label)
+        if !replace {
+            for keyClass in [RSAKeyClass.public, .private] where (try? keyItem(tag: tag, keyClass: keyClass)) != nil {
+                throw RSAError.duplicateItem(.key(tag: tag, keyClass: keyClass))
+            }
+        }
+        let key = try RSATokenKey.generateInTPM(tpmConfiguration, bits: bits, label: label ?? tag, pin: pin)
+        let items = try addTokenKeyPair(key, tag: tag, label: label, replace: replace)
+        return (key, items.public, items.private)
     }
 }

@@ -151,6 +151,9 @@ internal struct StoreProtectionRecord: Codable, Equatable {
     var sealedStoreKey: String
     /// "YYYY-MM-DDTHH:MM:SS.mmmZ" of the last passphrase change.
     var passphraseDate: String
+    /// The store key sealed to this machine's TPM too (`store protect --tpm`), or nil: see
+    /// ``StoreTPMSeal``. A record without it reads and writes as before.
+    var tpm: StoreTPMSeal? = nil
 
     var parameters: RSAArgon2idParameters {
         get throws { try RSAArgon2idParameters(opsLimit: opsLimit, memoryLimitByteCount: memoryLimitByteCount) }

@@ -100,7 +100,10 @@ extension RSATokenKey {
     /// (also when `format` says raw). The token-key counterpart of
     /// ``RSAMessage/decrypt(from:to:with:format:rawPadding:temporaryDirectory:)``.
     ///
-    /// - Throws: `RSAError.messageFormatUnsupported` for Apple's format; as
+    /// Apple's format (named by `format`) takes one private operation on the token, the
+    /// session key's RSAES-OAEP unwrap; AES-GCM runs here.
+    ///
+    /// - Throws: as
     ///   ``decryptContainer(header:from:to:pin:)`` and ``decrypt(_:padding:pin:)-([UInt8],_,_)``.
     public func decryptMessage<Source: RSAByteSource, Sink: RSAByteSink>(
         from source: inout Source, to sink: inout Sink, format: RSAMessageFormat? = nil,
@@ -110,7 +113,11 @@ extension RSATokenKey {
         var header: RSAMessageContainer.Header?
         switch format?.kind {
         case .appleAESGCM:
-            throw RSAError.messageFormatUnsupported(reason: "Apple's RSA-OAEP + AES-GCM format is not supported with a key on a token")
+            // One private operation for the whole message: the session key's OAEP unwrap.
+            try RSAAppleAESGCM.decrypt(from: &source, to: &sink, publicKey: publicKey, hash: format!.appleHash) { wrapped, padding in
+                try decrypt(wrapped, padding: padding, pin: pin)
+            }
+            return
         case .raw:
             body = source
         case .container, nil:

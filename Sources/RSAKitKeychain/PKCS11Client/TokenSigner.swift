@@ -32,9 +32,11 @@ package final class TokenSigner {
     /// applies RSASP1 on the token.
     /// - Parameter digestInfo: T, at most k - 11 bytes (the token refuses longer input).
     /// - Returns: S, k bytes.
-    /// - Throws: `RSAError.keyTooSmallForPadding` when T is longer than k - 11; the
+    /// - Throws: `RSAError.keyRestricted` for a key in the TPM (no raw RSA, so no signature
+    ///   over a ready DigestInfo); `RSAError.keyTooSmallForPadding` when T is longer than k - 11; the
     ///   session's errors (`RSAError.tokenUnavailable` after ``close()``).
     package func signature(forDigestInfo digestInfo: [UInt8]) throws -> [UInt8] {
+        if key.tpm != nil { throw RSAError.keyRestricted(reason: RSATokenKey.tpmDigestInfoReason) }
         let k = key.publicKey.modulusByteCount
         guard digestInfo.count <= k - 11 else {
             throw RSAError.keyTooSmallForPadding(modulusByteCount: k, minimumByteCount: digestInfo.count + 11, padding: "RSASSA-PKCS1-v1_5")
@@ -65,7 +67,9 @@ package final class TokenSigner {
         guard !closed else {
             throw RSAError.tokenUnavailable(reason: "the session on token '\(key.reference.tokenLabel)' is closed")
         }
-        return try session.run(.sign, mechanism: mechanism, parameter: parameter, object: object, input: input,
-                               outputCapacity: key.publicKey.modulusByteCount)
+        return try key.tpmSigningErrors {
+            try session.run(.sign, mechanism: mechanism, parameter: parameter, object: object, input: input,
+                            outputCapacity: key.publicKey.modulusByteCount)
+        }
     }
 }

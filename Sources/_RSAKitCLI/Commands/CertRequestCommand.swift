@@ -113,7 +113,7 @@ enum CertificateRequestOptions {
         let store = try openStore(arguments)
         let signer: RSACertificateSigner
         if let tokenKey = storeTokenKey(store, tag: tag) {
-            let pin = try readTokenPIN(arguments, command: command, token: tokenKey.reference.tokenLabel)
+            let pin = try readTokenPIN(arguments, command: command, reference: tokenKey.reference)
             signer = RSACertificateSigner(tokenKey: tokenKey, pin: pin)
         } else {
             signer = RSACertificateSigner(privateKey: try storePrivateKey(store, tag: tag, arguments: arguments, command: command))

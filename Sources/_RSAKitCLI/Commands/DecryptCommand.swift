@@ -79,7 +79,7 @@ struct DecryptCommand: RSAKitCommand {
         // --tag: one store, opened once for the token check and the key.
         let tagged = try arguments.value("tag").map { (tag: $0, store: try openStore(arguments)) }
         if let tagged, let tokenKey = storeTokenKey(tagged.store, tag: tagged.tag) {
-            let pin = try readTokenPIN(arguments, command: Self.spec.name, token: tokenKey.reference.tokenLabel)
+            let pin = try readTokenPIN(arguments, command: Self.spec.name, reference: tokenKey.reference)
             try tokenKey.decryptMessage(from: &source, to: &sink, format: options.decryptionFormat, rawPadding: options.padding, pin: pin)
             return
         }

@@ -63,6 +63,9 @@ struct EncryptCommand: RSAKitCommand {
         }
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }
+        if let tag = arguments.value("tag"), let tokenKey = storeTokenKey(try openStore(arguments), tag: tag), tokenKey.reference.isTPM {
+            noteTPMCost(key, input: input)
+        }
         let output = try OutputFile(arguments.value("out"), input: input)
         let meter = ProgressMeter.make(arguments, verb: "encrypted", inputDescriptor: input.fileDescriptor)
         do {
@@ -80,5 +83,26 @@ struct EncryptCommand: RSAKitCommand {
             output.discard()
             throw error
         }
+    }
+
+    /// Say, before encrypting to a key in the TPM, how many private operations in the TPM the
+    /// decryption will take (a TPM does a few to a few dozen a second), and recommend Apple's
+    /// format (one) when that is more than a few.
+    private func noteTPMCost(_ key: RSAPublicKey, input: InputFile) {
+        var info = stat()
+        let size: Int? = fstat(input.fileDescriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int(info.st_size) : nil
+        var text = "rsakit: note: the private key is in a TPM: "
+        if let size, let count = format.privateOperationCount(plaintextByteCount: size, modulusByteCount: key.modulusByteCount) {
+            text += "decrypting this takes \(count) private operation\(count == 1 ? "" : "s") in the TPM"
+            if count > 1 { text += " (a TPM does about 5 to 50 a second)" }
+        } else if let perMiB = format.privateOperationCount(plaintextByteCount: 1 << 20, modulusByteCount: key.modulusByteCount) {
+            text += "decrypting takes \(perMiB) private operation\(perMiB == 1 ? "" : "s") in the TPM per MiB"
+        } else {
+            return
+        }
+        if format.kind != .appleAESGCM, (size.flatMap { format.privateOperationCount(plaintextByteCount: $0, modulusByteCount: key.modulusByteCount) } ?? 4) > 3 {
+            text += "; --format apple-aesgcm takes one for any size"
+        }
+        printError(text + "\n")
     }
 }

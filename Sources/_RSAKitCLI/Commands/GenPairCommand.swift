@@ -1,11 +1,14 @@
 import RSAKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `rsakit genpair`: SecKeyGeneratePair with kSecAttrIsPermanent and an application tag.
 struct GenPairCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "genpair",
         overview: "Generate an RSA key pair and store it under an application tag.",
-        usage: "rsakit genpair --tag <TAG> [--bits <N>] [--exponent <E>] [--private-tag <TAG2>] [--label <TEXT>] [--replace] [--token <URI> [--token-pin <SPEC>]] [--protect] [--store <DIR>]",
+        usage: "rsakit genpair --tag <TAG> [--bits <N>] [--exponent <E>] [--private-tag <TAG2>] [--label <TEXT>] [--replace] [--token <URI> [--token-pin <SPEC>] | --tpm [--tpm-pin] [--token-pin <SPEC>]] [--protect] [--store <DIR>]",
         options: [
             accessGroupOption,
             .value("tag", "TAG", "Application tag of the pair (of its public half when --private-tag is given)."),
@@ -15,8 +18,8 @@ struct GenPairCommand: RSAKitCommand {
             .value("label", "TEXT", "A free-text label for both items."),
             .flag("replace", "Replace existing items with the same tags."),
             tokenOption, tokenPINOption,
-        ] + protectOptions,
-        discussion: "Prints the tag, the size in bits, the block size k and the SHA-256 fingerprint.\nProgress is shown on stderr for sizes of 4096 bits and more when stderr is a terminal.\nWith --token the pair is generated on the PKCS#11 token (sensitive, not extractable; e = 65537); the store keeps\nthe public key and a reference, and sign and decrypt with --tag run on the token.")
+        ] + tpmOptions + protectOptions,
+        discussion: "Prints the tag, the size in bits, the block size k and the SHA-256 fingerprint.\nProgress is shown on stderr for sizes of 4096 bits and more when stderr is a terminal.\nWith --token the pair is generated on the PKCS#11 token (sensitive, not extractable; e = 65537); the store keeps\nthe public key and a reference, and sign and decrypt with --tag run on the token.\nWith --tpm the pair is generated inside this machine's TPM, the Secure Enclave's counterpart (docs/tpm.md):\n2048 or 3072 bits, e = 65537, no raw RSA, never exportable; a TPM does a few to a few dozen private operations a second.")
 
     let arguments: ParsedArguments
     let tag: String
@@ -30,10 +33,21 @@ struct GenPairCommand: RSAKitCommand {
         guard bits >= RSAPrivateKey.minimumGeneratedBitCount, bits <= RSAPrivateKey.maximumGeneratedBitCount else {
             throw UsageError(message: "--bits must be between \(RSAPrivateKey.minimumGeneratedBitCount) and \(RSAPrivateKey.maximumGeneratedBitCount), got \(bits)", command: Self.spec.name)
         }
-        if arguments.value("token") != nil {
+        if arguments.value("token") != nil || arguments.flag("tpm") {
+            let using = arguments.flag("tpm") ? "--tpm" : "--token"
             for option in ["exponent", "private-tag"] where arguments.value(option) != nil {
-                throw UsageError(message: "--\(option) cannot be used with --token", command: Self.spec.name)
+                throw UsageError(message: "--\(option) cannot be used with \(using)", command: Self.spec.name)
             }
+        }
+        if arguments.flag("tpm") {
+            if arguments.value("token") != nil {
+                throw UsageError(message: "--tpm and --token name two places for the key: give one", command: Self.spec.name)
+            }
+            if let given = arguments.value("bits"), !RSATokenKey.tpmModulusBitCounts.contains(bits) {
+                throw UsageError(message: "--bits with --tpm must be 2048 or 3072 (what TPMs make), got \(given)", command: Self.spec.name)
+            }
+        } else if arguments.flag("tpm-pin") {
+            throw UsageError(message: "--tpm-pin needs --tpm", command: Self.spec.name)
         }
         if let text = arguments.value("exponent") {
             guard let e = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text), e >= 3, e & 1 == 1 else {
@@ -64,6 +78,10 @@ struct GenPairCommand: RSAKitCommand {
         }
         if bits % 8 != 0 {
             printWarning("\(bits) bits is not a multiple of 8; some tools (and SecKeyCreateRandomKey) expect whole bytes")
+        }
+        if arguments.flag("tpm") {
+            try generateInTPM(pending: pending, replace: replace)
+            return
         }
         if let uri = try tokenURI(arguments, command: Self.spec.name) {
             try generateOnToken(uri, pending: pending, replace: replace)
@@ -112,6 +130,29 @@ struct GenPairCommand: RSAKitCommand {
         var text = "tag: \(terminalSafe(tag))\n"
         text += "bits: \(key.publicKey.modulusBitCount)\n"
         text += "token: \(terminalSafe(key.reference.tokenLabel)) (serial \(terminalSafe(key.reference.tokenSerial)), id \(key.reference.objectIDHex))\n"
+        text += "fingerprint: \(items.public.fingerprint.base64String)\n"
+        try printOutput(text)
+    }
+
+    /// genpair --tpm: the pair is made in the TPM, in a token of its own in the store's TPM
+    /// database; a missing store is created only once that worked.
+    private func generateInTPM(pending: PendingStore, replace: Bool) throws {
+        var pin: RSASecretBytes?
+        if arguments.flag("tpm-pin") || arguments.value("token-pin") != nil || getenv("RSAKIT_TOKEN_PIN") != nil {
+            pin = try Passphrase.read(arguments, command: Self.spec.name, option: "token-pin", variable: "RSAKIT_TOKEN_PIN",
+                                      prompt: "New PIN for the TPM key: ", confirm: true)
+        }
+        // The TPM database is a folder of the store, so its path is known before the store
+        // exists; generateInTPM removes what it made if the TPM fails.
+        let storePath = try pending.existing?.path ?? storeLocation(arguments)
+        let configuration = RSAKeyStore.tpmConfiguration(storePath: storePath)
+        let key = try RSATokenKey.generateInTPM(configuration, bits: bits, label: arguments.value("label") ?? tag, pin: pin)
+        // NOTE: if the store write fails now, the key's token stays in the TPM database.
+        let store = try pending.open()
+        let items = try store.addTokenKeyPair(key, tag: tag, label: arguments.value("label"), replace: replace)
+        var text = "tag: \(terminalSafe(tag))\n"
+        text += "bits: \(key.publicKey.modulusBitCount)\n"
+        text += "location: tpm (\(terminalSafe(configuration.tcti)); PIN: \(pin == nil ? "none" : "set"))\n"
         text += "fingerprint: \(items.public.fingerprint.base64String)\n"
         try printOutput(text)
     }

@@ -183,6 +183,14 @@ struct ShowCommand: RSAKitCommand {
         tag = try tagUnlessItemID(arguments, command: Self.spec.name, conflict: "give --tag or --id, not both")
     }
 
+    /// The "location:" line of a private key that is not in the store.
+    static func location(_ token: RSATokenReference) -> String {
+        if token.isTPM {
+            return "\nlocation: tpm (token \(terminalSafe(token.tokenLabel)), id \(token.objectIDHex); PIN: \(token.requiresPIN ? "required" : "none"); not exportable)"
+        }
+        return "\nlocation: token \(terminalSafe(token.tokenLabel)) (serial \(terminalSafe(token.tokenSerial))), id \(token.objectIDHex), module \(terminalSafe(token.modulePath))"
+    }
+
     func run() throws {
         let store = try openStore(arguments)
         var items: [RSAKeyItemAttributes]
@@ -235,12 +243,17 @@ struct ShowCommand: RSAKitCommand {
             \(use)
             fingerprint: \(item.fingerprint.base64String)
             fingerprint (hex): \(item.fingerprint.hexString)
-            label: \(item.label.map(terminalSafe) ?? "(none)")\(item.token.map { "\nlocation: token \(terminalSafe($0.tokenLabel)) (serial \(terminalSafe($0.tokenSerial))), id \($0.objectIDHex), module \(terminalSafe($0.modulePath))" } ?? "")
+            label: \(item.label.map(terminalSafe) ?? "(none)")\(item.token.map(Self.location) ?? "")
             access group: \(item.accessGroup)
             item id: \(item.itemID)
             created: \(rfc3339(item.creationDate))
 
             """
+            // A key in the TPM cannot be exported: its public half is shown with it, as the
+            // one thing of it that may leave the machine.
+            if item.token?.isTPM == true, let key = storeTokenKey(store, tag: item.applicationTag) {
+                text += "public key:\n" + key.publicKey.pemRepresentation + (key.publicKey.pemRepresentation.hasSuffix("\n") ? "" : "\n") + "\n"
+            }
         }
         try printOutput(text)
     }
@@ -329,7 +342,8 @@ struct ItemJSON: Encodable {
         try c.encode(item.accessGroup, forKey: .accessGroup)
         if let label = item.label { try c.encode(label, forKey: .label) } else { try c.encodeNil(forKey: .label) }
         try c.encode(sizes.blockSize, forKey: .blockSize)
-        // Only for a private key on a token: modulePath, tokenLabel, tokenSerial, objectIDHex.
+        // Only for a private key on a token: modulePath, tokenLabel, tokenSerial, objectIDHex;
+        // for a key in the TPM also "tpm": true and pinRequired.
         if let token = item.token { try c.encode(token, forKey: .token) }
         guard let restriction = item.pssRestriction else {
             try c.encode("rsaEncryption", forKey: .keyAlgorithm)

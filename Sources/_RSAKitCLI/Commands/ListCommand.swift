@@ -87,7 +87,7 @@ struct ListCommand: RSAKitCommand {
                 text += "\(keyClass) \(bits) \(item.fingerprint.base64String)  \(shown(item.applicationTag))"
                 if let label = item.label { text += "  (\(shown(label)))" }
                 // Where a private key lives when it is not in the store.
-                if let token = item.token { text += "  [token: \(terminalSafe(token.tokenLabel))]" }
+                if let token = item.token { text += token.isTPM ? "  [tpm]" : "  [token: \(terminalSafe(token.tokenLabel))]" }
                 text += groupSuffix(item.accessGroup) + "\n"
             }
         }

@@ -240,11 +240,28 @@ struct SignCommand: RSAKitCommand {
         let resolved = try settings.resolved(for: key.publicKey)
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }
-        guard case let .sha(hash) = resolved.hash, case let .digest(digest) = try SignatureInput(input, resolved) else {
+        guard case let .sha(hash) = resolved.hash else {
             throw UsageError(message: "a token key signs with SHA-1 or SHA-2 hashes, not SHAKE", command: Self.spec.name)
         }
-        let pin = try readTokenPIN(arguments, command: Self.spec.name, token: key.reference.tokenLabel)
-        let signature = try key.signature(forDigest: digest, hash: hash, padding: resolved.padding, pin: pin)
+        let signature: [UInt8]
+        if key.reference.isTPM, case .pkcs1v15 = resolved.padding {
+            // The TPM hashes for PKCS#1 v1.5 itself (no raw RSA): it gets the whole message.
+            var source = RSAFileDescriptorSource(fileDescriptor: input.fileDescriptor)
+            var message: [UInt8] = []
+            while true {
+                let piece = try source.read(upTo: 1 << 16)
+                if piece.isEmpty { break }
+                message += piece
+            }
+            let pin = try readTokenPIN(arguments, command: Self.spec.name, reference: key.reference)
+            signature = try key.signature(for: message, hash: hash, padding: resolved.padding, pin: pin)
+        } else {
+            guard case let .digest(digest) = try SignatureInput(input, resolved) else {
+                throw UsageError(message: "a token key signs with SHA-1 or SHA-2 hashes, not SHAKE", command: Self.spec.name)
+            }
+            let pin = try readTokenPIN(arguments, command: Self.spec.name, reference: key.reference)
+            signature = try key.signature(forDigest: digest, hash: hash, padding: resolved.padding, pin: pin)
+        }
         try writeOutput(signature, to: arguments.value("out"), input: input)
     }
 }

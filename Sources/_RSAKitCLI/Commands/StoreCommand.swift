@@ -10,10 +10,13 @@ import RSAKit
 struct StoreCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "store",
-        overview: "Make a store (shared with a Unix group or not); protect its secrets with a passphrase, change it, remove it, or show the state.",
-        usage: "rsakit store init|protect|change-passphrase|unprotect|info [--shared-with <GROUP>] [--store-passin <SPEC>] [--new-passin <SPEC>] [--kdf <COST>] [--json] [--store <DIR>]",
+        overview: "Make a store (shared with a Unix group or not); protect its secrets with a passphrase (and this machine's TPM), change it, remove it, or show the state.",
+        usage: "rsakit store init|protect|change-passphrase|unprotect|info [--shared-with <GROUP>] [--store-passin <SPEC>] [--new-passin <SPEC>] [--kdf <COST>] [--tpm [--tpm-pin]] [--json] [--store <DIR>]",
         options: [
             .value("shared-with", "GROUP", "init: share the new store with the members of this Unix group (folders 2770, files 0660, owned by the group).").only("init"),
+            .flag("tpm", "protect: also seal the store key to this machine's TPM, so the store opens here without the passphrase (which stays the recovery path); on a protected store, adds the seal.").only("protect"),
+            .flag("tpm-pin", "protect --tpm: guard the TPM's seal with a PIN (--token-pin, $RSAKIT_TOKEN_PIN or a prompt).").only("protect"),
+            tokenPINOption.only("protect"),
             .value("new-passin", "SPEC", "change-passphrase: the new passphrase, same syntax as --passin (default: $RSAKIT_NEW_PASSIN, else a prompt).").only("change-passphrase"),
             .value("kdf", "COST", "protect, change-passphrase: Argon2id cost interactive, moderate (default; kept by change-passphrase) or sensitive.").only("protect", "change-passphrase"),
             .flag("json", "info: print a JSON object.").only("info"),
@@ -31,6 +34,8 @@ struct StoreCommand: RSAKitCommand {
                            itself sealed by a key derived from the passphrase (Argon2id); one atomic step.
         change-passphrase  reseal the store key alone (asks for the old passphrase, then the new one).
         unprotect          write every secret back in the clear (asks for the passphrase).
+        protect --tpm      also seal the store key to this machine's TPM (docs/tpm.md): commands then open
+                           the store without asking; the passphrase opens it where the TPM cannot.
         info               say whether the store is protected, and the Argon2id parameters.
         Item attributes (tags, labels, fingerprints, services, accounts) stay readable: list needs no passphrase.
         A wrong passphrase exits with status 65 and changes nothing.
@@ -59,10 +64,28 @@ struct StoreCommand: RSAKitCommand {
             throw CLIFailure("internal: init is handled before the store is opened", .failure)
         case "protect":
             if try store.isProtected {
-                throw CLIFailure("the store \(store.path) is already protected (use 'rsakit store change-passphrase')", .failure)
+                guard arguments.flag("tpm") else {
+                    throw CLIFailure("the store \(store.path) is already protected (use 'rsakit store change-passphrase')", .failure)
+                }
+                let passphrase = try Passphrase.readStore(arguments, command: name, path: store.path)
+                try namingStore(store.path) { try store.unlock(passphrase: passphrase) }
+                try store.sealStoreKeyToTPM(passphrase: passphrase, pin: try tpmSealPIN())
+                try printOutput("sealed to the TPM: \(store.path) (the passphrase still opens it)\n")
+                return
             }
             let passphrase = try Passphrase.readStore(arguments, command: name, path: store.path, new: true)
+            let pin = arguments.flag("tpm") ? try tpmSealPIN() : nil
             try store.protect(passphrase: passphrase, parameters: try kdfParameters(arguments, command: name))
+            if arguments.flag("tpm") {
+                do {
+                    try store.sealStoreKeyToTPM(passphrase: passphrase, pin: pin)
+                } catch {
+                    printWarning("the store is protected with the passphrase, but not sealed to the TPM: \(CLIFailure.from(error).description)")
+                    throw error
+                }
+                try printOutput("protected: \(store.path) (sealed to the TPM; the passphrase is the recovery path)\n")
+                return
+            }
             try printOutput("protected: \(store.path)\n")
         case "change-passphrase":
             guard try store.isProtected else {
@@ -97,6 +120,7 @@ struct StoreCommand: RSAKitCommand {
                     object["cipher"] = "xchacha20-poly1305"
                 }
                 if let date = info.passphraseDate { object["passphraseChanged"] = rfc3339(date) }
+                if info.isProtected { object["sealedToTPM"] = info.isSealedToTPM }
                 try printOutput(try jsonText(object))
                 return
             }
@@ -107,6 +131,7 @@ struct StoreCommand: RSAKitCommand {
                 text += "cipher: xchacha20-poly1305 (store key 256 bits)\n"
             }
             if let date = info.passphraseDate { text += "passphrase changed: \(iso8601(date))\n" }
+            if info.isSealedToTPM { text += "sealed to the TPM: yes (opens on this machine without the passphrase)\n" }
             try printOutput(text)
         }
     }
@@ -126,5 +151,12 @@ struct StoreCommand: RSAKitCommand {
             throw CLIFailure("--shared-with: \(reason)", .usage)
         }
         try printOutput("store: \(terminalSafe(store.path))\nshared with Unix group: \(terminalSafe(group))\n")
+    }
+
+    /// The PIN of a new TPM seal: --tpm-pin (or a PIN source given) asks for one, else none.
+    private func tpmSealPIN() throws -> RSASecretBytes? {
+        guard arguments.flag("tpm-pin") || arguments.value("token-pin") != nil else { return nil }
+        return try Passphrase.read(arguments, command: Self.spec.name, option: "token-pin", variable: "RSAKIT_TOKEN_PIN",
+                                   prompt: "New PIN for the store's TPM seal: ", confirm: true)
     }
 }

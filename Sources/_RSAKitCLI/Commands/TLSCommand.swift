@@ -138,7 +138,7 @@ struct TLSCommand: RSAKitCommand {
         guard label != nil || tag != nil else { return nil }
         return try withUnlockedStore(store, arguments, command: command) {
             try identity(store, label: label, tag: tag) { [arguments] reference in
-                try readTokenPIN(arguments, command: command, token: reference.tokenLabel)
+                try readTokenPIN(arguments, command: command, reference: reference)
             }
         }
     }
@@ -241,7 +241,9 @@ struct TLSCommand: RSAKitCommand {
         let operations = connection.privateKeyOperations
         if !operations.isEmpty {
             var signer = "rsakit's engine"
-            if case let .token(key, _)? = connection.identity?.key { signer = "token \(terminalSafe(key.reference.tokenLabel))" }
+            if case let .token(key, _)? = connection.identity?.key {
+                signer = key.reference.isTPM ? "the TPM" : "token \(terminalSafe(key.reference.tokenLabel))"
+            }
             text += "rsakit: client signature: \(connection.clientSignatureAlgorithm ?? "?"), by \(signer) ("
                 + operations.map(\.scheme).joined(separator: ", ") + ")\n"
         }

@@ -76,6 +76,8 @@ import RSAKit
             return error.description + " with --access-group, or use the item id (rsakit list --json gives it)"
         case let RSAError.duplicateItem(query) where query.itemClass == .key:
             return error.description + " (use --replace to overwrite it)"
+        case RSAError.tpmLockedOut:
+            return error.description + " (tpm2_getcap properties-variable shows the counter and interval; the owner clears it with tpm2_dictionarylockout --clear-lockout)"
         case let RSAError.keyOnToken(tag):
             // Only sign and decrypt with --tag reach a token key; export, identities, TLS and
             // a container's recipient lookup without --tag do not.
@@ -108,7 +110,7 @@ import RSAKit
         case .messageFormatUnsupported, .messageNamesNoRecipient,
              .passphraseNeeded, .passphraseUnusable:
             return .usage
-        case .itemNotFound, .tokenUnavailable, .keyOnToken:
+        case .itemNotFound, .tokenUnavailable, .keyOnToken, .tpmUnavailable, .tpmKeyLost:
             return .notFound
         case .invalidTag, .invalidLabel, .invalidAttribute, .invalidKDFParameters,
              .invalidDistinguishedName, .invalidSubjectAlternativeName:

@@ -128,6 +128,12 @@ enum Passphrase {
         (try? configuredSource(arguments, command: "", option: "passin", variable: "RSAKIT_PASSIN")) != nil
     }
 
+    /// Whether `--store-passin` or `RSAKIT_STORE_PASSIN` names the store's passphrase (then a
+    /// store sealed to the TPM is opened with it, not the TPM).
+    static func storeSourceGiven(_ arguments: ParsedArguments, command: String) -> Bool {
+        (try? configuredSource(arguments, command: command, option: "store-passin", variable: "RSAKIT_STORE_PASSIN")) != nil
+    }
+
     private static func configuredSource(_ arguments: ParsedArguments, command: String, option: String, variable: String) throws -> PassphraseSource? {
         if let spec = arguments.value(option) {
             return try PassphraseSource(spec: spec, option: "--\(option)", command: command)

@@ -25,6 +25,20 @@ func withUnlockedStore<T>(_ store: RSAKeyStore, _ arguments: ParsedArguments, co
 func unlockStore(_ store: RSAKeyStore, _ arguments: ParsedArguments, command: String) throws {
     // The agent first (RSAKIT_AGENT_SOCK or the default socket), when it serves this store.
     if (try? store.unlock(agentSocketPath: RSAKeychainAgent.defaultSocketPath())) == true { return }
+    // Then the TPM, for a store key sealed to it, unless a passphrase source is named: the
+    // passphrase is the recovery path when the TPM cannot open it.
+    if !Passphrase.storeSourceGiven(arguments, command: command), let needsPIN = try store.storeKeyTPMSealRequiresPIN() {
+        do {
+            let pin = needsPIN ? try Passphrase.read(arguments, command: command, option: "token-pin", variable: "RSAKIT_TOKEN_PIN",
+                                                     prompt: "PIN for the store's TPM seal: ") : nil
+            try store.unlockWithTPM(pin: pin)
+            return
+        } catch let error as RSAError {
+            var reason = CLIFailure.message(for: error)
+            if case .tpmKeyLost = error { reason = "the TPM no longer holds its seal: it was cleared, reset or replaced" }
+            printWarning("the TPM did not open the key store at \(terminalSafe(store.path)) (\(reason)); its passphrase opens it")
+        }
+    }
     try Passphrase.withStorePassphrase(arguments, command: command, path: store.path) { try store.unlock(passphrase: $0) }
 }
 

@@ -27,6 +27,23 @@ func readTokenPIN(_ arguments: ParsedArguments, command: String, token: String?)
                         prompt: "PIN for token\(token.map { " '\(terminalSafe($0))'" } ?? ""): ")
 }
 
+/// The PIN to log in to `reference`'s token: none for a TPM key made without one (the empty
+/// PIN, no prompt), else as ``readTokenPIN(_:command:token:)``.
+func readTokenPIN(_ arguments: ParsedArguments, command: String, reference: RSATokenReference) throws -> RSASecretBytes {
+    if reference.isTPM {
+        guard reference.requiresPIN else { return RSASecretBytes(zeroedCount: 0) }
+        return try Passphrase.read(arguments, command: command, option: "token-pin", variable: "RSAKIT_TOKEN_PIN",
+                                   prompt: "PIN for the TPM key: ")
+    }
+    return try readTokenPIN(arguments, command: command, token: reference.tokenLabel)
+}
+
+/// `--tpm` and `--tpm-pin` of genpair.
+let tpmOptions: [OptionSpec] = [
+    .flag("tpm", "Create the private key inside this machine's TPM (through tpm2-pkcs11; RSA 2048 or 3072, not exportable). The TPM is $RSAKIT_TPM_TCTI, else device:/dev/tpmrm0."),
+    .flag("tpm-pin", "With --tpm: protect the key with a PIN, read from --token-pin, $RSAKIT_TOKEN_PIN or a prompt (asked twice)."),
+]
+
 /// The token key stored under `tag`, or nil when its private key is in the store (or the
 /// tag has no private item: the caller's usual lookup then reports that).
 func storeTokenKey(_ store: RSAKeyStore, tag: String) -> RSATokenKey? {
