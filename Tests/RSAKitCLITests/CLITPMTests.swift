@@ -161,6 +161,17 @@ final class CLITPMTests: CLITestCase {
                                             "-i", path("m"), "-o", path("raw.sig")], environment: environment)
             XCTAssertTrue(raw.stderr.contains("CKR_KEY_FUNCTION_NOT_PERMITTED"), raw.stderr)
         }
+
+        // A certificate request signed in the TPM (PKCS#1 v1.5 over the request, and PSS),
+        // which openssl accepts, for the key the store shows.
+        for scheme in ["pkcs1", "pss"] {
+            try tpm(["cert", "request", "--tag", "tk", "--subject", "CN=tpm.example,O=rsakit", "--san", "DNS:tpm.example",
+                     "--scheme", scheme, "--out", path("tk-\(scheme).csr")])
+            let checked = try runProcess(openssl, ["req", "-verify", "-noout", "-in", path("tk-\(scheme).csr")])
+            XCTAssertEqual(checked.status, 0, checked.stderr)
+            let key = try runProcess(openssl, ["req", "-pubkey", "-noout", "-in", path("tk-\(scheme).csr")])
+            XCTAssertEqual(key.stdoutText, try String(contentsOfFile: path("tk.pub"), encoding: .utf8))
+        }
     }
 
     func testTPMStateDeleted_KeyLostStoreUnchanged() throws {
