@@ -27,12 +27,15 @@ extension P11ModuleState {
     mutating func login(userType: CK_USER_TYPE, pin: UnsafePointer<UInt8>?, pinLength: CK_ULONG) throws {
         guard userType == CK_USER_TYPE(CKU_USER) else { throw P11Error(CK_RV(CKR_USER_TYPE_INVALID)) }
         guard !isLoggedIn else { throw P11Error(CK_RV(CKR_USER_ALREADY_LOGGED_IN)) }
-        let store = try openStore()
+        try openToken()
         let view = try P11Buffers.view(pin, pinLength)
-        guard isProtected else {
+        // An unprotected store, or the system keychain (the kernel's peer credentials are its
+        // authentication, P11System.swift): nothing to check.
+        guard isProtected, !isSystemToken else {
             isLoggedIn = true
             return
         }
+        let store = try openStore()
         if view.isEmpty {
             guard (try? store.unlock(agentSocketPath: RSAKeychainAgent.defaultSocketPath())) == true else {
                 throw P11Error(CK_RV(CKR_PIN_INCORRECT))

@@ -9,11 +9,19 @@ extension P11ModuleState {
     /// CKA_DECRYPT), loaded from the store now.
     /// - Throws: CKR_KEY_HANDLE_INVALID; CKR_KEY_TYPE_INCONSISTENT (not a private key);
     ///   CKR_USER_NOT_LOGGED_IN (a protected store before C_Login).
-    mutating func privateKey(_ handle: CK_OBJECT_HANDLE) throws -> RSAPrivateKey {
+    /// A system keychain key is not loaded: the agent is asked at each operation.
+    mutating func privateKey(_ handle: CK_OBJECT_HANDLE) throws -> P11PrivateKey {
         guard let object = objects.objects[handle] else { throw P11Error(CK_RV(CKR_KEY_HANDLE_INVALID)) }
-        guard case let .privateKey(itemID, _) = object.kind else { throw P11Error(CK_RV(CKR_KEY_TYPE_INCONSISTENT)) }
-        guard canUsePrivateObjects else { throw P11Error(CK_RV(CKR_USER_NOT_LOGGED_IN)) }
-        return try openStore().privateKey(itemID: itemID)
+        switch object.kind {
+        case let .privateKey(itemID, _):
+            guard canUsePrivateObjects else { throw P11Error(CK_RV(CKR_USER_NOT_LOGGED_IN)) }
+            return .local(try openStore().privateKey(itemID: itemID))
+        case let .systemPrivateKey(accessGroup, tag, publicKey):
+            guard let systemSocketPath else { throw P11Error(CK_RV(CKR_KEY_HANDLE_INVALID)) }
+            return .system(RSASystemKeychainClient(socketPath: systemSocketPath), accessGroup: accessGroup, tag: tag, publicKey: publicKey)
+        case .publicKey, .certificate:
+            throw P11Error(CK_RV(CKR_KEY_TYPE_INCONSISTENT))
+        }
     }
 
     /// The public key of object `handle` (a public or a private key object) for verification.
@@ -22,7 +30,7 @@ extension P11ModuleState {
             throw P11Error(CK_RV(CKR_KEY_HANDLE_INVALID))
         }
         switch object.kind {
-        case let .publicKey(key), let .privateKey(_, key): return key
+        case let .publicKey(key), let .privateKey(_, key), let .systemPrivateKey(_, _, key): return key
         case .certificate: throw P11Error(CK_RV(CKR_KEY_TYPE_INCONSISTENT))
         }
     }
