@@ -123,13 +123,11 @@ enum P11PrivateKey {
         case let .local(key):
             return try key.signature(forDigestInfo: digestInfo)
         case let .system(client, accessGroup, tag, _):
-            for hash in RSAHashAlgorithm.allCases {
-                let prefix = RSAHazmat.EMSAPKCS1v15.digestInfoPrefix(for: hash)
-                guard digestInfo.count == prefix.count + hash.digestByteCount, digestInfo.starts(with: prefix) else { continue }
-                return try client.signature(forDigest: Array(digestInfo.dropFirst(prefix.count)), hash: hash, pss: false,
-                                            tag: tag, accessGroup: accessGroup)
+            do {
+                return try client.signature(forDigestInfo: digestInfo, tag: tag, accessGroup: accessGroup)
+            } catch RSAError.invalidAttribute {
+                throw P11Error(CK_RV(CKR_DATA_INVALID))
             }
-            throw P11Error(CK_RV(CKR_DATA_INVALID))
         }
     }
 

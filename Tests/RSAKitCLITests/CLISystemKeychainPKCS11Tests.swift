@@ -6,12 +6,16 @@ import RSAKitTestSupport
 /// agent started by hand as the store's user): with RSAKIT_PKCS11_SYSTEM=1 pkcs11-tool, run as
 /// an allowed service user, lists that group's key, logs in with no PIN and signs (verified by
 /// openssl); a user allowed another group sees no object of it and signs only with its own key;
-/// a user no rule names sees no token at all.
+/// a user no rule names sees no token at all. And `tls connect --system`: the allowed user
+/// authenticates to `openssl s_server -Verify 1` with the group's identity, signed by the
+/// agent; another user is refused (77) before connecting.
 final class CLISystemKeychainPKCS11Tests: CLITestCase {
     private var fixture: UnixUsersFixture?
     private var agent: ChildProcess.Captured?
+    private var servers: [TLSTestServer] = []
 
     override func tearDownWithError() throws {
+        servers.forEach { $0.stop() }
         if let agent, agent.process.isRunning { agent.process.kill9() }
         fixture?.remove()
         try super.tearDownWithError()
@@ -104,5 +108,67 @@ final class CLISystemKeychainPKCS11Tests: CLITestCase {
         XCTAssertEqual(try rsakit(nil, ["access-group", "deny", "com.example.mail", "--user", mail]).status, 0)
         let denied = try tool(mail, ["--sign", "-m", "SHA256-RSA-PKCS", "--label", "mail.key", "-i", message, "-o", "/dev/null"])
         XCTAssertNotEqual(denied.status, 0, denied.stdoutText)
+    }
+
+    func testTLSConnectWithASystemKeychainIdentity() throws {
+        let fx = try UnixUsersFixture(binary: Self.binary)
+        fixture = fx
+        let owner = try fx.user("rks")
+        let mail = try fx.user("rkm")
+        let other = try fx.user("rko")
+        let pki = try TLSTestPKI.shared(openssl: try openssl())
+        // What the users read: the PKCS#12 file (the store's user) and the CA (the clients).
+        for name in ["alice.p12", "ca.pem"] {
+            try FileManager.default.copyItem(atPath: pki.path(name), toPath: fx.folder + "/" + name)
+            chmod(fx.folder + "/" + name, 0o644)
+        }
+        let state = fx.folder + "/state", run = fx.folder + "/run"
+        for folder in [state, run] {
+            mkdir(folder, 0o755)
+            chown(folder, fx.uid(owner), gid_t.max)
+        }
+        let store = state + "/system", socket = run + "/system.sock"
+        let env = ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "RSAKIT_SYSTEM_SOCKET": socket]
+        func rsakit(_ user: String?, _ arguments: [String], stdin: [UInt8]? = nil) throws -> ChildProcessResult {
+            let command = ["/usr/bin/timeout", "-k", "5", "30", fx.binary] + arguments
+            return try ChildProcess.run(user.map { fx.asUser($0, command) } ?? command, stdin: stdin, environment: env)
+        }
+        agent = try ChildProcess.start(fx.asUser(owner, [fx.binary, "agent", "serve", "--system", "--store", store, "--socket", socket]),
+                                       environment: env)
+        guard agent!.waitForStdout(startingWith: "listening: \(socket)\n", timeout: 30) else {
+            return XCTFail("the agent did not start: \(try agent!.finish(timeout: 5).stderr)")
+        }
+        XCTAssertEqual(try rsakit(nil, ["access-group", "allow", "com.example.mail", "--user", mail]).status, 0)
+        let imported = try rsakit(owner, ["identity", "import", fx.folder + "/alice.p12", "--label", "alice", "--passin", "pass:alicepass",
+                                          "--access-group", "com.example.mail", "--store", store])
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+
+        let server = try TLSTestServer(openssl: try openssl(), arguments: [
+            "-Verify", "1", "-verify_return_error", "-CAfile", pki.path("ca.pem"),
+            "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"), "-key", pki.path("srv.key"), "-www"],
+                                       directory: workDirectory.path)
+        servers.append(server)
+        let request = Array("GET / HTTP/1.0\r\n\r\n".utf8)
+        let connect = ["tls", "connect", "127.0.0.1:\(server.port)", "--system", "--identity", "alice", "--anchor", fx.folder + "/ca.pem",
+                       "--timeout", "20", "-v"]
+        let allowed = try rsakit(mail, connect + ["--tls1.3"], stdin: request)
+        XCTAssertEqual(allowed.status, 0, allowed.stderr)
+        TLSTestPKI.assertServerSawClientCertificate(allowed.stdoutText, version: "TLSv1.3", subject: "CN=alice, O=RSAKit Tests")
+        XCTAssertTrue(allowed.stderr.contains("by the system keychain agent"), allowed.stderr)
+        // By tag in the named group, TLS 1.2.
+        let byTag = try rsakit(mail, ["tls", "connect", "127.0.0.1:\(server.port)", "--system", "--tag", "alice", "--access-group",
+                                      "com.example.mail", "--anchor", fx.folder + "/ca.pem", "--tls1.2"], stdin: request)
+        XCTAssertEqual(byTag.status, 0, byTag.stderr)
+        XCTAssertTrue(byTag.stdoutText.contains("New, TLSv1.2, Cipher is") && byTag.stdoutText.contains("Subject: CN=alice, O=RSAKit Tests"),
+                      byTag.stdoutText)
+
+        // Another user: refused by the agent before any connection; an unknown label: 66.
+        let refused = try rsakit(other, connect, stdin: request)
+        XCTAssertEqual(refused.status, 77, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("is allowed no access group of the system keychain"), refused.stderr)
+        XCTAssertEqual(refused.stdout, [])
+        let unknown = try rsakit(mail, ["tls", "connect", "127.0.0.1:\(server.port)", "--system", "--identity", "bob",
+                                        "--anchor", fx.folder + "/ca.pem"], stdin: request)
+        XCTAssertEqual(unknown.status, 66, unknown.stderr)
     }
 }

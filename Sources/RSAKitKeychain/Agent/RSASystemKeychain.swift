@@ -539,6 +539,24 @@ public struct RSASystemKeychainClient: Sendable {
         return signature
     }
 
+    /// Sign a DER DigestInfo (what PKCS#11's CKM_RSA_PKCS and TLS 1.2's PKCS#1 v1.5
+    /// signatures hand over) with the private key of tag `tag`: the DigestInfo of a SHA-1,
+    /// SHA-2 or SHA-3 digest, recognised by its exact DER prefix and length, whose digest the
+    /// agent signs with PKCS#1 v1.5 (re-encoding the same DigestInfo); the key stays in the agent.
+    ///
+    /// - Returns: the signature, k bytes.
+    /// - Throws: `RSAError.invalidAttribute` for bytes that are not such a DigestInfo (nothing
+    ///   is sent); as ``signature(forDigest:hash:pss:tag:accessGroup:)``.
+    public func signature(forDigestInfo digestInfo: [UInt8], tag: String, accessGroup: String? = nil) throws -> [UInt8] {
+        for hash in RSAHashAlgorithm.allCases {
+            let prefix = RSAHazmat.EMSAPKCS1v15.digestInfoPrefix(for: hash)
+            guard digestInfo.count == prefix.count + hash.digestByteCount, digestInfo.starts(with: prefix) else { continue }
+            return try signature(forDigest: Array(digestInfo.dropFirst(prefix.count)), hash: hash, pss: false, tag: tag,
+                                 accessGroup: accessGroup)
+        }
+        throw RSAError.invalidAttribute(reason: "not the DER DigestInfo of a SHA-1, SHA-2 or SHA-3 digest")
+    }
+
     /// Decrypt `ciphertext` with the private key of tag `tag` (PKCS#1 v1.5, or OAEP with
     /// `oaepHash` for hash and MGF1 and an empty label); the key stays in the agent.
     ///
