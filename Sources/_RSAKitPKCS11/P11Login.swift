@@ -8,7 +8,8 @@
 // in it (RSAKeyStore.unlock(agentSocketPath:)). A PIN of length zero does the same for hosts
 // that prompt anyway. Without such an agent the flag is off, hosts ask for the passphrase, and
 // a PIN of length zero is refused. An unprotected store does not set CKF_LOGIN_REQUIRED, and
-// C_Login on it succeeds with any PIN.
+// C_Login on it succeeds with any PIN. Nor does the system keychain's token (P11System.swift:
+// the agent authenticates the host by its uid), which reports a protected authentication path.
 internal import CP11Kit
 import RSAKit
 

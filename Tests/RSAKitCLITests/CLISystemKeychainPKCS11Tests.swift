@@ -5,7 +5,7 @@ import RSAKitTestSupport
 /// The PKCS#11 module over the system keychain (root only; real users through setpriv, an
 /// agent started by hand as the store's user): with RSAKIT_PKCS11_SYSTEM=1 pkcs11-tool, run as
 /// an allowed service user, lists that group's key, logs in with no PIN and signs (verified by
-/// openssl); a user allowed another group sees no object of it and signs only with its own key;
+/// openssl) and decrypts an OAEP block openssl made; a user allowed another group sees no object of it and signs only with its own key;
 /// a user no rule names sees no token at all. And `tls connect --system`: the allowed user
 /// authenticates to `openssl s_server -Verify 1` with the group's identity, signed by the
 /// agent; another user is refused (77) before connecting.
@@ -85,6 +85,15 @@ final class CLISystemKeychainPKCS11Tests: CLITestCase {
         XCTAssertEqual(signed.status, 0, signed.stdoutText + signed.stderr)
         let verified = try ChildProcess.run(["/usr/bin/openssl", "dgst", "-sha256", "-verify", publicKey, "-signature", out + "/sig", message])
         XCTAssertEqual(verified.stdoutText, "Verified OK\n", verified.stderr)
+        // C_Decrypt through the agent: a block openssl encrypted to the group's public key.
+        XCTAssertEqual(try ChildProcess.run(["/usr/bin/openssl", "pkeyutl", "-encrypt", "-pubin", "-inkey", publicKey,
+                                             "-pkeyopt", "rsa_padding_mode:oaep", "-pkeyopt", "rsa_oaep_md:sha256",
+                                             "-pkeyopt", "rsa_mgf1_md:sha256", "-in", message, "-out", out + "/ct"]).status, 0)
+        chmod(out + "/ct", 0o644)
+        let decrypted = try tool(mail, ["--decrypt", "-m", "RSA-PKCS-OAEP", "--hash-algorithm", "SHA256", "--mgf", "MGF1-SHA256",
+                                        "-i", out + "/ct", "-o", out + "/pt"])
+        XCTAssertEqual(decrypted.status, 0, decrypted.stdoutText + decrypted.stderr)
+        XCTAssertEqual(try String(contentsOfFile: out + "/pt", encoding: .utf8), "signed through the module")
 
         // A user allowed another group: no object of the mail group, no signature with its key.
         chown(out, fx.uid(web), gid_t.max)
