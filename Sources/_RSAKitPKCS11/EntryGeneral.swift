@@ -40,6 +40,12 @@ func rsakit_p11_Initialize(_ initArgs: UnsafeMutableRawPointer?) -> CK_RV {
         state.storePath = (try? RSAKeyStore.defaultLocation(environment: environment)) ?? ""
         state.accessGroups = P11ModuleState.accessGroups(
             fromEnvironment: getenv("RSAKIT_PKCS11_ACCESS_GROUPS").map { String(cString: $0) })
+        // RSAKIT_PKCS11_SYSTEM=1: the system keychain, through its agent (P11System.swift).
+        if getenv("RSAKIT_PKCS11_SYSTEM").map({ String(cString: $0) }) == "1" {
+            var socketEnvironment: [String: String] = [:]
+            if let value = getenv("RSAKIT_SYSTEM_SOCKET") { socketEnvironment["RSAKIT_SYSTEM_SOCKET"] = String(cString: value) }
+            state.systemSocketPath = RSASystemKeychain.defaultSocketPath(environment: socketEnvironment)
+        }
         return CK_RV(CKR_OK)
     }
 }
@@ -74,7 +80,7 @@ func rsakit_p11_GetInfo(_ info: UnsafeMutablePointer<CK_INFO>?) -> CK_RV {
 func rsakit_p11_GetSlotList(_ tokenPresent: CK_BBOOL, _ slotList: UnsafeMutablePointer<CK_SLOT_ID>?, _ count: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
     p11Entry { state in
         guard let count else { return CK_RV(CKR_ARGUMENTS_BAD) }
-        let present = (try? state.openStore()) != nil
+        let present = (try? state.openToken()) != nil
         let slots = tokenPresent != CK_BBOOL(CK_FALSE) && !present ? [] : [P11ModuleState.slotID]
         return P11Buffers.deliverList(slots, to: slotList, count: count)
     }
@@ -86,9 +92,10 @@ func rsakit_p11_GetSlotInfo(_ slotID: CK_SLOT_ID, _ info: UnsafeMutablePointer<C
         guard slotID == P11ModuleState.slotID else { return CK_RV(CKR_SLOT_ID_INVALID) }
         guard let info else { return CK_RV(CKR_ARGUMENTS_BAD) }
         var value = CK_SLOT_INFO()
-        P11Buffers.fill(&value.slotDescription, with: "rsakit key store " + state.storePath)
+        P11Buffers.fill(&value.slotDescription, with: state.systemSocketPath.map { "rsakit system keychain " + $0 }
+            ?? "rsakit key store " + state.storePath)
         P11Buffers.fill(&value.manufacturerID, with: "rsakit")
-        value.flags = (try? state.openStore()) != nil ? CK_FLAGS(CKF_TOKEN_PRESENT) : 0
+        value.flags = (try? state.openToken()) != nil ? CK_FLAGS(CKF_TOKEN_PRESENT) : 0
         info.pointee = value
         return CK_RV(CKR_OK)
     }
@@ -99,14 +106,17 @@ func rsakit_p11_GetTokenInfo(_ slotID: CK_SLOT_ID, _ info: UnsafeMutablePointer<
     p11Entry { state in
         guard slotID == P11ModuleState.slotID else { return CK_RV(CKR_SLOT_ID_INVALID) }
         guard let info else { return CK_RV(CKR_ARGUMENTS_BAD) }
-        _ = try state.openStore()
+        try state.openToken()
         var value = CK_TOKEN_INFO()
-        P11Buffers.fill(&value.label, with: P11TokenNames.label(storePath: state.storePath))
+        P11Buffers.fill(&value.label, with: state.isSystemToken ? "rsakit system" : P11TokenNames.label(storePath: state.storePath))
         P11Buffers.fill(&value.manufacturerID, with: "rsakit")
         P11Buffers.fill(&value.model, with: "keychain")
-        P11Buffers.fill(&value.serialNumber, with: P11TokenNames.serialNumber(storePath: state.storePath))
+        P11Buffers.fill(&value.serialNumber, with: P11TokenNames.serialNumber(storePath: state.systemSocketPath ?? state.storePath))
         var flags = CK_FLAGS(CKF_TOKEN_INITIALIZED) | CK_FLAGS(CKF_RNG)
-        if state.isProtected {
+        if state.isSystemToken {
+            // No PIN: the agent authenticates this process by its uid (P11System.swift).
+            flags |= CK_FLAGS(CKF_PROTECTED_AUTHENTICATION_PATH)
+        } else if state.isProtected {
             flags |= CK_FLAGS(CKF_LOGIN_REQUIRED) | CK_FLAGS(CKF_USER_PIN_INITIALIZED)
             // While an agent holds this store's key, the PIN is typed nowhere: the token has a
             // protected authentication path, and hosts call C_Login with no PIN (P11Login.swift).
@@ -158,7 +168,7 @@ func rsakit_p11_OpenSession(_ slotID: CK_SLOT_ID, _ flags: CK_FLAGS, _ session: 
         guard slotID == P11ModuleState.slotID else { return CK_RV(CKR_SLOT_ID_INVALID) }
         guard flags & CK_FLAGS(CKF_SERIAL_SESSION) != 0 else { return CK_RV(CKR_SESSION_PARALLEL_NOT_SUPPORTED) }
         guard let session else { return CK_RV(CKR_ARGUMENTS_BAD) }
-        _ = try state.openStore()
+        try state.openToken()
         let handle = state.nextSession
         state.nextSession &+= 1
         state.sessions[handle] = P11Session(flags: flags)

@@ -23,8 +23,7 @@ func rsakit_p11_FindObjectsInit(_ session: CK_SESSION_HANDLE, _ template: Unsafe
     p11Entry { state in
         guard try state.session(session).search == nil else { return CK_RV(CKR_OPERATION_ACTIVE) }
         let wanted = try P11Attributes.template(template, count: count)
-        let store = try state.openStore()
-        try state.objects.reload(from: store, privateKeysArePrivate: state.isProtected)
+        try state.reloadObjects()
         let visible = state.canUsePrivateObjects
         let found = state.objects.objects
             .filter { (visible || !$0.value.isPrivate) && P11Attributes.matches($0.value, wanted) }

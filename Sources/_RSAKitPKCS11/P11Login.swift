@@ -8,7 +8,8 @@
 // in it (RSAKeyStore.unlock(agentSocketPath:)). A PIN of length zero does the same for hosts
 // that prompt anyway. Without such an agent the flag is off, hosts ask for the passphrase, and
 // a PIN of length zero is refused. An unprotected store does not set CKF_LOGIN_REQUIRED, and
-// C_Login on it succeeds with any PIN.
+// C_Login on it succeeds with any PIN. Nor does the system keychain's token (P11System.swift:
+// the agent authenticates the host by its uid), which reports a protected authentication path.
 internal import CP11Kit
 import RSAKit
 
@@ -27,12 +28,15 @@ extension P11ModuleState {
     mutating func login(userType: CK_USER_TYPE, pin: UnsafePointer<UInt8>?, pinLength: CK_ULONG) throws {
         guard userType == CK_USER_TYPE(CKU_USER) else { throw P11Error(CK_RV(CKR_USER_TYPE_INVALID)) }
         guard !isLoggedIn else { throw P11Error(CK_RV(CKR_USER_ALREADY_LOGGED_IN)) }
-        let store = try openStore()
+        try openToken()
         let view = try P11Buffers.view(pin, pinLength)
-        guard isProtected else {
+        // An unprotected store, or the system keychain (the kernel's peer credentials are its
+        // authentication, P11System.swift): nothing to check.
+        guard isProtected, !isSystemToken else {
             isLoggedIn = true
             return
         }
+        let store = try openStore()
         if view.isEmpty {
             guard (try? store.unlock(agentSocketPath: RSAKeychainAgent.defaultSocketPath())) == true else {
                 throw P11Error(CK_RV(CKR_PIN_INCORRECT))

@@ -5,6 +5,7 @@
 // that a program run for one service (curl, a web server) sees that service's identity only.
 // The RSA operations of C_Sign, C_SignFinal and C_Decrypt run outside the lock
 // (P11Output.swift); loading a key from the store (C_SignInit, C_DecryptInit) runs inside it.
+// With RSAKIT_PKCS11_SYSTEM=1 the slot's token is the system keychain instead (P11System.swift).
 internal import CP11Kit
 import RSAKit
 #if canImport(Glibc)
@@ -71,6 +72,12 @@ struct P11ModuleState {
             .filter { !$0.isEmpty }
         return names.isEmpty ? nil : names
     }
+    /// The system agent's socket when RSAKIT_PKCS11_SYSTEM is 1 at C_Initialize (then
+    /// RSAKIT_SYSTEM_SOCKET, else /run/rsakit/system.sock): the slot is the system keychain
+    /// (P11System.swift), not a store. nil: the store.
+    var systemSocketPath: String?
+    /// The system agent's last listing for this user (nil: not asked yet, or refused).
+    var systemObjects: [RSASystemKeychainObject]?
     /// The store, once it opens (nil: CKF_TOKEN_PRESENT is not set).
     var store: RSAKeyStore?
     /// Whether the store is passphrase-protected (CKF_LOGIN_REQUIRED), read when it opens.

@@ -31,6 +31,9 @@ enum P11ObjectKind {
     /// A private key, loaded from the store by item id when an operation starts (never kept
     /// in the object table). By id, not tag: the same tag may be in several access groups.
     case privateKey(itemID: String, publicKey: RSAPublicKey)
+    /// A private key the system keychain's agent holds (`tag` in `accessGroup`): it signs and
+    /// decrypts; the key never enters this process.
+    case systemPrivateKey(accessGroup: String, tag: String, publicKey: RSAPublicKey)
 }
 
 /// One token object: its kind and every attribute it has.
@@ -107,6 +110,12 @@ extension P11Object {
     /// CKA_ALWAYS_SENSITIVE and CKA_NEVER_EXTRACTABLE are true from the token's point of view:
     /// no PKCS#11 call ever revealed or exported it.
     static func privateKey(itemID: String, publicKey key: RSAPublicKey, label: String, isPrivate: Bool) -> P11Object {
+        privateKey(kind: .privateKey(itemID: itemID, publicKey: key), publicKey: key, label: label, isPrivate: isPrivate)
+    }
+
+    /// A CKO_PRIVATE_KEY object of `kind` (a store's or the system agent's key), with the
+    /// attributes of ``privateKey(itemID:publicKey:label:isPrivate:)``.
+    static func privateKey(kind: P11ObjectKind, publicKey key: RSAPublicKey, label: String, isPrivate: Bool) -> P11Object {
         var attributes = storage(class: CK_OBJECT_CLASS(CKO_PRIVATE_KEY), label: label, isPrivate: isPrivate)
         attributes.merge(rsaKey(key, id: key.fingerprint.bytes)) { $1 }
         attributes.merge([
@@ -127,7 +136,7 @@ extension P11Object {
             CK_ATTRIBUTE_TYPE(CKA_EXPONENT_2): .sensitive,
             CK_ATTRIBUTE_TYPE(CKA_COEFFICIENT): .sensitive,
         ]) { $1 }
-        return P11Object(kind: .privateKey(itemID: itemID, publicKey: key), isPrivate: isPrivate, attributes: attributes)
+        return P11Object(kind: kind, isPrivate: isPrivate, attributes: attributes)
     }
 
     /// A CKO_CERTIFICATE object of type CKC_X_509 (§4.6.3).

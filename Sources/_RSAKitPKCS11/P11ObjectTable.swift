@@ -73,8 +73,11 @@ struct P11ObjectTable {
         objects = fresh
     }
 
+    /// Replace the objects (the system keychain's listing, P11System.swift).
+    mutating func replaceObjects(_ fresh: [CK_OBJECT_HANDLE: P11Object]) { objects = fresh }
+
     /// The handle of the item `key`, made on first sight.
-    private mutating func handle(for key: String) -> CK_OBJECT_HANDLE {
+    mutating func handle(for key: String) -> CK_OBJECT_HANDLE {
         if let existing = handles[key] { return existing }
         let new = nextHandle
         nextHandle &+= 1

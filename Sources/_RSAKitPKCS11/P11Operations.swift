@@ -11,19 +11,27 @@ extension P11ModuleState {
     ///   CKR_USER_NOT_LOGGED_IN (a protected store before C_Login).
     ///   A key in the TPM made without a PIN runs its operations in the TPM; a key on another
     ///   token, or in the TPM behind a PIN (which the store's PIN is not), gives
-    ///   CKR_KEY_FUNCTION_NOT_PERMITTED.
+    ///   CKR_KEY_FUNCTION_NOT_PERMITTED. A system keychain key is not loaded: the agent is
+    ///   asked at each operation.
     mutating func privateKey(_ handle: CK_OBJECT_HANDLE) throws -> P11PrivateKey {
         guard let object = objects.objects[handle] else { throw P11Error(CK_RV(CKR_KEY_HANDLE_INVALID)) }
-        guard case let .privateKey(itemID, _) = object.kind else { throw P11Error(CK_RV(CKR_KEY_TYPE_INCONSISTENT)) }
-        guard canUsePrivateObjects else { throw P11Error(CK_RV(CKR_USER_NOT_LOGGED_IN)) }
-        let store = try openStore()
-        if let tokenKey = try store.tokenKey(itemID: itemID) {
-            guard tokenKey.reference.isTPM, !tokenKey.reference.requiresPIN else {
-                throw P11Error(CK_RV(CKR_KEY_FUNCTION_NOT_PERMITTED))
+        switch object.kind {
+        case let .privateKey(itemID, _):
+            guard canUsePrivateObjects else { throw P11Error(CK_RV(CKR_USER_NOT_LOGGED_IN)) }
+            let store = try openStore()
+            if let tokenKey = try store.tokenKey(itemID: itemID) {
+                guard tokenKey.reference.isTPM, !tokenKey.reference.requiresPIN else {
+                    throw P11Error(CK_RV(CKR_KEY_FUNCTION_NOT_PERMITTED))
+                }
+                return .tpm(tokenKey)
             }
-            return .tpm(tokenKey)
+            return .memory(try store.privateKey(itemID: itemID))
+        case let .systemPrivateKey(accessGroup, tag, publicKey):
+            guard let systemSocketPath else { throw P11Error(CK_RV(CKR_KEY_HANDLE_INVALID)) }
+            return .system(RSASystemKeychainClient(socketPath: systemSocketPath), accessGroup: accessGroup, tag: tag, publicKey: publicKey)
+        case .publicKey, .certificate:
+            throw P11Error(CK_RV(CKR_KEY_TYPE_INCONSISTENT))
         }
-        return .memory(try store.privateKey(itemID: itemID))
     }
 
     /// The public key of object `handle` (a public or a private key object) for verification.
@@ -32,58 +40,8 @@ extension P11ModuleState {
             throw P11Error(CK_RV(CKR_KEY_HANDLE_INVALID))
         }
         switch object.kind {
-        case let .publicKey(key), let .privateKey(_, key): return key
+        case let .publicKey(key), let .privateKey(_, key), let .systemPrivateKey(_, _, key): return key
         case .certificate: throw P11Error(CK_RV(CKR_KEY_TYPE_INCONSISTENT))
-        }
-    }
-}
-
-/// The private key of an operation: one in memory (rsakit's engine), or a key in the TPM made
-/// without a PIN, whose operations run there (RSATokenKey, through tpm2-pkcs11).
-enum P11PrivateKey {
-    case memory(RSAPrivateKey)
-    case tpm(RSATokenKey)
-
-    /// tpm2-pkcs11 is initialised and finalised by each operation's session; a host may call
-    /// from several threads, so the module's TPM operations run one at a time.
-    private static let tpmLock = RSAPThreadMutex(())
-
-    var modulusByteCount: Int {
-        switch self {
-        case let .memory(key): return key.modulusByteCount
-        case let .tpm(key): return key.publicKey.modulusByteCount
-        }
-    }
-
-    /// CKM_RSA_PKCS over a DigestInfo. A TPM key refuses it (raw RSA): CKR_KEY_FUNCTION_NOT_PERMITTED.
-    func signature(forDigestInfo digestInfo: [UInt8]) throws -> [UInt8] {
-        switch self {
-        case let .memory(key): return try key.signature(forDigestInfo: digestInfo)
-        case .tpm: throw P11Error(CK_RV(CKR_KEY_FUNCTION_NOT_PERMITTED))
-        }
-    }
-
-    func signature(forDigest digest: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding) throws -> [UInt8] {
-        switch self {
-        case let .memory(key): return try key.signature(forDigest: digest, hash: hash, padding: padding)
-        case let .tpm(key):
-            return try Self.tpmLock.withLock { _ in try key.signature(forDigest: digest, hash: hash, padding: padding, pin: RSASecretBytes(zeroedCount: 0)) }
-        }
-    }
-
-    func signature(for message: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding) throws -> [UInt8] {
-        switch self {
-        case let .memory(key): return try key.signature(for: message, hash: hash, padding: padding)
-        case let .tpm(key):
-            return try Self.tpmLock.withLock { _ in try key.signature(for: message, hash: hash, padding: padding, pin: RSASecretBytes(zeroedCount: 0)) }
-        }
-    }
-
-    func decrypt(_ ciphertext: [UInt8], padding: RSAEncryptionPadding) throws -> [UInt8] {
-        switch self {
-        case let .memory(key): return try key.decrypt(ciphertext, padding: padding)
-        case let .tpm(key):
-            return try Self.tpmLock.withLock { _ in try key.decrypt(ciphertext, padding: padding, pin: RSASecretBytes(zeroedCount: 0)) }
         }
     }
 }

@@ -371,6 +371,24 @@ public final class RSASystemKeychainAgent: Sendable {
                 lines.append(Array("certificate\t\(certificate.accessGroup)\t\(certificate.subject)".utf8))
             }
             return lines
+        case "objects":
+            // What a PKCS#11 token or a TLS client needs: per key or certificate six fields,
+            // kind ("public", "private", "certificate"), group, tag (empty for a
+            // certificate), label, DER (SubjectPublicKeyInfo of the key, or of a private
+            // key's public half; the certificate). Never a private key's parts.
+            try arguments(0)
+            let snapshot = try store(for: peer).snapshot()
+            var fields: [[UInt8]] = []
+            for key in snapshot.keys {
+                guard let publicKey = snapshot.publicKeys[key.itemID] else { continue }
+                fields += [Array(key.keyClass.rawValue.utf8), Array(key.accessGroup.utf8), Array(key.applicationTag.utf8),
+                           Array((key.label ?? "").utf8), publicKey.derRepresentation]
+            }
+            for stored in snapshot.certificates {
+                fields += [Array("certificate".utf8), Array(stored.attributes.accessGroup.utf8), [],
+                           Array(stored.attributes.label.utf8), stored.certificate.derRepresentation]
+            }
+            return fields
         case "rules":
             try arguments(0)
             let rules = try RSAKeyStore(path: storePath, createIfMissing: false).systemAccessRules()
@@ -521,6 +539,24 @@ public struct RSASystemKeychainClient: Sendable {
         return signature
     }
 
+    /// Sign a DER DigestInfo (what PKCS#11's CKM_RSA_PKCS and TLS 1.2's PKCS#1 v1.5
+    /// signatures hand over) with the private key of tag `tag`: the DigestInfo of a SHA-1,
+    /// SHA-2 or SHA-3 digest, recognised by its exact DER prefix and length, whose digest the
+    /// agent signs with PKCS#1 v1.5 (re-encoding the same DigestInfo); the key stays in the agent.
+    ///
+    /// - Returns: the signature, k bytes.
+    /// - Throws: `RSAError.invalidAttribute` for bytes that are not such a DigestInfo (nothing
+    ///   is sent); as ``signature(forDigest:hash:pss:tag:accessGroup:)``.
+    public func signature(forDigestInfo digestInfo: [UInt8], tag: String, accessGroup: String? = nil) throws -> [UInt8] {
+        for hash in RSAHashAlgorithm.allCases {
+            let prefix = RSAHazmat.EMSAPKCS1v15.digestInfoPrefix(for: hash)
+            guard digestInfo.count == prefix.count + hash.digestByteCount, digestInfo.starts(with: prefix) else { continue }
+            return try signature(forDigest: Array(digestInfo.dropFirst(prefix.count)), hash: hash, pss: false, tag: tag,
+                                 accessGroup: accessGroup)
+        }
+        throw RSAError.invalidAttribute(reason: "not the DER DigestInfo of a SHA-1, SHA-2 or SHA-3 digest")
+    }
+
     /// Decrypt `ciphertext` with the private key of tag `tag` (PKCS#1 v1.5, or OAEP with
     /// `oaepHash` for hash and MGF1 and an empty label); the key stays in the agent.
     ///
@@ -538,6 +574,46 @@ public struct RSASystemKeychainClient: Sendable {
     /// CLASS TAG", "password GROUP SERVICE ACCOUNT", "certificate GROUP SUBJECT".
     public func itemLines() throws -> [String] {
         try request("list", []).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The public keys (of public key items, and the public halves of private key items) and
+    /// the certificates of every group this user may use: what the PKCS#11 module's slot
+    /// shows over the system keychain, and where ``RSATLSClientIdentity`` finds a
+    /// certificate for a private key the agent holds. No private key's parts leave the agent.
+    ///
+    /// - Returns: one ``RSASystemKeychainObject`` per item that read (items the agent could
+    ///   not read are left out), keys first, in the store's listing order.
+    /// - Throws: `RSAError.storeAccessDenied` when the agent allows this user no group;
+    ///   `RSAError.storeIOError` when no agent answers or the answer is malformed.
+    public func objects() throws -> [RSASystemKeychainObject] {
+        let fields = try request("objects", [])
+        guard fields.count % 5 == 0 else { throw RSAError.storeIOError(path: socketPath, reason: "malformed answer") }
+        var objects: [RSASystemKeychainObject] = []
+        for start in stride(from: 0, to: fields.count, by: 5) {
+            let kind = String(decoding: fields[start], as: UTF8.self)
+            let group = String(decoding: fields[start + 1], as: UTF8.self)
+            let tag = String(decoding: fields[start + 2], as: UTF8.self)
+            let label = String(decoding: fields[start + 3], as: UTF8.self)
+            let der = fields[start + 4]
+            do {
+                switch kind {
+                case "certificate":
+                    objects.append(RSASystemKeychainObject(
+                        kind: .certificate(try X509Certificate(derRepresentation: der)), accessGroup: group, tag: tag, label: label))
+                case RSAKeyClass.private.rawValue:
+                    objects.append(RSASystemKeychainObject(
+                        kind: .privateKey(try RSAPublicKey(derRepresentation: der)), accessGroup: group, tag: tag, label: label))
+                case RSAKeyClass.public.rawValue:
+                    objects.append(RSASystemKeychainObject(
+                        kind: .publicKey(try RSAPublicKey(derRepresentation: der)), accessGroup: group, tag: tag, label: label))
+                default:
+                    continue
+                }
+            } catch {
+                throw RSAError.storeIOError(path: socketPath, reason: "malformed answer: \(error)")
+            }
+        }
+        return objects
     }
 
     /// The rules: every rule for root, the rules of the groups this user may use for another
@@ -561,4 +637,28 @@ public struct RSASystemKeychainClient: Sendable {
         }
         _ = try request(allow ? "allow" : "deny", [Array(rule.accessGroup.utf8), Array(kind.utf8), Array(name.utf8)])
     }
+}
+
+/// One item of the system keychain as ``RSASystemKeychainClient/objects()`` lists it: public
+/// data only.
+public struct RSASystemKeychainObject: Sendable {
+    /// What the item is.
+    public enum Kind: Sendable {
+        /// A public key item.
+        case publicKey(RSAPublicKey)
+        /// A private key item, by its public half: the agent signs and decrypts with it
+        /// (``RSASystemKeychainClient/signature(forDigest:hash:pss:tag:accessGroup:)``).
+        case privateKey(RSAPublicKey)
+        /// A certificate item.
+        case certificate(X509Certificate)
+    }
+
+    /// The item's kind and public value.
+    public let kind: Kind
+    /// The access group the item is in.
+    public let accessGroup: String
+    /// The application tag of a key; empty for a certificate.
+    public let tag: String
+    /// The item's label: a key's (empty when it has none) or a certificate's.
+    public let label: String
 }

@@ -21,12 +21,19 @@ public enum RSATLSClientKey: Sendable {
     /// Constant-time status: the token's. `pin` is kept (zeroed when the last reference
     /// goes, ``RSASecretBytes``) as long as the identity.
     case token(RSATokenKey, pin: RSASecretBytes)
+    /// A key of the system keychain: the private key of tag `tag` in `accessGroup`, whose
+    /// public half is `publicKey`, held by the system agent, which signs each handshake's
+    /// digest if its rules allow this process's Unix user (``RSASystemKeychainClient``); the
+    /// private key never enters this process. Constant-time status: the agent's RSAKit
+    /// private operation (blinded, CRT, checked by re-encryption).
+    case system(RSASystemKeychainClient, tag: String, accessGroup: String, publicKey: RSAPublicKey)
 
     /// The public half (the certificate's key must be this one).
     public var publicKey: RSAPublicKey {
         switch self {
         case let .stored(key): return key.publicKey
         case let .token(key, _): return key.publicKey
+        case let .system(_, _, _, publicKey): return publicKey
         }
     }
 }
@@ -137,6 +144,60 @@ public struct RSATLSClientIdentity: Sendable {
         let certificate = try store.certificateValue(id: item.certificate.itemID)
         let chain = try item.chain.map { try store.certificateValue(id: $0.itemID) }
         try self.init(key: key, certificate: certificate, chain: chain, name: name)
+    }
+
+    /// The identity of a private key the system keychain's agent holds, found in what it
+    /// allows this Unix user (``RSASystemKeychainClient/objects()``): the certificate labelled
+    /// `label` whose key is such a private key, or the certificate for the private key of tag
+    /// `tag` (the one valid now with the latest notAfter when several fit), with the issuers
+    /// of the same group that follow it. Asks the agent once; no signature is made here.
+    ///
+    /// - Parameters:
+    ///   - client: the system agent's client.
+    ///   - label: the certificate's label; or nil, and then `tag`.
+    ///   - tag: the private key's application tag (used when `label` is nil).
+    ///   - accessGroup: look in this group only; nil: every group the agent allows.
+    /// - Throws: `RSAError.itemNotFound` (class identity) when no allowed group holds such a
+    ///   certificate and private key; `RSAError.storeAccessDenied` when the agent allows this
+    ///   user no group; `RSAError.storeIOError` when no agent answers.
+    public init(systemKeychain client: RSASystemKeychainClient, label: String? = nil, tag: String? = nil,
+                accessGroup: String? = nil) throws {
+        let objects = try client.objects().filter { accessGroup == nil || $0.accessGroup == accessGroup }
+        var certificates: [(certificate: X509Certificate, group: String, label: String)] = []
+        var privateKeys: [(key: RSAPublicKey, group: String, tag: String)] = []
+        for object in objects {
+            switch object.kind {
+            case let .certificate(certificate): certificates.append((certificate, object.accessGroup, object.label))
+            case let .privateKey(key): privateKeys.append((key, object.accessGroup, object.tag))
+            case .publicKey: break
+            }
+        }
+        var candidates: [(certificate: X509Certificate, group: String, tag: String)] = []
+        for stored in certificates where label == nil || stored.label == label {
+            guard let key = stored.certificate.publicKey else { continue }
+            for privateKey in privateKeys where privateKey.group == stored.group && privateKey.key == key
+                && (label != nil || privateKey.tag == tag) {
+                candidates.append((stored.certificate, stored.group, privateKey.tag))
+            }
+        }
+        let now = Date()
+        let valid = candidates.filter { $0.certificate.notValidBefore <= now && now <= $0.certificate.notValidAfter }
+        guard let chosen = (valid.isEmpty ? candidates : valid).max(by: { $0.certificate.notValidAfter < $1.certificate.notValidAfter }),
+              let publicKey = chosen.certificate.publicKey else {
+            throw RSAError.itemNotFound(label.map { RSAKeychainItemQuery(itemClass: .identity, label: $0) }
+                                        ?? RSAKeychainItemQuery(itemClass: .identity, applicationTag: tag ?? ""))
+        }
+        // The issuers the group holds, leaf's issuer first, up to a self-signed one.
+        var chain: [X509Certificate] = []
+        var current = chosen.certificate
+        while chain.count < 8, current.issuerDER != current.subjectDER,
+              let issuer = certificates.first(where: { $0.group == chosen.group && $0.certificate.subjectDER == current.issuerDER
+                                                       && $0.certificate.derRepresentation != current.derRepresentation }) {
+            chain.append(issuer.certificate)
+            current = issuer.certificate
+        }
+        try self.init(key: .system(client, tag: chosen.tag, accessGroup: chosen.group, publicKey: publicKey),
+                      certificate: chosen.certificate, chain: chain, name: label ?? chosen.tag)
     }
 
     /// The identity valid now with the latest notAfter, else the latest notAfter.

@@ -55,6 +55,12 @@ extension RSATLSConnection {
             signPSS = { try signer.signature(forDigest: $0, hash: $1, padding: .pss(saltLength: .digestLength)) }
             // NOTE: an rsaEncryption key only (a PSS-restricted key cannot be put on a token).
             pssRestriction = nil
+        case let .system(client, tag, accessGroup, _):
+            // Each signature is one request to the system agent, which checks this process's
+            // uid against its rules then (a rule removed refuses the next handshake).
+            signDigestInfo = { try client.signature(forDigestInfo: $0, tag: tag, accessGroup: accessGroup) }
+            signPSS = { try client.signature(forDigest: $0, hash: $1, pss: true, tag: tag, accessGroup: accessGroup) }
+            pssRestriction = nil
         }
         return GnuTLSExternalKey(modulusBitCount: identity.key.publicKey.modulusBitCount, pssRestriction: pssRestriction) { [state] request in
             let signature: [UInt8]

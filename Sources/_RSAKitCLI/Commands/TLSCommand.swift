@@ -15,7 +15,7 @@ struct TLSCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "tls",
         overview: "Connect to a TLS server with a stored identity (mutual TLS); relay standard input and output.",
-        usage: "rsakit tls connect <HOST:PORT> [--identity <LABEL> | --tag <TAG>] [--access-group <GROUP>]... [--servername <NAME>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) [--tls1.2 | --tls1.3] [--alpn <LIST>] [--timeout <S>] [-v] [--passin <SPEC>] [--token-pin <SPEC>] [--store <DIR>]",
+        usage: "rsakit tls connect <HOST:PORT> [--identity <LABEL> | --tag <TAG>] [--access-group <GROUP>]... [--servername <NAME>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) [--tls1.2 | --tls1.3] [--alpn <LIST>] [--timeout <S>] [-v] [--passin <SPEC>] [--token-pin <SPEC>] [--store <DIR> | --system]",
         options: [
             identityOptions[0], identityOptions[1], identityGroupOption,
             .value("servername", "NAME", "The name the server certificate must match and the SNI sent (default: HOST)."),
@@ -27,6 +27,7 @@ struct TLSCommand: RSAKitCommand {
             .value("timeout", "S", "Seconds allowed to connect, for the handshake, and to wait for the server once the input ended (default 30)."),
             .flag("verbose", "(-v) Print the protocol, cipher suite, ALPN protocol, server subject, trust result, revocation and the client identity used to standard error."),
             tokenPINOption,
+            .flag("system", "Take the --identity or --tag identity from the system keychain, through its agent (socket: $RSAKIT_SYSTEM_SOCKET, else /run/rsakit/system.sock): only the access groups its rules allow this user; the agent signs, the private key never enters rsakit. At most one --access-group."),
         ] + RevocationOptions.specs,
         positionals: ["SUBCOMMAND", "HOST:PORT"],
         subcommands: ["connect"],
@@ -47,10 +48,14 @@ struct TLSCommand: RSAKitCommand {
         When the identity's private key is on a PKCS#11 token (genpair --token), the
         signature is made on the token: rsakit logs in with the token PIN (--token-pin,
         else $RSAKIT_TOKEN_PIN, else a prompt) before the handshake.
+        With --system the identity comes from the system keychain (rsakit agent serve
+        --system): a certificate and private key of an access group the agent's rules allow
+        this Unix user; the agent makes the signature, and a user it allows no such group is
+        refused (77) before anything is sent. The store's trust settings are not read then.
         Exit status: 0 when the server closed the connection cleanly; 65 trust or handshake
         failure (the reason is printed; also when the server rejects the client
         certificate; also a wrong token PIN); 66 unknown identity or token unavailable;
-        1 network errors (refused, timeout, reset).
+        77 the system keychain refuses this user; 1 network errors (refused, timeout, reset).
         """)
 
     let arguments: ParsedArguments
@@ -143,6 +148,27 @@ struct TLSCommand: RSAKitCommand {
         }
     }
 
+    /// `--system`: the identity `--identity` or `--tag` names among what the system agent
+    /// allows this user (in the one `--access-group` when given).
+    /// - Throws: `UsageError` without --identity or --tag, or with --store; `CLIFailure` (66)
+    ///   for a missing identity; `RSAError.storeAccessDenied` (77) when the agent refuses.
+    static func systemIdentity(_ arguments: ParsedArguments, command: String) throws -> RSATLSClientIdentity {
+        let client = try systemKeychainClient(arguments, command: command)
+        let label = arguments.value("identity"), tag = arguments.value("tag")
+        guard label != nil || tag != nil else {
+            throw UsageError(message: "with --system, give --identity or --tag", command: command)
+        }
+        let group = try systemAccessGroup(arguments, command: command)
+        do {
+            return try askingSystemAgent(client) {
+                try RSATLSClientIdentity(systemKeychain: client, label: label, tag: tag, accessGroup: group)
+            }
+        } catch let RSAError.itemNotFound(query) where query.itemClass == .identity {
+            throw CLIFailure("no identity " + (label.map { "with label \"\(terminalSafe($0))\"" }
+                ?? "for the private key with tag \"\(terminalSafe(tag ?? ""))\"") + " in the system keychain's groups open to you", .notFound)
+        }
+    }
+
     /// "host:port", "[v6]:port".
     static func parseAddress(_ text: String, command: String) throws -> (String, Int) {
         var host: Substring
@@ -181,7 +207,8 @@ struct TLSCommand: RSAKitCommand {
             }
         }
 
-        let identity = try Self.storedIdentity(arguments, addingTrustTo: &configuration, command: Self.spec.name)
+        let identity = try arguments.flag("system") ? Self.systemIdentity(arguments, command: Self.spec.name)
+            : Self.storedIdentity(arguments, addingTrustTo: &configuration, command: Self.spec.name)
 
         let connection = try RSATLSConnection.connect(host: host, port: port, configuration: configuration, identity: identity)
         if arguments.flag("verbose") { printError(summary(connection)) }
@@ -244,6 +271,7 @@ struct TLSCommand: RSAKitCommand {
             if case let .token(key, _)? = connection.identity?.key {
                 signer = key.reference.isTPM ? "the TPM" : "token \(terminalSafe(key.reference.tokenLabel))"
             }
+            if case .system? = connection.identity?.key { signer = "the system keychain agent" }
             text += "rsakit: client signature: \(connection.clientSignatureAlgorithm ?? "?"), by \(signer) ("
                 + operations.map(\.scheme).joined(separator: ", ") + ")\n"
         }
