@@ -21,13 +21,14 @@ final class CLISubcommandOptionTests: CLITestCase {
             (["password", "list", "--passin", "pass:x"], "--passin", "password list"),
             (["identity", "list", "--store-passin", "pass:x"], "--store-passin", "identity list"),
             (["store", "info", "--passin", "pass:x"], "--passin", "store info"),
+            (["cert", "list", "--passin", "pass:x"], "--passin", "cert list"),
         ] {
             let result = try rsakit(arguments, stdin: [])
             assertFailure(result, status: 64, contains: "option '\(option)' does not apply to '\(command)'")
             XCTAssertFalse(exists(storeDirectory.path), "\(arguments) created the store")
         }
         for (arguments, option) in [(["list", "--passin", "pass:x"], "--passin"), (["show", "--tag", "t", "--store-passin", "pass:x"], "--store-passin"),
-                                    (["cert", "list", "--passin", "pass:x"], "--passin"), (["trust", "evaluate", "x.pem", "--passin", "pass:x"], "--passin")] {
+                                    (["trust", "evaluate", "x.pem", "--passin", "pass:x"], "--passin")] {
             assertFailure(try rsakit(arguments), status: 64, contains: "unknown option '\(option)'")
         }
         assertFailure(try rsakit(["password", "find", "--service", "s", "--value", "--json"]), status: 64,

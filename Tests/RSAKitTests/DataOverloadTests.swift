@@ -292,6 +292,9 @@ final class DataOverloadTests: XCTestCase {
         ("RSAOCSPResponseCache.", "the trust evaluation's cache protocol: keys are SHA-256 digests and values DER it made itself, never the caller's bytes"),
         ("RSAKeyStore.cacheOCSPResponse(", "RSAKeyStore's conformance to RSAOCSPResponseCache (trust evaluation's cache)"),
         ("RSAKeyStore.cachedOCSPResponse(", "RSAKeyStore's conformance to RSAOCSPResponseCache (trust evaluation's cache)"),
+        ("RSATokenReference.init(", "a reference record's memberwise initialiser (the object id as bytes)"),
+        ("RSACertificateSigner.init(publicKey:sign:)", "the [UInt8] is the signing function's own input, which the builder passes"),
+        ("RSASystemKeychainClient.", "the system agent's wire client, for the PKCS#11 module and the TLS signer, which hold bytes"),
     ]
 
     func testEveryByteTakingCall_HasADataForm() throws {
