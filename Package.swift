@@ -9,7 +9,8 @@ let packageDirectory = String(#filePath.dropLast("/Package.swift".count))
 /// refuses unsafe flags in such a dependency ("contains unsafe build flags"), so the library
 /// targets take theirs only when this package is the root or a path dependency. Set
 /// RSAKIT_AS_DEPENDENCY=1 to build here exactly what a dependent package builds.
-let builtAsDependency = ["/checkouts/", "/registry/downloads/"].contains { Context.packageDirectory.contains($0) }
+let builtAsDependency =
+    ["/checkouts/", "/registry/downloads/"].contains { Context.packageDirectory.contains($0) }
     || Context.environment["RSAKIT_AS_DEPENDENCY"] == "1"
 
 let package = Package(
@@ -30,7 +31,7 @@ let package = Package(
         // The command's and the module's logic, products only so that the separate Fuzz/
         // package can build its harnesses on them; their API is `@_spi(Fuzzing)`, not for use.
         .library(name: "_RSAKitCLI", targets: ["_RSAKitCLI"]),
-        .library(name: "_RSAKitPKCS11", targets: ["_RSAKitPKCS11"]),
+        .library(name: "_RSAKitPKCS11", targets: ["_RSAKitPKCS11"])
     ],
     targets: [
         // GMP, the big-integer engine (libgmp-dev). Only RSAKit/BigInt and the shim import it.
@@ -67,8 +68,10 @@ let package = Package(
         // containers, RSAError.
         .target(
             name: "RSAKitCore",
-            dependencies: ["CGMP", "CNettle", "CRSAKitShims", "CRSAKitVector", "CRSAKitVectorIFMA",
-                           "CRSAKitMontADX", "CRSAKitMontADXSeam"],
+            dependencies: [
+                "CGMP", "CNettle", "CRSAKitShims", "CRSAKitVector", "CRSAKitVectorIFMA",
+                "CRSAKitMontADX", "CRSAKitMontADXSeam"
+            ],
             path: "Sources/RSAKitCore"
         ),
         // X.509, trust evaluation, revocation (OCSP, CRLs), PKCS#12 and key files that need
@@ -135,9 +138,11 @@ let package = Package(
             // executables only. Debug builds (the tests) use the toolchain's shared runtime
             // through the rpath.
             linkerSettings: [
-                .unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"], .when(configuration: .release)),
+                .unsafeFlags(
+                    ["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"],
+                    .when(configuration: .release)),
                 // Export C_GetFunctionList only (Sources/CRSAKitPKCS11/exports.map says why).
-                .unsafeFlags(["-Xlinker", "--version-script=\(packageDirectory)/Sources/CRSAKitPKCS11/exports.map"]),
+                .unsafeFlags(["-Xlinker", "--version-script=\(packageDirectory)/Sources/CRSAKitPKCS11/exports.map"])
             ]
         ),
         // The `rsakit` command's logic: commands, options, messages, completion, over RSAKit.
@@ -200,15 +205,17 @@ let package = Package(
             name: "CRSAKitVectorIFMA",
             dependencies: ["CRSAKitVector"],
             path: "Sources/CRSAKitVectorIFMA",
-            cSettings: builtAsDependency ? [] : [
-                .unsafeFlags(["-O2"], .when(configuration: .debug)),
-                // SwiftPM passes -fno-omit-frame-pointer, after these flags; the cc1 option
-                // below comes last and wins. With %rbp kept for a frame pointer, the eight-lane
-                // squaring with the fused table scan at N = 20 spilled zmm registers (6-26, by
-                // the code's shape). The kernel's functions are leaves, so profiles lose only
-                // their callers' frames. scripts/check-ifma-spills.sh compiles with the same flags.
-                .unsafeFlags(["-Xclang", "-mframe-pointer=none"]),
-            ]
+            cSettings: builtAsDependency
+                ? []
+                : [
+                    .unsafeFlags(["-O2"], .when(configuration: .debug)),
+                    // SwiftPM passes -fno-omit-frame-pointer, after these flags; the cc1 option
+                    // below comes last and wins. With %rbp kept for a frame pointer, the eight-lane
+                    // squaring with the fused table scan at N = 20 spilled zmm registers (6-26, by
+                    // the code's shape). The kernel's functions are leaves, so profiles lose only
+                    // their callers' frames. scripts/check-ifma-spills.sh compiles with the same flags.
+                    .unsafeFlags(["-Xclang", "-mframe-pointer=none"])
+                ]
         ),
         // Montgomery exponentiation in radix 2^64 on mulx/adcx/adox (BMI2 + ADX), for CPUs
         // without AVX-512 IFMA. Its loops are assembly (a .S file guarded by __x86_64__), so
@@ -242,10 +249,15 @@ let package = Package(
         ),
         .testTarget(
             name: "RSAKitTests",
-            dependencies: ["RSAKit", "RSAKitCore", "RSAKitPKI", "RSAKitKeychain", "RSAKitTLS", "CRSAKitVector",
-                           "CRSAKitMontADX", "CRSAKitMontADXSeam", "RSAKitTestSupport"],
+            dependencies: [
+                "RSAKit", "RSAKitCore", "RSAKitPKI", "RSAKitKeychain", "RSAKitTLS", "CRSAKitVector",
+                "CRSAKitMontADX", "CRSAKitMontADXSeam", "RSAKitTestSupport"
+            ],
             path: "Tests/RSAKitTests",
-            exclude: ["Fixtures/README.md", "Fixtures/legacy-store-v1", "Fixtures/fuzz", "Fixtures/pyca", "Fixtures/implicit-rejection"]
+            exclude: [
+                "Fixtures/README.md", "Fixtures/legacy-store-v1", "Fixtures/fuzz", "Fixtures/pyca",
+                "Fixtures/implicit-rejection"
+            ]
         ),
         // End-to-end tests of the built `rsakit` binary.
         .testTarget(
@@ -304,7 +316,7 @@ let package = Package(
             name: "RSAKitTestSupport",
             dependencies: ["RSAKit"],
             path: "Tests/RSAKitTestSupport"
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

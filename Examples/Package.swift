@@ -19,7 +19,8 @@ if let url = Context.environment["RSAKIT_EXAMPLES_URL"], let version = Context.e
 } else {
     // A path dependency's identity is the name of its folder, whatever the clone was called.
     rsakit = .package(path: "..")
-    rsakitIdentity = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent.lowercased()
+    rsakitIdentity = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .lastPathComponent.lowercased()
 }
 
 let package = Package(
@@ -50,19 +51,25 @@ let package = Package(
         ),
         .executableTarget(
             name: "LayerPKI",
-            dependencies: [.product(name: "RSAKitCore", package: rsakitIdentity), .product(name: "RSAKitPKI", package: rsakitIdentity)],
+            dependencies: [
+                .product(name: "RSAKitCore", package: rsakitIdentity),
+                .product(name: "RSAKitPKI", package: rsakitIdentity)
+            ],
             path: "Sources/LayerPKI"
         ),
         .executableTarget(
             name: "LayerKeychain",
-            dependencies: [.product(name: "RSAKitCore", package: rsakitIdentity), .product(name: "RSAKitKeychain", package: rsakitIdentity)],
+            dependencies: [
+                .product(name: "RSAKitCore", package: rsakitIdentity),
+                .product(name: "RSAKitKeychain", package: rsakitIdentity)
+            ],
             path: "Sources/LayerKeychain"
         ),
         .executableTarget(
             name: "LayerTLS",
             dependencies: [.product(name: "RSAKitTLS", package: rsakitIdentity)],
             path: "Sources/LayerTLS"
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

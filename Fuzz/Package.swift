@@ -27,7 +27,7 @@ let package = Package(
     dependencies: [
         // Through the link `rsakit` -> `..`, so the package identity is "rsakit" whatever the
         // checkout folder is called (SwiftPM names a path dependency after its last component).
-        .package(path: "rsakit"),
+        .package(path: "rsakit")
     ],
     targets: [
         // Property checks that stop the process (so libFuzzer saves the input), the fixed key.
@@ -59,11 +59,12 @@ let package = Package(
         // OCSP responses through the check trust evaluation runs (signature, signer, CertID, dates):
         // as they come, on a chain whose CA key was discarded (no status without a valid
         // signature), and re-signed with the fuzz key so that mutated bodies reach the checks.
-        .executableTarget(name: "FuzzOCSP", dependencies: ["FuzzSupport", rsakit],
-                         exclude: ["chain.pem", "signed-chain.pem", "make-signed-seeds.sh"]),
+        .executableTarget(
+            name: "FuzzOCSP", dependencies: ["FuzzSupport", rsakit],
+            exclude: ["chain.pem", "signed-chain.pem", "make-signed-seeds.sh"]),
         // The PKCS#11 module's C_* entry points with hostile templates, mechanisms and buffers,
         // one session per input against a fixed store.
-        .executableTarget(name: "FuzzPKCS11", dependencies: ["FuzzSupport", rsakit, pkcs11]),
+        .executableTarget(name: "FuzzPKCS11", dependencies: ["FuzzSupport", rsakit, pkcs11])
     ],
     swiftLanguageModes: [.v6]
 )

@@ -52,8 +52,9 @@ final class AnchorPublic {
         let made = n.withUnsafeBufferPointer { nb in
             e.withUnsafeBufferPointer { eb in
                 m.withUnsafeBufferPointer { mb in
-                    rsakit_anchor_public_create(nb.baseAddress, nb.count, eb.baseAddress, eb.count,
-                                                mb.baseAddress, mb.count)
+                    rsakit_anchor_public_create(
+                        nb.baseAddress, nb.count, eb.baseAddress, eb.count,
+                        mb.baseAddress, mb.count)
                 }
             }
         }
@@ -68,7 +69,9 @@ final class AnchorPublic {
 
     var result: [UInt8]? {
         var out = [UInt8](repeating: 0, count: byteCount)
-        let status = out.withUnsafeMutableBufferPointer { rsakit_anchor_public_result(handle, $0.baseAddress, $0.count) }
+        let status = out.withUnsafeMutableBufferPointer {
+            rsakit_anchor_public_result(handle, $0.baseAddress, $0.count)
+        }
         return status == 0 ? out : nil
     }
 }
@@ -101,7 +104,8 @@ final class AnchorKeyGenerator {
     /// Check the last key: n has `bits` bits and every CRT relation holds.
     func checkLastKey(bits: Int) throws {
         guard rsakit_anchor_keygen_last_modulus_bits(handle) == bits,
-              rsakit_anchor_keygen_last_key_consistent(handle) == 1 else {
+            rsakit_anchor_keygen_last_key_consistent(handle) == 1
+        else {
             throw BenchmarkFailure(description: "anchor-keygen produced an inconsistent \(bits)-bit key")
         }
     }

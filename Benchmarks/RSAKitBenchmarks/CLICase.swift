@@ -22,7 +22,9 @@ struct CLIBenchmark {
     static func findBinary(explicitPath: String?) -> String? {
         if let explicitPath { return explicitPath }
         if let onPath = findOnPath("rsakit") { return onPath }
-        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("rsakit").path
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "rsakit"
+        ).path
         return FileManager.default.isExecutableFile(atPath: beside) ? beside : nil
     }
 
@@ -34,22 +36,27 @@ struct CLIBenchmark {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let key = try Fixtures.loadPrivateKey(path: keyPath)
         let publicPath = folder + "/pub.pem", messagePath = folder + "/message.bin", blockPath = folder + "/block.bin"
-        let message = (0..<100).map { UInt8(0x21 + ($0 * 29 + 7) % 94) } // printable: the check reads stdout as text
+        let message = (0..<100).map { UInt8(0x21 + ($0 * 29 + 7) % 94) }  // printable: the check reads stdout as text
         try Data(key.publicKey.pemRepresentation.utf8).write(to: URL(fileURLWithPath: publicPath))
         try Data(message).write(to: URL(fileURLWithPath: messagePath))
         // One raw PKCS#1 v1.5 block: both tools decrypt the same input.
         try Data(try key.publicKey.encrypt(message)).write(to: URL(fileURLWithPath: blockPath))
 
         let commands: [(name: String, rsakit: [String], openssl: [String])] = [
-            ("encrypt", ["encrypt", "--raw", "--key", publicPath, "--in", messagePath],
-             ["pkeyutl", "-encrypt", "-pubin", "-inkey", publicPath, "-in", messagePath]),
-            ("decrypt", ["decrypt", "--raw", "--key", keyPath, "--in", blockPath],
-             ["pkeyutl", "-decrypt", "-inkey", keyPath, "-in", blockPath]),
+            (
+                "encrypt", ["encrypt", "--raw", "--key", publicPath, "--in", messagePath],
+                ["pkeyutl", "-encrypt", "-pubin", "-inkey", publicPath, "-in", messagePath]
+            ),
+            (
+                "decrypt", ["decrypt", "--raw", "--key", keyPath, "--in", blockPath],
+                ["pkeyutl", "-decrypt", "-inkey", keyPath, "-in", blockPath]
+            )
         ]
         // Both tools must do the work before anything is timed.
         let check = try runProcess(rsakit, commands[1].rsakit)
         guard check.status == 0, Array(check.stdout.utf8) == message else {
-            throw BenchmarkFailure(description: "cli: \(rsakit) decrypt did not give the message back: \(check.stderr.prefix(200))")
+            throw BenchmarkFailure(
+                description: "cli: \(rsakit) decrypt did not give the message back: \(check.stderr.prefix(200))")
         }
         let peer = try runProcess(openssl, commands[1].openssl)
         guard peer.status == 0, Array(peer.stdout.utf8) == message else {
@@ -57,7 +64,7 @@ struct CLIBenchmark {
         }
         for command in commands {
             var ours: [Double] = [], theirs: [Double] = []
-            for _ in 0..<3 { // warm the page cache and the dynamic loader
+            for _ in 0..<3 {  // warm the page cache and the dynamic loader
                 _ = try spawnSeconds(rsakit, command.rsakit)
                 _ = try spawnSeconds(openssl, command.openssl)
             }
@@ -71,15 +78,20 @@ struct CLIBenchmark {
                     ours.append(try spawnSeconds(rsakit, command.rsakit) * 1000)
                 }
             }
-            reporter.record(CaseResult(name: "cli-\(command.name)", bits: key.modulusBitCount, unit: "ms/process",
-                                       samples: ours, pairedGroup: "cli-\(command.name)",
-                                       what: "whole process: \(rsakit) \(command.rsakit[0]) --raw --key FILE, 100 bytes, one block"))
-            reporter.record(CaseResult(name: "openssl-pkeyutl-\(command.name)", bits: key.modulusBitCount, unit: "ms/process",
-                                       samples: theirs, pairedGroup: "cli-\(command.name)",
-                                       what: "whole process: openssl pkeyutl -\(command.name) -inkey FILE, 100 bytes"))
+            reporter.record(
+                CaseResult(
+                    name: "cli-\(command.name)", bits: key.modulusBitCount, unit: "ms/process",
+                    samples: ours, pairedGroup: "cli-\(command.name)",
+                    what: "whole process: \(rsakit) \(command.rsakit[0]) --raw --key FILE, 100 bytes, one block"))
+            reporter.record(
+                CaseResult(
+                    name: "openssl-pkeyutl-\(command.name)", bits: key.modulusBitCount, unit: "ms/process",
+                    samples: theirs, pairedGroup: "cli-\(command.name)",
+                    what: "whole process: openssl pkeyutl -\(command.name) -inkey FILE, 100 bytes"))
             // Time ratio: at most 1.1 x openssl's process time.
-            reporter.ratio("cli-\(command.name)", versus: "openssl-pkeyutl-\(command.name)", bits: key.modulusBitCount,
-                           goal: .atMost(1.1), minimumSamples: 15)
+            reporter.ratio(
+                "cli-\(command.name)", versus: "openssl-pkeyutl-\(command.name)", bits: key.modulusBitCount,
+                goal: .atMost(1.1), minimumSamples: 15)
         }
     }
 
@@ -90,7 +102,8 @@ struct CLIBenchmark {
         let status = try spawnAndWait(executable, arguments, stdout: "/dev/null", stderr: "/dev/null")
         let seconds = now() - start
         guard status == 0 else {
-            throw BenchmarkFailure(description: "cli: \(executable) \(arguments.joined(separator: " ")) failed (status \(status))")
+            throw BenchmarkFailure(
+                description: "cli: \(executable) \(arguments.joined(separator: " ")) failed (status \(status))")
         }
         return seconds
     }

@@ -40,21 +40,27 @@ struct BenchmarkSuite {
             },
             TimedOperation(name: "decrypt") { count in
                 for _ in 0..<count { BlackHole.consume(try privateKey.decrypt(ciphertext)) }
-            },
+            }
         ]
         let what = [
             "anchor-crt": "C on system GMP: CRT c^d mod n with mpz_powm_sec, no blinding, no check, preallocated",
-            "private-raw": "RSAKit's constant-time CRT exponentiation and recombination as rsadp runs it (mpn_sec_powm, mpn_sec_mul, mpn_sec_div_r), no blinding, no check",
-            "decrypt": "RSAKit one-block RSAES-PKCS1-v1_5 decrypt: blinding, CRT, re-encryption check, padding",
+            "private-raw":
+                "RSAKit's constant-time CRT exponentiation and recombination as rsadp runs it (mpn_sec_powm, mpn_sec_mul, mpn_sec_div_r), no blinding, no check",
+            "decrypt": "RSAKit one-block RSAES-PKCS1-v1_5 decrypt: blinding, CRT, re-encryption check, padding"
         ]
-        for result in try measureInterleaved(operations, runs: options.runs, runTime: options.runTime,
-                                             warmUpTime: options.warmUpTime) {
-            reporter.record(CaseResult(name: result.name, bits: key.bits, unit: "ops/s",
-                                       samples: result.samples, perRun: result.opsPerRun,
-                                       pairedGroup: "private-\(key.bits)", what: what[result.name] ?? ""))
+        for result in try measureInterleaved(
+            operations, runs: options.runs, runTime: options.runTime,
+            warmUpTime: options.warmUpTime)
+        {
+            reporter.record(
+                CaseResult(
+                    name: result.name, bits: key.bits, unit: "ops/s",
+                    samples: result.samples, perRun: result.opsPerRun,
+                    pairedGroup: "private-\(key.bits)", what: what[result.name] ?? ""))
         }
-        reporter.ratio("decrypt", versus: "anchor-crt", bits: key.bits, goal: .atLeast(0.9),
-                       minimumSamples: minimumRuns)
+        reporter.ratio(
+            "decrypt", versus: "anchor-crt", bits: key.bits, goal: .atLeast(0.9),
+            minimumSamples: minimumRuns)
         reporter.ratio("private-raw", versus: "anchor-crt", bits: key.bits)
     }
 
@@ -83,18 +89,22 @@ struct BenchmarkSuite {
             },
             TimedOperation(name: "encrypt") { count in
                 for _ in 0..<count { BlackHole.consume(try publicKey.encrypt(message)) }
-            },
+            }
         ]
         let what = [
             "anchor-public": "C on system GMP: m^65537 mod n with mpz_powm, preallocated",
             "public-raw": "RSAKit RSAEP (m^e mod n) on k bytes, with range check and I2OSP",
-            "encrypt": "RSAKit one-block RSAES-PKCS1-v1_5 encrypt of 32 bytes, padding from getrandom",
+            "encrypt": "RSAKit one-block RSAES-PKCS1-v1_5 encrypt of 32 bytes, padding from getrandom"
         ]
-        for result in try measureInterleaved(operations, runs: options.runs, runTime: options.runTime,
-                                             warmUpTime: options.warmUpTime) {
-            reporter.record(CaseResult(name: result.name, bits: key.bits, unit: "ops/s",
-                                       samples: result.samples, perRun: result.opsPerRun,
-                                       pairedGroup: "public-\(key.bits)", what: what[result.name] ?? ""))
+        for result in try measureInterleaved(
+            operations, runs: options.runs, runTime: options.runTime,
+            warmUpTime: options.warmUpTime)
+        {
+            reporter.record(
+                CaseResult(
+                    name: result.name, bits: key.bits, unit: "ops/s",
+                    samples: result.samples, perRun: result.opsPerRun,
+                    pairedGroup: "public-\(key.bits)", what: what[result.name] ?? ""))
         }
         reporter.ratio("public-raw", versus: "anchor-public", bits: key.bits)
         reporter.ratio("encrypt", versus: "anchor-public", bits: key.bits)
@@ -120,7 +130,7 @@ struct BenchmarkSuite {
             },
             TimedOperation(name: "public-raw-beside-openssl") { count in
                 for _ in 0..<count { BlackHole.consume(try RSAHazmat.rsaep(encoded, key: publicKey)) }
-            },
+            }
         ]
         let seconds = Double(options.opensslSeconds) / 2
         let counts = try operations.map { try calibrate($0, seconds: seconds, warmUpTime: options.warmUpTime) }
@@ -144,21 +154,30 @@ struct BenchmarkSuite {
         let what = [
             "decrypt-beside-openssl": "as decrypt, timed just before each openssl speed run (next to its sign phase)",
             "encrypt-beside-openssl": "as encrypt, timed just after each openssl speed run (next to its verify phase)",
-            "public-raw-beside-openssl": "as public-raw, timed just after encrypt-beside-openssl",
+            "public-raw-beside-openssl": "as public-raw, timed just after encrypt-beside-openssl"
         ]
         for (i, operation) in operations.enumerated() {
-            reporter.record(CaseResult(name: operation.name, bits: bits, unit: "ops/s", samples: ours[i],
-                                       perRun: counts[i], pairedGroup: group, what: what[operation.name] ?? ""))
+            reporter.record(
+                CaseResult(
+                    name: operation.name, bits: bits, unit: "ops/s", samples: ours[i],
+                    perRun: counts[i], pairedGroup: group, what: what[operation.name] ?? ""))
         }
-        reporter.record(CaseResult(
-            name: "openssl-sign", bits: bits, unit: "ops/s", samples: sign, pairedGroup: group,
-            what: "openssl speed -elapsed -seconds \(options.opensslSeconds) rsa\(bits), sign/s: blinded CRT private op with OpenSSL's check, PKCS#1 v1.5 type 1 (closest peer to decrypt)"))
-        reporter.record(CaseResult(
-            name: "openssl-verify", bits: bits, unit: "ops/s", samples: verify, pairedGroup: group,
-            what: "openssl speed -elapsed -seconds \(options.opensslSeconds) rsa\(bits), verify/s: public op e = 65537 and padding check (closest peer to encrypt)"))
+        reporter.record(
+            CaseResult(
+                name: "openssl-sign", bits: bits, unit: "ops/s", samples: sign, pairedGroup: group,
+                what:
+                    "openssl speed -elapsed -seconds \(options.opensslSeconds) rsa\(bits), sign/s: blinded CRT private op with OpenSSL's check, PKCS#1 v1.5 type 1 (closest peer to decrypt)"
+            ))
+        reporter.record(
+            CaseResult(
+                name: "openssl-verify", bits: bits, unit: "ops/s", samples: verify, pairedGroup: group,
+                what:
+                    "openssl speed -elapsed -seconds \(options.opensslSeconds) rsa\(bits), verify/s: public op e = 65537 and padding check (closest peer to encrypt)"
+            ))
         reporter.ratio("decrypt-beside-openssl", versus: "openssl-sign", bits: bits)
-        reporter.ratio("encrypt-beside-openssl", versus: "openssl-verify", bits: bits, goal: .atLeast(1.0),
-                       minimumSamples: 3)
+        reporter.ratio(
+            "encrypt-beside-openssl", versus: "openssl-verify", bits: bits, goal: .atLeast(1.0),
+            minimumSamples: 3)
         reporter.ratio("public-raw-beside-openssl", versus: "openssl-verify", bits: bits)
     }
 
@@ -190,14 +209,19 @@ struct BenchmarkSuite {
                 reporter.note("keygen \(bits): \(index + 1) of \(count) keys")
             }
         }
-        reporter.record(CaseResult(
-            name: "anchor-keygen", bits: bits, unit: "ms/key", samples: anchorMs,
-            what: "C plain GMP: random odd candidates (gmp_randstate, reference only), mpz_probab_prime_p reps \(AnchorKeyGenerator.reps), d, dP, dQ, qInv"))
-        reporter.record(CaseResult(
-            name: "keygen", bits: bits, unit: "ms/key", samples: rsakitMs,
-            what: "RSAPrivateKey.generate: FIPS 186-5 A.1.3 probable primes, OS randomness, full key validation"))
-        reporter.ratio("keygen", versus: "anchor-keygen", bits: bits, statistic: "mean",
-                       goal: .atMost(1.2), minimumSamples: bits <= 2048 ? 100 : 20)
+        reporter.record(
+            CaseResult(
+                name: "anchor-keygen", bits: bits, unit: "ms/key", samples: anchorMs,
+                what:
+                    "C plain GMP: random odd candidates (gmp_randstate, reference only), mpz_probab_prime_p reps \(AnchorKeyGenerator.reps), d, dP, dQ, qInv"
+            ))
+        reporter.record(
+            CaseResult(
+                name: "keygen", bits: bits, unit: "ms/key", samples: rsakitMs,
+                what: "RSAPrivateKey.generate: FIPS 186-5 A.1.3 probable primes, OS randomness, full key validation"))
+        reporter.ratio(
+            "keygen", versus: "anchor-keygen", bits: bits, statistic: "mean",
+            goal: .atMost(1.2), minimumSamples: bits <= 2048 ? 100 : 20)
 
         guard let peer, options.groups.contains(.openssl) else { return }
         var startUp: [Double] = []
@@ -207,9 +231,13 @@ struct BenchmarkSuite {
         for _ in 0..<Swift.max(1, count / 5) {
             peerMs.append(1000 * (try peer.genpkeySeconds(bits: bits) - baseline))
         }
-        reporter.record(CaseResult(
-            name: "openssl-genpkey", bits: bits, unit: "ms/key", samples: peerMs,
-            what: String(format: "openssl genpkey RSA process wall time minus the %.1f ms median of openssl genpkey ED25519 (start-up)", baseline * 1000)))
+        reporter.record(
+            CaseResult(
+                name: "openssl-genpkey", bits: bits, unit: "ms/key", samples: peerMs,
+                what: String(
+                    format:
+                        "openssl genpkey RSA process wall time minus the %.1f ms median of openssl genpkey ED25519 (start-up)",
+                    baseline * 1000)))
         reporter.ratio("keygen", versus: "openssl-genpkey", bits: bits, statistic: "mean")
     }
 
@@ -224,7 +252,8 @@ struct BenchmarkSuite {
         let k = key.publicKey.modulusByteCount
         let plaintext = SystemRandomSource().bytesForBenchmark(options.chunkByteCount)
         let ciphertext = try RSAPKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: threads)
-        let blocks = (plaintext.count + key.publicKey.maximumMessageByteCount - 1) / key.publicKey.maximumMessageByteCount
+        let blocks =
+            (plaintext.count + key.publicKey.maximumMessageByteCount - 1) / key.publicKey.maximumMessageByteCount
         guard ciphertext.count == blocks * k else {
             throw BenchmarkFailure(description: "chunked encrypt at \(key.bits) bits: wrong output length")
         }
@@ -234,9 +263,12 @@ struct BenchmarkSuite {
         let cipherPrefix = Array(ciphertext.prefix(Swift.max(1, blocks / 16) * k))
         for concurrency in [1, threads] {
             _ = try RSAPKCS1v15Chunking.encrypt(prefix, with: key.publicKey, concurrency: concurrency)
-            guard try RSAPKCS1v15Chunking.decrypt(cipherPrefix, with: key.privateKey, concurrency: concurrency)
-                    == Array(plaintext.prefix(cipherPrefix.count / k * key.publicKey.maximumMessageByteCount)) else {
-                throw BenchmarkFailure(description: "chunked decrypt at \(key.bits) bits does not give the plaintext back")
+            guard
+                try RSAPKCS1v15Chunking.decrypt(cipherPrefix, with: key.privateKey, concurrency: concurrency)
+                    == Array(plaintext.prefix(cipherPrefix.count / k * key.publicKey.maximumMessageByteCount))
+            else {
+                throw BenchmarkFailure(
+                    description: "chunked decrypt at \(key.bits) bits does not give the plaintext back")
             }
         }
         // The anchor: one fixture per thread; runs of about runTime * 2 seconds.
@@ -259,16 +291,19 @@ struct BenchmarkSuite {
             for concurrency in [1, threads] {
                 let suffix = concurrency == 1 ? "1t" : "all"
                 try measure("chunked-encrypt-" + suffix) {
-                    let output = try RSAPKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: concurrency)
+                    let output = try RSAPKCS1v15Chunking.encrypt(
+                        plaintext, with: key.publicKey, concurrency: concurrency)
                     guard output.count == ciphertext.count else {
                         throw BenchmarkFailure(description: "chunked encrypt at \(key.bits) bits: wrong output length")
                     }
                     return megabytes
                 }
                 try measure("chunked-decrypt-" + suffix) {
-                    let output = try RSAPKCS1v15Chunking.decrypt(ciphertext, with: key.privateKey, concurrency: concurrency)
+                    let output = try RSAPKCS1v15Chunking.decrypt(
+                        ciphertext, with: key.privateKey, concurrency: concurrency)
                     guard output == plaintext else {
-                        throw BenchmarkFailure(description: "chunked decrypt at \(key.bits) bits does not give the plaintext back")
+                        throw BenchmarkFailure(
+                            description: "chunked decrypt at \(key.bits) bits does not give the plaintext back")
                     }
                     return megabytes
                 }
@@ -281,25 +316,31 @@ struct BenchmarkSuite {
             if options.chunkRuns > 1 { reporter.note("chunked \(key.bits): run \(run + 1) of \(options.chunkRuns)") }
         }
         let size = String(format: "%.2f MiB", Double(plaintext.count) / 1_048_576)
-        for name in ["chunked-encrypt-1t", "chunked-encrypt-all", "chunked-decrypt-1t", "chunked-decrypt-all",
-                     "anchor-crt-1t", "anchor-crt-all"] {
+        for name in [
+            "chunked-encrypt-1t", "chunked-encrypt-all", "chunked-decrypt-1t", "chunked-decrypt-all",
+            "anchor-crt-1t", "anchor-crt-all"
+        ] {
             let all = name.hasSuffix("all")
             let threadText = all ? "\(threads) threads" : "1 thread"
             let what: String
             if name.hasPrefix("anchor") {
-                what = "C anchor CRT exponentiation (mpz_powm_sec), \(anchorCount) per thread, \(threadText), aggregate ops/s"
+                what =
+                    "C anchor CRT exponentiation (mpz_powm_sec), \(anchorCount) per thread, \(threadText), aggregate ops/s"
             } else {
                 let verb = name.contains("encrypt") ? "encrypt" : "decrypt"
-                what = "RSAPKCS1v15Chunking.\(verb) of a \(size) buffer in memory, \(threadText); MB = 10^6 plaintext bytes"
+                what =
+                    "RSAPKCS1v15Chunking.\(verb) of a \(size) buffer in memory, \(threadText); MB = 10^6 plaintext bytes"
             }
-            reporter.record(CaseResult(
-                name: name, bits: key.bits, unit: name.hasPrefix("anchor") ? "ops/s" : "MB/s",
-                samples: samples[name]!, perRun: name.hasPrefix("anchor") ? anchorCount : nil,
-                threads: all ? threads : 1, cpuPerWall: Stats(busy[name]!).median,
-                pairedGroup: "chunked-\(key.bits)", what: what))
+            reporter.record(
+                CaseResult(
+                    name: name, bits: key.bits, unit: name.hasPrefix("anchor") ? "ops/s" : "MB/s",
+                    samples: samples[name]!, perRun: name.hasPrefix("anchor") ? anchorCount : nil,
+                    threads: all ? threads : 1, cpuPerWall: Stats(busy[name]!).median,
+                    pairedGroup: "chunked-\(key.bits)", what: what))
         }
-        reporter.ratio("chunked-decrypt-all", versus: "chunked-decrypt-1t", bits: key.bits,
-                       goal: threads == 2 ? .atLeast(1.9) : nil, minimumSamples: 3)
+        reporter.ratio(
+            "chunked-decrypt-all", versus: "chunked-decrypt-1t", bits: key.bits,
+            goal: threads == 2 ? .atLeast(1.9) : nil, minimumSamples: 3)
         reporter.ratio("anchor-crt-all", versus: "anchor-crt-1t", bits: key.bits)
         reporter.ratio("chunked-encrypt-all", versus: "chunked-encrypt-1t", bits: key.bits)
     }

@@ -51,8 +51,9 @@ enum Fixtures {
         guard try RSAHazmat.rsaep(encoded, key: key.publicKey) == ciphertext else {
             throw BenchmarkFailure(description: "rsa\(bits): RSAEP(RSADP(c)) != c")
         }
-        return BenchmarkKey(bits: bits, privateKey: key, message: message, ciphertext: ciphertext,
-                            encodedMessage: encoded)
+        return BenchmarkKey(
+            bits: bits, privateKey: key, message: message, ciphertext: ciphertext,
+            encodedMessage: encoded)
     }
 
     /// Read a PEM private key with RSAKit's own parser (PKCS#8 or PKCS#1), which also

@@ -48,11 +48,13 @@ struct IntelAnchor {
         let absoluteKey = keyPath.hasPrefix("/") ? keyPath : FileManager.default.currentDirectoryPath + "/" + keyPath
         let result = try runProcess("/usr/bin/env", ["-C", folder, path, absoluteKey, "check", "1"])
         guard result.status == 0 else {
-            throw BenchmarkFailure(description: "intel anchor check failed (status \(result.status)): \(result.stderr.prefix(300))")
+            throw BenchmarkFailure(
+                description: "intel anchor check failed (status \(result.status)): \(result.stderr.prefix(300))")
         }
         let lines = (result.stdout + "\n" + result.stderr).split(separator: "\n")
-        return Modes(mb8: lines.contains { $0.hasPrefix("mb8 ") && $0.contains("match=yes") },
-                     ipp: lines.contains { $0.hasPrefix("ippcp ") && $0.contains("match=yes") })
+        return Modes(
+            mb8: lines.contains { $0.hasPrefix("mb8 ") && $0.contains("match=yes") },
+            ipp: lines.contains { $0.hasPrefix("ippcp ") && $0.contains("match=yes") })
     }
 
     /// One timed helper run of about `blocks` blocks: `anchor KEY MODE ITERS` (mb8: ITERS
@@ -62,7 +64,8 @@ struct IntelAnchor {
         let iterations = mode == "mb8" ? max(1, (blocks + 7) / 8) : max(1, blocks)
         let result = try runProcess(path, [keyPath, mode, String(iterations)])
         guard result.status == 0 else {
-            throw BenchmarkFailure(description: "intel anchor \(mode) failed (status \(result.status)): \(result.stderr.prefix(300))")
+            throw BenchmarkFailure(
+                description: "intel anchor \(mode) failed (status \(result.status)): \(result.stderr.prefix(300))")
         }
         // "anchor impl=mb8 bits=2048 ops=2400 cpu_s=0.3330 ops_per_cpu_s=7207.8 ..."
         for line in result.stdout.split(separator: "\n") where line.hasPrefix("anchor ") {
@@ -72,7 +75,8 @@ struct IntelAnchor {
                 if parts.count == 2 { fields[parts[0]] = parts[1] }
             }
             if let ops = fields["ops"].flatMap({ Int($0) }), let seconds = fields["cpu_s"].flatMap({ Double($0) }),
-               ops > 0, seconds > 0 {
+                ops > 0, seconds > 0
+            {
                 return (ops, seconds)
             }
         }

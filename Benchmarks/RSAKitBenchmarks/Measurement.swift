@@ -46,14 +46,16 @@ struct Stats: Codable {
         precondition(!samples.isEmpty, "no samples")
         let sorted = samples.sorted()
         count = sorted.count
-        median = sorted.count % 2 == 1
+        median =
+            sorted.count % 2 == 1
             ? sorted[sorted.count / 2]
             : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
         min = sorted.first!
         max = sorted.last!
         mean = sorted.reduce(0, +) / Double(sorted.count)
         let m = mean
-        stddev = sorted.count > 1
+        stddev =
+            sorted.count > 1
             ? (sorted.reduce(0) { $0 + ($1 - m) * ($1 - m) } / Double(sorted.count - 1)).squareRoot()
             : 0
     }
@@ -81,7 +83,9 @@ struct TimedOperation {
 
     /// A case timed by a helper process (IntelAnchor): `measured(count)` reports its own
     /// operations and seconds.
-    static func selfTimed(name: String, measured: @escaping (Int) throws -> (operations: Int, seconds: Double)) -> TimedOperation {
+    static func selfTimed(name: String, measured: @escaping (Int) throws -> (operations: Int, seconds: Double))
+        -> TimedOperation
+    {
         TimedOperation(name: name, measured: measured)
     }
 
@@ -133,7 +137,9 @@ func measureInterleaved(
 
 /// Warm `operation` up, doubling the batch (from two operations) until one batch lasts
 /// `warmUpTime`, and return how many operations fit in `seconds` at that speed (at least 1).
-func calibrate(_ operation: TimedOperation, seconds: Double, warmUpTime: Double, clock: () -> Double = now) throws -> Int {
+func calibrate(_ operation: TimedOperation, seconds: Double, warmUpTime: Double, clock: () -> Double = now) throws
+    -> Int
+{
     var batch = 2
     while true {
         let (done, elapsed) = try operation.timedRun(batch, clock: clock)

@@ -13,7 +13,7 @@ enum OneCase {
     static let names = [
         "anchor-crt", "private-raw", "decrypt", "anchor-public", "public-raw", "encrypt",
         "anchor-keygen", "keygen", "chunked-encrypt-1t", "chunked-encrypt-all",
-        "chunked-decrypt-1t", "chunked-decrypt-all", "vector-1", "vector-8",
+        "chunked-decrypt-1t", "chunked-decrypt-all", "vector-1", "vector-8"
     ]
 
     static func run(name: String, bits: Int, options: BenchmarkOptions, peer: OpenSSLPeer?) throws {
@@ -23,12 +23,15 @@ enum OneCase {
         rsakit_bench_callgrind_start()
         let seconds = try time(operation)
         rsakit_bench_callgrind_stop()
-        print("rsakit-bench one case=\(name) bits=\(bits) seconds=\(String(format: "%.6f", seconds))"
-              + " callgrind_requests=\(rsakit_bench_callgrind_available() == 1 ? "compiled-in" : "absent")")
+        print(
+            "rsakit-bench one case=\(name) bits=\(bits) seconds=\(String(format: "%.6f", seconds))"
+                + " callgrind_requests=\(rsakit_bench_callgrind_available() == 1 ? "compiled-in" : "absent")")
     }
 
-    private static func prepare(name: String, bits: Int, options: BenchmarkOptions,
-                                peer: OpenSSLPeer?) throws -> () throws -> Void {
+    private static func prepare(
+        name: String, bits: Int, options: BenchmarkOptions,
+        peer: OpenSSLPeer?
+    ) throws -> () throws -> Void {
         switch name {
         case "anchor-keygen":
             let anchor = try AnchorKeyGenerator()
@@ -59,12 +62,18 @@ enum OneCase {
         case "chunked-encrypt-1t", "chunked-encrypt-all":
             let plaintext = SystemRandomSource().bytesForBenchmark(options.chunkByteCount)
             let concurrency = name.hasSuffix("1t") ? 1 : threads
-            return { BlackHole.consume(try RSAPKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: concurrency)) }
+            return {
+                BlackHole.consume(
+                    try RSAPKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: concurrency))
+            }
         case "chunked-decrypt-1t", "chunked-decrypt-all":
             let plaintext = SystemRandomSource().bytesForBenchmark(options.chunkByteCount)
             let ciphertext = try RSAPKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, concurrency: threads)
             let concurrency = name.hasSuffix("1t") ? 1 : threads
-            return { BlackHole.consume(try RSAPKCS1v15Chunking.decrypt(ciphertext, with: key.privateKey, concurrency: concurrency)) }
+            return {
+                BlackHole.consume(
+                    try RSAPKCS1v15Chunking.decrypt(ciphertext, with: key.privateKey, concurrency: concurrency))
+            }
         case "vector-1", "vector-8":
             // The vector cases' work (VectorCases.swift): one block, or eight in one call.
             let implementation = BenchmarkSuite.measurableVectorImplementation

@@ -30,13 +30,15 @@ struct OpenSSLPeer {
     func speed(bits: Int, seconds: Int) throws -> (sign: Double, verify: Double) {
         let result = try runProcess(path, ["speed", "-mr", "-elapsed", "-seconds", String(seconds), "rsa\(bits)"])
         guard result.status == 0 else {
-            throw BenchmarkFailure(description: "openssl speed rsa\(bits) failed (status \(result.status)): \(result.stderr.prefix(300))")
+            throw BenchmarkFailure(
+                description: "openssl speed rsa\(bits) failed (status \(result.status)): \(result.stderr.prefix(300))")
         }
         // Machine-readable result: "+F2:<index>:<bits>:<sign/s>:<verify/s>".
         for line in (result.stdout + "\n" + result.stderr).split(separator: "\n") where line.hasPrefix("+F2:") {
             let fields = line.split(separator: ":")
             guard fields.count >= 5, Int(fields[2]) == bits,
-                  let sign = Double(fields[3]), let verify = Double(fields[4]) else { continue }
+                let sign = Double(fields[3]), let verify = Double(fields[4])
+            else { continue }
             return (sign, verify)
         }
         throw BenchmarkFailure(description: "openssl speed rsa\(bits) printed no +F2 line for \(bits) bits")
@@ -45,8 +47,10 @@ struct OpenSSLPeer {
     /// Seconds for one `openssl genpkey` process generating an RSA key of `bits` bits
     /// (written to /dev/null).
     func genpkeySeconds(bits: Int) throws -> Double {
-        try timeProcess(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
-                         "-pkeyopt", "rsa_keygen_pubexp:65537", "-out", "/dev/null"])
+        try timeProcess([
+            "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
+            "-pkeyopt", "rsa_keygen_pubexp:65537", "-out", "/dev/null"
+        ])
     }
 
     /// Seconds for one `openssl genpkey -algorithm ED25519` process: the start-up baseline.

@@ -62,57 +62,57 @@ struct BenchmarkOptions {
     var one: (caseName: String, bits: Int)?
 
     static let helpText = """
-    OVERVIEW: Time RSAKit's hot paths across key sizes against plain GMP (in-process anchors)
-    and, when the openssl CLI is present, OpenSSL, all in one run, and print the ratios.
+        OVERVIEW: Time RSAKit's hot paths across key sizes against plain GMP (in-process anchors)
+        and, when the openssl CLI is present, OpenSSL, all in one run, and print the ratios.
 
-    USAGE: RSAKitBenchmarks [--quick] [--json] [--sizes LIST] [--cases LIST] [options]
-           RSAKitBenchmarks --one CASE:BITS
+        USAGE: RSAKitBenchmarks [--quick] [--json] [--sizes LIST] [--cases LIST] [options]
+               RSAKitBenchmarks --one CASE:BITS
 
-    OPTIONS:
-      --quick                 Short run over every size and case (CI smoke run, under a
-                              minute). Its figures are indicative only.
-      --json                  Print one JSON document on stdout instead of lines.
-      --sizes LIST            Key sizes in bits for the private, public, chunked and openssl
-                              cases (default 1024,2048,3072,4096; fixed keys rsaBITS.pem).
-      --keygen LIST           Key-generation sizes and key counts per generator, as
-                              BITS:COUNT,... (default 2048:100,4096:20; quick 2048:3,4096:1).
-      --cases LIST            Groups to run, from private, public, keygen, chunked, openssl,
-                              schemes (signatures and OAEP beside openssl speed),
-                              cli, vector (default: all).
-      --rsakit PATH           The rsakit binary for the cli case (default: rsakit on PATH, as
-                              scripts/install.sh puts it, else the one beside this program).
-      --cli-pairs N           rsakit/openssl process pairs per cli command (default 41; quick 5).
-      --runs N                Timed runs per operation case (default 7; quick 3).
-      --run-time SECONDS      Target length of one timed run (default 1; quick 0.03).
-      --chunk-mib MIB         Buffer for the chunked cases in MiB (default 10; quick 0.0625).
-      --chunk-runs N          Timed runs per chunked case (default 3; quick 1).
-      --openssl-seconds N     Seconds per `openssl speed` measurement (default 1).
-      --openssl-runs N        `openssl speed` runs per size, each beside RSAKit's own
-                              (default 7; quick 1).
-      --openssl PATH          The openssl binary (default: `openssl` on PATH).
-      --no-openssl            Do not run the OpenSSL peer.
-      --intel-anchor PATH     Intel's crypto_mb/ippcp helper for the vector group, built by
-                              ../shared/tools/intel-anchor/setup.sh (default:
-                              $RSAKIT_INTEL_ANCHOR, else setup.sh's cache); run this group
-                              on one idle core (taskset -c 0).
-      --keys DIR              Directory holding rsa1024.pem ... rsa4096.pem (default: the
-                              Keys folder beside the benchmark's sources).
-      --one CASE:BITS         Run exactly one operation of CASE at BITS after two warm-ups,
-                              between callgrind start/stop requests, and print one line.
-                              For `valgrind --tool=callgrind --instr-atstart=no`.
-                              CASE: anchor-crt, private-raw, decrypt, anchor-public,
-                              public-raw, encrypt, anchor-keygen, keygen, chunked-encrypt-1t,
-                              chunked-encrypt-all, chunked-decrypt-1t, chunked-decrypt-all,
-                              vector-1, vector-8 (eight blocks in one call).
-      -h, --help              Show this help.
+        OPTIONS:
+          --quick                 Short run over every size and case (CI smoke run, under a
+                                  minute). Its figures are indicative only.
+          --json                  Print one JSON document on stdout instead of lines.
+          --sizes LIST            Key sizes in bits for the private, public, chunked and openssl
+                                  cases (default 1024,2048,3072,4096; fixed keys rsaBITS.pem).
+          --keygen LIST           Key-generation sizes and key counts per generator, as
+                                  BITS:COUNT,... (default 2048:100,4096:20; quick 2048:3,4096:1).
+          --cases LIST            Groups to run, from private, public, keygen, chunked, openssl,
+                                  schemes (signatures and OAEP beside openssl speed),
+                                  cli, vector (default: all).
+          --rsakit PATH           The rsakit binary for the cli case (default: rsakit on PATH, as
+                                  scripts/install.sh puts it, else the one beside this program).
+          --cli-pairs N           rsakit/openssl process pairs per cli command (default 41; quick 5).
+          --runs N                Timed runs per operation case (default 7; quick 3).
+          --run-time SECONDS      Target length of one timed run (default 1; quick 0.03).
+          --chunk-mib MIB         Buffer for the chunked cases in MiB (default 10; quick 0.0625).
+          --chunk-runs N          Timed runs per chunked case (default 3; quick 1).
+          --openssl-seconds N     Seconds per `openssl speed` measurement (default 1).
+          --openssl-runs N        `openssl speed` runs per size, each beside RSAKit's own
+                                  (default 7; quick 1).
+          --openssl PATH          The openssl binary (default: `openssl` on PATH).
+          --no-openssl            Do not run the OpenSSL peer.
+          --intel-anchor PATH     Intel's crypto_mb/ippcp helper for the vector group, built by
+                                  ../shared/tools/intel-anchor/setup.sh (default:
+                                  $RSAKIT_INTEL_ANCHOR, else setup.sh's cache); run this group
+                                  on one idle core (taskset -c 0).
+          --keys DIR              Directory holding rsa1024.pem ... rsa4096.pem (default: the
+                                  Keys folder beside the benchmark's sources).
+          --one CASE:BITS         Run exactly one operation of CASE at BITS after two warm-ups,
+                                  between callgrind start/stop requests, and print one line.
+                                  For `valgrind --tool=callgrind --instr-atstart=no`.
+                                  CASE: anchor-crt, private-raw, decrypt, anchor-public,
+                                  public-raw, encrypt, anchor-keygen, keygen, chunked-encrypt-1t,
+                                  chunked-encrypt-all, chunked-decrypt-1t, chunked-decrypt-all,
+                                  vector-1, vector-8 (eight blocks in one call).
+          -h, --help              Show this help.
 
-    OUTPUT:
-      The first line names the private-key path (ifma or gmp) and the CPU's vector flags.
-      One line per case on stdout: `rsakit-bench case=NAME bits=B unit=U median=... min=...
-      max=... runs=N ...`, then `rsakit-bench ratio ...` lines (with goal= and verdict= where
-      the design sets a goal). Progress notes go to stderr. Exit 0 on success, 1 when a
-      correctness check or a fixture fails, 64 on a usage error.
-    """
+        OUTPUT:
+          The first line names the private-key path (ifma or gmp) and the CPU's vector flags.
+          One line per case on stdout: `rsakit-bench case=NAME bits=B unit=U median=... min=...
+          max=... runs=N ...`, then `rsakit-bench ratio ...` lines (with goal= and verdict= where
+          the design sets a goal). Progress notes go to stderr. Exit 0 on success, 1 when a
+          correctness check or a fixture fails, 64 on a usage error.
+        """
 
     /// Parse `arguments` (without the program name).
     /// - Throws: `UsageError` for unknown options, missing or malformed values.
@@ -158,7 +158,10 @@ struct BenchmarkOptions {
                 var groups = Set<CaseGroup>()
                 for name in text.split(separator: ",") {
                     guard let group = CaseGroup(rawValue: String(name)) else {
-                        throw UsageError(description: "unknown case group '\(name)' (private, public, keygen, chunked, openssl, schemes, cli, vector)")
+                        throw UsageError(
+                            description:
+                                "unknown case group '\(name)' (private, public, keygen, chunked, openssl, schemes, cli, vector)"
+                        )
                     }
                     groups.insert(group)
                 }
@@ -194,8 +197,12 @@ struct BenchmarkOptions {
                 let text = try value(argument)
                 let parts = text.split(separator: ":")
                 guard parts.count == 2, let bits = Int(parts[1]), bits > 0,
-                      OneCase.names.contains(String(parts[0])) else {
-                    throw UsageError(description: "--one needs CASE:BITS with CASE one of \(OneCase.names.joined(separator: ", ")), not '\(text)'")
+                    OneCase.names.contains(String(parts[0]))
+                else {
+                    throw UsageError(
+                        description:
+                            "--one needs CASE:BITS with CASE one of \(OneCase.names.joined(separator: ", ")), not '\(text)'"
+                    )
                 }
                 options.one = (String(parts[0]), bits)
             default:
@@ -224,7 +231,8 @@ struct BenchmarkOptions {
         var sizes: [Int] = []
         for item in text.split(separator: ",") {
             guard let bits = Int(item), bits >= 1024, bits % 8 == 0 else {
-                throw UsageError(description: "\(option): '\(item)' is not a key size in bits (a multiple of 8, >= 1024)")
+                throw UsageError(
+                    description: "\(option): '\(item)' is not a key size in bits (a multiple of 8, >= 1024)")
             }
             if !sizes.contains(bits) { sizes.append(bits) }
         }
@@ -237,8 +245,10 @@ struct BenchmarkOptions {
         for item in text.split(separator: ",") {
             let parts = item.split(separator: ":")
             guard parts.count == 2, let bits = Int(parts[0]), let count = Int(parts[1]),
-                  bits >= 1024, bits % 2 == 0, bits <= 16384, count > 0 else {
-                throw UsageError(description: "--keygen: '\(item)' is not BITS:COUNT (even BITS in 1024...16384, COUNT > 0)")
+                bits >= 1024, bits % 2 == 0, bits <= 16384, count > 0
+            else {
+                throw UsageError(
+                    description: "--keygen: '\(item)' is not BITS:COUNT (even BITS in 1024...16384, COUNT > 0)")
             }
             result.removeAll { $0.bits == bits }
             result.append((bits, count))

@@ -31,8 +31,10 @@ struct CaseResult: Codable {
     /// index, and ratios between them are taken per run (see ``Reporter/ratio``).
     let pairedGroup: String?
 
-    init(name: String, bits: Int, unit: String, samples: [Double], perRun: Int? = nil,
-         threads: Int? = nil, cpuPerWall: Double? = nil, pairedGroup: String? = nil, what: String) {
+    init(
+        name: String, bits: Int, unit: String, samples: [Double], perRun: Int? = nil,
+        threads: Int? = nil, cpuPerWall: Double? = nil, pairedGroup: String? = nil, what: String
+    ) {
         let stats = Stats(samples)
         self.samples = samples; self.pairedGroup = pairedGroup
         self.name = name; self.bits = bits; self.unit = unit
@@ -117,14 +119,18 @@ final class Reporter {
     /// Record numerator / denominator of `statistic` for two recorded cases.
     /// - Parameter minimumSamples: below this many samples in either case the verdict is
     ///   `too-few-samples` instead of met/missed.
-    func ratio(_ name: String, versus: String, bits: Int, statistic: String = "median",
-               goal: Goal? = nil, minimumSamples: Int = 1) {
+    func ratio(
+        _ name: String, versus: String, bits: Int, statistic: String = "median",
+        goal: Goal? = nil, minimumSamples: Int = 1
+    ) {
         guard let a = results.last(where: { $0.name == name && $0.bits == bits }),
-              let b = results.last(where: { $0.name == versus && $0.bits == bits }) else { return }
+            let b = results.last(where: { $0.name == versus && $0.bits == bits })
+        else { return }
         let value: Double
         var statistic = statistic
         if statistic == "median", let group = a.pairedGroup, group == b.pairedGroup,
-           a.samples.count == b.samples.count, b.samples.allSatisfy({ $0 > 0 }) {
+            a.samples.count == b.samples.count, b.samples.allSatisfy({ $0 > 0 })
+        {
             // Same runs, measured one after the other: divide run by run, then take the
             // median, so that a slow patch of the machine hits both sides of each ratio.
             value = Stats(zip(a.samples, b.samples).map { $0 / $1 }).median
@@ -146,8 +152,9 @@ final class Reporter {
         } else {
             verdict = "no-goal"
         }
-        let r = RatioResult(name: name, bits: bits, versus: versus, statistic: statistic,
-                            value: value, goal: goal?.text, verdict: verdict)
+        let r = RatioResult(
+            name: name, bits: bits, versus: versus, statistic: statistic,
+            value: value, goal: goal?.text, verdict: verdict)
         ratios.append(r)
         guard !json else { return }
         emit(ratioLine(r))
@@ -179,7 +186,9 @@ final class Reporter {
         guard !goals.isEmpty else { return }
         if meta.mode == "quick" {
             // A smoke run proves the benchmark works; its few short samples judge nothing.
-            emit("rsakit-bench goals (quick run: figures indicative only; goals are judged in full runs, see BENCHMARKS.md):")
+            emit(
+                "rsakit-bench goals (quick run: figures indicative only; goals are judged in full runs, see BENCHMARKS.md):"
+            )
         } else {
             emit("rsakit-bench summary: \(goals.filter { $0.verdict == "met" }.count) of \(goals.count) goals met")
         }

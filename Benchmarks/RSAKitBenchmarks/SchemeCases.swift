@@ -25,8 +25,9 @@ extension BenchmarkSuite {
         let oaepCiphertext = try publicKey.encrypt(key.message, padding: oaep)
         // Every case computes the right thing before anything is timed.
         guard publicKey.isValidSignature(pkcs1Signature, forDigest: digest, hash: .sha256, padding: .pkcs1v15),
-              publicKey.isValidSignature(pssSignature, forDigest: digest, hash: .sha256, padding: pss),
-              try privateKey.decrypt(oaepCiphertext, padding: oaep) == key.message else {
+            publicKey.isValidSignature(pssSignature, forDigest: digest, hash: .sha256, padding: pss),
+            try privateKey.decrypt(oaepCiphertext, padding: oaep) == key.message
+        else {
             throw BenchmarkFailure(description: "signature or OAEP cases at \(bits) bits give a wrong result")
         }
         func check(_ ok: Bool, _ name: String) throws {
@@ -35,36 +36,45 @@ extension BenchmarkSuite {
         // Private-key cases first (they go right before openssl's sign phase), then public ones.
         let operations = [
             TimedOperation(name: "sign-pkcs1") { count in
-                for _ in 0..<count { BlackHole.consume(try privateKey.signature(forDigest: digest, hash: .sha256, padding: .pkcs1v15)) }
+                for _ in 0..<count {
+                    BlackHole.consume(try privateKey.signature(forDigest: digest, hash: .sha256, padding: .pkcs1v15))
+                }
             },
             TimedOperation(name: "sign-pss") { count in
-                for _ in 0..<count { BlackHole.consume(try privateKey.signature(forDigest: digest, hash: .sha256, padding: pss)) }
+                for _ in 0..<count {
+                    BlackHole.consume(try privateKey.signature(forDigest: digest, hash: .sha256, padding: pss))
+                }
             },
             TimedOperation(name: "oaep-decrypt") { count in
                 for _ in 0..<count { BlackHole.consume(try privateKey.decrypt(oaepCiphertext, padding: oaep)) }
             },
             TimedOperation(name: "verify-pkcs1") { count in
                 for _ in 0..<count {
-                    try check(publicKey.isValidSignature(pkcs1Signature, forDigest: digest, hash: .sha256, padding: .pkcs1v15), "verify-pkcs1")
+                    try check(
+                        publicKey.isValidSignature(
+                            pkcs1Signature, forDigest: digest, hash: .sha256, padding: .pkcs1v15), "verify-pkcs1")
                 }
             },
             TimedOperation(name: "verify-pss") { count in
                 for _ in 0..<count {
-                    try check(publicKey.isValidSignature(pssSignature, forDigest: digest, hash: .sha256, padding: pss), "verify-pss")
+                    try check(
+                        publicKey.isValidSignature(pssSignature, forDigest: digest, hash: .sha256, padding: pss),
+                        "verify-pss")
                 }
             },
             TimedOperation(name: "oaep-encrypt") { count in
                 for _ in 0..<count { BlackHole.consume(try publicKey.encrypt(key.message, padding: oaep)) }
-            },
+            }
         ]
         let privateCount = 3
         let what = [
             "sign-pkcs1": "RSAKit RSASSA-PKCS1-v1_5 signature(forDigest:) of a SHA-256 digest: blinding, CRT, check",
             "sign-pss": "RSAKit RSASSA-PSS SHA-256, MGF1-SHA-256, salt 32 from getrandom, over a digest",
-            "oaep-decrypt": "RSAKit RSAES-OAEP SHA-256 decrypt of one block (32-byte message): private op + constant-time decode",
+            "oaep-decrypt":
+                "RSAKit RSAES-OAEP SHA-256 decrypt of one block (32-byte message): private op + constant-time decode",
             "verify-pkcs1": "RSAKit RSASSA-PKCS1-v1_5 verify over a SHA-256 digest (e = 65537, re-encode and compare)",
             "verify-pss": "RSAKit RSASSA-PSS SHA-256 verify, salt length 32, over a digest",
-            "oaep-encrypt": "RSAKit RSAES-OAEP SHA-256 encrypt of 32 bytes, seed from getrandom",
+            "oaep-encrypt": "RSAKit RSAES-OAEP SHA-256 encrypt of 32 bytes, seed from getrandom"
         ]
         let group = "schemes-\(bits)"
         var ours = Array(repeating: [Double](), count: operations.count)
@@ -86,16 +96,24 @@ extension BenchmarkSuite {
             for i in privateCount..<operations.count { try timeOurs(i) }
         }
         for (i, operation) in operations.enumerated() {
-            reporter.record(CaseResult(name: operation.name, bits: bits, unit: "ops/s", samples: ours[i],
-                                       perRun: counts[i], pairedGroup: group, what: what[operation.name] ?? ""))
+            reporter.record(
+                CaseResult(
+                    name: operation.name, bits: bits, unit: "ops/s", samples: ours[i],
+                    perRun: counts[i], pairedGroup: group, what: what[operation.name] ?? ""))
         }
         guard peer != nil else { return }
-        reporter.record(CaseResult(
-            name: "openssl-sign-beside-schemes", bits: bits, unit: "ops/s", samples: sign, pairedGroup: group,
-            what: "openssl speed -elapsed -seconds \(options.opensslSeconds) rsa\(bits), sign/s (RSA_sign PKCS#1 v1.5: the private operation)"))
-        reporter.record(CaseResult(
-            name: "openssl-verify-beside-schemes", bits: bits, unit: "ops/s", samples: verify, pairedGroup: group,
-            what: "openssl speed -elapsed -seconds \(options.opensslSeconds) rsa\(bits), verify/s (RSA_verify PKCS#1 v1.5: the public operation)"))
+        reporter.record(
+            CaseResult(
+                name: "openssl-sign-beside-schemes", bits: bits, unit: "ops/s", samples: sign, pairedGroup: group,
+                what:
+                    "openssl speed -elapsed -seconds \(options.opensslSeconds) rsa\(bits), sign/s (RSA_sign PKCS#1 v1.5: the private operation)"
+            ))
+        reporter.record(
+            CaseResult(
+                name: "openssl-verify-beside-schemes", bits: bits, unit: "ops/s", samples: verify, pairedGroup: group,
+                what:
+                    "openssl speed -elapsed -seconds \(options.opensslSeconds) rsa\(bits), verify/s (RSA_verify PKCS#1 v1.5: the public operation)"
+            ))
         for name in ["sign-pkcs1", "sign-pss", "oaep-decrypt"] {
             reporter.ratio(name, versus: "openssl-sign-beside-schemes", bits: bits)
         }

@@ -36,15 +36,17 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
             "opensslRuns": String(options.opensslRuns),
             "privateKeyPath": RSAKitEngine.privateKeyPath.rawValue,
             "privateKeyPathDescription": RSAKitEngine.privateKeyPathDescription,
-            "cpuFlags": cpuVectorFlags().joined(separator: ","),
+            "cpuFlags": cpuVectorFlags().joined(separator: ",")
         ])
     if !options.json {
-        emit("rsakit-bench path private=\(RSAKitEngine.privateKeyPath.rawValue)"
-              + " description=\"\(RSAKitEngine.privateKeyPathDescription)\""
-              + " cpu_flags=\(cpuVectorFlags().joined(separator: ","))")
-        emit("rsakit-bench run date=\(meta.date) mode=\(meta.mode) processors=\(meta.processors)"
-              + " cpu=\"\(meta.cpuModel)\" gmp=\(meta.gmpVersion) openssl=\"\(meta.openssl ?? "absent")\""
-              + " loadavg=" + (meta.loadAverageAtStart.map { String(format: "%.2f", $0) } ?? "unknown"))
+        emit(
+            "rsakit-bench path private=\(RSAKitEngine.privateKeyPath.rawValue)"
+                + " description=\"\(RSAKitEngine.privateKeyPathDescription)\""
+                + " cpu_flags=\(cpuVectorFlags().joined(separator: ","))")
+        emit(
+            "rsakit-bench run date=\(meta.date) mode=\(meta.mode) processors=\(meta.processors)"
+                + " cpu=\"\(meta.cpuModel)\" gmp=\(meta.gmpVersion) openssl=\"\(meta.openssl ?? "absent")\""
+                + " loadavg=" + (meta.loadAverageAtStart.map { String(format: "%.2f", $0) } ?? "unknown"))
     }
     let suite = BenchmarkSuite(options: options, reporter: reporter, peer: usePeer)
     let start = now()
@@ -70,8 +72,10 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
         }
         if usePeer != nil {
             // The peer needs the key for RSAKit's side of the paired figures.
-            let key = try keys[bits] ?? Fixtures.load(
-                bits: bits, directory: options.keysDirectory ?? Fixtures.defaultKeysDirectory())
+            let key =
+                try keys[bits]
+                ?? Fixtures.load(
+                    bits: bits, directory: options.keysDirectory ?? Fixtures.defaultKeysDirectory())
             keys[bits] = key
             reporter.note("openssl speed rsa\(bits), beside RSAKit")
             try suite.runOpenSSL(key)
@@ -83,7 +87,9 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
         let schemes = BenchmarkSuite(options: options, reporter: reporter, peer: schemesPeer)
         for bits in options.sizes {
             guard let key = keys[bits] else { continue }
-            reporter.note("signature and OAEP cases at \(bits) bits" + (schemesPeer == nil ? "" : ", beside openssl speed rsa\(bits)"))
+            reporter.note(
+                "signature and OAEP cases at \(bits) bits"
+                    + (schemesPeer == nil ? "" : ", beside openssl speed rsa\(bits)"))
             try schemes.runSchemes(key)
         }
     }
@@ -114,12 +120,15 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
             try CLIBenchmark(rsakit: binary, openssl: openssl, reporter: reporter, pairs: options.cliPairs)
                 .run(keyPath: directory + "/rsa2048.pem")
         } else {
-            reporter.note("cli: skipped (needs the rsakit binary, see scripts/install.sh or --rsakit, and the openssl CLI)")
+            reporter.note(
+                "cli: skipped (needs the rsakit binary, see scripts/install.sh or --rsakit, and the openssl CLI)")
         }
     }
     meta.loadAverageAtEnd = loadAverage()
-    reporter.note(String(format: "done in %.1f s, load average %.2f at the end", now() - start,
-                         meta.loadAverageAtEnd ?? -1))
+    reporter.note(
+        String(
+            format: "done in %.1f s, load average %.2f at the end", now() - start,
+            meta.loadAverageAtEnd ?? -1))
     try reporter.finish(meta: meta)
 }
 
@@ -135,11 +144,13 @@ do {
     }
     try runBenchmarks(options)
 } catch let error as UsageError {
-    FileHandle.standardError.write(Data("""
-        rsakit-bench: error: \(error.description)
-        usage: RSAKitBenchmarks [--quick] [--json] [--sizes LIST] [--cases LIST] [options] (--help for all)
+    FileHandle.standardError.write(
+        Data(
+            """
+            rsakit-bench: error: \(error.description)
+            usage: RSAKitBenchmarks [--quick] [--json] [--sizes LIST] [--cases LIST] [options] (--help for all)
 
-        """.utf8))
+            """.utf8))
     exit(64)
 } catch let error as BenchmarkFailure {
     fail(error.description, status: 1)

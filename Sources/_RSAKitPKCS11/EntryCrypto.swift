@@ -6,7 +6,9 @@ internal import CP11Kit
 import RSAKit
 
 @_cdecl("rsakit_p11_SignInit")
-func rsakit_p11_SignInit(_ session: CK_SESSION_HANDLE, _ mechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ key: CK_OBJECT_HANDLE) -> CK_RV {
+func rsakit_p11_SignInit(
+    _ session: CK_SESSION_HANDLE, _ mechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ key: CK_OBJECT_HANDLE
+) -> CK_RV {
     p11SignatureInit(session, mechanism, \.sign) { state, scheme in
         let privateKey = try state.privateKey(key)
         var input = P11SignatureInput(scheme: scheme, modulusByteCount: privateKey.modulusByteCount)
@@ -27,30 +29,38 @@ func rsakit_p11_Sign(
             guard !operation.input.isMultiPart else { throw P11Error(CK_RV(CKR_OPERATION_ACTIVE)) }
             return operation
         },
-        length: { $0.key.modulusByteCount }, remove: { $0.sign = nil }, putBack: { session, operation in if session.sign == nil { session.sign = operation } },
+        length: { $0.key.modulusByteCount }, remove: { $0.sign = nil },
+        putBack: { session, operation in if session.sign == nil { session.sign = operation } },
         produce: { operation in try operation.sign(P11Buffers.bytes(data, dataLength)) })
 }
 
 @_cdecl("rsakit_p11_SignUpdate")
-func rsakit_p11_SignUpdate(_ session: CK_SESSION_HANDLE, _ part: UnsafeMutablePointer<UInt8>?, _ partLength: CK_ULONG) -> CK_RV {
+func rsakit_p11_SignUpdate(_ session: CK_SESSION_HANDLE, _ part: UnsafeMutablePointer<UInt8>?, _ partLength: CK_ULONG)
+    -> CK_RV
+{
     p11SignatureUpdate(session, part, partLength, \.sign)
 }
 
 @_cdecl("rsakit_p11_SignFinal")
 func rsakit_p11_SignFinal(
-    _ session: CK_SESSION_HANDLE, _ signature: UnsafeMutablePointer<UInt8>?, _ signatureLength: UnsafeMutablePointer<CK_ULONG>?
+    _ session: CK_SESSION_HANDLE, _ signature: UnsafeMutablePointer<UInt8>?,
+    _ signatureLength: UnsafeMutablePointer<CK_ULONG>?
 ) -> CK_RV {
     p11OutputOutsideLock(
         session, out: signature, outLength: signatureLength, peek: { $0.sign },
-        length: { $0.key.modulusByteCount }, remove: { $0.sign = nil }, putBack: { session, operation in if session.sign == nil { session.sign = operation } },
+        length: { $0.key.modulusByteCount }, remove: { $0.sign = nil },
+        putBack: { session, operation in if session.sign == nil { session.sign = operation } },
         produce: { operation in try operation.final() })
 }
 
 @_cdecl("rsakit_p11_VerifyInit")
-func rsakit_p11_VerifyInit(_ session: CK_SESSION_HANDLE, _ mechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ key: CK_OBJECT_HANDLE) -> CK_RV {
+func rsakit_p11_VerifyInit(
+    _ session: CK_SESSION_HANDLE, _ mechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ key: CK_OBJECT_HANDLE
+) -> CK_RV {
     p11SignatureInit(session, mechanism, \.verify) { state, scheme in
         let publicKey = try state.publicKey(key)
-        return P11VerifyOperation(key: publicKey, input: P11SignatureInput(scheme: scheme, modulusByteCount: publicKey.modulusByteCount))
+        return P11VerifyOperation(
+            key: publicKey, input: P11SignatureInput(scheme: scheme, modulusByteCount: publicKey.modulusByteCount))
     }
 }
 
@@ -73,12 +83,16 @@ func rsakit_p11_Verify(
 }
 
 @_cdecl("rsakit_p11_VerifyUpdate")
-func rsakit_p11_VerifyUpdate(_ session: CK_SESSION_HANDLE, _ part: UnsafeMutablePointer<UInt8>?, _ partLength: CK_ULONG) -> CK_RV {
+func rsakit_p11_VerifyUpdate(_ session: CK_SESSION_HANDLE, _ part: UnsafeMutablePointer<UInt8>?, _ partLength: CK_ULONG)
+    -> CK_RV
+{
     p11SignatureUpdate(session, part, partLength, \.verify)
 }
 
 @_cdecl("rsakit_p11_VerifyFinal")
-func rsakit_p11_VerifyFinal(_ session: CK_SESSION_HANDLE, _ signature: UnsafeMutablePointer<UInt8>?, _ signatureLength: CK_ULONG) -> CK_RV {
+func rsakit_p11_VerifyFinal(
+    _ session: CK_SESSION_HANDLE, _ signature: UnsafeMutablePointer<UInt8>?, _ signatureLength: CK_ULONG
+) -> CK_RV {
     p11Entry { state in
         try state.withSession(session) { current in
             guard let operation = current.verify else { return CK_RV(CKR_OPERATION_NOT_INITIALIZED) }
@@ -91,7 +105,9 @@ func rsakit_p11_VerifyFinal(_ session: CK_SESSION_HANDLE, _ signature: UnsafeMut
 }
 
 @_cdecl("rsakit_p11_DecryptInit")
-func rsakit_p11_DecryptInit(_ session: CK_SESSION_HANDLE, _ mechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ key: CK_OBJECT_HANDLE) -> CK_RV {
+func rsakit_p11_DecryptInit(
+    _ session: CK_SESSION_HANDLE, _ mechanism: UnsafeMutablePointer<CK_MECHANISM>?, _ key: CK_OBJECT_HANDLE
+) -> CK_RV {
     p11Entry { state in
         guard try state.session(session).decrypt == nil else { return CK_RV(CKR_OPERATION_ACTIVE) }
         guard let mechanism else { return CK_RV(CKR_ARGUMENTS_BAD) }
@@ -109,7 +125,8 @@ func rsakit_p11_Decrypt(
 ) -> CK_RV {
     p11OutputOutsideLock(
         session, out: data, outLength: dataLength, isUpperBound: true, peek: { $0.decrypt },
-        length: { $0.key.modulusByteCount }, remove: { $0.decrypt = nil }, putBack: { session, operation in if session.decrypt == nil { session.decrypt = operation } },
+        length: { $0.key.modulusByteCount }, remove: { $0.decrypt = nil },
+        putBack: { session, operation in if session.decrypt == nil { session.decrypt = operation } },
         produce: { operation in
             try operation.key.decrypt(P11Buffers.bytes(encrypted, encryptedLength), padding: operation.padding)
         })

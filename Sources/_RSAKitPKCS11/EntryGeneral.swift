@@ -14,7 +14,9 @@ func rsakit_p11_Initialize(_ initArgs: UnsafeMutableRawPointer?) -> CK_RV {
     if let initArgs {
         let args = UnsafeRawPointer(initArgs).loadUnaligned(as: CK_C_INITIALIZE_ARGS.self)
         guard args.pReserved == nil else { return CK_RV(CKR_ARGUMENTS_BAD) }
-        let supplied = [args.CreateMutex != nil, args.DestroyMutex != nil, args.LockMutex != nil, args.UnlockMutex != nil]
+        let supplied = [
+            args.CreateMutex != nil, args.DestroyMutex != nil, args.LockMutex != nil, args.UnlockMutex != nil
+        ]
         // §5.4: all four mutex functions or none.
         guard supplied.allSatisfy({ $0 }) || supplied.allSatisfy({ !$0 }) else { return CK_RV(CKR_ARGUMENTS_BAD) }
         // The module locks with pthread mutexes; it cannot use the host's functions instead.
@@ -43,7 +45,9 @@ func rsakit_p11_Initialize(_ initArgs: UnsafeMutableRawPointer?) -> CK_RV {
         // RSAKIT_PKCS11_SYSTEM=1: the system keychain, through its agent (P11System.swift).
         if getenv("RSAKIT_PKCS11_SYSTEM").map({ String(cString: $0) }) == "1" {
             var socketEnvironment: [String: String] = [:]
-            if let value = getenv("RSAKIT_SYSTEM_SOCKET") { socketEnvironment["RSAKIT_SYSTEM_SOCKET"] = String(cString: value) }
+            if let value = getenv("RSAKIT_SYSTEM_SOCKET") {
+                socketEnvironment["RSAKIT_SYSTEM_SOCKET"] = String(cString: value)
+            }
             state.systemSocketPath = RSASystemKeychain.defaultSocketPath(environment: socketEnvironment)
         }
         return CK_RV(CKR_OK)
@@ -77,7 +81,9 @@ func rsakit_p11_GetInfo(_ info: UnsafeMutablePointer<CK_INFO>?) -> CK_RV {
 }
 
 @_cdecl("rsakit_p11_GetSlotList")
-func rsakit_p11_GetSlotList(_ tokenPresent: CK_BBOOL, _ slotList: UnsafeMutablePointer<CK_SLOT_ID>?, _ count: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+func rsakit_p11_GetSlotList(
+    _ tokenPresent: CK_BBOOL, _ slotList: UnsafeMutablePointer<CK_SLOT_ID>?, _ count: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
     p11Entry { state in
         guard let count else { return CK_RV(CKR_ARGUMENTS_BAD) }
         let present = (try? state.openToken()) != nil
@@ -92,8 +98,10 @@ func rsakit_p11_GetSlotInfo(_ slotID: CK_SLOT_ID, _ info: UnsafeMutablePointer<C
         guard slotID == P11ModuleState.slotID else { return CK_RV(CKR_SLOT_ID_INVALID) }
         guard let info else { return CK_RV(CKR_ARGUMENTS_BAD) }
         var value = CK_SLOT_INFO()
-        P11Buffers.fill(&value.slotDescription, with: state.systemSocketPath.map { "rsakit system keychain " + $0 }
-            ?? "rsakit key store " + state.storePath)
+        P11Buffers.fill(
+            &value.slotDescription,
+            with: state.systemSocketPath.map { "rsakit system keychain " + $0 }
+                ?? "rsakit key store " + state.storePath)
         P11Buffers.fill(&value.manufacturerID, with: "rsakit")
         value.flags = (try? state.openToken()) != nil ? CK_FLAGS(CKF_TOKEN_PRESENT) : 0
         info.pointee = value
@@ -108,10 +116,12 @@ func rsakit_p11_GetTokenInfo(_ slotID: CK_SLOT_ID, _ info: UnsafeMutablePointer<
         guard let info else { return CK_RV(CKR_ARGUMENTS_BAD) }
         try state.openToken()
         var value = CK_TOKEN_INFO()
-        P11Buffers.fill(&value.label, with: state.isSystemToken ? "rsakit system" : P11TokenNames.label(storePath: state.storePath))
+        P11Buffers.fill(
+            &value.label, with: state.isSystemToken ? "rsakit system" : P11TokenNames.label(storePath: state.storePath))
         P11Buffers.fill(&value.manufacturerID, with: "rsakit")
         P11Buffers.fill(&value.model, with: "keychain")
-        P11Buffers.fill(&value.serialNumber, with: P11TokenNames.serialNumber(storePath: state.systemSocketPath ?? state.storePath))
+        P11Buffers.fill(
+            &value.serialNumber, with: P11TokenNames.serialNumber(storePath: state.systemSocketPath ?? state.storePath))
         var flags = CK_FLAGS(CKF_TOKEN_INITIALIZED) | CK_FLAGS(CKF_RNG)
         if state.isSystemToken {
             // No PIN: the agent authenticates this process by its uid (P11System.swift).
@@ -142,7 +152,9 @@ func rsakit_p11_GetTokenInfo(_ slotID: CK_SLOT_ID, _ info: UnsafeMutablePointer<
 }
 
 @_cdecl("rsakit_p11_GetMechanismList")
-func rsakit_p11_GetMechanismList(_ slotID: CK_SLOT_ID, _ list: UnsafeMutablePointer<CK_MECHANISM_TYPE>?, _ count: UnsafeMutablePointer<CK_ULONG>?) -> CK_RV {
+func rsakit_p11_GetMechanismList(
+    _ slotID: CK_SLOT_ID, _ list: UnsafeMutablePointer<CK_MECHANISM_TYPE>?, _ count: UnsafeMutablePointer<CK_ULONG>?
+) -> CK_RV {
     p11Entry { _ in
         guard slotID == P11ModuleState.slotID else { return CK_RV(CKR_SLOT_ID_INVALID) }
         guard let count else { return CK_RV(CKR_ARGUMENTS_BAD) }
@@ -151,19 +163,26 @@ func rsakit_p11_GetMechanismList(_ slotID: CK_SLOT_ID, _ list: UnsafeMutablePoin
 }
 
 @_cdecl("rsakit_p11_GetMechanismInfo")
-func rsakit_p11_GetMechanismInfo(_ slotID: CK_SLOT_ID, _ type: CK_MECHANISM_TYPE, _ info: UnsafeMutablePointer<CK_MECHANISM_INFO>?) -> CK_RV {
+func rsakit_p11_GetMechanismInfo(
+    _ slotID: CK_SLOT_ID, _ type: CK_MECHANISM_TYPE, _ info: UnsafeMutablePointer<CK_MECHANISM_INFO>?
+) -> CK_RV {
     p11Entry { _ in
         guard slotID == P11ModuleState.slotID else { return CK_RV(CKR_SLOT_ID_INVALID) }
         guard let info else { return CK_RV(CKR_ARGUMENTS_BAD) }
-        guard let (_, flags) = P11Mechanisms.all.first(where: { $0.0 == type }) else { return CK_RV(CKR_MECHANISM_INVALID) }
+        guard let (_, flags) = P11Mechanisms.all.first(where: { $0.0 == type }) else {
+            return CK_RV(CKR_MECHANISM_INVALID)
+        }
         info.pointee = CK_MECHANISM_INFO(
-            ulMinKeySize: P11Mechanisms.minimumKeyBitCount, ulMaxKeySize: P11Mechanisms.maximumKeyBitCount, flags: flags)
+            ulMinKeySize: P11Mechanisms.minimumKeyBitCount, ulMaxKeySize: P11Mechanisms.maximumKeyBitCount, flags: flags
+        )
         return CK_RV(CKR_OK)
     }
 }
 
 @_cdecl("rsakit_p11_OpenSession")
-func rsakit_p11_OpenSession(_ slotID: CK_SLOT_ID, _ flags: CK_FLAGS, _ session: UnsafeMutablePointer<CK_SESSION_HANDLE>?) -> CK_RV {
+func rsakit_p11_OpenSession(
+    _ slotID: CK_SLOT_ID, _ flags: CK_FLAGS, _ session: UnsafeMutablePointer<CK_SESSION_HANDLE>?
+) -> CK_RV {
     p11Entry { state in
         guard slotID == P11ModuleState.slotID else { return CK_RV(CKR_SLOT_ID_INVALID) }
         guard flags & CK_FLAGS(CKF_SERIAL_SESSION) != 0 else { return CK_RV(CKR_SESSION_PARALLEL_NOT_SUPPORTED) }
@@ -202,19 +221,23 @@ func rsakit_p11_GetSessionInfo(_ session: CK_SESSION_HANDLE, _ info: UnsafeMutab
         let current = try state.session(session)
         guard let info else { return CK_RV(CKR_ARGUMENTS_BAD) }
         let readWrite = current.flags & CK_FLAGS(CKF_RW_SESSION) != 0
-        let sessionState: CK_STATE = switch (readWrite, state.isLoggedIn) {
-        case (true, true): CK_STATE(CKS_RW_USER_FUNCTIONS)
-        case (true, false): CK_STATE(CKS_RW_PUBLIC_SESSION)
-        case (false, true): CK_STATE(CKS_RO_USER_FUNCTIONS)
-        case (false, false): CK_STATE(CKS_RO_PUBLIC_SESSION)
-        }
-        info.pointee = CK_SESSION_INFO(slotID: P11ModuleState.slotID, state: sessionState, flags: current.flags, ulDeviceError: 0)
+        let sessionState: CK_STATE =
+            switch (readWrite, state.isLoggedIn) {
+            case (true, true): CK_STATE(CKS_RW_USER_FUNCTIONS)
+            case (true, false): CK_STATE(CKS_RW_PUBLIC_SESSION)
+            case (false, true): CK_STATE(CKS_RO_USER_FUNCTIONS)
+            case (false, false): CK_STATE(CKS_RO_PUBLIC_SESSION)
+            }
+        info.pointee = CK_SESSION_INFO(
+            slotID: P11ModuleState.slotID, state: sessionState, flags: current.flags, ulDeviceError: 0)
         return CK_RV(CKR_OK)
     }
 }
 
 @_cdecl("rsakit_p11_Login")
-func rsakit_p11_Login(_ session: CK_SESSION_HANDLE, _ userType: CK_USER_TYPE, _ pin: UnsafeMutablePointer<UInt8>?, _ pinLength: CK_ULONG) -> CK_RV {
+func rsakit_p11_Login(
+    _ session: CK_SESSION_HANDLE, _ userType: CK_USER_TYPE, _ pin: UnsafeMutablePointer<UInt8>?, _ pinLength: CK_ULONG
+) -> CK_RV {
     p11Entry { state in
         _ = try state.session(session)
         try state.login(userType: userType, pin: UnsafePointer(pin), pinLength: pinLength)
@@ -232,7 +255,9 @@ func rsakit_p11_Logout(_ session: CK_SESSION_HANDLE) -> CK_RV {
 }
 
 @_cdecl("rsakit_p11_GenerateRandom")
-func rsakit_p11_GenerateRandom(_ session: CK_SESSION_HANDLE, _ out: UnsafeMutablePointer<UInt8>?, _ length: CK_ULONG) -> CK_RV {
+func rsakit_p11_GenerateRandom(_ session: CK_SESSION_HANDLE, _ out: UnsafeMutablePointer<UInt8>?, _ length: CK_ULONG)
+    -> CK_RV
+{
     p11Entry { state in
         _ = try state.session(session)
         let n = try P11Buffers.count(length)

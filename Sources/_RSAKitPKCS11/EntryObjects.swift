@@ -6,7 +6,8 @@ import RSAKit
 
 @_cdecl("rsakit_p11_GetAttributeValue")
 func rsakit_p11_GetAttributeValue(
-    _ session: CK_SESSION_HANDLE, _ handle: CK_OBJECT_HANDLE, _ template: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ count: CK_ULONG
+    _ session: CK_SESSION_HANDLE, _ handle: CK_OBJECT_HANDLE, _ template: UnsafeMutablePointer<CK_ATTRIBUTE>?,
+    _ count: CK_ULONG
 ) -> CK_RV {
     p11Entry { state in
         _ = try state.session(session)
@@ -19,7 +20,9 @@ func rsakit_p11_GetAttributeValue(
 }
 
 @_cdecl("rsakit_p11_FindObjectsInit")
-func rsakit_p11_FindObjectsInit(_ session: CK_SESSION_HANDLE, _ template: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ count: CK_ULONG) -> CK_RV {
+func rsakit_p11_FindObjectsInit(
+    _ session: CK_SESSION_HANDLE, _ template: UnsafeMutablePointer<CK_ATTRIBUTE>?, _ count: CK_ULONG
+) -> CK_RV {
     p11Entry { state in
         guard try state.session(session).search == nil else { return CK_RV(CKR_OPERATION_ACTIVE) }
         let wanted = try P11Attributes.template(template, count: count)

@@ -43,12 +43,15 @@ enum P11Attributes {
     /// A search template as (type, value) pairs, copied from the host.
     /// - Throws: CKR_ARGUMENTS_BAD for a NULL template with a non-zero count, or an attribute
     ///   with a NULL value and a non-zero length.
-    static func template(_ pointer: UnsafeMutablePointer<CK_ATTRIBUTE>?, count: CK_ULONG) throws -> [(CK_ATTRIBUTE_TYPE, [UInt8])] {
+    static func template(_ pointer: UnsafeMutablePointer<CK_ATTRIBUTE>?, count: CK_ULONG) throws -> [(
+        CK_ATTRIBUTE_TYPE, [UInt8]
+    )] {
         let n = try P11Buffers.count(count, limit: 4096)
         guard n > 0 else { return [] }
         guard let pointer else { throw P11Error(CK_RV(CKR_ARGUMENTS_BAD)) }
         return try UnsafeBufferPointer(start: pointer, count: n).map { attribute in
-            let value = try P11Buffers.bytes(attribute.pValue?.assumingMemoryBound(to: UInt8.self), attribute.ulValueLen)
+            let value = try P11Buffers.bytes(
+                attribute.pValue?.assumingMemoryBound(to: UInt8.self), attribute.ulValueLen)
             return (attribute.type, value)
         }
     }

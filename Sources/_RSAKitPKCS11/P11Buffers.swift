@@ -38,7 +38,9 @@ enum P11Buffers {
 
     /// Write `bytes` to `out` (capacity `*outLength`) and set `*outLength`.
     /// - Returns: CKR_OK, or CKR_BUFFER_TOO_SMALL with `*outLength` set to the needed length.
-    static func deliver(_ bytes: [UInt8], to out: UnsafeMutablePointer<UInt8>, length outLength: UnsafeMutablePointer<CK_ULONG>) -> CK_RV {
+    static func deliver(
+        _ bytes: [UInt8], to out: UnsafeMutablePointer<UInt8>, length outLength: UnsafeMutablePointer<CK_ULONG>
+    ) -> CK_RV {
         let needed = CK_ULONG(bytes.count)
         guard outLength.pointee >= needed else {
             outLength.pointee = needed
@@ -53,7 +55,9 @@ enum P11Buffers {
 
     /// A list in PKCS#11's two-call convention (C_GetSlotList, C_GetMechanismList): NULL
     /// `out` asks for the count; a short `*count` gives CKR_BUFFER_TOO_SMALL and the count.
-    static func deliverList<T>(_ values: [T], to out: UnsafeMutablePointer<T>?, count: UnsafeMutablePointer<CK_ULONG>) -> CK_RV {
+    static func deliverList<T>(_ values: [T], to out: UnsafeMutablePointer<T>?, count: UnsafeMutablePointer<CK_ULONG>)
+        -> CK_RV
+    {
         let needed = CK_ULONG(values.count)
         defer { count.pointee = needed }
         guard let out else { return CK_RV(CKR_OK) }

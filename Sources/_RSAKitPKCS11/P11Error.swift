@@ -27,7 +27,7 @@ struct P11Error: Error {
         case .ciphertextLengthInvalid:
             return CK_RV(CKR_ENCRYPTED_DATA_LEN_RANGE)
         case .messageTooLong, .keyTooSmallForPadding, .digestLengthMismatch, .integerTooLarge,
-             .messageRepresentativeOutOfRange:
+            .messageRepresentativeOutOfRange:
             return CK_RV(CKR_DATA_LEN_RANGE)
         case .saltLengthInvalid:
             return CK_RV(CKR_MECHANISM_PARAM_INVALID)

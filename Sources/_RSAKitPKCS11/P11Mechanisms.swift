@@ -27,24 +27,24 @@ enum P11Mechanisms {
     private static let hashAndSignPKCS1: [CK_MECHANISM_TYPE: RSAHashAlgorithm] = [
         CK_MECHANISM_TYPE(CKM_SHA1_RSA_PKCS): .sha1, CK_MECHANISM_TYPE(CKM_SHA224_RSA_PKCS): .sha224,
         CK_MECHANISM_TYPE(CKM_SHA256_RSA_PKCS): .sha256, CK_MECHANISM_TYPE(CKM_SHA384_RSA_PKCS): .sha384,
-        CK_MECHANISM_TYPE(CKM_SHA512_RSA_PKCS): .sha512,
+        CK_MECHANISM_TYPE(CKM_SHA512_RSA_PKCS): .sha512
     ]
     private static let hashAndSignPSS: [CK_MECHANISM_TYPE: RSAHashAlgorithm] = [
         CK_MECHANISM_TYPE(CKM_SHA1_RSA_PKCS_PSS): .sha1, CK_MECHANISM_TYPE(CKM_SHA224_RSA_PKCS_PSS): .sha224,
         CK_MECHANISM_TYPE(CKM_SHA256_RSA_PKCS_PSS): .sha256, CK_MECHANISM_TYPE(CKM_SHA384_RSA_PKCS_PSS): .sha384,
-        CK_MECHANISM_TYPE(CKM_SHA512_RSA_PKCS_PSS): .sha512,
+        CK_MECHANISM_TYPE(CKM_SHA512_RSA_PKCS_PSS): .sha512
     ]
     /// CKM_SHA_1 ... CKM_SHA512 as RSAKit hashes (the hashAlg of PSS and OAEP parameters).
     private static let hashes: [CK_MECHANISM_TYPE: RSAHashAlgorithm] = [
         CK_MECHANISM_TYPE(CKM_SHA_1): .sha1, CK_MECHANISM_TYPE(CKM_SHA224): .sha224,
         CK_MECHANISM_TYPE(CKM_SHA256): .sha256, CK_MECHANISM_TYPE(CKM_SHA384): .sha384,
-        CK_MECHANISM_TYPE(CKM_SHA512): .sha512,
+        CK_MECHANISM_TYPE(CKM_SHA512): .sha512
     ]
     /// CKG_MGF1_SHA1 ... CKG_MGF1_SHA512.
     private static let mgf1Hashes: [CK_RSA_PKCS_MGF_TYPE: RSAHashAlgorithm] = [
         CK_RSA_PKCS_MGF_TYPE(CKG_MGF1_SHA1): .sha1, CK_RSA_PKCS_MGF_TYPE(CKG_MGF1_SHA224): .sha224,
         CK_RSA_PKCS_MGF_TYPE(CKG_MGF1_SHA256): .sha256, CK_RSA_PKCS_MGF_TYPE(CKG_MGF1_SHA384): .sha384,
-        CK_RSA_PKCS_MGF_TYPE(CKG_MGF1_SHA512): .sha512,
+        CK_RSA_PKCS_MGF_TYPE(CKG_MGF1_SHA512): .sha512
     ]
 
     /// Key sizes the module states (RSAKit's range).
@@ -57,7 +57,7 @@ enum P11Mechanisms {
         var list: [(CK_MECHANISM_TYPE, CK_FLAGS)] = [
             (CK_MECHANISM_TYPE(CKM_RSA_PKCS), signVerify | CK_FLAGS(CKF_DECRYPT)),
             (CK_MECHANISM_TYPE(CKM_RSA_PKCS_PSS), signVerify),
-            (CK_MECHANISM_TYPE(CKM_RSA_PKCS_OAEP), CK_FLAGS(CKF_DECRYPT)),
+            (CK_MECHANISM_TYPE(CKM_RSA_PKCS_OAEP), CK_FLAGS(CKF_DECRYPT))
         ]
         list += hashAndSignPKCS1.keys.sorted().map { ($0, signVerify) }
         list += hashAndSignPSS.keys.sorted().map { ($0, signVerify) }
@@ -106,7 +106,8 @@ enum P11Mechanisms {
             // some clients send it).
             let label: [UInt8]
             if parameters.source == CK_RSA_PKCS_OAEP_SOURCE_TYPE(CKZ_DATA_SPECIFIED) {
-                label = try P11Buffers.bytes(parameters.pSourceData?.assumingMemoryBound(to: UInt8.self), parameters.ulSourceDataLen)
+                label = try P11Buffers.bytes(
+                    parameters.pSourceData?.assumingMemoryBound(to: UInt8.self), parameters.ulSourceDataLen)
             } else if parameters.source == 0, parameters.ulSourceDataLen == 0 {
                 label = []
             } else {
@@ -122,7 +123,8 @@ enum P11Mechanisms {
     private static func pssParameters(_ mechanism: CK_MECHANISM) throws -> (RSAHashAlgorithm, RSASignaturePadding) {
         let parameters: CK_RSA_PKCS_PSS_PARAMS = try parameter(mechanism)
         guard let hash = hashes[parameters.hashAlg], let mgf1 = mgf1Hashes[parameters.mgf],
-              let saltLength = Int(exactly: parameters.sLen), saltLength <= 1 << 16 else {
+            let saltLength = Int(exactly: parameters.sLen), saltLength <= 1 << 16
+        else {
             throw P11Error(CK_RV(CKR_MECHANISM_PARAM_INVALID))
         }
         let salt = RSAPSSSaltLength.byteCount(saltLength)
@@ -132,7 +134,8 @@ enum P11Mechanisms {
     /// The mechanism's parameter structure, which must be exactly `T`'s size.
     private static func parameter<T>(_ mechanism: CK_MECHANISM) throws -> T {
         guard let pointer = mechanism.pParameter,
-              mechanism.ulParameterLen == CK_ULONG(MemoryLayout<T>.size) else {
+            mechanism.ulParameterLen == CK_ULONG(MemoryLayout<T>.size)
+        else {
             throw P11Error(CK_RV(CKR_MECHANISM_PARAM_INVALID))
         }
         return UnsafeRawPointer(pointer).loadUnaligned(as: T.self)

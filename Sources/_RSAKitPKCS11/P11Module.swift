@@ -93,7 +93,8 @@ struct P11ModuleState {
     mutating func openStore() throws -> RSAKeyStore {
         if let store { return store }
         do {
-            let opened = try accessGroups.map { try RSAKeyStore(path: storePath, accessGroups: $0, createIfMissing: false) }
+            let opened =
+                try accessGroups.map { try RSAKeyStore(path: storePath, accessGroups: $0, createIfMissing: false) }
                 ?? RSAKeyStore(path: storePath, createIfMissing: false)
             isProtected = try opened.isProtected
             store = opened
@@ -136,7 +137,9 @@ let p11Module = RSAPThreadMutex(P11ModuleState())
 /// turning every thrown error into its CKR_ code.
 func p11Entry(_ body: (inout P11ModuleState) throws -> CK_RV) -> CK_RV {
     p11Module.withLock { state in
-        guard state.isInitialized, state.initializedProcess == getpid() else { return CK_RV(CKR_CRYPTOKI_NOT_INITIALIZED) }
+        guard state.isInitialized, state.initializedProcess == getpid() else {
+            return CK_RV(CKR_CRYPTOKI_NOT_INITIALIZED)
+        }
         do {
             return try body(&state)
         } catch {

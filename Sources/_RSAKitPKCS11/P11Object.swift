@@ -60,7 +60,9 @@ enum P11Encode {
 
 extension P11Object {
     /// Attributes of every storage object (§4.4).
-    private static func storage(class objectClass: CK_OBJECT_CLASS, label: String, isPrivate: Bool) -> [CK_ATTRIBUTE_TYPE: P11AttributeValue] {
+    private static func storage(class objectClass: CK_OBJECT_CLASS, label: String, isPrivate: Bool)
+        -> [CK_ATTRIBUTE_TYPE: P11AttributeValue]
+    {
         [
             CK_ATTRIBUTE_TYPE(CKA_CLASS): P11Encode.ulong(objectClass),
             CK_ATTRIBUTE_TYPE(CKA_TOKEN): P11Encode.bool(true),
@@ -68,7 +70,7 @@ extension P11Object {
             CK_ATTRIBUTE_TYPE(CKA_MODIFIABLE): P11Encode.bool(false),
             CK_ATTRIBUTE_TYPE(CKA_LABEL): P11Encode.utf8(label),
             CK_ATTRIBUTE_TYPE(CKA_COPYABLE): P11Encode.bool(false),
-            CK_ATTRIBUTE_TYPE(CKA_DESTROYABLE): P11Encode.bool(false),
+            CK_ATTRIBUTE_TYPE(CKA_DESTROYABLE): P11Encode.bool(false)
         ]
     }
 
@@ -85,7 +87,7 @@ extension P11Object {
             CK_ATTRIBUTE_TYPE(CKA_SUBJECT): P11Encode.empty,
             CK_ATTRIBUTE_TYPE(CKA_MODULUS): .bytes(key.modulus),
             CK_ATTRIBUTE_TYPE(CKA_PUBLIC_EXPONENT): .bytes(key.publicExponent),
-            CK_ATTRIBUTE_TYPE(CKA_PUBLIC_KEY_INFO): .bytes(key.derRepresentation),
+            CK_ATTRIBUTE_TYPE(CKA_PUBLIC_KEY_INFO): .bytes(key.derRepresentation)
         ]
     }
 
@@ -99,7 +101,7 @@ extension P11Object {
             CK_ATTRIBUTE_TYPE(CKA_VERIFY_RECOVER): P11Encode.bool(false),
             CK_ATTRIBUTE_TYPE(CKA_WRAP): P11Encode.bool(false),
             CK_ATTRIBUTE_TYPE(CKA_TRUSTED): P11Encode.bool(false),
-            CK_ATTRIBUTE_TYPE(CKA_MODULUS_BITS): P11Encode.ulong(CK_ULONG(key.modulusBitCount)),
+            CK_ATTRIBUTE_TYPE(CKA_MODULUS_BITS): P11Encode.ulong(CK_ULONG(key.modulusBitCount))
         ]) { $1 }
         return P11Object(kind: .publicKey(key), isPrivate: false, attributes: attributes)
     }
@@ -110,12 +112,15 @@ extension P11Object {
     /// CKA_ALWAYS_SENSITIVE and CKA_NEVER_EXTRACTABLE are true from the token's point of view:
     /// no PKCS#11 call ever revealed or exported it.
     static func privateKey(itemID: String, publicKey key: RSAPublicKey, label: String, isPrivate: Bool) -> P11Object {
-        privateKey(kind: .privateKey(itemID: itemID, publicKey: key), publicKey: key, label: label, isPrivate: isPrivate)
+        privateKey(
+            kind: .privateKey(itemID: itemID, publicKey: key), publicKey: key, label: label, isPrivate: isPrivate)
     }
 
     /// A CKO_PRIVATE_KEY object of `kind` (a store's or the system agent's key), with the
     /// attributes of ``privateKey(itemID:publicKey:label:isPrivate:)``.
-    static func privateKey(kind: P11ObjectKind, publicKey key: RSAPublicKey, label: String, isPrivate: Bool) -> P11Object {
+    static func privateKey(kind: P11ObjectKind, publicKey key: RSAPublicKey, label: String, isPrivate: Bool)
+        -> P11Object
+    {
         var attributes = storage(class: CK_OBJECT_CLASS(CKO_PRIVATE_KEY), label: label, isPrivate: isPrivate)
         attributes.merge(rsaKey(key, id: key.fingerprint.bytes)) { $1 }
         attributes.merge([
@@ -134,7 +139,7 @@ extension P11Object {
             CK_ATTRIBUTE_TYPE(CKA_PRIME_2): .sensitive,
             CK_ATTRIBUTE_TYPE(CKA_EXPONENT_1): .sensitive,
             CK_ATTRIBUTE_TYPE(CKA_EXPONENT_2): .sensitive,
-            CK_ATTRIBUTE_TYPE(CKA_COEFFICIENT): .sensitive,
+            CK_ATTRIBUTE_TYPE(CKA_COEFFICIENT): .sensitive
         ]) { $1 }
         return P11Object(kind: kind, isPrivate: isPrivate, attributes: attributes)
     }
@@ -150,12 +155,14 @@ extension P11Object {
             CK_ATTRIBUTE_TYPE(CKA_END_DATE): P11Encode.empty,
             CK_ATTRIBUTE_TYPE(CKA_VALUE): .bytes(certificate.derRepresentation),
             CK_ATTRIBUTE_TYPE(CKA_URL): P11Encode.empty,
-            CK_ATTRIBUTE_TYPE(CKA_JAVA_MIDP_SECURITY_DOMAIN): P11Encode.ulong(0),
+            CK_ATTRIBUTE_TYPE(CKA_JAVA_MIDP_SECURITY_DOMAIN): P11Encode.ulong(0)
         ]) { $1 }
         if let id = certificate.publicKeyFingerprint?.bytes { attributes[CK_ATTRIBUTE_TYPE(CKA_ID)] = .bytes(id) }
         if let subject = certificate.subjectDER { attributes[CK_ATTRIBUTE_TYPE(CKA_SUBJECT)] = .bytes(subject) }
         if let issuer = certificate.issuerDER { attributes[CK_ATTRIBUTE_TYPE(CKA_ISSUER)] = .bytes(issuer) }
-        if let serial = certificate.serialNumberDER { attributes[CK_ATTRIBUTE_TYPE(CKA_SERIAL_NUMBER)] = .bytes(serial) }
+        if let serial = certificate.serialNumberDER {
+            attributes[CK_ATTRIBUTE_TYPE(CKA_SERIAL_NUMBER)] = .bytes(serial)
+        }
         return P11Object(kind: .certificate, isPrivate: false, attributes: attributes)
     }
 }

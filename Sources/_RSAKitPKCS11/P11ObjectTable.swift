@@ -68,7 +68,8 @@ struct P11ObjectTable {
             }
         }
         for stored in snapshot.certificates {
-            fresh[handle(for: "certificate:" + stored.attributes.itemID)] = .certificate(stored.certificate, label: stored.attributes.label)
+            fresh[handle(for: "certificate:" + stored.attributes.itemID)] = .certificate(
+                stored.certificate, label: stored.attributes.label)
         }
         objects = fresh
     }

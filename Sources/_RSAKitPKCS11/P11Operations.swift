@@ -28,7 +28,9 @@ extension P11ModuleState {
             return .memory(try store.privateKey(itemID: itemID))
         case let .systemPrivateKey(accessGroup, tag, publicKey):
             guard let systemSocketPath else { throw P11Error(CK_RV(CKR_KEY_HANDLE_INVALID)) }
-            return .system(RSASystemKeychainClient(socketPath: systemSocketPath), accessGroup: accessGroup, tag: tag, publicKey: publicKey)
+            return .system(
+                RSASystemKeychainClient(socketPath: systemSocketPath), accessGroup: accessGroup, tag: tag,
+                publicKey: publicKey)
         case .publicKey, .certificate:
             throw P11Error(CK_RV(CKR_KEY_TYPE_INCONSISTENT))
         }

@@ -39,7 +39,9 @@ func p11OutputOutsideLock<Operation>(
     produce: (Operation) throws -> [UInt8]
 ) -> CK_RV {
     let step: P11OutputStep<Operation> = p11Module.withLock { state in
-        guard state.isInitialized, state.initializedProcess == getpid() else { return .answered(CK_RV(CKR_CRYPTOKI_NOT_INITIALIZED)) }
+        guard state.isInitialized, state.initializedProcess == getpid() else {
+            return .answered(CK_RV(CKR_CRYPTOKI_NOT_INITIALIZED))
+        }
         do {
             return try state.withSession(handle) { session in
                 guard let operation = try peek(session) else { return .answered(CK_RV(CKR_OPERATION_NOT_INITIALIZED)) }

@@ -60,7 +60,9 @@ extension P11ObjectTable {
     mutating func reload(fromSystem listing: [RSASystemKeychainObject]) {
         var fresh: [CK_OBJECT_HANDLE: P11Object] = [:]
         var publicFingerprints = Set<RSAKeyFingerprint>()
-        for object in listing { if case let .publicKey(key) = object.kind { publicFingerprints.insert(key.fingerprint) } }
+        for object in listing {
+            if case let .publicKey(key) = object.kind { publicFingerprints.insert(key.fingerprint) }
+        }
         for object in listing {
             let label = object.label.isEmpty ? object.tag : object.label
             let name = object.accessGroup + "\t" + object.tag
@@ -76,7 +78,8 @@ extension P11ObjectTable {
                 }
             case let .certificate(certificate):
                 let fingerprint = RSAHashAlgorithm.sha256.hash(certificate.derRepresentation)
-                let key = "system-certificate:" + object.accessGroup + "\t" + object.label + "\t"
+                let key =
+                    "system-certificate:" + object.accessGroup + "\t" + object.label + "\t"
                     + fingerprint.map { String($0, radix: 16) }.joined()
                 fresh[handle(for: key)] = .certificate(certificate, label: object.label)
             }
@@ -152,8 +155,9 @@ enum P11PrivateKey {
                 try key.signature(forDigest: digest, hash: hash, padding: padding, pin: RSASecretBytes(zeroedCount: 0))
             }
         case let .system(client, accessGroup, tag, _):
-            return try client.signature(forDigest: digest, hash: hash, pss: Self.agentSchemeIsPSS(padding, hash: hash),
-                                        tag: tag, accessGroup: accessGroup)
+            return try client.signature(
+                forDigest: digest, hash: hash, pss: Self.agentSchemeIsPSS(padding, hash: hash),
+                tag: tag, accessGroup: accessGroup)
         }
     }
 
@@ -178,7 +182,9 @@ enum P11PrivateKey {
         case let .memory(key):
             return try key.decrypt(ciphertext, padding: padding)
         case let .tpm(key):
-            return try Self.tpmLock.withLock { _ in try key.decrypt(ciphertext, padding: padding, pin: RSASecretBytes(zeroedCount: 0)) }
+            return try Self.tpmLock.withLock { _ in
+                try key.decrypt(ciphertext, padding: padding, pin: RSASecretBytes(zeroedCount: 0))
+            }
         case let .system(client, accessGroup, tag, _):
             var oaepHash: RSAHashAlgorithm?
             switch padding {

@@ -56,7 +56,8 @@ func poisoned(_ bytes: [UInt8]) -> [UInt8] {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    FileHandle.standardError.write(Data("usage: ConstantTimeHarness ct|ct-strict|mpz|plant|plant-oaep|none KEY.pem [OPERATIONS]\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: ConstantTimeHarness ct|ct-strict|mpz|plant|plant-oaep|none KEY.pem [OPERATIONS]\n".utf8))
     exit(64)
 }
 let mode = arguments[1]
@@ -82,13 +83,15 @@ let modulus = key.modulus
 var nMinus1 = modulus
 nMinus1[nMinus1.count - 1] -= 1  // n is odd
 let edgeInputs: [[UInt8]] = [
-    [UInt8](repeating: 0, count: k),                        // c = 0
-    [UInt8](repeating: 0, count: k - 1) + [1],              // c = 1
-    [UInt8](repeating: 0, count: k - nMinus1.count) + nMinus1, // c = n - 1
-    try RSAHazmat.rsaep([0x00, 0x01] + [UInt8](repeating: 0xFF, count: k - 2), key: publicKey), // bad padding
+    [UInt8](repeating: 0, count: k),  // c = 0
+    [UInt8](repeating: 0, count: k - 1) + [1],  // c = 1
+    [UInt8](repeating: 0, count: k - nMinus1.count) + nMinus1,  // c = n - 1
+    try RSAHazmat.rsaep([0x00, 0x01] + [UInt8](repeating: 0xFF, count: k - 2), key: publicKey)  // bad padding
 ]
 let container: [UInt8] = try {
-    var source = RSAArrayByteSource([UInt8]((0..<(3 * RSAMessageContainer.payloadByteCount(blockSize: k) + 5)).map { UInt8(truncatingIfNeeded: $0) }))
+    var source = RSAArrayByteSource(
+        [UInt8](
+            (0..<(3 * RSAMessageContainer.payloadByteCount(blockSize: k) + 5)).map { UInt8(truncatingIfNeeded: $0) }))
     var sink = RSAArrayByteSink()
     try RSAMessageContainer.encrypt(from: &source, to: &sink, with: publicKey, concurrency: 1)
     return sink.bytes
@@ -98,8 +101,8 @@ var badEMs: [[UInt8]] = []
 for position in [0, 1, 5, k - 6] {
     var em = goodEM
     em[position] ^= (position == k - 6) ? 0x00 : 0xFF
-    if position == 5 { em[5] = 0 }           // a zero inside the first 8 octets of PS
-    if position == k - 6 { em[k - 6] = 0x11 } // no separator
+    if position == 5 { em[5] = 0 }  // a zero inside the first 8 octets of PS
+    if position == k - 6 { em[k - 6] = 0x11 }  // no separator
     badEMs.append(em)
 }
 
@@ -116,8 +119,10 @@ struct OAEPCase {
 
 /// EM = Y || maskedSeed || maskedDB of RFC 8017 §7.1.1 step 2, with a fixed seed and the
 /// fields given (to break one at a time).
-func oaepEM(_ message: [UInt8], k: Int, parameters: RSAOAEPParameters, y: UInt8 = 0,
-            lHashFlip: UInt8 = 0, separator: UInt8 = 0x01, psOctet: UInt8? = nil) -> [UInt8] {
+func oaepEM(
+    _ message: [UInt8], k: Int, parameters: RSAOAEPParameters, y: UInt8 = 0,
+    lHashFlip: UInt8 = 0, separator: UInt8 = 0x01, psOctet: UInt8? = nil
+) -> [UInt8] {
     let hLen = parameters.hash.digestByteCount
     var db = parameters.hash.hash(parameters.label)
     db[hLen / 2] ^= lHashFlip
@@ -145,26 +150,34 @@ for hash in [RSAHashAlgorithm.sha1, .sha256] {
         }
         let message: [UInt8] = [9, 8, 7, 6, 5]
         let invalidEMs = [
-            oaepEM(message, k: k, parameters: parameters, y: 0x01),          // Y != 0x00
+            oaepEM(message, k: k, parameters: parameters, y: 0x01),  // Y != 0x00
             oaepEM(message, k: k, parameters: parameters, lHashFlip: 0x40),  // lHash' != lHash
             oaepEM(message, k: k, parameters: parameters, separator: 0x00),  // no 0x01 separator
-            oaepEM([], k: k, parameters: parameters, separator: 0x00),       // DB = lHash || zeros
+            oaepEM([], k: k, parameters: parameters, separator: 0x00),  // DB = lHash || zeros
             oaepEM(message, k: k, parameters: parameters, separator: 0x02),  // 0x02 where 0x01 belongs
-            oaepEM(message, k: k, parameters: parameters, psOctet: 0x07),    // non-zero octet in PS
+            oaepEM(message, k: k, parameters: parameters, psOctet: 0x07)  // non-zero octet in PS
         ]
         let wrongLabel = RSAOAEPParameters(hash: hash, label: withLabel ? [] : label)
-        oaepCases.append(OAEPCase(parameters: parameters, valid: valid, invalidEMs: invalidEMs,
-                                  goodEM: oaepEM(message, k: k, parameters: parameters), goodMessage: message,
-                                  wrongLabel: wrongLabel))
+        oaepCases.append(
+            OAEPCase(
+                parameters: parameters, valid: valid, invalidEMs: invalidEMs,
+                goodEM: oaepEM(message, k: k, parameters: parameters), goodMessage: message,
+                wrongLabel: wrongLabel))
     }
 }
-let oaepInvalidCiphertexts: [[[UInt8]]] = try oaepCases.map { try $0.invalidEMs.map { try RSAHazmat.rsaep($0, key: publicKey) } }
+let oaepInvalidCiphertexts: [[[UInt8]]] = try oaepCases.map {
+    try $0.invalidEMs.map { try RSAHazmat.rsaep($0, key: publicKey) }
+}
 let oaepContainerPadding = RSAEncryptionPadding.oaep(RSAOAEPParameters(hash: .sha256))
-let oaepPlaintext = [UInt8]((0..<(2 * RSAMessageContainer.payloadByteCount(blockSize: k, padding: oaepContainerPadding) + 3)).map { UInt8(truncatingIfNeeded: $0 &* 5) })
+let oaepPlaintext = [UInt8](
+    (0..<(2 * RSAMessageContainer.payloadByteCount(blockSize: k, padding: oaepContainerPadding) + 3)).map {
+        UInt8(truncatingIfNeeded: $0 &* 5)
+    })
 func oaepContainer() throws -> [UInt8] {
     var source = RSAArrayByteSource(oaepPlaintext)
     var sink = RSAArrayByteSink()
-    try RSAMessageContainer.encrypt(from: &source, to: &sink, with: publicKey, padding: oaepContainerPadding, concurrency: 1)
+    try RSAMessageContainer.encrypt(
+        from: &source, to: &sink, with: publicKey, padding: oaepContainerPadding, concurrency: 1)
     return sink.bytes
 }
 let oaepContainers = [try oaepContainer(), try oaepContainer()]
@@ -226,7 +239,9 @@ if mode == "mpz" {
     }
     // 3. The batch entry point, 8 blocks.
     // (Reached through the chunk pipeline once it hands over 8 blocks; called here directly.)
-    let batch = Array((ciphertexts + ciphertexts + ciphertexts + ciphertexts + ciphertexts + ciphertexts + ciphertexts + ciphertexts).prefix(8))
+    let batch = Array(
+        (ciphertexts + ciphertexts + ciphertexts + ciphertexts + ciphertexts + ciphertexts + ciphertexts + ciphertexts)
+            .prefix(8))
     for (j, m) in try key.rsadpBatchForHarness(batch, random: random).enumerated() {
         declassify(m)
         record(try RSAHazmat.rsaep(m, key: publicKey) == batch[j])
@@ -235,7 +250,8 @@ if mode == "mpz" {
     var source = RSAArrayByteSource(Array(container[RSAMessageContainer.headerByteCount...]))
     var sink = RSAArrayByteSink()
     let header = try RSAMessageContainer.Header(parsing: container)
-    let decrypted = try? RSAMessageContainer.decrypt(header: header, from: &source, to: &sink, with: key, random: random, concurrency: 1)
+    let decrypted = try? RSAMessageContainer.decrypt(
+        header: header, from: &source, to: &sink, with: key, random: random, concurrency: 1)
     declassify(sink.bytes)
     record(decrypted == 4 && sink.bytes.count == 3 * RSAMessageContainer.payloadByteCount(blockSize: k) + 5)
     // 5. EME-PKCS1-v1_5 decode on marked EMs: one good, four broken.
@@ -258,7 +274,8 @@ if mode == "mpz" {
             record((try? key.decrypt(ciphertext, padding: padding, random: random)) == nil)
         }
         record((try? key.decrypt(oaep.valid[2].ciphertext, padding: .oaep(oaep.wrongLabel), random: random)) == nil)
-        let decoded = try? RSAHazmat.EMEOAEP.decode(mark ? poisoned(oaep.goodEM) : oaep.goodEM, parameters: oaep.parameters)
+        let decoded = try? RSAHazmat.EMEOAEP.decode(
+            mark ? poisoned(oaep.goodEM) : oaep.goodEM, parameters: oaep.parameters)
         if let decoded { declassify(decoded) }
         record(decoded == oaep.goodMessage)
         for em in oaep.invalidEMs {
@@ -271,7 +288,8 @@ if mode == "mpz" {
         let header = try RSAMessageContainer.Header(parsing: oaepContainers[headerFrom])
         var source = RSAArrayByteSource(Array(oaepContainers[bodyFrom][header.byteCount...]))
         var sink = RSAArrayByteSink()
-        let blocks = try? RSAMessageContainer.decrypt(header: header, from: &source, to: &sink, with: key, random: random, concurrency: 1)
+        let blocks = try? RSAMessageContainer.decrypt(
+            header: header, from: &source, to: &sink, with: key, random: random, concurrency: 1)
         declassify(sink.bytes)
         if headerFrom == bodyFrom {
             record(blocks == 3 && sink.bytes == oaepPlaintext)
@@ -280,4 +298,6 @@ if mode == "mpz" {
         }
     }
 }
-print("harness mode=\(mode) bits=\(key.modulusBitCount) primes=\(key.primeCount) operations=\(ok + failed) ok=\(ok) failed=\(failed) planted_taken=\(rsakit_plant_taken() + rsakit_plant_oaep_taken() > 0 ? "some" : "none") valgrind=\(RSAKitConstantTimeHarness.isRunningOnValgrind)")
+print(
+    "harness mode=\(mode) bits=\(key.modulusBitCount) primes=\(key.primeCount) operations=\(ok + failed) ok=\(ok) failed=\(failed) planted_taken=\(rsakit_plant_taken() + rsakit_plant_oaep_taken() > 0 ? "some" : "none") valgrind=\(RSAKitConstantTimeHarness.isRunningOnValgrind)"
+)

@@ -29,13 +29,15 @@ final class CLICompletionSafetyTests: CLITestCase {
             ("my key ü 🔑", "my"),
             ("tab\there", "tab"),
             ("ключ", "кл"),
-            ("~root", #"\~"#),
+            ("~root", #"\~"#)
         ]
     }
 
     /// Left out of completion, with what a user types to reach each: a newline would split a
     /// name in two, and an escape sequence would drive the terminal that lists it.
-    private let leftOutNames: [(name: String, typed: String)] = [("line1\nline2", "line"), ("esc\u{1B}]0;title\u{7}", "esc")]
+    private let leftOutNames: [(name: String, typed: String)] = [
+        ("line1\nline2", "line"), ("esc\u{1B}]0;title\u{7}", "esc")
+    ]
 
     /// Stores every hostile name as a password's service and account, and makes the folder
     /// the shells run in hold files that an unquoted glob would match.
@@ -53,13 +55,17 @@ final class CLICompletionSafetyTests: CLITestCase {
     }
 
     private func assertNothingRan(file: StaticString = #filePath, line: UInt = #line) throws {
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: markers), [], "a stored name ran as a command",
-                       file: file, line: line)
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: markers), [], "a stored name ran as a command",
+            file: file, line: line)
     }
 
     private var shellEnvironment: [String: String?] {
-        ["PATH": Self.productsDirectory.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
-         "RSAKIT_STORE": storeDirectory.path, "HOME": path("")]
+        [
+            "PATH": Self.productsDirectory.path + ":"
+                + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+            "RSAKIT_STORE": storeDirectory.path, "HOME": path("")
+        ]
     }
 
     private func shell(_ name: String) throws -> String {
@@ -80,20 +86,21 @@ final class CLICompletionSafetyTests: CLITestCase {
     private func bashComplete(option: String = "--service", _ typed: String, in folder: String) throws -> [[String]] {
         let script = try write(Array(try rsakitOK(["completion", "bash"]).stdout), to: "rsakit.bash")
         let program = #"""
-        source "$1"; typed=$2; option=$3; cd "$4" || exit 1
-        COMP_WORDS=(rsakit password find "$option" "$typed"); COMP_CWORD=4; _rsakit
-        for reply in "${COMPREPLY[@]}"; do
-            word=$reply
-            case $typed in
-            "'"*|'"'*) q=${typed:0:1}; word=$q$reply; [[ $reply == *"$q" ]] || word+=$q ;;
-            esac
-            eval "set -- $word"
-            printf '%s\0' "$#" "$@"
-            printf '\n'
-        done
-        """#
-        let result = try runProcess(try shell("bash"), ["--noprofile", "--norc", "-c", program, "bash", script, typed, option, folder],
-                                    environment: shellEnvironment, useDefaultStore: false)
+            source "$1"; typed=$2; option=$3; cd "$4" || exit 1
+            COMP_WORDS=(rsakit password find "$option" "$typed"); COMP_CWORD=4; _rsakit
+            for reply in "${COMPREPLY[@]}"; do
+                word=$reply
+                case $typed in
+                "'"*|'"'*) q=${typed:0:1}; word=$q$reply; [[ $reply == *"$q" ]] || word+=$q ;;
+                esac
+                eval "set -- $word"
+                printf '%s\0' "$#" "$@"
+                printf '\n'
+            done
+            """#
+        let result = try runProcess(
+            try shell("bash"), ["--noprofile", "--norc", "-c", program, "bash", script, typed, option, folder],
+            environment: shellEnvironment, useDefaultStore: false)
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stderr, "")
         // One line per reply: the word count, then the words, each ended by NUL.
@@ -123,7 +130,8 @@ final class CLICompletionSafetyTests: CLITestCase {
         XCTAssertEqual(try bashComplete("'en", in: bait), [["end'"]])
         XCTAssertEqual(try bashComplete("\"\\$(", in: bait), [["$(touch \(markers)/dollar-paren)"]])
         for (name, typed) in leftOutNames {
-            XCTAssertEqual(try bashComplete(typed, in: bait), [], "\(name.debugDescription) is left out, not split or printed")
+            XCTAssertEqual(
+                try bashComplete(typed, in: bait), [], "\(name.debugDescription) is left out, not split or printed")
         }
         try assertNothingRan()
     }
@@ -133,10 +141,18 @@ final class CLICompletionSafetyTests: CLITestCase {
         let openssl = try openssl()
         let evil = "$(touch \(markers)/p12)"
         try FileManager.default.createDirectory(atPath: markers, withIntermediateDirectories: true)
-        _ = try runProcess(openssl, ["req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", path("k.pem"), "-out", path("c.pem"),
-                                     "-subj", "/CN=evil", "-days", "2"])
-        let export = try runProcess(openssl, ["pkcs12", "-export", "-inkey", path("k.pem"), "-in", path("c.pem"), "-name", evil,
-                                              "-passout", "pass:x", "-out", path("evil.p12")])
+        _ = try runProcess(
+            openssl,
+            [
+                "req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", path("k.pem"), "-out", path("c.pem"),
+                "-subj", "/CN=evil", "-days", "2"
+            ])
+        let export = try runProcess(
+            openssl,
+            [
+                "pkcs12", "-export", "-inkey", path("k.pem"), "-in", path("c.pem"), "-name", evil,
+                "-passout", "pass:x", "-out", path("evil.p12")
+            ])
         XCTAssertEqual(export.status, 0, export.stderr)
         try rsakitOK(["identity", "import", path("evil.p12"), "--passin", "pass:x"])
         XCTAssertEqual(try rsakitOK(["list", "--names", "tag"]).stdoutText, evil + "\n")
@@ -144,11 +160,12 @@ final class CLICompletionSafetyTests: CLITestCase {
         let script = try write(Array(try rsakitOK(["completion", "bash"]).stdout), to: "rsakit.bash")
         for words in [["rsakit", "encrypt", "--tag", ""], ["rsakit", "cert", "find", "--label", "\\$"]] {
             let program = #"""
-            source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _rsakit
-            eval "set -- ${COMPREPLY[0]}"; printf '%s' "$*"
-            """#
-            let result = try runProcess(try shell("bash"), ["--noprofile", "--norc", "-c", program, "bash", script] + words,
-                                        environment: shellEnvironment, useDefaultStore: false)
+                source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _rsakit
+                eval "set -- ${COMPREPLY[0]}"; printf '%s' "$*"
+                """#
+            let result = try runProcess(
+                try shell("bash"), ["--noprofile", "--norc", "-c", program, "bash", script] + words,
+                environment: shellEnvironment, useDefaultStore: false)
             XCTAssertEqual(result.status, 0, result.stderr)
             XCTAssertEqual(result.stdoutText, evil, words.joined(separator: " "))
         }
@@ -167,26 +184,27 @@ final class CLICompletionSafetyTests: CLITestCase {
         _ = try write(Array(try rsakitOK(["completion", "zsh"]).stdout), to: "zfunc/_rsakit")
         let out = path("zsh-out")
         let driver = #"""
-        zmodload zsh/zpty || exit 1
-        fdir=$1 out=$2 folder=$3; shift 3
-        zpty -b z zsh -f -i || exit 1
-        zpty -w z "bindkey -e; PS1=''; cd ${(q)folder}; fpath=(${(q)fdir} \$fpath); autoload -Uz compinit; compinit -u -D"
-        n=0
-        for typed in "$@"; do
-            (( ++n ))
-            zpty -w -n z "rsakit password find --service $typed"$'\t'
-            zpty -w -n z $'\C-a'"printf '%s\\0' "$'\C-e'" > ${(q)out}.$n"$'\n'
-            # Read what the shell echoes as it goes: unread, it fills the terminal and stops it.
-            for i in {1..200}; do
-                while zpty -rt z echoed; do :; done
-                [[ -s $out.$n ]] && break
-                sleep 0.05
+            zmodload zsh/zpty || exit 1
+            fdir=$1 out=$2 folder=$3; shift 3
+            zpty -b z zsh -f -i || exit 1
+            zpty -w z "bindkey -e; PS1=''; cd ${(q)folder}; fpath=(${(q)fdir} \$fpath); autoload -Uz compinit; compinit -u -D"
+            n=0
+            for typed in "$@"; do
+                (( ++n ))
+                zpty -w -n z "rsakit password find --service $typed"$'\t'
+                zpty -w -n z $'\C-a'"printf '%s\\0' "$'\C-e'" > ${(q)out}.$n"$'\n'
+                # Read what the shell echoes as it goes: unread, it fills the terminal and stops it.
+                for i in {1..200}; do
+                    while zpty -rt z echoed; do :; done
+                    [[ -s $out.$n ]] && break
+                    sleep 0.05
+                done
             done
-        done
-        zpty -d z
-        """#
-        let result = try runProcess(zsh, ["-f", "-c", driver, "zsh", functions, out, folder] + typed,
-                                    environment: shellEnvironment, useDefaultStore: false)
+            zpty -d z
+            """#
+        let result = try runProcess(
+            zsh, ["-f", "-c", driver, "zsh", functions, out, folder] + typed,
+            environment: shellEnvironment, useDefaultStore: false)
         XCTAssertEqual(result.status, 0, result.stderr)
         return try typed.indices.map { index in
             let words = String(decoding: try read("\(out).\(index + 1)"), as: UTF8.self)
@@ -203,8 +221,9 @@ final class CLICompletionSafetyTests: CLITestCase {
         for ((name, typed), words) in zip(hostileNames, completed) {
             XCTAssertEqual(words, [name], "typed \(typed)")
         }
-        XCTAssertEqual(Array(completed.suffix(leftOutNames.count)), leftOutNames.map { [$0.typed] },
-                       "names holding a newline or an escape are left out: what was typed stays")
+        XCTAssertEqual(
+            Array(completed.suffix(leftOutNames.count)), leftOutNames.map { [$0.typed] },
+            "names holding a newline or an escape are left out: what was typed stays")
         try assertNothingRan()
     }
 
@@ -217,10 +236,16 @@ final class CLICompletionSafetyTests: CLITestCase {
         // fish escapes each candidate itself when it inserts one; what it must be given is the
         // name, unexpanded. A tab ends a fish candidate (the description follows it), so a
         // name holding one is left out, as are those holding a newline or an escape.
-        let result = try runProcess(fish, ["--no-config", "-c", "cd $argv[1]; source $argv[2]; complete -C 'rsakit password find --service '",
-                                           bait, script], environment: shellEnvironment, useDefaultStore: false)
+        let result = try runProcess(
+            fish,
+            [
+                "--no-config", "-c", "cd $argv[1]; source $argv[2]; complete -C 'rsakit password find --service '",
+                bait, script
+            ], environment: shellEnvironment, useDefaultStore: false)
         XCTAssertEqual(result.status, 0, result.stderr)
-        let candidates = result.stdoutText.split(separator: "\n").map { String($0.split(separator: "\t", omittingEmptySubsequences: false)[0]) }
+        let candidates = result.stdoutText.split(separator: "\n").map {
+            String($0.split(separator: "\t", omittingEmptySubsequences: false)[0])
+        }
         XCTAssertEqual(Set(candidates), Set(hostileNames.map(\.name).filter { !$0.contains("\t") }))
         XCTAssertEqual(candidates.count, hostileNames.count - 1)
         try assertNothingRan()

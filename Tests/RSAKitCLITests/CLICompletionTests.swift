@@ -15,8 +15,10 @@ final class CLICompletionTests: CLITestCase {
     private func bashComplete(_ words: [String]) throws -> [String] {
         let script = try write(Array(try rsakitOK(["completion", "bash"]).stdout), to: "rsakit.bash")
         let array = words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let program = "source \(script); COMP_WORDS=(\(array)); COMP_CWORD=\(words.count - 1); _rsakit; printf '%s\\n' \"${COMPREPLY[@]}\""
-        let result = try runProcess(try shell("bash"), ["--noprofile", "--norc", "-c", program], environment: shellEnvironment)
+        let program =
+            "source \(script); COMP_WORDS=(\(array)); COMP_CWORD=\(words.count - 1); _rsakit; printf '%s\\n' \"${COMPREPLY[@]}\""
+        let result = try runProcess(
+            try shell("bash"), ["--noprofile", "--norc", "-c", program], environment: shellEnvironment)
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stderr, "")
         return result.stdoutText.split(separator: "\n").map(String.init)
@@ -36,9 +38,11 @@ final class CLICompletionTests: CLITestCase {
         XCTAssertEqual(try bashComplete(["rsakit", "decrypt", "--format", "r"]), ["raw"])
         XCTAssertEqual(try bashComplete(["rsakit", "decrypt", "--implicit-r"]), ["--implicit-rejection"])
         XCTAssertEqual(try bashComplete(["rsakit", "sign", "--hash", "sha51"]), ["sha512", "sha512-224", "sha512-256"])
-        XCTAssertEqual(try bashComplete(["rsakit", "trust", "evaluate", "--policy", "ssl-"]), ["ssl-server", "ssl-client"])
+        XCTAssertEqual(
+            try bashComplete(["rsakit", "trust", "evaluate", "--policy", "ssl-"]), ["ssl-server", "ssl-client"])
         XCTAssertEqual(try bashComplete(["rsakit", "cert", "e"]), ["export"])
-        XCTAssertEqual(try bashComplete(["rsakit", "agent", ""]), ["start", "status", "lock", "unlock", "stop"], "serve is hidden")
+        XCTAssertEqual(
+            try bashComplete(["rsakit", "agent", ""]), ["start", "status", "lock", "unlock", "stop"], "serve is hidden")
         XCTAssertEqual(try bashComplete(["rsakit", "list", "--na"]), [], "--names is hidden")
         // Files for file options: this test's folder holds rsakit.bash.
         XCTAssertEqual(try bashComplete(["rsakit", "encrypt", "--in", path("rsakit.b")]), [path("rsakit.bash")])
@@ -46,8 +50,12 @@ final class CLICompletionTests: CLITestCase {
 
     func testBashCompletesTagsServicesAndLabelsFromTheStore() throws {
         try rsakitOK(["genpair", "--tag", "com.example.alpha", "--bits", "1024"])
-        _ = try runProcess(try openssl(), ["req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", path("c.key"), "-out", path("c.pem"),
-                                           "-subj", "/CN=alpha", "-days", "2"])
+        _ = try runProcess(
+            try openssl(),
+            [
+                "req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", path("c.key"), "-out", path("c.pem"),
+                "-subj", "/CN=alpha", "-days", "2"
+            ])
         try rsakitOK(["cert", "add", path("c.pem"), "--label", "Alpha cert"])
         try rsakitOK(["genpair", "--tag", "com.example.beta", "--bits", "1024"])
         try rsakitOK(["password", "add", "--service", "mail.example", "--account", "ann"], stdin: Array("pw".utf8))
@@ -59,8 +67,11 @@ final class CLICompletionTests: CLITestCase {
         func complete(_ words: [String]) throws -> [String] {
             let script = try write(Array(try rsakitOK(["completion", "bash"]).stdout), to: "rsakit.bash")
             let array = words.map { "'\($0)'" }.joined(separator: " ")
-            let program = "source \(script); COMP_WORDS=(\(array)); COMP_CWORD=\(words.count - 1); _rsakit; printf '%s\\n' \"${COMPREPLY[@]}\""
-            let result = try runProcess(try shell("bash"), ["--noprofile", "--norc", "-c", program], environment: environment, useDefaultStore: false)
+            let program =
+                "source \(script); COMP_WORDS=(\(array)); COMP_CWORD=\(words.count - 1); _rsakit; printf '%s\\n' \"${COMPREPLY[@]}\""
+            let result = try runProcess(
+                try shell("bash"), ["--noprofile", "--norc", "-c", program], environment: environment,
+                useDefaultStore: false)
             XCTAssertEqual(result.status, 0, result.stderr)
             return result.stdoutText.split(separator: "\n").map(String.init)
         }
@@ -73,11 +84,19 @@ final class CLICompletionTests: CLITestCase {
         // Identities are certificates with their private key: "Alpha cert" has none.
         XCTAssertEqual(try complete(["rsakit", "tls", "connect", "--identity", "Al"]), [])
         XCTAssertEqual(try complete(["rsakit", "identity", "show", "--label", "Al"]), [])
-        let other = try runProcess(try openssl(), ["req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", path("o.key"),
-                                                   "-out", path("o.pem"), "-subj", "/CN=other", "-days", "2"])
+        let other = try runProcess(
+            try openssl(),
+            [
+                "req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", path("o.key"),
+                "-out", path("o.pem"), "-subj", "/CN=other", "-days", "2"
+            ])
         XCTAssertEqual(other.status, 0, other.stderr)
-        let p12 = try runProcess(try openssl(), ["pkcs12", "-export", "-inkey", path("o.key"), "-in", path("o.pem"),
-                                                 "-passout", "pass:x", "-out", path("id.p12")])
+        let p12 = try runProcess(
+            try openssl(),
+            [
+                "pkcs12", "-export", "-inkey", path("o.key"), "-in", path("o.pem"),
+                "-passout", "pass:x", "-out", path("id.p12")
+            ])
         XCTAssertEqual(p12.status, 0, p12.stderr)
         try rsakitOK(["identity", "import", path("id.p12"), "--passin", "pass:x", "--label", "Alpha id"])
         XCTAssertEqual(try rsakitOK(["list", "--names", "identity"]).stdoutText, "Alpha id\n")
@@ -97,11 +116,14 @@ final class CLICompletionTests: CLITestCase {
         let listing = try rsakitOK(["list", "--names", "tag"])
         XCTAssertEqual(listing.stdoutText, "")
         XCTAssertFalse(FileManager.default.fileExists(atPath: storeDirectory.path))
-        assertFailure(try rsakit(["list", "--names", "tags"]), status: 64, contains: "--names must be one of tag, label, identity, service, account, server")
+        assertFailure(
+            try rsakit(["list", "--names", "tags"]), status: 64,
+            contains: "--names must be one of tag, label, identity, service, account, server")
         // A protected store: names without any passphrase source (none in the environment).
         try rsakitOK(["genpair", "--tag", "locked.key", "--bits", "1024"])
         try rsakitOK(["store", "protect", "--kdf", "interactive", "--passin", "pass:correct horse"])
-        let protected = try rsakit(["list", "--names", "tag"], environment: ["RSAKIT_PASSIN": nil, "RSAKIT_STORE_PASSIN": nil])
+        let protected = try rsakit(
+            ["list", "--names", "tag"], environment: ["RSAKIT_PASSIN": nil, "RSAKIT_STORE_PASSIN": nil])
         XCTAssertEqual(protected.status, 0, protected.stderr)
         XCTAssertEqual(protected.stdoutText, "locked.key\n")
     }
@@ -112,7 +134,9 @@ final class CLICompletionTests: CLITestCase {
         try rsakitOK(["genpair", "--tag", "com.example.fish", "--bits", "1024"])
         let environment = shellEnvironment.merging(["RSAKIT_STORE": storeDirectory.path]) { $1 }
         func complete(_ line: String) throws -> [String] {
-            let result = try runProcess(fish, ["--no-config", "-c", "source \(script); complete -C '\(line)'"], environment: environment, useDefaultStore: false)
+            let result = try runProcess(
+                fish, ["--no-config", "-c", "source \(script); complete -C '\(line)'"], environment: environment,
+                useDefaultStore: false)
             XCTAssertEqual(result.status, 0, result.stderr)
             // Each line is "candidate<TAB>description".
             return result.stdoutText.split(separator: "\n").map { String($0.split(separator: "\t").first ?? "") }
@@ -131,7 +155,8 @@ final class CLICompletionTests: CLITestCase {
         // Loaded through compinit from a folder on fpath, the function exists and completes
         // `rsakit` (compdef registered it).
         let folder = path("")
-        let program = "fpath=(\(folder) $fpath); autoload -Uz compinit; compinit -u -d \(path("zcompdump")); print -r -- ${_comps[rsakit]}"
+        let program =
+            "fpath=(\(folder) $fpath); autoload -Uz compinit; compinit -u -d \(path("zcompdump")); print -r -- ${_comps[rsakit]}"
         let loaded = try runProcess(zsh, ["-f", "-c", program], environment: shellEnvironment)
         XCTAssertEqual(loaded.status, 0, loaded.stderr)
         XCTAssertEqual(loaded.stdoutText, "_rsakit\n")

@@ -11,7 +11,8 @@ final class CLIEngineTests: CLITestCase {
     /// The CPU's flags from /proc/cpuinfo (empty where it cannot be read).
     static let cpuFlags: Set<Substring> = {
         guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("flags") }) else { return [] }
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("flags") })
+        else { return [] }
         return Set(line.split(separator: " "))
     }()
 
@@ -33,8 +34,10 @@ final class CLIEngineTests: CLITestCase {
         print("note: private-key paths this CPU runs: \(Self.runnablePaths.joined(separator: ", "))")
         for (bits, primes) in [(2048, 2), (3072, 3), (4096, 2)] {
             let key = path("k\(bits).pem")
-            _ = try OpenSSL.run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
-                                     "-pkeyopt", "rsa_keygen_primes:\(primes)", "-out", key])
+            _ = try OpenSSL.run([
+                "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
+                "-pkeyopt", "rsa_keygen_primes:\(primes)", "-out", key
+            ])
             // Ten blocks of PKCS#1 v1.5, each made by openssl: chunked decryption's groups.
             var ciphertext: [UInt8] = []
             var plaintext: [UInt8] = []
@@ -77,8 +80,9 @@ final class CLIEngineTests: CLITestCase {
         for (engine, message) in cases {
             let environment: [String: String?] = ["RSAKIT_ENGINE": engine]
             XCTAssertTrue(try versionPath(environment).hasPrefix("unavailable: "), engine)
-            let failed = try rsakit(["decrypt", "--raw", "--key", key], stdin: [UInt8](repeating: 1, count: 256),
-                                    environment: environment)
+            let failed = try rsakit(
+                ["decrypt", "--raw", "--key", key], stdin: [UInt8](repeating: 1, count: 256),
+                environment: environment)
             XCTAssertNotEqual(failed.status, 0)
             XCTAssertTrue(failed.stderr.contains(message), failed.stderr)
             XCTAssertTrue(failed.stdout.isEmpty)

@@ -9,7 +9,8 @@ final class CLIErrorTests: CLITestCase {
     }
 
     func testMissingTag_ExitsNotFound() throws {
-        assertFailure(try rsakit(["encrypt", "--tag", "nobody"], stdin: [1]), status: 66, contains: "no key with tag \"nobody\"")
+        assertFailure(
+            try rsakit(["encrypt", "--tag", "nobody"], stdin: [1]), status: 66, contains: "no key with tag \"nobody\"")
         assertFailure(try rsakit(["decrypt", "--tag", "nobody", "--raw"], stdin: [1]), status: 66, contains: "nobody")
         assertFailure(try rsakit(["delete", "--tag", "nobody"]), status: 66, contains: "nobody")
         assertFailure(try rsakit(["show", "--tag", "nobody"]), status: 66, contains: "nobody")
@@ -17,11 +18,13 @@ final class CLIErrorTests: CLITestCase {
 
     func testWrongKey_NamesTheRecipient() throws {
         let other = try rsakitOK(["genpair", "--tag", "other", "--bits", "1024"])
-        let fingerprint = other.stdoutText.split(separator: "\n").first { $0.hasPrefix("fingerprint: ") }!.dropFirst("fingerprint: ".count)
+        let fingerprint = other.stdoutText.split(separator: "\n").first { $0.hasPrefix("fingerprint: ") }!.dropFirst(
+            "fingerprint: ".count)
         let sealed = try rsakitOK(["encrypt", "--tag", "other"], stdin: [1, 2, 3])
         let out = path("out.bin")
         let result = try rsakit(["decrypt", "--tag", "mine", "--out", out], stdin: sealed.stdout)
-        assertFailure(result, status: 65, contains: "encrypted for key \(fingerprint), which is stored as 'other', not 'mine'")
+        assertFailure(
+            result, status: 65, contains: "encrypted for key \(fingerprint), which is stored as 'other', not 'mine'")
         XCTAssertFalse(exists(out))
     }
 
@@ -39,11 +42,14 @@ final class CLIErrorTests: CLITestCase {
             XCTAssertFalse(exists(out), "\(name): nothing left at --out")
         }
         // Cut inside a block: the length is not whole blocks.
-        assertFailure(try rsakit(["decrypt", "--tag", "mine"], stdin: Array(sealed.dropLast(5))), status: 65, contains: "not a multiple of the block size 128")
+        assertFailure(
+            try rsakit(["decrypt", "--tag", "mine"], stdin: Array(sealed.dropLast(5))), status: 65,
+            contains: "not a multiple of the block size 128")
         // Raw blocks whose length is not a multiple of k.
         let raw = try rsakitOK(["encrypt", "--tag", "mine", "--raw"], stdin: testBytes(300)).stdout
-        assertFailure(try rsakit(["decrypt", "--tag", "mine", "--raw"], stdin: Array(raw.dropLast(1))), status: 65,
-                      contains: "ciphertext length 383 bytes is not a multiple of the block size 128 bytes")
+        assertFailure(
+            try rsakit(["decrypt", "--tag", "mine", "--raw"], stdin: Array(raw.dropLast(1))), status: 65,
+            contains: "ciphertext length 383 bytes is not a multiple of the block size 128 bytes")
     }
 
     func testEmptyInput() throws {
@@ -53,15 +59,20 @@ final class CLIErrorTests: CLITestCase {
         XCTAssertEqual(raw.stdout.count, 128)
         XCTAssertEqual(try rsakitOK(["decrypt", "--tag", "mine", "--raw"], stdin: raw.stdout).stdout, [])
         // Raw decryption of nothing is a data error.
-        assertFailure(try rsakit(["decrypt", "--tag", "mine", "--raw"], stdin: []), status: 65, contains: "no ciphertext blocks")
+        assertFailure(
+            try rsakit(["decrypt", "--tag", "mine", "--raw"], stdin: []), status: 65, contains: "no ciphertext blocks")
     }
 
     func testUnreadableInputAndUnwritableOutput() throws {
-        assertFailure(try rsakit(["encrypt", "--tag", "mine", "--in", path("missing.txt")]), status: 66, contains: "cannot read input file")
+        assertFailure(
+            try rsakit(["encrypt", "--tag", "mine", "--in", path("missing.txt")]), status: 66,
+            contains: "cannot read input file")
         let plain = try write([1, 2, 3], to: "plain.txt")
-        assertFailure(try rsakit(["encrypt", "--tag", "mine", "--in", plain, "--out", path("no/such/folder/out.rsa")]),
-                      status: 1, contains: "cannot write output file")
-        assertFailure(try rsakit(["encrypt", "--tag", "mine", "--in", workDirectory.path]), status: 1, contains: "is a directory")
+        assertFailure(
+            try rsakit(["encrypt", "--tag", "mine", "--in", plain, "--out", path("no/such/folder/out.rsa")]),
+            status: 1, contains: "cannot write output file")
+        assertFailure(
+            try rsakit(["encrypt", "--tag", "mine", "--in", workDirectory.path]), status: 1, contains: "is a directory")
     }
 
     func testOutputEqualToInput_IsRefusedAndTheFileKept() throws {
@@ -76,30 +87,47 @@ final class CLIErrorTests: CLITestCase {
         try rsakitOK(["export", "--tag", "mine", "--out", pub])
         try rsakitOK(["import", "--tag", "pubonly", pub])
         let sealed = try rsakitOK(["encrypt", "--tag", "pubonly"], stdin: [9]).stdout
-        assertFailure(try rsakit(["decrypt", "--tag", "pubonly"], stdin: sealed), status: 66,
-                      contains: "the store holds only the public key for tag 'pubonly'")
-        assertFailure(try rsakit(["decrypt", "--key", pub], stdin: sealed), status: 66, contains: "holds only a public key")
+        assertFailure(
+            try rsakit(["decrypt", "--tag", "pubonly"], stdin: sealed), status: 66,
+            contains: "the store holds only the public key for tag 'pubonly'")
+        assertFailure(
+            try rsakit(["decrypt", "--key", pub], stdin: sealed), status: 66, contains: "holds only a public key")
     }
 
     func testDuplicateTag_ExitsAlreadyExists() throws {
-        assertFailure(try rsakit(["genpair", "--tag", "mine", "--bits", "1024"]), status: 73, contains: "already exists")
+        assertFailure(
+            try rsakit(["genpair", "--tag", "mine", "--bits", "1024"]), status: 73, contains: "already exists")
         XCTAssertEqual(try rsakit(["genpair", "--tag", "mine", "--bits", "1024", "--replace"]).status, 0)
     }
 
     func testUsageErrors_Exit64() throws {
         assertFailure(try rsakit(["encrypt"]), status: 64, contains: "missing --tag <TAG> or --key <FILE>")
-        assertFailure(try rsakit(["encrypt", "--tag", "a", "--key", "b"]), status: 64, contains: "either --tag or --key")
+        assertFailure(
+            try rsakit(["encrypt", "--tag", "a", "--key", "b"]), status: 64, contains: "either --tag or --key")
         assertFailure(try rsakit(["genpair"]), status: 64, contains: "missing required option '--tag'")
-        assertFailure(try rsakit(["genpair", "--tag", "x", "--bits", "512"]), status: 64, contains: "--bits must be between 1024 and 16384")
-        assertFailure(try rsakit(["genpair", "--tag", "x", "--bits", "many"]), status: 64, contains: "expects an integer")
-        assertFailure(try rsakit(["genpair", "--tag", "x", "--exponent", "4"]), status: 64, contains: "--exponent must be an odd integer")
-        assertFailure(try rsakit(["encrypt", "--tag", "mine", "--bogus"]), status: 64, contains: "unknown option '--bogus'")
+        assertFailure(
+            try rsakit(["genpair", "--tag", "x", "--bits", "512"]), status: 64,
+            contains: "--bits must be between 1024 and 16384")
+        assertFailure(
+            try rsakit(["genpair", "--tag", "x", "--bits", "many"]), status: 64, contains: "expects an integer")
+        assertFailure(
+            try rsakit(["genpair", "--tag", "x", "--exponent", "4"]), status: 64,
+            contains: "--exponent must be an odd integer")
+        assertFailure(
+            try rsakit(["encrypt", "--tag", "mine", "--bogus"]), status: 64, contains: "unknown option '--bogus'")
         assertFailure(try rsakit(["frobnicate"]), status: 64, contains: "unknown command 'frobnicate'")
-        assertFailure(try rsakit(["export", "--tag", "mine", "--format", "spki", "--private"]), status: 64, contains: "public-key format")
-        assertFailure(try rsakit(["decrypt", "--raw"], stdin: testBytes(128)), status: 64, contains: "--raw needs --tag or --key")
+        assertFailure(
+            try rsakit(["export", "--tag", "mine", "--format", "spki", "--private"]), status: 64,
+            contains: "public-key format")
+        assertFailure(
+            try rsakit(["decrypt", "--raw"], stdin: testBytes(128)), status: 64, contains: "--raw needs --tag or --key")
         // Data that is neither a container nor usable raw blocks is a data error, with or without --tag.
-        assertFailure(try rsakit(["decrypt"], stdin: testBytes(128)), status: 65, contains: "raw blocks need --tag or --key (an Apple RSA-OAEP + AES-GCM blob needs --format apple-aesgcm)")
-        assertFailure(try rsakit(["decrypt", "--tag", "mine"], stdin: testBytes(100)), status: 65, contains: "neither an rsakit container")
+        assertFailure(
+            try rsakit(["decrypt"], stdin: testBytes(128)), status: 65,
+            contains: "raw blocks need --tag or --key (an Apple RSA-OAEP + AES-GCM blob needs --format apple-aesgcm)")
+        assertFailure(
+            try rsakit(["decrypt", "--tag", "mine"], stdin: testBytes(100)), status: 65,
+            contains: "neither an rsakit container")
     }
 
     func testUnprotectedStore_IsRefusedUnlessOverridden() throws {

@@ -27,18 +27,25 @@ final class CLIFetchTests: CLITestCase {
     }
 
     private func startServer() throws -> TLSTestServer {
-        let started = try TLSTestServer(openssl: opensslPath,
-                                        arguments: ["-Verify", "5", "-verify_return_error", "-CAfile", pki.path("ca.pem"),
-                                                    "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"),
-                                                    "-key", pki.path("srv.key"), "-WWW"],
-                                        directory: workDirectory.path)
+        let started = try TLSTestServer(
+            openssl: opensslPath,
+            arguments: [
+                "-Verify", "5", "-verify_return_error", "-CAfile", pki.path("ca.pem"),
+                "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"),
+                "-key", pki.path("srv.key"), "-WWW"
+            ],
+            directory: workDirectory.path)
         server = started
         return started
     }
 
     private func fetch(_ server: TLSTestServer, _ name: String, _ options: [String]) throws -> Result {
-        let result = try runProcess("/usr/bin/timeout", ["-k", "5", "60", Self.binary.path, "fetch",
-                                                         "https://127.0.0.1:\(server.port)/\(name)", "--timeout", "20"] + options)
+        let result = try runProcess(
+            "/usr/bin/timeout",
+            [
+                "-k", "5", "60", Self.binary.path, "fetch",
+                "https://127.0.0.1:\(server.port)/\(name)", "--timeout", "20"
+            ] + options)
         XCTAssertNotEqual(result.status, 124, "rsakit fetch hung: \(result.stderr)")
         return result
     }
@@ -55,7 +62,8 @@ final class CLIFetchTests: CLITestCase {
         let toStdout = try fetch(server, "report.txt", anchor + ["-v"])
         XCTAssertEqual(toStdout.status, 0, toStdout.stderr)
         XCTAssertEqual(toStdout.stdoutText, "report body\n")
-        XCTAssertTrue(toStdout.stderr.contains(" 200 from https://127.0.0.1:\(server.port)/report.txt"), toStdout.stderr)
+        XCTAssertTrue(
+            toStdout.stderr.contains(" 200 from https://127.0.0.1:\(server.port)/report.txt"), toStdout.stderr)
         let toFile = try fetch(server, "report.txt", anchor + ["--out", path("copy.txt")])
         XCTAssertEqual(toFile.status, 0, toFile.stderr)
         XCTAssertEqual(toFile.stdoutText, "")
@@ -67,7 +75,8 @@ final class CLIFetchTests: CLITestCase {
         try importAlice()
         try Data("secret\n".utf8).write(to: URL(fileURLWithPath: path("s.txt")))
         let server = try startServer()
-        let result = try fetch(server, "s.txt", ["--identity", "alice", "--anchor", pki.path("other.pem"), "--anchors-only"])
+        let result = try fetch(
+            server, "s.txt", ["--identity", "alice", "--anchor", pki.path("other.pem"), "--anchors-only"])
         XCTAssertEqual(result.status, 65, result.stderr)
         XCTAssertTrue(result.stderr.contains("not trusted"), result.stderr)
         XCTAssertEqual(result.stdoutText, "")
@@ -86,16 +95,21 @@ final class CLIFetchTests: CLITestCase {
 
     /// nginx (`listen ... ssl http2`, client certificate required from the test CA).
     private func startNginx() throws -> NginxTestServer {
-        let chain = try String(contentsOfFile: pki.path("srv.pem"), encoding: .utf8) + String(contentsOfFile: pki.path("int.pem"), encoding: .utf8)
+        let chain =
+            try String(contentsOfFile: pki.path("srv.pem"), encoding: .utf8)
+            + String(contentsOfFile: pki.path("int.pem"), encoding: .utf8)
         try chain.write(toFile: path("chain.pem"), atomically: true, encoding: .utf8)
-        let started = try NginxTestServer(chain: path("chain.pem"), key: pki.path("srv.key"), clientCA: pki.path("ca.pem"),
-                                          directory: workDirectory.path)
+        let started = try NginxTestServer(
+            chain: path("chain.pem"), key: pki.path("srv.key"), clientCA: pki.path("ca.pem"),
+            directory: workDirectory.path)
         nginx = started
         return started
     }
 
     private func fetch(_ url: URL, _ options: [String]) throws -> Result {
-        let result = try runProcess("/usr/bin/timeout", ["-k", "5", "60", Self.binary.path, "fetch", url.absoluteString, "--timeout", "20"] + options)
+        let result = try runProcess(
+            "/usr/bin/timeout",
+            ["-k", "5", "60", Self.binary.path, "fetch", url.absoluteString, "--timeout", "20"] + options)
         XCTAssertNotEqual(result.status, 124, "rsakit fetch hung: \(result.stderr)")
         return result
     }
@@ -121,12 +135,19 @@ final class CLIFetchTests: CLITestCase {
             let toStdout = try fetch(nginx.url(location), ["--identity", "alice", "--anchor", pki.path("ca.pem")])
             XCTAssertEqual(toStdout.status, 1, toStdout.stderr)
             XCTAssertEqual(toStdout.stdoutText, "", "the error page reached standard output")
-            XCTAssertEqual(toStdout.stderr, "rsakit: error: HTTP status \(status) from \(nginx.url(location).absoluteString) (nothing was written)\n")
-            let toFile = try fetch(nginx.url(location), ["--identity", "alice", "--anchor", pki.path("ca.pem"), "--out", path("page-\(status)")])
+            XCTAssertEqual(
+                toStdout.stderr,
+                "rsakit: error: HTTP status \(status) from \(nginx.url(location).absoluteString) (nothing was written)\n"
+            )
+            let toFile = try fetch(
+                nginx.url(location),
+                ["--identity", "alice", "--anchor", pki.path("ca.pem"), "--out", path("page-\(status)")])
             XCTAssertEqual(toFile.status, 1, toFile.stderr)
             XCTAssertFalse(FileManager.default.fileExists(atPath: path("page-\(status)")))
         }
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: workDirectory.path).filter { $0.hasPrefix("page-") }, [])
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: workDirectory.path).filter { $0.hasPrefix("page-") }, []
+        )
     }
 
     func testFetch_NotAnHTTPSURL_IsAUsageError() throws {

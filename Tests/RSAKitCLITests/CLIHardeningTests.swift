@@ -22,8 +22,10 @@ final class CLIHardeningTests: CLITestCase {
         var runAs: [String] = []
         var expectedUID = getuid()
         if getuid() == 0 {
-            guard let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first(where: FileManager.default.isExecutableFile) else {
-                throw XCTSkip("running as root and setpriv(1) is missing: cannot start the processes as a non-root user")
+            guard let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first(where: FileManager.default.isExecutableFile)
+            else {
+                throw XCTSkip(
+                    "running as root and setpriv(1) is missing: cannot start the processes as a non-root user")
             }
             runAs = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
             expectedUID = 65534
@@ -31,7 +33,8 @@ final class CLIHardeningTests: CLITestCase {
         // Readable by `nobody`: the work folder, a throwaway key made here, two FIFOs.
         chmod(workDirectory.path, 0o755)
         let key = path("key.pem")
-        let made = try runProcess(try openssl(), ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024", "-out", key])
+        let made = try runProcess(
+            try openssl(), ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024", "-out", key])
         XCTAssertEqual(made.status, 0, made.stderr)
         chmod(key, 0o644)
         let fifo = path("ciphertext.fifo"), controlFifo = path("control.fifo")
@@ -40,7 +43,8 @@ final class CLIHardeningTests: CLITestCase {
 
         // Raise the soft core limit to the hard one first, so that 0 in rsakit is its own doing.
         let launcher = ["/bin/sh", "-c", "ulimit -S -c \"$(ulimit -H -c)\"; exec \"$@\"", "sh"] + runAs
-        let rsakit = try start(launcher + [Self.binary.path, "decrypt", "--key", key, "--in", fifo, "--store", storeDirectory.path])
+        let rsakit = try start(
+            launcher + [Self.binary.path, "decrypt", "--key", key, "--in", fifo, "--store", storeDirectory.path])
         let control = try start(launcher + ["/bin/cat", controlFifo])
         // Opening the write ends waits until each process has opened its FIFO for reading.
         let writer = open(fifo, O_WRONLY), controlWriter = open(controlFifo, O_WRONLY)
@@ -64,7 +68,9 @@ final class CLIHardeningTests: CLITestCase {
         XCTAssertEqual(controlOwner, expectedUID, "the control process is dumpable")
         XCTAssertEqual(controlLimits.soft, hardLimit, "the control keeps the raised limit")
         if hardLimit == "0" {
-            print("NOTE: the hard core limit here is 0, so the limit half of this test shows nothing; the dumpable half still does")
+            print(
+                "NOTE: the hard core limit here is 0, so the limit half of this test shows nothing; the dumpable half still does"
+            )
         }
         XCTAssertEqual(rsakitEnd, .exited(65), "decrypt of empty input")
     }

@@ -18,11 +18,15 @@ final class CLIIdentityHTTPSImportTests: CLITestCase {
         pki = try TLSTestPKI.shared(openssl: opensslPath)
         let served = workDirectory.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: pki.path("alice.p12"), toPath: served.appendingPathComponent("alice.p12").path)
-        server = try TLSTestServer(openssl: opensslPath,
-                                   arguments: ["-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"),
-                                               "-key", pki.path("srv.key"), "-WWW"],
-                                   directory: served.path)
+        try FileManager.default.copyItem(
+            atPath: pki.path("alice.p12"), toPath: served.appendingPathComponent("alice.p12").path)
+        server = try TLSTestServer(
+            openssl: opensslPath,
+            arguments: [
+                "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"),
+                "-key", pki.path("srv.key"), "-WWW"
+            ],
+            directory: served.path)
     }
 
     override func tearDownWithError() throws {
@@ -32,8 +36,12 @@ final class CLIIdentityHTTPSImportTests: CLITestCase {
 
     private func importURL(_ options: [String]) throws -> Result {
         let url = "https://127.0.0.1:\(server!.port)/alice.p12"
-        let result = try runProcess("/usr/bin/timeout", ["-k", "5", "60", Self.binary.path, "identity", "import", url,
-                                                         "--passin", "pass:alicepass"] + options)
+        let result = try runProcess(
+            "/usr/bin/timeout",
+            [
+                "-k", "5", "60", Self.binary.path, "identity", "import", url,
+                "--passin", "pass:alicepass"
+            ] + options)
         XCTAssertNotEqual(result.status, 124, "rsakit identity import hung: \(result.stderr)")
         return result
     }
@@ -45,7 +53,9 @@ final class CLIIdentityHTTPSImportTests: CLITestCase {
         XCTAssertTrue(first.stdoutText.contains("imported identity: alice\n"), first.stdoutText)
         XCTAssertTrue(try rsakitOK(["identity", "list"]).stdoutText.contains("alice"))
         // Only the served copy exists: nothing was downloaded to a file.
-        let p12s = FileManager.default.enumerator(atPath: workDirectory.path)!.compactMap { $0 as? String }.filter { $0.hasSuffix(".p12") }
+        let p12s = FileManager.default.enumerator(atPath: workDirectory.path)!.compactMap { $0 as? String }.filter {
+            $0.hasSuffix(".p12")
+        }
         XCTAssertEqual(p12s, ["www/alice.p12"])
 
         let again = try importURL(anchored)
@@ -61,11 +71,14 @@ final class CLIIdentityHTTPSImportTests: CLITestCase {
         XCTAssertTrue(result.stderr.hasPrefix("rsakit: error:"), result.stderr)
         XCTAssertTrue(result.stderr.contains("trust"), result.stderr)
         XCTAssertEqual(result.stdoutText, "")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: storeDirectory.path), "a store was created for a failed download")
+        XCTAssertFalse(
+            FileManager.default.fileExists(atPath: storeDirectory.path), "a store was created for a failed download")
     }
 
     func testImportHTTP_IsAUsageError() throws {
-        let result = try rsakit(["identity", "import", "http://127.0.0.1:\(server!.port)/alice.p12", "--passin", "pass:alicepass"])
+        let result = try rsakit([
+            "identity", "import", "http://127.0.0.1:\(server!.port)/alice.p12", "--passin", "pass:alicepass"
+        ])
         XCTAssertEqual(result.status, 64, result.stderr)
         XCTAssertTrue(result.stderr.contains("only https:// URLs"), result.stderr)
     }

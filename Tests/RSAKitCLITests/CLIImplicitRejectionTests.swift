@@ -30,12 +30,16 @@ final class CLIImplicitRejectionTests: CLITestCase {
         let set = try ImplicitRejectionVectors.load().sets[0]
         let key = try write(Array(set.privateKeyPEM.utf8), to: "k2048.pem")
         let ciphertext = try ImplicitRejectionVectors.bytes(hex: set.cases[0].ciphertext)
-        assertFailure(try rsakit(["decrypt", "--implicit-rejection", "--key", key], stdin: ciphertext),
-                      status: 64, contains: "--implicit-rejection applies to raw PKCS#1 v1.5 blocks; add --raw")
-        assertFailure(try rsakit(["decrypt", "--raw", "--padding", "oaep", "--implicit-rejection", "--key", key], stdin: ciphertext),
-                      status: 64, contains: "--implicit-rejection is defined for PKCS#1 v1.5 only")
-        assertFailure(try rsakit(["encrypt", "--raw", "--implicit-rejection", "--key", key], stdin: [1, 2, 3]),
-                      status: 64, contains: "unknown option '--implicit-rejection'")
+        assertFailure(
+            try rsakit(["decrypt", "--implicit-rejection", "--key", key], stdin: ciphertext),
+            status: 64, contains: "--implicit-rejection applies to raw PKCS#1 v1.5 blocks; add --raw")
+        assertFailure(
+            try rsakit(
+                ["decrypt", "--raw", "--padding", "oaep", "--implicit-rejection", "--key", key], stdin: ciphertext),
+            status: 64, contains: "--implicit-rejection is defined for PKCS#1 v1.5 only")
+        assertFailure(
+            try rsakit(["encrypt", "--raw", "--implicit-rejection", "--key", key], stdin: [1, 2, 3]),
+            status: 64, contains: "unknown option '--implicit-rejection'")
         XCTAssertTrue(try rsakitOK(["help", "decrypt"]).stdoutText.contains("--implicit-rejection"))
     }
 }

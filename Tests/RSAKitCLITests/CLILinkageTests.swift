@@ -19,16 +19,24 @@ final class CLILinkageTests: CLITestCase {
         XCTAssertTrue(libraries.contains("libgmp.so.10"), listing.stdoutText)
         // libcurl and its ~20 libraries (Kerberos, LDAP, SSH...) are loaded only when OCSP or
         // CRL fetching needs HTTP (dlopen in CCurl), not by every process.
-        for forbidden in ["libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so",
-                          "libcurl-gnutls.so.4", "libcurl.so.4"] {
+        for forbidden in [
+            "libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so",
+            "libcurl-gnutls.so.4", "libcurl.so.4"
+        ] {
             XCTAssertFalse(libraries.contains(forbidden), "rsakit loads \(forbidden):\n\(listing.stdoutText)")
         }
 
         // Control: the toolchain's libFoundation.so is found beside libFoundationEssentials.so
         // (when the binary is dynamically linked) and does load ICU.
-        guard let essentials = listing.stdoutText.split(separator: "\n").first(where: { $0.contains("libFoundationEssentials.so =>") }),
-              let path = essentials.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst(2).first else { return }
-        let foundation = URL(fileURLWithPath: String(path)).deletingLastPathComponent().appendingPathComponent("libFoundation.so").path
+        guard
+            let essentials = listing.stdoutText.split(separator: "\n").first(where: {
+                $0.contains("libFoundationEssentials.so =>")
+            }),
+            let path = essentials.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst(2).first
+        else { return }
+        let foundation = URL(fileURLWithPath: String(path)).deletingLastPathComponent().appendingPathComponent(
+            "libFoundation.so"
+        ).path
         guard FileManager.default.fileExists(atPath: foundation) else { return }
         let control = try runProcess(ldd, [foundation])
         XCTAssertTrue(control.stdoutText.contains("lib_FoundationICU.so"), control.stdoutText)

@@ -31,14 +31,21 @@ final class CLIManPageTests: CLITestCase {
             // Every option row of the help ("  --name" or "  -x, --name") is in the page.
             let options = help.components(separatedBy: "OPTIONS:\n")[1].split(separator: "\n")
                 .filter { $0.hasPrefix("  --") || ($0.hasPrefix("  -") && $0.dropFirst(4).hasPrefix(", --")) }
-                .compactMap { line in line.range(of: "--[a-z0-9.-]+", options: .regularExpression).map { String(line[$0]) } }
+                .compactMap { line in
+                    line.range(of: "--[a-z0-9.-]+", options: .regularExpression).map { String(line[$0]) }
+                }
             XCTAssertFalse(options.isEmpty, name)
             for option in options {
-                XCTAssertTrue(page.contains("\\fB" + option.replacingOccurrences(of: "-", with: "\\-") + "\\fR"), "\(name): \(option) missing from the page")
+                XCTAssertTrue(
+                    page.contains("\\fB" + option.replacingOccurrences(of: "-", with: "\\-") + "\\fR"),
+                    "\(name): \(option) missing from the page")
             }
             let usage = help.components(separatedBy: "USAGE: ")[1].components(separatedBy: "\n")[0]
-            XCTAssertTrue(page.contains(usage.replacingOccurrences(of: "-", with: "\\-")), "\(name): the synopsis is not the help's usage")
-            XCTAssertTrue(overview.contains(".BR rsakit\\-\(name.replacingOccurrences(of: "-", with: "\\-")) (1)"), name)
+            XCTAssertTrue(
+                page.contains(usage.replacingOccurrences(of: "-", with: "\\-")),
+                "\(name): the synopsis is not the help's usage")
+            XCTAssertTrue(
+                overview.contains(".BR rsakit\\-\(name.replacingOccurrences(of: "-", with: "\\-")) (1)"), name)
         }
         XCTAssertFalse(try rsakitOK(["help", "list"]).stdoutText.contains("--names"), "hidden options stay out of help")
         for section in ["ENVIRONMENT", "FILES", "EXIT STATUS", "SECURITY NOTES", "EXAMPLES"] {
@@ -47,7 +54,9 @@ final class CLIManPageTests: CLITestCase {
         XCTAssertTrue(overview.contains("RSAKIT_STORE"))
 
         // groff in warning-everything mode: no output at all.
-        guard let groff = TestTools.path(of: "groff") else { throw XCTSkip("groff is not installed (scripts/install-deps.sh installs groff-base)") }
+        guard let groff = TestTools.path(of: "groff") else {
+            throw XCTSkip("groff is not installed (scripts/install-deps.sh installs groff-base)")
+        }
         for page in pages {
             let check = try runProcess(groff, ["-man", "-ww", "-z", folder + "/" + page])
             XCTAssertEqual(check.status, 0, page)
@@ -55,7 +64,8 @@ final class CLIManPageTests: CLITestCase {
         }
         // And man renders the overview with its sections.
         if let man = TestTools.path(of: "man") {
-            let rendered = try runProcess(man, ["-l", folder + "/rsakit.1"], environment: ["MANPAGER": "cat", "PAGER": "cat", "MANWIDTH": "80"])
+            let rendered = try runProcess(
+                man, ["-l", folder + "/rsakit.1"], environment: ["MANPAGER": "cat", "PAGER": "cat", "MANWIDTH": "80"])
             XCTAssertEqual(rendered.status, 0, rendered.stderr)
             XCTAssertTrue(rendered.stdoutText.contains("EXIT STATUS"))
         }
@@ -64,18 +74,24 @@ final class CLIManPageTests: CLITestCase {
     /// The version is defined once (RSAKitCommandLine.version): --version, the man pages'
     /// footer and CHANGELOG.md's newest release section must all say it.
     func testVersionIsTheSameInTheBinaryTheManualAndTheChangelog() throws {
-        let version = try XCTUnwrap(try rsakitOK(["--version"]).stdoutText.split(separator: "\n").first?
-            .split(separator: " ").last.map(String.init))
+        let version = try XCTUnwrap(
+            try rsakitOK(["--version"]).stdoutText.split(separator: "\n").first?
+                .split(separator: " ").last.map(String.init))
         XCTAssertNotNil(version.range(of: #"^[0-9]+\.[0-9]+\.[0-9]+$"#, options: .regularExpression), version)
         let changelogPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("CHANGELOG.md").path
         let changelog = try String(contentsOfFile: changelogPath, encoding: .utf8)
-        let releases = changelog.split(separator: "\n").filter { $0.hasPrefix("## [") && !$0.hasPrefix("## [Unreleased]") }
-        XCTAssertTrue(releases.first?.hasPrefix("## [\(version)] - ") ?? false, "newest release in CHANGELOG.md: \(releases.first ?? "none")")
+        let releases = changelog.split(separator: "\n").filter {
+            $0.hasPrefix("## [") && !$0.hasPrefix("## [Unreleased]")
+        }
+        XCTAssertTrue(
+            releases.first?.hasPrefix("## [\(version)] - ") ?? false,
+            "newest release in CHANGELOG.md: \(releases.first ?? "none")")
         let folder = path("man")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try rsakitOK(["help", "--man-pages", folder])
-        XCTAssertTrue(try String(contentsOfFile: folder + "/rsakit.1", encoding: .utf8).contains("\"rsakit \(version)\""))
+        XCTAssertTrue(
+            try String(contentsOfFile: folder + "/rsakit.1", encoding: .utf8).contains("\"rsakit \(version)\""))
         // Every `from: "X.Y.Z"` a reader copies (README.md, docs/library.md, the DocC catalog) names this version,
         // and Examples/ is built by scripts/examples.sh against a clone tagged with it.
         let root = URL(fileURLWithPath: changelogPath).deletingLastPathComponent()
@@ -87,7 +103,10 @@ final class CLIManPageTests: CLITestCase {
                 XCTAssertTrue(line.contains("from: \"\(version)\""), "\(file): \(line)")
             }
         }
-        let examples = try String(contentsOfFile: root.appendingPathComponent("scripts/examples.sh").path, encoding: .utf8)
-        XCTAssertTrue(examples.contains("RSAKitCommandLine.swift)"), "examples.sh no longer reads the version from RSAKitCommandLine")
+        let examples = try String(
+            contentsOfFile: root.appendingPathComponent("scripts/examples.sh").path, encoding: .utf8)
+        XCTAssertTrue(
+            examples.contains("RSAKitCommandLine.swift)"),
+            "examples.sh no longer reads the version from RSAKitCommandLine")
     }
 }

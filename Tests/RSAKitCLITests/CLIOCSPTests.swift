@@ -19,21 +19,27 @@ final class CLIOCSPTests: CLITestCase {
     }
 
     private func evaluate(_ pki: OCSPTestPKI, _ name: String, _ options: [String]) throws -> Result {
-        try rsakit(["trust", "evaluate", pki.path(name + ".pem"), "--anchor", pki.path("ca.pem"), "--anchors-only"] + options)
+        try rsakit(
+            ["trust", "evaluate", pki.path(name + ".pem"), "--anchor", pki.path("ca.pem"), "--anchors-only"] + options)
     }
 
     func testTrustEvaluate_OCSP_GoodRevokedUnknown() throws {
         let (pki, responder) = try fixture()
         let good = try evaluate(pki, "good", ["--revocation", "ocsp"])
         XCTAssertEqual(good.status, 0, good.stderr)
-        XCTAssertTrue(good.stdoutText.contains("revocation:\n  0: good (OCSP response from \(responder.url), thisUpdate "), good.stdoutText)
+        XCTAssertTrue(
+            good.stdoutText.contains("revocation:\n  0: good (OCSP response from \(responder.url), thisUpdate "),
+            good.stdoutText)
         XCTAssertEqual(good.stderr, "")
 
         let revoked = try evaluate(pki, "revoked", ["--revocation", "ocsp"])
         XCTAssertEqual(revoked.status, 65)
         XCTAssertTrue(revoked.stdoutText.hasPrefix("result: fatal-trust-failure\n"), revoked.stdoutText)
-        XCTAssertTrue(revoked.stdoutText.contains(", revoked 2024-01-01T00:00:00Z, reason keyCompromise\n"), revoked.stdoutText)
-        XCTAssertTrue(revoked.stdoutText.contains("certificate 0 (revoked.ocsp.test): revoked on 2024-01-01T00:00:00Z"), revoked.stdoutText)
+        XCTAssertTrue(
+            revoked.stdoutText.contains(", revoked 2024-01-01T00:00:00Z, reason keyCompromise\n"), revoked.stdoutText)
+        XCTAssertTrue(
+            revoked.stdoutText.contains("certificate 0 (revoked.ocsp.test): revoked on 2024-01-01T00:00:00Z"),
+            revoked.stdoutText)
         let json = try evaluate(pki, "revoked", ["--revocation", "ocsp", "--json"])
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stdout)) as? [String: Any])
         let check = try XCTUnwrap((object["revocation"] as? [[String: Any]])?.first)
@@ -45,7 +51,9 @@ final class CLIOCSPTests: CLITestCase {
 
         let unknown = try evaluate(pki, "unknown", ["--revocation", "ocsp"])
         XCTAssertEqual(unknown.status, 0, "a warning only")
-        XCTAssertTrue(unknown.stderr.hasPrefix("rsakit: warning: revocation of certificate 0 (unknown.ocsp.test) not established: "), unknown.stderr)
+        XCTAssertTrue(
+            unknown.stderr.hasPrefix(
+                "rsakit: warning: revocation of certificate 0 (unknown.ocsp.test) not established: "), unknown.stderr)
         let strict = try evaluate(pki, "unknown", ["--revocation", "ocsp", "--require-revocation"])
         XCTAssertEqual(strict.status, 65)
         XCTAssertTrue(strict.stdoutText.hasPrefix("result: recoverable-trust-failure\n"), strict.stdoutText)
@@ -60,19 +68,33 @@ final class CLIOCSPTests: CLITestCase {
         let (pki, _) = try fixture()
         let forged = try pki.startResponder(forged: true)
         defer { forged.stop() }
-        let refused = try evaluate(pki, "revoked", ["--revocation", "ocsp", "--ocsp-url", forged.url, "--require-revocation"])
+        let refused = try evaluate(
+            pki, "revoked", ["--revocation", "ocsp", "--ocsp-url", forged.url, "--require-revocation"])
         XCTAssertEqual(refused.status, 65)
-        XCTAssertTrue(refused.stdoutText.hasPrefix("result: recoverable-trust-failure\n"), "a forged 'revoked' is not believed: \(refused.stdoutText)")
-        XCTAssertTrue(refused.stdoutText.contains("refused: the responder certificate is not issued by the certificate's issuer"), refused.stdoutText)
+        XCTAssertTrue(
+            refused.stdoutText.hasPrefix("result: recoverable-trust-failure\n"),
+            "a forged 'revoked' is not believed: \(refused.stdoutText)")
+        XCTAssertTrue(
+            refused.stdoutText.contains("refused: the responder certificate is not issued by the certificate's issuer"),
+            refused.stdoutText)
 
         let offline = try evaluate(pki, "revoked", ["--revocation", "ocsp", "--no-network"])
         XCTAssertEqual(offline.status, 0)
-        XCTAssertTrue(offline.stdoutText.contains("  0: not-checked (OCSP not asked: network access is disabled)"), offline.stdoutText)
-        XCTAssertTrue(offline.stderr.contains("rsakit: warning: revocation of certificate 0 (revoked.ocsp.test) not established"), offline.stderr)
-        XCTAssertEqual(try evaluate(pki, "revoked", ["--revocation", "ocsp", "--no-network", "--require-revocation"]).status, 65)
+        XCTAssertTrue(
+            offline.stdoutText.contains("  0: not-checked (OCSP not asked: network access is disabled)"),
+            offline.stdoutText)
+        XCTAssertTrue(
+            offline.stderr.contains("rsakit: warning: revocation of certificate 0 (revoked.ocsp.test) not established"),
+            offline.stderr)
+        XCTAssertEqual(
+            try evaluate(pki, "revoked", ["--revocation", "ocsp", "--no-network", "--require-revocation"]).status, 65)
 
-        assertFailure(try evaluate(pki, "good", ["--revocation", "sometimes"]), status: 64, contains: "--revocation must be ocsp, crl, any or off")
-        assertFailure(try evaluate(pki, "good", ["--ocsp-url", "ftp://x"]), status: 64, contains: "--ocsp-url must be an http or https URL")
+        assertFailure(
+            try evaluate(pki, "good", ["--revocation", "sometimes"]), status: 64,
+            contains: "--revocation must be ocsp, crl, any or off")
+        assertFailure(
+            try evaluate(pki, "good", ["--ocsp-url", "ftp://x"]), status: 64,
+            contains: "--ocsp-url must be an http or https URL")
     }
 
     func testTLSConnect_OCSP_RevokedServerRefused_GoodServerVerbose() throws {
@@ -80,19 +102,27 @@ final class CLIOCSPTests: CLITestCase {
         let opensslPath = try openssl()
         for name in ["revoked", "good"] {
             // openssl s_server -accept 127.0.0.1:PORT -cert NAME.pem -key leaf.key -www
-            let server = try TLSTestServer(openssl: opensslPath, arguments: ["-cert", pki.path(name + ".pem"), "-key", pki.path("leaf.key"), "-www"],
-                                           directory: workDirectory.path)
+            let server = try TLSTestServer(
+                openssl: opensslPath,
+                arguments: ["-cert", pki.path(name + ".pem"), "-key", pki.path("leaf.key"), "-www"],
+                directory: workDirectory.path)
             defer { server.stop() }
-            let result = try runProcess("/usr/bin/timeout", ["-k", "5", "60", Self.binary.path, "tls", "connect", "127.0.0.1:\(server.port)",
-                                                             "--servername", "\(name).ocsp.test", "--anchor", pki.path("ca.pem"), "--anchors-only",
-                                                             "--revocation", "ocsp", "-v"],
-                                        stdin: Array("GET / HTTP/1.0\r\n\r\n".utf8))
+            let result = try runProcess(
+                "/usr/bin/timeout",
+                [
+                    "-k", "5", "60", Self.binary.path, "tls", "connect", "127.0.0.1:\(server.port)",
+                    "--servername", "\(name).ocsp.test", "--anchor", pki.path("ca.pem"), "--anchors-only",
+                    "--revocation", "ocsp", "-v"
+                ],
+                stdin: Array("GET / HTTP/1.0\r\n\r\n".utf8))
             if name == "revoked" {
                 XCTAssertEqual(result.status, 65, result.stderr)
                 XCTAssertTrue(result.stderr.contains("revoked on 2024-01-01T00:00:00Z"), result.stderr)
             } else {
                 XCTAssertEqual(result.status, 0, result.stderr)
-                XCTAssertTrue(result.stderr.contains("rsakit: revocation: certificate 0: good (OCSP response from "), result.stderr)
+                XCTAssertTrue(
+                    result.stderr.contains("rsakit: revocation: certificate 0: good (OCSP response from "),
+                    result.stderr)
             }
         }
     }
@@ -104,25 +134,38 @@ final class CLIOCSPTests: CLITestCase {
         let opensslPath = try openssl()
         for name in ["good", "revoked"] {
             // openssl ocsp -issuer ca.pem -cert NAME.pem -url URL -CAfile ca.pem -respout NAME.ocsp.der
-            try OpenSSL.run(["ocsp", "-issuer", pki.path("ca.pem"), "-cert", pki.path(name + ".pem"), "-url", responder.url,
-                             "-CAfile", pki.path("ca.pem"), "-respout", pki.path(name + ".ocsp.der")])
+            try OpenSSL.run([
+                "ocsp", "-issuer", pki.path("ca.pem"), "-cert", pki.path(name + ".pem"), "-url", responder.url,
+                "-CAfile", pki.path("ca.pem"), "-respout", pki.path(name + ".ocsp.der")
+            ])
             // openssl s_server -accept 127.0.0.1:PORT -cert NAME.pem -key leaf.key -status_file NAME.ocsp.der -www
-            let server = try TLSTestServer(openssl: opensslPath, arguments: ["-cert", pki.path(name + ".pem"), "-key", pki.path("leaf.key"),
-                                                                             "-status_file", pki.path(name + ".ocsp.der"), "-www"],
-                                           directory: workDirectory.path)
+            let server = try TLSTestServer(
+                openssl: opensslPath,
+                arguments: [
+                    "-cert", pki.path(name + ".pem"), "-key", pki.path("leaf.key"),
+                    "-status_file", pki.path(name + ".ocsp.der"), "-www"
+                ],
+                directory: workDirectory.path)
             defer { server.stop() }
             for version in ["--tls1.2", "--tls1.3"] {
-                let result = try runProcess("/usr/bin/timeout", ["-k", "5", "60", Self.binary.path, "tls", "connect", "127.0.0.1:\(server.port)",
-                                                                 "--servername", "\(name).ocsp.test", "--anchor", pki.path("ca.pem"), "--anchors-only",
-                                                                 "--revocation", "ocsp", "--no-network", "-v", version],
-                                            stdin: Array("GET / HTTP/1.0\r\n\r\n".utf8))
+                let result = try runProcess(
+                    "/usr/bin/timeout",
+                    [
+                        "-k", "5", "60", Self.binary.path, "tls", "connect", "127.0.0.1:\(server.port)",
+                        "--servername", "\(name).ocsp.test", "--anchor", pki.path("ca.pem"), "--anchors-only",
+                        "--revocation", "ocsp", "--no-network", "-v", version
+                    ],
+                    stdin: Array("GET / HTTP/1.0\r\n\r\n".utf8))
                 if name == "revoked" {
                     XCTAssertEqual(result.status, 65, result.stderr)
-                    XCTAssertTrue(result.stderr.contains("revoked on 2024-01-01T00:00:00Z"), "\(version): \(result.stderr)")
+                    XCTAssertTrue(
+                        result.stderr.contains("revoked on 2024-01-01T00:00:00Z"), "\(version): \(result.stderr)")
                 } else {
                     XCTAssertEqual(result.status, 0, result.stderr)
-                    XCTAssertTrue(result.stderr.contains("rsakit: revocation: certificate 0: good (stapled OCSP response, thisUpdate "),
-                                  "\(version): \(result.stderr)")
+                    XCTAssertTrue(
+                        result.stderr.contains(
+                            "rsakit: revocation: certificate 0: good (stapled OCSP response, thisUpdate "),
+                        "\(version): \(result.stderr)")
                 }
             }
         }
@@ -140,7 +183,8 @@ final class CLIOCSPTests: CLITestCase {
         responder.stop()
         let offline = try evaluate(pki, "revoked", ["--revocation", "ocsp", "--no-network"])
         XCTAssertEqual(offline.status, 65, offline.stderr)
-        XCTAssertTrue(offline.stdoutText.contains("  0: revoked (cached OCSP response, thisUpdate "), offline.stdoutText)
+        XCTAssertTrue(
+            offline.stdoutText.contains("  0: revoked (cached OCSP response, thisUpdate "), offline.stdoutText)
     }
 
     /// --fetch-crls: the distribution point's CRL (served by python3's http.server) revokes.
@@ -151,7 +195,8 @@ final class CLIOCSPTests: CLITestCase {
         XCTAssertEqual(try evaluate(pki, "revoked", ["--revocation", "crl"]).status, 0, "no fetching unless asked")
         let fetched = try evaluate(pki, "revoked", ["--revocation", "crl", "--fetch-crls"])
         XCTAssertEqual(fetched.status, 65, fetched.stderr)
-        XCTAssertTrue(fetched.stdoutText.contains(", fetched from http://127.0.0.1:\(pki.crlPort)/ca.crl)"), fetched.stdoutText)
+        XCTAssertTrue(
+            fetched.stdoutText.contains(", fetched from http://127.0.0.1:\(pki.crlPort)/ca.crl)"), fetched.stdoutText)
     }
 
     /// --fetch-issuers: aia-cer.pem's issuer, the sub CA, is fetched from its caIssuers URL

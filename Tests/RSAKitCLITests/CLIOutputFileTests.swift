@@ -23,7 +23,9 @@ final class CLIOutputFileTests: CLITestCase {
     }
 
     func temporaries(in folder: String? = nil) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: folder ?? workDirectory.path).filter { $0.contains(".rsakit-tmp-") }
+        try FileManager.default.contentsOfDirectory(atPath: folder ?? workDirectory.path).filter {
+            $0.contains(".rsakit-tmp-")
+        }
     }
 
     /// The unnamed (O_TMPFILE) temporary that process `pid` is writing in this test's folder,
@@ -33,7 +35,8 @@ final class CLIOutputFileTests: CLITestCase {
         let fds = "/proc/\(pid)/fd"
         for fd in (try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? [] {
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/" + fd),
-                  target.hasPrefix(workDirectory.path + "/#"), target.hasSuffix(" (deleted)") else { continue }
+                target.hasPrefix(workDirectory.path + "/#"), target.hasSuffix(" (deleted)")
+            else { continue }
             var info = stat()
             if stat(fds + "/" + fd, &info) == 0, info.st_size > 0, info.st_mode & 0o7777 == 0o600 { return target }
         }
@@ -48,7 +51,9 @@ final class CLIOutputFileTests: CLITestCase {
     }
 
     func testDeviceNode_MadeByRoot_IsWrittenInPlace() throws {
-        guard geteuid() == 0 else { throw XCTSkip("needs root to make a device node with mknod (the /dev/null replacement was seen as root)") }
+        guard geteuid() == 0 else {
+            throw XCTSkip("needs root to make a device node with mknod (the /dev/null replacement was seen as root)")
+        }
         let device = path("null-device")
         XCTAssertEqual(mknod(device, S_IFCHR | 0o666, dev_t((1 << 8) | 3)), 0, "mknod c 1 3")
         let plain = try write([1, 2, 3], to: "plain.bin")
@@ -68,7 +73,7 @@ final class CLIOutputFileTests: CLITestCase {
     func testFIFO_IsWrittenInPlaceAndKept() throws {
         let fifo = path("out.fifo")
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)
-        let reader = open(fifo, O_RDWR | O_NONBLOCK) // never blocks, keeps a reader present
+        let reader = open(fifo, O_RDWR | O_NONBLOCK)  // never blocks, keeps a reader present
         XCTAssertGreaterThanOrEqual(reader, 0)
         defer { close(reader) }
         try rsakitOK(["encrypt", "--tag", "k", "--raw", "--out", fifo], stdin: [1, 2, 3])
@@ -91,7 +96,9 @@ final class CLIOutputFileTests: CLITestCase {
             raw.copyBytes(from: bytes.prefix(raw.count - 1))
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         XCTAssertEqual(bound, 0)
         let result = try rsakit(["encrypt", "--tag", "k", "--out", socketPath], stdin: [1])
@@ -140,7 +147,10 @@ final class CLIOutputFileTests: CLITestCase {
         var prefix: [String] = []
         if geteuid() == 0 {
             // Root may write any file (as the shell lets it); test as user nobody instead.
-            guard let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
+            guard
+                let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first(
+                    where: FileManager.default.isExecutableFile(atPath:))
+            else {
                 throw XCTSkip("running as root without setpriv: cannot test the refusal as an ordinary user")
             }
             XCTAssertEqual(chown(folder, 65534, 65534), 0)
@@ -150,7 +160,8 @@ final class CLIOutputFileTests: CLITestCase {
             prefix = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", Self.binary.path]
         }
         let arguments = ["encrypt", "--key", pub, "--out", target]
-        let result = prefix.isEmpty
+        let result =
+            prefix.isEmpty
             ? try rsakit(arguments, stdin: [1])
             : try runProcess(prefix[0], Array(prefix.dropFirst()) + arguments, stdin: [1])
         assertFailure(result, status: 1, contains: "cannot write output file '\(target)': permission denied")
@@ -167,11 +178,12 @@ final class CLIOutputFileTests: CLITestCase {
         for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] {
             let fifo = path("in-\(signal).fifo"), out = path("out-\(signal).bin")
             XCTAssertEqual(mkfifo(fifo, 0o600), 0)
-            let writer = open(fifo, O_RDWR) // holds the FIFO open: the reader never sees its end
+            let writer = open(fifo, O_RDWR)  // holds the FIFO open: the reader never sees its end
             XCTAssertGreaterThanOrEqual(writer, 0)
             defer { close(writer) }
-            let process = try ChildProcess([Self.binary.path, "decrypt", "--in", fifo, "--out", out],
-                                           environment: childEnvironment())
+            let process = try ChildProcess(
+                [Self.binary.path, "decrypt", "--in", fifo, "--out", out],
+                environment: childEnvironment())
             let half = Array(sealed[0..<(sealed.count / 2)])
             XCTAssertEqual(half.withUnsafeBytes { Glibc.write(writer, $0.baseAddress!, $0.count) }, half.count)
             var temporary: String?
@@ -204,7 +216,8 @@ final class CLIOutputFileTests: CLITestCase {
         var killedWhileWriting = 0
         for round in 0..<50 {
             let out = path("out-\(round).bin")
-            let process = try ChildProcess([Self.binary.path, "decrypt", "--in", sealed, "--out", out], environment: childEnvironment())
+            let process = try ChildProcess(
+                [Self.binary.path, "decrypt", "--in", sealed, "--out", out], environment: childEnvironment())
             usleep(UInt32.random(in: 0...UInt32(microseconds)))
             if unnamedTemporary(of: process.pid) != nil { killedWhileWriting += 1 }
             process.send(SIGKILL)
@@ -214,21 +227,27 @@ final class CLIOutputFileTests: CLITestCase {
             if exists(out) { XCTAssertEqual(try read(out), plaintext, "round \(round)") }
         }
         XCTAssertGreaterThanOrEqual(killedWhileWriting, 10, "the kills landed while plaintext was being written")
-        print("SIGKILL test: \(killedWhileWriting) of 50 kills landed while the unnamed file held plaintext; one decrypt took \(microseconds) us")
+        print(
+            "SIGKILL test: \(killedWhileWriting) of 50 kills landed while the unnamed file held plaintext; one decrypt took \(microseconds) us"
+        )
     }
 
     /// Linking the unnamed file into place (through /proc/self/fd, with no capability) works
     /// for an ordinary user, for a new file and for one it replaces.
     func testUnnamedTemporary_IsLinkedIntoPlaceByAnOrdinaryUser() throws {
         guard geteuid() == 0 else { return try assertEncryptsTo(path("plain.rsa"), as: [], into: workDirectory.path) }
-        guard let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
+        guard
+            let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first(
+                where: FileManager.default.isExecutableFile(atPath:))
+        else {
             throw XCTSkip("running as root without setpriv: cannot run as an ordinary user")
         }
         let folder = path("nobody")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         XCTAssertEqual(chown(folder, 65534, 65534), 0)
         XCTAssertEqual(chmod(workDirectory.path, 0o755), 0)
-        try assertEncryptsTo(folder + "/new.rsa", as: [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--"], into: folder)
+        try assertEncryptsTo(
+            folder + "/new.rsa", as: [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--"], into: folder)
     }
 
     /// `encrypt --key` (as `prefix` runs it) writes `target` twice, new and replaced, and

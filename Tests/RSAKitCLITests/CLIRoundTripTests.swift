@@ -27,7 +27,9 @@ final class CLIRoundTripTests: CLITestCase {
                 try rsakitOK(["encrypt", "--tag", "com.example.pub", "--in", plain, "--out", sealed] + form)
                 let ciphertext = try read(sealed)
                 if raw {
-                    XCTAssertEqual(ciphertext.count, max(1, (size + k - 12) / (k - 11)) * k, "raw size for \(size) (empty: one block)")
+                    XCTAssertEqual(
+                        ciphertext.count, max(1, (size + k - 12) / (k - 11)) * k,
+                        "raw size for \(size) (empty: one block)")
                 } else {
                     XCTAssertEqual(Array(ciphertext.prefix(8)), [0x89, 0x52, 0x53, 0x41, 0x4B, 0x49, 0x54, 0x0A])
                 }
@@ -72,7 +74,10 @@ final class CLIRoundTripTests: CLITestCase {
     func testKeyFile_EncryptAndDecryptWithOpenSSLKeysWithoutImport() throws {
         let openssl = try openssl()
         let keyPath = path("key.pem"), pubPath = path("pub.pem")
-        XCTAssertEqual(try runProcess(openssl, ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", keyPath]).status, 0)
+        XCTAssertEqual(
+            try runProcess(
+                openssl, ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", keyPath]
+            ).status, 0)
         XCTAssertEqual(try runProcess(openssl, ["pkey", "-in", keyPath, "-pubout", "-out", pubPath]).status, 0)
         let message = testBytes(1000)
         let sealed = try rsakitOK(["encrypt", "--key", pubPath], stdin: message)
@@ -130,8 +135,9 @@ final class CLIRoundTripTests: CLITestCase {
     func testConcurrentGenpair_TwoProcesses() throws {
         // Both start on a store that does not exist yet, so both create it.
         let processes = try (0..<2).map { i in
-            try ChildProcess.start([Self.binary.path, "genpair", "--tag", "parallel-\(i)", "--bits", "1024"],
-                                   environment: childEnvironment())
+            try ChildProcess.start(
+                [Self.binary.path, "genpair", "--tag", "parallel-\(i)", "--bits", "1024"],
+                environment: childEnvironment())
         }
         let results = try processes.map { try $0.finish() }
         XCTAssertEqual(results.map(\.status), [0, 0], results.map(\.stderr).joined(separator: "\n"))

@@ -13,10 +13,13 @@ final class CLISharedStoreTests: CLITestCase {
         try super.tearDownWithError()
     }
 
-    private func run(_ fx: UnixUsersFixture, as user: String, _ arguments: [String], store: String,
-                     stdin: [UInt8]? = nil) throws -> ChildProcessResult {
-        try ChildProcess.run(fx.asUser(user, [fx.binary] + arguments + ["--store", store]), stdin: stdin,
-                             environment: ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent"])
+    private func run(
+        _ fx: UnixUsersFixture, as user: String, _ arguments: [String], store: String,
+        stdin: [UInt8]? = nil
+    ) throws -> ChildProcessResult {
+        try ChildProcess.run(
+            fx.asUser(user, [fx.binary] + arguments + ["--store", store]), stdin: stdin,
+            environment: ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent"])
     }
 
     func testTwoMembersShareAThirdUserIsRefusedAndLooseFilesAreRefused() throws {
@@ -35,17 +38,28 @@ final class CLISharedStoreTests: CLITestCase {
         XCTAssertEqual(made.status, 0, made.stderr)
         XCTAssertEqual(made.stdoutText, "store: \(store)\nshared with Unix group: \(group)\n")
 
-        XCTAssertEqual(try run(fx, as: alice, ["password", "add", "--service", "imap", "--account", "a"], store: store,
-                               stdin: Array("alice-secret".utf8)).status, 0)
-        XCTAssertEqual(try run(fx, as: alice, ["genpair", "--tag", "svc.key", "--bits", "1024"], store: store).status, 0)
-        let bobAdd = try run(fx, as: bob, ["password", "add", "--service", "smtp", "--account", "b"], store: store,
-                             stdin: Array("bob-secret".utf8))
+        XCTAssertEqual(
+            try run(
+                fx, as: alice, ["password", "add", "--service", "imap", "--account", "a"], store: store,
+                stdin: Array("alice-secret".utf8)
+            ).status, 0)
+        XCTAssertEqual(
+            try run(fx, as: alice, ["genpair", "--tag", "svc.key", "--bits", "1024"], store: store).status, 0)
+        let bobAdd = try run(
+            fx, as: bob, ["password", "add", "--service", "smtp", "--account", "b"], store: store,
+            stdin: Array("bob-secret".utf8))
         XCTAssertEqual(bobAdd.status, 0, bobAdd.stderr)
         // Each reads the other's items, private key included.
-        XCTAssertEqual(try run(fx, as: bob, ["password", "find", "--service", "imap", "--account", "a", "--value"],
-                               store: store).stdoutText, "alice-secret")
-        XCTAssertEqual(try run(fx, as: alice, ["password", "find", "--service", "smtp", "--account", "b", "--value"],
-                               store: store).stdoutText, "bob-secret")
+        XCTAssertEqual(
+            try run(
+                fx, as: bob, ["password", "find", "--service", "imap", "--account", "a", "--value"],
+                store: store
+            ).stdoutText, "alice-secret")
+        XCTAssertEqual(
+            try run(
+                fx, as: alice, ["password", "find", "--service", "smtp", "--account", "b", "--value"],
+                store: store
+            ).stdoutText, "bob-secret")
         let message = try write(Array("to sign".utf8), to: "m")
         chmod(workDirectory.path, 0o755)
         chmod(message, 0o644)
@@ -78,28 +92,36 @@ final class CLISharedStoreTests: CLITestCase {
         XCTAssertEqual(root.st_mode & 0o7777, 0o2770)
 
         // A user outside the group is refused, with who owns the store and why.
-        let refused = try run(fx, as: carol, ["password", "find", "--service", "imap", "--account", "a", "--value"], store: store)
+        let refused = try run(
+            fx, as: carol, ["password", "find", "--service", "imap", "--account", "a", "--value"], store: store)
         XCTAssertEqual(refused.status, 77, refused.stderr)
         XCTAssertEqual(refused.stdout, [])
-        XCTAssertEqual(refused.stderr,
-                       "rsakit: error: access to the key store at \(store) denied: the folder belongs to user \(alice) and group \(group) "
-                       + "(mode 02770); user \(carol) is not a member of group \(group)\n")
+        XCTAssertEqual(
+            refused.stderr,
+            "rsakit: error: access to the key store at \(store) denied: the folder belongs to user \(alice) and group \(group) "
+                + "(mode 02770); user \(carol) is not a member of group \(group)\n")
         XCTAssertEqual(try run(fx, as: carol, ["list"], store: store).status, 77)
 
         // A loose file (open to others) and a file of another group are refused as in ssh.
-        let item = try XCTUnwrap(FileManager.default.subpathsOfDirectory(atPath: store + "/passwords")
-            .first { $0.hasSuffix(".item") }).description
+        let item = try XCTUnwrap(
+            FileManager.default.subpathsOfDirectory(atPath: store + "/passwords")
+                .first { $0.hasSuffix(".item") }
+        ).description
         let itemPath = store + "/passwords/" + item
         chmod(itemPath, 0o664)
         let loose = try run(fx, as: bob, ["list"], store: store)
         XCTAssertEqual(loose.status, 1)
-        XCTAssertTrue(loose.stderr.contains("unsafe shared key store: \(itemPath): mode 0664 lets users outside group \(group) in"),
-                      loose.stderr)
+        XCTAssertTrue(
+            loose.stderr.contains(
+                "unsafe shared key store: \(itemPath): mode 0664 lets users outside group \(group) in"),
+            loose.stderr)
         chmod(itemPath, 0o660)
         chown(itemPath, uid_t.max, getgrnam(bob)!.pointee.gr_gid)
         let wrongGroup = try run(fx, as: alice, ["list"], store: store)
         XCTAssertEqual(wrongGroup.status, 1)
-        XCTAssertTrue(wrongGroup.stderr.contains("it belongs to group \(bob), not to the store's group \(group)"), wrongGroup.stderr)
+        XCTAssertTrue(
+            wrongGroup.stderr.contains("it belongs to group \(bob), not to the store's group \(group)"),
+            wrongGroup.stderr)
         chown(itemPath, uid_t.max, gid)
         XCTAssertEqual(try run(fx, as: alice, ["list"], store: store).status, 0)
 
@@ -126,9 +148,13 @@ final class CLISharedStoreTests: CLITestCase {
         let alice = try fx.user("rka", groups: [group])
         let bob = try fx.user("rkb", groups: [group])
         let store = fx.folder + "/shared"
-        XCTAssertEqual(try ChildProcess.run([fx.binary, "store", "init", "--shared-with", group, "--store", store]).status, 0)
-        XCTAssertEqual(try run(fx, as: bob, ["password", "add", "--service", "old", "--account", "b"], store: store,
-                               stdin: Array("kept".utf8)).status, 0)
+        XCTAssertEqual(
+            try ChildProcess.run([fx.binary, "store", "init", "--shared-with", group, "--store", store]).status, 0)
+        XCTAssertEqual(
+            try run(
+                fx, as: bob, ["password", "add", "--service", "old", "--account", "b"], store: store,
+                stdin: Array("kept".utf8)
+            ).status, 0)
         let value = [UInt8](repeating: 0x61, count: 30_000)
         let input = try write(value, to: "value")
         chmod(workDirectory.path, 0o755)
@@ -137,7 +163,9 @@ final class CLISharedStoreTests: CLITestCase {
         var completed: [Int] = []
         for round in 0..<12 {
             let child = try ChildProcess(
-                fx.asUser(alice, [fx.binary, "password", "add", "--service", "new\(round)", "--account", "a", "--store", store]),
+                fx.asUser(
+                    alice,
+                    [fx.binary, "password", "add", "--service", "new\(round)", "--account", "a", "--store", store]),
                 environment: ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent"], stdin: .file(input))
             usleep(UInt32(2_000 + round * 5_000))
             if child.isRunning {
@@ -150,15 +178,21 @@ final class CLISharedStoreTests: CLITestCase {
         let listing = try run(fx, as: bob, ["password", "list"], store: store)
         XCTAssertEqual(listing.status, 0, listing.stderr)
         XCTAssertTrue(listing.stdoutText.contains("old"), listing.stdoutText)
-        XCTAssertEqual(try run(fx, as: bob, ["password", "find", "--service", "old", "--account", "b", "--value"],
-                               store: store).stdoutText, "kept")
+        XCTAssertEqual(
+            try run(
+                fx, as: bob, ["password", "find", "--service", "old", "--account", "b", "--value"],
+                store: store
+            ).stdoutText, "kept")
         // Every add that finished is there, and every item that made it is whole; no journal
         // is left.
         for round in completed {
             XCTAssertTrue(listing.stdoutText.contains("new\(round)"), "new\(round) finished but is not listed")
         }
-        for round in 0..<12 where listing.stdoutText.contains("new\(round) ") || listing.stdoutText.contains("new\(round)\n") {
-            let found = try run(fx, as: bob, ["password", "find", "--service", "new\(round)", "--account", "a", "--value"], store: store)
+        for round in 0..<12
+        where listing.stdoutText.contains("new\(round) ") || listing.stdoutText.contains("new\(round)\n") {
+            let found = try run(
+                fx, as: bob, ["password", "find", "--service", "new\(round)", "--account", "a", "--value"], store: store
+            )
             XCTAssertEqual(found.stdout, value, "new\(round): \(found.stderr)")
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: store + "/journal"))

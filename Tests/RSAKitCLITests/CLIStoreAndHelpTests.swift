@@ -4,7 +4,9 @@ import XCTest
 /// Help, version, JSON output, store location precedence, import/export with openssl.
 final class CLIStoreAndHelpTests: CLITestCase {
     func testHelp_EveryCommandHasFixedSections() throws {
-        for command in ["genpair", "encrypt", "decrypt", "import", "export", "list", "show", "delete", "store", "password", "cert"] {
+        for command in [
+            "genpair", "encrypt", "decrypt", "import", "export", "list", "show", "delete", "store", "password", "cert"
+        ] {
             for form in [[command, "--help"], ["help", command]] {
                 let result = try rsakitOK(form)
                 let text = result.stdoutText
@@ -25,7 +27,8 @@ final class CLIStoreAndHelpTests: CLITestCase {
     func testJSON_ListAndShow() throws {
         try rsakitOK(["genpair", "--tag", "json-a", "--bits", "1024", "--label", "first key"])
         try rsakitOK(["genpair", "--tag", "json-b", "--bits", "2048"])
-        let list = try JSONSerialization.jsonObject(with: Data(try rsakitOK(["list", "--json"]).stdout)) as! [[String: Any]]
+        let list =
+            try JSONSerialization.jsonObject(with: Data(try rsakitOK(["list", "--json"]).stdout)) as! [[String: Any]]
         XCTAssertEqual(list.count, 4)
         let a = list.filter { $0["applicationTag"] as? String == "json-a" }
         XCTAssertEqual(Set(a.map { $0["keyClass"] as! String }), ["public", "private"])
@@ -34,9 +37,12 @@ final class CLIStoreAndHelpTests: CLITestCase {
         XCTAssertEqual(a.first?["blockSize"] as? Int, 128)
         XCTAssertEqual(a.first?["maximumRawBlockPayload"] as? Int, 117)
         XCTAssertEqual(a.first?["maximumContainerBlockPayload"] as? Int, 60)
-        XCTAssertTrue(list.first { $0["applicationTag"] as? String == "json-b" }?["label"] is NSNull, "label: null when absent")
+        XCTAssertTrue(
+            list.first { $0["applicationTag"] as? String == "json-b" }?["label"] is NSNull, "label: null when absent")
 
-        let show = try JSONSerialization.jsonObject(with: Data(try rsakitOK(["show", "--tag", "json-b", "--json"]).stdout)) as! [[String: Any]]
+        let show =
+            try JSONSerialization.jsonObject(with: Data(try rsakitOK(["show", "--tag", "json-b", "--json"]).stdout))
+            as! [[String: Any]]
         XCTAssertEqual(show.count, 2)
         let rfc3339 = ISO8601DateFormatter()
         rfc3339.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -60,7 +66,8 @@ final class CLIStoreAndHelpTests: CLITestCase {
         let openssl = try openssl()
         try rsakitOK(["genpair", "--tag", "fp", "--bits", "1024"])
         let show = try rsakitOK(["show", "--tag", "fp"]).stdoutText
-        let hex = show.split(separator: "\n").first { $0.hasPrefix("fingerprint (hex): ") }!.dropFirst("fingerprint (hex): ".count)
+        let hex = show.split(separator: "\n").first { $0.hasPrefix("fingerprint (hex): ") }!.dropFirst(
+            "fingerprint (hex): ".count)
         let pub = path("fp.pem")
         try rsakitOK(["export", "--tag", "fp", "--out", pub])
         let der = try runProcess(openssl, ["pkey", "-pubin", "-in", pub, "-outform", "DER"])
@@ -71,18 +78,25 @@ final class CLIStoreAndHelpTests: CLITestCase {
     func testStoreLocation_Precedence() throws {
         let explicit = path("explicit"), env = path("env"), xdg = path("xdg"), home = path("home")
         func run(_ args: [String], store: String?, xdgHome: String?) throws -> Result {
-            try rsakit(args, environment: ["RSAKIT_STORE": store, "XDG_DATA_HOME": xdgHome, "HOME": home], useDefaultStore: false)
+            try rsakit(
+                args, environment: ["RSAKIT_STORE": store, "XDG_DATA_HOME": xdgHome, "HOME": home],
+                useDefaultStore: false)
         }
         // --store beats $RSAKIT_STORE beats $XDG_DATA_HOME/rsakit beats ~/.local/share/rsakit.
-        XCTAssertEqual(try run(["genpair", "--tag", "t1", "--bits", "1024", "--store", explicit], store: env, xdgHome: xdg).status, 0)
+        XCTAssertEqual(
+            try run(["genpair", "--tag", "t1", "--bits", "1024", "--store", explicit], store: env, xdgHome: xdg).status,
+            0)
         XCTAssertEqual(try run(["genpair", "--tag", "t2", "--bits", "1024"], store: env, xdgHome: xdg).status, 0)
         XCTAssertEqual(try run(["genpair", "--tag", "t3", "--bits", "1024"], store: nil, xdgHome: xdg).status, 0)
         XCTAssertEqual(try run(["genpair", "--tag", "t4", "--bits", "1024"], store: nil, xdgHome: nil).status, 0)
         XCTAssertEqual(try run(["show", "--tag", "t1", "--store", explicit], store: nil, xdgHome: nil).status, 0)
         XCTAssertEqual(try run(["show", "--tag", "t2", "--store", env], store: nil, xdgHome: nil).status, 0)
         XCTAssertEqual(try run(["show", "--tag", "t3", "--store", xdg + "/rsakit"], store: nil, xdgHome: nil).status, 0)
-        XCTAssertEqual(try run(["show", "--tag", "t4", "--store", home + "/.local/share/rsakit"], store: nil, xdgHome: nil).status, 0)
-        XCTAssertEqual(try run(["show", "--tag", "t1"], store: env, xdgHome: nil).status, 66, "t1 is only in the explicit store")
+        XCTAssertEqual(
+            try run(["show", "--tag", "t4", "--store", home + "/.local/share/rsakit"], store: nil, xdgHome: nil).status,
+            0)
+        XCTAssertEqual(
+            try run(["show", "--tag", "t1"], store: env, xdgHome: nil).status, 66, "t1 is only in the explicit store")
         // Folders are 0700.
         for folder in [explicit, env, xdg + "/rsakit", home + "/.local/share/rsakit"] {
             let mode = try FileManager.default.attributesOfItem(atPath: folder)[.posixPermissions] as! Int
@@ -93,12 +107,17 @@ final class CLIStoreAndHelpTests: CLITestCase {
     func testImportExport_OpenSSLFormats() throws {
         let openssl = try openssl()
         let key = path("k.pem")
-        XCTAssertEqual(try runProcess(openssl, ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", key]).status, 0)
+        XCTAssertEqual(
+            try runProcess(openssl, ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", key])
+                .status, 0)
         let imported = try rsakitOK(["import", "--tag", "imported", key, "--label", "from openssl"])
         XCTAssertTrue(imported.stdoutText.contains("imported key pair"))
         let modulus = try runProcess(openssl, ["rsa", "-in", key, "-noout", "-modulus"]).stdoutText
 
-        for (format, der, args) in [("spki", false, ["-pubin"]), ("pkcs1", false, ["-RSAPublicKey_in"]), ("spki", true, ["-pubin", "-inform", "DER"])] {
+        for (format, der, args) in [
+            ("spki", false, ["-pubin"]), ("pkcs1", false, ["-RSAPublicKey_in"]),
+            ("spki", true, ["-pubin", "-inform", "DER"])
+        ] {
             let out = path("pub-\(format)-\(der)")
             try rsakitOK(["export", "--tag", "imported", "--format", format, "--out", out] + (der ? ["--der"] : []))
             let r = try runProcess(openssl, ["rsa"] + args + ["-in", out, "-noout", "-modulus"])

@@ -24,7 +24,8 @@ final class CLISystemKeychainPKCS11Tests: CLITestCase {
     func testModuleServesTheAllowedGroupThroughTheAgent() throws {
         let module = Self.productsDirectory.appendingPathComponent("librsakit-pkcs11.so")
         guard FileManager.default.fileExists(atPath: module.path) else {
-            return XCTFail("\(module.path) is not built: run `swift build --product rsakit-pkcs11` (scripts/test.sh does)")
+            return XCTFail(
+                "\(module.path) is not built: run `swift build --product rsakit-pkcs11` (scripts/test.sh does)")
         }
         let pkcs11Tool = try requiredTool("pkcs11-tool", package: "opensc")
         let fx = try UnixUsersFixture(binary: Self.binary)
@@ -51,21 +52,36 @@ final class CLISystemKeychainPKCS11Tests: CLITestCase {
             return try ChildProcess.run(user.map { fx.asUser($0, command) } ?? command, environment: env)
         }
         func tool(_ user: String, _ arguments: [String]) throws -> ChildProcessResult {
-            try ChildProcess.run(fx.asUser(user, ["/usr/bin/timeout", "-k", "5", "30", pkcs11Tool, "--module", moduleCopy] + arguments),
-                                 environment: env.merging(["RSAKIT_PKCS11_SYSTEM": "1"]) { $1 })
+            try ChildProcess.run(
+                fx.asUser(user, ["/usr/bin/timeout", "-k", "5", "30", pkcs11Tool, "--module", moduleCopy] + arguments),
+                environment: env.merging(["RSAKIT_PKCS11_SYSTEM": "1"]) { $1 })
         }
-        agent = try ChildProcess.start(fx.asUser(owner, [fx.binary, "agent", "serve", "--system", "--store", store, "--socket", socket]),
-                                       environment: env)
+        agent = try ChildProcess.start(
+            fx.asUser(owner, [fx.binary, "agent", "serve", "--system", "--store", store, "--socket", socket]),
+            environment: env)
         guard agent!.waitForStdout(startingWith: "listening: \(socket)\n", timeout: 30) else {
             return XCTFail("the agent did not start: \(try agent!.finish(timeout: 5).stderr)")
         }
         XCTAssertEqual(try rsakit(nil, ["access-group", "allow", "com.example.mail", "--user", mail]).status, 0)
         XCTAssertEqual(try rsakit(nil, ["access-group", "allow", "com.example.web", "--user", web]).status, 0)
-        XCTAssertEqual(try rsakit(owner, ["genpair", "--tag", "mail.key", "--bits", "1024", "--access-group", "com.example.mail",
-                                          "--store", store]).status, 0)
-        XCTAssertEqual(try rsakit(owner, ["genpair", "--tag", "web.key", "--bits", "1024", "--access-group", "com.example.web",
-                                          "--store", store]).status, 0)
-        let publicKey = try write(try rsakit(owner, ["export", "--tag", "mail.key", "--store", store]).stdout, to: "pub.pem")
+        XCTAssertEqual(
+            try rsakit(
+                owner,
+                [
+                    "genpair", "--tag", "mail.key", "--bits", "1024", "--access-group", "com.example.mail",
+                    "--store", store
+                ]
+            ).status, 0)
+        XCTAssertEqual(
+            try rsakit(
+                owner,
+                [
+                    "genpair", "--tag", "web.key", "--bits", "1024", "--access-group", "com.example.web",
+                    "--store", store
+                ]
+            ).status, 0)
+        let publicKey = try write(
+            try rsakit(owner, ["export", "--tag", "mail.key", "--store", store]).stdout, to: "pub.pem")
         let message = out + "/message"
         try Data("signed through the module".utf8).write(to: URL(fileURLWithPath: message))
         chmod(message, 0o644)
@@ -77,21 +93,35 @@ final class CLISystemKeychainPKCS11Tests: CLITestCase {
         XCTAssertFalse(slots.stdoutText.contains("login required"), slots.stdoutText)
         let listed = try tool(mail, ["--list-objects"])
         XCTAssertEqual(listed.status, 0, listed.stderr)
-        XCTAssertTrue(listed.stdoutText.contains("Private Key Object; RSA") && listed.stdoutText.contains("label:      mail.key"),
-                      listed.stdoutText)
+        XCTAssertTrue(
+            listed.stdoutText.contains("Private Key Object; RSA") && listed.stdoutText.contains("label:      mail.key"),
+            listed.stdoutText)
         XCTAssertFalse(listed.stdoutText.contains("web.key"), listed.stdoutText)
-        let signed = try tool(mail, ["--login", "--sign", "-m", "SHA256-RSA-PKCS", "--label", "mail.key", "-i", message,
-                                     "-o", out + "/sig"])
+        let signed = try tool(
+            mail,
+            [
+                "--login", "--sign", "-m", "SHA256-RSA-PKCS", "--label", "mail.key", "-i", message,
+                "-o", out + "/sig"
+            ])
         XCTAssertEqual(signed.status, 0, signed.stdoutText + signed.stderr)
-        let verified = try ChildProcess.run(["/usr/bin/openssl", "dgst", "-sha256", "-verify", publicKey, "-signature", out + "/sig", message])
+        let verified = try ChildProcess.run([
+            "/usr/bin/openssl", "dgst", "-sha256", "-verify", publicKey, "-signature", out + "/sig", message
+        ])
         XCTAssertEqual(verified.stdoutText, "Verified OK\n", verified.stderr)
         // C_Decrypt through the agent: a block openssl encrypted to the group's public key.
-        XCTAssertEqual(try ChildProcess.run(["/usr/bin/openssl", "pkeyutl", "-encrypt", "-pubin", "-inkey", publicKey,
-                                             "-pkeyopt", "rsa_padding_mode:oaep", "-pkeyopt", "rsa_oaep_md:sha256",
-                                             "-pkeyopt", "rsa_mgf1_md:sha256", "-in", message, "-out", out + "/ct"]).status, 0)
+        XCTAssertEqual(
+            try ChildProcess.run([
+                "/usr/bin/openssl", "pkeyutl", "-encrypt", "-pubin", "-inkey", publicKey,
+                "-pkeyopt", "rsa_padding_mode:oaep", "-pkeyopt", "rsa_oaep_md:sha256",
+                "-pkeyopt", "rsa_mgf1_md:sha256", "-in", message, "-out", out + "/ct"
+            ]).status, 0)
         chmod(out + "/ct", 0o644)
-        let decrypted = try tool(mail, ["--decrypt", "-m", "RSA-PKCS-OAEP", "--hash-algorithm", "SHA256", "--mgf", "MGF1-SHA256",
-                                        "-i", out + "/ct", "-o", out + "/pt"])
+        let decrypted = try tool(
+            mail,
+            [
+                "--decrypt", "-m", "RSA-PKCS-OAEP", "--hash-algorithm", "SHA256", "--mgf", "MGF1-SHA256",
+                "-i", out + "/ct", "-o", out + "/pt"
+            ])
         XCTAssertEqual(decrypted.status, 0, decrypted.stdoutText + decrypted.stderr)
         XCTAssertEqual(try String(contentsOfFile: out + "/pt", encoding: .utf8), "signed through the module")
 
@@ -103,9 +133,12 @@ final class CLISystemKeychainPKCS11Tests: CLITestCase {
         // (pkcs11-tool signs with the first private key it finds: the only one it can is web.key.)
         let webSign = try tool(web, ["--sign", "-m", "SHA256-RSA-PKCS", "-i", message, "-o", out + "/websig"])
         XCTAssertEqual(webSign.status, 0, webSign.stdoutText + webSign.stderr)
-        let webPublicKey = try write(try rsakit(owner, ["export", "--tag", "web.key", "--store", store]).stdout, to: "webpub.pem")
+        let webPublicKey = try write(
+            try rsakit(owner, ["export", "--tag", "web.key", "--store", store]).stdout, to: "webpub.pem")
         for (key, expected) in [(webPublicKey, "Verified OK\n"), (publicKey, "Verification failure\n")] {
-            let checked = try ChildProcess.run(["/usr/bin/openssl", "dgst", "-sha256", "-verify", key, "-signature", out + "/websig", message])
+            let checked = try ChildProcess.run([
+                "/usr/bin/openssl", "dgst", "-sha256", "-verify", key, "-signature", out + "/websig", message
+            ])
             XCTAssertEqual(checked.stdoutText, expected, checked.stderr)
         }
         // A user no rule names: no token, so no object.
@@ -115,7 +148,8 @@ final class CLISystemKeychainPKCS11Tests: CLITestCase {
 
         // A rule taken away: the next host run by that user finds no token to sign with.
         XCTAssertEqual(try rsakit(nil, ["access-group", "deny", "com.example.mail", "--user", mail]).status, 0)
-        let denied = try tool(mail, ["--sign", "-m", "SHA256-RSA-PKCS", "--label", "mail.key", "-i", message, "-o", "/dev/null"])
+        let denied = try tool(
+            mail, ["--sign", "-m", "SHA256-RSA-PKCS", "--label", "mail.key", "-i", message, "-o", "/dev/null"])
         XCTAssertNotEqual(denied.status, 0, denied.stdoutText)
     }
 
@@ -142,42 +176,64 @@ final class CLISystemKeychainPKCS11Tests: CLITestCase {
             let command = ["/usr/bin/timeout", "-k", "5", "30", fx.binary] + arguments
             return try ChildProcess.run(user.map { fx.asUser($0, command) } ?? command, stdin: stdin, environment: env)
         }
-        agent = try ChildProcess.start(fx.asUser(owner, [fx.binary, "agent", "serve", "--system", "--store", store, "--socket", socket]),
-                                       environment: env)
+        agent = try ChildProcess.start(
+            fx.asUser(owner, [fx.binary, "agent", "serve", "--system", "--store", store, "--socket", socket]),
+            environment: env)
         guard agent!.waitForStdout(startingWith: "listening: \(socket)\n", timeout: 30) else {
             return XCTFail("the agent did not start: \(try agent!.finish(timeout: 5).stderr)")
         }
         XCTAssertEqual(try rsakit(nil, ["access-group", "allow", "com.example.mail", "--user", mail]).status, 0)
-        let imported = try rsakit(owner, ["identity", "import", fx.folder + "/alice.p12", "--label", "alice", "--passin", "pass:alicepass",
-                                          "--access-group", "com.example.mail", "--store", store])
+        let imported = try rsakit(
+            owner,
+            [
+                "identity", "import", fx.folder + "/alice.p12", "--label", "alice", "--passin", "pass:alicepass",
+                "--access-group", "com.example.mail", "--store", store
+            ])
         XCTAssertEqual(imported.status, 0, imported.stderr)
 
-        let server = try TLSTestServer(openssl: try openssl(), arguments: [
-            "-Verify", "1", "-verify_return_error", "-CAfile", pki.path("ca.pem"),
-            "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"), "-key", pki.path("srv.key"), "-www"],
-                                       directory: workDirectory.path)
+        let server = try TLSTestServer(
+            openssl: try openssl(),
+            arguments: [
+                "-Verify", "1", "-verify_return_error", "-CAfile", pki.path("ca.pem"),
+                "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"), "-key", pki.path("srv.key"), "-www"
+            ],
+            directory: workDirectory.path)
         servers.append(server)
         let request = Array("GET / HTTP/1.0\r\n\r\n".utf8)
-        let connect = ["tls", "connect", "127.0.0.1:\(server.port)", "--system", "--identity", "alice", "--anchor", fx.folder + "/ca.pem",
-                       "--timeout", "20", "-v"]
+        let connect = [
+            "tls", "connect", "127.0.0.1:\(server.port)", "--system", "--identity", "alice", "--anchor",
+            fx.folder + "/ca.pem",
+            "--timeout", "20", "-v"
+        ]
         let allowed = try rsakit(mail, connect + ["--tls1.3"], stdin: request)
         XCTAssertEqual(allowed.status, 0, allowed.stderr)
-        TLSTestPKI.assertServerSawClientCertificate(allowed.stdoutText, version: "TLSv1.3", subject: "CN=alice, O=RSAKit Tests")
+        TLSTestPKI.assertServerSawClientCertificate(
+            allowed.stdoutText, version: "TLSv1.3", subject: "CN=alice, O=RSAKit Tests")
         XCTAssertTrue(allowed.stderr.contains("by the system keychain agent"), allowed.stderr)
         // By tag in the named group, TLS 1.2.
-        let byTag = try rsakit(mail, ["tls", "connect", "127.0.0.1:\(server.port)", "--system", "--tag", "alice", "--access-group",
-                                      "com.example.mail", "--anchor", fx.folder + "/ca.pem", "--tls1.2"], stdin: request)
+        let byTag = try rsakit(
+            mail,
+            [
+                "tls", "connect", "127.0.0.1:\(server.port)", "--system", "--tag", "alice", "--access-group",
+                "com.example.mail", "--anchor", fx.folder + "/ca.pem", "--tls1.2"
+            ], stdin: request)
         XCTAssertEqual(byTag.status, 0, byTag.stderr)
-        XCTAssertTrue(byTag.stdoutText.contains("New, TLSv1.2, Cipher is") && byTag.stdoutText.contains("Subject: CN=alice, O=RSAKit Tests"),
-                      byTag.stdoutText)
+        XCTAssertTrue(
+            byTag.stdoutText.contains("New, TLSv1.2, Cipher is")
+                && byTag.stdoutText.contains("Subject: CN=alice, O=RSAKit Tests"),
+            byTag.stdoutText)
 
         // Another user: refused by the agent before any connection; an unknown label: 66.
         let refused = try rsakit(other, connect, stdin: request)
         XCTAssertEqual(refused.status, 77, refused.stderr)
         XCTAssertTrue(refused.stderr.contains("is allowed no access group of the system keychain"), refused.stderr)
         XCTAssertEqual(refused.stdout, [])
-        let unknown = try rsakit(mail, ["tls", "connect", "127.0.0.1:\(server.port)", "--system", "--identity", "bob",
-                                        "--anchor", fx.folder + "/ca.pem"], stdin: request)
+        let unknown = try rsakit(
+            mail,
+            [
+                "tls", "connect", "127.0.0.1:\(server.port)", "--system", "--identity", "bob",
+                "--anchor", fx.folder + "/ca.pem"
+            ], stdin: request)
         XCTAssertEqual(unknown.status, 66, unknown.stderr)
     }
 }

@@ -40,8 +40,9 @@ final class CLISystemKeychainTests: CLITestCase {
         }
         // Root refuses to be the agent; the store's user is.
         XCTAssertEqual(try rsakit(nil, ["agent", "serve", "--system", "--store", store, "--socket", socket]).status, 64)
-        agent = try ChildProcess.start(fx.asUser(owner, [fx.binary, "agent", "serve", "--system", "--store", store, "--socket", socket]),
-                                       environment: env)
+        agent = try ChildProcess.start(
+            fx.asUser(owner, [fx.binary, "agent", "serve", "--system", "--store", store, "--socket", socket]),
+            environment: env)
         guard agent!.waitForStdout(startingWith: "listening: \(socket)\n", timeout: 30) else {
             return XCTFail("the agent did not start: \(try agent!.finish(timeout: 5).stderr)")
         }
@@ -51,80 +52,138 @@ final class CLISystemKeychainTests: CLITestCase {
         XCTAssertEqual(st.st_mode & 0o777, 0o700)
 
         // Rules: root only; a mistyped Unix user or an invalid group name stores nothing.
-        XCTAssertEqual(try rsakit(nil, ["access-group", "allow", "com.example.mail", "--user", mail]).stdoutText,
-                       "allowed: com.example.mail user \(mail)\n")
+        XCTAssertEqual(
+            try rsakit(nil, ["access-group", "allow", "com.example.mail", "--user", mail]).stdoutText,
+            "allowed: com.example.mail user \(mail)\n")
         XCTAssertEqual(try rsakit(nil, ["access-group", "allow", "com.example.web", "--group", webGroup]).status, 0)
         let notRoot = try rsakit(mail, ["access-group", "allow", "com.example.web", "--user", mail])
         XCTAssertEqual(notRoot.status, 77)
-        XCTAssertTrue(notRoot.stderr.contains("only root may change the system keychain's rules (you are \(mail)"), notRoot.stderr)
+        XCTAssertTrue(
+            notRoot.stderr.contains("only root may change the system keychain's rules (you are \(mail)"), notRoot.stderr
+        )
         let noSuchUser = try rsakit(nil, ["access-group", "allow", "com.example.mail", "--user", "nosuch" + fx.suffix])
         XCTAssertEqual(noSuchUser.status, 64)
         XCTAssertTrue(noSuchUser.stderr.contains("no Unix user is named"), noSuchUser.stderr)
-        XCTAssertEqual(try rsakit(nil, ["access-group", "list"]).stdoutText,
-                       "com.example.mail user \(mail)\ncom.example.web group \(webGroup)\n")
+        XCTAssertEqual(
+            try rsakit(nil, ["access-group", "list"]).stdoutText,
+            "com.example.mail user \(mail)\ncom.example.web group \(webGroup)\n")
 
         // Root provisions a password per group through the agent; the store's user adds a key.
-        XCTAssertEqual(try rsakit(nil, ["password", "add", "--system", "--access-group", "com.example.mail", "--service", "imap",
-                                        "--account", "a"], stdin: Array("mail-secret".utf8)).status, 0)
-        XCTAssertEqual(try rsakit(nil, ["password", "add", "--system", "--access-group", "com.example.web", "--service", "web",
-                                        "--account", "w"], stdin: Array("web-secret".utf8)).status, 0)
-        XCTAssertEqual(try rsakit(owner, ["genpair", "--tag", "mail.key", "--bits", "1024", "--access-group", "com.example.mail",
-                                          "--store", store]).status, 0)
-        let publicKey = try write(try rsakit(owner, ["export", "--tag", "mail.key", "--store", store]).stdout, to: "pub.pem")
+        XCTAssertEqual(
+            try rsakit(
+                nil,
+                [
+                    "password", "add", "--system", "--access-group", "com.example.mail", "--service", "imap",
+                    "--account", "a"
+                ], stdin: Array("mail-secret".utf8)
+            ).status, 0)
+        XCTAssertEqual(
+            try rsakit(
+                nil,
+                [
+                    "password", "add", "--system", "--access-group", "com.example.web", "--service", "web",
+                    "--account", "w"
+                ], stdin: Array("web-secret".utf8)
+            ).status, 0)
+        XCTAssertEqual(
+            try rsakit(
+                owner,
+                [
+                    "genpair", "--tag", "mail.key", "--bits", "1024", "--access-group", "com.example.mail",
+                    "--store", store
+                ]
+            ).status, 0)
+        let publicKey = try write(
+            try rsakit(owner, ["export", "--tag", "mail.key", "--store", store]).stdout, to: "pub.pem")
         let message = try write(Array("signed by the system keychain".utf8), to: "message")
         chmod(workDirectory.path, 0o755)
         chmod(message, 0o644)
 
         // The user allowed by name: its password, a signature openssl verifies, a decryption.
-        XCTAssertEqual(try rsakit(mail, ["password", "find", "--system", "--service", "imap", "--account", "a", "--value"]).stdoutText,
-                       "mail-secret")
+        XCTAssertEqual(
+            try rsakit(mail, ["password", "find", "--system", "--service", "imap", "--account", "a", "--value"])
+                .stdoutText,
+            "mail-secret")
         let signature = try rsakit(mail, ["sign", "--system", "--tag", "mail.key", "--in", message])
         XCTAssertEqual(signature.status, 0, signature.stderr)
         let signatureFile = try write(signature.stdout, to: "sig")
-        let verified = try ChildProcess.run(["/usr/bin/openssl", "dgst", "-sha256", "-verify", publicKey, "-signature", signatureFile, message])
+        let verified = try ChildProcess.run([
+            "/usr/bin/openssl", "dgst", "-sha256", "-verify", publicKey, "-signature", signatureFile, message
+        ])
         XCTAssertEqual(verified.stdoutText, "Verified OK\n", verified.stderr)
         let ciphertext = path("ct")
-        XCTAssertEqual(try ChildProcess.run(["/usr/bin/openssl", "pkeyutl", "-encrypt", "-pubin", "-inkey", publicKey, "-in", message,
-                                             "-out", ciphertext]).status, 0)
+        XCTAssertEqual(
+            try ChildProcess.run([
+                "/usr/bin/openssl", "pkeyutl", "-encrypt", "-pubin", "-inkey", publicKey, "-in", message,
+                "-out", ciphertext
+            ]).status, 0)
         chmod(ciphertext, 0o644)
-        XCTAssertEqual(try rsakit(mail, ["decrypt", "--system", "--tag", "mail.key", "--in", ciphertext]).stdoutText,
-                       "signed by the system keychain")
+        XCTAssertEqual(
+            try rsakit(mail, ["decrypt", "--system", "--tag", "mail.key", "--in", ciphertext]).stdoutText,
+            "signed by the system keychain")
         let mailList = try rsakit(mail, ["list", "--system"]).stdoutText
-        XCTAssertEqual(mailList, "public key mail.key  [group: com.example.mail]\nprivate key mail.key  [group: com.example.mail]\n"
-                       + "password imap / a  [group: com.example.mail]\n")
+        XCTAssertEqual(
+            mailList,
+            "public key mail.key  [group: com.example.mail]\nprivate key mail.key  [group: com.example.mail]\n"
+                + "password imap / a  [group: com.example.mail]\n")
         // ...and nothing of the other group: not found, or refused when named.
-        XCTAssertEqual(try rsakit(mail, ["password", "find", "--system", "--service", "web", "--account", "w", "--value"]).status, 66)
-        XCTAssertEqual(try rsakit(mail, ["password", "find", "--system", "--service", "web", "--account", "w", "--value",
-                                         "--access-group", "com.example.web"]).status, 77)
+        XCTAssertEqual(
+            try rsakit(mail, ["password", "find", "--system", "--service", "web", "--account", "w", "--value"]).status,
+            66)
+        XCTAssertEqual(
+            try rsakit(
+                mail,
+                [
+                    "password", "find", "--system", "--service", "web", "--account", "w", "--value",
+                    "--access-group", "com.example.web"
+                ]
+            ).status, 77)
         // A mistyped access group is refused, not created.
-        let typo = try rsakit(mail, ["password", "add", "--system", "--access-group", "com.exmaple.mail", "--service", "x",
-                                     "--account", "y"], stdin: Array("v".utf8))
+        let typo = try rsakit(
+            mail,
+            [
+                "password", "add", "--system", "--access-group", "com.exmaple.mail", "--service", "x",
+                "--account", "y"
+            ], stdin: Array("v".utf8))
         XCTAssertEqual(typo.status, 77)
-        XCTAssertTrue(typo.stderr.contains("is not allowed access group \"com.exmaple.mail\" (allowed: \"com.example.mail\")"), typo.stderr)
+        XCTAssertTrue(
+            typo.stderr.contains("is not allowed access group \"com.exmaple.mail\" (allowed: \"com.example.mail\")"),
+            typo.stderr)
         XCTAssertFalse(try rsakit(nil, ["list", "--system"]).stdoutText.contains("exmaple"))
 
         // The user allowed through its Unix group: the web password, none of the mail items.
-        XCTAssertEqual(try rsakit(web, ["password", "find", "--system", "--service", "web", "--account", "w", "--value"]).stdoutText,
-                       "web-secret")
-        XCTAssertEqual(try rsakit(web, ["password", "find", "--system", "--service", "imap", "--account", "a", "--value"]).status, 66)
-        let webSign = try rsakit(web, ["sign", "--system", "--tag", "mail.key", "--in", message, "--access-group", "com.example.mail"])
+        XCTAssertEqual(
+            try rsakit(web, ["password", "find", "--system", "--service", "web", "--account", "w", "--value"])
+                .stdoutText,
+            "web-secret")
+        XCTAssertEqual(
+            try rsakit(web, ["password", "find", "--system", "--service", "imap", "--account", "a", "--value"]).status,
+            66)
+        let webSign = try rsakit(
+            web, ["sign", "--system", "--tag", "mail.key", "--in", message, "--access-group", "com.example.mail"])
         XCTAssertEqual(webSign.status, 77, webSign.stderr)
         XCTAssertEqual(webSign.stdout, [])
 
         // A user no rule names: refused for everything, with who it is; nor can it read the files.
-        for arguments in [["password", "find", "--system", "--service", "imap", "--account", "a", "--value"],
-                          ["sign", "--system", "--tag", "mail.key", "--in", message], ["list", "--system"]] {
+        for arguments in [
+            ["password", "find", "--system", "--service", "imap", "--account", "a", "--value"],
+            ["sign", "--system", "--tag", "mail.key", "--in", message], ["list", "--system"]
+        ] {
             let refused = try rsakit(other, arguments)
             XCTAssertEqual(refused.status, 77, "\(arguments): \(refused.stderr)")
             XCTAssertEqual(refused.stdout, [])
-            XCTAssertTrue(refused.stderr.contains("user \(other) (uid \(fx.uid(other))) is allowed no access group of the system keychain"),
-                          refused.stderr)
+            XCTAssertTrue(
+                refused.stderr.contains(
+                    "user \(other) (uid \(fx.uid(other))) is allowed no access group of the system keychain"),
+                refused.stderr)
         }
         XCTAssertEqual(try rsakit(mail, ["list", "--store", store]).status, 77)
 
         // deny takes a rule away at once.
         XCTAssertEqual(try rsakit(nil, ["access-group", "deny", "com.example.mail", "--user", mail]).status, 0)
-        XCTAssertEqual(try rsakit(mail, ["password", "find", "--system", "--service", "imap", "--account", "a", "--value"]).status, 77)
+        XCTAssertEqual(
+            try rsakit(mail, ["password", "find", "--system", "--service", "imap", "--account", "a", "--value"]).status,
+            77)
 
         // SIGTERM ends the agent and removes its socket.
         agent!.process.send(SIGTERM)

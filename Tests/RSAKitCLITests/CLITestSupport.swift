@@ -62,10 +62,13 @@ class CLITestCase: XCTestCase {
     /// `environment` replaces variables (nil removes one); `RSAKIT_STORE` points at this
     /// test's store unless `useDefaultStore` is false. `status` is the exit status, or
     /// 128 + the signal number for a child killed by a signal.
-    func runProcess(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, stdinFile: String? = nil,
-                    environment: [String: String?] = [:], useDefaultStore: Bool = true) throws -> Result {
-        let run = try ChildProcess.run([executable] + arguments, stdin: stdin ?? (stdinFile == nil ? [] : nil),
-                                       stdinFile: stdinFile, environment: childEnvironment(environment, useDefaultStore: useDefaultStore))
+    func runProcess(
+        _ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, stdinFile: String? = nil,
+        environment: [String: String?] = [:], useDefaultStore: Bool = true
+    ) throws -> Result {
+        let run = try ChildProcess.run(
+            [executable] + arguments, stdin: stdin ?? (stdinFile == nil ? [] : nil),
+            stdinFile: stdinFile, environment: childEnvironment(environment, useDefaultStore: useDefaultStore))
         return Result(status: run.status, stdout: run.stdout, stderr: run.stderr)
     }
 
@@ -80,18 +83,24 @@ class CLITestCase: XCTestCase {
 
     /// Run rsakit.
     @discardableResult
-    func rsakit(_ arguments: [String], stdin: [UInt8]? = nil, stdinFile: String? = nil,
-                environment: [String: String?] = [:], useDefaultStore: Bool = true) throws -> Result {
-        try runProcess(Self.binary.path, arguments, stdin: stdin, stdinFile: stdinFile,
-                       environment: environment, useDefaultStore: useDefaultStore)
+    func rsakit(
+        _ arguments: [String], stdin: [UInt8]? = nil, stdinFile: String? = nil,
+        environment: [String: String?] = [:], useDefaultStore: Bool = true
+    ) throws -> Result {
+        try runProcess(
+            Self.binary.path, arguments, stdin: stdin, stdinFile: stdinFile,
+            environment: environment, useDefaultStore: useDefaultStore)
     }
 
     /// Run rsakit and require success.
     @discardableResult
-    func rsakitOK(_ arguments: [String], stdin: [UInt8]? = nil, stdinFile: String? = nil, environment: [String: String?] = [:],
-                  file: StaticString = #filePath, line: UInt = #line) throws -> Result {
+    func rsakitOK(
+        _ arguments: [String], stdin: [UInt8]? = nil, stdinFile: String? = nil, environment: [String: String?] = [:],
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws -> Result {
         let result = try rsakit(arguments, stdin: stdin, stdinFile: stdinFile, environment: environment)
-        XCTAssertEqual(result.status, 0, "rsakit \(arguments.joined(separator: " ")): \(result.stderr)", file: file, line: line)
+        XCTAssertEqual(
+            result.status, 0, "rsakit \(arguments.joined(separator: " ")): \(result.stderr)", file: file, line: line)
         return result
     }
 
@@ -112,13 +121,16 @@ class CLITestCase: XCTestCase {
 
     /// Assert a failure: exit status, exactly one stderr line starting `rsakit: error: `
     /// and containing `message`, and nothing at `absentPath` if given.
-    func assertFailure(_ result: Result, status: Int32, contains message: String,
-                       file: StaticString = #filePath, line: UInt = #line) {
+    func assertFailure(
+        _ result: Result, status: Int32, contains message: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertEqual(result.status, status, "stderr: \(result.stderr)", file: file, line: line)
         let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: true)
         XCTAssertEqual(lines.count, 1, "one stderr line expected: \(result.stderr)", file: file, line: line)
         XCTAssertTrue(result.stderr.hasPrefix("rsakit: error: "), result.stderr, file: file, line: line)
-        XCTAssertTrue(result.stderr.contains(message), "expected '\(message)' in: \(result.stderr)", file: file, line: line)
+        XCTAssertTrue(
+            result.stderr.contains(message), "expected '\(message)' in: \(result.stderr)", file: file, line: line)
     }
 
     /// The folder of Wycheproof's JSON files (`testvectors_v1` under `RSAKIT_VECTORS`, or
@@ -129,8 +141,11 @@ class CLITestCase: XCTestCase {
         if let env = ProcessInfo.processInfo.environment["RSAKIT_VECTORS"], !env.isEmpty {
             folders = [env + "/testvectors_v1", env]
         } else {
-            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            folders = [root.deletingLastPathComponent().appendingPathComponent("shared/vectors/wycheproof/testvectors_v1").path]
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent()
+            folders = [
+                root.deletingLastPathComponent().appendingPathComponent("shared/vectors/wycheproof/testvectors_v1").path
+            ]
         }
         guard let folder = folders.first(where: { FileManager.default.fileExists(atPath: $0 + "/" + file) }) else {
             throw XCTSkip("WYCHEPROOF VECTORS NOT FOUND: set RSAKIT_VECTORS; \(cases) NOT RUN")

@@ -32,8 +32,10 @@ final class TLSTestPKI: @unchecked Sendable {
     /// Check the page `openssl s_server -www` answered with: an HTTP 200 for a session of
     /// `version` ("TLSv1.3"), in which the server verified a client certificate with `subject`
     /// ("CN=alice, O=RSAKit Tests") signed with RSA-PSS (CertificateVerify).
-    static func assertServerSawClientCertificate(_ page: String, version: String, subject: String,
-                                                 file: StaticString = #filePath, line: UInt = #line) {
+    static func assertServerSawClientCertificate(
+        _ page: String, version: String, subject: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertTrue(page.hasPrefix("HTTP/1.0 200 ok"), page, file: file, line: line)
         XCTAssertTrue(page.contains("New, \(version), Cipher is"), page, file: file, line: line)
         XCTAssertTrue(page.contains("Client certificate"), page, file: file, line: line)
@@ -45,13 +47,17 @@ final class TLSTestPKI: @unchecked Sendable {
     /// holds: `openssl x509 -new -force_pubkey PUB -subj SUBJECT -CA ca.pem -CAkey ca.key
     /// -set_serial SERIAL -days 30 -extfile client.ext -out OUTPUT`.
     /// - Parameters: `publicKey` a PEM public key file; `output` where the certificate goes.
-    func issueClientCertificate(openssl: String, publicKey: String, subject: String, serial: Int, output: String) throws {
+    func issueClientCertificate(openssl: String, publicKey: String, subject: String, serial: Int, output: String) throws
+    {
         let extensions = output + ".ext"
         try Data("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n".utf8)
             .write(to: URL(fileURLWithPath: extensions))
-        let made = try ChildProcess.run([openssl, "x509", "-new", "-force_pubkey", publicKey, "-subj", subject,
-                                         "-CA", path("ca.pem"), "-CAkey", path("ca.key"), "-set_serial", String(serial),
-                                         "-days", "30", "-extfile", extensions, "-out", output], directory: directory)
+        let made = try ChildProcess.run(
+            [
+                openssl, "x509", "-new", "-force_pubkey", publicKey, "-subj", subject,
+                "-CA", path("ca.pem"), "-CAkey", path("ca.key"), "-set_serial", String(serial),
+                "-days", "30", "-extfile", extensions, "-out", output
+            ], directory: directory)
         guard made.status == 0 else {
             XCTFail("openssl x509 -new -force_pubkey \(publicKey): \(made.stderr)")
             throw CocoaError(.fileWriteUnknown)
@@ -59,7 +65,10 @@ final class TLSTestPKI: @unchecked Sendable {
     }
 
     private init(openssl: String) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-tls-pki-\(getpid())-\(UUID().uuidString)").path
+        directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent(
+                "rsakit-tls-pki-\(getpid())-\(UUID().uuidString)"
+            ).path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         func run(_ arguments: [String]) throws {
             let result = try ChildProcess.run([openssl] + arguments, directory: directory)
@@ -68,29 +77,44 @@ final class TLSTestPKI: @unchecked Sendable {
                 throw CocoaError(.fileWriteUnknown)
             }
         }
-        func write(_ text: String, _ name: String) throws { try Data(text.utf8).write(to: URL(fileURLWithPath: path(name))) }
+        func write(_ text: String, _ name: String) throws {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path(name)))
+        }
         func root(_ name: String, _ subject: String) throws {
-            try run(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out", name + ".pem",
-                     "-subj", subject, "-days", "30", "-addext", "basicConstraints=critical,CA:TRUE",
-                     "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+            try run([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out", name + ".pem",
+                "-subj", subject, "-days", "30", "-addext", "basicConstraints=critical,CA:TRUE",
+                "-addext", "keyUsage=critical,keyCertSign,cRLSign"
+            ])
         }
         func leaf(_ name: String, _ subject: String, issuer: String, serial: Int, extensions: String) throws {
             try write(extensions, name + ".ext")
-            try run(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-subj", subject, "-out", name + ".csr"])
-            try run(["x509", "-req", "-in", name + ".csr", "-CA", issuer + ".pem", "-CAkey", issuer + ".key",
-                     "-set_serial", String(serial), "-days", "30", "-extfile", name + ".ext", "-out", name + ".pem"])
+            try run([
+                "req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-subj", subject, "-out",
+                name + ".csr"
+            ])
+            try run([
+                "x509", "-req", "-in", name + ".csr", "-CA", issuer + ".pem", "-CAkey", issuer + ".key",
+                "-set_serial", String(serial), "-days", "30", "-extfile", name + ".ext", "-out", name + ".pem"
+            ])
         }
         try root("ca", "/CN=RSAKit TLS Test Root")
         try root("other", "/CN=RSAKit TLS Other Root")
-        try leaf("int", "/CN=RSAKit TLS Test Intermediate", issuer: "ca", serial: 2,
-                 extensions: "basicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\n")
-        try leaf("srv", "/CN=localhost", issuer: "int", serial: 3,
-                 extensions: "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n")
+        try leaf(
+            "int", "/CN=RSAKit TLS Test Intermediate", issuer: "ca", serial: 2,
+            extensions: "basicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\n")
+        try leaf(
+            "srv", "/CN=localhost", issuer: "int", serial: 3,
+            extensions:
+                "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n"
+        )
         let client = "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n"
         try leaf("alice", "/CN=alice/O=RSAKit Tests", issuer: "ca", serial: 4, extensions: client)
         try leaf("bob", "/CN=bob/O=Elsewhere", issuer: "other", serial: 5, extensions: client)
         // openssl pkcs12 -export -inkey alice.key -in alice.pem -name alice -passout pass:alicepass -out alice.p12
-        try run(["pkcs12", "-export", "-inkey", "alice.key", "-in", "alice.pem", "-name", "alice",
-                 "-passout", "pass:alicepass", "-out", "alice.p12"])
+        try run([
+            "pkcs12", "-export", "-inkey", "alice.key", "-in", "alice.pem", "-name", "alice",
+            "-passout", "pass:alicepass", "-out", "alice.p12"
+        ])
     }
 }

@@ -19,7 +19,8 @@ final class UnixUsersFixture {
     /// Skip unless root with groupadd, useradd and setpriv; copy `rsakit` to a 0755 folder.
     init(binary built: URL) throws {
         guard getuid() == 0 else { throw XCTSkip("not root: cannot make the Unix users and groups this test needs") }
-        for tool in ["/usr/sbin/groupadd", "/usr/sbin/useradd", "/usr/bin/setpriv"] where !FileManager.default.isExecutableFile(atPath: tool) {
+        for tool in ["/usr/sbin/groupadd", "/usr/sbin/useradd", "/usr/bin/setpriv"]
+        where !FileManager.default.isExecutableFile(atPath: tool) {
             throw XCTSkip("\(tool) is missing")
         }
         var template = Array("/tmp/rsakit-users-XXXXXX".utf8CString)
@@ -43,7 +44,9 @@ final class UnixUsersFixture {
     /// `groups`, no home and no login shell; returns its name.
     func user(_ prefix: String, groups supplementary: [String] = []) throws -> String {
         let name = prefix + suffix
-        var command = ["/usr/sbin/useradd", "--system", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin"]
+        var command = [
+            "/usr/sbin/useradd", "--system", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin"
+        ]
         if !supplementary.isEmpty { command += ["--groups", supplementary.joined(separator: ",")] }
         try Self.tool(command + [name])
         users.append(name)
@@ -56,8 +59,10 @@ final class UnixUsersFixture {
     /// `command` run as `user` (with its own group and its supplementary groups) through
     /// setpriv, under umask `umask`: what a service of that user would run.
     func asUser(_ user: String, umask: String = "077", _ command: [String]) -> [String] {
-        ["/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--init-groups", "--",
-         "/bin/sh", "-c", "umask \(umask); exec \"$@\"", "sh"] + command
+        [
+            "/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--init-groups", "--",
+            "/bin/sh", "-c", "umask \(umask); exec \"$@\"", "sh"
+        ] + command
     }
 
     /// Remove the users, groups and folder made (idempotent).

@@ -78,8 +78,10 @@ package final class ChildProcess: @unchecked Sendable {
     ///   - directory: the child's working directory; nil keeps the parent's.
     /// - Throws: ``ChildProcessError/spawnFailed(command:errno:)`` when posix_spawn fails
     ///   (no such executable, a stream file that cannot be opened...).
-    package init(_ command: [String], environment: [String: String]? = nil, directory: String? = nil,
-                 stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null) throws {
+    package init(
+        _ command: [String], environment: [String: String]? = nil, directory: String? = nil,
+        stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null
+    ) throws {
         precondition(!command.isEmpty, "ChildProcess needs an executable")
         self.command = command
         var actions = posix_spawn_file_actions_t()
@@ -188,7 +190,8 @@ package final class ChildProcess: @unchecked Sendable {
 /// found with dlsym(3); nil where this glibc lacks one.
 private enum GlibcSpawnExtensions {
     typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+    typealias AddChdir =
+        @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
     static let addCloseFrom: AddCloseFrom? = symbol("posix_spawn_file_actions_addclosefrom_np")
     static let addChdir: AddChdir? = symbol("posix_spawn_file_actions_addchdir_np")
 
@@ -267,8 +270,9 @@ extension ChildProcess {
         package func finish(timeout: Double = ChildProcess.defaultTimeout) throws -> ChildProcessResult {
             let termination = try process.wait(timeout: timeout)
             let err = (try? Data(contentsOf: URL(fileURLWithPath: errPath))) ?? Data()
-            return ChildProcessResult(termination: termination, stdout: stdoutSoFar,
-                                      stderr: String(decoding: err, as: UTF8.self))
+            return ChildProcessResult(
+                termination: termination, stdout: stdoutSoFar,
+                stderr: String(decoding: err, as: UTF8.self))
         }
 
         deinit {
@@ -280,11 +284,14 @@ extension ChildProcess {
     /// Start `command` with stdout and stderr captured in scratch files (see ``Captured``).
     ///
     /// - Throws: ``ChildProcessError/spawnFailed(command:errno:)``.
-    package static func start(_ command: [String], stdin: Stream = .null, environment: [String: String]? = nil,
-                              directory: String? = nil) throws -> Captured {
+    package static func start(
+        _ command: [String], stdin: Stream = .null, environment: [String: String]? = nil,
+        directory: String? = nil
+    ) throws -> Captured {
         let base = TestScratch.directory.appendingPathComponent("child-\(UUID().uuidString)").path
-        let child = try ChildProcess(command, environment: environment, directory: directory,
-                                     stdin: stdin, stdout: .file(base + ".out"), stderr: .file(base + ".err"))
+        let child = try ChildProcess(
+            command, environment: environment, directory: directory,
+            stdin: stdin, stdout: .file(base + ".out"), stderr: .file(base + ".err"))
         return Captured(process: child, outPath: base + ".out", errPath: base + ".err")
     }
 
@@ -294,9 +301,11 @@ extension ChildProcess {
     ///
     /// - Throws: ``ChildProcessError`` (the child could not start, or outlived `timeout`
     ///   seconds), or a file-system error from writing `stdin` to a scratch file.
-    package static func run(_ command: [String], stdin: [UInt8]? = nil, stdinFile: String? = nil,
-                            environment: [String: String]? = nil, directory: String? = nil,
-                            timeout: Double = ChildProcess.defaultTimeout) throws -> ChildProcessResult {
+    package static func run(
+        _ command: [String], stdin: [UInt8]? = nil, stdinFile: String? = nil,
+        environment: [String: String]? = nil, directory: String? = nil,
+        timeout: Double = ChildProcess.defaultTimeout
+    ) throws -> ChildProcessResult {
         var input = ChildProcess.Stream.null
         var inputCopy: String?
         defer { if let inputCopy { unlink(inputCopy) } }
@@ -317,11 +326,14 @@ extension ChildProcess {
     /// - Returns: `status` is the exit status or 128 + the signal number; `output` is the log
     ///   decoded as UTF-8 (invalid bytes replaced). The log is removed.
     /// - Throws: ``ChildProcessError`` (the child could not start, or outlived `timeout` seconds).
-    package static func runMerged(_ command: [String], environment: [String: String]? = nil,
-                                  timeout: Double = ChildProcess.defaultTimeout) throws -> (status: Int32, output: String) {
+    package static func runMerged(
+        _ command: [String], environment: [String: String]? = nil,
+        timeout: Double = ChildProcess.defaultTimeout
+    ) throws -> (status: Int32, output: String) {
         let log = TestScratch.directory.appendingPathComponent("child-\(UUID().uuidString).log").path
         defer { unlink(log) }
-        let child = try ChildProcess(command, environment: environment, stdout: .appending(log), stderr: .appending(log))
+        let child = try ChildProcess(
+            command, environment: environment, stdout: .appending(log), stderr: .appending(log))
         let termination = try child.wait(timeout: timeout)
         let output = (try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data()
         return (termination.status, String(decoding: output, as: UTF8.self))

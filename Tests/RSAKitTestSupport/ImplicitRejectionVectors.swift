@@ -38,8 +38,9 @@ package struct ImplicitRejectionVectors: Decodable {
 
     /// Read and decode vectors.json. - Throws: when the file is missing or malformed.
     package static func load() throws -> ImplicitRejectionVectors {
-        try JSONDecoder().decode(ImplicitRejectionVectors.self,
-                                 from: Data(contentsOf: folder.appendingPathComponent("vectors.json")))
+        try JSONDecoder().decode(
+            ImplicitRejectionVectors.self,
+            from: Data(contentsOf: folder.appendingPathComponent("vectors.json")))
     }
 
     /// Bytes from hex text (two digits per byte). - Throws: on an odd length or a non-hex digit.

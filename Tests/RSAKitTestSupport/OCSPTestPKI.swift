@@ -38,49 +38,76 @@ package final class OCSPTestPKI {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         port = try TLSTestServer.freePort()
         crlPort = try TLSTestServer.freePort()
-        try OpenSSL.run(["req", "-x509", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", path("ca.key"),
-                         "-subj", "/CN=RSAKit OCSP Test CA", "-days", "3650",
-                         "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-                         "-out", path("ca.pem")])
+        try OpenSSL.run([
+            "req", "-x509", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", path("ca.key"),
+            "-subj", "/CN=RSAKit OCSP Test CA", "-days", "3650",
+            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+            "-out", path("ca.pem")
+        ])
         try OpenSSL.run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", path("leaf.key")])
-        try issue("responder", subject: "/CN=RSAKit OCSP Responder", serial: "0x1000",
-                  extensions: "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=OCSPSigning\n")
+        try issue(
+            "responder", subject: "/CN=RSAKit OCSP Responder", serial: "0x1000",
+            extensions: "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=OCSPSigning\n")
         // openssl req -x509 -new -key leaf.key -subj "/CN=Forged Responder" -days 30 -addext extendedKeyUsage=OCSPSigning -out forged.pem
-        try OpenSSL.run(["req", "-x509", "-new", "-key", path("leaf.key"), "-subj", "/CN=Forged Responder", "-days", "30",
-                         "-addext", "extendedKeyUsage=OCSPSigning", "-out", path("forged.pem")])
+        try OpenSSL.run([
+            "req", "-x509", "-new", "-key", path("leaf.key"), "-subj", "/CN=Forged Responder", "-days", "30",
+            "-addext", "extendedKeyUsage=OCSPSigning", "-out", path("forged.pem")
+        ])
         for (name, serial) in [("good", "1001"), ("revoked", "1002"), ("unknown", "1003")] {
-            try issue(name, subject: "/CN=\(name).ocsp.test", serial: "0x" + serial,
-                      extensions: "basicConstraints=CA:FALSE\nauthorityInfoAccess=OCSP;URI:http://127.0.0.1:\(port)\n"
-                        + "crlDistributionPoints=URI:http://127.0.0.1:\(crlPort)/ca.crl\n")
+            try issue(
+                name, subject: "/CN=\(name).ocsp.test", serial: "0x" + serial,
+                extensions: "basicConstraints=CA:FALSE\nauthorityInfoAccess=OCSP;URI:http://127.0.0.1:\(port)\n"
+                    + "crlDistributionPoints=URI:http://127.0.0.1:\(crlPort)/ca.crl\n")
         }
-        try issue("sub", subject: "/CN=RSAKit OCSP Sub CA", serial: "0x2001",
-                  extensions: "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nauthorityInfoAccess=OCSP;URI:http://127.0.0.1:\(port)\n")
-        try issue("subleaf", subject: "/CN=subleaf.ocsp.test", serial: "0x3001", issuer: "sub", issuerKey: "leaf.key",
-                  extensions: "basicConstraints=CA:FALSE\nauthorityInfoAccess=OCSP;URI:http://127.0.0.1:\(port)\n")
+        try issue(
+            "sub", subject: "/CN=RSAKit OCSP Sub CA", serial: "0x2001",
+            extensions:
+                "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nauthorityInfoAccess=OCSP;URI:http://127.0.0.1:\(port)\n"
+        )
+        try issue(
+            "subleaf", subject: "/CN=subleaf.ocsp.test", serial: "0x3001", issuer: "sub", issuerKey: "leaf.key",
+            extensions: "basicConstraints=CA:FALSE\nauthorityInfoAccess=OCSP;URI:http://127.0.0.1:\(port)\n")
         for (name, serial, file) in [("aia-cer", "3002", "sub.cer"), ("aia-p7c", "3003", "sub.p7c")] {
-            try issue(name, subject: "/CN=\(name).ocsp.test", serial: "0x" + serial, issuer: "sub", issuerKey: "leaf.key",
-                      extensions: "basicConstraints=CA:FALSE\nauthorityInfoAccess=caIssuers;URI:http://127.0.0.1:\(crlPort)/\(file)\n")
+            try issue(
+                name, subject: "/CN=\(name).ocsp.test", serial: "0x" + serial, issuer: "sub", issuerKey: "leaf.key",
+                extensions:
+                    "basicConstraints=CA:FALSE\nauthorityInfoAccess=caIssuers;URI:http://127.0.0.1:\(crlPort)/\(file)\n"
+            )
         }
         try OpenSSL.run(["x509", "-in", path("sub.pem"), "-outform", "DER", "-out", path("sub.cer")])
-        try OpenSSL.run(["crl2pkcs7", "-nocrl", "-certfile", path("sub.pem"), "-outform", "DER", "-out", path("sub.p7c")])
-        try Data(("V\t391231000000Z\t\t1001\tunknown\t/CN=good.ocsp.test\nR\t391231000000Z\t240101000000Z,keyCompromise\t1002\tunknown\t/CN=revoked.ocsp.test\n"
-                  + "R\t391231000000Z\t240601000000Z,CACompromise\t2001\tunknown\t/CN=RSAKit OCSP Sub CA\n").utf8)
-            .write(to: URL(fileURLWithPath: path("index.txt")))
+        try OpenSSL.run([
+            "crl2pkcs7", "-nocrl", "-certfile", path("sub.pem"), "-outform", "DER", "-out", path("sub.p7c")
+        ])
+        try Data(
+            ("V\t391231000000Z\t\t1001\tunknown\t/CN=good.ocsp.test\nR\t391231000000Z\t240101000000Z,keyCompromise\t1002\tunknown\t/CN=revoked.ocsp.test\n"
+                + "R\t391231000000Z\t240601000000Z,CACompromise\t2001\tunknown\t/CN=RSAKit OCSP Sub CA\n").utf8
+        )
+        .write(to: URL(fileURLWithPath: path("index.txt")))
         // The CA's CRL from the same database (1002 and 2001 revoked):
         // openssl ca -batch -config crl.cnf -gencrl -keyfile ca.key -cert ca.pem -out ca.crl
         try Data("01\n".utf8).write(to: URL(fileURLWithPath: path("crlnumber")))
-        try Data("[ ca ]\ndefault_ca = CA_default\n[ CA_default ]\ndatabase = \(path("index.txt"))\ncrlnumber = \(path("crlnumber"))\ndefault_md = sha256\ndefault_crl_days = 30\n".utf8)
-            .write(to: URL(fileURLWithPath: path("crl.cnf")))
-        try OpenSSL.run(["ca", "-batch", "-config", path("crl.cnf"), "-gencrl", "-keyfile", path("ca.key"), "-cert", path("ca.pem"),
-                         "-out", path("ca.crl")])
+        try Data(
+            "[ ca ]\ndefault_ca = CA_default\n[ CA_default ]\ndatabase = \(path("index.txt"))\ncrlnumber = \(path("crlnumber"))\ndefault_md = sha256\ndefault_crl_days = 30\n"
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: path("crl.cnf")))
+        try OpenSSL.run([
+            "ca", "-batch", "-config", path("crl.cnf"), "-gencrl", "-keyfile", path("ca.key"), "-cert", path("ca.pem"),
+            "-out", path("ca.crl")
+        ])
     }
 
-    private func issue(_ name: String, subject: String, serial: String, issuer: String = "ca", issuerKey: String = "ca.key",
-                       extensions: String) throws {
+    private func issue(
+        _ name: String, subject: String, serial: String, issuer: String = "ca", issuerKey: String = "ca.key",
+        extensions: String
+    ) throws {
         try Data(extensions.utf8).write(to: URL(fileURLWithPath: path(name + ".ext")))
         try OpenSSL.run(["req", "-new", "-key", path("leaf.key"), "-subj", subject, "-out", path(name + ".csr")])
-        try OpenSSL.run(["x509", "-req", "-in", path(name + ".csr"), "-CA", path(issuer + ".pem"), "-CAkey", path(issuerKey),
-                         "-set_serial", serial, "-days", "30", "-sha256", "-extfile", path(name + ".ext"), "-out", path(name + ".pem")])
+        try OpenSSL.run([
+            "x509", "-req", "-in", path(name + ".csr"), "-CA", path(issuer + ".pem"), "-CAkey", path(issuerKey),
+            "-set_serial", serial, "-days", "30", "-sha256", "-extfile", path(name + ".ext"), "-out",
+            path(name + ".pem")
+        ])
     }
 
     /// A running `openssl ocsp -index index.txt -port PORT -rsigner (responder|forged).pem
@@ -137,18 +164,23 @@ package final class OCSPTestPKI {
     /// on `port` (default ``port``, which the certificates name); waits (at most 15 s) for its
     /// "ACCEPT" line.
     package func startResponder(forged: Bool = false, port: Int? = nil) throws -> Responder {
-        try startResponder(signer: forged ? "forged" : "responder", key: "leaf.key", port: port ?? (forged ? nil : self.port))
+        try startResponder(
+            signer: forged ? "forged" : "responder", key: "leaf.key", port: port ?? (forged ? nil : self.port))
     }
 
     /// Start a responder signing with `signer`.pem and `key` (e.g. "ca" and "ca.key": the
     /// issuer signs directly), with `extra` options (e.g. "-resp_no_certs"), on `port` (a
     /// free one by default).
-    package func startResponder(signer: String, key: String, extra: [String] = [], port: Int? = nil) throws -> Responder {
+    package func startResponder(signer: String, key: String, extra: [String] = [], port: Int? = nil) throws -> Responder
+    {
         let port = try port ?? TLSTestServer.freePort()
         let log = path("ocsp-\(port).log")
-        let process = try ChildProcess([try OpenSSL.require(), "ocsp", "-index", path("index.txt"), "-port", String(port),
-                                        "-rsigner", path(signer + ".pem"), "-rkey", path(key), "-CA", path("ca.pem"), "-ndays", "1"] + extra,
-                                       directory: directory, stdout: .appending(log), stderr: .appending(log))
+        let process = try ChildProcess(
+            [
+                try OpenSSL.require(), "ocsp", "-index", path("index.txt"), "-port", String(port),
+                "-rsigner", path(signer + ".pem"), "-rkey", path(key), "-CA", path("ca.pem"), "-ndays", "1"
+            ] + extra,
+            directory: directory, stdout: .appending(log), stderr: .appending(log))
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline && process.isRunning {
             if ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("ACCEPT") {
@@ -165,11 +197,14 @@ package final class OCSPTestPKI {
     /// `python3 -u -m http.server CRLPORT --bind 127.0.0.1 --directory DIR`: serves ca.crl at
     /// the URL the certificates' distribution points name. Skips when python3 is absent.
     package func startCRLServer() throws -> ChildProcess {
-        guard let python = TestTools.path(of: "python3") else { throw XCTSkip("python3 is missing: no HTTP server for the CRL") }
+        guard let python = TestTools.path(of: "python3") else {
+            throw XCTSkip("python3 is missing: no HTTP server for the CRL")
+        }
         let log = path("http-\(crlPort).log")
         try? FileManager.default.removeItem(atPath: log)  // an earlier server's "Serving HTTP" must not count
-        let process = try ChildProcess([python, "-u", "-m", "http.server", String(crlPort), "--bind", "127.0.0.1", "--directory", directory],
-                                       directory: directory, stdout: .appending(log), stderr: .appending(log))
+        let process = try ChildProcess(
+            [python, "-u", "-m", "http.server", String(crlPort), "--bind", "127.0.0.1", "--directory", directory],
+            directory: directory, stdout: .appending(log), stderr: .appending(log))
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline && process.isRunning {
             if ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("Serving HTTP") { return process }

@@ -37,20 +37,24 @@ package final class TLSTestServer {
     /// Start s_server with `arguments` after `-accept 127.0.0.1:PORT`; waits (at most 15 s)
     /// for its "ACCEPT" line. Retries on another port if the port was taken meanwhile.
     package init(openssl: String, arguments: [String], directory: String) throws {
-        (port, logPath, process) = try TLSTestServer.start(openssl: openssl, arguments: arguments, directory: directory, input: input)
+        (port, logPath, process) = try TLSTestServer.start(
+            openssl: openssl, arguments: arguments, directory: directory, input: input)
     }
 
-    private static func start(openssl: String, arguments: [String], directory: String, input: Pipe) throws -> (Int, String, ChildProcess) {
+    private static func start(openssl: String, arguments: [String], directory: String, input: Pipe) throws -> (
+        Int, String, ChildProcess
+    ) {
         var lastLog = ""
         for attempt in 0..<3 {
             let port = try TLSTestServer.freePort()
             let log = directory + "/s_server-\(port)-\(attempt).log"
             _ = FileManager.default.createFile(atPath: log, contents: nil)
             // stdin is a pipe this object holds open: s_server in echo mode ends at end of input.
-            let process = try ChildProcess([openssl, "s_server", "-accept", "127.0.0.1:\(port)"] + arguments,
-                                           directory: directory,
-                                           stdin: .descriptor(input.fileHandleForReading.fileDescriptor),
-                                           stdout: .appending(log), stderr: .appending(log))
+            let process = try ChildProcess(
+                [openssl, "s_server", "-accept", "127.0.0.1:\(port)"] + arguments,
+                directory: directory,
+                stdin: .descriptor(input.fileHandleForReading.fileDescriptor),
+                stdout: .appending(log), stderr: .appending(log))
             let deadline = Date().addingTimeInterval(15)
             while Date() < deadline && process.isRunning {
                 let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""

@@ -19,8 +19,9 @@ final class AppleAESGCMTests: XCTestCase {
 
     func loadVectors() throws -> VectorFile {
         guard let directory = AppleVectors.directory else {
-            XCTFail("APPLE VECTORS NOT FOUND: place shared/vectors/apple beside the package or set RSAKIT_VECTORS; "
-                + "\(AppleVectors.fileName) NOT RUN")
+            XCTFail(
+                "APPLE VECTORS NOT FOUND: place shared/vectors/apple beside the package or set RSAKIT_VECTORS; "
+                    + "\(AppleVectors.fileName) NOT RUN")
             throw XCTSkip("Apple vectors absent")
         }
         let data = try Data(contentsOf: directory.appendingPathComponent(AppleVectors.fileName))
@@ -39,7 +40,8 @@ final class AppleAESGCMTests: XCTestCase {
         let expected = Hex.decode(file.plaintextHex)
         var passed = 0
         for vector in file.vectors {
-            let key = try RSAPrivateKey(derRepresentation: [UInt8](try XCTUnwrap(Data(base64Encoded: vector.privateKeyPKCS1DERBase64))))
+            let key = try RSAPrivateKey(
+                derRepresentation: [UInt8](try XCTUnwrap(Data(base64Encoded: vector.privateKeyPKCS1DERBase64))))
             XCTAssertEqual(key.modulusBitCount, vector.keyBits)
             let ciphertext = [UInt8](try XCTUnwrap(Data(base64Encoded: vector.ciphertextBase64)))
             let hash = try hash(of: vector.algorithm)
@@ -53,8 +55,9 @@ final class AppleAESGCMTests: XCTestCase {
             XCTAssertEqual(sink.bytes, expected, vector.algorithm)
             XCTAssertEqual(viaMessage, expected, vector.algorithm)
             // The session key is AES-128 below 4096 bits, AES-256 from 4096 up.
-            let sessionKey = try key.decrypt(Array(ciphertext[0..<key.modulusByteCount]),
-                                             padding: .oaep(RSAOAEPParameters(hash: hash, mgf1Hash: hash)))
+            let sessionKey = try key.decrypt(
+                Array(ciphertext[0..<key.modulusByteCount]),
+                padding: .oaep(RSAOAEPParameters(hash: hash, mgf1Hash: hash)))
             XCTAssertEqual(sessionKey.count, vector.keyBits >= 4096 ? 32 : 16)
             if inMemory == expected { passed += 1 }
         }
@@ -71,9 +74,12 @@ final class AppleAESGCMTests: XCTestCase {
                     let plaintext = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ bits) }
                     let ciphertext = try RSAAppleAESGCM.encrypt(plaintext, to: key.publicKey, hash: hash)
                     XCTAssertEqual(ciphertext.count, k + length + 16, "\(bits) \(hash) \(length)")
-                    let sessionKey = try key.decrypt(Array(ciphertext[0..<k]), padding: .oaep(RSAOAEPParameters(hash: hash)))
+                    let sessionKey = try key.decrypt(
+                        Array(ciphertext[0..<k]), padding: .oaep(RSAOAEPParameters(hash: hash)))
                     XCTAssertEqual(sessionKey.count, bits >= 4096 ? 32 : 16, "\(bits) bits")
-                    XCTAssertEqual(try RSAAppleAESGCM.decrypt(ciphertext, with: key, hash: hash), plaintext, "\(bits) \(hash) \(length)")
+                    XCTAssertEqual(
+                        try RSAAppleAESGCM.decrypt(ciphertext, with: key, hash: hash), plaintext,
+                        "\(bits) \(hash) \(length)")
                 }
             }
         }
@@ -83,8 +89,9 @@ final class AppleAESGCMTests: XCTestCase {
     /// sender could), with AES-GCM of that key size.
     func handMade(_ sessionKey: [UInt8], for key: RSAPublicKey, _ plaintext: [UInt8]) throws -> [UInt8] {
         let wrapped = try key.encrypt(sessionKey, padding: .oaep(RSAOAEPParameters(hash: .sha256)))
-        let gcm = AESGCMContext(key: SecretBytes(copying: sessionKey), iv: [UInt8](repeating: 0, count: 16),
-                                authenticatedData: key.pkcs1DERRepresentation)
+        let gcm = AESGCMContext(
+            key: SecretBytes(copying: sessionKey), iv: [UInt8](repeating: 0, count: 16),
+            authenticatedData: key.pkcs1DERRepresentation)
         return wrapped + gcm.encrypt(plaintext) + gcm.tag()
     }
 
@@ -93,18 +100,25 @@ final class AppleAESGCMTests: XCTestCase {
         let large = try TestKeys.openssl(bits: 4096).key
         let plaintext = Array("KNOWN PLAINTEXT".utf8)
         // The construction is right: with the size iOS expects, it decrypts...
-        XCTAssertEqual(try RSAAppleAESGCM.decrypt(try handMade(SystemRandomSource().bytes(16), for: small.publicKey, plaintext), with: small), plaintext)
-        XCTAssertEqual(try RSAAppleAESGCM.decrypt(try handMade(SystemRandomSource().bytes(32), for: large.publicKey, plaintext), with: large), plaintext)
+        XCTAssertEqual(
+            try RSAAppleAESGCM.decrypt(
+                try handMade(SystemRandomSource().bytes(16), for: small.publicKey, plaintext), with: small), plaintext)
+        XCTAssertEqual(
+            try RSAAppleAESGCM.decrypt(
+                try handMade(SystemRandomSource().bytes(32), for: large.publicKey, plaintext), with: large), plaintext)
         // ...and with the other size (a valid AES-256 / AES-128 GCM message), it is refused.
         for (sessionKey, key) in [(SystemRandomSource().bytes(32), small), (SystemRandomSource().bytes(16), large)] {
             let message = try handMade(sessionKey, for: key.publicKey, plaintext)
             XCTAssertThrowsError(try RSAAppleAESGCM.decrypt(message, with: key)) { error in
-                XCTAssertEqual(error as? RSAError, .decryptionFailed, "\(sessionKey.count)-byte key, \(key.modulusBitCount) bits")
+                XCTAssertEqual(
+                    error as? RSAError, .decryptionFailed, "\(sessionKey.count)-byte key, \(key.modulusBitCount) bits")
             }
         }
         // A 24-byte key (AES-192, which Apple never uses) is refused before any AES work.
-        let wrapped = try small.publicKey.encrypt(SystemRandomSource().bytes(24), padding: .oaep(RSAOAEPParameters(hash: .sha256)))
-        XCTAssertThrowsError(try RSAAppleAESGCM.decrypt(wrapped + SystemRandomSource().bytes(31), with: small)) { error in
+        let wrapped = try small.publicKey.encrypt(
+            SystemRandomSource().bytes(24), padding: .oaep(RSAOAEPParameters(hash: .sha256)))
+        XCTAssertThrowsError(try RSAAppleAESGCM.decrypt(wrapped + SystemRandomSource().bytes(31), with: small)) {
+            error in
             XCTAssertEqual(error as? RSAError, .decryptionFailed)
         }
     }
@@ -119,12 +133,14 @@ final class AppleAESGCMTests: XCTestCase {
         var badWrap = good; badWrap[10] ^= 1
         let cases: [(String, [UInt8], RSAPrivateKey, RSAHashAlgorithm)] = [
             ("tag", badTag, key, .sha256), ("body", badBody, key, .sha256), ("wrapped key", badWrap, key, .sha256),
-            ("key", good, other, .sha256), ("hash", good, key, .sha1), ("hash", good, key, .sha512),
+            ("key", good, other, .sha256), ("hash", good, key, .sha1), ("hash", good, key, .sha512)
         ]
         for (what, message, decryptor, hash) in cases {
             var source = RSAArrayByteSource(message)
             var sink = RSAArrayByteSink()
-            XCTAssertThrowsError(try RSAAppleAESGCM.decrypt(from: &source, to: &sink, with: decryptor, hash: hash), what) { error in
+            XCTAssertThrowsError(
+                try RSAAppleAESGCM.decrypt(from: &source, to: &sink, with: decryptor, hash: hash), what
+            ) { error in
                 XCTAssertEqual(error as? RSAError, .decryptionFailed, what)
             }
             XCTAssertEqual(sink.bytes.count, 0, "wrong \(what): nothing may be written before the tag checks")

@@ -31,7 +31,9 @@ final class ArmorTests: XCTestCase {
         let small = (0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let large = (0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 9) }
         for (bytes, trickle) in [(small, true), (large, false)] {
-            let text = "Subject: x\r\n\r\n" + RSAArmor.encode(bytes).replacingOccurrences(of: "\n", with: trickle ? "\r\n" : "\n")
+            let text =
+                "Subject: x\r\n\r\n"
+                + RSAArmor.encode(bytes).replacingOccurrences(of: "\n", with: trickle ? "\r\n" : "\n")
             let armored = Array(text.utf8)
             var out: [UInt8] = []
             if trickle {
@@ -48,11 +50,17 @@ final class ArmorTests: XCTestCase {
 
     func testDecode_ErrorsNameTheProblem() {
         func reason(_ text: String) -> String? {
-            do { _ = try RSAArmor.decode(Array(text.utf8)); return nil } catch let RSAError.messageInvalid(reason) { return reason } catch { return "\(error)" }
+            do { _ = try RSAArmor.decode(Array(text.utf8)); return nil } catch let RSAError.messageInvalid(reason) {
+                return reason
+            } catch { return "\(error)" }
         }
         XCTAssertEqual(reason("hello"), "no '-----BEGIN RSAKIT MESSAGE-----' line found")
-        XCTAssertEqual(reason("-----BEGIN RSAKIT MESSAGE-----\nAAAA\n"), "armored input ends without '-----END RSAKIT MESSAGE-----' (truncated)")
-        XCTAssertEqual(reason("-----BEGIN RSAKIT MESSAGE-----\nAA*A\n-----END RSAKIT MESSAGE-----\n"), "armored input has invalid base64 on line 2")
+        XCTAssertEqual(
+            reason("-----BEGIN RSAKIT MESSAGE-----\nAAAA\n"),
+            "armored input ends without '-----END RSAKIT MESSAGE-----' (truncated)")
+        XCTAssertEqual(
+            reason("-----BEGIN RSAKIT MESSAGE-----\nAA*A\n-----END RSAKIT MESSAGE-----\n"),
+            "armored input has invalid base64 on line 2")
     }
 
     func testArmoredContainer_IsDetectedAndDecrypts() throws {

@@ -60,11 +60,14 @@ final class AsyncFormsTests: XCTestCase {
                 return try await group.reduce(into: []) { $0.append($1) }
             }
         }
-        print("note: 64 async key generations: \(baseline) threads before, \(peak) at most (pool width \(width), \(ProcessInfo.processInfo.activeProcessorCount) cores)")
+        print(
+            "note: 64 async key generations: \(baseline) threads before, \(peak) at most (pool width \(width), \(ProcessInfo.processInfo.activeProcessorCount) cores)"
+        )
         XCTAssertLessThanOrEqual(peak, baseline + width + 2, "threads grew with the number of waiting calls")
         XCTAssertLessThanOrEqual(busiest.value, width)
         XCTAssertEqual(keys.count, 64)
-        XCTAssertEqual(Set(keys.map { $0.publicKey.fingerprint.base64String }).count, 64, "two calls returned the same key")
+        XCTAssertEqual(
+            Set(keys.map { $0.publicKey.fingerprint.base64String }).count, 64, "two calls returned the same key")
         for key in keys {
             XCTAssertEqual(key.modulusBitCount, 1024)
             let message = Array("bounded pool".utf8)
@@ -144,8 +147,9 @@ final class AsyncFormsTests: XCTestCase {
 
     func testEvaluateAsync_GivesTheSynchronousEvaluation() async throws {
         let pki = try TestPKI.shared()
-        var trust = RSATrust(certificates: [try pki.certificate("server"), try pki.certificate("intermediate")],
-                             policy: .sslServer(hostname: "server.rsakit.test"))
+        var trust = RSATrust(
+            certificates: [try pki.certificate("server"), try pki.certificate("intermediate")],
+            policy: .sslServer(hostname: "server.rsakit.test"))
         trust.anchorCertificates = [try pki.certificate("root")]
         trust.anchorCertificatesOnly = true
         let asynchronous = try await trust.evaluateAsync()
@@ -158,13 +162,16 @@ final class AsyncFormsTests: XCTestCase {
     func testImportIdentityAsync_PKCS12Bytes_StoresTheIdentity() async throws {
         let pki = try TestPKI.shared()
         let p12 = pki.path("async-\(UUID().uuidString).p12")
-        try OpenSSL.run(["pkcs12", "-export", "-inkey", pki.leafKey, "-in", pki.path("client.pem"), "-name", "Client Identity",
-                         "-passout", "pass:pfx secret", "-out", p12])
+        try OpenSSL.run([
+            "pkcs12", "-export", "-inkey", pki.leafKey, "-in", pki.path("client.pem"), "-name", "Client Identity",
+            "-passout", "pass:pfx secret", "-out", p12
+        ])
         let folder = TestKeys.scratch.appendingPathComponent("async-\(UUID().uuidString)")
         addTeardownBlock { try? FileManager.default.removeItem(at: folder) }
         let store = try RSAKeyStore(path: folder.path)
-        let (identity, contents) = try await store.importIdentityAsync(pkcs12: [UInt8](Data(contentsOf: URL(fileURLWithPath: p12))),
-                                                                       passphrase: Array("pfx secret".utf8))
+        let (identity, contents) = try await store.importIdentityAsync(
+            pkcs12: [UInt8](Data(contentsOf: URL(fileURLWithPath: p12))),
+            passphrase: Array("pfx secret".utf8))
         XCTAssertEqual(identity.certificate.label, "Client Identity")
         XCTAssertEqual(identity.privateKey.applicationTag, "Client Identity")
         XCTAssertEqual(contents.certificate, try pki.certificate("client"))

@@ -8,7 +8,8 @@ import XCTest
 /// is cancelled, and share one worker budget.
 final class AsyncMessageTests: XCTestCase {
     private func folder(_ name: String) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-\(name)-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "rsakit-\(name)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         addTeardownBlock { try? FileManager.default.removeItem(at: folder) }
         return folder
@@ -25,7 +26,8 @@ final class AsyncMessageTests: XCTestCase {
         try await RSAMessage.decryptFile(at: sealed, to: opened, with: key)
         XCTAssertEqual([UInt8](try Data(contentsOf: opened)), message)
 
-        let raw = try await RSAMessage.encrypt(Data(message), for: key.publicKey, format: .rawBlocks(padding: .pkcs1v15))
+        let raw = try await RSAMessage.encrypt(
+            Data(message), for: key.publicKey, format: .rawBlocks(padding: .pkcs1v15))
         XCTAssertEqual(raw.count, (message.count + 116) / 117 * key.blockSize, "117-byte chunks, one k-byte block each")
         let back = try await RSAMessage.decrypt(raw, with: key, format: .rawBlocks(padding: .pkcs1v15))
         XCTAssertEqual([UInt8](back), message)
@@ -71,7 +73,8 @@ final class AsyncMessageTests: XCTestCase {
         try Data(repeating: 0x41, count: 20_000_000).write(to: plain)
         let started = ContinuousClock.now
         let task = Task {
-            try await RSAMessage.encryptFile(at: plain, to: sealed, for: key.publicKey, format: .rawBlocks(), maximumWorkers: 1)
+            try await RSAMessage.encryptFile(
+                at: plain, to: sealed, for: key.publicKey, format: .rawBlocks(), maximumWorkers: 1)
         }
         try await Task.sleep(nanoseconds: 200_000_000)
         task.cancel()
@@ -126,9 +129,11 @@ final class AsyncMessageTests: XCTestCase {
         try store.protect(passphrase: RSASecretBytes(copying: Array("open sesame".utf8)), parameters: .interactive)
         try store.addGenericPassword(RSASecretBytes(copying: Array("pw".utf8)), service: "svc", account: "acct")
 
-        let opened = try await RSAKeyStore.open(at: path, passphrase: RSASecretBytes(copying: Array("open sesame".utf8)))
-        XCTAssertEqual(try opened.genericPasswordValue(service: "svc", account: "acct").bytes,
-                       Array("pw".utf8))
+        let opened = try await RSAKeyStore.open(
+            at: path, passphrase: RSASecretBytes(copying: Array("open sesame".utf8)))
+        XCTAssertEqual(
+            try opened.genericPasswordValue(service: "svc", account: "acct").bytes,
+            Array("pw".utf8))
         do {
             _ = try await RSAKeyStore.open(at: path, passphrase: RSASecretBytes(copying: Array("wrong".utf8)))
             XCTFail("a wrong passphrase opened the store")

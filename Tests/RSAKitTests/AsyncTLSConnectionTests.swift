@@ -17,9 +17,10 @@ final class AsyncTLSConnectionTests: XCTestCase {
     /// nothing until it has a request.
     private func connectToNewServer() async throws -> RSAAsyncTLSConnection {
         let server = try fixtures.startServer()
-        return try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port,
-                                                       configuration: fixtures.configuration(nil),
-                                                       identity: fixtures.clientIdentity())
+        return try await RSAAsyncTLSConnection.connect(
+            host: "127.0.0.1", port: server.port,
+            configuration: fixtures.configuration(nil),
+            identity: fixtures.clientIdentity())
     }
 
     func testAsyncConnection_HandshakeRequestAndClose() async throws {
@@ -54,9 +55,10 @@ final class AsyncTLSConnectionTests: XCTestCase {
     func testAsyncConnection_TypedTrustFailure() async throws {
         let server = try fixtures.startServer()
         do {
-            _ = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port,
-                                                        configuration: fixtures.configuration(.tls12, serverName: "other.example"),
-                                                        identity: fixtures.clientIdentity())
+            _ = try await RSAAsyncTLSConnection.connect(
+                host: "127.0.0.1", port: server.port,
+                configuration: fixtures.configuration(.tls12, serverName: "other.example"),
+                identity: fixtures.clientIdentity())
             XCTFail("a wrong hostname connected")
         } catch let RSATLSError.serverNotTrusted(evaluation, sent, refusedByHandler) {
             XCTAssertEqual(evaluation.failures.map(\.kind), [.hostnameMismatch(hostname: "other.example")])
@@ -86,7 +88,8 @@ final class AsyncTLSConnectionTests: XCTestCase {
         let readers = connections.map { connection in Task { _ = try? await connection.read(timeout: 1.5) } }
         for reader in readers { await reader.value }
         ticker.cancel()
-        XCTAssertLessThan(longestWait.withLock { $0 }, .milliseconds(250), "a blocked read held a thread of the cooperative pool")
+        XCTAssertLessThan(
+            longestWait.withLock { $0 }, .milliseconds(250), "a blocked read held a thread of the cooperative pool")
         for connection in connections { await connection.close() }
     }
 
@@ -116,7 +119,8 @@ final class AsyncTLSConnectionTests: XCTestCase {
         let port = try fixtures.stalledListener()
         let settings = try fixtures.configuration(nil)
         let connecting = Task {
-            try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: port, configuration: settings, identity: nil)
+            try await RSAAsyncTLSConnection.connect(
+                host: "127.0.0.1", port: port, configuration: settings, identity: nil)
         }
         try await Task.sleep(nanoseconds: 100_000_000)
         let cancelled = ContinuousClock.now
@@ -172,7 +176,8 @@ final class AsyncTLSConnectionTests: XCTestCase {
         let settings = try fixtures.configuration(nil)
         let handshakeStarted = ContinuousClock.now
         let connecting = Task {
-            try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: port, configuration: settings, identity: nil)
+            try await RSAAsyncTLSConnection.connect(
+                host: "127.0.0.1", port: port, configuration: settings, identity: nil)
         }
         try await Task.sleep(nanoseconds: 300_000_000)
         connecting.cancel()

@@ -78,8 +78,10 @@ final class BigNumberTests: XCTestCase {
             let n = BigNumber(bytes: nBytes)
             let modulus = try XCTUnwrap(MontgomeryModulus(n), "odd modulus of \(byteCount) bytes")
             let nMinus1 = n - 1
-            let bases = [BigNumber(0), BigNumber(1), nMinus1, BigNumber(bytes: random.bytes(byteCount)).mod(n),
-                         BigNumber(bytes: random.bytes(byteCount / 2 + 1)).mod(n)]
+            let bases = [
+                BigNumber(0), BigNumber(1), nMinus1, BigNumber(bytes: random.bytes(byteCount)).mod(n),
+                BigNumber(bytes: random.bytes(byteCount / 2 + 1)).mod(n)
+            ]
             for base in bases {
                 for e in exponents {
                     let exponent = BigNumber(UInt(e))
@@ -106,14 +108,17 @@ final class BigNumberTests: XCTestCase {
         // base above n, an even modulus, a 65-bit exponent (2^64 + 1 = (2^32)^2 + 1).
         XCTAssertEqual((n + 5).powModVarTime(BigNumber(3), n), referencePow(BigNumber(5), 3, n))
         let even = n + 1
-        XCTAssertEqual(BigNumber(12345).powModVarTime(BigNumber(65537), even), referencePow(BigNumber(12345), 65537, even))
+        XCTAssertEqual(
+            BigNumber(12345).powModVarTime(BigNumber(65537), even), referencePow(BigNumber(12345), 65537, even))
         let b = BigNumber(987_654_321)
         let expected = (referencePow(referencePow(b, 1 << 32, n), 1 << 32, n) * b).mod(n)
         XCTAssertEqual(b.powModVarTime(bigExponent, n), expected)
     }
 
     func testMontgomeryCache_IsRebuiltAfterTheModulusChanges() throws {
-        let n = BigNumber(bytes: [0xF1, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF, 0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF, 0x01])
+        let n = BigNumber(bytes: [
+            0xF1, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF, 0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF, 0x01
+        ])
         let base = BigNumber(bytes: [0x42, 0x42, 0x42])
         XCTAssertEqual(base.powModVarTime(BigNumber(65537), n), referencePow(base, 65537, n))
         XCTAssertNotNil(n.montgomery)

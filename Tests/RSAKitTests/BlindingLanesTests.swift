@@ -14,7 +14,9 @@ final class BlindingLanesTests: XCTestCase {
             var bytes: [UInt8] = []
             for i in (0..<nn).reversed() {
                 let limb = UInt64(pair.limbs[offset + i])
-                for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: limb >> UInt64(shift))) }
+                for shift in stride(from: 56, through: 0, by: -8) {
+                    bytes.append(UInt8(truncatingIfNeeded: limb >> UInt64(shift)))
+                }
             }
             return BigNumber(bytes: bytes)
         }
@@ -70,8 +72,9 @@ final class BlindingLanesTests: XCTestCase {
             let n = key.storage.n
             let random = DeterministicRandomSource(seed: 9)
             var last = key.storage.takeBlindingPairs(8, random: random).map(halves)
-            XCTAssertEqual(Set(try last.map { try $0.vf.bytes(count: key.modulusByteCount) }).count, 8,
-                           "\(path): eight independent lanes")
+            XCTAssertEqual(
+                Set(try last.map { try $0.vf.bytes(count: key.modulusByteCount) }).count, 8,
+                "\(path): eight independent lanes")
             // Uses 2 ... 32 of each lane: the square of the lane's previous pair.
             for use in 2...BlindingPair.usesPerRandomValue {
                 // Odd uses take a batch of three: only lanes 0...2 advance (lanes 3...7 keep

@@ -13,11 +13,13 @@ final class CRLSignerTests: XCTestCase {
     private func trust(_ leaf: String, crls: [String], require: Bool = true) throws -> (RSATrust, SeparateCRLKeyPKI) {
         let pki = try Self.pki.get()
         let candidates = ["ca-certs", "ca-crls", "ca-crls-nousage", "ca-crls-self", "ca-crls-other", "other-root"]
-        var trust = RSATrust(certificates: try ([leaf] + candidates).map { try pki.certificate($0) }, policy: .basicX509)
+        var trust = RSATrust(
+            certificates: try ([leaf] + candidates).map { try pki.certificate($0) }, policy: .basicX509)
         trust.anchorCertificates = [try pki.certificate("root")]
         trust.anchorCertificatesOnly = true
         trust.crls = try crls.map { try pki.crl($0) }
-        trust.revocationPolicy = RSARevocationPolicy(method: .crl, requirePositiveResponse: require, networkAccessDisabled: true)
+        trust.revocationPolicy = RSARevocationPolicy(
+            method: .crl, requirePositiveResponse: require, networkAccessDisabled: true)
         return (trust, pki)
     }
 
@@ -25,9 +27,12 @@ final class CRLSignerTests: XCTestCase {
         let (good, _) = try trust("good", crls: ["crl-ca", "crl-root-good"])
         var evaluation = good.evaluate()
         XCTAssertEqual(evaluation.result, .unspecified, "\(evaluation.failures) \(evaluation.warnings)")
-        XCTAssertEqual(evaluation.chain.map(\.subjectSummary), ["good.separate.test", "Separate Keys CA", "Separate Keys Root"])
+        XCTAssertEqual(
+            evaluation.chain.map(\.subjectSummary), ["good.separate.test", "Separate Keys CA", "Separate Keys Root"])
         XCTAssertEqual(evaluation.revocation.map(\.status), [.good, .good])
-        XCTAssertTrue(evaluation.revocation[0].source.hasSuffix(", signed by the CRL signer Separate Keys CA (serial 11)"), evaluation.revocation[0].source)
+        XCTAssertTrue(
+            evaluation.revocation[0].source.hasSuffix(", signed by the CRL signer Separate Keys CA (serial 11)"),
+            evaluation.revocation[0].source)
         XCTAssertFalse(evaluation.revocation[1].source.contains("signed by"), evaluation.revocation[1].source)
 
         let (revoked, _) = try trust("revoked", crls: ["crl-ca", "crl-root-good"])
@@ -44,15 +49,20 @@ final class CRLSignerTests: XCTestCase {
         XCTAssertEqual(evaluation.result, .recoverableTrustFailure)
         XCTAssertEqual(evaluation.failures.map { "\($0.kind.code)@\($0.chainIndex)" }, ["revocation-unchecked@0"])
         XCTAssertEqual(evaluation.revocation.map(\.status), [.notChecked, .good])
-        XCTAssertTrue(evaluation.warnings.contains {
-            $0.hasPrefix("CRL of O=RSAKit Tests,CN=Separate Keys CA refused: the certificate that signed it (Separate Keys CA, serial 11) does not validate: fatal-trust-failure")
-                && $0.contains("revoked on 2024-02-01T00:00:00Z")
-        }, "\(evaluation.warnings)")
+        XCTAssertTrue(
+            evaluation.warnings.contains {
+                $0.hasPrefix(
+                    "CRL of O=RSAKit Tests,CN=Separate Keys CA refused: the certificate that signed it (Separate Keys CA, serial 11) does not validate: fatal-trust-failure"
+                )
+                    && $0.contains("revoked on 2024-02-01T00:00:00Z")
+            }, "\(evaluation.warnings)")
     }
 
     func testCRLSigner_WithoutCRLSignOrUnderAnotherAnchor_IsRefused() throws {
-        for (crl, reason) in [("crl-ca-nousage", "(Separate Keys CA, serial 12) has no cRLSign keyUsage"),
-                              ("crl-ca-other", "(Separate Keys CA, serial 14) does not validate: recoverable-trust-failure")] {
+        for (crl, reason) in [
+            ("crl-ca-nousage", "(Separate Keys CA, serial 12) has no cRLSign keyUsage"),
+            ("crl-ca-other", "(Separate Keys CA, serial 14) does not validate: recoverable-trust-failure")
+        ] {
             let (trust, _) = try trust("good", crls: [crl, "crl-root-good"])
             let evaluation = trust.evaluate()
             XCTAssertEqual(evaluation.result, .recoverableTrustFailure, crl)
@@ -70,13 +80,17 @@ final class CRLSignerTests: XCTestCase {
         var evaluation = required.evaluate()
         XCTAssertEqual(evaluation.result, .unspecified, "\(evaluation.failures) \(evaluation.warnings)")
         XCTAssertEqual(evaluation.revocation.map(\.status), [.good, .good])
-        XCTAssertTrue(evaluation.revocation[0].source.hasSuffix("signed by the CRL signer Separate Keys CA (serial 13)"), evaluation.revocation[0].source)
+        XCTAssertTrue(
+            evaluation.revocation[0].source.hasSuffix("signed by the CRL signer Separate Keys CA (serial 13)"),
+            evaluation.revocation[0].source)
 
         let (lenient, _) = try trust("good", crls: ["crl-ca-self", "crl-root-good"], require: false)
         evaluation = lenient.evaluate()
         XCTAssertEqual(evaluation.result, .unspecified, "\(evaluation.failures)")
         XCTAssertEqual(evaluation.revocation.map(\.status), [.good, .good])
-        XCTAssertTrue(evaluation.revocation[0].source.hasSuffix("signed by the CRL signer Separate Keys CA (serial 13)"), evaluation.revocation[0].source)
+        XCTAssertTrue(
+            evaluation.revocation[0].source.hasSuffix("signed by the CRL signer Separate Keys CA (serial 13)"),
+            evaluation.revocation[0].source)
     }
 
     /// openssl verify -extended_crl -crl_check_all agrees: good passes, revoked fails, and a
@@ -87,10 +101,15 @@ final class CRLSignerTests: XCTestCase {
         func verify(_ leaf: String, _ crls: [String]) throws -> Int32 {
             let bundle = try crls.map { try String(contentsOfFile: pki.path($0 + ".pem"), encoding: .utf8) }.joined()
             try Data(bundle.utf8).write(to: URL(fileURLWithPath: pki.path("bundle-\(leaf).pem")))
-            let untrusted = try ["ca-certs", "ca-crls"].map { try String(contentsOfFile: pki.path($0 + ".pem"), encoding: .utf8) }.joined()
+            let untrusted = try ["ca-certs", "ca-crls"].map {
+                try String(contentsOfFile: pki.path($0 + ".pem"), encoding: .utf8)
+            }.joined()
             try Data(untrusted.utf8).write(to: URL(fileURLWithPath: pki.path("untrusted.pem")))
-            return try OpenSSL.runAllowingFailure(["verify", "-extended_crl", "-crl_check_all", "-CAfile", pki.path("root.pem"), "-untrusted", pki.path("untrusted.pem"),
-                                                   "-CRLfile", pki.path("bundle-\(leaf).pem"), pki.path(leaf + ".pem")]).status
+            return try OpenSSL.runAllowingFailure([
+                "verify", "-extended_crl", "-crl_check_all", "-CAfile", pki.path("root.pem"), "-untrusted",
+                pki.path("untrusted.pem"),
+                "-CRLfile", pki.path("bundle-\(leaf).pem"), pki.path(leaf + ".pem")
+            ]).status
         }
         XCTAssertEqual(try verify("good", ["crl-ca", "crl-root-good"]), 0)
         XCTAssertNotEqual(try verify("revoked", ["crl-ca", "crl-root-good"]), 0)

@@ -22,9 +22,16 @@ final class CertificateRequestTests: XCTestCase {
         XCTAssertEqual(certificate.notValidBefore, start)
         XCTAssertEqual(certificate.notValidAfter, start.addingTimeInterval(10 * 86_400))
         XCTAssertEqual(certificate.subjectSummary, "Builder Test")
-        XCTAssertEqual(names.map(\.description), ["DNS:a.example", "IP Address:192.0.2.1", "IP Address:0:0:0:0:0:0:0:1",
-                                                  "email:x@example.com", "URI:urn:example:1"])
-        XCTAssertThrowsError(try X509Certificate.selfSigned(subject: "CN=x", validityDays: 0, signer: RSACertificateSigner(privateKey: key))) {
+        XCTAssertEqual(
+            names.map(\.description),
+            [
+                "DNS:a.example", "IP Address:192.0.2.1", "IP Address:0:0:0:0:0:0:0:1",
+                "email:x@example.com", "URI:urn:example:1"
+            ])
+        XCTAssertThrowsError(
+            try X509Certificate.selfSigned(
+                subject: "CN=x", validityDays: 0, signer: RSACertificateSigner(privateKey: key))
+        ) {
             XCTAssertEqual($0 as? RSAError, .invalidAttribute(reason: "the validity must be 1 to 36500 days, not 0"))
         }
     }
@@ -36,14 +43,19 @@ final class CertificateRequestTests: XCTestCase {
             try key.signature(for: message, hash: hash, padding: padding)
         }
         XCTAssertThrowsError(try RSACertificateRequest(subject: "CN=x", signer: lying)) {
-            XCTAssertEqual($0 as? RSAError, .internalError("the signer's signature does not verify with its public key (is it the same key?)"))
+            XCTAssertEqual(
+                $0 as? RSAError,
+                .internalError("the signer's signature does not verify with its public key (is it the same key?)"))
         }
         // A signer's own error reaches the caller unchanged.
         let failing = RSACertificateSigner(publicKey: key.publicKey) { _, _, _ in throw RSAError.tokenPINIncorrect }
         XCTAssertThrowsError(try RSACertificateRequest(subject: "CN=x", signer: failing)) {
             XCTAssertEqual($0 as? RSAError, .tokenPINIncorrect)
         }
-        XCTAssertThrowsError(try RSACertificateRequest(subject: "CN=x", signer: RSACertificateSigner(privateKey: key), scheme: .pkcs1v15(.sha1))) {
+        XCTAssertThrowsError(
+            try RSACertificateRequest(
+                subject: "CN=x", signer: RSACertificateSigner(privateKey: key), scheme: .pkcs1v15(.sha1))
+        ) {
             guard case .keyRestricted? = $0 as? RSAError else { return XCTFail("\($0)") }
         }
         // The signer gets the whole certificationRequestInfo (RFC 2986 §4.1), the request's
@@ -59,21 +71,28 @@ final class CertificateRequestTests: XCTestCase {
         XCTAssertTrue(seen.values.first?.hasSuffix(" sha512 PKCS#1 v1.5") == true, "\(seen.values)")
         XCTAssertTrue(recorded.derRepresentation.map { String(format: "%02x", $0) }.joined().contains(info))
         XCTAssertTrue(info.hasPrefix("30"))
-        let request = try RSACertificateRequest(subject: "CN=x", signer: RSACertificateSigner(privateKey: key), scheme: .pss(.sha384))
+        let request = try RSACertificateRequest(
+            subject: "CN=x", signer: RSACertificateSigner(privateKey: key), scheme: .pss(.sha384))
         XCTAssertTrue(request.pemRepresentation.hasPrefix("-----BEGIN CERTIFICATE REQUEST-----\n"))
         XCTAssertEqual(request.publicKey, key.publicKey)
     }
 
     func testAlternativeNameParsing_RefusesWhatIsNotAName() {
-        for text in ["DNS:", "DNS:bad name", "DNS:a..b", "DNS:-ok.but\u{e9}", "IP:1.2.3", "IP:fe80::1::2", "email:noat",
-                     "email:a@b@c", "URI:no-scheme", "URI:https://a b", "dirName:CN=x", "plain"] {
+        for text in [
+            "DNS:", "DNS:bad name", "DNS:a..b", "DNS:-ok.but\u{e9}", "IP:1.2.3", "IP:fe80::1::2", "email:noat",
+            "email:a@b@c", "URI:no-scheme", "URI:https://a b", "dirName:CN=x", "plain"
+        ] {
             XCTAssertThrowsError(try X509Certificate.SubjectAlternativeName(parsing: text), text) {
-                guard case let .invalidSubjectAlternativeName(name, _)? = $0 as? RSAError else { return XCTFail("\(text): \($0)") }
+                guard case let .invalidSubjectAlternativeName(name, _)? = $0 as? RSAError else {
+                    return XCTFail("\(text): \($0)")
+                }
                 XCTAssertEqual(name, text)
             }
         }
-        XCTAssertEqual(try X509Certificate.SubjectAlternativeName(parsing: "dns:*.Example.COM"), .dnsName("*.Example.COM"))
-        XCTAssertEqual(try X509Certificate.SubjectAlternativeName(parsing: "ip:2001:db8::7"),
-                       .ipAddress([0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [7]))
+        XCTAssertEqual(
+            try X509Certificate.SubjectAlternativeName(parsing: "dns:*.Example.COM"), .dnsName("*.Example.COM"))
+        XCTAssertEqual(
+            try X509Certificate.SubjectAlternativeName(parsing: "ip:2001:db8::7"),
+            .ipAddress([0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [7]))
     }
 }

@@ -33,10 +33,12 @@ final class ChildProcessTests: XCTestCase {
         XCTAssertEqual(echoed.termination, .exited(0))
         XCTAssertEqual(echoed.stdout, input)
         XCTAssertEqual(echoed.stderr, "to-stderr\n")
-        let placed = try ChildProcess.run(["/bin/sh", "-c", "pwd; echo \"$RSAKIT_CHILD_TEST\""],
-                                          environment: ["RSAKIT_CHILD_TEST": "value"], directory: "/tmp")
+        let placed = try ChildProcess.run(
+            ["/bin/sh", "-c", "pwd; echo \"$RSAKIT_CHILD_TEST\""],
+            environment: ["RSAKIT_CHILD_TEST": "value"], directory: "/tmp")
         XCTAssertEqual(placed.stdoutText, "/tmp\nvalue\n")
-        XCTAssertEqual(try ChildProcess.run(["/bin/sh", "-c", "read x || echo eof"]).stdoutText, "eof\n", "no stdin: /dev/null")
+        XCTAssertEqual(
+            try ChildProcess.run(["/bin/sh", "-c", "read x || echo eof"]).stdoutText, "eof\n", "no stdin: /dev/null")
     }
 
     func testChild_InheritsNoDescriptorAboveTwo() throws {

@@ -17,8 +17,9 @@ final class ChunkingTests: XCTestCase {
             let ciphertext = try RSAPKCS1v15Chunking.encrypt(plaintext, with: key.publicKey)
             let blocks = (length + m - 1) / m
             XCTAssertEqual(ciphertext.count, blocks * k, "\(key.modulusBitCount) bits, length \(length)", line: line)
-            XCTAssertEqual(try RSAPKCS1v15Chunking.decrypt(ciphertext, with: key), plaintext,
-                           "\(key.modulusBitCount) bits, length \(length)", line: line)
+            XCTAssertEqual(
+                try RSAPKCS1v15Chunking.decrypt(ciphertext, with: key), plaintext,
+                "\(key.modulusBitCount) bits, length \(length)", line: line)
             // Each block decrypts alone with the one-block API, carrying at most k - 11 bytes.
             for b in 0..<blocks {
                 let block = Array(ciphertext[(b * k)..<((b + 1) * k)])
@@ -83,7 +84,8 @@ final class ChunkingTests: XCTestCase {
         for concurrency in [1, 2, 3] {
             var cSource = TrickleSource(inner: RSAArrayByteSource(sink.inner.bytes))
             var out = RSAArrayByteSink()
-            XCTAssertEqual(try RSAPKCS1v15Chunking.decrypt(from: &cSource, to: &out, with: key, concurrency: concurrency), 151)
+            XCTAssertEqual(
+                try RSAPKCS1v15Chunking.decrypt(from: &cSource, to: &out, with: key, concurrency: concurrency), 151)
             XCTAssertEqual(out.bytes, plaintext, "concurrency \(concurrency)")
         }
     }
@@ -136,7 +138,8 @@ final class ChunkingTests: XCTestCase {
         var tSource = RSAFileDescriptorSource(fileDescriptor: truncated)
         var sinkMemory = RSAArrayByteSink()
         XCTAssertThrowsError(try RSAPKCS1v15Chunking.decrypt(from: &tSource, to: &sinkMemory, with: key)) { error in
-            XCTAssertEqual(error as? RSAError, .ciphertextLengthInvalid(byteCount: ciphertext.count - 7, blockSize: 256))
+            XCTAssertEqual(
+                error as? RSAError, .ciphertextLengthInvalid(byteCount: ciphertext.count - 7, blockSize: 256))
         }
     }
 }

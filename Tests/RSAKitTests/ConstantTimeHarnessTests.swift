@@ -54,8 +54,12 @@ final class ConstantTimeHarnessTests: XCTestCase {
             FileHandle.standardError.write(Data("\n*** \(message) ***\n".utf8))
             throw XCTSkip(message)
         }
-        let result = try run(valgrind, ["--tool=memcheck", "--error-limit=no", "--num-callers=24",
-                                        try harness(), mode, keyPath, String(operations)])
+        let result = try run(
+            valgrind,
+            [
+                "--tool=memcheck", "--error-limit=no", "--num-callers=24",
+                try harness(), mode, keyPath, String(operations)
+            ])
         var report = Report(log: result.output)
         for line in result.output.split(separator: "\n") {
             if line.contains("Conditional jump or move depends on uninitialised value") { report.conditional += 1 }
@@ -65,7 +69,10 @@ final class ConstantTimeHarnessTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.output.suffix(3000).description)
         XCTAssertTrue(report.harnessLine.contains("failed=0"), "harness results: \(report.harnessLine)")
         XCTAssertTrue(report.harnessLine.contains("valgrind=true"), report.harnessLine)
-        FileHandle.standardError.write(Data("constant-time harness mode=\(mode) key=\(URL(fileURLWithPath: keyPath).lastPathComponent): conditional=\(report.conditional) use=\(report.uninitialisedUse) | \(report.harnessLine)\n".utf8))
+        FileHandle.standardError.write(
+            Data(
+                "constant-time harness mode=\(mode) key=\(URL(fileURLWithPath: keyPath).lastPathComponent): conditional=\(report.conditional) use=\(report.uninitialisedUse) | \(report.harnessLine)\n"
+                    .utf8))
         return report
     }
 
@@ -75,8 +82,10 @@ final class ConstantTimeHarnessTests: XCTestCase {
         let threePrime = TestKeys.scratch.appendingPathComponent("ct-harness-3prime-\(getpid()).pem").path
         if !FileManager.default.fileExists(atPath: threePrime) {
             // Command: openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -pkeyopt rsa_keygen_primes:3 -out PATH
-            try OpenSSL.run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
-                             "-pkeyopt", "rsa_keygen_primes:3", "-out", threePrime])
+            try OpenSSL.run([
+                "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
+                "-pkeyopt", "rsa_keygen_primes:3", "-out", threePrime
+            ])
         }
         return [twoPrime, threePrime]
     }
@@ -105,7 +114,8 @@ final class ConstantTimeHarnessTests: XCTestCase {
         // `ct` (SHA-1 and SHA-256, with and without a label, valid and broken EMs, an OAEP
         // container) must see secrets there, or its 0 would be vacuous.
         let report = try ConstantTimeHarnessTests.memcheck("plant-oaep", keyPath: try keys()[0], operations: 2)
-        XCTAssertGreaterThan(report.conditional, 0, "the planted OAEP branch went unreported:\n\(report.log.suffix(4000))")
+        XCTAssertGreaterThan(
+            report.conditional, 0, "the planted OAEP branch went unreported:\n\(report.log.suffix(4000))")
         XCTAssertTrue(report.log.contains("rsakit_plant_oaep_probe"), "the report should name the planted probe")
         XCTAssertTrue(report.harnessLine.contains("planted_taken=some"), report.harnessLine)
     }

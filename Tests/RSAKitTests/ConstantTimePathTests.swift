@@ -20,10 +20,12 @@ final class ConstantTimePathTests: XCTestCase {
     /// n with its low limb cleared), all-ones low limbs, then `randomInputs` random c < n.
     static func inputs(for key: RSAPrivateKey, randomInputs: Int, seed: UInt64 = 1) throws -> [[UInt8]] {
         let n = key.storage.n, k = key.modulusByteCount
-        var values: [BigNumber] = [BigNumber(0), BigNumber(1), BigNumber(2), n - 1, n - 2, n - 0xFFFF,
-                                   (n.shiftedRight(64)).shiftedLeft(64) - 1,
-                                   BigNumber.powerOfTwo(64 * 4) - 1,
-                                   n.shiftedRight(1)]
+        var values: [BigNumber] = [
+            BigNumber(0), BigNumber(1), BigNumber(2), n - 1, n - 2, n - 0xFFFF,
+            (n.shiftedRight(64)).shiftedLeft(64) - 1,
+            BigNumber.powerOfTwo(64 * 4) - 1,
+            n.shiftedRight(1)
+        ]
         let random = DeterministicRandomSource(seed: seed)
         for _ in 0..<randomInputs {
             values.append(BlindingPair.randomResidue(below: n, random: random))
@@ -31,18 +33,24 @@ final class ConstantTimePathTests: XCTestCase {
         return try values.map { try $0.bytes(count: k) }
     }
 
-    static func assertAgreesWithReference(_ key: RSAPrivateKey, randomInputs: Int,
-                                          file: StaticString = #filePath, line: UInt = #line) throws {
+    static func assertAgreesWithReference(
+        _ key: RSAPrivateKey, randomInputs: Int,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let random = DeterministicRandomSource(seed: 77)
         for (i, c) in try inputs(for: key, randomInputs: randomInputs).enumerated() {
             let expected = try plainRSADP(key, c)
             XCTAssertEqual(try key.rsadp(c, random: random), expected, "rsadp input \(i)", file: file, line: line)
-            XCTAssertEqual(try key.rsadpReferenceVarTime(c, random: random), expected, "mpz reference input \(i)", file: file, line: line)
+            XCTAssertEqual(
+                try key.rsadpReferenceVarTime(c, random: random), expected, "mpz reference input \(i)", file: file,
+                line: line)
             let raw = key.storage.secret.unprotectedCRT(c)
             XCTAssertEqual(raw.status, .ok, file: file, line: line)
             XCTAssertEqual(raw.output, expected, "unprotected CRT input \(i)", file: file, line: line)
-            XCTAssertEqual(try key.storage.crtExponentiationReferenceVarTime(BigNumber(bytes: c)).bytes(count: key.modulusByteCount),
-                           expected, file: file, line: line)
+            XCTAssertEqual(
+                try key.storage.crtExponentiationReferenceVarTime(BigNumber(bytes: c)).bytes(
+                    count: key.modulusByteCount),
+                expected, file: file, line: line)
         }
     }
 
@@ -50,7 +58,8 @@ final class ConstantTimePathTests: XCTestCase {
         for bits in [1024, 2048] {
             try ConstantTimePathTests.assertAgreesWithReference(try TestKeys.generated(bits: bits), randomInputs: 25)
         }
-        try ConstantTimePathTests.assertAgreesWithReference(try TestKeys.generated(bits: 1024, exponent: 3), randomInputs: 10)
+        try ConstantTimePathTests.assertAgreesWithReference(
+            try TestKeys.generated(bits: 1024, exponent: 3), randomInputs: 10)
     }
 
     func testConstantTimePath_OpenSSLKeysIncludingUnequalPrimeSizes() throws {

@@ -33,7 +33,8 @@ final class ContainerForgeryTests: XCTestCase {
     /// blocks made by openssl: the format is public, so this is exactly what v1 looked like.
     func versionOneContainer(_ plaintext: [UInt8]) throws -> (container: [UInt8], messageID: [UInt8]) {
         let messageID = (0..<16).map { UInt8(truncatingIfNeeded: $0 * 17 + 3) }
-        var container = RSAMessageContainer.magic + [0x01, 0x01, 0x00, 0x80] + key.publicKey.fingerprint.bytes + messageID
+        var container =
+            RSAMessageContainer.magic + [0x01, 0x01, 0x00, 0x80] + key.publicKey.fingerprint.bytes + messageID
         let payload = 128 - 11 - 17
         let slices = stride(from: 0, to: max(1, plaintext.count), by: payload).map {
             Array(plaintext[$0..<min(plaintext.count, $0 + payload)])
@@ -57,7 +58,9 @@ final class ContainerForgeryTests: XCTestCase {
         // Its frame checks still catch reordering.
         var swapped = Array(container[0..<60])
         swapped += container[(60 + 128)..<(60 + 256)] + container[60..<(60 + 128)] + container[(60 + 256)...]
-        XCTAssertThrowsError(try RSAMessageContainer.decrypt(swapped, with: key)) { XCTAssertEqual($0 as? RSAError, .decryptionFailed) }
+        XCTAssertThrowsError(try RSAMessageContainer.decrypt(swapped, with: key)) {
+            XCTAssertEqual($0 as? RSAError, .decryptionFailed)
+        }
     }
 
     func testVersion1_AcceptsABlockForgedWithThePublicKey_DocumentedWeakness() throws {
@@ -68,8 +71,9 @@ final class ContainerForgeryTests: XCTestCase {
         let forged = try forgeBlock(Array(messageID[0..<8]) + index(1) + [0x00] + evil)
         container.replaceSubrange((60 + 128)..<(60 + 256), with: forged)
         let opened = try RSAMessageContainer.decrypt(container, with: key)
-        XCTAssertEqual(opened, Array(plaintext[0..<100]) + evil + Array(plaintext[200...]),
-                       "v1 accepts the forged block: the weakness version 2 fixes")
+        XCTAssertEqual(
+            opened, Array(plaintext[0..<100]) + evil + Array(plaintext[200...]),
+            "v1 accepts the forged block: the weakness version 2 fixes")
     }
 
     func testVersion2_RejectsBlocksForgedWithThePublicKey() throws {
@@ -82,10 +86,13 @@ final class ContainerForgeryTests: XCTestCase {
         for (position, flags) in [(1, UInt8(0)), (2, UInt8(1)), (0, UInt8(0))] {
             let guess = SystemRandomSource().bytes(16)
             let count = position == 2 ? 150 - 2 * payload : payload
-            let frame = guess + RSAHashAlgorithm.sha256.hash(header) + index(UInt64(position)) + [flags] + [UInt8](repeating: 0x45, count: count)
+            let frame =
+                guess + RSAHashAlgorithm.sha256.hash(header) + index(UInt64(position)) + [flags]
+                + [UInt8](repeating: 0x45, count: count)
             var forged = container
             forged.replaceSubrange((64 + 128 * position)..<(64 + 128 * (position + 1)), with: try forgeBlock(frame))
-            XCTAssertThrowsError(try RSAMessageContainer.decrypt(forged, with: key), "forged block \(position)") { error in
+            XCTAssertThrowsError(try RSAMessageContainer.decrypt(forged, with: key), "forged block \(position)") {
+                error in
                 XCTAssertEqual(error as? RSAError, .decryptionFailed)
                 XCTAssertEqual(String(describing: error), "decryption failed")
             }
@@ -96,9 +103,11 @@ final class ContainerForgeryTests: XCTestCase {
     func testVersion2_Limit_APublicKeyHolderCanStillWriteAWholeNewMessage() throws {
         // No sender authentication without a signature: a complete message of one's own,
         // with its own secret in every block, decrypts (docs/container-format.md says so).
-        let header = RSAMessageContainer.Header(padding: .pkcs1v15, blockSize: 128,
-                                             recipientFingerprint: key.publicKey.fingerprint,
-                                             messageID: [UInt8](repeating: 7, count: 16)).bytes
+        let header = RSAMessageContainer.Header(
+            padding: .pkcs1v15, blockSize: 128,
+            recipientFingerprint: key.publicKey.fingerprint,
+            messageID: [UInt8](repeating: 7, count: 16)
+        ).bytes
         let secret = [UInt8](repeating: 0x5A, count: 16)
         let frame = secret + RSAHashAlgorithm.sha256.hash(header) + index(0) + [0x01] + Array("hello".utf8)
         let message = header + (try forgeBlock(frame))

@@ -48,7 +48,7 @@ final class ContainerTests: XCTestCase {
         let key = try TestKeys.generated(bits: 2048)
         let cases: [(RSAHashAlgorithm, RSAHashAlgorithm, UInt8, UInt8)] = [
             (.sha256, .sha256, 0x03, 0x03), (.sha256, .sha1, 0x03, 0x01), (.sha512, .sha384, 0x05, 0x04),
-            (.sha3_256, .sha512_256, 0x09, 0x07),
+            (.sha3_256, .sha512_256, 0x09, 0x07)
         ]
         for (hash, mgf1, hashID, mgf1ID) in cases {
             let padding = RSAEncryptionPadding.oaep(RSAOAEPParameters(hash: hash, mgf1Hash: mgf1))
@@ -81,7 +81,7 @@ final class ContainerTests: XCTestCase {
         XCTAssertEqual(container.count, 64 + 256)
         XCTAssertEqual(Array(container[0..<8]), [0x89, 0x52, 0x53, 0x41, 0x4B, 0x49, 0x54, 0x0A])
         XCTAssertEqual(Array(container[8..<14]), [0x02, 0x01, 0x00, 0x00, 0x00, 0x00])
-        XCTAssertEqual(Array(container[14..<16]), [0x01, 0x00]) // k = 256
+        XCTAssertEqual(Array(container[14..<16]), [0x01, 0x00])  // k = 256
         XCTAssertEqual(Array(container[16..<48]), RSAHashAlgorithm.sha256.hash(key.publicKey.derRepresentation))
         // The block is plain RSAES-PKCS1-v1_5: its plaintext is the frame.
         let frame = try key.decrypt(Array(container[64..<320]))
@@ -96,7 +96,9 @@ final class ContainerTests: XCTestCase {
         XCTAssertNotEqual(secret, Array(container[48..<64]))
         // Every block of one message carries the same secret; another message has another.
         let long = try seal([UInt8](repeating: 9, count: 400), key)
-        let secrets = try (0..<3).map { try Array(key.decrypt(Array(long[(64 + 256 * $0)..<(64 + 256 * ($0 + 1))]))[0..<16]) }
+        let secrets = try (0..<3).map {
+            try Array(key.decrypt(Array(long[(64 + 256 * $0)..<(64 + 256 * ($0 + 1))]))[0..<16])
+        }
         XCTAssertEqual(Set(secrets.map { $0 }).count, 1)
         XCTAssertNotEqual(secrets[0], secret)
     }
@@ -115,7 +117,8 @@ final class ContainerTests: XCTestCase {
         assertOpaque(header + [b[0], b[2], b[3], b[4]].flatMap { $0 }, key, "dropped block 1")
         assertOpaque(header + [b[0], b[1], b[1], b[2], b[3], b[4]].flatMap { $0 }, key, "duplicated block 1")
         assertOpaque(header + [b[0], b[1], b[2], b[3]].flatMap { $0 }, key, "truncated: final block missing")
-        assertOpaque(header + [b[0], b[1], b[2], b[3], b[4], b[4]].flatMap { $0 }, key, "extended after the final block")
+        assertOpaque(
+            header + [b[0], b[1], b[2], b[3], b[4], b[4]].flatMap { $0 }, key, "extended after the final block")
         assertOpaque(header, key, "no blocks at all")
     }
 
@@ -144,8 +147,9 @@ final class ContainerTests: XCTestCase {
             for mask: UInt8 in [0x01, 0x80, 0xFF] {
                 var bad = container
                 bad[offset] ^= mask
-                XCTAssertThrowsError(try RSAMessageContainer.decrypt(bad, with: key),
-                                     "header byte \(offset) ^ \(mask) still decrypts")
+                XCTAssertThrowsError(
+                    try RSAMessageContainer.decrypt(bad, with: key),
+                    "header byte \(offset) ^ \(mask) still decrypts")
             }
         }
         // Bytes 48-63 (the message id, not checked by the header parser) fail opaquely.
@@ -162,7 +166,9 @@ final class ContainerTests: XCTestCase {
         let key = try TestKeys.generated(bits: 1024)
         let container = try seal([1], key)
         func reason(_ bytes: [UInt8]) -> String? {
-            do { _ = try RSAMessageContainer.Header(parsing: bytes); return nil } catch let RSAError.containerInvalid(reason) { return reason } catch { return "\(error)" }
+            do { _ = try RSAMessageContainer.Header(parsing: bytes); return nil } catch let RSAError.containerInvalid(
+                reason)
+            { return reason } catch { return "\(error)" }
         }
         var bad = container; bad[1] = 0x00
         XCTAssertEqual(reason(bad), "not an rsakit container (wrong magic)")
@@ -190,8 +196,9 @@ final class ContainerTests: XCTestCase {
         for wrong in [other, bigger] {
             XCTAssertThrowsError(try open(try seal([5], key), wrong)) { error in
                 XCTAssertEqual(error as? RSAError, .encryptedForAnotherKey(expected: key.publicKey.fingerprint))
-                XCTAssertEqual((error as? LocalizedError)?.errorDescription,
-                               "encrypted for another key (\(key.publicKey.fingerprint.base64String))")
+                XCTAssertEqual(
+                    (error as? LocalizedError)?.errorDescription,
+                    "encrypted for another key (\(key.publicKey.fingerprint.base64String))")
             }
         }
     }
@@ -199,7 +206,7 @@ final class ContainerTests: XCTestCase {
     func testDecrypt_BlockSizeNotTheKeysIsReportedFromTheHeader() throws {
         let key = try TestKeys.generated(bits: 1024)
         var container = try seal([1, 2], key)
-        container[14] = 0x01; container[15] = 0x00 // k = 256 for a 128-byte key
+        container[14] = 0x01; container[15] = 0x00  // k = 256 for a 128-byte key
         XCTAssertThrowsError(try RSAMessageContainer.decrypt(container, with: key)) { error in
             XCTAssertEqual(error as? RSAError, .containerInvalid(reason: "block size 256 does not match the key's 128"))
         }

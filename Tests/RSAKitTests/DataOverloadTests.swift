@@ -22,7 +22,9 @@ final class DataOverloadTests: XCTestCase {
         let pki = try TestPKI.shared()
         let server = try pki.certificate("server")
         let der = Data(server.derRepresentation)
-        XCTAssertEqual(try X509Certificate(derRepresentation: der), try X509Certificate(derRepresentation: server.derRepresentation))
+        XCTAssertEqual(
+            try X509Certificate(derRepresentation: der),
+            try X509Certificate(derRepresentation: server.derRepresentation))
         XCTAssertEqual(try X509Certificate(derRepresentation: der[...]), server, "a Data slice")
         let bundle = try Data(contentsOf: URL(fileURLWithPath: pki.path("chain.pem")))
         let fromData = try X509Certificate.certificates(from: bundle)
@@ -43,8 +45,9 @@ final class DataOverloadTests: XCTestCase {
         let certificate = try pki.certificate("server")
         let chain = [try pki.certificate("intermediate")]
         let passphrase = Data("p12 secret".utf8)
-        let written: Data = try RSAPKCS12.derRepresentation(privateKey: key, certificate: certificate, chain: chain,
-                                                            friendlyName: "Server", passphrase: passphrase)
+        let written: Data = try RSAPKCS12.derRepresentation(
+            privateKey: key, certificate: certificate, chain: chain,
+            friendlyName: "Server", passphrase: passphrase)
         let fromData = try RSAPKCS12(derRepresentation: written, passphrase: passphrase)
         let fromBytes = try RSAPKCS12(derRepresentation: [UInt8](written), passphrase: [UInt8](passphrase))
         for p12 in [fromData, fromBytes] {
@@ -54,12 +57,15 @@ final class DataOverloadTests: XCTestCase {
             XCTAssertEqual(p12.friendlyName, "Server")
         }
         XCTAssertEqual(fromData.macDescription, fromBytes.macDescription)
-        XCTAssertEqual(try RSAPKCS12(derRepresentation: written, passphrase: Array("p12 secret".utf8)).privateKey, key,
-                       "Data file, [UInt8] passphrase")
+        XCTAssertEqual(
+            try RSAPKCS12(derRepresentation: written, passphrase: Array("p12 secret".utf8)).privateKey, key,
+            "Data file, [UInt8] passphrase")
         XCTAssertThrowsError(try RSAPKCS12(derRepresentation: written, passphrase: Data("wrong".utf8))) { error in
             XCTAssertEqual(error as? RSAError, .passphraseIncorrect(what: "PKCS#12 file"))
         }
-        XCTAssertThrowsError(try RSAPKCS12.derRepresentation(privateKey: key, certificate: certificate, passphrase: Data())) { error in
+        XCTAssertThrowsError(
+            try RSAPKCS12.derRepresentation(privateKey: key, certificate: certificate, passphrase: Data())
+        ) { error in
             guard case .passphraseUnusable? = error as? RSAError else { return XCTFail("\(error)") }
         }
     }
@@ -70,12 +76,14 @@ final class DataOverloadTests: XCTestCase {
         let key = try TestKeys.generated(bits: 1024)
         let plaintext = Data((0..<300).map { UInt8(truncatingIfNeeded: $0 * 7) })
         let fromData = try RSAPKCS1v15Chunking.encrypt(plaintext, with: key.publicKey, random: random(), concurrency: 1)
-        let fromBytes = try RSAPKCS1v15Chunking.encrypt([UInt8](plaintext), with: key.publicKey, random: random(), concurrency: 1)
+        let fromBytes = try RSAPKCS1v15Chunking.encrypt(
+            [UInt8](plaintext), with: key.publicKey, random: random(), concurrency: 1)
         XCTAssertEqual(fromData, Data(fromBytes))
         XCTAssertEqual(fromData.count, 3 * key.blockSize)
         XCTAssertEqual(try RSAPKCS1v15Chunking.decrypt(fromData, with: key), plaintext)
-        XCTAssertEqual(try RSAPKCS1v15Chunking.decrypt(fromData, with: key),
-                       Data(try RSAPKCS1v15Chunking.decrypt(fromBytes, with: key)))
+        XCTAssertEqual(
+            try RSAPKCS1v15Chunking.decrypt(fromData, with: key),
+            Data(try RSAPKCS1v15Chunking.decrypt(fromBytes, with: key)))
         XCTAssertThrowsError(try RSAPKCS1v15Chunking.decrypt(fromData.dropLast(), with: key)) { error in
             guard case .ciphertextLengthInvalid? = error as? RSAError else { return XCTFail("\(error)") }
         }
@@ -130,18 +138,28 @@ final class DataOverloadTests: XCTestCase {
 
     func testKeyComponents_FromData_MatchTheByteForms() throws {
         let key = try TestKeys.generated(bits: 1024)
-        XCTAssertEqual(try RSAPublicKey(modulus: Data(key.modulus), publicExponent: Data(key.publicExponent)), key.publicKey)
-        let parts = [key.modulus, key.publicExponent, key.privateExponent, key.prime1, key.prime2,
-                     key.exponent1, key.exponent2, key.coefficient].map { Data($0) }
-        XCTAssertEqual(try RSAPrivateKey(modulus: parts[0], publicExponent: parts[1], privateExponent: parts[2],
-                                         prime1: parts[3], prime2: parts[4], exponent1: parts[5], exponent2: parts[6],
-                                         coefficient: parts[7]), key)
-        XCTAssertEqual(try RSAPrivateKey(modulus: parts[0], publicExponent: parts[1], privateExponent: parts[2],
-                                         prime1: parts[3], prime2: parts[4], exponent1: parts[5], exponent2: parts[6],
-                                         coefficient: parts[7], otherPrimeInfos: []), key)
-        XCTAssertThrowsError(try RSAPrivateKey(modulus: parts[0], publicExponent: parts[1], privateExponent: parts[2],
-                                               prime1: parts[4], prime2: parts[4], exponent1: parts[5], exponent2: parts[6],
-                                               coefficient: parts[7])) { error in
+        XCTAssertEqual(
+            try RSAPublicKey(modulus: Data(key.modulus), publicExponent: Data(key.publicExponent)), key.publicKey)
+        let parts = [
+            key.modulus, key.publicExponent, key.privateExponent, key.prime1, key.prime2,
+            key.exponent1, key.exponent2, key.coefficient
+        ].map { Data($0) }
+        XCTAssertEqual(
+            try RSAPrivateKey(
+                modulus: parts[0], publicExponent: parts[1], privateExponent: parts[2],
+                prime1: parts[3], prime2: parts[4], exponent1: parts[5], exponent2: parts[6],
+                coefficient: parts[7]), key)
+        XCTAssertEqual(
+            try RSAPrivateKey(
+                modulus: parts[0], publicExponent: parts[1], privateExponent: parts[2],
+                prime1: parts[3], prime2: parts[4], exponent1: parts[5], exponent2: parts[6],
+                coefficient: parts[7], otherPrimeInfos: []), key)
+        XCTAssertThrowsError(
+            try RSAPrivateKey(
+                modulus: parts[0], publicExponent: parts[1], privateExponent: parts[2],
+                prime1: parts[4], prime2: parts[4], exponent1: parts[5], exponent2: parts[6],
+                coefficient: parts[7])
+        ) { error in
             guard case .invalidKey? = error as? RSAError else { return XCTFail("\(error)") }
         }
         let info = RSAPrivateKey.OtherPrimeInfo(prime: Data([0, 7]), exponent: Data([3]), coefficient: Data([5]))
@@ -189,8 +207,9 @@ final class DataOverloadTests: XCTestCase {
         XCTAssertEqual(oaep, RSAOAEPParameters(hash: .sha256, label: Array("label".utf8)))
         let sealed: Data = try key.publicKey.encrypt(message, padding: .oaep(oaep))
         XCTAssertEqual(try key.decrypt(sealed, padding: .oaep(oaep), random: random()), message)
-        XCTAssertEqual(try key.decrypt(sealed, padding: .oaep(oaep), random: random()),
-                       Data(try key.decrypt([UInt8](sealed), padding: .oaep(oaep), random: random())))
+        XCTAssertEqual(
+            try key.decrypt(sealed, padding: .oaep(oaep), random: random()),
+            Data(try key.decrypt([UInt8](sealed), padding: .oaep(oaep), random: random())))
         XCTAssertThrowsError(try key.decrypt(ciphertext.dropLast())) { error in
             XCTAssertEqual(error as? RSAError, .decryptionFailed)
         }
@@ -202,9 +221,13 @@ final class DataOverloadTests: XCTestCase {
         let digest = RSAHashAlgorithm.sha256.hash(message)
         for padding in [RSASignaturePadding.pkcs1v15, .pss(saltLength: .digestLength)] {
             let fromData: Data = try key.signature(forDigest: digest, hash: .sha256, padding: padding, random: random())
-            XCTAssertEqual(fromData, Data(try key.signature(forDigest: [UInt8](digest), hash: .sha256, padding: padding, random: random())))
+            XCTAssertEqual(
+                fromData,
+                Data(try key.signature(forDigest: [UInt8](digest), hash: .sha256, padding: padding, random: random())))
             XCTAssertTrue(key.publicKey.isValidSignature(fromData, forDigest: digest, hash: .sha256, padding: padding))
-            XCTAssertFalse(key.publicKey.isValidSignature(fromData, forDigest: Data(digest.reversed()), hash: .sha256, padding: padding))
+            XCTAssertFalse(
+                key.publicKey.isValidSignature(
+                    fromData, forDigest: Data(digest.reversed()), hash: .sha256, padding: padding))
         }
         let digestInfo = Data(try RSAHazmat.EMSAPKCS1v15.digestInfo(digest: [UInt8](digest), hash: .sha256))
         let overDigestInfo: Data = try key.signature(forDigestInfo: digestInfo)
@@ -245,7 +268,9 @@ final class DataOverloadTests: XCTestCase {
         let server = try pki.certificate("server")
         let added = try store.addCertificate(server, label: "server")
         XCTAssertEqual(try store.certificate(fingerprint: Data(server.fingerprint)), added)
-        XCTAssertEqual(try store.certificate(fingerprint: Data(server.fingerprint)), try store.certificate(fingerprint: server.fingerprint))
+        XCTAssertEqual(
+            try store.certificate(fingerprint: Data(server.fingerprint)),
+            try store.certificate(fingerprint: server.fingerprint))
         XCTAssertThrowsError(try store.certificate(fingerprint: Data(repeating: 0, count: 32)))
     }
 
@@ -258,24 +283,29 @@ final class DataOverloadTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try TLSTestServer(
             openssl: try OpenSSL.require(),
-            arguments: ["-Verify", "5", "-verify_return_error", "-CAfile", pki.path("root.pem"),
-                        "-cert", pki.path("server.pem"), "-cert_chain", pki.path("intermediate.pem"),
-                        "-key", pki.leafKey, "-www"],
+            arguments: [
+                "-Verify", "5", "-verify_return_error", "-CAfile", pki.path("root.pem"),
+                "-cert", pki.path("server.pem"), "-cert_chain", pki.path("intermediate.pem"),
+                "-key", pki.leafKey, "-www"
+            ],
             directory: directory.path)
         defer { server.stop() }
-        let identity = try RSATLSClientIdentity(privateKey: leafKey(pki), certificate: pki.certificate("client"),
-                                                chain: [pki.certificate("intermediate")])
+        let identity = try RSATLSClientIdentity(
+            privateKey: leafKey(pki), certificate: pki.certificate("client"),
+            chain: [pki.certificate("intermediate")])
         var configuration = RSATLSClientConfiguration(serverName: "server.rsakit.test")
         configuration.anchorCertificates = [try pki.certificate("root")]
         configuration.anchorCertificatesOnly = true
         configuration.timeout = 20
-        let connection = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
-                                                      configuration: configuration, identity: identity)
+        let connection = try RSATLSConnection.connect(
+            host: "127.0.0.1", port: server.port,
+            configuration: configuration, identity: identity)
         try connection.write(Data("GET / HTTP/1.0\r\n\r\n".utf8))
         var page: [UInt8] = []
         while let bytes = try connection.read(timeout: 20) { page += bytes }
         connection.close()
-        XCTAssertTrue(String(decoding: page, as: UTF8.self).hasPrefix("HTTP/1.0 200 ok"), String(decoding: page, as: UTF8.self))
+        XCTAssertTrue(
+            String(decoding: page, as: UTF8.self).hasPrefix("HTTP/1.0 200 ok"), String(decoding: page, as: UTF8.self))
         XCTAssertThrowsError(try connection.write(Data([1])))
     }
 
@@ -288,13 +318,31 @@ final class DataOverloadTests: XCTestCase {
         ("RSAKeychainItemQuery.init(", "a query record's memberwise initialiser (fingerprints and serial as bytes)"),
         ("RSAKeyFingerprint.init(bytes:)", "init?(data:) is its Data form"),
         ("RSAKitProcessHardening.wipe(_:)", "wipes the caller's own array in place (inout)"),
-        ("RSASecretBytes.init(consuming:)", "takes over and wipes the caller's array (inout); init(copying:) takes Data"),
-        ("RSAOCSPResponseCache.", "the trust evaluation's cache protocol: keys are SHA-256 digests and values DER it made itself, never the caller's bytes"),
-        ("RSAKeyStore.cacheOCSPResponse(", "RSAKeyStore's conformance to RSAOCSPResponseCache (trust evaluation's cache)"),
-        ("RSAKeyStore.cachedOCSPResponse(", "RSAKeyStore's conformance to RSAOCSPResponseCache (trust evaluation's cache)"),
+        (
+            "RSASecretBytes.init(consuming:)",
+            "takes over and wipes the caller's array (inout); init(copying:) takes Data"
+        ),
+        (
+            "RSAOCSPResponseCache.",
+            "the trust evaluation's cache protocol: keys are SHA-256 digests and values DER it made itself, never the caller's bytes"
+        ),
+        (
+            "RSAKeyStore.cacheOCSPResponse(",
+            "RSAKeyStore's conformance to RSAOCSPResponseCache (trust evaluation's cache)"
+        ),
+        (
+            "RSAKeyStore.cachedOCSPResponse(",
+            "RSAKeyStore's conformance to RSAOCSPResponseCache (trust evaluation's cache)"
+        ),
         ("RSATokenReference.init(", "a reference record's memberwise initialiser (the object id as bytes)"),
-        ("RSACertificateSigner.init(publicKey:sign:)", "the [UInt8] is the signing function's own input, which the builder passes"),
-        ("RSASystemKeychainClient.", "the system agent's wire client, for the PKCS#11 module and the TLS signer, which hold bytes"),
+        (
+            "RSACertificateSigner.init(publicKey:sign:)",
+            "the [UInt8] is the signing function's own input, which the builder passes"
+        ),
+        (
+            "RSASystemKeychainClient.",
+            "the system agent's wire client, for the PKCS#11 module and the TLS signer, which hold bytes"
+        )
     ]
 
     func testEveryByteTakingCall_HasADataForm() throws {
@@ -303,7 +351,8 @@ final class DataOverloadTests: XCTestCase {
             guard let parameters = symbol.parameters else { continue }
             // An async Data form's extra `maximumWorkers:` label is set aside, so that it is
             // grouped with the synchronous [UInt8] form it accompanies.
-            let path = symbol.pathComponents.joined(separator: ".").replacingOccurrences(of: "maximumWorkers:)", with: ")")
+            let path = symbol.pathComponents.joined(separator: ".").replacingOccurrences(
+                of: "maximumWorkers:)", with: ")")
             signatures[path, default: []].append(parameters)
         }
         func takesBytes(_ declaration: String) -> Bool { declaration.contains("[UInt8]") }
@@ -314,7 +363,8 @@ final class DataOverloadTests: XCTestCase {
                 // this form takes [UInt8]; an async Data form may add a last
                 // `maximumWorkers` parameter.
                 let hasDataForm = forms.contains { other in
-                    let arity = other.count == parameters.count
+                    let arity =
+                        other.count == parameters.count
                         || (other.count == parameters.count + 1 && other.last?.hasPrefix("maximumWorkers") == true)
                     return other != parameters && arity
                         && zip(parameters, other).allSatisfy { !takesBytes($0) || $1.contains("Data") }
@@ -323,7 +373,9 @@ final class DataOverloadTests: XCTestCase {
             }
         }
         XCTAssertGreaterThan(signatures.count, 100, "the symbol graph listed too few functions")
-        XCTAssertTrue(missing.isEmpty, "public calls taking [UInt8] without a Data form (add one, or list the call "
-                      + "with its reason in bytesOnly and RSAKit.md):\n" + missing.sorted().joined(separator: "\n"))
+        XCTAssertTrue(
+            missing.isEmpty,
+            "public calls taking [UInt8] without a Data form (add one, or list the call "
+                + "with its reason in bytesOnly and RSAKit.md):\n" + missing.sorted().joined(separator: "\n"))
     }
 }

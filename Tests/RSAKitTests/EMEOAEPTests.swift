@@ -8,8 +8,10 @@ final class EMEOAEPTests: XCTestCase {
     let parameters = RSAOAEPParameters(hash: .sha256, mgf1Hash: .sha1, label: Array("label".utf8))
 
     /// EM = Y || maskedSeed || maskedDB with DB = lHash || PS || separator || M, every field given.
-    func build(y: UInt8 = 0x00, lHash: [UInt8]? = nil, ps: [UInt8]? = nil, separator: UInt8 = 0x01,
-               message: [UInt8], seed: [UInt8]? = nil, parameters p: RSAOAEPParameters? = nil) -> [UInt8] {
+    func build(
+        y: UInt8 = 0x00, lHash: [UInt8]? = nil, ps: [UInt8]? = nil, separator: UInt8 = 0x01,
+        message: [UInt8], seed: [UInt8]? = nil, parameters p: RSAOAEPParameters? = nil
+    ) -> [UInt8] {
         let p = p ?? parameters
         let hLen = p.hash.digestByteCount
         let lHash = lHash ?? p.hash.hash(p.label)
@@ -24,7 +26,8 @@ final class EMEOAEPTests: XCTestCase {
         return [y] + seed + db
     }
 
-    func assertOpaqueFailure(_ em: [UInt8], _ what: String, parameters p: RSAOAEPParameters? = nil, line: UInt = #line) {
+    func assertOpaqueFailure(_ em: [UInt8], _ what: String, parameters p: RSAOAEPParameters? = nil, line: UInt = #line)
+    {
         XCTAssertThrowsError(try RSAHazmat.EMEOAEP.decode(em, parameters: p ?? parameters), what, line: line) { error in
             XCTAssertEqual(error as? RSAError, .decryptionFailed, what, line: line)
         }
@@ -34,7 +37,9 @@ final class EMEOAEPTests: XCTestCase {
         let maximum = k - 2 * 32 - 2
         for length in [0, 1, 17, maximum] {
             let message = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
-            XCTAssertEqual(try RSAHazmat.EMEOAEP.decode(build(message: message), parameters: parameters), message, "length \(length)")
+            XCTAssertEqual(
+                try RSAHazmat.EMEOAEP.decode(build(message: message), parameters: parameters), message,
+                "length \(length)")
         }
         // M may start with 0x00 and 0x01: only the first non-zero octet after lHash separates.
         XCTAssertEqual(try RSAHazmat.EMEOAEP.decode(build(message: [0, 1, 0, 1]), parameters: parameters), [0, 1, 0, 1])
@@ -51,7 +56,8 @@ final class EMEOAEPTests: XCTestCase {
             for length in 0...maximum {
                 let message = (0..<length).map { UInt8(truncatingIfNeeded: $0 % 3 == 2 ? $0 &* 29 : $0 % 3) }
                 let em = try RSAHazmat.EMEOAEP.encode(message, encodedLength: k, parameters: p)
-                XCTAssertEqual(try RSAHazmat.EMEOAEP.decode(em, parameters: p), message, "\(hash) k=\(k) length \(length)")
+                XCTAssertEqual(
+                    try RSAHazmat.EMEOAEP.decode(em, parameters: p), message, "\(hash) k=\(k) length \(length)")
             }
         }
     }
@@ -89,8 +95,12 @@ final class EMEOAEPTests: XCTestCase {
     func testDecode_RejectsOtherParameters() {
         let em = build(message: [1, 2, 3])
         assertOpaqueFailure(em, "wrong label", parameters: RSAOAEPParameters(hash: .sha256, mgf1Hash: .sha1, label: []))
-        assertOpaqueFailure(em, "wrong MGF1 hash", parameters: RSAOAEPParameters(hash: .sha256, mgf1Hash: .sha256, label: parameters.label))
-        assertOpaqueFailure(em, "wrong OAEP hash", parameters: RSAOAEPParameters(hash: .sha384, mgf1Hash: .sha1, label: parameters.label))
+        assertOpaqueFailure(
+            em, "wrong MGF1 hash",
+            parameters: RSAOAEPParameters(hash: .sha256, mgf1Hash: .sha256, label: parameters.label))
+        assertOpaqueFailure(
+            em, "wrong OAEP hash",
+            parameters: RSAOAEPParameters(hash: .sha384, mgf1Hash: .sha1, label: parameters.label))
     }
 
     func testDecode_RejectsTooShortEM() {
@@ -103,14 +113,15 @@ final class EMEOAEPTests: XCTestCase {
         let random = DeterministicRandomSource(seed: 7)
         for hash in RSAHashAlgorithm.allCases {
             let p = RSAOAEPParameters(hash: hash, mgf1Hash: .sha1, label: [0xAA])
-            let big = 256 // room for SHA-512's 2 * 64 + 2 octets
+            let big = 256  // room for SHA-512's 2 * 64 + 2 octets
             let maximum = big - p.overheadByteCount
             for length in [0, maximum] {
                 let message = [UInt8](repeating: 0xEE, count: length)
                 let em = try RSAHazmat.EMEOAEP.encode(message, encodedLength: big, parameters: p, random: random)
                 XCTAssertEqual(em.count, big)
                 XCTAssertEqual(em[0], 0x00)
-                XCTAssertEqual(try RSAHazmat.EMEOAEP.decode(em, parameters: p), message, "\(hash.rawValue), \(length) bytes")
+                XCTAssertEqual(
+                    try RSAHazmat.EMEOAEP.decode(em, parameters: p), message, "\(hash.rawValue), \(length) bytes")
                 let again = try RSAHazmat.EMEOAEP.encode(message, encodedLength: big, parameters: p, random: random)
                 XCTAssertNotEqual(em, again, "each encoding draws a new seed")
             }
@@ -122,18 +133,28 @@ final class EMEOAEPTests: XCTestCase {
             func fill(_ buffer: UnsafeMutableRawBufferPointer) { for i in buffer.indices { buffer[i] = bytes[i] } }
         }
         let seed = (0..<32).map { UInt8($0) }
-        XCTAssertEqual(try RSAHazmat.EMEOAEP.encode([5, 6], encodedLength: k, parameters: parameters, random: FixedSeed(seed)),
-                       build(message: [5, 6], seed: seed))
+        XCTAssertEqual(
+            try RSAHazmat.EMEOAEP.encode([5, 6], encodedLength: k, parameters: parameters, random: FixedSeed(seed)),
+            build(message: [5, 6], seed: seed))
     }
 
     func testEncode_RejectsMessageTooLongWithTheMaximum() {
         let maximum = k - 2 * 32 - 2
-        XCTAssertThrowsError(try RSAHazmat.EMEOAEP.encode([UInt8](repeating: 1, count: maximum + 1), encodedLength: k, parameters: parameters)) { error in
+        XCTAssertThrowsError(
+            try RSAHazmat.EMEOAEP.encode(
+                [UInt8](repeating: 1, count: maximum + 1), encodedLength: k, parameters: parameters)
+        ) { error in
             XCTAssertEqual(error as? RSAError, .messageTooLong(byteCount: maximum + 1, maximum: maximum))
-            XCTAssertEqual("\(error)", "message too long: \(maximum + 1) bytes given, at most \(maximum) fit in one block")
+            XCTAssertEqual(
+                "\(error)", "message too long: \(maximum + 1) bytes given, at most \(maximum) fit in one block")
         }
-        XCTAssertThrowsError(try RSAHazmat.EMEOAEP.encode([], encodedLength: 128, parameters: RSAOAEPParameters(hash: .sha512))) { error in
-            XCTAssertEqual(error as? RSAError, .keyTooSmallForPadding(modulusByteCount: 128, minimumByteCount: 130, padding: "OAEP SHA-512, MGF1-SHA-512, empty label"))
+        XCTAssertThrowsError(
+            try RSAHazmat.EMEOAEP.encode([], encodedLength: 128, parameters: RSAOAEPParameters(hash: .sha512))
+        ) { error in
+            XCTAssertEqual(
+                error as? RSAError,
+                .keyTooSmallForPadding(
+                    modulusByteCount: 128, minimumByteCount: 130, padding: "OAEP SHA-512, MGF1-SHA-512, empty label"))
         }
     }
 }

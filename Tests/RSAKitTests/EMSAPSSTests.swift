@@ -3,14 +3,16 @@ import RSAKit
 
 /// EMSA-PSS on hand-built encoded messages, no keys (RFC 8017 §9.1).
 final class EMSAPSSTests: XCTestCase {
-    let emBits = 2047            // a 2048-bit modulus: emLen = 256, top bit cleared
+    let emBits = 2047  // a 2048-bit modulus: emLen = 256, top bit cleared
     let hash = RSAHashAlgorithm.sha256
     let mHash = RSAHashAlgorithm.sha256.hash(Array("message".utf8))
     let salt: [UInt8] = (0..<32).map { UInt8($0 &* 3 &+ 1) }
 
     /// EM = maskedDB || H || trailer with DB = PS || separator || salt, every field given.
-    func build(emBits: Int? = nil, ps: [UInt8]? = nil, separator: UInt8 = 0x01, salt: [UInt8]? = nil, h: [UInt8]? = nil,
-               trailer: UInt8 = 0xBC, clearTopBits: Bool = true, mgf1: RSAHashAlgorithm = .sha256) -> [UInt8] {
+    func build(
+        emBits: Int? = nil, ps: [UInt8]? = nil, separator: UInt8 = 0x01, salt: [UInt8]? = nil, h: [UInt8]? = nil,
+        trailer: UInt8 = 0xBC, clearTopBits: Bool = true, mgf1: RSAHashAlgorithm = .sha256
+    ) -> [UInt8] {
         let emBits = emBits ?? self.emBits
         let emLen = (emBits + 7) / 8
         let salt = salt ?? self.salt
@@ -24,8 +26,13 @@ final class EMSAPSSTests: XCTestCase {
         return db + h + [trailer]
     }
 
-    func verify(_ em: [UInt8], emBits: Int? = nil, saltLength: Int? = 32, mgf1: RSAHashAlgorithm = .sha256, digest: [UInt8]? = nil) -> Bool {
-        RSAHazmat.EMSAPSS.verify(digest: digest ?? mHash, encoded: em, encodedBitCount: emBits ?? self.emBits, hash: hash, mgf1Hash: mgf1, saltLength: saltLength)
+    func verify(
+        _ em: [UInt8], emBits: Int? = nil, saltLength: Int? = 32, mgf1: RSAHashAlgorithm = .sha256,
+        digest: [UInt8]? = nil
+    ) -> Bool {
+        RSAHazmat.EMSAPSS.verify(
+            digest: digest ?? mHash, encoded: em, encodedBitCount: emBits ?? self.emBits, hash: hash, mgf1Hash: mgf1,
+            saltLength: saltLength)
     }
 
     func testVerify_AcceptsHandBuiltAndAutoRecoversTheSalt() {
@@ -73,27 +80,52 @@ final class EMSAPSSTests: XCTestCase {
         let random = DeterministicRandomSource(seed: 3)
         for hash in RSAHashAlgorithm.allCases {
             let digest = hash.hash([1, 2, 3])
-            for saltLength in [0, hash.digestByteCount, RSAHazmat.EMSAPSS.maximumSaltLength(encodedBitCount: 2047, digestByteCount: hash.digestByteCount)] {
-                let em = try RSAHazmat.EMSAPSS.encode(digest: digest, encodedBitCount: 2047, hash: hash, mgf1Hash: .sha1, saltLength: saltLength, random: random)
+            for saltLength in [
+                0, hash.digestByteCount,
+                RSAHazmat.EMSAPSS.maximumSaltLength(encodedBitCount: 2047, digestByteCount: hash.digestByteCount)
+            ] {
+                let em = try RSAHazmat.EMSAPSS.encode(
+                    digest: digest, encodedBitCount: 2047, hash: hash, mgf1Hash: .sha1, saltLength: saltLength,
+                    random: random)
                 XCTAssertEqual(em.count, 256)
                 XCTAssertEqual(em.last, 0xBC)
                 XCTAssertEqual(em[0] & 0x80, 0)
-                XCTAssertTrue(RSAHazmat.EMSAPSS.verify(digest: digest, encoded: em, encodedBitCount: 2047, hash: hash, mgf1Hash: .sha1, saltLength: saltLength), "\(hash.rawValue) salt \(saltLength)")
-                XCTAssertTrue(RSAHazmat.EMSAPSS.verify(digest: digest, encoded: em, encodedBitCount: 2047, hash: hash, mgf1Hash: .sha1, saltLength: nil))
+                XCTAssertTrue(
+                    RSAHazmat.EMSAPSS.verify(
+                        digest: digest, encoded: em, encodedBitCount: 2047, hash: hash, mgf1Hash: .sha1,
+                        saltLength: saltLength), "\(hash.rawValue) salt \(saltLength)")
+                XCTAssertTrue(
+                    RSAHazmat.EMSAPSS.verify(
+                        digest: digest, encoded: em, encodedBitCount: 2047, hash: hash, mgf1Hash: .sha1, saltLength: nil
+                    ))
             }
         }
-        XCTAssertThrowsError(try RSAHazmat.EMSAPSS.encode(digest: mHash, encodedBitCount: 2047, hash: hash, mgf1Hash: hash, saltLength: 223)) {
+        XCTAssertThrowsError(
+            try RSAHazmat.EMSAPSS.encode(
+                digest: mHash, encodedBitCount: 2047, hash: hash, mgf1Hash: hash, saltLength: 223)
+        ) {
             XCTAssertEqual($0 as? RSAError, .saltLengthInvalid(byteCount: 223, maximum: 222))
         }
-        XCTAssertThrowsError(try RSAHazmat.EMSAPSS.encode(digest: mHash, encodedBitCount: 2047, hash: hash, mgf1Hash: hash, saltLength: -1)) {
+        XCTAssertThrowsError(
+            try RSAHazmat.EMSAPSS.encode(
+                digest: mHash, encodedBitCount: 2047, hash: hash, mgf1Hash: hash, saltLength: -1)
+        ) {
             XCTAssertEqual($0 as? RSAError, .saltLengthInvalid(byteCount: -1, maximum: 222))
         }
-        XCTAssertThrowsError(try RSAHazmat.EMSAPSS.encode(digest: [0], encodedBitCount: 2047, hash: hash, mgf1Hash: hash, saltLength: 0)) {
+        XCTAssertThrowsError(
+            try RSAHazmat.EMSAPSS.encode(digest: [0], encodedBitCount: 2047, hash: hash, mgf1Hash: hash, saltLength: 0)
+        ) {
             XCTAssertEqual($0 as? RSAError, .digestLengthMismatch(byteCount: 1, expected: 32))
         }
         let sha512 = RSAHashAlgorithm.sha512.hash([])
-        XCTAssertThrowsError(try RSAHazmat.EMSAPSS.encode(digest: sha512, encodedBitCount: 8 * 60, hash: .sha512, mgf1Hash: .sha512, saltLength: 0)) {
-            XCTAssertEqual($0 as? RSAError, .keyTooSmallForPadding(modulusByteCount: 60, minimumByteCount: 66, padding: "PSS SHA-512 with MGF1-SHA-512"))
+        XCTAssertThrowsError(
+            try RSAHazmat.EMSAPSS.encode(
+                digest: sha512, encodedBitCount: 8 * 60, hash: .sha512, mgf1Hash: .sha512, saltLength: 0)
+        ) {
+            XCTAssertEqual(
+                $0 as? RSAError,
+                .keyTooSmallForPadding(
+                    modulusByteCount: 60, minimumByteCount: 66, padding: "PSS SHA-512 with MGF1-SHA-512"))
         }
     }
 }

@@ -43,8 +43,11 @@ final class FoundationAPITests: XCTestCase {
         }
         let signature: Data = try key.signature(for: message, hash: .sha256, padding: .pss(saltLength: .digestLength))
         XCTAssertEqual(signature.count, key.blockSize)
-        XCTAssertTrue(key.publicKey.isValidSignature(signature, for: message, hash: .sha256, padding: .pss(saltLength: .auto)))
-        XCTAssertFalse(key.publicKey.isValidSignature(signature, for: message + [0], hash: .sha256, padding: .pss(saltLength: .auto)))
+        XCTAssertTrue(
+            key.publicKey.isValidSignature(signature, for: message, hash: .sha256, padding: .pss(saltLength: .auto)))
+        XCTAssertFalse(
+            key.publicKey.isValidSignature(
+                signature, for: message + [0], hash: .sha256, padding: .pss(saltLength: .auto)))
     }
 
     func testBlockSize_IsModulusByteCount() throws {

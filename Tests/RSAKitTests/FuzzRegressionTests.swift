@@ -39,7 +39,8 @@ final class FuzzRegressionTests: XCTestCase {
         // The container as a whole is refused, with the one opaque error.
         var source = RSAArrayByteSource(Array(container[60...]))
         var sink = RSAArrayByteSink()
-        XCTAssertThrowsError(try RSAMessageContainer.decrypt(header: header, from: &source, to: &sink, with: key)) { error in
+        XCTAssertThrowsError(try RSAMessageContainer.decrypt(header: header, from: &source, to: &sink, with: key)) {
+            error in
             XCTAssertEqual(error as? RSAError, .decryptionFailed)
         }
         // Block 0 alone, made final, is the canonical encoding of the same message: the
@@ -66,16 +67,18 @@ final class FuzzRegressionTests: XCTestCase {
     /// fuzzer's input as found in a CI smoke run: a mutated seed SPKI.)
     func testKeyFile_PSSIdentifierWithNullParametersExportsAsDER() throws {
         let input = try fixture("FuzzKeyFile/pss-null-parameters")
-        XCTAssertEqual(Array(input[6..<19]), [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x0A, 0x05, 0x00],
-                       "id-RSASSA-PSS with NULL parameters")
+        XCTAssertEqual(
+            Array(input[6..<19]), [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x0A, 0x05, 0x00],
+            "id-RSASSA-PSS with NULL parameters")
         let file = try RSAKeyFile(bytes: input)
         XCTAssertEqual(file.warnings.count, 1)
         XCTAssertTrue(file.warnings[0].contains("NULL parameters"), file.warnings[0])
         let key = file.publicKey
         XCTAssertNotNil(key.pssRestriction)
         XCTAssertNil(key.pssRestriction?.parameters)
-        XCTAssertEqual(key.pssRestriction?.algorithmIdentifierDER,
-                       [0x30, 0x0B, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x0A])
+        XCTAssertEqual(
+            key.pssRestriction?.algorithmIdentifierDER,
+            [0x30, 0x0B, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x0A])
         for bytes in [try key.derRepresentation(format: .spki), Array(try key.pemRepresentation(format: .spki).utf8)] {
             let back = try RSAKeyFile(bytes: bytes)
             XCTAssertEqual(back.warnings, [])
@@ -115,15 +118,17 @@ final class FuzzRegressionTests: XCTestCase {
     /// key and a self-signed certificate signed over the 0x01 form, in a PKCS#12 file with no
     /// MAC and nothing encrypted, as the fuzzer's mutated seeds were.
     func testPKCS12_ReexportKeepsCertificateBytes() throws {
-        let p12 = try RSAPKCS12(derRepresentation: try fixture("FuzzPKCS12/boolean-true-01"), passphrase: Array("fuzz".utf8))
+        let p12 = try RSAPKCS12(
+            derRepresentation: try fixture("FuzzPKCS12/boolean-true-01"), passphrase: Array("fuzz".utf8))
         let der = p12.certificate.derRepresentation
         let keyUsage: [UInt8] = [0x06, 0x03, 0x55, 0x1D, 0x0F, 0x01, 0x01, 0x01]  // OID 2.5.29.15, BOOLEAN 0x01
         XCTAssertNotNil(Self.range(of: keyUsage, in: der), "the fixture's certificate has the 0x01 BOOLEAN")
         XCTAssertTrue(Self.hasValidSelfSignature(der), "the fixture's certificate is signed over its own bytes")
         XCTAssertEqual(p12.privateKey, try fuzzKey())
 
-        let exported = try RSAPKCS12.derRepresentation(privateKey: p12.privateKey, certificate: p12.certificate,
-                                                       friendlyName: "regression", passphrase: Array("fuzz".utf8))
+        let exported = try RSAPKCS12.derRepresentation(
+            privateKey: p12.privateKey, certificate: p12.certificate,
+            friendlyName: "regression", passphrase: Array("fuzz".utf8))
         let back = try RSAPKCS12(derRepresentation: exported, passphrase: Array("fuzz".utf8))
         XCTAssertEqual(back.certificate.derRepresentation, der, "the certificate is written byte for byte")
         XCTAssertTrue(Self.hasValidSelfSignature(back.certificate.derRepresentation))
@@ -145,7 +150,8 @@ final class FuzzRegressionTests: XCTestCase {
     /// gets exactly one answer.
     func testAgentWire_ManyPipelinedRequestsAreEachAnswered() throws {
         let input = try fixture("FuzzAgentWire/many-unread-answers")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-agentwire-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "rsakit-agentwire-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = try RSAKeyStore(path: folder.appendingPathComponent("store").path, createIfMissing: true)
@@ -154,7 +160,8 @@ final class FuzzRegressionTests: XCTestCase {
         let connection = try RSAKitFuzzing.agentConnection(store: store, clientBytes: input)
         XCTAssertEqual(connection.trailingBytes, 0)
         XCTAssertEqual(connection.responses.count, 338, "one answer per request the agent reads")
-        XCTAssertTrue(connection.responses.allSatisfy { $0.decoded?.operation == 0x80 || $0.decoded?.operation == 0x81 })
+        XCTAssertTrue(
+            connection.responses.allSatisfy { $0.decoded?.operation == 0x80 || $0.decoded?.operation == 0x81 })
     }
 
     /// FuzzOCSP's seeds (Fuzz/Corpus/FuzzOCSP, signed by the harness's fixed CA and its
@@ -162,7 +169,8 @@ final class FuzzRegressionTests: XCTestCase {
     /// fixed time: so a harness that never sees a believed status cannot pass for coverage.
     func testOCSP_FuzzSeedsAreJudgedAsTheirNamesSay() throws {
         let fuzz = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Fuzz")
-        let chain = try X509Certificate.certificates(from: Array(try Data(contentsOf: fuzz.appendingPathComponent("Sources/FuzzOCSP/chain.pem"))))
+        let chain = try X509Certificate.certificates(
+            from: Array(try Data(contentsOf: fuzz.appendingPathComponent("Sources/FuzzOCSP/chain.pem"))))
         XCTAssertEqual(chain.count, 2)
         let leaf = chain[0], ca = chain[1]
         let now = leaf.notValidBefore.addingTimeInterval(86_400)
@@ -202,12 +210,14 @@ final class FuzzRegressionTests: XCTestCase {
     static func hasValidSelfSignature(_ der: [UInt8]) -> Bool {
         let reader = DERReader(der)
         guard let outer = try? reader.element(at: 0, limit: der.count),
-              let tbs = try? reader.element(at: outer.content.lowerBound, limit: outer.end),
-              let algorithm = try? reader.element(at: tbs.end, limit: outer.end),
-              let signature = try? reader.element(at: algorithm.end, limit: outer.end),
-              let certificate = try? X509Certificate(derRepresentation: der) else { return false }
-        return certificate.publicKey?.isValidSignature(Array(der[(signature.content.lowerBound + 1)..<signature.end]),
-                                                      for: Array(der[tbs.offset..<tbs.end]),
-                                                      hash: .sha256, padding: .pkcs1v15) == true
+            let tbs = try? reader.element(at: outer.content.lowerBound, limit: outer.end),
+            let algorithm = try? reader.element(at: tbs.end, limit: outer.end),
+            let signature = try? reader.element(at: algorithm.end, limit: outer.end),
+            let certificate = try? X509Certificate(derRepresentation: der)
+        else { return false }
+        return certificate.publicKey?.isValidSignature(
+            Array(der[(signature.content.lowerBound + 1)..<signature.end]),
+            for: Array(der[tbs.offset..<tbs.end]),
+            hash: .sha256, padding: .pkcs1v15) == true
     }
 }

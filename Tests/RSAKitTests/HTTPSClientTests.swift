@@ -17,9 +17,11 @@ final class HTTPSClientTests: XCTestCase {
     private func startWWWServer(_ version: String = "-tls1_3") throws -> TLSTestServer {
         let server = try TLSTestServer(
             openssl: try OpenSSL.require(),
-            arguments: ["-Verify", "5", "-verify_return_error", "-CAfile", pki.path("root.pem"),
-                        "-cert", pki.path("server.pem"), "-cert_chain", pki.path("intermediate.pem"),
-                        "-key", pki.leafKey, "-WWW", version],
+            arguments: [
+                "-Verify", "5", "-verify_return_error", "-CAfile", pki.path("root.pem"),
+                "-cert", pki.path("server.pem"), "-cert_chain", pki.path("intermediate.pem"),
+                "-key", pki.leafKey, "-WWW", version
+            ],
             directory: fixtures.directory.path)
         return server
     }
@@ -39,8 +41,9 @@ final class HTTPSClientTests: XCTestCase {
     /// The client identity as a store keeps it: added with addIdentity, read back by label.
     private func storedIdentity() throws -> RSATLSClientIdentity {
         let store = try RSAKeyStore(path: fixtures.directory.appendingPathComponent("store").path)
-        try store.addIdentity(privateKey: fixtures.leafPrivateKey(), certificate: pki.certificate("client"),
-                              chain: [pki.certificate("intermediate")], tag: "com.example.client", label: "client")
+        try store.addIdentity(
+            privateKey: fixtures.leafPrivateKey(), certificate: pki.certificate("client"),
+            chain: [pki.certificate("intermediate")], tag: "com.example.client", label: "client")
         return try RSATLSClientIdentity(store: store, label: "client")
     }
 
@@ -48,7 +51,8 @@ final class HTTPSClientTests: XCTestCase {
         try Data("hello over rsakit TLS\n".utf8).write(to: fixtures.directory.appendingPathComponent("hello.txt"))
         let server = try startWWWServer()
         let client = RSAHTTPSClient(configuration: try clientConfiguration(identity: storedIdentity()))
-        let (body, response) = try await client.data(for: RSAHTTPSRequest(url: url(server, "hello.txt"), timeoutInterval: 20))
+        let (body, response) = try await client.data(
+            for: RSAHTTPSRequest(url: url(server, "hello.txt"), timeoutInterval: 20))
         XCTAssertEqual(String(decoding: body, as: UTF8.self), "hello over rsakit TLS\n")
         XCTAssertEqual(response.statusCode, 200)
         XCTAssertTrue(response.isSuccess)
@@ -65,7 +69,10 @@ final class HTTPSClientTests: XCTestCase {
         let asked = LockedBox<[String]>([])
         var configuration = try clientConfiguration(identity: nil)
         configuration.clientIdentityHandler = { challenge in
-            asked.update { $0.append("\(challenge.host):\(challenge.port) \(challenge.serverCertificates.first?.subjectSummary ?? "")") }
+            asked.update {
+                $0.append(
+                    "\(challenge.host):\(challenge.port) \(challenge.serverCertificates.first?.subjectSummary ?? "")")
+            }
             return identity
         }
         let (body, response) = try await RSAHTTPSClient(configuration: configuration)
@@ -81,7 +88,8 @@ final class HTTPSClientTests: XCTestCase {
         // A CA that did not issue the server's chain is the only anchor.
         configuration.tlsConfiguration.anchorCertificates = [try pki.certificate("untrusted-root")]
         do {
-            _ = try await RSAHTTPSClient(configuration: configuration).data(for: RSAHTTPSRequest(url: url(server, "x"), timeoutInterval: 20))
+            _ = try await RSAHTTPSClient(configuration: configuration).data(
+                for: RSAHTTPSRequest(url: url(server, "x"), timeoutInterval: 20))
             XCTFail("an untrusted server answered")
         } catch let RSATLSError.serverNotTrusted(evaluation, certificates, refusedByHandler) {
             XCTAssertFalse(evaluation.result.isTrusted)
@@ -137,7 +145,8 @@ final class HTTPSClientTests: XCTestCase {
         var configuration = try clientConfiguration(identity: fixtures.clientIdentity())
         configuration.maximumResponseByteCount = 10_000
         do {
-            _ = try await RSAHTTPSClient(configuration: configuration).data(for: RSAHTTPSRequest(url: url(server, "big.bin"), timeoutInterval: 20))
+            _ = try await RSAHTTPSClient(configuration: configuration).data(
+                for: RSAHTTPSRequest(url: url(server, "big.bin"), timeoutInterval: 20))
             XCTFail("the limit was not kept")
         } catch let error as RSAHTTPSError {
             XCTAssertEqual(error, .responseTooLarge(limit: 10_000))
@@ -153,13 +162,16 @@ final class HTTPSClientTests: XCTestCase {
         let handle = try FileHandle(forWritingTo: source)
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         for index in 0..<(byteCount >> 20) {
-            for offset in stride(from: 0, to: chunk.count, by: 4096) { chunk[offset] = UInt8(truncatingIfNeeded: index &+ offset >> 12) }
+            for offset in stride(from: 0, to: chunk.count, by: 4096) {
+                chunk[offset] = UInt8(truncatingIfNeeded: index &+ offset >> 12)
+            }
             handle.write(Data(chunk))
         }
         try handle.close()
         let server = try startWWWServer()
         let destination = fixtures.directory.appendingPathComponent("out/large.bin")
-        try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
         let client = RSAHTTPSClient(configuration: try clientConfiguration(identity: fixtures.clientIdentity()))
         let baseline = Self.residentBytes()
         // Sampled on a thread of its own every 10 ms while the download runs.
@@ -173,13 +185,15 @@ final class HTTPSClientTests: XCTestCase {
             }
         }
         sampler.start()
-        let response = try await client.download(for: RSAHTTPSRequest(url: url(server, "large.bin"), timeoutInterval: 20), toPath: destination.path)
+        let response = try await client.download(
+            for: RSAHTTPSRequest(url: url(server, "large.bin"), timeoutInterval: 20), toPath: destination.path)
         stop.update { $0 = true }
         XCTAssertEqual(response.statusCode, 200)
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int, byteCount)
         XCTAssertEqual(try Data(contentsOf: destination), try Data(contentsOf: source))
         let growth = peak.value - baseline
-        XCTAssertLessThan(growth, 16 << 20, "resident memory grew by \(growth >> 20) MiB for a \(byteCount >> 20) MiB body")
+        XCTAssertLessThan(
+            growth, 16 << 20, "resident memory grew by \(growth >> 20) MiB for a \(byteCount >> 20) MiB body")
     }
 
     func testDownload_CancelledMidBody_ThrowsCancellationAndLeavesNothing() async throws {
@@ -203,14 +217,18 @@ final class HTTPSClientTests: XCTestCase {
         }
         XCTAssertLessThan(Date().timeIntervalSince(cancelled), 2, "the transfer did not stop promptly")
         XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path))
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: fixtures.directory.path).filter { $0.contains("partial") }, [])
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: fixtures.directory.path).filter {
+                $0.contains("partial")
+            }, [])
     }
 
     /// VmRSS of this process, in bytes.
     private static func residentBytes() -> Int {
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return 0 }
+            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else { return 0 }
         return kilobytes * 1024
     }
 }

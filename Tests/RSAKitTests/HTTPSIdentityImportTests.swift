@@ -18,13 +18,18 @@ final class HTTPSIdentityImportTests: XCTestCase {
     /// `openssl pkcs12 -export -inkey leaf.key -in client.pem -certfile intermediate.pem
     /// -name "Client Identity" -passout "pass:pfx secret"`.
     private func startServer() throws -> TLSTestServer {
-        try OpenSSL.run(["pkcs12", "-export", "-inkey", pki.leafKey, "-in", pki.path("client.pem"),
-                         "-certfile", pki.path("intermediate.pem"), "-name", "Client Identity",
-                         "-passout", "pass:pfx secret", "-out", fixtures.directory.appendingPathComponent("client.pfx").path])
-        return try TLSTestServer(openssl: try OpenSSL.require(),
-                                 arguments: ["-cert", pki.path("server.pem"), "-cert_chain", pki.path("intermediate.pem"),
-                                             "-key", pki.leafKey, "-WWW"],
-                                 directory: fixtures.directory.path)
+        try OpenSSL.run([
+            "pkcs12", "-export", "-inkey", pki.leafKey, "-in", pki.path("client.pem"),
+            "-certfile", pki.path("intermediate.pem"), "-name", "Client Identity",
+            "-passout", "pass:pfx secret", "-out", fixtures.directory.appendingPathComponent("client.pfx").path
+        ])
+        return try TLSTestServer(
+            openssl: try OpenSSL.require(),
+            arguments: [
+                "-cert", pki.path("server.pem"), "-cert_chain", pki.path("intermediate.pem"),
+                "-key", pki.leafKey, "-WWW"
+            ],
+            directory: fixtures.directory.path)
     }
 
     private func client(anchored: Bool = true) throws -> RSAHTTPSClient {
@@ -43,18 +48,21 @@ final class HTTPSIdentityImportTests: XCTestCase {
         defer { server.stop() }
         let url = URL(string: "https://127.0.0.1:\(server.port)/client.pfx")!
         let store = try store()
-        let (identity, contents) = try await store.importIdentityAsync(contentsOf: url, client: client(), passphrase: passphrase)
+        let (identity, contents) = try await store.importIdentityAsync(
+            contentsOf: url, client: client(), passphrase: passphrase)
         XCTAssertEqual(identity.certificate.label, "Client Identity")
         XCTAssertEqual(contents.certificate, try pki.certificate("client"))
         XCTAssertEqual(try store.privateKey(tag: "Client Identity"), try fixtures.leafPrivateKey())
-        XCTAssertFalse(FileManager.default.fileExists(atPath: fixtures.directory.appendingPathComponent("store/client.pfx").path))
+        XCTAssertFalse(
+            FileManager.default.fileExists(atPath: fixtures.directory.appendingPathComponent("store/client.pfx").path))
         do {
             try await store.importIdentityAsync(contentsOf: url, client: client(), passphrase: passphrase)
             XCTFail("a second import without replace succeeded")
         } catch RSAError.duplicateItem(let query) {
             XCTAssertEqual(query.label, "Client Identity")
         }
-        let replaced = try await store.importIdentityAsync(contentsOf: url, client: client(), passphrase: passphrase, replace: true)
+        let replaced = try await store.importIdentityAsync(
+            contentsOf: url, client: client(), passphrase: passphrase, replace: true)
         XCTAssertEqual(replaced.identity.certificate.label, "Client Identity")
         XCTAssertEqual(try store.allIdentities().count, 1)
     }
@@ -64,24 +72,28 @@ final class HTTPSIdentityImportTests: XCTestCase {
         defer { server.stop() }
         let base = "https://127.0.0.1:\(server.port)/"
         do {
-            _ = try await RSAPKCS12(contentsOf: URL(string: base + "client.pfx")!, client: client(anchored: false), passphrase: passphrase)
+            _ = try await RSAPKCS12(
+                contentsOf: URL(string: base + "client.pfx")!, client: client(anchored: false), passphrase: passphrase)
             XCTFail("a server no anchor vouches for was trusted")
         } catch RSATLSError.serverNotTrusted {}
         // s_server -WWW answers a missing file with status 200 and a line of text (so the
         // status check is not reached here): the text is refused as a PKCS#12 file.
         do {
-            _ = try await RSAPKCS12(contentsOf: URL(string: base + "missing.pfx")!, client: client(), passphrase: passphrase)
+            _ = try await RSAPKCS12(
+                contentsOf: URL(string: base + "missing.pfx")!, client: client(), passphrase: passphrase)
             XCTFail("an error page was read as a PKCS#12 file")
         } catch RSAError.pkcs12Unusable {}
         do {
-            _ = try await RSAPKCS12(contentsOf: URL(string: base + "client.pfx")!, client: client(), passphrase: passphrase,
-                                    maximumByteCount: 100)
+            _ = try await RSAPKCS12(
+                contentsOf: URL(string: base + "client.pfx")!, client: client(), passphrase: passphrase,
+                maximumByteCount: 100)
             XCTFail("a body over the limit was read")
         } catch RSAHTTPSError.responseTooLarge(let limit) {
             XCTAssertEqual(limit, 100)
         }
         do {
-            _ = try await RSAPKCS12(contentsOf: URL(string: base + "client.pfx")!, client: client(), passphrase: Array("wrong".utf8))
+            _ = try await RSAPKCS12(
+                contentsOf: URL(string: base + "client.pfx")!, client: client(), passphrase: Array("wrong".utf8))
             XCTFail("a wrong passphrase was accepted")
         } catch is RSAError {}
     }
@@ -105,7 +117,8 @@ final class HTTPSIdentityImportTests: XCTestCase {
         configuration.tlsConfiguration.anchorCertificates = [try pki.certificate("root")]
         configuration.tlsConfiguration.anchorCertificatesOnly = true
         configuration.tlsConfiguration.serverTrustHandlerAsync = { trust, _ in await pins.decide(trust) }
-        let request = RSAHTTPSRequest(url: URL(string: "https://127.0.0.1:\(server.port)/client.pfx")!, timeoutInterval: 20)
+        let request = RSAHTTPSRequest(
+            url: URL(string: "https://127.0.0.1:\(server.port)/client.pfx")!, timeoutInterval: 20)
         do {
             _ = try await RSAHTTPSClient(configuration: configuration).data(for: request)
             XCTFail("the handler's cancel was ignored")
@@ -119,7 +132,8 @@ final class HTTPSIdentityImportTests: XCTestCase {
 
         var tls = try fixtures.configuration(nil)
         tls.serverTrustHandlerAsync = configuration.tlsConfiguration.serverTrustHandlerAsync
-        let connection = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: tls, identity: nil)
+        let connection = try await RSAAsyncTLSConnection.connect(
+            host: "127.0.0.1", port: server.port, configuration: tls, identity: nil)
         await connection.close()
         let asked = await pins.asked
         XCTAssertEqual(asked, 3)

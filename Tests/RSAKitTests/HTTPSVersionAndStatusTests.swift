@@ -33,7 +33,8 @@ final class HTTPSVersionAndStatusTests: XCTestCase {
         // 40 KB: more than one HTTP/2 DATA frame (16 KiB by default) and one TLS record.
         let body = (0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         try Data(body).write(to: fixtures.directory.appendingPathComponent("frames.bin"))
-        let (received, response) = try await client.data(for: RSAHTTPSRequest(url: nginx.url("/files/frames.bin"), timeoutInterval: 20))
+        let (received, response) = try await client.data(
+            for: RSAHTTPSRequest(url: nginx.url("/files/frames.bin"), timeoutInterval: 20))
         XCTAssertEqual(response.httpVersion, "HTTP/2")
         XCTAssertEqual(response.statusCode, 200)
         XCTAssertEqual(response.expectedContentLength, 40_000)
@@ -43,13 +44,18 @@ final class HTTPSVersionAndStatusTests: XCTestCase {
         request.allowsHTTP2 = false
         let (page, answer) = try await client.data(for: request)
         XCTAssertEqual(answer.httpVersion, "HTTP/1.1")
-        XCTAssertTrue(String(decoding: page, as: UTF8.self).contains("CN=RSAKit Test Client"), String(decoding: page, as: UTF8.self))
+        XCTAssertTrue(
+            String(decoding: page, as: UTF8.self).contains("CN=RSAKit Test Client"),
+            String(decoding: page, as: UTF8.self))
     }
 
     func testData_404And500_AreReturnedWithTheirStatusAndPage() async throws {
         let client = try client()
-        for (path, status, page) in [("/missing", 404, "no such report\n"), ("/broken", 500, "the report service failed\n")] {
-            let (body, response) = try await client.data(for: RSAHTTPSRequest(url: nginx.url(path), timeoutInterval: 20))
+        for (path, status, page) in [
+            ("/missing", 404, "no such report\n"), ("/broken", 500, "the report service failed\n")
+        ] {
+            let (body, response) = try await client.data(
+                for: RSAHTTPSRequest(url: nginx.url(path), timeoutInterval: 20))
             XCTAssertEqual(response.statusCode, status, path)
             XCTAssertFalse(response.isSuccess, path)
             XCTAssertEqual(response.httpVersion, "HTTP/2", path)
@@ -61,12 +67,15 @@ final class HTTPSVersionAndStatusTests: XCTestCase {
         let client = try client()
         for (path, status) in [("/missing", 404), ("/broken", 500)] {
             let destination = fixtures.directory.appendingPathComponent("out-\(status).txt")
-            let response = try await client.download(for: RSAHTTPSRequest(url: nginx.url(path), timeoutInterval: 20), toPath: destination.path)
+            let response = try await client.download(
+                for: RSAHTTPSRequest(url: nginx.url(path), timeoutInterval: 20), toPath: destination.path)
             XCTAssertEqual(response.statusCode, status, path)
             XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path), "\(path) left \(destination.path)")
         }
         // No temporary file either: the folder holds what the fixture put there, nothing with "out-".
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: fixtures.directory.path).filter { $0.contains("out-") }, [])
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: fixtures.directory.path).filter { $0.contains("out-") },
+            [])
     }
 
     /// Cancellation reaches an HTTP/2 transfer too (libcurl's progress callback), and the

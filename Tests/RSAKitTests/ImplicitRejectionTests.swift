@@ -16,7 +16,8 @@ final class ImplicitRejectionTests: XCTestCase {
         try ImplicitRejectionVectors.load().sets.map { set in
             let key = try RSAPrivateKey(pemRepresentation: set.privateKeyPEM)
             XCTAssertEqual(key.publicKey.modulusBitCount, set.modulusBits)
-            return LoadedSet(key: key, cases: try set.cases.map { ($0, try ImplicitRejectionVectors.bytes(hex: $0.ciphertext)) })
+            return LoadedSet(
+                key: key, cases: try set.cases.map { ($0, try ImplicitRejectionVectors.bytes(hex: $0.ciphertext)) })
         }
     }
 
@@ -71,9 +72,11 @@ final class ImplicitRejectionTests: XCTestCase {
     func testPublicFailuresStillThrow() throws {
         let key = try loadSets()[0].key
         let k = key.modulusByteCount
-        let tooLarge = [UInt8](repeating: 0xFF, count: k)          // C >= n (step 2.b)
-        let modulus = key.publicKey.modulus                          // C == n
-        for ciphertext in [tooLarge, modulus, [UInt8](repeating: 1, count: k - 1), [UInt8](repeating: 1, count: k + 1), []] {
+        let tooLarge = [UInt8](repeating: 0xFF, count: k)  // C >= n (step 2.b)
+        let modulus = key.publicKey.modulus  // C == n
+        for ciphertext in [
+            tooLarge, modulus, [UInt8](repeating: 1, count: k - 1), [UInt8](repeating: 1, count: k + 1), []
+        ] {
             XCTAssertThrowsError(try key.decrypt(ciphertext, rejection: .implicit)) { error in
                 XCTAssertEqual(error as? RSAError, .decryptionFailed)
             }
@@ -93,24 +96,32 @@ final class ImplicitRejectionTests: XCTestCase {
         for concurrency in [1, 2] {
             var source = RSAArrayByteSource(stream)
             var sink = RSAArrayByteSink()
-            let count = try RSARawBlocks.decrypt(from: &source, to: &sink, with: set.key, padding: .pkcs1v15,
-                                                 rejection: .implicit, concurrency: concurrency)
+            let count = try RSARawBlocks.decrypt(
+                from: &source, to: &sink, with: set.key, padding: .pkcs1v15,
+                rejection: .implicit, concurrency: concurrency)
             XCTAssertEqual(count, UInt64(blocks.count))
             XCTAssertEqual(sink.bytes, expected, "concurrency \(concurrency)")
         }
-        XCTAssertEqual(try RSAMessage.decrypt(stream, with: set.key, format: .rawBlocksWithImplicitRejection()), expected)
-        XCTAssertThrowsError(try RSAMessage.decrypt(stream, with: set.key, format: .rawBlocks(padding: .pkcs1v15))) { error in
+        XCTAssertEqual(
+            try RSAMessage.decrypt(stream, with: set.key, format: .rawBlocksWithImplicitRejection()), expected)
+        XCTAssertThrowsError(try RSAMessage.decrypt(stream, with: set.key, format: .rawBlocks(padding: .pkcs1v15))) {
+            error in
             XCTAssertEqual(error as? RSAError, .decryptionFailed)
         }
-        XCTAssertEqual(RSAMessageFormat.rawBlocksWithImplicitRejection().description, "raw blocks (PKCS#1 v1.5, implicit rejection)")
+        XCTAssertEqual(
+            RSAMessageFormat.rawBlocksWithImplicitRejection().description,
+            "raw blocks (PKCS#1 v1.5, implicit rejection)")
     }
 
     func testImplicitRejectionWithOAEPIsRefusedBeforeAnyBlockIsRead() throws {
         let key = try loadSets()[0].key
         var source = RSAArrayByteSource([UInt8](repeating: 7, count: key.modulusByteCount))
         var sink = RSAArrayByteSink()
-        XCTAssertThrowsError(try RSARawBlocks.decrypt(from: &source, to: &sink, with: key,
-                                                      padding: .oaep(RSAOAEPParameters()), rejection: .implicit)) { error in
+        XCTAssertThrowsError(
+            try RSARawBlocks.decrypt(
+                from: &source, to: &sink, with: key,
+                padding: .oaep(RSAOAEPParameters()), rejection: .implicit)
+        ) { error in
             guard case .messageFormatUnsupported(let reason)? = error as? RSAError else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.contains("PKCS#1 v1.5"), reason)
         }
@@ -122,7 +133,7 @@ final class ImplicitRejectionTests: XCTestCase {
         let kdk = [UInt8](repeating: 0x0B, count: 32)
         let out = ImplicitRejectionFallback.prf(kdk, label: "message", bitCount: 8 * 70)
         XCTAssertEqual(out.count, 70)
-        let suffix = Array("message".utf8) + [0x02, 0x30]          // 560 bits
+        let suffix = Array("message".utf8) + [0x02, 0x30]  // 560 bits
         XCTAssertEqual(Array(out[0..<32]), HMACSHA256.authenticationCode(key: kdk, [0, 0], suffix))
         XCTAssertEqual(Array(out[32..<64]), HMACSHA256.authenticationCode(key: kdk, [0, 1], suffix))
         XCTAssertEqual(Array(out[64..<70]), Array(HMACSHA256.authenticationCode(key: kdk, [0, 2], suffix)[0..<6]))
@@ -130,7 +141,8 @@ final class ImplicitRejectionTests: XCTestCase {
 
     /// HMAC-SHA256 against RFC 4231 test case 2 (key "Jefe").
     func testHMACSHA256MatchesRFC4231() {
-        let tag = HMACSHA256.authenticationCode(key: Array("Jefe".utf8), Array("what do ya want ".utf8), Array("for nothing?".utf8))
+        let tag = HMACSHA256.authenticationCode(
+            key: Array("Jefe".utf8), Array("what do ya want ".utf8), Array("for nothing?".utf8))
         XCTAssertEqual(KeyFormatFixtures.hex(tag), "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
 }

@@ -26,7 +26,9 @@ final class KeyFormatTests: XCTestCase {
                     XCTAssertEqual(file.publicKey, publicKey, "\(name) \(format)")
                 }
                 // Writing again gives the same bytes.
-                XCTAssertEqual(try RSAPrivateKey(derRepresentation: der).derRepresentation(format: format), der, "\(name) \(format)")
+                XCTAssertEqual(
+                    try RSAPrivateKey(derRepresentation: der).derRepresentation(format: format), der,
+                    "\(name) \(format)")
             }
             for format in [RSAKeyFormat.pkcs1, .spki] {
                 let der = try publicKey.derRepresentation(format: format)
@@ -35,13 +37,17 @@ final class KeyFormatTests: XCTestCase {
                 XCTAssertEqual(try RSAPublicKey(pemRepresentation: pem), publicKey, "\(name) \(format) PEM")
                 for (bytes, isPEM) in [(der, false), (Array(pem.utf8), true)] {
                     let file = try RSAKeyFile(bytes: bytes)
-                    guard case let .publicKey(read) = file.key else { XCTFail("\(name) \(format): not public"); continue }
+                    guard case let .publicKey(read) = file.key else {
+                        XCTFail("\(name) \(format): not public"); continue
+                    }
                     XCTAssertEqual(read, publicKey, "\(name) \(format)")
                     XCTAssertEqual(file.format, format, "\(name) \(format)")
                     XCTAssertEqual(file.isPEM, isPEM, "\(name) \(format)")
                     XCTAssertEqual(file.warnings, [], "\(name) \(format)")
                 }
-                XCTAssertEqual(try RSAPublicKey(derRepresentation: der).derRepresentation(format: format), der, "\(name) \(format)")
+                XCTAssertEqual(
+                    try RSAPublicKey(derRepresentation: der).derRepresentation(format: format), der, "\(name) \(format)"
+                )
             }
             // The key still works after a round trip.
             let reread = try RSAPrivateKey(derRepresentation: key.pkcs8DERRepresentation)
@@ -54,8 +60,12 @@ final class KeyFormatTests: XCTestCase {
         let key = F.rsakitKey  // 1024 bits, e = 65537
         let spki = key.publicKey.derRepresentation
         // SEQUENCE { SEQUENCE { rsaEncryption, NULL }, BIT STRING { 00, RSAPublicKey } } (RFC 3279 §2.3.1).
-        XCTAssertEqual(Array(spki.prefix(22)), [0x30, 0x81, 0x9F, 0x30, 0x0D, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7,
-                                               0x0D, 0x01, 0x01, 0x01, 0x05, 0x00, 0x03, 0x81, 0x8D, 0x00])
+        XCTAssertEqual(
+            Array(spki.prefix(22)),
+            [
+                0x30, 0x81, 0x9F, 0x30, 0x0D, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7,
+                0x0D, 0x01, 0x01, 0x01, 0x05, 0x00, 0x03, 0x81, 0x8D, 0x00
+            ])
         XCTAssertEqual(Array(spki[22...]), key.publicKey.pkcs1DERRepresentation)
         // RSAPublicKey: modulus with its 0x00 sign octet, e = 65537 as 02 03 01 00 01.
         let pkcs1 = key.publicKey.pkcs1DERRepresentation
@@ -64,8 +74,12 @@ final class KeyFormatTests: XCTestCase {
         // PrivateKeyInfo: version 0, the algorithm, then the RSAPrivateKey in an OCTET STRING.
         let pkcs8 = key.pkcs8DERRepresentation
         let inner = key.pkcs1DERRepresentation
-        XCTAssertEqual(Array(pkcs8[4..<22]), [0x02, 0x01, 0x00, 0x30, 0x0D, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7,
-                                              0x0D, 0x01, 0x01, 0x01, 0x05, 0x00])
+        XCTAssertEqual(
+            Array(pkcs8[4..<22]),
+            [
+                0x02, 0x01, 0x00, 0x30, 0x0D, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7,
+                0x0D, 0x01, 0x01, 0x01, 0x05, 0x00
+            ])
         XCTAssertEqual(Array(pkcs8.suffix(inner.count)), inner)
         XCTAssertEqual(Array(inner[4..<7]), [0x02, 0x01, 0x00], "RSAPrivateKey version 0")
     }
@@ -93,8 +107,10 @@ final class KeyFormatTests: XCTestCase {
         let key = F.rsakitKey
         // version 1 with an otherPrimeInfos SEQUENCE (RFC 8017 A.1.2) whose numbers are not
         // a real third prime: loaded, then refused by validation (the product is not n).
-        let components = [key.modulus, key.publicExponent, key.privateExponent, key.prime1, key.prime2,
-                          key.exponent1, key.exponent2, key.coefficient].map(F.integer)
+        let components = [
+            key.modulus, key.publicExponent, key.privateExponent, key.prime1, key.prime2,
+            key.exponent1, key.exponent2, key.coefficient
+        ].map(F.integer)
         let other = F.sequence(F.sequence(F.integer([7]), F.integer([3]), F.integer([5])))
         let der = F.tlv(0x30, F.integer([1]) + components.flatMap { $0 } + other)
         XCTAssertThrowsError(try RSAPrivateKey(derRepresentation: der)) { error in
@@ -120,7 +136,9 @@ final class KeyFormatTests: XCTestCase {
     }
 
     func testDecode_CertificateShape_IsRefused() {
-        let tbs = F.sequence(F.tlv(0xA0, F.integer([2])), F.integer([1]), F.sequence(), F.sequence(), F.sequence(), F.sequence(), F.sequence())
+        let tbs = F.sequence(
+            F.tlv(0xA0, F.integer([2])), F.integer([1]), F.sequence(), F.sequence(), F.sequence(), F.sequence(),
+            F.sequence())
         let der = F.sequence(tbs, F.sequence(), F.tlv(0x03, [0x00, 0x01]))
         XCTAssertThrowsError(try RSAKeyFile(bytes: der)) { error in
             XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: RSAKeyFile.certificateReason))
@@ -130,17 +148,23 @@ final class KeyFormatTests: XCTestCase {
     func testDecode_WrongKind_IsAMismatchNotACorruption() {
         let key = F.rsakitKey
         XCTAssertThrowsError(try RSAPublicKey(derRepresentation: key.pkcs1DERRepresentation)) { error in
-            XCTAssertEqual(error as? RSAError, .keyTypeMismatch(expected: "a public key", found: "a private key (PKCS#1 RSAPrivateKey)"))
+            XCTAssertEqual(
+                error as? RSAError,
+                .keyTypeMismatch(expected: "a public key", found: "a private key (PKCS#1 RSAPrivateKey)"))
         }
         XCTAssertThrowsError(try RSAPrivateKey(derRepresentation: key.publicKey.derRepresentation)) { error in
-            XCTAssertEqual(error as? RSAError, .keyTypeMismatch(expected: "a private key", found: "a public key (SubjectPublicKeyInfo)"))
+            XCTAssertEqual(
+                error as? RSAError,
+                .keyTypeMismatch(expected: "a private key", found: "a public key (SubjectPublicKeyInfo)"))
         }
     }
 
     func testDecode_InconsistentPrivateKey_IsInvalid() {
         let key = F.rsakitKey
-        var components = [key.modulus, key.publicExponent, key.privateExponent, key.prime1, key.prime2,
-                          key.exponent1, key.exponent2, key.coefficient]
+        var components = [
+            key.modulus, key.publicExponent, key.privateExponent, key.prime1, key.prime2,
+            key.exponent1, key.exponent2, key.coefficient
+        ]
         components[7][components[7].count - 1] ^= 1  // qInv off by one bit
         let der = F.tlv(0x30, F.integer([0]) + components.map(F.integer).flatMap { $0 })
         XCTAssertThrowsError(try RSAPrivateKey(derRepresentation: der)) { error in
@@ -162,7 +186,11 @@ final class KeyFormatTests: XCTestCase {
 
     func testDecode_PKCS8WithAttributesAndPublicKey() throws {
         let key = F.rsakitKey
-        let attributes = F.tlv(0xA0, F.sequence(F.tlv(0x06, [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x14]), F.tlv(0x31, F.tlv(0x1E, Array("rsakit".utf16).flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }))))
+        let attributes = F.tlv(
+            0xA0,
+            F.sequence(
+                F.tlv(0x06, [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x14]),
+                F.tlv(0x31, F.tlv(0x1E, Array("rsakit".utf16).flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }))))
         let privateKey = F.tlv(0x04, key.pkcs1DERRepresentation)
         let v0 = F.tlv(0x30, F.integer([0]) + F.rsaEncryptionAlgorithm + privateKey + attributes)
         XCTAssertEqual(try RSAPrivateKey(derRepresentation: v0), key)
@@ -175,7 +203,8 @@ final class KeyFormatTests: XCTestCase {
         let otherPublic = F.tlv(0x81, [0x00] + F.sequence(F.integer(key.modulus), F.integer([3])))
         let mismatched = F.tlv(0x30, F.integer([1]) + F.rsaEncryptionAlgorithm + privateKey + otherPublic)
         XCTAssertThrowsError(try RSAPrivateKey(derRepresentation: mismatched)) { error in
-            XCTAssertEqual(error as? RSAError, .malformedKey(reason: "the PKCS#8 publicKey field does not match the private key"))
+            XCTAssertEqual(
+                error as? RSAError, .malformedKey(reason: "the PKCS#8 publicKey field does not match the private key"))
         }
         // publicKey is only allowed in version 1.
         let v0WithPublic = F.tlv(0x30, F.integer([0]) + F.rsaEncryptionAlgorithm + privateKey + publicField)
@@ -219,10 +248,14 @@ final class KeyFormatTests: XCTestCase {
     /// FIPS 180-4 / NIST CSRC example values for SHA-256 ("abc", the empty string and the
     /// 448-bit two-block message), computed here by Nettle.
     func testSHA256_NISTExamples() {
-        XCTAssertEqual(F.hex(RSAHashAlgorithm.sha256.hash(Array("abc".utf8))), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        XCTAssertEqual(F.hex(RSAHashAlgorithm.sha256.hash([])), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        XCTAssertEqual(F.hex(RSAHashAlgorithm.sha256.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))),
-                       "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        XCTAssertEqual(
+            F.hex(RSAHashAlgorithm.sha256.hash(Array("abc".utf8))),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(
+            F.hex(RSAHashAlgorithm.sha256.hash([])), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        XCTAssertEqual(
+            F.hex(RSAHashAlgorithm.sha256.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
     }
 
     // MARK: Wycheproof
@@ -248,7 +281,8 @@ final class KeyFormatTests: XCTestCase {
     func testWycheproof_PrivateKeyPkcs8AndPemMatchTheComponents() throws {
         var groups = 0
         for size in [2048, 3072, 4096] {
-            let file = try JSONDecoder().decode(WycheproofFile.self, from: try Vectors.load("rsa_pkcs1_\(size)_test.json"))
+            let file = try JSONDecoder().decode(
+                WycheproofFile.self, from: try Vectors.load("rsa_pkcs1_\(size)_test.json"))
             for (index, group) in file.testGroups.enumerated() {
                 let context = "rsa_pkcs1_\(size)_test.json group \(index) (tcId \(group.tests.first?.tcId ?? -1)...)"
                 let c = group.privateKey

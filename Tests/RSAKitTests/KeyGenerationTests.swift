@@ -14,15 +14,18 @@ final class KeyGenerationTests: XCTestCase {
         XCTAssertEqual(p.bitCount, (bits + 1) / 2, "p length", line: line)
         XCTAssertEqual(q.bitCount, bits / 2, "q length", line: line)
         XCTAssertGreaterThan((p - q).magnitude.compare(BigNumber.powerOfTwo(bits / 2 - 100)), 0, "|p - q|", line: line)
-        XCTAssertGreaterThan(BigNumber(bytes: key.privateExponent).compare(BigNumber.powerOfTwo(bits / 2)), 0, "d > 2^(nlen/2)", line: line)
+        XCTAssertGreaterThan(
+            BigNumber(bytes: key.privateExponent).compare(BigNumber.powerOfTwo(bits / 2)), 0, "d > 2^(nlen/2)",
+            line: line)
         let eBig = BigNumber(e)
         XCTAssertEqual((p - 1).gcd(eBig).uintValue, 1, line: line)
         XCTAssertEqual((q - 1).gcd(eBig).uintValue, 1, line: line)
         // Re-validate through the public initialiser.
-        XCTAssertNoThrow(try RSAPrivateKey(
-            modulus: key.modulus, publicExponent: key.publicExponent, privateExponent: key.privateExponent,
-            prime1: key.prime1, prime2: key.prime2, exponent1: key.exponent1, exponent2: key.exponent2,
-            coefficient: key.coefficient), line: line)
+        XCTAssertNoThrow(
+            try RSAPrivateKey(
+                modulus: key.modulus, publicExponent: key.publicExponent, privateExponent: key.privateExponent,
+                prime1: key.prime1, prime2: key.prime2, exponent1: key.exponent1, exponent2: key.exponent2,
+                coefficient: key.coefficient), line: line)
     }
 
     func testGenerate_DefaultIs2048BitsWithE65537() throws {
@@ -62,7 +65,8 @@ final class KeyGenerationTests: XCTestCase {
 
     func testGenerate_RefusesSmallAndHugeSizes() {
         XCTAssertThrowsError(try RSAPrivateKey.generate(bitCount: 1023)) { error in
-            XCTAssertEqual(error as? RSAError, .keySizeUnsupported(bits: 1023, reason: "keys shorter than 1024 bits are refused"))
+            XCTAssertEqual(
+                error as? RSAError, .keySizeUnsupported(bits: 1023, reason: "keys shorter than 1024 bits are refused"))
         }
         XCTAssertThrowsError(try RSAPrivateKey.generate(bitCount: 512))
         XCTAssertThrowsError(try RSAPrivateKey.generate(bitCount: 16385))
@@ -91,10 +95,12 @@ final class KeyGenerationTests: XCTestCase {
         XCTAssertEqual(events.last?.stage, .computingPrivateExponent)
 
         var calls = 0
-        XCTAssertThrowsError(try RSAPrivateKey.generate(bitCount: 4096) { _ in
-            calls += 1
-            return calls < 3
-        }) { error in
+        XCTAssertThrowsError(
+            try RSAPrivateKey.generate(bitCount: 4096) { _ in
+                calls += 1
+                return calls < 3
+            }
+        ) { error in
             XCTAssertEqual(error as? RSAError, .keyGenerationCancelled)
         }
         XCTAssertEqual(calls, 3)
@@ -151,8 +157,10 @@ final class KeyGenerationTests: XCTestCase {
     func testGenerate_BoundReachedInEveryRunIsKeyGenerationFailed() {
         let attempts = RSAPrivateKey.maximumGenerationAttempts
         XCTAssertEqual(attempts, 8)
-        XCTAssertThrowsError(try RSAPrivateKey.generate(
-            bitCount: 1024, random: AllOnesFirst(fixedCalls: .max, then: SystemRandomSource()))) { error in
+        XCTAssertThrowsError(
+            try RSAPrivateKey.generate(
+                bitCount: 1024, random: AllOnesFirst(fixedCalls: .max, then: SystemRandomSource()))
+        ) { error in
             guard case let RSAError.keyGenerationFailed(reason) = error else {
                 return XCTFail("expected keyGenerationFailed, got \(error)")
             }
@@ -167,7 +175,8 @@ final class KeyGenerationTests: XCTestCase {
         let m521 = BigNumber.powerOfTwo(521) - 1
         XCTAssertTrue(PrimeGeneration.isProbablePrimeVarTime(m127, rounds: 10, random: random))
         XCTAssertTrue(PrimeGeneration.isProbablePrimeVarTime(m521, rounds: 10, random: random))
-        XCTAssertFalse(PrimeGeneration.isProbablePrimeVarTime(BigNumber.powerOfTwo(128) + 1, rounds: 10, random: random))
+        XCTAssertFalse(
+            PrimeGeneration.isProbablePrimeVarTime(BigNumber.powerOfTwo(128) + 1, rounds: 10, random: random))
         // Carmichael number 561 = 3 * 11 * 17 and a strong pseudoprime to base 2 (2047 = 23 * 89).
         XCTAssertFalse(PrimeGeneration.isProbablePrimeVarTime(BigNumber(561), rounds: 10, random: random))
         XCTAssertFalse(PrimeGeneration.isProbablePrimeVarTime(BigNumber(2047), rounds: 10, random: random))
@@ -185,13 +194,15 @@ final class KeyGenerationTests: XCTestCase {
                 let p = test.prime
                 let multiples: [UInt] = [0, p, 2 * p, p * (UInt.max / p), p * 12345]
                 for r in multiples { XCTAssertTrue(test.divides(r), "\(p) | \(r)") }
-                for r in [1, p - 1, p + 1, p * (UInt.max / p) - 1, (p * (UInt.max / p)) &+ 1, UInt.max] where r % p != 0 {
+                for r in [1, p - 1, p + 1, p * (UInt.max / p) - 1, (p * (UInt.max / p)) &+ 1, UInt.max] where r % p != 0
+                {
                     XCTAssertFalse(test.divides(r), "\(p) does not divide \(r)")
                 }
             }
             XCTAssertEqual(group.tests.reduce(UInt(1)) { $0 * $1.prime }, group.product)
         }
-        XCTAssertEqual(PrimeGeneration.smallPrimeProducts.flatMap { $0.tests.map(\.prime) }, PrimeGeneration.smallPrimes)
+        XCTAssertEqual(
+            PrimeGeneration.smallPrimeProducts.flatMap { $0.tests.map(\.prime) }, PrimeGeneration.smallPrimes)
         // Every odd number below 20000 with a factor below 2^14 is caught; the primes pass.
         for w in stride(from: UInt(3), to: 20000, by: 2) {
             let hasSmallFactor = PrimeGeneration.smallPrimes.contains { w % $0 == 0 && w != $0 }

@@ -26,8 +26,9 @@ final class KeyStoreAppTests: XCTestCase {
 
     func testOpenByURL_AFolderMadeByFileManager_IsTightenedAndUsed() throws {
         let url = folder.appendingPathComponent("made-by-filemanager")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            at: url, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o755])
         XCTAssertEqual(mode(url.path), 0o755)
         let store = try RSAKeyStore(url: url)
         XCTAssertEqual(mode(url.path), 0o700)
@@ -55,10 +56,12 @@ final class KeyStoreAppTests: XCTestCase {
 
         // A taken tag fails before any generation: the progress callback is never called.
         var generationStarted = false
-        XCTAssertThrowsError(try store.generateKeyPair(tag: "app.key", bitCount: 4096) { _ in
-            generationStarted = true
-            return true
-        }) { error in
+        XCTAssertThrowsError(
+            try store.generateKeyPair(tag: "app.key", bitCount: 4096) { _ in
+                generationStarted = true
+                return true
+            }
+        ) { error in
             XCTAssertEqual(error as? RSAError, .duplicateItem(.key(tag: "app.key", keyClass: .public)))
         }
         XCTAssertFalse(generationStarted)
@@ -90,14 +93,21 @@ final class KeyStoreAppTests: XCTestCase {
     func testApplicationLocation_IsPerIdentifier_AndBesideTheCLIStore() throws {
         let data = folder.appendingPathComponent("xdg").path
         let environment = ["XDG_DATA_HOME": data, "RSAKIT_STORE": "/elsewhere/cli-store", "HOME": "/nonexistent"]
-        XCTAssertEqual(try RSAKeyStore.defaultLocation(applicationIdentifier: "com.example.notes", environment: environment),
-                       data + "/rsakit/com.example.notes")
-        XCTAssertEqual(try RSAKeyStore.defaultLocation(applicationIdentifier: "com.example.notes",
-                                                       environment: ["HOME": "/home/someone"]),
-                       "/home/someone/.local/share/rsakit/com.example.notes")
+        XCTAssertEqual(
+            try RSAKeyStore.defaultLocation(applicationIdentifier: "com.example.notes", environment: environment),
+            data + "/rsakit/com.example.notes")
+        XCTAssertEqual(
+            try RSAKeyStore.defaultLocation(
+                applicationIdentifier: "com.example.notes",
+                environment: ["HOME": "/home/someone"]),
+            "/home/someone/.local/share/rsakit/com.example.notes")
         for bad in ["", "notes", "../evil.app", ".hidden.app", "com/example.app", "com.example..app", "-x.y"] {
-            XCTAssertThrowsError(try RSAKeyStore.defaultLocation(applicationIdentifier: bad, environment: environment), bad) { error in
-                guard case .invalidApplicationIdentifier? = error as? RSAError else { return XCTFail("\(bad): \(error)") }
+            XCTAssertThrowsError(
+                try RSAKeyStore.defaultLocation(applicationIdentifier: bad, environment: environment), bad
+            ) { error in
+                guard case .invalidApplicationIdentifier? = error as? RSAError else {
+                    return XCTFail("\(bad): \(error)")
+                }
             }
         }
 

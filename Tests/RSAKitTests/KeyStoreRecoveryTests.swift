@@ -14,12 +14,16 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
 
     func testDamagedItems_AreReportedWithTagAndPathAndTheRestStaysUsable() throws {
         let store = try RSAKeyStore(path: storePath)
-        for tag in ["good", "truncated", "badpem", "swapped", "empty", "garbage", "wrongplace", "classmix", "twoblocks"] {
+        for tag in ["good", "truncated", "badpem", "swapped", "empty", "garbage", "wrongplace", "classmix", "twoblocks"]
+        {
             try store.addKeyPair(tag == "swapped" ? StoreTestKeys.b : StoreTestKeys.a, tag: tag)
         }
         func path(_ tag: String, _ keyClass: RSAKeyClass = .private) -> String { itemFile(store, tag, keyClass) }
         func bytes(_ p: String) -> [UInt8] { Array(FileManager.default.contents(atPath: p)!) }
-        func write(_ p: String, _ b: [UInt8]) { XCTAssertTrue(FileManager.default.createFile(atPath: p, contents: Data(b), attributes: [.posixPermissions: 0o600])) }
+        func write(_ p: String, _ b: [UInt8]) {
+            XCTAssertTrue(
+                FileManager.default.createFile(atPath: p, contents: Data(b), attributes: [.posixPermissions: 0o600]))
+        }
         // Truncated: the file loses its second half.
         let full = bytes(path("truncated"))
         write(path("truncated"), Array(full.prefix(full.count / 2)))
@@ -46,12 +50,14 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
         // A second key block after the item's own: one "-----BEGIN " too many.
         let twoBlocks = bytes(path("twoblocks"))
         let goodText = String(decoding: bytes(path("good")), as: UTF8.self)
-        write(path("twoblocks"), twoBlocks + Array(goodText.suffix(from: goodText.range(of: "-----BEGIN")!.lowerBound).utf8))
+        write(
+            path("twoblocks"),
+            twoBlocks + Array(goodText.suffix(from: goodText.range(of: "-----BEGIN")!.lowerBound).utf8))
 
         let expectations: [(String, String)] = [
             ("truncated", "truncated"), ("badpem", "does not parse"), ("swapped", "fingerprint"),
             ("empty", "empty"), ("garbage", "does not start with"), ("wrongplace", "file name"),
-            ("classmix", "PRIVATE KEY"), ("twoblocks", "followed by other data"),
+            ("classmix", "PRIVATE KEY"), ("twoblocks", "followed by other data")
         ]
         for (tag, reasonFragment) in expectations {
             XCTAssertThrowsError(try store.privateKey(tag: tag), tag) { error in
@@ -88,20 +94,23 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
     func testCrash_BeforeTheJournalLeavesTheOldStateAndTemporaryFilesAreCleaned() throws {
         let store = try RSAKeyStore(path: storePath)
         try store.addKeyPair(StoreTestKeys.a, tag: "c")
-        XCTAssertThrowsError(try store.addKeyPair(
-            StoreTestKeys.b, tag: "c", privateTag: nil, label: nil, replace: true, crashPoint: .beforeJournal))
+        XCTAssertThrowsError(
+            try store.addKeyPair(
+                StoreTestKeys.b, tag: "c", privateTag: nil, label: nil, replace: true, crashPoint: .beforeJournal))
         let leftovers = tree(storePath).filter { $0.contains(".tmp-") }
         XCTAssertEqual(leftovers.count, 2, "the dead writer's temporary files: \(leftovers)")
         XCTAssertEqual(try store.privateKey(tag: "c"), StoreTestKeys.a, "temporary files are ignored")
         _ = try RSAKeyStore(path: storePath)
-        XCTAssertEqual(tree(storePath).filter { $0.contains(".tmp-") }.map { String($0.prefix(7)) }, ["public/"],
-                       "opening removes those in private folders")
+        XCTAssertEqual(
+            tree(storePath).filter { $0.contains(".tmp-") }.map { String($0.prefix(7)) }, ["public/"],
+            "opening removes those in private folders")
         XCTAssertEqual(try store.allKeyItems().items.count, 2, "temporary files are not items")
         XCTAssertEqual(tree(storePath).filter { $0.contains(".tmp-") }, [], "listing removes the rest")
         XCTAssertEqual(try store.publicKey(tag: "c"), StoreTestKeys.a.publicKey)
         // A later write into a folder also clears it.
-        XCTAssertThrowsError(try store.addKeyPair(
-            StoreTestKeys.b, tag: "c", privateTag: nil, label: nil, replace: true, crashPoint: .beforeJournal))
+        XCTAssertThrowsError(
+            try store.addKeyPair(
+                StoreTestKeys.b, tag: "c", privateTag: nil, label: nil, replace: true, crashPoint: .beforeJournal))
         try store.addKeyPair(StoreTestKeys.c, tag: "c", replace: true)
         XCTAssertEqual(tree(storePath).filter { $0.contains(".tmp-") }, [], "the next write removes them")
         XCTAssertEqual(try store.privateKey(tag: "c"), StoreTestKeys.c)
@@ -112,8 +121,9 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
             let path = folder + "/store-\(point)"
             let store = try RSAKeyStore(path: path)
             try store.addKeyPair(StoreTestKeys.a, tag: "c")
-            XCTAssertThrowsError(try store.addKeyPair(
-                StoreTestKeys.b, tag: "c", privateTag: nil, label: nil, replace: true, crashPoint: point))
+            XCTAssertThrowsError(
+                try store.addKeyPair(
+                    StoreTestKeys.b, tag: "c", privateTag: nil, label: nil, replace: true, crashPoint: point))
             XCTAssertNotNil(mode(path + "/journal"), "\(point): the journal is left behind")
             // The next access (here a read by another store object) completes the write: the
             // whole new pair, never the public half of one key and the private half of another.
@@ -129,8 +139,9 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
 
     func testCrash_JournalIsAlsoAppliedByAWriter() throws {
         let store = try RSAKeyStore(path: storePath)
-        XCTAssertThrowsError(try store.addKeyPair(
-            StoreTestKeys.a, tag: "first", privateTag: nil, label: nil, replace: false, crashPoint: .afterJournal))
+        XCTAssertThrowsError(
+            try store.addKeyPair(
+                StoreTestKeys.a, tag: "first", privateTag: nil, label: nil, replace: false, crashPoint: .afterJournal))
         // The same object goes on writing: its next write first applies the journal.
         try store.addKeyPair(StoreTestKeys.b, tag: "second")
         XCTAssertEqual(try store.allKeyItems().items.map(\.applicationTag), ["first", "first", "second", "second"])
@@ -212,8 +223,12 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
         let helper = try helperPath()
         let keys = try writeKeyFiles()
         _ = try RSAKeyStore(path: storePath)
-        let first = try ChildProcess.start([helper, "add-pairs", "--store", storePath, "--key", keys[0], "--prefix", "A-", "--count", "50"])
-        let second = try ChildProcess.start([helper, "add-pairs", "--store", storePath, "--key", keys[1], "--prefix", "B-", "--count", "50"])
+        let first = try ChildProcess.start([
+            helper, "add-pairs", "--store", storePath, "--key", keys[0], "--prefix", "A-", "--count", "50"
+        ])
+        let second = try ChildProcess.start([
+            helper, "add-pairs", "--store", storePath, "--key", keys[1], "--prefix", "B-", "--count", "50"
+        ])
         let results = [try first.finish(), try second.finish()]
         for result in results {
             XCTAssertEqual(result.status, 0, result.stderr)
@@ -235,7 +250,9 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
         let keys = try writeKeyFiles()
         _ = try RSAKeyStore(path: storePath)
         let racers = (0..<3).map { index in
-            try! ChildProcess.start([helper, "add-pairs", "--store", storePath, "--key", keys[index], "--prefix", "race-", "--count", "30"])
+            try! ChildProcess.start([
+                helper, "add-pairs", "--store", storePath, "--key", keys[index], "--prefix", "race-", "--count", "30"
+            ])
         }
         let results = try racers.map { try $0.finish() }
         var winner: [String: Int] = [:]
@@ -272,8 +289,10 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
         var generator = SystemRandomNumberGenerator()
         var killedWhileWriting = 0
         for round in 0..<12 {
-            let started = try ChildProcess.start([helper, "churn", "--store", storePath, "--key", keys[0], "--key", keys[1],
-                                                  "--prefix", "churn-", "--count", "4"])
+            let started = try ChildProcess.start([
+                helper, "churn", "--store", storePath, "--key", keys[0], "--key", keys[1],
+                "--prefix", "churn-", "--count", "4"
+            ])
             // Wait until the writer is in its loop, then kill it at a random moment.
             XCTAssertTrue(started.waitForStdout(startingWith: "ready\n"), "round \(round)")
             usleep(UInt32.random(in: 0...30_000, using: &generator))
@@ -290,9 +309,11 @@ final class KeyStoreRecoveryTests: KeychainTestCase {
             for i in 0..<4 {
                 let privateKey = try reopened.privateKey(tag: "churn-\(i)")
                 XCTAssertTrue(valid.contains(privateKey), "round \(round)")
-                XCTAssertEqual(try reopened.publicKey(tag: "churn-\(i)"), privateKey.publicKey, "round \(round): half a pair")
-                XCTAssertEqual(try reopened.keyItems(fingerprint: privateKey.publicKey.fingerprint)
-                    .filter { $0.applicationTag == "churn-\(i)" }.count, 2)
+                XCTAssertEqual(
+                    try reopened.publicKey(tag: "churn-\(i)"), privateKey.publicKey, "round \(round): half a pair")
+                XCTAssertEqual(
+                    try reopened.keyItems(fingerprint: privateKey.publicKey.fingerprint)
+                        .filter { $0.applicationTag == "churn-\(i)" }.count, 2)
             }
             XCTAssertNil(mode(storePath + "/journal"))
             XCTAssertEqual(tree(storePath).filter { $0.contains(".tmp-") }, [], "round \(round)")

@@ -15,7 +15,9 @@ final class KeyStoreSnapshotTests: KeychainTestCase {
         var folders = [root]
         for name in FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? [] {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: root + "/" + name, isDirectory: &isDirectory), isDirectory.boolValue {
+            if FileManager.default.fileExists(atPath: root + "/" + name, isDirectory: &isDirectory),
+                isDirectory.boolValue
+            {
                 folders.append(root + "/" + name)
             }
         }
@@ -43,8 +45,11 @@ final class KeyStoreSnapshotTests: KeychainTestCase {
         XCTAssertEqual(snapshot.publicKeys[pair.private.itemID], leafKey.publicKey, "a private item's public half")
         XCTAssertEqual(snapshot.publicKeys[pair.public.itemID], leafKey.publicKey)
         XCTAssertEqual(snapshot.publicKeys[lone.itemID], KeychainTestKeys.keys[1].publicKey)
-        XCTAssertEqual(snapshot.certificates.map(\.attributes), [serverItem, leafItem], "in the listing's order (by label)")
-        XCTAssertEqual(snapshot.certificates.map(\.certificate.derRepresentation), [server.derRepresentation, leaf.derRepresentation])
+        XCTAssertEqual(
+            snapshot.certificates.map(\.attributes), [serverItem, leafItem], "in the listing's order (by label)")
+        XCTAssertEqual(
+            snapshot.certificates.map(\.certificate.derRepresentation),
+            [server.derRepresentation, leaf.derRepresentation])
         XCTAssertEqual(snapshot.stamp, try store.stamp(), "nothing changed since")
     }
 
@@ -53,9 +58,10 @@ final class KeyStoreSnapshotTests: KeychainTestCase {
         let store = try RSAKeyStore(path: storePath)
         let kept = try store.addCertificate(try pki.certificate("server"))
         let damaged = try store.addCertificate(try pki.certificate("client"))
-        let path = try XCTUnwrap(allFiles(storePath + "/certificates").first { file in
-            String(decoding: file.bytes, as: UTF8.self).contains(damaged.itemID)
-        }?.path)
+        let path = try XCTUnwrap(
+            allFiles(storePath + "/certificates").first { file in
+                String(decoding: file.bytes, as: UTF8.self).contains(damaged.itemID)
+            }?.path)
         XCTAssertEqual(truncate(path, 200), 0)
         XCTAssertEqual(try store.snapshot().certificates.map(\.attributes), [kept])
     }
@@ -78,7 +84,10 @@ final class KeyStoreSnapshotTests: KeychainTestCase {
         _ = try store.addPublicKey(KeychainTestKeys.keys[1].publicKey, tag: "lone")
         try ageFolders(storePath, secondsAgo: 60)
         stamps.append(try store.stamp())
-        let lonePath = try XCTUnwrap(allFiles(storePath + "/public").first { $0.path.hasSuffix(".pem") && !String(decoding: $0.bytes, as: UTF8.self).contains("pair") }?.path)
+        let lonePath = try XCTUnwrap(
+            allFiles(storePath + "/public").first {
+                $0.path.hasSuffix(".pem") && !String(decoding: $0.bytes, as: UTF8.self).contains("pair")
+            }?.path)
         XCTAssertEqual(unlink(lonePath), 0)
         try changed("an item file removed by hand (no journal)")
         try store.deleteKey(tag: "pair")
@@ -88,7 +97,8 @@ final class KeyStoreSnapshotTests: KeychainTestCase {
     func testStamp_SettledOnlyWhenTheNewestFolderTimeIsOldEnough() throws {
         let store = try RSAKeyStore(path: storePath)
         _ = try store.addKeyPair(KeychainTestKeys.keys[0], tag: "pair")
-        XCTAssertFalse(try store.stamp().isSettled, "just written: a write in the same clock tick could leave the same times")
+        XCTAssertFalse(
+            try store.stamp().isSettled, "just written: a write in the same clock tick could leave the same times")
         try ageFolders(storePath, secondsAgo: RSAKeyStoreStamp.settlingInterval + 1)
         let settled = try store.stamp()
         XCTAssertTrue(settled.isSettled)

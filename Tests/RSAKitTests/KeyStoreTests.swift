@@ -13,18 +13,22 @@ final class KeyStoreTests: KeychainTestCase {
     // MARK: Location
 
     func testDefaultLocation_PrefersRSAKIT_STOREThenXDGThenHome() throws {
-        XCTAssertEqual(try RSAKeyStore.defaultLocation(environment: [
-            "RSAKIT_STORE": "/srv/keys", "XDG_DATA_HOME": "/x", "HOME": "/home/u",
-        ]), "/srv/keys")
-        XCTAssertEqual(try RSAKeyStore.defaultLocation(environment: [
-            "RSAKIT_STORE": "", "XDG_DATA_HOME": "/x/data/", "HOME": "/home/u",
-        ]), "/x/data/rsakit")
+        XCTAssertEqual(
+            try RSAKeyStore.defaultLocation(environment: [
+                "RSAKIT_STORE": "/srv/keys", "XDG_DATA_HOME": "/x", "HOME": "/home/u"
+            ]), "/srv/keys")
+        XCTAssertEqual(
+            try RSAKeyStore.defaultLocation(environment: [
+                "RSAKIT_STORE": "", "XDG_DATA_HOME": "/x/data/", "HOME": "/home/u"
+            ]), "/x/data/rsakit")
         // A relative XDG_DATA_HOME is invalid per the XDG spec and ignored.
-        XCTAssertEqual(try RSAKeyStore.defaultLocation(environment: [
-            "XDG_DATA_HOME": "relative", "HOME": "/home/u",
-        ]), "/home/u/.local/share/rsakit")
-        XCTAssertEqual(try RSAKeyStore.defaultLocation(environment: ["HOME": "/home/u"]),
-                       "/home/u/.local/share/rsakit")
+        XCTAssertEqual(
+            try RSAKeyStore.defaultLocation(environment: [
+                "XDG_DATA_HOME": "relative", "HOME": "/home/u"
+            ]), "/home/u/.local/share/rsakit")
+        XCTAssertEqual(
+            try RSAKeyStore.defaultLocation(environment: ["HOME": "/home/u"]),
+            "/home/u/.local/share/rsakit")
         // Without HOME, the password database gives the home folder.
         let fromPasswd = try RSAKeyStore.defaultLocation(environment: [:])
         XCTAssertTrue(fromPasswd.hasSuffix("/.local/share/rsakit"), fromPasswd)
@@ -42,8 +46,10 @@ final class KeyStoreTests: KeychainTestCase {
         let nested = folder + "/a/b/store"
         let store = try RSAKeyStore(path: nested + "/")
         XCTAssertEqual(store.path, nested)
-        for path in [folder + "/a", folder + "/a/b", nested, nested + "/public", nested + "/private",
-                     nested + "/index", nested + "/index/fingerprint", nested + "/passwords", nested + "/certificates"] {
+        for path in [
+            folder + "/a", folder + "/a/b", nested, nested + "/public", nested + "/private",
+            nested + "/index", nested + "/index/fingerprint", nested + "/passwords", nested + "/certificates"
+        ] {
             XCTAssertEqual(mode(path), 0o700, path)
         }
         XCTAssertEqual(mode(nested + "/lock"), 0o600)
@@ -74,7 +80,9 @@ final class KeyStoreTests: KeychainTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/typo"))
         // An empty folder is not a store either, and stays as it is.
         XCTAssertEqual(mkdir(storePath, 0o700), 0)
-        assertThrows(.storeNotFound(path: storePath), try RSAKeyStore(url: URL(fileURLWithPath: storePath), createIfMissing: false))
+        assertThrows(
+            .storeNotFound(path: storePath),
+            try RSAKeyStore(url: URL(fileURLWithPath: storePath), createIfMissing: false))
         XCTAssertEqual(tree(storePath), [])
         // Once created, it opens.
         _ = try RSAKeyStore(path: storePath)
@@ -144,8 +152,12 @@ final class KeyStoreTests: KeychainTestCase {
         XCTAssertEqual(try store.publicKey(tag: "com.example.publickey"), key.publicKey)
         XCTAssertEqual(try store.privateKey(tag: "com.example.privatekey"), key)
         // Each tag holds only its own class.
-        assertThrows(.itemNotFound(.key(tag: "com.example.publickey", keyClass: .private)), try store.privateKey(tag: "com.example.publickey"))
-        assertThrows(.itemNotFound(.key(tag: "com.example.privatekey", keyClass: .public)), try store.publicKey(tag: "com.example.privatekey"))
+        assertThrows(
+            .itemNotFound(.key(tag: "com.example.publickey", keyClass: .private)),
+            try store.privateKey(tag: "com.example.publickey"))
+        assertThrows(
+            .itemNotFound(.key(tag: "com.example.privatekey", keyClass: .public)),
+            try store.publicKey(tag: "com.example.privatekey"))
         XCTAssertEqual(try store.allKeyItems().items.count, 2)
     }
 
@@ -162,7 +174,9 @@ final class KeyStoreTests: KeychainTestCase {
     func testLookups_OnAnEmptyStoreReportNotFound() throws {
         let store = try RSAKeyStore(path: storePath)
         assertThrows(.itemNotFound(.key(tag: "nothing", keyClass: .public)), try store.publicKey(tag: "nothing"))
-        assertThrows(.itemNotFound(.key(tag: "nothing", keyClass: .private)), try store.keyItem(tag: "nothing", keyClass: .private))
+        assertThrows(
+            .itemNotFound(.key(tag: "nothing", keyClass: .private)),
+            try store.keyItem(tag: "nothing", keyClass: .private))
         assertThrows(.itemNotFound(.item(id: "bogus", itemClass: .key)), try store.keyItem(id: "bogus"))
         XCTAssertEqual(try store.keyItems(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [])
         let listing = try store.allKeyItems()
@@ -178,7 +192,7 @@ final class KeyStoreTests: KeychainTestCase {
         XCTAssertEqual(maximal.utf8.count, 255)
         let tags = [
             "com.example.pub", "a/b", "..", ".", "../../../../tmp/escape", "/etc/passwd", "x y",
-            "🔑 key", "A", "a", "e\u{301}", "\u{e9}", "tab\there", "nul\u{0}byte", "line\nbreak", maximal,
+            "🔑 key", "A", "a", "e\u{301}", "\u{e9}", "tab\there", "nul\u{0}byte", "line\nbreak", maximal
         ]
         // "e\u{301}" and "\u{e9}" are equal as Swift strings but distinct byte strings.
         XCTAssertEqual("e\u{301}", "\u{e9}")
@@ -203,8 +217,10 @@ final class KeyStoreTests: KeychainTestCase {
             XCTAssertNotNil(name.range(of: "^[0-9a-f]{2}/[0-9a-f]{64}\\.pem$", options: .regularExpression), name)
         }
         // The file name is the lower-case hex SHA-256 of the tag's UTF-8 bytes.
-        XCTAssertTrue(itemNames.contains(StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array("a/b".utf8))).prefix(2) + "/"
-            + StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array("a/b".utf8))) + ".pem"))
+        XCTAssertTrue(
+            itemNames.contains(
+                StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array("a/b".utf8))).prefix(2) + "/"
+                    + StoreHex.encode(RSAHashAlgorithm.sha256.hash(Array("a/b".utf8))) + ".pem"))
     }
 
     func testTags_EmptyAndOver255BytesAreRejected() throws {
@@ -215,15 +231,16 @@ final class KeyStoreTests: KeychainTestCase {
             { _ = try store.addPublicKey(StoreTestKeys.a.publicKey, tag: tooLong) },
             { _ = try store.addKeyPair(StoreTestKeys.a, tag: "ok", privateTag: tooLong) },
             { _ = try store.publicKey(tag: tooLong) },
-            { try store.deleteKey(tag: tooLong) },
+            { try store.deleteKey(tag: tooLong) }
         ] {
             XCTAssertThrowsError(try call()) { error in
                 guard case let .invalidTag(reason)? = error as? RSAError else { return XCTFail("\(error)") }
                 XCTAssertTrue(reason.contains("256 bytes"), reason)
             }
         }
-        assertThrows(.invalidTag(reason: "the application tag is empty"),
-                     try store.addPublicKey(StoreTestKeys.a.publicKey, tag: ""))
+        assertThrows(
+            .invalidTag(reason: "the application tag is empty"),
+            try store.addPublicKey(StoreTestKeys.a.publicKey, tag: ""))
         XCTAssertEqual(try store.allKeyItems().items, [], "a rejected pair writes neither half")
     }
 
@@ -271,7 +288,8 @@ final class KeyStoreTests: KeychainTestCase {
         // The already-open store refuses the private key too (the check is made at each read).
         assertThrows(.insecureStorePermissions(path: file, mode: 0o640), try store.privateKey(tag: "mine"))
         XCTAssertEqual(try store.publicKey(tag: "mine"), StoreTestKeys.a.publicKey)
-        XCTAssertEqual(try store.allKeyItems().problems.map(\.error), [.insecureStorePermissions(path: file, mode: 0o640)])
+        XCTAssertEqual(
+            try store.allKeyItems().problems.map(\.error), [.insecureStorePermissions(path: file, mode: 0o640)])
 
         let overridden = try RSAKeyStore(path: storePath, allowInsecurePermissions: true)
         XCTAssertEqual(overridden.permissionWarnings, [.insecureStorePermissions(path: file, mode: 0o640)])
@@ -285,7 +303,8 @@ final class KeyStoreTests: KeychainTestCase {
         let store = try RSAKeyStore(path: storePath)
         try store.addKeyPair(StoreTestKeys.a, tag: "mine")
         XCTAssertEqual(chmod(storePath + "/private", 0o755), 0)
-        assertThrows(.insecureStorePermissions(path: storePath + "/private", mode: 0o755), try RSAKeyStore(path: storePath))
+        assertThrows(
+            .insecureStorePermissions(path: storePath + "/private", mode: 0o755), try RSAKeyStore(path: storePath))
         XCTAssertEqual(chmod(storePath + "/private", 0o700), 0)
         XCTAssertEqual(chmod(storePath, 0o750), 0)
         assertThrows(.insecureStorePermissions(path: storePath, mode: 0o750), try RSAKeyStore(path: storePath))
@@ -296,16 +315,22 @@ final class KeyStoreTests: KeychainTestCase {
     func testAdd_ExistingTagAndClassFailsWithAlreadyExists() throws {
         let store = try RSAKeyStore(path: storePath)
         let first = try store.addKeyPair(StoreTestKeys.a, tag: "dup")
-        assertThrows(.duplicateItem(.key(tag: "dup", keyClass: .public)), try store.addKeyPair(StoreTestKeys.b, tag: "dup"))
-        assertThrows(.duplicateItem(.key(tag: "dup", keyClass: .public)), try store.addPublicKey(StoreTestKeys.b.publicKey, tag: "dup"))
+        assertThrows(
+            .duplicateItem(.key(tag: "dup", keyClass: .public)), try store.addKeyPair(StoreTestKeys.b, tag: "dup"))
+        assertThrows(
+            .duplicateItem(.key(tag: "dup", keyClass: .public)),
+            try store.addPublicKey(StoreTestKeys.b.publicKey, tag: "dup"))
         // A pair whose private half collides writes no public half either.
-        assertThrows(.duplicateItem(.key(tag: "dup", keyClass: .private)),
-                     try store.addKeyPair(StoreTestKeys.b, tag: "fresh", privateTag: "dup"))
+        assertThrows(
+            .duplicateItem(.key(tag: "dup", keyClass: .private)),
+            try store.addKeyPair(StoreTestKeys.b, tag: "fresh", privateTag: "dup"))
         assertThrows(.itemNotFound(.key(tag: "fresh", keyClass: .public)), try store.publicKey(tag: "fresh"))
         // The same tag twice in one batch.
-        assertThrows(.duplicateItem(.key(tag: "twice", keyClass: .public)), try store.addPublicKeys([
-            (StoreTestKeys.a.publicKey, "twice", nil), (StoreTestKeys.b.publicKey, "twice", nil),
-        ]))
+        assertThrows(
+            .duplicateItem(.key(tag: "twice", keyClass: .public)),
+            try store.addPublicKeys([
+                (StoreTestKeys.a.publicKey, "twice", nil), (StoreTestKeys.b.publicKey, "twice", nil)
+            ]))
         // Nothing changed.
         XCTAssertEqual(try store.privateKey(tag: "dup"), StoreTestKeys.a)
         XCTAssertEqual(try store.allKeyItems().items, [first.public, first.private])
@@ -320,11 +345,13 @@ final class KeyStoreTests: KeychainTestCase {
         XCTAssertEqual(try store.publicKey(tag: "rot"), StoreTestKeys.b.publicKey)
         XCTAssertEqual(try store.keyItem(tag: "rot", keyClass: .public).label, "v2")
         XCTAssertNotEqual(old.private.itemID, new.private.itemID)
-        assertThrows(.itemNotFound(.item(id: old.private.itemID, itemClass: .key)), try store.keyItem(id: old.private.itemID))
+        assertThrows(
+            .itemNotFound(.item(id: old.private.itemID, itemClass: .key)), try store.keyItem(id: old.private.itemID))
         XCTAssertEqual(try store.keyItem(id: new.private.itemID), new.private)
         // The fingerprint index follows: the old key no longer lists this tag.
         XCTAssertEqual(try store.keyItems(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [])
-        XCTAssertEqual(try store.keyItems(fingerprint: StoreTestKeys.b.publicKey.fingerprint), [new.public, new.private])
+        XCTAssertEqual(
+            try store.keyItems(fingerprint: StoreTestKeys.b.publicKey.fingerprint), [new.public, new.private])
         XCTAssertEqual(tree(storePath + "/index/fingerprint").filter { $0.contains(".") }.count, 2)
         // Replacing with a public key alone replaces only the public item.
         try store.addPublicKey(StoreTestKeys.c.publicKey, tag: "rot", replace: true)
@@ -368,14 +395,16 @@ final class KeyStoreTests: KeychainTestCase {
         try store.deleteKey(tag: "one", keyClass: .private)
         assertThrows(.itemNotFound(.key(tag: "one", keyClass: .private)), try store.privateKey(tag: "one"))
         XCTAssertEqual(try store.publicKey(tag: "one"), StoreTestKeys.a.publicKey)
-        assertThrows(.itemNotFound(.key(tag: "one", keyClass: .private)), try store.deleteKey(tag: "one", keyClass: .private))
+        assertThrows(
+            .itemNotFound(.key(tag: "one", keyClass: .private)), try store.deleteKey(tag: "one", keyClass: .private))
         try store.deleteKey(tag: "one")
         assertThrows(.itemNotFound(.key(tag: "one", keyClass: .public)), try store.publicKey(tag: "one"))
         assertThrows(.itemNotFound(.key(tag: "one")), try store.deleteKey(tag: "one"))
         assertThrows(.itemNotFound(.key(tag: "never")), try store.deleteKey(tag: "never"))
         // "two" is untouched, and the index lists only it.
         XCTAssertEqual(try store.allKeyItems().items, [two.public, two.private])
-        XCTAssertEqual(try store.keyItems(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [two.public, two.private])
+        XCTAssertEqual(
+            try store.keyItems(fingerprint: StoreTestKeys.a.publicKey.fingerprint), [two.public, two.private])
         XCTAssertEqual(tree(storePath + "/index/fingerprint").filter { $0.contains(".") }.count, 2)
         XCTAssertEqual(tree(storePath + "/private").filter { $0.hasSuffix(".pem") }.count, 1)
     }
@@ -405,10 +434,12 @@ final class KeyStoreTests: KeychainTestCase {
         let pair = try store.addKeyPair(StoreTestKeys.a, tag: "p")
         let copy = try store.addPublicKey(StoreTestKeys.a.publicKey, tag: "copy")
         try store.addKeyPair(StoreTestKeys.b, tag: "other")
-        XCTAssertEqual(try store.keyItems(fingerprint: StoreTestKeys.a.publicKey.fingerprint),
-                       [copy, pair.public, pair.private])
-        XCTAssertEqual(try store.keyItems(fingerprint: StoreTestKeys.b.publicKey.fingerprint).map(\.applicationTag),
-                       ["other", "other"])
+        XCTAssertEqual(
+            try store.keyItems(fingerprint: StoreTestKeys.a.publicKey.fingerprint),
+            [copy, pair.public, pair.private])
+        XCTAssertEqual(
+            try store.keyItems(fingerprint: StoreTestKeys.b.publicKey.fingerprint).map(\.applicationTag),
+            ["other", "other"])
     }
 
     func testItemByID_FindsTheItemAndRejectsForgedIDs() throws {
@@ -435,11 +466,12 @@ final class KeyStoreTests: KeychainTestCase {
             expected[tag] = keys[i % 3].publicKey
         }
         for start in stride(from: 0, to: 400, by: 100) {
-            try store.addPublicKeys((start..<start + 100).map { i in
-                let tag = String(format: "pub-%04d", i)
-                expected[tag] = keys[(i + 1) % 3].publicKey
-                return (keys[(i + 1) % 3].publicKey, tag, "batch \(start)")
-            })
+            try store.addPublicKeys(
+                (start..<start + 100).map { i in
+                    let tag = String(format: "pub-%04d", i)
+                    expected[tag] = keys[(i + 1) % 3].publicKey
+                    return (keys[(i + 1) % 3].publicKey, tag, "batch \(start)")
+                })
         }
         let listing = try store.allKeyItems()
         XCTAssertEqual(listing.problems, [])
@@ -468,8 +500,9 @@ final class KeyStoreTests: KeychainTestCase {
         // openssl's stderr when it exits non-zero.
         let derived = try OpenSSL.run(["pkey", "-in", itemFile(store, "interop", .private), "-pubout"])
         XCTAssertEqual(String(decoding: derived, as: UTF8.self), StoreTestKeys.a.publicKey.pemRepresentation)
-        let check = String(decoding: try OpenSSL.run(["rsa", "-in", itemFile(store, "interop", .private), "-check", "-noout"]),
-                           as: UTF8.self)
+        let check = String(
+            decoding: try OpenSSL.run(["rsa", "-in", itemFile(store, "interop", .private), "-check", "-noout"]),
+            as: UTF8.self)
         XCTAssertTrue(check.contains("RSA key ok"), check)
         let pub = try OpenSSL.run(["pkey", "-pubin", "-in", itemFile(store, "interop", .public), "-outform", "DER"])
         XCTAssertEqual(pub, StoreTestKeys.a.publicKey.derRepresentation)
@@ -502,8 +535,10 @@ final class KeyStoreTests: KeychainTestCase {
         XCTAssertEqual(StoreItemRecord.formatDate(milliseconds: -1), "1969-12-31T23:59:59.999Z")
         XCTAssertEqual(StoreItemRecord.parseDate("2023-11-14T22:13:20.123Z"), 1_700_000_000_123)
         XCTAssertEqual(StoreItemRecord.parseDate("1969-12-31T23:59:59.999Z"), -1)
-        for bad in ["2023-02-30T00:00:00.000Z", "2023-11-14T22:13:20Z", "2023-11-14 22:13:20.123Z",
-                    "2023-11-14T25:13:20.123Z", "2023-11-14T22:13:20.123+01", ""] {
+        for bad in [
+            "2023-02-30T00:00:00.000Z", "2023-11-14T22:13:20Z", "2023-11-14 22:13:20.123Z",
+            "2023-11-14T25:13:20.123Z", "2023-11-14T22:13:20.123+01", ""
+        ] {
             XCTAssertNil(StoreItemRecord.parseDate(bad), bad)
         }
     }

@@ -13,8 +13,9 @@ final class KeyValidationTests: XCTestCase {
             p = key.prime1; q = key.prime2; dP = key.exponent1; dQ = key.exponent2; qInv = key.coefficient
         }
         func build() throws -> RSAPrivateKey {
-            try RSAPrivateKey(modulus: n, publicExponent: e, privateExponent: d, prime1: p, prime2: q,
-                              exponent1: dP, exponent2: dQ, coefficient: qInv)
+            try RSAPrivateKey(
+                modulus: n, publicExponent: e, privateExponent: d, prime1: p, prime2: q,
+                exponent1: dP, exponent2: dQ, coefficient: qInv)
         }
     }
 
@@ -83,7 +84,7 @@ final class KeyValidationTests: XCTestCase {
             (n, [2], .publicExponentTooSmall),
             (n, [4], .publicExponentEven),
             (n, [1, 0, 0], .publicExponentEven),
-            ([0x0F], [0x11], .publicExponentNotLessThanModulus),
+            ([0x0F], [0x11], .publicExponentNotLessThanModulus)
         ]
         for (modulus, exponent, failure) in cases {
             XCTAssertThrowsError(try RSAPublicKey(modulus: modulus, publicExponent: exponent), "\(failure)") { error in

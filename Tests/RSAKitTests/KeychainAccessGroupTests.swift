@@ -19,7 +19,9 @@ final class KeychainAccessGroupTests: KeychainTestCase {
         XCTAssertEqual(try mailStore.keyItem(tag: "k.mail", keyClass: .private).accessGroup, mail)
         XCTAssertEqual(try mailStore.privateKey(tag: "k.mail"), key)
         // Another group's item is not found, listed or matched by fingerprint.
-        assertThrows(.itemNotFound(.key(tag: "k.web", keyClass: .private)), try mailStore.keyItem(tag: "k.web", keyClass: .private))
+        assertThrows(
+            .itemNotFound(.key(tag: "k.web", keyClass: .private)),
+            try mailStore.keyItem(tag: "k.web", keyClass: .private))
         XCTAssertEqual(try mailStore.allKeyItems().items.map(\.applicationTag), ["k.mail", "k.mail"])
         XCTAssertEqual(try mailStore.keyItems(fingerprint: other.publicKey.fingerprint), [])
         // A store opened without groups sees both, each with its group.
@@ -44,8 +46,9 @@ final class KeychainAccessGroupTests: KeychainTestCase {
         let refused = RSAError.accessGroupNotAllowed(group: web, allowed: [mail])
         assertThrows(refused, try mailStore.deleteItem(id: webItems.private.itemID))
         assertThrows(refused, try mailStore.deleteItem(id: webItems.public.itemID))
-        XCTAssertEqual(refused.description,
-                       "access group \"com.example.web\" is not one this store was opened with (\"com.example.mail\")")
+        XCTAssertEqual(
+            refused.description,
+            "access group \"com.example.web\" is not one this store was opened with (\"com.example.mail\")")
         XCTAssertEqual(allFiles(storePath).map { $0.path + ":" + StoreHex.encode($0.bytes) }, before)
         // A read by id passes over it, as a lookup does.
         assertThrows(.itemNotFound(.item(id: webItems.private.itemID)), try mailStore.item(id: webItems.private.itemID))
@@ -53,7 +56,8 @@ final class KeychainAccessGroupTests: KeychainTestCase {
         XCTAssertEqual(item.label, "web key")
         XCTAssertEqual(try webStore.privateKey(tag: "k"), KeychainTestKeys.keys[0])
         try webStore.deleteItem(id: webItems.public.itemID)
-        assertThrows(.itemNotFound(.key(tag: "k", keyClass: .public)), try webStore.keyItem(tag: "k", keyClass: .public))
+        assertThrows(
+            .itemNotFound(.key(tag: "k", keyClass: .public)), try webStore.keyItem(tag: "k", keyClass: .public))
     }
 
     func testPasswords_GenericAndInternetPerGroup() throws {
@@ -64,16 +68,20 @@ final class KeychainAccessGroupTests: KeychainTestCase {
         let url = try RSAInternetPasswordKey(url: "https://romeo@example.com")
         let internet = try webStore.addInternetPassword(RSASecretBytes(utf8: "web"), for: url)
         XCTAssertEqual(internet.accessGroup, web)
-        XCTAssertEqual(try mailStore.genericPasswordValue(service: "imap", account: "romeo").testBytes, Array("pw".utf8))
-        assertThrows(.itemNotFound(.genericPassword(service: "imap", account: "romeo")),
-                     try webStore.genericPassword(service: "imap", account: "romeo"))
+        XCTAssertEqual(
+            try mailStore.genericPasswordValue(service: "imap", account: "romeo").testBytes, Array("pw".utf8))
+        assertThrows(
+            .itemNotFound(.genericPassword(service: "imap", account: "romeo")),
+            try webStore.genericPassword(service: "imap", account: "romeo"))
         XCTAssertEqual(try webStore.genericPasswords(service: "imap"), [])
         assertThrows(.itemNotFound(.internetPassword(url)), try mailStore.internetPassword(url))
         assertThrows(.itemNotFound(.item(id: generic.itemID)), try webStore.item(id: generic.itemID))
-        assertThrows(.itemNotFound(.genericPassword(service: "imap", account: "romeo")),
-                     try webStore.updateGenericPassword(service: "imap", account: "romeo", value: RSASecretBytes(utf8: "x")))
-        assertThrows(.itemNotFound(.genericPassword(service: "imap", account: "romeo")),
-                     try webStore.deleteGenericPassword(service: "imap", account: "romeo"))
+        assertThrows(
+            .itemNotFound(.genericPassword(service: "imap", account: "romeo")),
+            try webStore.updateGenericPassword(service: "imap", account: "romeo", value: RSASecretBytes(utf8: "x")))
+        assertThrows(
+            .itemNotFound(.genericPassword(service: "imap", account: "romeo")),
+            try webStore.deleteGenericPassword(service: "imap", account: "romeo"))
         assertThrows(.itemNotFound(.internetPassword(url)), try mailStore.deleteInternetPassword(url))
         assertThrows(.accessGroupNotAllowed(group: mail, allowed: [web]), try webStore.deleteItem(id: generic.itemID))
         assertThrows(.accessGroupNotAllowed(group: web, allowed: [mail]), try mailStore.deleteItem(id: internet.itemID))
@@ -101,7 +109,8 @@ final class KeychainAccessGroupTests: KeychainTestCase {
         XCTAssertEqual(try mailStore.certificates(label: "server.rsakit.test"), [])
         let id = identity.certificate.itemID
         assertThrows(.accessGroupNotAllowed(group: web, allowed: [mail]), try mailStore.deleteCertificate(id: id))
-        assertThrows(.accessGroupNotAllowed(group: web, allowed: [mail]), try mailStore.updateCertificate(id: id, label: "x"))
+        assertThrows(
+            .accessGroupNotAllowed(group: web, allowed: [mail]), try mailStore.updateCertificate(id: id, label: "x"))
         assertThrows(.accessGroupNotAllowed(group: web, allowed: [mail]), try mailStore.deleteItem(id: id))
         XCTAssertEqual(try RSAKeyStore(path: storePath).certificate(id: id).accessGroup, web)
         try webStore.deleteCertificate(id: id)
@@ -122,8 +131,10 @@ final class KeychainAccessGroupTests: KeychainTestCase {
     }
 
     func testGroupNames_MistypedOrPathLikeAreRefused() throws {
-        for bad in ["", ".", "..", "../x", "a/b", "/etc", "com..example", "com.example.", ".hidden", "a b", "café",
-                    String(repeating: "a", count: 129)] {
+        for bad in [
+            "", ".", "..", "../x", "a/b", "/etc", "com..example", "com.example.", ".hidden", "a b", "café",
+            String(repeating: "a", count: 129)
+        ] {
             XCTAssertThrowsError(try RSAKeyStore.validateAccessGroup(bad), bad) { error in
                 guard case RSAError.invalidAttribute = error else { return XCTFail("\(bad): \(error)") }
             }
@@ -181,15 +192,19 @@ final class KeychainAccessGroupUniquenessTests: KeychainTestCase {
         XCTAssertEqual(try RSAKeyStore(path: storePath, accessGroups: ["default", mail]).privateKey(tag: "k"), k0)
         XCTAssertEqual(try RSAKeyStore(path: storePath, accessGroups: [web, mail]).privateKey(tag: "k"), k1)
         // Without groups: refused as ambiguous, naming the groups, for reads and writes alike.
-        let ambiguous = RSAError.ambiguousItem(.key(tag: "k", keyClass: .private), accessGroups: [mail, "default"].sorted())
+        let ambiguous = RSAError.ambiguousItem(
+            .key(tag: "k", keyClass: .private), accessGroups: [mail, "default"].sorted())
         assertThrows(ambiguous, try plain.privateKey(tag: "k"))
         assertThrows(ambiguous, try plain.keyItem(tag: "k", keyClass: .private))
         assertThrows(ambiguous, try plain.deleteKey(tag: "k", keyClass: .private))
-        XCTAssertEqual(ambiguous.description,
-                       "a private key with tag \"k\" exists in several access groups (\"com.example.mail\", \"default\"); name the group")
+        XCTAssertEqual(
+            ambiguous.description,
+            "a private key with tag \"k\" exists in several access groups (\"com.example.mail\", \"default\"); name the group"
+        )
         // Listings show every copy with its group; a tag held by one group is found without groups.
         let groups = try plain.allKeyItems().items.map { "\($0.keyClass)/\($0.accessGroup)" }.sorted()
-        XCTAssertEqual(groups, ["private/com.example.mail", "private/default", "public/com.example.mail", "public/default"])
+        XCTAssertEqual(
+            groups, ["private/com.example.mail", "private/default", "public/com.example.mail", "public/default"])
         try webStore.addKeyPair(k2, tag: "only.web")
         XCTAssertEqual(try plain.privateKey(tag: "only.web"), k2)
         // Each group deletes its own copy; the other stays and is then found without groups.
@@ -197,8 +212,9 @@ final class KeychainAccessGroupUniquenessTests: KeychainTestCase {
         XCTAssertEqual(try plain.privateKey(tag: "k"), k0)
         // The same key pair under the same tag in two groups is two identities' worth of items.
         try webStore.addKeyPair(k0, tag: "k")
-        XCTAssertEqual(try plain.keyItems(fingerprint: k0.publicKey.fingerprint).map(\.accessGroup).sorted(),
-                       ["com.example.web", "com.example.web", "default", "default"])
+        XCTAssertEqual(
+            try plain.keyItems(fingerprint: k0.publicKey.fingerprint).map(\.accessGroup).sorted(),
+            ["com.example.web", "com.example.web", "default", "default"])
     }
 
     func testPasswordsAndCertificates_OncePerGroup() throws {
@@ -206,21 +222,27 @@ final class KeychainAccessGroupUniquenessTests: KeychainTestCase {
         let mailStore = try RSAKeyStore(path: storePath, accessGroups: [mail])
         try plain.addGenericPassword(RSASecretBytes(utf8: "plain"), service: "imap", account: "romeo")
         try mailStore.addGenericPassword(RSASecretBytes(utf8: "mail"), service: "imap", account: "romeo")
-        assertThrows(.duplicateItem(.genericPassword(service: "imap", account: "romeo")),
-                     try mailStore.addGenericPassword(RSASecretBytes(utf8: "again"), service: "imap", account: "romeo"))
-        XCTAssertEqual(try mailStore.genericPasswordValue(service: "imap", account: "romeo").testBytes, Array("mail".utf8))
-        assertThrows(.ambiguousItem(.genericPassword(service: "imap", account: "romeo"), accessGroups: [mail, "default"]),
-                     try plain.genericPasswordValue(service: "imap", account: "romeo"))
+        assertThrows(
+            .duplicateItem(.genericPassword(service: "imap", account: "romeo")),
+            try mailStore.addGenericPassword(RSASecretBytes(utf8: "again"), service: "imap", account: "romeo"))
+        XCTAssertEqual(
+            try mailStore.genericPasswordValue(service: "imap", account: "romeo").testBytes, Array("mail".utf8))
+        assertThrows(
+            .ambiguousItem(.genericPassword(service: "imap", account: "romeo"), accessGroups: [mail, "default"]),
+            try plain.genericPasswordValue(service: "imap", account: "romeo"))
         // By service: every group's account, each with its group.
         XCTAssertEqual(try plain.genericPasswords(service: "imap").map(\.accessGroup), [mail, "default"])
         XCTAssertEqual(try mailStore.genericPasswords(service: "imap").map(\.accessGroup), [mail])
         try mailStore.updateGenericPassword(service: "imap", account: "romeo", value: RSASecretBytes(utf8: "mail2"))
-        XCTAssertEqual(try RSAKeyStore(path: storePath, accessGroups: ["default"]).genericPasswordValue(
-            service: "imap", account: "romeo").testBytes, Array("plain".utf8))
+        XCTAssertEqual(
+            try RSAKeyStore(path: storePath, accessGroups: ["default"]).genericPasswordValue(
+                service: "imap", account: "romeo"
+            ).testBytes, Array("plain".utf8))
         let url = try RSAInternetPasswordKey(url: "https://romeo@example.com")
         try plain.addInternetPassword(RSASecretBytes(utf8: "a"), for: url)
         try mailStore.addInternetPassword(RSASecretBytes(utf8: "b"), for: url)
-        assertThrows(.ambiguousItem(.internetPassword(url), accessGroups: [mail, "default"]), try plain.internetPassword(url))
+        assertThrows(
+            .ambiguousItem(.internetPassword(url), accessGroups: [mail, "default"]), try plain.internetPassword(url))
         XCTAssertEqual(try mailStore.internetPasswordValue(url).testBytes, Array("b".utf8))
         // The same certificate (issuer and serial) once per group.
         let server = try TestPKI.shared().certificate("server")
@@ -233,8 +255,9 @@ final class KeychainAccessGroupUniquenessTests: KeychainTestCase {
         try FileManager.default.removeItem(atPath: storePath + "/index/group")
         XCTAssertEqual(try plain.genericPasswordValue(service: "imap", account: "romeo").testBytes, Array("plain".utf8))
         XCTAssertEqual(try plain.rebuildIndex().added, 1)
-        assertThrows(.ambiguousItem(.genericPassword(service: "imap", account: "romeo"), accessGroups: [mail, "default"]),
-                     try plain.genericPassword(service: "imap", account: "romeo"))
+        assertThrows(
+            .ambiguousItem(.genericPassword(service: "imap", account: "romeo"), accessGroups: [mail, "default"]),
+            try plain.genericPassword(service: "imap", account: "romeo"))
     }
 
     func testDeleteByID_DeletesExactlyThatCopy() throws {
@@ -250,8 +273,9 @@ final class KeychainAccessGroupUniquenessTests: KeychainTestCase {
         XCTAssertEqual(try plain.privateKey(tag: "k"), KeychainTestKeys.keys[0])
         XCTAssertEqual(try plain.genericPasswordValue(service: "s", account: "a").testBytes, Array("p".utf8))
         // The public halves were left: both copies, so still ambiguous by name.
-        assertThrows(.ambiguousItem(.key(tag: "k", keyClass: .public), accessGroups: [mail, "default"]),
-                     try plain.keyItem(tag: "k", keyClass: .public))
+        assertThrows(
+            .ambiguousItem(.key(tag: "k", keyClass: .public), accessGroups: [mail, "default"]),
+            try plain.keyItem(tag: "k", keyClass: .public))
     }
 
     /// The TLS client's identity comes through the store it is given: opened with a group, from
@@ -261,10 +285,13 @@ final class KeychainAccessGroupUniquenessTests: KeychainTestCase {
         let key = try RSAPrivateKey(pemRepresentation: pki.read("leaf.key"))
         try RSAKeyStore(path: storePath, accessGroups: [web]).addIdentity(
             privateKey: key, certificate: try pki.certificate("server"), tag: "server.key")
-        let identity = try RSATLSClientIdentity(store: RSAKeyStore(path: storePath, accessGroups: [web]), label: "server.rsakit.test")
+        let identity = try RSATLSClientIdentity(
+            store: RSAKeyStore(path: storePath, accessGroups: [web]), label: "server.rsakit.test")
         XCTAssertEqual(identity.name, "server.rsakit.test")
-        assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .identity, label: "server.rsakit.test")),
-                     try RSATLSClientIdentity(store: RSAKeyStore(path: storePath, accessGroups: [mail]), label: "server.rsakit.test"))
+        assertThrows(
+            .itemNotFound(RSAKeychainItemQuery(itemClass: .identity, label: "server.rsakit.test")),
+            try RSATLSClientIdentity(
+                store: RSAKeyStore(path: storePath, accessGroups: [mail]), label: "server.rsakit.test"))
     }
 
     private func keyItemPath(_ store: RSAKeyStore, _ tag: String, _ keyClass: RSAKeyClass) -> String {

@@ -36,7 +36,8 @@ final class KeychainAgentTests: KeychainTestCase {
 
         agent.lock()
         assertThrows(.keychainLocked, try client.genericPasswordValue(service: "svc", account: "a"))
-        XCTAssertFalse(try RSAKeyStore(path: storePath).unlock(agentSocketPath: socket), "a locked agent unlocks nothing")
+        XCTAssertFalse(
+            try RSAKeyStore(path: storePath).unlock(agentSocketPath: socket), "a locked agent unlocks nothing")
         XCTAssertTrue(RSAKeychainAgent.send(.stop, to: socket))
         XCTAssertEqual(ended.wait(timeout: .now() + 10), .success)
         XCTAssertFalse(FileManager.default.fileExists(atPath: socket))
@@ -44,14 +45,20 @@ final class KeychainAgentTests: KeychainTestCase {
     }
 
     func testDefaultSocketPath_Order() {
-        XCTAssertEqual(RSAKeychainAgent.defaultSocketPath(environment: ["RSAKIT_AGENT_SOCK": "/a/s", "XDG_RUNTIME_DIR": "/run/user/7"]), "/a/s")
-        XCTAssertEqual(RSAKeychainAgent.defaultSocketPath(environment: ["RSAKIT_AGENT_SOCK": "", "XDG_RUNTIME_DIR": "/run/user/7"]), "/run/user/7/rsakit/agent.sock")
+        XCTAssertEqual(
+            RSAKeychainAgent.defaultSocketPath(environment: [
+                "RSAKIT_AGENT_SOCK": "/a/s", "XDG_RUNTIME_DIR": "/run/user/7"
+            ]), "/a/s")
+        XCTAssertEqual(
+            RSAKeychainAgent.defaultSocketPath(environment: ["RSAKIT_AGENT_SOCK": "", "XDG_RUNTIME_DIR": "/run/user/7"]
+            ), "/run/user/7/rsakit/agent.sock")
         XCTAssertEqual(RSAKeychainAgent.defaultSocketPath(environment: [:]), "/tmp/rsakit-\(getuid())/agent.sock")
     }
 
     func testAgentOfAnUnprotectedStore_IsRefused() throws {
         let store = try RSAKeyStore(path: storePath, createIfMissing: true)
-        assertThrows(.keychainProtection(reason: "the store is not protected: it needs no agent"),
-                     try RSAKeychainAgent(store: store, socketPath: folder + "/s"))
+        assertThrows(
+            .keychainProtection(reason: "the store is not protected: it needs no agent"),
+            try RSAKeychainAgent(store: store, socketPath: folder + "/s"))
     }
 }

@@ -21,7 +21,8 @@ final class KeychainCertificateTests: KeychainTestCase {
         XCTAssertEqual(item.serialNumber, [0x5e, 0x5e, 0x01])
         XCTAssertEqual(item.fingerprint, server.fingerprint)
         XCTAssertEqual(item.publicKeyFingerprint, server.publicKeyFingerprint)
-        XCTAssertEqual(item.notValidAfter.timeIntervalSince1970, server.notValidAfter.timeIntervalSince1970, accuracy: 0.001)
+        XCTAssertEqual(
+            item.notValidAfter.timeIntervalSince1970, server.notValidAfter.timeIntervalSince1970, accuracy: 0.001)
         XCTAssertEqual(item.trust, .unspecified)
         XCTAssertEqual(try store.certificates(label: "server.rsakit.test"), [item])
         XCTAssertEqual(try store.certificate(fingerprint: server.fingerprint), item)
@@ -36,14 +37,17 @@ final class KeychainCertificateTests: KeychainTestCase {
         let store = try RSAKeyStore(path: storePath)
         let server = try pki.certificate("server")
         let first = try store.addCertificate(server, label: "Romeo Montegue")
-        assertThrows(.duplicateItem(RSAKeychainItemQuery(itemClass: .certificate, issuer: server.issuer, serialNumber: [0x5e, 0x5e, 0x01])),
-                     try store.addCertificate(server))
+        assertThrows(
+            .duplicateItem(
+                RSAKeychainItemQuery(itemClass: .certificate, issuer: server.issuer, serialNumber: [0x5e, 0x5e, 0x01])),
+            try store.addCertificate(server))
         // tampered.pem has the same issuer and serial (only the signature differs).
         let tampered = try pki.certificate("tampered")
         XCTAssertThrowsError(try store.addCertificate(tampered))
         let replaced = try store.addCertificate(tampered, label: "Juliet", replace: true)
         XCTAssertNotEqual(replaced.itemID, first.itemID)
-        XCTAssertEqual(try store.certificates(label: "Romeo Montegue"), [], "the old label entry went with the old item")
+        XCTAssertEqual(
+            try store.certificates(label: "Romeo Montegue"), [], "the old label entry went with the old item")
         XCTAssertEqual(try store.certificates(label: "Juliet").map(\.fingerprint), [tampered.fingerprint])
         XCTAssertEqual(try store.allItems().certificates.count, 1)
     }
@@ -60,7 +64,9 @@ final class KeychainCertificateTests: KeychainTestCase {
         try store.deleteItem(id: root.itemID)
         assertThrows(.itemNotFound(.item(id: root.itemID)), try store.item(id: root.itemID))
         XCTAssertEqual(try store.certificates(label: "My Root"), [])
-        assertThrows(.itemNotFound(.item(id: root.itemID, itemClass: .certificate)), try store.deleteCertificate(id: root.itemID))
+        assertThrows(
+            .itemNotFound(.item(id: root.itemID, itemClass: .certificate)), try store.deleteCertificate(id: root.itemID)
+        )
     }
 
     func testIdentity_LinksCertificateAndPrivateKeyByFingerprintWithItsChain() throws {
@@ -69,8 +75,11 @@ final class KeychainCertificateTests: KeychainTestCase {
         let chain = try X509Certificate.certificates(from: Array(pki.read("chain.pem").utf8))
         let server = try store.addCertificate(try pki.certificate("server"), chain: chain)
         // No private key yet: a certificate, not an identity.
-        assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .identity, label: server.label, certificateFingerprint: server.fingerprint)),
-                     try store.identity(for: server))
+        assertThrows(
+            .itemNotFound(
+                RSAKeychainItemQuery(
+                    itemClass: .identity, label: server.label, certificateFingerprint: server.fingerprint)),
+            try store.identity(for: server))
         XCTAssertEqual(try store.identities(label: "server.rsakit.test"), [])
         let key = try leafKey(pki)
         try store.addKeyPair(key, tag: "com.example.server")
@@ -82,15 +91,18 @@ final class KeychainCertificateTests: KeychainTestCase {
         XCTAssertEqual(try store.privateKey(tag: identities[0].privateKey.applicationTag), key)
         // By the key's tag: every certificate of that key (client.pem shares the leaf key).
         try store.addCertificate(try pki.certificate("client"))
-        XCTAssertEqual(try store.identities(tag: "com.example.server").map(\.certificate.label),
-                       ["RSAKit Test Client", "server.rsakit.test"])
+        XCTAssertEqual(
+            try store.identities(tag: "com.example.server").map(\.certificate.label),
+            ["RSAKit Test Client", "server.rsakit.test"])
         XCTAssertEqual(try store.allIdentities().count, 2)
         // The chain certificates are items of their own (stored once).
         XCTAssertEqual(try store.allItems().certificates.count, 4)
         // The root is not an identity (no private key of its own).
         let root = try store.certificates(label: "RSAKit Test Root CA")[0]
-        assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .identity, label: root.label, certificateFingerprint: root.fingerprint)),
-                     try store.identity(for: root))
+        assertThrows(
+            .itemNotFound(
+                RSAKeychainItemQuery(itemClass: .identity, label: root.label, certificateFingerprint: root.fingerprint)),
+            try store.identity(for: root))
         XCTAssertEqual(try store.identity(for: server).privateKey.applicationTag, "com.example.server")
     }
 
@@ -113,7 +125,8 @@ final class KeychainCertificateTests: KeychainTestCase {
         let store = try RSAKeyStore(path: storePath)
         let server = try store.addCertificate(try pki.certificate("server"))
         try store.addCertificate(try pki.certificate("root"))
-        let hash = StoreLayout.certificateHash(issuer: server.issuer, serialNumber: server.serialNumber, group: "default")
+        let hash = StoreLayout.certificateHash(
+            issuer: server.issuer, serialNumber: server.serialNumber, group: "default")
         let path = storePath + "/" + StoreLayout.certificatePath(hash: hash)
         var text = String(decoding: FileManager.default.contents(atPath: path)!, as: UTF8.self)
         // Change one base64 character of the certificate: its fingerprint no longer matches.
@@ -133,13 +146,17 @@ final class KeychainCertificateTests: KeychainTestCase {
         let store = try RSAKeyStore(path: storePath)
         let key = try leafKey(pki), server = try pki.certificate("server")
         try store.addIdentity(privateKey: key, certificate: server, tag: "alice", label: "alice")
-        assertThrows(.keyStoredUnderAnotherTag(tag: "alice", requestedTag: "alice-sp"),
-                     try store.addIdentity(privateKey: key, certificate: server, tag: "alice-sp", label: "alice-sp"))
-        XCTAssertEqual(try store.keyItems(fingerprint: key.publicKey.fingerprint).map(\.applicationTag), ["alice", "alice"])
-        let moved = try store.addIdentity(privateKey: key, certificate: server, tag: "alice-sp", label: "alice-sp", replace: true)
+        assertThrows(
+            .keyStoredUnderAnotherTag(tag: "alice", requestedTag: "alice-sp"),
+            try store.addIdentity(privateKey: key, certificate: server, tag: "alice-sp", label: "alice-sp"))
+        XCTAssertEqual(
+            try store.keyItems(fingerprint: key.publicKey.fingerprint).map(\.applicationTag), ["alice", "alice"])
+        let moved = try store.addIdentity(
+            privateKey: key, certificate: server, tag: "alice-sp", label: "alice-sp", replace: true)
         XCTAssertEqual(moved.privateKey.applicationTag, "alice-sp")
         XCTAssertEqual(moved.certificate.label, "alice-sp")
-        XCTAssertEqual(try store.keyItems(fingerprint: key.publicKey.fingerprint).map(\.applicationTag), ["alice-sp", "alice-sp"])
+        XCTAssertEqual(
+            try store.keyItems(fingerprint: key.publicKey.fingerprint).map(\.applicationTag), ["alice-sp", "alice-sp"])
         XCTAssertEqual(try store.allIdentities().map(\.certificate.label), ["alice-sp"])
         XCTAssertThrowsError(try store.privateKey(tag: "alice"))
         XCTAssertEqual(try store.privateKey(tag: "alice-sp").publicKey.fingerprint, key.publicKey.fingerprint)
@@ -152,10 +169,15 @@ final class KeychainCertificateTests: KeychainTestCase {
         let store = try RSAKeyStore(path: storePath)
         let key = try leafKey(pki), server = try pki.certificate("server")
         try store.addIdentity(privateKey: key, certificate: server, tag: "alice", label: "alice")
-        let query = RSAKeychainItemQuery(itemClass: .identity, applicationTag: "alice", label: "alice", certificateFingerprint: server.fingerprint)
-        assertThrows(.duplicateItem(query), try store.addIdentity(privateKey: key, certificate: server, tag: "alice", label: "other label"))
-        XCTAssertEqual(RSAError.duplicateItem(query).description.contains("identity with key tag \"alice\" and label \"alice\""), true,
-                       RSAError.duplicateItem(query).description)
+        let query = RSAKeychainItemQuery(
+            itemClass: .identity, applicationTag: "alice", label: "alice", certificateFingerprint: server.fingerprint)
+        assertThrows(
+            .duplicateItem(query),
+            try store.addIdentity(privateKey: key, certificate: server, tag: "alice", label: "other label"))
+        XCTAssertEqual(
+            RSAError.duplicateItem(query).description.contains("identity with key tag \"alice\" and label \"alice\""),
+            true,
+            RSAError.duplicateItem(query).description)
         XCTAssertEqual(try store.allIdentities().map(\.certificate.label), ["alice"], "nothing changed")
     }
 }

@@ -10,8 +10,10 @@ import RSAKitTestSupport
 /// that read, and leaves none out. Each test damages one item of a class next to a sound one.
 final class KeychainDamagedItemTests: KeychainTestCase {
     /// Asserts that `expression` throws `damagedItem` for the file at `path`.
-    private func assertDamaged<T>(_ path: String, _ expression: @autoclosure () throws -> T,
-                                  file: StaticString = #filePath, line: UInt = #line) {
+    private func assertDamaged<T>(
+        _ path: String, _ expression: @autoclosure () throws -> T,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertThrowsError(try expression(), file: file, line: line) { error in
             guard case let .damagedItem(_, damagedPath, _)? = error as? RSAError else {
                 return XCTFail("expected damagedItem, got \(error)", file: file, line: line)
@@ -26,11 +28,15 @@ final class KeychainDamagedItemTests: KeychainTestCase {
         let server = try pki.certificate("server")
         let damaged = try store.addCertificate(server, label: "shared label")
         let sound = try store.addCertificate(try pki.certificate("intermediate"), label: "sound")
-        let path = storePath + "/" + StoreLayout.certificatePath(
-            hash: StoreLayout.certificateHash(issuer: server.issuer, serialNumber: server.serialNumber, group: "default"))
+        let path =
+            storePath + "/"
+            + StoreLayout.certificatePath(
+                hash: StoreLayout.certificateHash(
+                    issuer: server.issuer, serialNumber: server.serialNumber, group: "default"))
         // The metadata still reads (so every index entry still leads here); the PEM block does not.
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        try text.replacingOccurrences(of: "CERTIFICATE-----", with: "X509 CRL-----").write(toFile: path, atomically: true, encoding: .utf8)
+        try text.replacingOccurrences(of: "CERTIFICATE-----", with: "X509 CRL-----").write(
+            toFile: path, atomically: true, encoding: .utf8)
         let expected = RSAError.damagedItem(tag: nil, path: path, reason: "the PEM block is not one \"CERTIFICATE\"")
 
         // Lookups of one item.
@@ -63,7 +69,9 @@ final class KeychainDamagedItemTests: KeychainTestCase {
         let damaged = try store.addGenericPassword(RSASecretBytes(utf8: "va"), service: "svc", account: "a")
         let sameService = try store.addGenericPassword(RSASecretBytes(utf8: "vb"), service: "svc", account: "b")
         let otherService = try store.addGenericPassword(RSASecretBytes(utf8: "vx"), service: "other", account: "x")
-        let path = storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "a", group: "default"))
+        let path =
+            storePath + "/"
+            + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "a", group: "default"))
         var bytes = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: path)))
         bytes.removeLast(3)  // the value line, cut short
         try Data(bytes).write(to: URL(fileURLWithPath: path))
@@ -87,7 +95,8 @@ final class KeychainDamagedItemTests: KeychainTestCase {
         let store = try RSAKeyStore(path: storePath)
         let key = KeychainTestKeys.keys[0]
         let pair = try store.addKeyPair(key, tag: "mail")
-        let path = storePath + "/" + StoreLayout.itemPath(.public, tagHash: StoreLayout.tagHash("mail", group: "default"))
+        let path =
+            storePath + "/" + StoreLayout.itemPath(.public, tagHash: StoreLayout.tagHash("mail", group: "default"))
         try "not an item\n".write(toFile: path, atomically: true, encoding: .utf8)
 
         assertDamaged(path, try store.keyItem(tag: "mail", keyClass: .public))
@@ -107,7 +116,8 @@ final class KeychainDamagedItemTests: KeychainTestCase {
         let item = try store.addCRL(crl).attributes
         let path = storePath + "/" + StoreLayout.crlPath(hash: StoreLayout.crlHash(issuer: crl.issuer))
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        try text.replacingOccurrences(of: "X509 CRL-----", with: "X509 CRX-----").write(toFile: path, atomically: true, encoding: .utf8)
+        try text.replacingOccurrences(of: "X509 CRL-----", with: "X509 CRX-----").write(
+            toFile: path, atomically: true, encoding: .utf8)
 
         assertDamaged(path, try store.crl(issuer: crl.issuer))
         assertDamaged(path, try store.item(id: item.itemID))

@@ -13,12 +13,17 @@ final class KeychainInternetPasswordTests: KeychainTestCase {
         XCTAssertEqual(key.path, "team/repo.git")
         XCTAssertEqual(key.account, "alice@corp")
         XCTAssertEqual(key.description, "https://alice@corp@git.example.com:8443/team/repo.git")
-        assertThrows(.invalidAttribute(reason: "the URL holds a password; give the value on standard input, never in a URL"),
-                     try RSAInternetPasswordKey(url: "https://a:b@example.com"))
+        assertThrows(
+            .invalidAttribute(reason: "the URL holds a password; give the value on standard input, never in a URL"),
+            try RSAInternetPasswordKey(url: "https://a:b@example.com"))
         assertThrows(.invalidAttribute(reason: "the server is empty"), try RSAInternetPasswordKey(server: ""))
-        assertThrows(.invalidAttribute(reason: "the port 70000 is not 0 (none) or 1 to 65535"), try RSAInternetPasswordKey(server: "h", port: 70000))
-        assertThrows(.invalidAttribute(reason: "the protocol \"ht tp\" is not a URL scheme (letters, digits, +, -, .; at most 32)"),
-                     try RSAInternetPasswordKey(server: "h", protocol: "ht tp"))
+        assertThrows(
+            .invalidAttribute(reason: "the port 70000 is not 0 (none) or 1 to 65535"),
+            try RSAInternetPasswordKey(server: "h", port: 70000))
+        assertThrows(
+            .invalidAttribute(
+                reason: "the protocol \"ht tp\" is not a URL scheme (letters, digits, +, -, .; at most 32)"),
+            try RSAInternetPasswordKey(server: "h", protocol: "ht tp"))
     }
 
     func testAddQueryDelete_AndGenericPasswordsStayApart() throws {
@@ -28,12 +33,15 @@ final class KeychainInternetPasswordTests: KeychainTestCase {
         let added = try store.addInternetPassword(RSASecretBytes(copying: [0, 1, 2, 0xFF]), for: a, label: "web")
         try store.addInternetPassword(RSASecretBytes(utf8: "mail"), for: b)
         try store.addGenericPassword(RSASecretBytes(utf8: "generic"), service: "example.com", account: "alice")
-        assertThrows(.duplicateItem(.internetPassword(a)),
-                     try store.addInternetPassword(RSASecretBytes(utf8: "x"), for: a))
+        assertThrows(
+            .duplicateItem(.internetPassword(a)),
+            try store.addInternetPassword(RSASecretBytes(utf8: "x"), for: a))
         XCTAssertEqual(try store.internetPassword(a), added)
         XCTAssertEqual(try store.internetPasswordValue(a).testBytes, [0, 1, 2, 0xFF])
-        XCTAssertEqual(try store.internetPasswords(matching: RSAInternetPasswordQuery(server: "EXAMPLE.com")).map(\.key), [a, b])
-        XCTAssertEqual(try store.internetPasswords(matching: RSAInternetPasswordQuery(protocol: "imap")).map(\.key), [b])
+        XCTAssertEqual(
+            try store.internetPasswords(matching: RSAInternetPasswordQuery(server: "EXAMPLE.com")).map(\.key), [a, b])
+        XCTAssertEqual(
+            try store.internetPasswords(matching: RSAInternetPasswordQuery(protocol: "imap")).map(\.key), [b])
         XCTAssertEqual(try store.internetPasswords(matching: RSAInternetPasswordQuery(port: 8443)), [])
         // Generic and internet items share the folder but not the class.
         XCTAssertEqual(try store.genericPasswords(service: "example.com").map(\.account), ["alice"])
@@ -43,8 +51,11 @@ final class KeychainInternetPasswordTests: KeychainTestCase {
         XCTAssertEqual(try store.item(id: added.itemID), .internetPassword(added))
         try store.deleteItem(id: added.itemID)
         assertThrows(.itemNotFound(.internetPassword(a)), try store.internetPassword(a))
-        XCTAssertEqual(RSAError.itemNotFound(.internetPassword(a)).description, "no internet password for https://alice@example.com:443 found")
-        XCTAssertEqual(try store.genericPasswordValue(service: "example.com", account: "alice").testBytes, Array("generic".utf8))
+        XCTAssertEqual(
+            RSAError.itemNotFound(.internetPassword(a)).description,
+            "no internet password for https://alice@example.com:443 found")
+        XCTAssertEqual(
+            try store.genericPasswordValue(service: "example.com", account: "alice").testBytes, Array("generic".utf8))
     }
 
     func testProtect_SealsTheValueAndTheSealIsBoundToTheItem() throws {
@@ -52,7 +63,9 @@ final class KeychainInternetPasswordTests: KeychainTestCase {
         let key = try RSAInternetPasswordKey(server: "mail.example.com", protocol: "imaps", account: "carol")
         let needle = Array("internet-secret-value".utf8)
         try store.addInternetPassword(RSASecretBytes(copying: needle), for: key)
-        XCTAssertFalse(files(under: storePath, containing: Array(Base64.encode(needle).utf8)).isEmpty, "control: the value is on disk before protect")
+        XCTAssertFalse(
+            files(under: storePath, containing: Array(Base64.encode(needle).utf8)).isEmpty,
+            "control: the value is on disk before protect")
         let passphrase = RSASecretBytes(utf8: "correct horse battery staple")
         try store.protect(passphrase: passphrase, parameters: .interactive)
         XCTAssertEqual(files(under: storePath, containing: Array(Base64.encode(needle).utf8)), [])
@@ -65,7 +78,9 @@ final class KeychainInternetPasswordTests: KeychainTestCase {
         // The sealed line moved to another item's file does not open there.
         let other = try RSAInternetPasswordKey(server: "mail.example.com", protocol: "imaps", account: "dave")
         try reopened.addInternetPassword(RSASecretBytes(utf8: "internet-secret-VALUE"), for: other)  // same length
-        let path = { (k: RSAInternetPasswordKey) in self.storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.internetPasswordHash(k, group: "default")) }
+        let path = { (k: RSAInternetPasswordKey) in
+            self.storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.internetPasswordHash(k, group: "default"))
+        }
         let carolLines = try String(contentsOfFile: path(key), encoding: .utf8).split(separator: "\n")
         var daveLines = try String(contentsOfFile: path(other), encoding: .utf8).split(separator: "\n")
         daveLines[2] = carolLines[2]
@@ -86,9 +101,12 @@ final class KeychainInternetPasswordTests: KeychainTestCase {
         let store = try RSAKeyStore(path: storePath)
         let key = try RSAInternetPasswordKey(url: "https://alice@example.com/repo.git")
         let first = try store.addInternetPassword(RSASecretBytes(utf8: "one"), for: key, label: "forge", comment: "c")
-        assertThrows(.duplicateItem(.internetPassword(key)), try store.addInternetPassword(RSASecretBytes(utf8: "two"), for: key, label: "x"))
-        XCTAssertEqual(RSAError.duplicateItem(.internetPassword(key)).description,
-                       "an internet password for https://alice@example.com/repo.git already exists")
+        assertThrows(
+            .duplicateItem(.internetPassword(key)),
+            try store.addInternetPassword(RSASecretBytes(utf8: "two"), for: key, label: "x"))
+        XCTAssertEqual(
+            RSAError.duplicateItem(.internetPassword(key)).description,
+            "an internet password for https://alice@example.com/repo.git already exists")
         XCTAssertEqual(try store.internetPasswordValue(key).testBytes, Array("one".utf8))
         XCTAssertEqual(try store.internetPassword(key), first)
     }
@@ -120,12 +138,16 @@ final class KeychainInternetPasswordTests: KeychainTestCase {
         let key = try RSAInternetPasswordKey(server: "example.com", protocol: "https", account: "alice")
         // A generic password with the same server and account is another class: not updated.
         try store.addGenericPassword(RSASecretBytes(utf8: "generic"), service: "example.com", account: "alice")
-        assertThrows(.itemNotFound(.internetPassword(key)),
-                     try store.updateInternetPassword(key, value: RSASecretBytes(utf8: "new"), label: "x"))
+        assertThrows(
+            .itemNotFound(.internetPassword(key)),
+            try store.updateInternetPassword(key, value: RSASecretBytes(utf8: "new"), label: "x"))
         XCTAssertEqual(try store.internetPasswords(), [])
-        XCTAssertEqual(try store.genericPasswordValue(service: "example.com", account: "alice").testBytes, Array("generic".utf8))
-        XCTAssertFalse(FileManager.default.fileExists(
-            atPath: storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.internetPasswordHash(key, group: "default"))))
+        XCTAssertEqual(
+            try store.genericPasswordValue(service: "example.com", account: "alice").testBytes, Array("generic".utf8))
+        XCTAssertFalse(
+            FileManager.default.fileExists(
+                atPath: storePath + "/"
+                    + StoreLayout.passwordPath(hash: StoreLayout.internetPasswordHash(key, group: "default"))))
     }
 
     func testUpdate_InAProtectedStoreSealsTheNewValueAndNeedsTheStoreUnlocked() throws {
@@ -137,9 +159,12 @@ final class KeychainInternetPasswordTests: KeychainTestCase {
         let reopened = try RSAKeyStore(path: storePath)
         // A label needs no secret; a value must be sealed, so the store must be unlocked.
         XCTAssertEqual(try reopened.updateInternetPassword(key, label: "mail").label, "mail")
-        assertThrows(.keychainLocked, try reopened.updateInternetPassword(key, value: RSASecretBytes(utf8: "new-value-1")))
+        assertThrows(
+            .keychainLocked, try reopened.updateInternetPassword(key, value: RSASecretBytes(utf8: "new-value-1")))
         try reopened.unlock(passphrase: passphrase)
-        XCTAssertEqual(try reopened.internetPasswordValue(key).testBytes, Array("old-value".utf8), "the refused update changed nothing")
+        XCTAssertEqual(
+            try reopened.internetPasswordValue(key).testBytes, Array("old-value".utf8),
+            "the refused update changed nothing")
         try reopened.updateInternetPassword(key, value: RSASecretBytes(utf8: "new-value-1"))
         XCTAssertEqual(try reopened.internetPasswordValue(key).testBytes, Array("new-value-1".utf8))
         XCTAssertEqual(files(under: storePath, containing: Array("new-value-1".utf8)), [], "the new value is sealed")

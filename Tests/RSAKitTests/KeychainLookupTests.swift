@@ -15,19 +15,24 @@ final class KeychainLookupTests: KeychainTestCase {
         XCTAssertEqual(try store.allKeyItems().items, [])
         assertThrows(.itemNotFound(.key(tag: "mail", keyClass: .public)), try store.publicKey(tag: "mail"))
         assertThrows(.itemNotFound(.key(tag: "mail", keyClass: .private)), try store.privateKey(tag: "mail"))
-        assertThrows(.itemNotFound(.key(tag: "mail", keyClass: .private)), try store.keyItem(tag: "mail", keyClass: .private))
+        assertThrows(
+            .itemNotFound(.key(tag: "mail", keyClass: .private)), try store.keyItem(tag: "mail", keyClass: .private))
         assertThrows(.itemNotFound(.key(tag: "mail")), try store.publicKeyOfAnyItem(tag: "mail"))
-        assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .key, keyClass: .private, publicKeyFingerprint: key.fingerprint)),
-                     try RSAMessage.recipientPrivateKey(in: store, fingerprint: key.fingerprint))
-        XCTAssertEqual(RSAError.itemNotFound(.key(tag: "mail", keyClass: .private)).description,
-                       "no private key with tag \"mail\" found")
+        assertThrows(
+            .itemNotFound(
+                RSAKeychainItemQuery(itemClass: .key, keyClass: .private, publicKeyFingerprint: key.fingerprint)),
+            try RSAMessage.recipientPrivateKey(in: store, fingerprint: key.fingerprint))
+        XCTAssertEqual(
+            RSAError.itemNotFound(.key(tag: "mail", keyClass: .private)).description,
+            "no private key with tag \"mail\" found")
 
         let added = try store.addKeyPair(key, tag: "mail")
         XCTAssertEqual(try store.keyItems(fingerprint: key.fingerprint), [added.public, added.private])
         XCTAssertEqual(try store.keyItem(tag: "mail", keyClass: .private), added.private)
         XCTAssertEqual(try RSAMessage.recipientPrivateKey(in: store, fingerprint: key.fingerprint), key)
         try store.deleteKey(tag: "mail")
-        assertThrows(.itemNotFound(.item(id: added.public.itemID, itemClass: .key)), try store.keyItem(id: added.public.itemID))
+        assertThrows(
+            .itemNotFound(.item(id: added.public.itemID, itemClass: .key)), try store.keyItem(id: added.public.itemID))
     }
 
     /// allItems() and each key item's public key by item id (a private item's public
@@ -39,7 +44,8 @@ final class KeychainLookupTests: KeychainTestCase {
         let lone = try store.addPublicKey(KeychainTestKeys.keys[1].publicKey, tag: "lone")
         let (listing, publicKeys) = try store.allItemsWithPublicKeys()
         XCTAssertEqual(listing.keys, try store.allItems().keys)
-        XCTAssertEqual(listing.keys.map(\.itemID).sorted(), [pair.public.itemID, pair.private.itemID, lone.itemID].sorted())
+        XCTAssertEqual(
+            listing.keys.map(\.itemID).sorted(), [pair.public.itemID, pair.private.itemID, lone.itemID].sorted())
         XCTAssertEqual(publicKeys.count, 3)
         XCTAssertEqual(publicKeys[pair.public.itemID], KeychainTestKeys.keys[0].publicKey)
         XCTAssertEqual(publicKeys[pair.private.itemID], KeychainTestKeys.keys[0].publicKey)
@@ -53,17 +59,20 @@ final class KeychainLookupTests: KeychainTestCase {
         let publicKeyFingerprint = try XCTUnwrap(server.publicKeyFingerprint)
         XCTAssertEqual(try store.certificates(label: "server.rsakit.test"), [])
         XCTAssertEqual(try store.certificates(publicKeyFingerprint: publicKeyFingerprint), [])
-        assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .certificate, certificateFingerprint: server.fingerprint)),
-                     try store.certificate(fingerprint: server.fingerprint))
+        assertThrows(
+            .itemNotFound(RSAKeychainItemQuery(itemClass: .certificate, certificateFingerprint: server.fingerprint)),
+            try store.certificate(fingerprint: server.fingerprint))
 
         let item = try store.addCertificate(server)
         XCTAssertEqual(try store.certificates(label: "server.rsakit.test"), [item])
         XCTAssertEqual(try store.certificates(publicKeyFingerprint: publicKeyFingerprint), [item])
         XCTAssertEqual(try store.certificate(fingerprint: server.fingerprint), item)
         try store.deleteCertificate(id: item.itemID)
-        assertThrows(.itemNotFound(.item(id: item.itemID, itemClass: .certificate)), try store.certificateValue(id: item.itemID))
-        XCTAssertEqual(RSAError.itemNotFound(.item(id: item.itemID, itemClass: .certificate)).description,
-                       "no certificate with item id \(item.itemID) found")
+        assertThrows(
+            .itemNotFound(.item(id: item.itemID, itemClass: .certificate)), try store.certificateValue(id: item.itemID))
+        XCTAssertEqual(
+            RSAError.itemNotFound(.item(id: item.itemID, itemClass: .certificate)).description,
+            "no certificate with item id \(item.itemID) found")
     }
 
     func testIdentities_ListIsEmpty_OneItemIsNotFound() throws {
@@ -83,9 +92,12 @@ final class KeychainLookupTests: KeychainTestCase {
         let certificate = try store.addCertificate(try pki.certificate("server"))
         XCTAssertEqual(try store.identities(label: "server.rsakit.test"), [])
         assertThrows(.itemNotFound(labelQuery), try RSATLSClientIdentity(store: store, label: "server.rsakit.test"))
-        assertThrows(.itemNotFound(RSAKeychainItemQuery(itemClass: .identity, label: certificate.label,
-                                                        certificateFingerprint: certificate.fingerprint)),
-                     try store.identity(for: certificate))
+        assertThrows(
+            .itemNotFound(
+                RSAKeychainItemQuery(
+                    itemClass: .identity, label: certificate.label,
+                    certificateFingerprint: certificate.fingerprint)),
+            try store.identity(for: certificate))
         try store.deleteCertificate(id: certificate.itemID)
         try store.addKeyPair(leafKey, tag: "server-key")
         XCTAssertEqual(try store.identities(tag: "server-key"), [], "a key without a certificate is no identity")
@@ -94,11 +106,13 @@ final class KeychainLookupTests: KeychainTestCase {
 
         // Key and certificate together: found by every call.
         let stored = try store.addCertificate(try pki.certificate("server"))
-        XCTAssertEqual(try store.identities(label: "server.rsakit.test").map(\.privateKey.applicationTag), ["server-key"])
+        XCTAssertEqual(
+            try store.identities(label: "server.rsakit.test").map(\.privateKey.applicationTag), ["server-key"])
         XCTAssertEqual(try store.identities(tag: "server-key").map(\.certificate), [stored])
         XCTAssertEqual(try store.identity(for: stored).certificate, stored)
         XCTAssertEqual(try RSATLSClientIdentity(store: store, label: "server.rsakit.test").privateKey, leafKey)
-        XCTAssertEqual(try RSATLSClientIdentity(store: store, tag: "server-key").certificate.fingerprint, stored.fingerprint)
+        XCTAssertEqual(
+            try RSATLSClientIdentity(store: store, tag: "server-key").certificate.fingerprint, stored.fingerprint)
     }
 
     /// An identity whose private key is on a token: without a tokenPIN closure the store
@@ -108,22 +122,31 @@ final class KeychainLookupTests: KeychainTestCase {
         let pki = try TestPKI.shared()
         let store = try RSAKeyStore(path: storePath)
         let leafKey = try RSAPrivateKey(pemRepresentation: pki.read("leaf.key"))
-        let reference = RSATokenReference(modulePath: "/nonexistent/module.so", tokenLabel: "T", tokenSerial: "1234", objectID: [0xAB, 0x01])
+        let reference = RSATokenReference(
+            modulePath: "/nonexistent/module.so", tokenLabel: "T", tokenSerial: "1234", objectID: [0xAB, 0x01])
         try store.addTokenKeyPair(RSATokenKey(reference: reference, publicKey: leafKey.publicKey), tag: "server-key")
         try store.addCertificate(try pki.certificate("server"))
         assertThrows(.keyOnToken(tag: "server-key"), try RSATLSClientIdentity(store: store, tag: "server-key"))
-        assertThrows(.keyOnToken(tag: "server-key"), try RSATLSClientIdentity(store: store, label: "server.rsakit.test"))
+        assertThrows(
+            .keyOnToken(tag: "server-key"), try RSATLSClientIdentity(store: store, label: "server.rsakit.test"))
         var asked: [RSATokenReference] = []
-        let identity = try RSATLSClientIdentity(store: store, tag: "server-key") { asked.append($0); return RSASecretBytes(utf8: "1234") }
+        let identity = try RSATLSClientIdentity(store: store, tag: "server-key") {
+            asked.append($0); return RSASecretBytes(utf8: "1234")
+        }
         XCTAssertEqual(asked, [reference])
         XCTAssertNil(identity.privateKey)
-        guard case let .token(tokenKey, pin) = identity.key else { return XCTFail("expected a token key, got \(identity.key)") }
+        guard case let .token(tokenKey, pin) = identity.key else {
+            return XCTFail("expected a token key, got \(identity.key)")
+        }
         XCTAssertEqual(tokenKey.reference, reference)
         XCTAssertEqual(tokenKey.publicKey, leafKey.publicKey)
         XCTAssertEqual(identity.key.publicKey, leafKey.publicKey)
         XCTAssertEqual(pin.withUnsafeBytes { Array($0) }, Array("1234".utf8))
         // A PIN source that fails: its error, nothing else.
-        assertThrows(.tokenPINIncorrect, try RSATLSClientIdentity(store: store, label: "server.rsakit.test") { _ in throw RSAError.tokenPINIncorrect })
+        assertThrows(
+            .tokenPINIncorrect,
+            try RSATLSClientIdentity(store: store, label: "server.rsakit.test") { _ in throw RSAError.tokenPINIncorrect
+            })
     }
 
     func testGenericPasswords_ListIsEmpty_OneItemIsNotFound() throws {
@@ -139,8 +162,9 @@ final class KeychainLookupTests: KeychainTestCase {
         XCTAssertEqual(try store.genericPasswords(service: "mail"), [added])
         XCTAssertEqual(try store.genericPassword(service: "mail", account: "romeo"), added)
         // Another account of the same service is still not found.
-        assertThrows(.itemNotFound(.genericPassword(service: "mail", account: "juliet")),
-                     try store.genericPassword(service: "mail", account: "juliet"))
+        assertThrows(
+            .itemNotFound(.genericPassword(service: "mail", account: "juliet")),
+            try store.genericPassword(service: "mail", account: "juliet"))
     }
 
     func testInternetPasswords_ListIsEmpty_OneItemIsNotFound() throws {

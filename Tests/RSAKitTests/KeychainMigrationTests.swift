@@ -12,7 +12,11 @@ final class KeychainMigrationTests: KeychainTestCase {
     /// Copy the fixture store into the test folder with the modes git does not keep.
     private func legacyStore() throws -> String {
         try FileManager.default.copyItem(atPath: fixture.appendingPathComponent("store").path, toPath: storePath)
-        for path in [storePath] + (FileManager.default.enumerator(atPath: storePath)?.allObjects as? [String] ?? []).map({ storePath + "/" + $0 }) {
+        for path in [storePath]
+            + (FileManager.default.enumerator(atPath: storePath)?.allObjects as? [String] ?? []).map({
+                storePath + "/" + $0
+            })
+        {
             var isDirectory: ObjCBool = false
             _ = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
             XCTAssertEqual(chmod(path, isDirectory.boolValue ? 0o700 : 0o600), 0)
@@ -40,7 +44,8 @@ final class KeychainMigrationTests: KeychainTestCase {
     func testLegacyStore_OpensReadsAndMigratesOnTheFirstWrite() throws {
         let path = try legacyStore()
         XCTAssertEqual(try String(contentsOfFile: path + "/VERSION", encoding: .utf8), "rsakit key store 1\n")
-        let key = try RSAPrivateKey(pemRepresentation: String(contentsOf: fixture.appendingPathComponent("legacy-key.pem"), encoding: .utf8))
+        let key = try RSAPrivateKey(
+            pemRepresentation: String(contentsOf: fixture.appendingPathComponent("legacy-key.pem"), encoding: .utf8))
         let store = try RSAKeyStore(path: path)
         // Reading changes nothing.
         XCTAssertEqual(try store.privateKey(tag: "legacy.pair"), key)

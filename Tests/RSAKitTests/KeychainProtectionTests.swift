@@ -17,7 +17,8 @@ final class KeychainProtectionTests: KeychainTestCase {
     private func populatedStore() throws -> RSAKeyStore {
         let store = try RSAKeyStore(path: storePath)
         try store.addKeyPair(KeychainTestKeys.keys[0], tag: "k", label: "pair")
-        try store.addGenericPassword(RSASecretBytes(copying: Array("s3cr3t\u{0}value".utf8)), service: "svc", account: "a")
+        try store.addGenericPassword(
+            RSASecretBytes(copying: Array("s3cr3t\u{0}value".utf8)), service: "svc", account: "a")
         return store
     }
 
@@ -30,7 +31,8 @@ final class KeychainProtectionTests: KeychainTestCase {
             ("p", key.prime1), ("q", key.prime2), ("d", key.privateExponent),
             ("p hex", Array(StoreHex.encode(key.prime1).utf8)), ("q hex", Array(StoreHex.encode(key.prime2).utf8)),
             ("PKCS#8 line 3", Array(pemLines[3].utf8)),
-            ("password", Array("s3cr3t\u{0}value".utf8)), ("password base64", Array(Base64.encode(Array("s3cr3t\u{0}value".utf8)).utf8)),
+            ("password", Array("s3cr3t\u{0}value".utf8)),
+            ("password base64", Array(Base64.encode(Array("s3cr3t\u{0}value".utf8)).utf8))
         ]
     }
 
@@ -38,7 +40,8 @@ final class KeychainProtectionTests: KeychainTestCase {
         let store = try populatedStore()
         // The search finds the secrets of an unprotected store (so it can fail).
         for (name, needle) in secretNeedles() where name == "PKCS#8 line 3" || name == "password base64" {
-            XCTAssertFalse(files(under: storePath, containing: needle).isEmpty, "control: \(name) is on disk before protect")
+            XCTAssertFalse(
+                files(under: storePath, containing: needle).isEmpty, "control: \(name) is on disk before protect")
         }
         try store.protect(passphrase: passphrase, parameters: fast)
         for (name, needle) in secretNeedles() {
@@ -58,10 +61,12 @@ final class KeychainProtectionTests: KeychainTestCase {
         // A public key needs no passphrase; a secret does.
         try reopened.addPublicKey(KeychainTestKeys.keys[1].publicKey, tag: "pub")
         assertThrows(.keychainLocked, try reopened.addKeyPair(KeychainTestKeys.keys[1], tag: "k2"))
-        assertThrows(.keychainLocked, try reopened.addGenericPassword(RSASecretBytes(utf8: "x"), service: "svc", account: "b"))
+        assertThrows(
+            .keychainLocked, try reopened.addGenericPassword(RSASecretBytes(utf8: "x"), service: "svc", account: "b"))
         try reopened.unlock(passphrase: passphrase)
         XCTAssertEqual(try reopened.privateKey(tag: "k"), KeychainTestKeys.keys[0])
-        XCTAssertEqual(try reopened.genericPasswordValue(service: "svc", account: "a").testBytes, Array("s3cr3t\u{0}value".utf8))
+        XCTAssertEqual(
+            try reopened.genericPasswordValue(service: "svc", account: "a").testBytes, Array("s3cr3t\u{0}value".utf8))
         // New secrets are sealed too.
         try reopened.addKeyPair(KeychainTestKeys.keys[1], tag: "k2")
         XCTAssertEqual(files(under: storePath, containing: KeychainTestKeys.keys[1].prime1), [])
@@ -73,23 +78,31 @@ final class KeychainProtectionTests: KeychainTestCase {
         try store.protect(passphrase: passphrase, parameters: fast)
         let before = allFiles(storePath).map { "\($0.path) \($0.bytes)" }
         let other = try RSAKeyStore(path: storePath)
-        assertThrows(.wrongPassphrase, try other.unlock(passphrase: RSASecretBytes(utf8: "Correct horse battery staple")))
-        assertThrows(.wrongPassphrase, try other.changePassphrase(from: RSASecretBytes(utf8: "nope"), to: RSASecretBytes(utf8: "new")))
+        assertThrows(
+            .wrongPassphrase, try other.unlock(passphrase: RSASecretBytes(utf8: "Correct horse battery staple")))
+        assertThrows(
+            .wrongPassphrase,
+            try other.changePassphrase(from: RSASecretBytes(utf8: "nope"), to: RSASecretBytes(utf8: "new")))
         assertThrows(.wrongPassphrase, try other.unprotect(passphrase: RSASecretBytes(utf8: "")))
         assertThrows(.keychainLocked, try other.privateKey(tag: "k"))
         XCTAssertEqual(allFiles(storePath).map { "\($0.path) \($0.bytes)" }, before)
-        assertThrows(.keychainProtection(reason: "the store is already protected"),
-                     try other.protect(passphrase: passphrase, parameters: fast))
+        assertThrows(
+            .keychainProtection(reason: "the store is already protected"),
+            try other.protect(passphrase: passphrase, parameters: fast))
     }
 
     func testChangePassphrase_ResealsOnlyTheStoreKey() throws {
         let store = try populatedStore()
         try store.protect(passphrase: passphrase, parameters: fast)
-        let itemsBefore = allFiles(storePath).filter { !$0.path.hasSuffix("/protection") }.map { "\($0.path) \($0.bytes)" }
+        let itemsBefore = allFiles(storePath).filter { !$0.path.hasSuffix("/protection") }.map {
+            "\($0.path) \($0.bytes)"
+        }
         let new = RSASecretBytes(utf8: "tr0ub4dor&3")
         try RSAKeyStore(path: storePath).changePassphrase(from: passphrase, to: new)
-        XCTAssertEqual(allFiles(storePath).filter { !$0.path.hasSuffix("/protection") }.map { "\($0.path) \($0.bytes)" }, itemsBefore,
-                       "no item file changed")
+        XCTAssertEqual(
+            allFiles(storePath).filter { !$0.path.hasSuffix("/protection") }.map { "\($0.path) \($0.bytes)" },
+            itemsBefore,
+            "no item file changed")
         let reopened = try RSAKeyStore(path: storePath)
         assertThrows(.wrongPassphrase, try reopened.unlock(passphrase: passphrase))
         try reopened.unlock(passphrase: new)
@@ -99,7 +112,8 @@ final class KeychainProtectionTests: KeychainTestCase {
         XCTAssertNil(mode(storePath + "/protection"))
         XCTAssertFalse(try RSAKeyStore(path: storePath).protectionInfo().isProtected)
         XCTAssertEqual(try RSAKeyStore(path: storePath).privateKey(tag: "k"), KeychainTestKeys.keys[0])
-        XCTAssertFalse(files(under: storePath, containing: Array(Base64.encode(Array("s3cr3t\u{0}value".utf8)).utf8)).isEmpty)
+        XCTAssertFalse(
+            files(under: storePath, containing: Array(Base64.encode(Array("s3cr3t\u{0}value".utf8)).utf8)).isEmpty)
     }
 
     func testSealedValueCopiedOntoAnotherItemsFile_DoesNotOpen() throws {
@@ -113,13 +127,20 @@ final class KeychainProtectionTests: KeychainTestCase {
             String(decoding: FileManager.default.contents(atPath: path)!, as: UTF8.self).split(separator: "\n").last!
         }
         func replaceSealedLine(_ path: String, with line: Substring) throws {
-            var lines = String(decoding: FileManager.default.contents(atPath: path)!, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            var lines = String(decoding: FileManager.default.contents(atPath: path)!, as: UTF8.self).split(
+                separator: "\n", omittingEmptySubsequences: false)
             lines[lines.count - 2] = line
             try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: path))
         }
         // Passwords: mallory's sealed value moved onto alice's item.
-        let alicePassword = storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "alice", group: "default"))
-        let malloryPassword = storePath + "/" + StoreLayout.passwordPath(hash: StoreLayout.passwordHash(service: "svc", account: "mallory", group: "default"))
+        let alicePassword =
+            storePath + "/"
+            + StoreLayout.passwordPath(
+                hash: StoreLayout.passwordHash(service: "svc", account: "alice", group: "default"))
+        let malloryPassword =
+            storePath + "/"
+            + StoreLayout.passwordPath(
+                hash: StoreLayout.passwordHash(service: "svc", account: "mallory", group: "default"))
         // The value lengths differ; pad mallory's length in alice's metadata would be caught too,
         // so copy within items of equal length: give alice a value as long as mallory's first.
         try store.updateGenericPassword(service: "svc", account: "alice", value: RSASecretBytes(utf8: "alice-secret!!"))
@@ -128,10 +149,13 @@ final class KeychainProtectionTests: KeychainTestCase {
             guard case RSAError.damagedItem(_, _, let reason)? = error as? RSAError else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.contains("does not open"), reason)
         }
-        XCTAssertEqual(try store.genericPasswordValue(service: "svc", account: "mallory").testBytes, Array("mallory-secret".utf8))
+        XCTAssertEqual(
+            try store.genericPasswordValue(service: "svc", account: "mallory").testBytes, Array("mallory-secret".utf8))
         // Keys: mallory's sealed private key moved onto alice's private item (same size).
-        let aliceKey = storePath + "/" + StoreLayout.itemPath(.private, tagHash: StoreLayout.tagHash("alice", group: "default"))
-        let malloryKey = storePath + "/" + StoreLayout.itemPath(.private, tagHash: StoreLayout.tagHash("mallory", group: "default"))
+        let aliceKey =
+            storePath + "/" + StoreLayout.itemPath(.private, tagHash: StoreLayout.tagHash("alice", group: "default"))
+        let malloryKey =
+            storePath + "/" + StoreLayout.itemPath(.private, tagHash: StoreLayout.tagHash("mallory", group: "default"))
         try replaceSealedLine(aliceKey, with: sealedLine(malloryKey))
         XCTAssertThrowsError(try store.privateKey(tag: "alice")) { error in
             guard case RSAError.damagedItem? = error as? RSAError else { return XCTFail("\(error)") }
@@ -160,7 +184,8 @@ final class KeychainProtectionTests: KeychainTestCase {
             let again = try RSAKeyStore(path: storePath)
             assertThrows(.wrongPassphrase, try again.unlock(passphrase: point == .beforeJournal ? new : passphrase))
             try again.unlock(passphrase: point == .beforeJournal ? passphrase : new)
-            XCTAssertEqual(try again.genericPasswordValue(service: "svc", account: "a").testBytes, Array("s3cr3t\u{0}value".utf8))
+            XCTAssertEqual(
+                try again.genericPasswordValue(service: "svc", account: "a").testBytes, Array("s3cr3t\u{0}value".utf8))
         }
     }
 
@@ -176,9 +201,13 @@ final class KeychainProtectionTests: KeychainTestCase {
             _ = try populatedStore()
             let protecting = round % 2 == 0
             if !protecting { try RSAKeyStore(path: storePath).protect(passphrase: known[0], parameters: fast) }
-            let arguments = protecting
+            let arguments =
+                protecting
                 ? ["protect", "--store", storePath, "--passphrase", passphraseFile]
-                : ["change-passphrase", "--store", storePath, "--passphrase", passphraseFile, "--new-passphrase", newFile]
+                : [
+                    "change-passphrase", "--store", storePath, "--passphrase", passphraseFile, "--new-passphrase",
+                    newFile
+                ]
             let started = try ChildProcess.start([helper] + arguments)
             XCTAssertTrue(started.waitForStdout(startingWith: "ready\n"), "round \(round)")
             // Argon2id (interactive, 64 MiB) takes a few hundred milliseconds here; the write follows it.
@@ -189,15 +218,17 @@ final class KeychainProtectionTests: KeychainTestCase {
             var opened = "clear"
             if info.isProtected {
                 opened = "none"
-                for (index, candidate) in known.enumerated() where (try? reopened.unlock(passphrase: candidate)) != nil {
+                for (index, candidate) in known.enumerated() where (try? reopened.unlock(passphrase: candidate)) != nil
+                {
                     opened = "passphrase \(index + 1)"
                 }
             }
             XCTAssertNotEqual(opened, "none", "round \(round): no known passphrase opens the store")
             XCTAssertTrue(protecting || opened != "clear", "round \(round): change-passphrase never unprotects")
             XCTAssertEqual(try reopened.privateKey(tag: "k"), KeychainTestKeys.keys[0], "round \(round)")
-            XCTAssertEqual(try reopened.genericPasswordValue(service: "svc", account: "a").testBytes,
-                           Array("s3cr3t\u{0}value".utf8), "round \(round)")
+            XCTAssertEqual(
+                try reopened.genericPasswordValue(service: "svc", account: "a").testBytes,
+                Array("s3cr3t\u{0}value".utf8), "round \(round)")
             XCTAssertEqual(try reopened.allItems().problems, [], "round \(round)")
             outcomes["\(protecting ? "protect" : "change"): \(opened)", default: 0] += 1
         }
@@ -215,8 +246,10 @@ final class KeychainProtectionTests: KeychainTestCase {
             return path
         }
         let writers = try (0..<2).map { index in
-            try ChildProcess.start([helper, "add-pairs", "--store", storePath, "--key", keyFiles[index], "--prefix", "w\(index)-",
-                                    "--count", "20", "--passphrase", passphraseFile])
+            try ChildProcess.start([
+                helper, "add-pairs", "--store", storePath, "--key", keyFiles[index], "--prefix", "w\(index)-",
+                "--count", "20", "--passphrase", passphraseFile
+            ])
         }
         for writer in writers {
             let result = try writer.finish()

@@ -15,9 +15,11 @@ final class MGF1Tests: XCTestCase {
             "382576a7841021cc28fc4c0948753fb8312090cea942ea4c4e735d10dc724b155f9f6069f289d61daca0cb814502ef04eae1")
         let seed: [UInt8] = [9, 8, 7]
         for hash in RSAHashAlgorithm.allCases {
-            let expected = (hash.hash(seed + [0, 0, 0, 0]) + hash.hash(seed + [0, 0, 0, 1]) + hash.hash(seed + [0, 0, 0, 2]))
-            XCTAssertEqual(RSAHazmat.MGF1.mask(seed: seed, length: 2 * hash.digestByteCount + 1, hash: hash),
-                           Array(expected.prefix(2 * hash.digestByteCount + 1)), hash.rawValue)
+            let expected =
+                (hash.hash(seed + [0, 0, 0, 0]) + hash.hash(seed + [0, 0, 0, 1]) + hash.hash(seed + [0, 0, 0, 2]))
+            XCTAssertEqual(
+                RSAHazmat.MGF1.mask(seed: seed, length: 2 * hash.digestByteCount + 1, hash: hash),
+                Array(expected.prefix(2 * hash.digestByteCount + 1)), hash.rawValue)
             XCTAssertEqual(RSAHazmat.MGF1.mask(seed: seed, length: 0, hash: hash), [])
         }
     }

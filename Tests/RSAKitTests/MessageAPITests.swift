@@ -15,8 +15,9 @@ final class MessageAPITests: XCTestCase {
         let plaintext = (0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 11) }
         let oaep = RSAEncryptionPadding.oaep(RSAOAEPParameters(hash: .sha384, mgf1Hash: .sha1))
         let formats: [RSAMessageFormat] = [
-            .container(), .container(padding: oaep), .container(armored: true), .container(padding: oaep, armored: true),
-            .rawBlocks(), .rawBlocks(padding: oaep), .appleAESGCM(), .appleAESGCM(hash: .sha512),
+            .container(), .container(padding: oaep), .container(armored: true),
+            .container(padding: oaep, armored: true),
+            .rawBlocks(), .rawBlocks(padding: oaep), .appleAESGCM(), .appleAESGCM(hash: .sha512)
         ]
         for format in formats {
             let message = try RSAMessage.encrypt(plaintext, for: key.publicKey, format: format)
@@ -32,7 +33,8 @@ final class MessageAPITests: XCTestCase {
 
     func testRawOAEPBlocksCarryAtMostKMinus2hLenMinus2Bytes_WithALabel() throws {
         let key = try TestKeys.generated(bits: 2048)
-        let padding = RSAEncryptionPadding.oaep(RSAOAEPParameters(hash: .sha256, mgf1Hash: .sha1, label: Array("label".utf8)))
+        let padding = RSAEncryptionPadding.oaep(
+            RSAOAEPParameters(hash: .sha256, mgf1Hash: .sha1, label: Array("label".utf8)))
         let maximum = 256 - 2 * 32 - 2
         let plaintext = (0..<(2 * maximum + 1)).map { UInt8(truncatingIfNeeded: $0) }
         let blocks = try RSAMessage.encrypt(plaintext, for: key.publicKey, format: .rawBlocks(padding: padding))
@@ -40,9 +42,12 @@ final class MessageAPITests: XCTestCase {
         XCTAssertEqual(try key.decrypt(Array(blocks[0..<256]), padding: padding), Array(plaintext[0..<maximum]))
         XCTAssertEqual(try RSAMessage.decrypt(blocks, with: key, rawPadding: padding), plaintext, "detected as raw")
         // A mismatch of padding, hash or label is the one opaque failure.
-        for wrong: RSAEncryptionPadding in [.pkcs1v15, .oaep(RSAOAEPParameters(hash: .sha256, mgf1Hash: .sha1)),
-                                            .oaep(RSAOAEPParameters(hash: .sha256, label: Array("label".utf8)))] {
-            XCTAssertThrowsError(try RSAMessage.decrypt(blocks, with: key, format: .rawBlocks(padding: wrong))) { error in
+        for wrong: RSAEncryptionPadding in [
+            .pkcs1v15, .oaep(RSAOAEPParameters(hash: .sha256, mgf1Hash: .sha1)),
+            .oaep(RSAOAEPParameters(hash: .sha256, label: Array("label".utf8)))
+        ] {
+            XCTAssertThrowsError(try RSAMessage.decrypt(blocks, with: key, format: .rawBlocks(padding: wrong))) {
+                error in
                 XCTAssertEqual(error as? RSAError, .decryptionFailed, "\(wrong)")
             }
         }
@@ -67,12 +72,15 @@ final class MessageAPITests: XCTestCase {
         XCTAssertThrowsError(try RSAMessage.decrypt(broken, with: key)) { error in
             XCTAssertEqual(error.localizedDescription, "decryption failed")
         }
-        XCTAssertThrowsError(try RSAMessage.decrypt(Array(container[64...]), with: key, format: .container())) { error in
+        XCTAssertThrowsError(try RSAMessage.decrypt(Array(container[64...]), with: key, format: .container())) {
+            error in
             XCTAssertEqual(error as? RSAError, .containerInvalid(reason: "not an rsakit container (wrong magic)"))
         }
         XCTAssertThrowsError(try RSAMessage.decrypt(Array(container.dropLast(3)) + [], with: key, format: .rawBlocks()))
-        XCTAssertThrowsError(try RSAMessage.encrypt([1], for: key.publicKey,
-                                                    format: .container(padding: .oaep(RSAOAEPParameters(label: [1])))))
+        XCTAssertThrowsError(
+            try RSAMessage.encrypt(
+                [1], for: key.publicKey,
+                format: .container(padding: .oaep(RSAOAEPParameters(label: [1])))))
     }
 
     func testFiles_OutputOnlyOnSuccess() throws {
@@ -84,25 +92,35 @@ final class MessageAPITests: XCTestCase {
         try Data(plaintext).write(to: plain)
         for format: RSAMessageFormat in [.container(), .rawBlocks(), .appleAESGCM(hash: .sha1)] {
             try RSAMessage.encryptFile(atPath: plain.path, toPath: sealed.path, for: key.publicKey, format: format)
-            try RSAMessage.decryptFile(atPath: sealed.path, toPath: opened.path, with: key,
-                                       format: format.kind == .container ? nil : format)
+            try RSAMessage.decryptFile(
+                atPath: sealed.path, toPath: opened.path, with: key,
+                format: format.kind == .container ? nil : format)
             XCTAssertEqual([UInt8](try Data(contentsOf: opened)), plaintext, "\(format)")
             // A damaged last block (or tag) fails and leaves nothing at a new output path.
             var damaged = [UInt8](try Data(contentsOf: sealed))
             damaged[damaged.count - 3] ^= 1
             try Data(damaged).write(to: sealed)
             let fresh = dir.appendingPathComponent("never-\(format.kind.rawValue).bin")
-            XCTAssertThrowsError(try RSAMessage.decryptFile(atPath: sealed.path, toPath: fresh.path, with: key,
-                                                            format: format.kind == .container ? nil : format)) { error in
+            XCTAssertThrowsError(
+                try RSAMessage.decryptFile(
+                    atPath: sealed.path, toPath: fresh.path, with: key,
+                    format: format.kind == .container ? nil : format)
+            ) { error in
                 XCTAssertEqual(error as? RSAError, .decryptionFailed, "\(format)")
             }
             XCTAssertFalse(FileManager.default.fileExists(atPath: fresh.path), "\(format): no half-written output")
         }
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted(),
-                       ["opened.bin", "plain.bin", "sealed.rsa"], "no temporary left behind")
-        XCTAssertThrowsError(try RSAMessage.encryptFile(atPath: dir.appendingPathComponent("missing").path,
-                                                        toPath: sealed.path, for: key.publicKey)) { error in
-            guard case .inputFileFailed(_, "no such file or directory") = error as? RSAError else { return XCTFail("\(error)") }
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted(),
+            ["opened.bin", "plain.bin", "sealed.rsa"], "no temporary left behind")
+        XCTAssertThrowsError(
+            try RSAMessage.encryptFile(
+                atPath: dir.appendingPathComponent("missing").path,
+                toPath: sealed.path, for: key.publicKey)
+        ) { error in
+            guard case .inputFileFailed(_, "no such file or directory") = error as? RSAError else {
+                return XCTFail("\(error)")
+            }
         }
     }
 
@@ -124,7 +142,8 @@ final class MessageAPITests: XCTestCase {
         let stranger = try TestKeys.generated(bits: 2048)
         let forStranger = try RSAMessage.encrypt(plaintext, for: stranger.publicKey)
         // The private key the header names is looked for by its fingerprint: not found.
-        let recipientQuery = RSAKeychainItemQuery(itemClass: .key, keyClass: .private, publicKeyFingerprint: stranger.publicKey.fingerprint)
+        let recipientQuery = RSAKeychainItemQuery(
+            itemClass: .key, keyClass: .private, publicKeyFingerprint: stranger.publicKey.fingerprint)
         XCTAssertThrowsError(try RSAMessage.decrypt(forStranger, using: store)) { error in
             XCTAssertEqual(error as? RSAError, .itemNotFound(recipientQuery))
         }

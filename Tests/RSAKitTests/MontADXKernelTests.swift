@@ -20,8 +20,9 @@ final class MontADXKernelTests: XCTestCase {
     typealias Rng = VectorKernelTests.Rng
 
     static func requireADX() throws {
-        try XCTSkipUnless(rsakit_adx_cpu_supported() == 1,
-                          "this CPU has no BMI2/ADX (or is not x86-64): the ADX kernel is NOT TESTED here")
+        try XCTSkipUnless(
+            rsakit_adx_cpu_supported() == 1,
+            "this CPU has no BMI2/ADX (or is not x86-64): the ADX kernel is NOT TESTED here")
     }
 
     /// base^exp mod n by GMP (mpz_powm through BigNumber).
@@ -37,8 +38,9 @@ final class MontADXKernelTests: XCTestCase {
     }
 
     static func withModulus<R>(_ n: [UInt64], _ body: (OpaquePointer) throws -> R) throws -> R {
-        let m = try XCTUnwrap(n.withUnsafeBufferPointer { rsakit_adx_modulus_create($0.baseAddress, n.count) },
-                              "modulus_create refused \(n.count) limbs")
+        let m = try XCTUnwrap(
+            n.withUnsafeBufferPointer { rsakit_adx_modulus_create($0.baseAddress, n.count) },
+            "modulus_create refused \(n.count) limbs")
         defer { rsakit_adx_modulus_destroy(m) }
         return try body(m)
     }
@@ -54,7 +56,7 @@ final class MontADXKernelTests: XCTestCase {
     static func bases(_ n: [UInt64], _ rng: inout Rng, random: Int) -> [[UInt64]] {
         let zero = [UInt64](repeating: 0, count: n.count)
         var one = zero; one[0] = 1
-        var nMinus1 = n; nMinus1[0] -= 1 // n is odd
+        var nMinus1 = n; nMinus1[0] -= 1  // n is odd
         return [zero, one, nMinus1] + (0..<random).map { _ in rng.limbs(n.count) }
     }
 
@@ -68,7 +70,9 @@ final class MontADXKernelTests: XCTestCase {
 
     func testCPUCheck_AgreesWithProcCPUInfo() throws {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let flags = Set(cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ").map(String.init) ?? [])
+        let flags = Set(
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ").map(String.init) ?? []
+        )
         #if arch(x86_64)
         XCTAssertEqual(rsakit_adx_cpu_supported() == 1, flags.contains("adx") && flags.contains("bmi2"))
         #else
@@ -96,7 +100,8 @@ final class MontADXKernelTests: XCTestCase {
                 XCTAssertEqual(r, try Self.gmpPowm(base, full, n), "\(count) limbs, full-length exponent")
                 let short = rng.limbs(2)
                 for (k, b) in Self.bases(n, &rng, random: 0).enumerated() {
-                    XCTAssertEqual(Self.powm(m, b, short).1, try Self.gmpPowm(b, short, n), "\(count) limbs, edge base \(k)")
+                    XCTAssertEqual(
+                        Self.powm(m, b, short).1, try Self.gmpPowm(b, short, n), "\(count) limbs, edge base \(k)")
                 }
             }
         }
@@ -111,9 +116,11 @@ final class MontADXKernelTests: XCTestCase {
         for count in [8, 9, 16, 17, 24, 31, 32, 64] {
             var smallTop = VectorKernelTests.modulus(&rng, count)
             smallTop[count - 1] = 5
-            var topOne = VectorKernelTests.modulus(&rng, count) // just above 2^(64 (count - 1))
+            var topOne = VectorKernelTests.modulus(&rng, count)  // just above 2^(64 (count - 1))
             topOne[count - 1] = 1
-            let moduli = [VectorKernelTests.modulus(&rng, count), [UInt64](repeating: ~0, count: count), smallTop, topOne]
+            let moduli = [
+                VectorKernelTests.modulus(&rng, count), [UInt64](repeating: ~0, count: count), smallTop, topOne
+            ]
             for n in moduli {
                 try Self.withModulus(n) { m in
                     let zero = [UInt64](repeating: 0, count: 2)
@@ -142,7 +149,7 @@ final class MontADXKernelTests: XCTestCase {
             let b0 = rng.limbs(c0), b1 = rng.limbs(c1)
             try Self.withModulus(n0) { m0 in
                 try Self.withModulus(n1) { m1 in
-                    var r0 = b0, r1 = b1 // results written over their bases
+                    var r0 = b0, r1 = b1  // results written over their bases
                     XCTAssertEqual(rsakit_adx_powm2(expLimbs, m0, &r0, r0, e0, m1, &r1, r1, e1), 0)
                     XCTAssertEqual(r0, try Self.gmpPowm(b0, e0, n0), "\(c0) limbs")
                     XCTAssertEqual(r1, try Self.gmpPowm(b1, e1, n1), "\(c1) limbs")
@@ -226,7 +233,9 @@ final class MontADXKernelTests: XCTestCase {
     /// fault-injecting form).
     static func adxKey(_ gmpKey: RSAPrivateKey, faulty: Bool = false) throws -> RSAPrivateKey {
         let key = try XCTUnwrap(try gmpKey.withVectorKernel(.reference))
-        let status = key.storage.secret.withHandle { faulty ? rsakit_adx_sec_attach_faulty_for_tests($0) : rsakit_adx_sec_attach($0) }
+        let status = key.storage.secret.withHandle {
+            faulty ? rsakit_adx_sec_attach_faulty_for_tests($0) : rsakit_adx_sec_attach($0)
+        }
         XCTAssertEqual(status, 0, "rsakit_adx_sec_attach refused the key")
         return key
     }
@@ -236,12 +245,14 @@ final class MontADXKernelTests: XCTestCase {
         let random = DeterministicRandomSource(seed: 5)
         let inputs = try ConstantTimePathTests.inputs(for: gmpKey, randomInputs: 1)
         for (i, c) in inputs.enumerated() {
-            XCTAssertEqual(try key.rsadp(c, random: random), try ConstantTimePathTests.plainRSADP(gmpKey, c), "\(name) input \(i)")
+            XCTAssertEqual(
+                try key.rsadp(c, random: random), try ConstantTimePathTests.plainRSADP(gmpKey, c), "\(name) input \(i)")
         }
         for count in [2, 8] {
             let batch = Array(inputs.prefix(count))
-            XCTAssertEqual(try key.rsadp(batch: batch, random: random),
-                           try batch.map { try ConstantTimePathTests.plainRSADP(gmpKey, $0) }, "\(name) batch of \(count)")
+            XCTAssertEqual(
+                try key.rsadp(batch: batch, random: random),
+                try batch.map { try ConstantTimePathTests.plainRSADP(gmpKey, $0) }, "\(name) batch of \(count)")
         }
     }
 
@@ -262,9 +273,12 @@ final class MontADXKernelTests: XCTestCase {
         try Self.requireADX()
         for bits in [2048, 4160] {
             let path = TestKeys.scratch.appendingPathComponent("adx-multi-3-\(bits).pem").path
-            _ = try OpenSSL.run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
-                                 "-pkeyopt", "rsa_keygen_primes:3", "-out", path])
-            let gmpKey = try RSAPrivateKey(pemRepresentation: String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self))
+            _ = try OpenSSL.run([
+                "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
+                "-pkeyopt", "rsa_keygen_primes:3", "-out", path
+            ])
+            let gmpKey = try RSAPrivateKey(
+                pemRepresentation: String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self))
             XCTAssertEqual(gmpKey.storage.otherPrimes.count, 1)
             try checkPrivatePath(gmpKey, "3 primes, \(bits) bits")
         }
@@ -282,8 +296,9 @@ final class MontADXKernelTests: XCTestCase {
             XCTAssertThrowsError(try faulty.rsadp(c), "\(bits) bits, one block") { error in
                 guard case .internalError? = error as? RSAError else { return XCTFail("\(error)") }
             }
-            XCTAssertThrowsError(try faulty.rsadp(batch: [[UInt8]](repeating: c, count: 8), random: SystemRandomSource()),
-                                 "\(bits) bits, eight blocks")
+            XCTAssertThrowsError(
+                try faulty.rsadp(batch: [[UInt8]](repeating: c, count: 8), random: SystemRandomSource()),
+                "\(bits) bits, eight blocks")
         }
     }
 
@@ -312,7 +327,9 @@ final class MontADXKernelTests: XCTestCase {
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
             throw XCTSkip("MontADXCTHarness not built at \(url.path): run `swift build --build-tests` first")
         }
-        let valgrind = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let valgrind = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
         guard let valgrind, FileManager.default.isExecutableFile(atPath: "/usr/bin/objcopy") else {
             throw XCTSkip("valgrind (and objcopy) not installed: the constant-time check of the ADX kernel is NOT RUN")
         }
@@ -325,7 +342,8 @@ final class MontADXKernelTests: XCTestCase {
 
     func testValgrind_KernelHasNoSecretDependentBranchOrIndex() throws {
         let (valgrind, harness) = try Self.valgrindSetup()
-        let result = try ChildProcess.runMerged([valgrind, "--tool=memcheck", "--error-exitcode=99", harness], environment: [:])
+        let result = try ChildProcess.runMerged(
+            [valgrind, "--tool=memcheck", "--error-exitcode=99", harness], environment: [:])
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertTrue(result.output.contains("MontADXCTHarness: ct, 0 mismatches"), result.output)
         XCTAssertEqual(VectorKernelTests.errorCount(result.output), 0, result.output)
@@ -334,7 +352,8 @@ final class MontADXKernelTests: XCTestCase {
 
     func testValgrind_HarnessCatchesAPlantedBranchOnAnExponentBit() throws {
         let (valgrind, harness) = try Self.valgrindSetup()
-        let result = try ChildProcess.runMerged([valgrind, "--tool=memcheck", "--error-exitcode=99", harness, "--plant-leak"], environment: [:])
+        let result = try ChildProcess.runMerged(
+            [valgrind, "--tool=memcheck", "--error-exitcode=99", harness, "--plant-leak"], environment: [:])
         XCTAssertEqual(result.status, 99, result.output)
         XCTAssertTrue(result.output.contains("Conditional jump or move depends on uninitialised value"), result.output)
         XCTAssertGreaterThan(VectorKernelTests.errorCount(result.output) ?? 0, 0)
@@ -344,7 +363,8 @@ final class MontADXKernelTests: XCTestCase {
     /// definedness tracking flows through mulx/adcx/adox, so the 0 above is not vacuous.
     func testValgrind_SecretnessFlowsThroughTheAssembly() throws {
         let (valgrind, harness) = try Self.valgrindSetup()
-        let result = try ChildProcess.runMerged([valgrind, "--tool=memcheck", "--error-exitcode=99", harness, "--plant-derived"], environment: [:])
+        let result = try ChildProcess.runMerged(
+            [valgrind, "--tool=memcheck", "--error-exitcode=99", harness, "--plant-derived"], environment: [:])
         XCTAssertEqual(result.status, 99, result.output)
         XCTAssertGreaterThan(VectorKernelTests.errorCount(result.output) ?? 0, 0)
     }

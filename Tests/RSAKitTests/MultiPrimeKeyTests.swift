@@ -13,8 +13,10 @@ final class MultiPrimeKeyTests: XCTestCase {
     /// `openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:BITS -pkeyopt rsa_keygen_primes:PRIMES`.
     private func opensslKey(bits: Int = 2048, primes: Int = 3) throws -> (path: String, key: RSAPrivateKey) {
         let path = F.path("multi-\(bits)-\(primes).pem")
-        try F.opensslChecked(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
-                              "-pkeyopt", "rsa_keygen_primes:\(primes)", "-out", path])
+        try F.opensslChecked([
+            "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
+            "-pkeyopt", "rsa_keygen_primes:\(primes)", "-out", path
+        ])
         return (path, try RSAPrivateKey(pemRepresentation: String(decoding: try F.readFile(path), as: UTF8.self)))
     }
 
@@ -67,15 +69,19 @@ final class MultiPrimeKeyTests: XCTestCase {
         try F.writeFile(messagePath, message)
         // EMSA-PKCS1-v1_5 with SHA-256 (RFC 8017 §9.2), built here: 0x00 0x01 FF.. 0x00 DigestInfo.
         let digest = RSAHashAlgorithm.sha256.hash(message)
-        let digestInfoPrefix: [UInt8] = [0x30, 0x31, 0x30, 0x0D, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01,
-                                         0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20]
+        let digestInfoPrefix: [UInt8] = [
+            0x30, 0x31, 0x30, 0x0D, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01,
+            0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20
+        ]
         let t = digestInfoPrefix + digest
         let em = [0x00, 0x01] + [UInt8](repeating: 0xFF, count: key.modulusByteCount - t.count - 3) + [0x00] + t
         // rsakit signs (RSASP1 = RSADP over every prime), openssl verifies.
         let signature = try key.rsadp(em)
         let signaturePath = F.path("sig.bin")
         try F.writeFile(signaturePath, signature)
-        let verified = try F.openssl(["dgst", "-sha256", "-verify", publicPath, "-signature", signaturePath, messagePath])
+        let verified = try F.openssl([
+            "dgst", "-sha256", "-verify", publicPath, "-signature", signaturePath, messagePath
+        ])
         XCTAssertEqual(verified.status, 0, verified.stderr)
         XCTAssertEqual(String(decoding: verified.stdout, as: UTF8.self), "Verified OK\n")
         // openssl signs with the multi-prime key: identical bytes (PKCS#1 v1.5 is deterministic).
@@ -88,15 +94,18 @@ final class MultiPrimeKeyTests: XCTestCase {
         let (_, key) = try opensslKey()
         let other = key.otherPrimeInfos[0]
         func build(_ infos: [RSAPrivateKey.OtherPrimeInfo], d: [UInt8]? = nil) throws -> RSAPrivateKey {
-            try RSAPrivateKey(modulus: key.modulus, publicExponent: key.publicExponent,
-                              privateExponent: d ?? key.privateExponent, prime1: key.prime1, prime2: key.prime2,
-                              exponent1: key.exponent1, exponent2: key.exponent2, coefficient: key.coefficient,
-                              otherPrimeInfos: infos)
+            try RSAPrivateKey(
+                modulus: key.modulus, publicExponent: key.publicExponent,
+                privateExponent: d ?? key.privateExponent, prime1: key.prime1, prime2: key.prime2,
+                exponent1: key.exponent1, exponent2: key.exponent2, coefficient: key.coefficient,
+                otherPrimeInfos: infos)
         }
         XCTAssertEqual(try build([other]), key)
         func bumped(_ bytes: [UInt8]) -> [UInt8] { (BigNumber(bytes: bytes) + 2).minimalBytes }
-        func expect(_ infos: [RSAPrivateKey.OtherPrimeInfo], d: [UInt8]? = nil, _ failure: KeyValidationFailure,
-                    line: UInt = #line) {
+        func expect(
+            _ infos: [RSAPrivateKey.OtherPrimeInfo], d: [UInt8]? = nil, _ failure: KeyValidationFailure,
+            line: UInt = #line
+        ) {
             XCTAssertThrowsError(try build(infos, d: d), line: line) { error in
                 XCTAssertEqual(error as? RSAError, .invalidKey(failure), line: line)
             }

@@ -20,8 +20,11 @@ final class OpenSSLInteropTests: XCTestCase {
             for length in [0, 1, key.maximumMessageByteCount] {
                 let message = (0..<length).map { UInt8(truncatingIfNeeded: $0 ^ 0x5C) }
                 // openssl pkeyutl -encrypt -inkey KEY -pkeyopt rsa_padding_mode:pkcs1
-                let ciphertext = try OpenSSL.run(["pkeyutl", "-encrypt", "-inkey", path,
-                                                  "-pkeyopt", "rsa_padding_mode:pkcs1"], input: message)
+                let ciphertext = try OpenSSL.run(
+                    [
+                        "pkeyutl", "-encrypt", "-inkey", path,
+                        "-pkeyopt", "rsa_padding_mode:pkcs1"
+                    ], input: message)
                 XCTAssertEqual(ciphertext.count, key.modulusByteCount)
                 XCTAssertEqual(try key.decrypt(ciphertext), message, "\(bits) bits, e = \(e), length \(length)")
             }
@@ -36,8 +39,11 @@ final class OpenSSLInteropTests: XCTestCase {
                 let message = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 3) }
                 let ciphertext = try key.publicKey.encrypt(message)
                 // openssl pkeyutl -decrypt -inkey KEY -pkeyopt rsa_padding_mode:pkcs1
-                let plaintext = try OpenSSL.run(["pkeyutl", "-decrypt", "-inkey", path,
-                                                 "-pkeyopt", "rsa_padding_mode:pkcs1"], input: ciphertext)
+                let plaintext = try OpenSSL.run(
+                    [
+                        "pkeyutl", "-decrypt", "-inkey", path,
+                        "-pkeyopt", "rsa_padding_mode:pkcs1"
+                    ], input: ciphertext)
                 XCTAssertEqual(plaintext, message, "\(bits) bits, e = \(e), length \(length)")
             }
         }
@@ -52,16 +58,25 @@ final class OpenSSLInteropTests: XCTestCase {
         XCTAssertEqual(check.status, 0, check.stderr)
         XCTAssertTrue(String(decoding: check.stdout, as: UTF8.self).contains("RSA key ok"))
         // openssl rsa -inform DER -in KEY -noout -modulus
-        let modulusLine = String(decoding: try OpenSSL.run(["rsa", "-inform", "DER", "-in", derPath, "-noout", "-modulus"]), as: UTF8.self)
-        XCTAssertEqual(modulusLine.trimmingCharacters(in: .whitespacesAndNewlines), "Modulus=" + Hex.encode(key.modulus).uppercased())
+        let modulusLine = String(
+            decoding: try OpenSSL.run(["rsa", "-inform", "DER", "-in", derPath, "-noout", "-modulus"]), as: UTF8.self)
+        XCTAssertEqual(
+            modulusLine.trimmingCharacters(in: .whitespacesAndNewlines),
+            "Modulus=" + Hex.encode(key.modulus).uppercased())
 
         let message = Array("interop through a PKCS#1 DER file".utf8)
         let ciphertext = try key.publicKey.encrypt(message)
-        let plaintext = try OpenSSL.run(["pkeyutl", "-decrypt", "-keyform", "DER", "-inkey", derPath,
-                                         "-pkeyopt", "rsa_padding_mode:pkcs1"], input: ciphertext)
+        let plaintext = try OpenSSL.run(
+            [
+                "pkeyutl", "-decrypt", "-keyform", "DER", "-inkey", derPath,
+                "-pkeyopt", "rsa_padding_mode:pkcs1"
+            ], input: ciphertext)
         XCTAssertEqual(plaintext, message)
-        let back = try OpenSSL.run(["pkeyutl", "-encrypt", "-keyform", "DER", "-inkey", derPath,
-                                    "-pkeyopt", "rsa_padding_mode:pkcs1"], input: message)
+        let back = try OpenSSL.run(
+            [
+                "pkeyutl", "-encrypt", "-keyform", "DER", "-inkey", derPath,
+                "-pkeyopt", "rsa_padding_mode:pkcs1"
+            ], input: message)
         XCTAssertEqual(try key.decrypt(back), message)
     }
 
@@ -84,8 +99,9 @@ final class OpenSSLInteropTests: XCTestCase {
         let ours = try RSAPKCS1v15Chunking.encrypt(plaintext, with: key.publicKey)
         var recovered: [UInt8] = []
         for b in 0..<(ours.count / 256) {
-            recovered += try OpenSSL.run(["pkeyutl", "-decrypt", "-inkey", path],
-                                         input: Array(ours[(b * 256)..<((b + 1) * 256)]))
+            recovered += try OpenSSL.run(
+                ["pkeyutl", "-decrypt", "-inkey", path],
+                input: Array(ours[(b * 256)..<((b + 1) * 256)]))
         }
         XCTAssertEqual(recovered, plaintext)
     }

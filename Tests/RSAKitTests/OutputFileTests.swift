@@ -22,7 +22,9 @@ final class OutputFileTests: XCTestCase {
     }
 
     override func setUpWithError() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-out-\(getpid())-\(UUID().uuidString)").path
+        folder =
+            FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-out-\(getpid())-\(UUID().uuidString)")
+            .path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     }
 
@@ -87,8 +89,9 @@ final class OutputFileTests: XCTestCase {
     /// opened in that folder removes it once its PID is gone and nobody wrote it for a minute.
     /// Live writers' files, fresh ones and other users' stay.
     func testStaleNamedTemporaries_OfDeadProcessesAreRemovedOnTheNextRun() throws {
-        let pidMax = Int32(String(decoding: try Data(contentsOf: URL(fileURLWithPath: "/proc/sys/kernel/pid_max")), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines))!
+        let pidMax = Int32(
+            String(decoding: try Data(contentsOf: URL(fileURLWithPath: "/proc/sys/kernel/pid_max")), as: UTF8.self)
+                .trimmingCharacters(in: .whitespacesAndNewlines))!
         let dead = pidMax - 1
         guard kill(dead, 0) != 0 && errno == ESRCH else { throw XCTSkip("PID \(dead) exists") }
         let old = Date(timeIntervalSinceNow: -120)
@@ -139,7 +142,7 @@ final class OutputFileTests: XCTestCase {
         do {
             let dropped = try RSAOutputFile(path: folder + "/never.bin")
             try write(dropped, [5])
-        } // deinit discards
+        }  // deinit discards
         XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/never.bin"))
         XCTAssertEqual(try temporaries(), [])
     }
@@ -170,7 +173,9 @@ final class OutputFileTests: XCTestCase {
         XCTAssertEqual(symlink("loop-b", folder + "/loop-a"), 0)
         XCTAssertEqual(symlink("loop-a", folder + "/loop-b"), 0)
         XCTAssertThrowsError(try RSAOutputFile(path: folder + "/loop-a")) { error in
-            XCTAssertEqual(error as? RSAError, .outputFileFailed(path: folder + "/loop-a", reason: "too many levels of symbolic links"))
+            XCTAssertEqual(
+                error as? RSAError,
+                .outputFileFailed(path: folder + "/loop-a", reason: "too many levels of symbolic links"))
         }
     }
 
@@ -229,7 +234,9 @@ final class OutputFileTests: XCTestCase {
         }
         XCTAssertEqual([UInt8](try Data(contentsOf: URL(fileURLWithPath: input))), [1, 2])
         XCTAssertThrowsError(try RSAOutputFile(path: folder + "/no/such/out.bin")) { error in
-            XCTAssertEqual(error as? RSAError, .outputFileFailed(path: folder + "/no/such/out.bin", reason: "no such file or directory"))
+            XCTAssertEqual(
+                error as? RSAError,
+                .outputFileFailed(path: folder + "/no/such/out.bin", reason: "no such file or directory"))
         }
     }
 
@@ -244,7 +251,9 @@ final class OutputFileTests: XCTestCase {
             try out.commit()
             XCTAssertEqual(mode(target), 0o444)
             XCTAssertEqual([UInt8](try Data(contentsOf: URL(fileURLWithPath: target))), [4])
-            throw XCTSkip("running as root: the 'permission denied' refusal is tested through the CLI as user nobody (CLIOutputFileTests)")
+            throw XCTSkip(
+                "running as root: the 'permission denied' refusal is tested through the CLI as user nobody (CLIOutputFileTests)"
+            )
         }
         XCTAssertThrowsError(try RSAOutputFile(path: target)) { error in
             XCTAssertEqual(error as? RSAError, .outputFileFailed(path: target, reason: "permission denied"))

@@ -29,8 +29,10 @@ final class PEMTests: XCTestCase {
         return (["-----BEGIN \(label)-----"] + lines + ["-----END \(label)-----"]).joined(separator: eol) + eol
     }
 
-    private func assertLoadsPrivateKey(_ text: String, warnings: [String] = [], format: RSAKeyFormat = .pkcs8,
-                                       file: StaticString = #filePath, line: UInt = #line) {
+    private func assertLoadsPrivateKey(
+        _ text: String, warnings: [String] = [], format: RSAKeyFormat = .pkcs8,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         do {
             let read = try RSAKeyFile(bytes: Array(text.utf8))
             XCTAssertEqual(read.privateKey, key, file: file, line: line)
@@ -48,7 +50,7 @@ final class PEMTests: XCTestCase {
     func testWrite_LabelsAnd64ColumnLines() {
         let cases: [(String, String)] = [
             (key.pkcs8PEMRepresentation, "PRIVATE KEY"), (key.pkcs1PEMRepresentation, "RSA PRIVATE KEY"),
-            (key.publicKey.pemRepresentation, "PUBLIC KEY"), (key.publicKey.pkcs1PEMRepresentation, "RSA PUBLIC KEY"),
+            (key.publicKey.pemRepresentation, "PUBLIC KEY"), (key.publicKey.pkcs1PEMRepresentation, "RSA PUBLIC KEY")
         ]
         for (text, label) in cases {
             XCTAssertTrue(text.hasPrefix("-----BEGIN \(label)-----\n"), label)
@@ -82,18 +84,19 @@ final class PEMTests: XCTestCase {
     }
 
     func testRead_TrailingWhitespaceOnLines() {
-        let text = key.pkcs8PEMRepresentation.split(separator: "\n").map { $0 + " \t " }.joined(separator: "\n") + "\n  \n"
+        let text =
+            key.pkcs8PEMRepresentation.split(separator: "\n").map { $0 + " \t " }.joined(separator: "\n") + "\n  \n"
         assertLoadsPrivateKey(text)
     }
 
     func testRead_TextBeforeBegin_BagAttributes() {
         let text = """
-        Bag Attributes
-            localKeyID: 4F 12 A0 9B 33 01 CC 7E 5D 2E 44 91 AB 10 57 E0 11 28 9C 36
-            friendlyName: rsakit test
-        Key Attributes: <No Attributes>
+            Bag Attributes
+                localKeyID: 4F 12 A0 9B 33 01 CC 7E 5D 2E 44 91 AB 10 57 E0 11 28 9C 36
+                friendlyName: rsakit test
+            Key Attributes: <No Attributes>
 
-        """ + key.pkcs8PEMRepresentation
+            """ + key.pkcs8PEMRepresentation
         assertLoadsPrivateKey(text)
     }
 
@@ -102,10 +105,16 @@ final class PEMTests: XCTestCase {
     }
 
     func testRead_UTF16Text_GetsAHint() {
-        let units: [UInt8] = key.publicKey.pemRepresentation.utf16.flatMap { (unit: UInt16) -> [UInt8] in [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+        let units: [UInt8] = key.publicKey.pemRepresentation.utf16.flatMap { (unit: UInt16) -> [UInt8] in
+            [UInt8(unit & 0xFF), UInt8(unit >> 8)]
+        }
         let utf16: [UInt8] = [0xFF, 0xFE] + units
         XCTAssertThrowsError(try RSAKeyFile(bytes: utf16)) { error in
-            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "this is UTF-16 text (as PowerShell's > redirection writes); save the key as ASCII or UTF-8"))
+            XCTAssertEqual(
+                error as? RSAError,
+                .unsupportedKeyFormat(
+                    reason: "this is UTF-16 text (as PowerShell's > redirection writes); save the key as ASCII or UTF-8"
+                ))
         }
     }
 
@@ -123,7 +132,8 @@ final class PEMTests: XCTestCase {
         // The typed public-key initialiser picks the first public-key block.
         XCTAssertEqual(try RSAPublicKey(pemRepresentation: text), key.publicKey)
         let publicFirst = try RSAKeyFile(bytes: Array(text.utf8), requirePEM: true, preferring: .publicKey)
-        XCTAssertEqual(publicFirst.warnings, ["file has 3 PEM blocks; using the first public key block (block 3, PUBLIC KEY)"])
+        XCTAssertEqual(
+            publicFirst.warnings, ["file has 3 PEM blocks; using the first public key block (block 3, PUBLIC KEY)"])
     }
 
     func testRead_Base64WrappedAtOtherWidths() {
@@ -157,7 +167,11 @@ final class PEMTests: XCTestCase {
         let read = try RSAKeyFile(bytes: Array(text.utf8))
         XCTAssertEqual(read.publicKey, key.publicKey)
         XCTAssertEqual(read.format, .spki)
-        XCTAssertEqual(read.warnings, ["PEM label \"RSA PUBLIC KEY\" does not match the contents: the block holds a SubjectPublicKeyInfo, whose label is \"PUBLIC KEY\"; the key was read by its structure"])
+        XCTAssertEqual(
+            read.warnings,
+            [
+                "PEM label \"RSA PUBLIC KEY\" does not match the contents: the block holds a SubjectPublicKeyInfo, whose label is \"PUBLIC KEY\"; the key was read by its structure"
+            ])
         XCTAssertEqual(try RSAPublicKey(pemRepresentation: text), key.publicKey)
     }
 
@@ -167,28 +181,39 @@ final class PEMTests: XCTestCase {
         XCTAssertEqual(read.publicKey, key.publicKey)
         XCTAssertEqual(read.format, .pkcs1)
         XCTAssertEqual(read.warnings.count, 1)
-        XCTAssertTrue(read.warnings[0].hasPrefix("PEM label \"PUBLIC KEY\" does not match the contents: the block holds a PKCS#1 RSAPublicKey"), read.warnings[0])
+        XCTAssertTrue(
+            read.warnings[0].hasPrefix(
+                "PEM label \"PUBLIC KEY\" does not match the contents: the block holds a PKCS#1 RSAPublicKey"),
+            read.warnings[0])
         XCTAssertEqual(try RSAPublicKey(pemRepresentation: text), key.publicKey)
     }
 
     func testRead_PKCS8UnderRSAPrivateKeyLabel_LoadsWithWarning() {
-        assertLoadsPrivateKey(pem(label: "RSA PRIVATE KEY", der: key.pkcs8DERRepresentation), warnings: [
-            "PEM label \"RSA PRIVATE KEY\" does not match the contents: the block holds a PKCS#8 PrivateKeyInfo, whose label is \"PRIVATE KEY\"; the key was read by its structure",
-        ])
+        assertLoadsPrivateKey(
+            pem(label: "RSA PRIVATE KEY", der: key.pkcs8DERRepresentation),
+            warnings: [
+                "PEM label \"RSA PRIVATE KEY\" does not match the contents: the block holds a PKCS#8 PrivateKeyInfo, whose label is \"PRIVATE KEY\"; the key was read by its structure"
+            ])
     }
 
     func testRead_PKCS1PrivateUnderPrivateKeyLabel_LoadsWithWarning() {
-        assertLoadsPrivateKey(pem(label: "PRIVATE KEY", der: key.pkcs1DERRepresentation), warnings: [
-            "PEM label \"PRIVATE KEY\" does not match the contents: the block holds a PKCS#1 RSAPrivateKey, whose label is \"RSA PRIVATE KEY\"; the key was read by its structure",
-        ], format: .pkcs1)
+        assertLoadsPrivateKey(
+            pem(label: "PRIVATE KEY", der: key.pkcs1DERRepresentation),
+            warnings: [
+                "PEM label \"PRIVATE KEY\" does not match the contents: the block holds a PKCS#1 RSAPrivateKey, whose label is \"RSA PRIVATE KEY\"; the key was read by its structure"
+            ], format: .pkcs1)
     }
 
     func testRead_PrivateKeyWherePublicExpected_IsAMismatch() {
         XCTAssertThrowsError(try RSAPublicKey(pemRepresentation: key.pkcs8PEMRepresentation)) { error in
-            XCTAssertEqual(error as? RSAError, .keyTypeMismatch(expected: "a public key", found: "a private key (PKCS#8 PrivateKeyInfo)"))
+            XCTAssertEqual(
+                error as? RSAError,
+                .keyTypeMismatch(expected: "a public key", found: "a private key (PKCS#8 PrivateKeyInfo)"))
         }
         XCTAssertThrowsError(try RSAPrivateKey(pemRepresentation: key.publicKey.pkcs1PEMRepresentation)) { error in
-            XCTAssertEqual(error as? RSAError, .keyTypeMismatch(expected: "a private key", found: "a public key (PKCS#1 RSAPublicKey)"))
+            XCTAssertEqual(
+                error as? RSAError,
+                .keyTypeMismatch(expected: "a private key", found: "a public key (PKCS#1 RSAPublicKey)"))
         }
     }
 
@@ -198,25 +223,39 @@ final class PEMTests: XCTestCase {
         let text = Base64.encode(Array(key.publicKey.pemRepresentation.utf8))
         for input in [text, text + "\n"] {
             XCTAssertThrowsError(try RSAKeyFile(bytes: Array(input.utf8))) { error in
-                XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "this looks like base64-encoded PEM; decode it first (for example with base64 -d)"))
+                XCTAssertEqual(
+                    error as? RSAError,
+                    .unsupportedKeyFormat(
+                        reason: "this looks like base64-encoded PEM; decode it first (for example with base64 -d)"))
             }
         }
         XCTAssertThrowsError(try RSAPublicKey(pemRepresentation: text)) { error in
-            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "this looks like base64-encoded PEM; decode it first (for example with base64 -d)"))
+            XCTAssertEqual(
+                error as? RSAError,
+                .unsupportedKeyFormat(
+                    reason: "this looks like base64-encoded PEM; decode it first (for example with base64 -d)"))
         }
     }
 
     func testRead_Base64DERWithoutArmour_GetsAHint() {
         let text = body(key.publicKey.pemRepresentation)
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
-            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "this looks like base64-encoded DER without PEM armour; decode it (base64 -d) or add BEGIN/END lines"))
+            XCTAssertEqual(
+                error as? RSAError,
+                .unsupportedKeyFormat(
+                    reason:
+                        "this looks like base64-encoded DER without PEM armour; decode it (base64 -d) or add BEGIN/END lines"
+                ))
         }
     }
 
     func testRead_HexDER_GetsAHint() {
         let text = F.hex(key.publicKey.derRepresentation) + "\n"
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
-            XCTAssertEqual(error as? RSAError, .unsupportedKeyFormat(reason: "this looks like hex-encoded DER; decode it first (for example with xxd -r -p)"))
+            XCTAssertEqual(
+                error as? RSAError,
+                .unsupportedKeyFormat(
+                    reason: "this looks like hex-encoded DER; decode it first (for example with xxd -r -p)"))
         }
     }
 
@@ -232,7 +271,8 @@ final class PEMTests: XCTestCase {
     }
 
     func testRead_SSH2PublicKey_GetsAHint() {
-        let text = "---- BEGIN SSH2 PUBLIC KEY ----\nComment: \"user@host\"\nAAAAB3NzaC1yc2EAAAADAQAB\n---- END SSH2 PUBLIC KEY ----\n"
+        let text =
+            "---- BEGIN SSH2 PUBLIC KEY ----\nComment: \"user@host\"\nAAAAB3NzaC1yc2EAAAADAQAB\n---- END SSH2 PUBLIC KEY ----\n"
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
             guard case let .unsupportedKeyFormat(reason)? = error as? RSAError else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.hasPrefix("SSH2 (RFC 4716) public keys are not supported"), reason)
@@ -240,7 +280,8 @@ final class PEMTests: XCTestCase {
     }
 
     func testRead_OpenSSHPublicKey_GetsAHint() {
-        XCTAssertThrowsError(try RSAKeyFile(bytes: Array("ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQC7 user@host\n".utf8))) { error in
+        XCTAssertThrowsError(try RSAKeyFile(bytes: Array("ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQC7 user@host\n".utf8)))
+        { error in
             guard case let .unsupportedKeyFormat(reason)? = error as? RSAError else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.hasPrefix("OpenSSH public keys (ssh-rsa ...) are not supported"), reason)
         }
@@ -248,7 +289,9 @@ final class PEMTests: XCTestCase {
 
     func testRead_ProcTypeEncrypted_IsRefusedAsEncrypted() {
         let lines = key.pkcs1PEMRepresentation.split(separator: "\n")
-        let text = ([lines[0], "Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-256-CBC,00112233445566778899AABBCCDDEEFF", ""] + lines.dropFirst()).joined(separator: "\n")
+        let text =
+            ([lines[0], "Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-256-CBC,00112233445566778899AABBCCDDEEFF", ""]
+            + lines.dropFirst()).joined(separator: "\n")
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
             XCTAssertEqual(error as? RSAError, .passphraseNeeded(what: "OpenSSL encrypted PEM key"))
         }
@@ -260,15 +303,20 @@ final class PEMTests: XCTestCase {
         let pbes2: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x05, 0x0D]
         let pbkdf2: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x05, 0x0C]
         let aes256: [UInt8] = [0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x01, 0x2A]
-        let parameters = F.sequence(F.sequence(F.tlv(0x06, pbkdf2), F.sequence(F.tlv(0x04, [UInt8](repeating: 1, count: 8)), F.tlv(0x02, [0x08, 0x00]))),
-                                    F.sequence(F.tlv(0x06, aes256), F.tlv(0x04, [UInt8](repeating: 2, count: 16))))
-        let der = F.sequence(F.sequence(F.tlv(0x06, pbes2), parameters), F.tlv(0x04, [UInt8](repeating: 0xA5, count: 48)))
+        let parameters = F.sequence(
+            F.sequence(
+                F.tlv(0x06, pbkdf2), F.sequence(F.tlv(0x04, [UInt8](repeating: 1, count: 8)), F.tlv(0x02, [0x08, 0x00]))
+            ),
+            F.sequence(F.tlv(0x06, aes256), F.tlv(0x04, [UInt8](repeating: 2, count: 16))))
+        let der = F.sequence(
+            F.sequence(F.tlv(0x06, pbes2), parameters), F.tlv(0x04, [UInt8](repeating: 0xA5, count: 48)))
         for text in [pem(label: "ENCRYPTED PRIVATE KEY", der: der), pem(label: "PRIVATE KEY", der: der)] {
             XCTAssertThrowsError(try RSAPrivateKey(pemRepresentation: text)) { error in
                 XCTAssertEqual(error as? RSAError, .passphraseNeeded(what: "PKCS#8 EncryptedPrivateKeyInfo"))
             }
             // With a passphrase, the random ciphertext does not decrypt.
-            XCTAssertThrowsError(try RSAPrivateKey(pemRepresentation: text, passphrase: Array("secret".utf8))) { error in
+            XCTAssertThrowsError(try RSAPrivateKey(pemRepresentation: text, passphrase: Array("secret".utf8))) {
+                error in
                 XCTAssertEqual(error as? RSAError, .passphraseIncorrect(what: "PKCS#8 EncryptedPrivateKeyInfo"))
             }
         }
@@ -294,7 +342,8 @@ final class PEMTests: XCTestCase {
     }
 
     func testRead_MismatchedEndLabel_IsRefused() {
-        let text = key.pkcs8PEMRepresentation.replacingOccurrences(of: "-----END PRIVATE KEY-----", with: "-----END PUBLIC KEY-----")
+        let text = key.pkcs8PEMRepresentation.replacingOccurrences(
+            of: "-----END PRIVATE KEY-----", with: "-----END PUBLIC KEY-----")
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
             guard case let .malformedPEM(reason, _)? = error as? RSAError else { return XCTFail("\(error)") }
             XCTAssertEqual(reason, "PEM block begun as \"PRIVATE KEY\" at line 1 ends with \"END PUBLIC KEY\"")
@@ -305,7 +354,9 @@ final class PEMTests: XCTestCase {
         var lines = key.pkcs8PEMRepresentation.split(separator: "\n").map(String.init)
         lines[4] = String(lines[4].dropLast()) + "!"
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(lines.joined(separator: "\n").utf8))) { error in
-            XCTAssertEqual(error as? RSAError, .malformedPEM(reason: "invalid base64 character '!' in PEM block \"PRIVATE KEY\"", line: 5))
+            XCTAssertEqual(
+                error as? RSAError,
+                .malformedPEM(reason: "invalid base64 character '!' in PEM block \"PRIVATE KEY\"", line: 5))
         }
     }
 
@@ -345,8 +396,11 @@ final class PEMTests: XCTestCase {
     }
 
     func testRead_EmptyBody_IsRefused() {
-        XCTAssertThrowsError(try RSAKeyFile(bytes: Array("-----BEGIN PUBLIC KEY-----\n\n-----END PUBLIC KEY-----\n".utf8))) { error in
-            XCTAssertEqual(error as? RSAError, .malformedPEM(reason: "PEM block \"PUBLIC KEY\" has no base64 content", line: 1))
+        XCTAssertThrowsError(
+            try RSAKeyFile(bytes: Array("-----BEGIN PUBLIC KEY-----\n\n-----END PUBLIC KEY-----\n".utf8))
+        ) { error in
+            XCTAssertEqual(
+                error as? RSAError, .malformedPEM(reason: "PEM block \"PUBLIC KEY\" has no base64 content", line: 1))
         }
     }
 
@@ -359,7 +413,9 @@ final class PEMTests: XCTestCase {
     func testRead_NoKeyBlock_ListsTheLabels() {
         let text = pem(label: "X509 CRL", der: [0x30, 0x00]) + pem(label: "DH PARAMETERS", der: [0x30, 0x00])
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
-            XCTAssertEqual(error as? RSAError, .malformedPEM(reason: "no key block found (blocks: \"X509 CRL\", \"DH PARAMETERS\")", line: 1))
+            XCTAssertEqual(
+                error as? RSAError,
+                .malformedPEM(reason: "no key block found (blocks: \"X509 CRL\", \"DH PARAMETERS\")", line: 1))
         }
     }
 
@@ -388,7 +444,7 @@ final class PEMTests: XCTestCase {
         }
         XCTAssertEqual(Base64.encode(Array("foobar".utf8)), "Zm9vYmFy")
         XCTAssertEqual(Base64.encode(Array("fo".utf8)), "Zm8=")
-        XCTAssertThrowsError(try Base64.decode(Array("Zm9=".utf8), strict: true))   // unused bits set
+        XCTAssertThrowsError(try Base64.decode(Array("Zm9=".utf8), strict: true))  // unused bits set
         XCTAssertNoThrow(try Base64.decode(Array("Zm9=".utf8), strict: false))
         XCTAssertThrowsError(try Base64.decode(Array("Z===".utf8), strict: false))
         XCTAssertThrowsError(try Base64.decode(Array("Zm8=Zm8=".utf8), strict: false))

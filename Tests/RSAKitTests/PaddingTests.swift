@@ -102,7 +102,8 @@ final class PaddingTests: XCTestCase {
     }
 
     func testEncode_RejectsMessageTooLong() {
-        XCTAssertThrowsError(try RSAHazmat.EMEPKCS1v15.encode([UInt8](repeating: 1, count: k - 10), encodedLength: k)) { error in
+        XCTAssertThrowsError(try RSAHazmat.EMEPKCS1v15.encode([UInt8](repeating: 1, count: k - 10), encodedLength: k)) {
+            error in
             XCTAssertEqual(error as? RSAError, .messageTooLong(byteCount: k - 10, maximum: k - 11))
             XCTAssertEqual("\(error)", "message too long: \(k - 10) bytes given, at most \(k - 11) fit in one block")
         }

@@ -41,7 +41,9 @@ final class PrimitivesTests: XCTestCase {
     func testRSADP_InvertsRSAEPAndRejectsOutOfRange() throws {
         let key = try TestKeys.generated(bits: 1024)
         let n = BigNumber(bytes: key.modulus)
-        for value in [BigNumber(2), BigNumber(65537), n - 1, n - 2, BigNumber(bytes: [UInt8](repeating: 0x7F, count: 120))] {
+        for value in [
+            BigNumber(2), BigNumber(65537), n - 1, n - 2, BigNumber(bytes: [UInt8](repeating: 0x7F, count: 120))
+        ] {
             let m = try value.bytes(count: 128)
             let c = try key.publicKey.rsaep(m)
             XCTAssertEqual(c.count, 128)

@@ -17,7 +17,7 @@ final class PublicNamesTests: XCTestCase {
         "Certificate", "PublicKey", "PrivateKey", "Signature", "Nonce", "MessageAuthenticationCode",
         "MessageContainer", "ArrayByteSink", "ArrayByteSource", "FileDescriptorSource",
         "FileDescriptorSink", "FileDescriptorError", "PKCS1v15Chunking", "EMEOAEP", "EMSAPSS",
-        "EMEPKCS1v15", "EMSAPKCS1v15", "MGF1",
+        "EMEPKCS1v15", "EMSAPKCS1v15", "MGF1"
     ]
 
     /// Unprefixed top-level names that stay, each checked against swift-crypto's public
@@ -30,28 +30,35 @@ final class PublicNamesTests: XCTestCase {
 
     func testPublicTopLevelNames_CarryThePrefix_AndAvoidSwiftCryptoNames() throws {
         let names = try Self.topLevelNames()
-        XCTAssertTrue(names.contains("RSAPublicKey") && names.contains("RSAHazmat"),
-                      "the symbol graph did not list RSAKit's types: \(names.sorted())")
+        XCTAssertTrue(
+            names.contains("RSAPublicKey") && names.contains("RSAHazmat"),
+            "the symbol graph did not list RSAKit's types: \(names.sorted())")
         let colliding = names.intersection(Self.taken)
         XCTAssertTrue(colliding.isEmpty, "public top-level names that collide: \(colliding.sorted())")
         let unprefixed = names.filter { name in
             !Self.prefixes.contains { name.hasPrefix($0) } && !Self.allowedUnprefixed.contains(name)
         }
-        XCTAssertTrue(unprefixed.isEmpty,
-                      "new public top-level names need an RSA prefix or nesting: \(unprefixed.sorted())")
+        XCTAssertTrue(
+            unprefixed.isEmpty,
+            "new public top-level names need an RSA prefix or nesting: \(unprefixed.sorted())")
     }
 
     /// The benchmark and constant-time harness hooks have `package` access: no public symbol
     /// of any layer names one, and none of the engine's internals shows through.
     func testHooks_AreNotPublic() throws {
         let paths = try Self.symbolPaths()
-        XCTAssertTrue(paths.contains(["RSAPrivateKey", "decrypt(_:padding:random:)"]),
-                      "the symbol graph did not list RSAKit's members")
-        let hookWords = ["ForBenchmarks", "ForHarness", "RSAKitConstantTimeHarness", "RSABenchmarkVectorImplementation",
-                         "rsadpReferenceVarTime", "RSAKitFuzzing", "RSAKeyFileDecryptor", "EncryptedKeyDecoder",
-                         "DERReader", "PEMDocument", "GnuTLS", "StoreItemRecord", "AgentWire"]
-        let leaked = paths.filter { path in path.contains { component in hookWords.contains { component.contains($0) } } }
-        XCTAssertTrue(leaked.isEmpty, "hooks or internals in the public API: \(leaked.map { $0.joined(separator: ".") })")
+        XCTAssertTrue(
+            paths.contains(["RSAPrivateKey", "decrypt(_:padding:random:)"]),
+            "the symbol graph did not list RSAKit's members")
+        let hookWords = [
+            "ForBenchmarks", "ForHarness", "RSAKitConstantTimeHarness", "RSABenchmarkVectorImplementation",
+            "rsadpReferenceVarTime", "RSAKitFuzzing", "RSAKeyFileDecryptor", "EncryptedKeyDecoder",
+            "DERReader", "PEMDocument", "GnuTLS", "StoreItemRecord", "AgentWire"
+        ]
+        let leaked = paths.filter { path in path.contains { component in hookWords.contains { component.contains($0) } }
+        }
+        XCTAssertTrue(
+            leaked.isEmpty, "hooks or internals in the public API: \(leaked.map { $0.joined(separator: ".") })")
     }
 
     /// The hazardous building blocks are reachable only through `RSAHazmat`.
@@ -81,13 +88,19 @@ final class PublicNamesTests: XCTestCase {
             let base = String(parts[0])
             let label = parts.count > 1 ? String(parts[1].split(separator: ":", maxSplits: 1).first ?? "") : ""
             let first = symbol.parameters?.first ?? ""
-            let type = first.split(separator: ":", maxSplits: 1).dropFirst().first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            let type =
+                first.split(separator: ":", maxSplits: 1).dropFirst().first.map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                } ?? ""
             return (symbol.pathComponents.dropLast() + [base, "\(label): \(type)"]).joined(separator: "/")
         }
         let asyncKeys = Set(functions.filter(\.isAsync).map(key))
-        XCTAssertTrue(asyncKeys.contains("RSAMessage/encryptFile/at: URL"), "async forms not read: \(asyncKeys.sorted())")
+        XCTAssertTrue(
+            asyncKeys.contains("RSAMessage/encryptFile/at: URL"), "async forms not read: \(asyncKeys.sorted())")
         XCTAssertTrue(asyncKeys.contains("RSAPrivateKey/init/bitCount: Int"), "\(asyncKeys.sorted())")
-        let clashes = functions.filter { !$0.isAsync && asyncKeys.contains(key($0)) }.map { $0.pathComponents.joined(separator: ".") }
+        let clashes = functions.filter { !$0.isAsync && asyncKeys.contains(key($0)) }.map {
+            $0.pathComponents.joined(separator: ".")
+        }
         XCTAssertEqual(clashes, [], "synchronous calls spelled like an async one")
     }
 
@@ -101,14 +114,18 @@ final class PublicNamesTests: XCTestCase {
     /// that can block for long each have their `Async` twin.
     func testAsyncForms_FollowTheNamingRule() throws {
         let functions = try Self.symbols().filter { $0.parameters != nil && $0.pathComponents.count >= 2 }
-        func base(_ symbol: Symbol) -> String { String(symbol.pathComponents.last!.split(separator: "(", maxSplits: 1)[0]) }
+        func base(_ symbol: Symbol) -> String {
+            String(symbol.pathComponents.last!.split(separator: "(", maxSplits: 1)[0])
+        }
         func owner(_ symbol: Symbol) -> String { symbol.pathComponents.dropLast().joined(separator: ".") }
         func firstType(_ symbol: Symbol) -> String {
             (symbol.parameters?.first ?? "").split(separator: ":", maxSplits: 1).dropFirst().first
                 .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         }
         var synchronousNames: [String: Set<String>] = [:]
-        for symbol in functions where !symbol.isAsync { synchronousNames[owner(symbol), default: []].insert(base(symbol)) }
+        for symbol in functions where !symbol.isAsync {
+            synchronousNames[owner(symbol), default: []].insert(base(symbol))
+        }
         // The standard library's `Actor.withSerialExecutor` pair, which every actor shows.
         let inherited: Set<String> = ["withSerialExecutor"]
         var broken: [String] = []
@@ -120,13 +137,17 @@ final class PublicNamesTests: XCTestCase {
                 if !synchronous.contains(String(name.dropLast("Async".count))) {
                     broken.append("\(spelled): no synchronous \(name.dropLast("Async".count)) to be the async form of")
                 }
-            } else if symbol.isAsync, synchronous.contains(name), name != "init", !["Data", "URL"].contains(firstType(symbol)) {
+            } else if symbol.isAsync, synchronous.contains(name), name != "init",
+                !["Data", "URL"].contains(firstType(symbol))
+            {
                 broken.append("\(spelled): shares its name with a synchronous call; spell it \(name)Async")
             }
         }
         XCTAssertEqual(broken, [], "async forms that break the naming rule")
         let asyncNames = Set(functions.filter(\.isAsync).map { "\(owner($0)).\(base($0))" })
-        for slow in ["RSAPrivateKey.generate", "RSAKeyStore.generateKeyPair", "RSATrust.evaluate", "RSAKeyStore.importIdentity"] {
+        for slow in [
+            "RSAPrivateKey.generate", "RSAKeyStore.generateKeyPair", "RSATrust.evaluate", "RSAKeyStore.importIdentity"
+        ] {
             XCTAssertTrue(asyncNames.contains(slow + "Async"), "\(slow) blocks for long and has no \(slow)Async")
         }
     }
@@ -140,7 +161,8 @@ final class PublicNamesTests: XCTestCase {
     /// baseline regenerated. `RSAKIT_UPDATE_API_BASELINE=1 swift test --filter
     /// PublicNamesTests/testPublicAPI` rewrites the file, in the same commit as the entry.
     func testPublicAPI_MatchesTheBaseline_AndEveryRemovalIsInTheChangelog() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let baselineURL = root.appendingPathComponent("api/public-symbols.txt")
         let current = Self.apiLines(try Self.symbols())
         XCTAssertGreaterThan(current.count, 1000, "the symbol graph listed too few symbols")
@@ -154,17 +176,21 @@ final class PublicNamesTests: XCTestCase {
         let now = Set(current)
         let changelog = try String(contentsOf: root.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
         let removed = baseline.subtracting(now).sorted()
-        let removedTypes = Set(removed.map { $0.split(separator: " ")[0] }.filter { !$0.contains(".") }.map(String.init))
+        let removedTypes = Set(
+            removed.map { $0.split(separator: " ")[0] }.filter { !$0.contains(".") }.map(String.init))
         let unmentioned = removed.filter { line in
             let path = line.split(separator: " ")[0].split(separator: ".").map(String.init)
-            return !changelog.contains(path.last!) && !(path.count > 1 && removedTypes.contains(path[0]) && changelog.contains(path[0]))
+            return !changelog.contains(path.last!)
+                && !(path.count > 1 && removedTypes.contains(path[0]) && changelog.contains(path[0]))
         }
         XCTAssertEqual(unmentioned, [], "public symbols removed or renamed without a CHANGELOG.md entry naming them")
         let added = now.subtracting(baseline).sorted()
-        XCTAssertTrue(removed.isEmpty && added.isEmpty,
-                      "the public API differs from api/public-symbols.txt (\(removed.count) gone, \(added.count) new; first: "
-                      + "\((removed.prefix(5) + added.prefix(5)).joined(separator: "; "))): regenerate it with "
-                      + "RSAKIT_UPDATE_API_BASELINE=1 swift test --filter PublicNamesTests/testPublicAPI, in the same commit as the CHANGELOG entry")
+        XCTAssertTrue(
+            removed.isEmpty && added.isEmpty,
+            "the public API differs from api/public-symbols.txt (\(removed.count) gone, \(added.count) new; first: "
+                + "\((removed.prefix(5) + added.prefix(5)).joined(separator: "; "))): regenerate it with "
+                + "RSAKIT_UPDATE_API_BASELINE=1 swift test --filter PublicNamesTests/testPublicAPI, in the same commit as the CHANGELOG entry"
+        )
     }
 
     static let baselineHeader = """
@@ -177,12 +203,14 @@ final class PublicNamesTests: XCTestCase {
 
     /// One line per public symbol, sorted and without duplicates.
     static func apiLines(_ symbols: [Symbol]) -> [String] {
-        Set(symbols.map { symbol in
-            var line = symbol.pathComponents.joined(separator: ".")
-            if let parameters = symbol.parameters { line += " (" + parameters.joined(separator: ", ") + ")" }
-            if symbol.isAsync { line += " async" }
-            return line
-        }).sorted()
+        Set(
+            symbols.map { symbol in
+                var line = symbol.pathComponents.joined(separator: ".")
+                if let parameters = symbol.parameters { line += " (" + parameters.joined(separator: ", ") + ")" }
+                if symbol.isAsync { line += " async" }
+                return line
+            }
+        ).sorted()
     }
 
     // MARK: - The symbol graph of the built module
@@ -214,16 +242,19 @@ final class PublicNamesTests: XCTestCase {
         }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("rsakit-symbols-\(UUID().uuidString)")
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "rsakit-symbols-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: output) }
 
         // RSAKit imports its C modules internally; the extractor still has to find their maps.
         // RSAKit re-exports its layers; their symbols are listed as RSAKit's, as
         // `import RSAKit` shows them.
-        var arguments = ["-module-name", "RSAKit", "-I", modules.path, "-minimum-access-level", "public",
-                         "-experimental-allowed-reexported-modules=RSAKitCore,RSAKitPKI,RSAKitKeychain,RSAKitTLS",
-                         "-output-dir", output.path]
+        var arguments = [
+            "-module-name", "RSAKit", "-I", modules.path, "-minimum-access-level", "public",
+            "-experimental-allowed-reexported-modules=RSAKitCore,RSAKitPKI,RSAKitKeychain,RSAKitTLS",
+            "-output-dir", output.path
+        ]
         #if arch(x86_64)
         arguments += ["-target", "x86_64-unknown-linux-gnu"]
         #elseif arch(arm64)
@@ -232,21 +263,27 @@ final class PublicNamesTests: XCTestCase {
         let sources = root.appendingPathComponent("Sources")
         for target in (try? FileManager.default.contentsOfDirectory(atPath: sources.path)) ?? [] {
             let map = sources.appendingPathComponent(target).appendingPathComponent("module.modulemap")
-            if FileManager.default.fileExists(atPath: map.path) { arguments += ["-Xcc", "-fmodule-map-file=" + map.path] }
+            if FileManager.default.fileExists(atPath: map.path) {
+                arguments += ["-Xcc", "-fmodule-map-file=" + map.path]
+            }
             let include = sources.appendingPathComponent(target).appendingPathComponent("include")
             if FileManager.default.fileExists(atPath: include.path) { arguments += ["-I", include.path] }
         }
         // p11-kit's header lives in a folder of its own (`pkg-config --cflags-only-I p11-kit-1`),
         // which RSAKit/PKCS11Client's CP11Kit includes.
         if let pkgConfig = TestTools.path(of: "pkg-config"),
-           let flags = try? ChildProcess.run([pkgConfig, "--cflags-only-I", "p11-kit-1"]), flags.status == 0 {
+            let flags = try? ChildProcess.run([pkgConfig, "--cflags-only-I", "p11-kit-1"]), flags.status == 0
+        {
             for flag in String(decoding: flags.stdout, as: UTF8.self).split(separator: " ") where flag.hasPrefix("-I") {
                 arguments += ["-Xcc", String(flag).trimmingCharacters(in: .whitespacesAndNewlines)]
             }
         }
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: products.path)) ?? [] where entry.hasSuffix(".build") {
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: products.path)) ?? []
+        where entry.hasSuffix(".build") {
             let map = products.appendingPathComponent(entry).appendingPathComponent("module.modulemap")
-            if FileManager.default.fileExists(atPath: map.path) { arguments += ["-Xcc", "-fmodule-map-file=" + map.path] }
+            if FileManager.default.fileExists(atPath: map.path) {
+                arguments += ["-Xcc", "-fmodule-map-file=" + map.path]
+            }
         }
 
         let result = try ChildProcess.run([tool.path] + arguments)
@@ -261,11 +298,15 @@ final class PublicNamesTests: XCTestCase {
             // Only RSAKit.symbols.json holds RSAKit's own top-level declarations; the
             // RSAKit@Other files are extensions of other modules' types.
             symbols += graph.symbols.map { symbol in
-                Symbol(pathComponents: file == "RSAKit.symbols.json" ? symbol.pathComponents : ["@"] + symbol.pathComponents,
-                       parameters: symbol.functionSignature.map { signature in
-                           (signature.parameters ?? []).map { ($0.declarationFragments ?? []).map(\.spelling).joined() }
-                       },
-                       isAsync: (symbol.declarationFragments ?? []).contains { $0.kind == "keyword" && $0.spelling == "async" })
+                Symbol(
+                    pathComponents: file == "RSAKit.symbols.json"
+                        ? symbol.pathComponents : ["@"] + symbol.pathComponents,
+                    parameters: symbol.functionSignature.map { signature in
+                        (signature.parameters ?? []).map { ($0.declarationFragments ?? []).map(\.spelling).joined() }
+                    },
+                    isAsync: (symbol.declarationFragments ?? []).contains {
+                        $0.kind == "keyword" && $0.spelling == "async"
+                    })
             }
         }
         cachedSymbols = symbols

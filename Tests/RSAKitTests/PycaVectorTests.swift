@@ -18,12 +18,15 @@ final class PycaVectorTests: XCTestCase {
         let path = Self.fixtures.appendingPathComponent("rsa-rc2-cbc.pem").path
         let file = try RSAKeyFile(bytes: try fixture("rsa-rc2-cbc.pem"), passphrase: Array(Self.rc2Passphrase.utf8))
         let key = try XCTUnwrap(file.privateKey)
-        XCTAssertEqual(file.encryption?.description, "PBES2: PBKDF2-HMAC-SHA1, 2048 iterations, RC2-CBC (128-bit effective key)")
+        XCTAssertEqual(
+            file.encryption?.description, "PBES2: PBKDF2-HMAC-SHA1, 2048 iterations, RC2-CBC (128-bit effective key)")
         XCTAssertEqual(file.structureName, "PKCS#8 EncryptedPrivateKeyInfo")
         XCTAssertEqual(key.publicKey.modulusBitCount, 2048)
         // openssl pkey -provider legacy -provider default -in rsa-rc2-cbc.pem -passin pass:... -noout -modulus
-        let output = try OpenSSL.run(["rsa", "-provider", "legacy", "-provider", "default", "-in", path,
-                                      "-passin", "pass:" + Self.rc2Passphrase, "-noout", "-modulus"])
+        let output = try OpenSSL.run([
+            "rsa", "-provider", "legacy", "-provider", "default", "-in", path,
+            "-passin", "pass:" + Self.rc2Passphrase, "-noout", "-modulus"
+        ])
         let text = String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         XCTAssertTrue(text.hasPrefix("Modulus=DCA44607EAF135B5"), text)
         let modulusHex = key.publicKey.modulus.map { String(format: "%02X", $0) }.joined()
@@ -46,7 +49,12 @@ final class PycaVectorTests: XCTestCase {
         // openssl x509 -noout -dates prints "notAfter=Bad time value" for this file.
         let text = String(decoding: try fixture("badasn1time.pem"), as: UTF8.self)
         XCTAssertThrowsError(try X509Certificate(pemRepresentation: text)) { error in
-            XCTAssertEqual(error as? RSAError, .malformedCertificate(reason: "its notAfter time \"19020701025736Z\" (15 characters) is not of the form UTCTime YYMMDDHHMMSSZ (13 characters, RFC 5280 §4.1.2.5) (PEM block 1, \"CERTIFICATE\" at line 1)"))
+            XCTAssertEqual(
+                error as? RSAError,
+                .malformedCertificate(
+                    reason:
+                        "its notAfter time \"19020701025736Z\" (15 characters) is not of the form UTCTime YYMMDDHHMMSSZ (13 characters, RFC 5280 §4.1.2.5) (PEM block 1, \"CERTIFICATE\" at line 1)"
+                ))
         }
     }
 

@@ -25,10 +25,12 @@ final class RSAErrorTests: XCTestCase {
         .duplicateItem(RSAKeychainItemQuery(itemClass: .certificate, issuer: "CN=Root", serialNumber: [1, 2])),
         .duplicateItem(.internetPassword(try! RSAInternetPasswordKey(url: "https://alice@example.com"))),
         .malformedDER(reason: "indefinite length", offset: 3), .malformedPEM(reason: "missing END line", line: 9),
-        .unsupportedKeyFormat(reason: RSAKeyFile.certificateReason), .unsupportedKeyFormat(reason: RSAKeyFile.pkcs12Reason),
+        .unsupportedKeyFormat(reason: RSAKeyFile.certificateReason),
+        .unsupportedKeyFormat(reason: RSAKeyFile.pkcs12Reason),
         .keyTypeMismatch(expected: "a public key", found: "a private key"), .invalidTag(reason: "empty"),
         .invalidLabel(reason: "too long"), .insecureStorePermissions(path: "/s", mode: 0o644),
-        .damagedItem(tag: nil, path: "/s/x", reason: "truncated"), .storeIOError(path: "/s", reason: "an agent already listens there"),
+        .damagedItem(tag: nil, path: "/s/x", reason: "truncated"),
+        .storeIOError(path: "/s", reason: "an agent already listens there"),
         .storeNotFound(path: "/s"), .keyStoredUnderAnotherTag(tag: "a", requestedTag: "b"),
         .keyTooSmallForPadding(modulusByteCount: 64, minimumByteCount: 66, padding: "OAEP"),
         .digestLengthMismatch(byteCount: 20, expected: 32), .saltLengthInvalid(byteCount: -1, maximum: 222),
@@ -36,29 +38,34 @@ final class RSAErrorTests: XCTestCase {
         .messageFormatUnsupported(reason: "armor with raw blocks"), .messageInvalid(reason: "empty input"),
         .messageNamesNoRecipient, .inputFileFailed(path: "in", reason: "no such file or directory"),
         .outputFileFailed(path: "out", reason: "permission denied"), .outputFileIsInput(path: "f"), .wrongPassphrase,
-        .keychainLocked, .keychainProtection(reason: "the store is not protected"), .invalidKDFParameters(reason: "ops"),
+        .keychainLocked, .keychainProtection(reason: "the store is not protected"),
+        .invalidKDFParameters(reason: "ops"),
         .invalidAttribute(reason: "the service is empty"), .malformedCertificate(reason: "not DER"),
         .passphraseNeeded(what: "PKCS#12 file"), .passphraseIncorrect(what: "PKCS#12 file"),
         .passphraseUnusable(reason: "a NUL byte"), .pkcs12IntegrityCheckFailed, .pkcs12Unusable(reason: "no key"),
-        .invalidApplicationIdentifier("x", reason: "no dot"), .accessGroupNotAllowed(group: "com.example.b", allowed: ["com.example.a"]),
+        .invalidApplicationIdentifier("x", reason: "no dot"),
+        .accessGroupNotAllowed(group: "com.example.b", allowed: ["com.example.a"]),
         .storeAccessDenied(path: "/s", reason: "user u is not a member of group g"),
-        .insecureSharedStore(path: "/s/lock", reason: "mode 0664 lets users outside group g in"),
+        .insecureSharedStore(path: "/s/lock", reason: "mode 0664 lets users outside group g in")
     ]
 
     /// One value of every TLS case but serverNotTrusted (its payload, a trust evaluation, is
     /// covered by the TLS suites; its sentence by the source scan below).
     static let tlsRepresentatives: [RSATLSError] = [
         .connectFailed(host: "h", port: 1, reason: "connection refused"),
-        .timedOut(operation: "the TLS handshake", seconds: 5), .clientCertificateRejected(alert: "Unknown CA", certificateSent: true),
+        .timedOut(operation: "the TLS handshake", seconds: 5),
+        .clientCertificateRejected(alert: "Unknown CA", certificateSent: true),
         .clientCertificateRejected(alert: "Certificate is required", certificateSent: false),
         .handshakeFailed(reason: "protocol version"), .connectionFailed(reason: "reset"),
-        .identityUnusable(reason: "another key"),
+        .identityUnusable(reason: "another key")
     ]
 
     /// "--identity", "`rsakit cert add`", "(rsakit agent stop ...)": what CLI advice looks like.
     static func commandLineAdvice(in text: String) -> String? {
-        let patterns = [#"(?<![-\w])--[a-z]"#, #"`rsakit\b"#, #"'rsakit\b"#, #"\brun rsakit\b"#, #"\buse rsakit\b"#,
-                        #"[(:]\s*rsakit [a-z]"#]
+        let patterns = [
+            #"(?<![-\w])--[a-z]"#, #"`rsakit\b"#, #"'rsakit\b"#, #"\brun rsakit\b"#, #"\buse rsakit\b"#,
+            #"[(:]\s*rsakit [a-z]"#
+        ]
         for pattern in patterns {
             if let range = text.range(of: pattern, options: .regularExpression) { return String(text[range]) }
         }
@@ -77,7 +84,8 @@ final class RSAErrorTests: XCTestCase {
     func testLibraryMessages_CarryNoCommandLineAdvice() {
         let errors: [any Error & CustomStringConvertible] = Self.representatives + Self.tlsRepresentatives
         for error in errors {
-            XCTAssertNil(Self.commandLineAdvice(in: error.description), "\(String(reflecting: error)): \(error.description)")
+            XCTAssertNil(
+                Self.commandLineAdvice(in: error.description), "\(String(reflecting: error)): \(error.description)")
             XCTAssertFalse(error.description.contains(" --"), error.description)
         }
     }
@@ -91,7 +99,8 @@ final class RSAErrorTests: XCTestCase {
             .deletingLastPathComponent().appendingPathComponent("Sources")
         let layers = ["RSAKit", "RSAKitCore", "RSAKitPKI", "RSAKitKeychain", "RSAKitTLS"]
         let files = layers.flatMap { layer in
-            (FileManager.default.enumerator(atPath: root.appendingPathComponent(layer).path)?.allObjects as? [String] ?? [])
+            (FileManager.default.enumerator(atPath: root.appendingPathComponent(layer).path)?.allObjects as? [String]
+                ?? [])
                 .filter { $0.hasSuffix(".swift") }.map { layer + "/" + $0 }
         }.sorted()
         XCTAssertGreaterThan(files.count, 50, "the library's sources were not found at \(root.path)")
@@ -101,9 +110,10 @@ final class RSAErrorTests: XCTestCase {
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let code = line.trimmingCharacters(in: .whitespaces)
                 guard !code.hasPrefix("//"), code.contains("\""),
-                      code.contains("RSAError") || code.contains("RSATLSError") || code.contains("reason:")
+                    code.contains("RSAError") || code.contains("RSATLSError") || code.contains("reason:")
                         || code.contains("Reason =") || file.hasSuffix("Errors/RSAError.swift")
-                        || file.hasSuffix("TLS/RSATLSError.swift") else { continue }
+                        || file.hasSuffix("TLS/RSATLSError.swift")
+                else { continue }
                 scanned += 1
                 if let advice = Self.commandLineAdvice(in: code) {
                     XCTFail("\(file):\(index + 1): \"\(advice)\" in an error message: \(code)")
@@ -118,34 +128,48 @@ final class RSAErrorTests: XCTestCase {
         XCTAssertEqual(notFound.description, "no generic password for service \"x\" and account \"y\" found")
         XCTAssertEqual(notFound.localizedDescription, notFound.description)
         XCTAssertEqual("\(notFound)", notFound.description)
-        XCTAssertEqual(String(reflecting: notFound),
-                       "RSAError.itemNotFound(RSAKeychainItemQuery(itemClass: .genericPassword, service: \"x\", account: \"y\"))")
+        XCTAssertEqual(
+            String(reflecting: notFound),
+            "RSAError.itemNotFound(RSAKeychainItemQuery(itemClass: .genericPassword, service: \"x\", account: \"y\"))")
 
-        XCTAssertEqual(String(reflecting: RSAError.messageTooLong(byteCount: 300, maximum: 245)),
-                       "RSAError.messageTooLong(byteCount: 300, maximum: 245)")
+        XCTAssertEqual(
+            String(reflecting: RSAError.messageTooLong(byteCount: 300, maximum: 245)),
+            "RSAError.messageTooLong(byteCount: 300, maximum: 245)")
         XCTAssertEqual(String(reflecting: RSAError.decryptionFailed), "RSAError.decryptionFailed")
         XCTAssertEqual(RSAError.decryptionFailed.description, "decryption failed")
-        XCTAssertEqual(String(reflecting: RSAError.damagedItem(tag: nil, path: "/s/x", reason: "a \"quoted\"\nline")),
-                       #"RSAError.damagedItem(tag: nil, path: "/s/x", reason: "a \"quoted\"\nline")"#)
-        XCTAssertEqual(String(reflecting: RSAError.damagedItem(tag: "t", path: "/p", reason: "r")),
-                       #"RSAError.damagedItem(tag: "t", path: "/p", reason: "r")"#)
-        XCTAssertEqual(String(reflecting: RSAError.invalidApplicationIdentifier("x", reason: "no dot")),
-                       #"RSAError.invalidApplicationIdentifier("x", reason: "no dot")"#)
-        XCTAssertEqual(String(reflecting: RSAError.invalidKey(.otherPrimeInvalid(index: 3))),
-                       "RSAError.invalidKey(KeyValidationFailure.otherPrimeInvalid(index: 3))")
-        XCTAssertEqual(String(reflecting: RSAError.invalidKey(.primesEqual)), "RSAError.invalidKey(KeyValidationFailure.primesEqual)")
-        XCTAssertEqual(String(reflecting: RSAError.insecureStorePermissions(path: "/s", mode: 0o644)),
-                       #"RSAError.insecureStorePermissions(path: "/s", mode: 0o644)"#)
-        XCTAssertEqual(String(reflecting: RSAError.encryptedForAnotherKey(expected: Self.fingerprint)),
-                       "RSAError.encryptedForAnotherKey(expected: \"\(Self.fingerprint.base64String)\")")
-        XCTAssertEqual(String(reflecting: RSATLSError.clientCertificateRejected(alert: "Unknown CA", certificateSent: false)),
-                       #"RSATLSError.clientCertificateRejected(alert: "Unknown CA", certificateSent: false)"#)
-        XCTAssertEqual(String(reflecting: RSATLSError.timedOut(operation: "the TLS handshake", seconds: 2.5)),
-                       #"RSATLSError.timedOut(operation: "the TLS handshake", seconds: 2.5)"#)
-        XCTAssertEqual(RSATLSError.timedOut(operation: "the TLS handshake", seconds: 2.5).description,
-                       "timed out after 2.5 s: the TLS handshake")
-        XCTAssertEqual(RSATLSError.connectFailed(host: "::1", port: 8443, reason: "connection refused").localizedDescription,
-                       "cannot connect to [::1]:8443: connection refused")
+        XCTAssertEqual(
+            String(reflecting: RSAError.damagedItem(tag: nil, path: "/s/x", reason: "a \"quoted\"\nline")),
+            #"RSAError.damagedItem(tag: nil, path: "/s/x", reason: "a \"quoted\"\nline")"#)
+        XCTAssertEqual(
+            String(reflecting: RSAError.damagedItem(tag: "t", path: "/p", reason: "r")),
+            #"RSAError.damagedItem(tag: "t", path: "/p", reason: "r")"#)
+        XCTAssertEqual(
+            String(reflecting: RSAError.invalidApplicationIdentifier("x", reason: "no dot")),
+            #"RSAError.invalidApplicationIdentifier("x", reason: "no dot")"#)
+        XCTAssertEqual(
+            String(reflecting: RSAError.invalidKey(.otherPrimeInvalid(index: 3))),
+            "RSAError.invalidKey(KeyValidationFailure.otherPrimeInvalid(index: 3))")
+        XCTAssertEqual(
+            String(reflecting: RSAError.invalidKey(.primesEqual)),
+            "RSAError.invalidKey(KeyValidationFailure.primesEqual)")
+        XCTAssertEqual(
+            String(reflecting: RSAError.insecureStorePermissions(path: "/s", mode: 0o644)),
+            #"RSAError.insecureStorePermissions(path: "/s", mode: 0o644)"#)
+        XCTAssertEqual(
+            String(reflecting: RSAError.encryptedForAnotherKey(expected: Self.fingerprint)),
+            "RSAError.encryptedForAnotherKey(expected: \"\(Self.fingerprint.base64String)\")")
+        XCTAssertEqual(
+            String(reflecting: RSATLSError.clientCertificateRejected(alert: "Unknown CA", certificateSent: false)),
+            #"RSATLSError.clientCertificateRejected(alert: "Unknown CA", certificateSent: false)"#)
+        XCTAssertEqual(
+            String(reflecting: RSATLSError.timedOut(operation: "the TLS handshake", seconds: 2.5)),
+            #"RSATLSError.timedOut(operation: "the TLS handshake", seconds: 2.5)"#)
+        XCTAssertEqual(
+            RSATLSError.timedOut(operation: "the TLS handshake", seconds: 2.5).description,
+            "timed out after 2.5 s: the TLS handshake")
+        XCTAssertEqual(
+            RSATLSError.connectFailed(host: "::1", port: 8443, reason: "connection refused").localizedDescription,
+            "cannot connect to [::1]:8443: connection refused")
         XCTAssertEqual(String(reflecting: RSAError.internalError("x")), #"RSAError.internalError("x")"#)
     }
 
@@ -168,19 +192,30 @@ final class RSAErrorTests: XCTestCase {
 
     func testItemQuery_DebugDescriptionShowsOnlyTheAttributesSet() throws {
         let key = try RSAInternetPasswordKey(url: "https://alice@example.com:8443/repo")
-        XCTAssertEqual(String(reflecting: RSAKeychainItemQuery.internetPassword(key)),
-                       #"RSAKeychainItemQuery(itemClass: .internetPassword, internetPasswordKey: "https://alice@example.com:8443/repo")"#)
-        XCTAssertEqual(String(reflecting: RSAKeychainItemQuery.key(tag: "t", keyClass: .private)),
-                       #"RSAKeychainItemQuery(itemClass: .key, keyClass: .private, applicationTag: "t")"#)
-        XCTAssertEqual(String(reflecting: RSAKeychainItemQuery.item(id: "abc")), #"RSAKeychainItemQuery(itemClass: nil, itemID: "abc")"#)
+        XCTAssertEqual(
+            String(reflecting: RSAKeychainItemQuery.internetPassword(key)),
+            #"RSAKeychainItemQuery(itemClass: .internetPassword, internetPasswordKey: "https://alice@example.com:8443/repo")"#
+        )
+        XCTAssertEqual(
+            String(reflecting: RSAKeychainItemQuery.key(tag: "t", keyClass: .private)),
+            #"RSAKeychainItemQuery(itemClass: .key, keyClass: .private, applicationTag: "t")"#)
+        XCTAssertEqual(
+            String(reflecting: RSAKeychainItemQuery.item(id: "abc")),
+            #"RSAKeychainItemQuery(itemClass: nil, itemID: "abc")"#)
         let certificate = RSAKeychainItemQuery(itemClass: .certificate, issuer: "CN=Root", serialNumber: [0x5e, 0x01])
-        XCTAssertEqual(String(reflecting: certificate),
-                       #"RSAKeychainItemQuery(itemClass: .certificate, issuer: "CN=Root", serialNumber: "5e01")"#)
-        XCTAssertEqual(RSAError.duplicateItem(certificate).description,
-                       "a certificate issued by \"CN=Root\" with serial 5e01 already exists")
-        XCTAssertEqual(RSAError.duplicateItem(.key(tag: "t", keyClass: .public)).description,
-                       "a public key with tag \"t\" already exists")
-        XCTAssertEqual(RSAError.itemNotFound(RSAKeychainItemQuery(itemClass: .key, keyClass: .private, publicKeyFingerprint: Self.fingerprint)).description,
-                       "no private key with fingerprint \(Self.fingerprint.base64String) found")
+        XCTAssertEqual(
+            String(reflecting: certificate),
+            #"RSAKeychainItemQuery(itemClass: .certificate, issuer: "CN=Root", serialNumber: "5e01")"#)
+        XCTAssertEqual(
+            RSAError.duplicateItem(certificate).description,
+            "a certificate issued by \"CN=Root\" with serial 5e01 already exists")
+        XCTAssertEqual(
+            RSAError.duplicateItem(.key(tag: "t", keyClass: .public)).description,
+            "a public key with tag \"t\" already exists")
+        XCTAssertEqual(
+            RSAError.itemNotFound(
+                RSAKeychainItemQuery(itemClass: .key, keyClass: .private, publicKeyFingerprint: Self.fingerprint)
+            ).description,
+            "no private key with fingerprint \(Self.fingerprint.base64String) found")
     }
 }

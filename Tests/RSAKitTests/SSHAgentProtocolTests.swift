@@ -7,7 +7,9 @@ import RSAKit
 /// identities listed, signatures that verify, SHA-1 and foreign requests refused, a locked
 /// agent listing nothing, a malformed frame closing its connection only.
 final class SSHAgentProtocolTests: KeychainTestCase {
-    private func u32(_ n: Int) -> [UInt8] { [UInt8(n >> 24 & 0xff), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)] }
+    private func u32(_ n: Int) -> [UInt8] {
+        [UInt8(n >> 24 & 0xff), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)]
+    }
     private func string(_ bytes: [UInt8]) -> [UInt8] { u32(bytes.count) + bytes }
 
     // MARK: Codec
@@ -17,8 +19,9 @@ final class SSHAgentProtocolTests: KeychainTestCase {
         XCTAssertEqual(SSHAgentProtocol.mpint([]), [0, 0, 0, 0])
         XCTAssertEqual(SSHAgentProtocol.mpint([0, 0]), [0, 0, 0, 0])
         XCTAssertEqual(SSHAgentProtocol.mpint([0x80]), [0, 0, 0, 2, 0x00, 0x80])
-        XCTAssertEqual(SSHAgentProtocol.mpint([0x00, 0x09, 0xa3, 0x78, 0xf9, 0xb2, 0xe3, 0x32, 0xa7]),
-                       [0, 0, 0, 8, 0x09, 0xa3, 0x78, 0xf9, 0xb2, 0xe3, 0x32, 0xa7])
+        XCTAssertEqual(
+            SSHAgentProtocol.mpint([0x00, 0x09, 0xa3, 0x78, 0xf9, 0xb2, 0xe3, 0x32, 0xa7]),
+            [0, 0, 0, 8, 0x09, 0xa3, 0x78, 0xf9, 0xb2, 0xe3, 0x32, 0xa7])
     }
 
     func testPublicKeyBlob_IsSSHRSAThenEThenN() {
@@ -28,9 +31,10 @@ final class SSHAgentProtocolTests: KeychainTestCase {
 
     func testIdentitiesAnswer_Encoding() {
         let answer = SSHAgentProtocol.identitiesAnswer([
-            .init(keyBlob: [1, 2, 3], comment: "work"), .init(keyBlob: [4], comment: "Café"),
+            .init(keyBlob: [1, 2, 3], comment: "work"), .init(keyBlob: [4], comment: "Café")
         ])
-        let payload = [12] + u32(2) + string([1, 2, 3]) + string(Array("work".utf8)) + string([4]) + string(Array("Café".utf8))
+        let payload =
+            [12] + u32(2) + string([1, 2, 3]) + string(Array("work".utf8)) + string([4]) + string(Array("Café".utf8))
         XCTAssertEqual(answer, u32(payload.count) + payload)
         XCTAssertEqual(SSHAgentProtocol.identitiesAnswer([]), [0, 0, 0, 5, 12, 0, 0, 0, 0])
         XCTAssertEqual(SSHAgentProtocol.failure, [0, 0, 0, 1, 5])
@@ -44,8 +48,9 @@ final class SSHAgentProtocolTests: KeychainTestCase {
 
     func testParseRequest_IdentitiesSignAndOthers() throws {
         XCTAssertEqual(try SSHAgentProtocol.parseRequest([11]), .requestIdentities)
-        XCTAssertEqual(try SSHAgentProtocol.parseRequest([13] + string([7, 7]) + string([1, 2, 3]) + u32(4)),
-                       .sign(keyBlob: [7, 7], data: [1, 2, 3], flags: 4))
+        XCTAssertEqual(
+            try SSHAgentProtocol.parseRequest([13] + string([7, 7]) + string([1, 2, 3]) + u32(4)),
+            .sign(keyBlob: [7, 7], data: [1, 2, 3], flags: 4))
         // Add, remove, remove all, lock, unlock, an extension: not read, answered with failure.
         for number: UInt8 in [17, 18, 19, 22, 23, 25, 27, 200] {
             XCTAssertEqual(try SSHAgentProtocol.parseRequest([number, 0xde, 0xad]), .unsupported(number))
@@ -62,7 +67,7 @@ final class SSHAgentProtocolTests: KeychainTestCase {
             ("no flags", [13] + string([1]) + string([2])),
             ("truncated flags", [13] + string([1]) + string([2]) + [0, 0, 1]),
             ("trailing bytes", [13] + string([1]) + string([2]) + u32(2) + [0]),
-            ("string length 0xffffffff", [13] + [0xff, 0xff, 0xff, 0xff]),
+            ("string length 0xffffffff", [13] + [0xff, 0xff, 0xff, 0xff])
         ]
         for (name, payload) in malformed {
             XCTAssertThrowsError(try SSHAgentProtocol.parseRequest(payload), name)
@@ -108,7 +113,9 @@ final class SSHAgentProtocolTests: KeychainTestCase {
         let agent = try RSAKeychainAgent(store: store, socketPath: socket)
         let listening = DispatchSemaphore(value: 0), ended = DispatchSemaphore(value: 0)
         Thread {
-            do { try agent.serve(sshSocketPath: sshSocket) { listening.signal() } } catch { XCTFail("\(error)"); listening.signal() }
+            do { try agent.serve(sshSocketPath: sshSocket) { listening.signal() } } catch {
+                XCTFail("\(error)"); listening.signal()
+            }
             ended.signal()
         }.start()
         XCTAssertEqual(listening.wait(timeout: .now() + 10), .success)
@@ -120,9 +127,12 @@ final class SSHAgentProtocolTests: KeychainTestCase {
         defer { close(fd) }
         let blob = SSHAgentProtocol.publicKeyBlob(modulus: key.modulus, publicExponent: key.publicExponent)
         // One key, once, under its first tag; the public-only key is not offered.
-        XCTAssertEqual(try exchange(fd, [11]), Array(SSHAgentProtocol.identitiesAnswer([.init(keyBlob: blob, comment: "laptop")]).dropFirst(4)))
+        XCTAssertEqual(
+            try exchange(fd, [11]),
+            Array(SSHAgentProtocol.identitiesAnswer([.init(keyBlob: blob, comment: "laptop")]).dropFirst(4)))
         let data = Array("session id and user-auth request".utf8)
-        for (flags, name, hash) in [(UInt32(2), "rsa-sha2-256", RSAHashAlgorithm.sha256), (4, "rsa-sha2-512", .sha512)] {
+        for (flags, name, hash) in [(UInt32(2), "rsa-sha2-256", RSAHashAlgorithm.sha256), (4, "rsa-sha2-512", .sha512)]
+        {
             let answer = try XCTUnwrap(try exchange(fd, [13] + string(blob) + string(data) + u32(Int(flags))))
             var reader = SSHAgentProtocol.Reader(answer, offset: 1)
             XCTAssertEqual(answer.first, 14)

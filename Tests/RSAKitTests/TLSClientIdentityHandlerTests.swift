@@ -32,10 +32,13 @@ final class TLSClientIdentityHandlerTests: XCTestCase {
     /// s_server with TestPKI's server chain; `-Verify 1 -verify_return_error` when `requiring`.
     private func startServer(requiring: Bool, _ extra: [String]) throws -> TLSTestServer {
         let verify = requiring ? ["-Verify", "1", "-verify_return_error", "-CAfile", pki.path("root.pem")] : []
-        let server = try TLSTestServer(openssl: try OpenSSL.require(),
-                                       arguments: verify + ["-cert", pki.path("server.pem"), "-cert_chain", pki.path("intermediate.pem"),
-                                                            "-key", pki.leafKey] + extra,
-                                       directory: fixtures.directory.path)
+        let server = try TLSTestServer(
+            openssl: try OpenSSL.require(),
+            arguments: verify + [
+                "-cert", pki.path("server.pem"), "-cert_chain", pki.path("intermediate.pem"),
+                "-key", pki.leafKey
+            ] + extra,
+            directory: fixtures.directory.path)
         servers.append(server)
         return server
     }
@@ -56,10 +59,12 @@ final class TLSClientIdentityHandlerTests: XCTestCase {
             configuration.clientIdentityHandlerAsync = { request in
                 // TLS 1.3 asks before the server's Certificate; TLS 1.2 after it was trusted.
                 let seen = request.serverCertificates.first?.subjectSummary ?? "-"
-                return await holder.answer("\(version.rawValue) \(request.serverName) \(seen) CAs:\(request.acceptableIssuerNames.count)")
+                return await holder.answer(
+                    "\(version.rawValue) \(request.serverName) \(seen) CAs:\(request.acceptableIssuerNames.count)")
             }
-            let connection = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port,
-                                                                     configuration: configuration, identity: nil)
+            let connection = try await RSAAsyncTLSConnection.connect(
+                host: "127.0.0.1", port: server.port,
+                configuration: configuration, identity: nil)
             XCTAssertTrue(connection.clientCertificateRequested)
             XCTAssertTrue(connection.clientCertificateSent)
             XCTAssertEqual(connection.identity?.name, "client")
@@ -71,7 +76,8 @@ final class TLSClientIdentityHandlerTests: XCTestCase {
         }
         // s_server names its -CAfile's root as the one CA it accepts.
         let requests = await holder.requests
-        XCTAssertEqual(requests, ["TLS1.3 server.rsakit.test - CAs:1", "TLS1.2 server.rsakit.test server.rsakit.test CAs:1"])
+        XCTAssertEqual(
+            requests, ["TLS1.3 server.rsakit.test - CAs:1", "TLS1.2 server.rsakit.test server.rsakit.test CAs:1"])
     }
 
     /// The synchronous handler, on RSATLSConnection: what it throws ends the handshake and is
@@ -81,8 +87,13 @@ final class TLSClientIdentityHandlerTests: XCTestCase {
         let server = try startServer(requiring: true, ["-www"])
         var configuration = try fixtures.configuration(.tls12)
         configuration.clientIdentityHandler = { request in throw NoIdentityForThisServer(server: request.serverName) }
-        XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: configuration, identity: nil)) {
-            XCTAssertEqual($0 as? NoIdentityForThisServer, NoIdentityForThisServer(server: "server.rsakit.test"), String(reflecting: $0))
+        XCTAssertThrowsError(
+            try RSATLSConnection.connect(
+                host: "127.0.0.1", port: server.port, configuration: configuration, identity: nil)
+        ) {
+            XCTAssertEqual(
+                $0 as? NoIdentityForThisServer, NoIdentityForThisServer(server: "server.rsakit.test"),
+                String(reflecting: $0))
         }
     }
 
@@ -91,7 +102,8 @@ final class TLSClientIdentityHandlerTests: XCTestCase {
         let server = try startServer(requiring: false, ["-www"])
         var configuration = try fixtures.configuration(nil)
         configuration.clientIdentityHandlerAsync = { await holder.answer("\($0.serverName)") }
-        let connection = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: configuration, identity: nil)
+        let connection = try await RSAAsyncTLSConnection.connect(
+            host: "127.0.0.1", port: server.port, configuration: configuration, identity: nil)
         XCTAssertFalse(connection.clientCertificateRequested)
         XCTAssertFalse(connection.clientCertificateSent)
         XCTAssertNil(connection.identity)
@@ -111,7 +123,8 @@ final class TLSClientIdentityHandlerTests: XCTestCase {
         }
         let started = Date()
         do {
-            _ = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: configuration, identity: nil)
+            _ = try await RSAAsyncTLSConnection.connect(
+                host: "127.0.0.1", port: server.port, configuration: configuration, identity: nil)
             XCTFail("connected without an answer from the handler")
         } catch let RSATLSError.timedOut(operation, seconds) {
             XCTAssertEqual(operation, "the client identity handler for server.rsakit.test")
@@ -131,7 +144,8 @@ final class TLSClientIdentityHandlerTests: XCTestCase {
         }
         let client = RSAHTTPSClient(configuration: configuration)
         let asking = try startServer(requiring: true, ["-WWW"])
-        let (body, response) = try await client.data(for: RSAHTTPSRequest(url: URL(string: "https://127.0.0.1:\(asking.port)/h.txt")!, timeoutInterval: 20))
+        let (body, response) = try await client.data(
+            for: RSAHTTPSRequest(url: URL(string: "https://127.0.0.1:\(asking.port)/h.txt")!, timeoutInterval: 20))
         XCTAssertEqual(response.statusCode, 200)
         XCTAssertEqual(String(decoding: body, as: UTF8.self), "for the handler\n")
         XCTAssertTrue(asking.waitForLog("RSAKit Test Client"), asking.log)
@@ -139,11 +153,13 @@ final class TLSClientIdentityHandlerTests: XCTestCase {
         XCTAssertEqual(afterAsking, ["127.0.0.1 server.rsakit.test"])
 
         let silent = try startServer(requiring: false, ["-WWW"])
-        let (again, plain) = try await client.data(for: RSAHTTPSRequest(url: URL(string: "https://127.0.0.1:\(silent.port)/h.txt")!, timeoutInterval: 20))
+        let (again, plain) = try await client.data(
+            for: RSAHTTPSRequest(url: URL(string: "https://127.0.0.1:\(silent.port)/h.txt")!, timeoutInterval: 20))
         XCTAssertEqual(plain.statusCode, 200)
         XCTAssertEqual(String(decoding: again, as: UTF8.self), "for the handler\n")
         let afterSilent = await holder.requests
-        XCTAssertEqual(afterSilent, ["127.0.0.1 server.rsakit.test"], "asked by a server that did not want a certificate")
+        XCTAssertEqual(
+            afterSilent, ["127.0.0.1 server.rsakit.test"], "asked by a server that did not want a certificate")
     }
 
     // MARK: ALPN
@@ -153,20 +169,24 @@ final class TLSClientIdentityHandlerTests: XCTestCase {
         let server = try startServer(requiring: false, ["-www", "-alpn", "http/1.1,h2"])
         var configuration = try fixtures.configuration(nil)
         configuration.applicationProtocols = ["h2", "http/1.1"]
-        let offered = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: configuration, identity: nil)
+        let offered = try await RSAAsyncTLSConnection.connect(
+            host: "127.0.0.1", port: server.port, configuration: configuration, identity: nil)
         XCTAssertEqual(offered.negotiatedApplicationProtocol, "http/1.1")
         await offered.close()
         configuration.applicationProtocols = ["h2"]
-        let onlyH2 = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: configuration, identity: nil)
+        let onlyH2 = try await RSAAsyncTLSConnection.connect(
+            host: "127.0.0.1", port: server.port, configuration: configuration, identity: nil)
         XCTAssertEqual(onlyH2.negotiatedApplicationProtocol, "h2")
         await onlyH2.close()
         configuration.applicationProtocols = []
-        let none = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: configuration, identity: nil)
+        let none = try await RSAAsyncTLSConnection.connect(
+            host: "127.0.0.1", port: server.port, configuration: configuration, identity: nil)
         XCTAssertNil(none.negotiatedApplicationProtocol)
         await none.close()
         configuration.applicationProtocols = ["h2", ""]
         do {
-            _ = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: configuration, identity: nil)
+            _ = try await RSAAsyncTLSConnection.connect(
+                host: "127.0.0.1", port: server.port, configuration: configuration, identity: nil)
             XCTFail("an empty ALPN name was offered")
         } catch let RSATLSError.handshakeFailed(reason) {
             XCTAssertTrue(reason.contains("1 to 255 bytes"), reason)

@@ -17,7 +17,9 @@ final class TLSConnectionTests: XCTestCase {
     private func startServer(_ extra: [String] = []) throws -> TLSTestServer { try fixtures.startServer(extra) }
     private func leafPrivateKey() throws -> RSAPrivateKey { try fixtures.leafPrivateKey() }
     private func clientIdentity() throws -> RSATLSClientIdentity { try fixtures.clientIdentity() }
-    private func configuration(_ version: RSATLSProtocolVersion?, serverName: String = "server.rsakit.test") throws -> RSATLSClientConfiguration {
+    private func configuration(_ version: RSATLSProtocolVersion?, serverName: String = "server.rsakit.test") throws
+        -> RSATLSClientConfiguration
+    {
         try fixtures.configuration(version, serverName: serverName)
     }
 
@@ -32,8 +34,9 @@ final class TLSConnectionTests: XCTestCase {
     func testHandshake_TLS12AndTLS13_OneRSAKitSignaturePerHandshake() throws {
         let server = try startServer()
         for version in RSATLSProtocolVersion.allCases {
-            let connection = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
-                                                          configuration: configuration(version), identity: clientIdentity())
+            let connection = try RSATLSConnection.connect(
+                host: "127.0.0.1", port: server.port,
+                configuration: configuration(version), identity: clientIdentity())
             XCTAssertEqual(connection.protocolVersion, version.rawValue)
             XCTAssertEqual(connection.privateKeyOperations.map(\.scheme), ["rsa_pss_rsae_sha256"])
             XCTAssertEqual(connection.privateKeyOperations.first?.signatureByteCount, 256)
@@ -41,7 +44,8 @@ final class TLSConnectionTests: XCTestCase {
             XCTAssertTrue(connection.clientCertificateRequested)
             XCTAssertTrue(connection.clientCertificateSent)
             XCTAssertEqual(connection.trustEvaluation.result, .unspecified)
-            XCTAssertEqual(connection.serverCertificates.map(\.subjectSummary), ["server.rsakit.test", "RSAKit Test Intermediate"])
+            XCTAssertEqual(
+                connection.serverCertificates.map(\.subjectSummary), ["server.rsakit.test", "RSAKit Test Intermediate"])
             let page = try fetchPage(connection)
             XCTAssertTrue(page.contains("Subject: CN=RSAKit Test Client, O=RSAKit Tests"), page)
             XCTAssertTrue(page.contains("Peer signature type: RSA-PSS"), page)
@@ -59,12 +63,13 @@ final class TLSConnectionTests: XCTestCase {
             ("rsa_pss_rsae_sha512", .tls12, "rsa_pss_rsae_sha512", "RSA-PSS-RSAE-SHA512"),
             // PKCS#1 v1.5: GnuTLS hands over the DigestInfo (19 + 32 bytes for SHA-256).
             ("RSA+SHA256", .tls12, "rsa_pkcs1 (DigestInfo, 51 bytes)", "RSA-SHA256"),
-            ("RSA+SHA512", .tls12, "rsa_pkcs1 (DigestInfo, 83 bytes)", "RSA-SHA512"),
+            ("RSA+SHA512", .tls12, "rsa_pkcs1 (DigestInfo, 83 bytes)", "RSA-SHA512")
         ]
         for (sigalgs, version, scheme, gnutlsName) in cases {
             let server = try startServer(["-client_sigalgs", sigalgs])
-            let connection = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
-                                                          configuration: configuration(version), identity: clientIdentity())
+            let connection = try RSATLSConnection.connect(
+                host: "127.0.0.1", port: server.port,
+                configuration: configuration(version), identity: clientIdentity())
             XCTAssertEqual(connection.privateKeyOperations.map(\.scheme), [scheme], sigalgs)
             XCTAssertEqual(connection.clientSignatureAlgorithm, gnutlsName, sigalgs)
             XCTAssertTrue(try fetchPage(connection).contains("Subject: CN=RSAKit Test Client"), sigalgs)
@@ -74,60 +79,90 @@ final class TLSConnectionTests: XCTestCase {
 
     func testClientCertificateRejected_TLS12InTheHandshake_TLS13OnTheFirstRead() throws {
         // A certificate from a root the server does not know (untrusted-leaf.pem, leaf.key).
-        let stranger = try RSATLSClientIdentity(privateKey: leafPrivateKey(), certificate: pki.certificate("untrusted-leaf"))
+        let stranger = try RSATLSClientIdentity(
+            privateKey: leafPrivateKey(), certificate: pki.certificate("untrusted-leaf"))
         let server = try startServer()
-        XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
-                                                          configuration: configuration(.tls12), identity: stranger)) { error in
-            guard case let RSATLSError.clientCertificateRejected(alert, sent) = error else { return XCTFail("\(error)") }
+        XCTAssertThrowsError(
+            try RSATLSConnection.connect(
+                host: "127.0.0.1", port: server.port,
+                configuration: configuration(.tls12), identity: stranger)
+        ) { error in
+            guard case let RSATLSError.clientCertificateRejected(alert, sent) = error else {
+                return XCTFail("\(error)")
+            }
             XCTAssertTrue(sent)
             XCTAssertEqual(alert, "CA is unknown")
         }
-        let connection = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
-                                                      configuration: configuration(.tls13), identity: stranger)
+        let connection = try RSATLSConnection.connect(
+            host: "127.0.0.1", port: server.port,
+            configuration: configuration(.tls13), identity: stranger)
         XCTAssertEqual(connection.privateKeyOperations.count, 1)
         try connection.write(Array("GET / HTTP/1.0\r\n\r\n".utf8))
         XCTAssertThrowsError(try connection.read(timeout: 20)) { error in
-            XCTAssertEqual(error as? RSATLSError, .clientCertificateRejected(alert: "CA is unknown", certificateSent: true))
-            XCTAssertEqual((error as? RSATLSError)?.description, "the server rejected the client certificate (alert: CA is unknown)")
+            XCTAssertEqual(
+                error as? RSATLSError, .clientCertificateRejected(alert: "CA is unknown", certificateSent: true))
+            XCTAssertEqual(
+                (error as? RSATLSError)?.description,
+                "the server rejected the client certificate (alert: CA is unknown)")
         }
     }
 
     func testNoIdentity_ServerRequiringOne_SaysNoneWasGiven() throws {
         let server = try startServer()
-        XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
-                                                          configuration: configuration(.tls12), identity: nil)) { error in
+        XCTAssertThrowsError(
+            try RSATLSConnection.connect(
+                host: "127.0.0.1", port: server.port,
+                configuration: configuration(.tls12), identity: nil)
+        ) { error in
             guard case RSATLSError.clientCertificateRejected(_, false) = error else { return XCTFail("\(error)") }
         }
     }
 
     func testServerTrust_HostnameAndAnchors_FailBeforeTheClientSigns() throws {
         let server = try startServer()
-        XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
-                                                          configuration: configuration(nil, serverName: "other.example"),
-                                                          identity: clientIdentity())) { error in
-            guard case let RSATLSError.serverNotTrusted(evaluation, sent, refusedByHandler) = error else { return XCTFail("\(error)") }
+        XCTAssertThrowsError(
+            try RSATLSConnection.connect(
+                host: "127.0.0.1", port: server.port,
+                configuration: configuration(nil, serverName: "other.example"),
+                identity: clientIdentity())
+        ) { error in
+            guard case let RSATLSError.serverNotTrusted(evaluation, sent, refusedByHandler) = error else {
+                return XCTFail("\(error)")
+            }
             XCTAssertEqual(evaluation.result, .recoverableTrustFailure)
             XCTAssertFalse(refusedByHandler)
             // Typed: the kind, the certificate's index, and the chain, for a caller to act on.
             XCTAssertEqual(evaluation.failures.map(\.kind), [.hostnameMismatch(hostname: "other.example")])
             XCTAssertEqual(evaluation.failures.map(\.chainIndex), [0])
-            XCTAssertEqual(evaluation.chain.map(\.subjectSummary), ["server.rsakit.test", "RSAKit Test Intermediate", "RSAKit Test Root CA"])
-            XCTAssertEqual(sent, [try? self.pki.certificate("server"), try? self.pki.certificate("intermediate")].compactMap { $0 })
-            XCTAssertEqual(evaluation.reasons, ["certificate 0 (server.rsakit.test): not valid for the hostname \"other.example\""])
+            XCTAssertEqual(
+                evaluation.chain.map(\.subjectSummary),
+                ["server.rsakit.test", "RSAKit Test Intermediate", "RSAKit Test Root CA"])
+            XCTAssertEqual(
+                sent, [try? self.pki.certificate("server"), try? self.pki.certificate("intermediate")].compactMap { $0 }
+            )
+            XCTAssertEqual(
+                evaluation.reasons, ["certificate 0 (server.rsakit.test): not valid for the hostname \"other.example\""]
+            )
         }
         var unknown = try configuration(.tls13)
         unknown.anchorCertificates = [try pki.certificate("untrusted-root")]
-        XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: unknown,
-                                                          identity: clientIdentity())) { error in
+        XCTAssertThrowsError(
+            try RSATLSConnection.connect(
+                host: "127.0.0.1", port: server.port, configuration: unknown,
+                identity: clientIdentity())
+        ) { error in
             guard case let RSATLSError.serverNotTrusted(evaluation, _, _) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(evaluation.result, .recoverableTrustFailure)
             let reasons = evaluation.reasons
             XCTAssertEqual(reasons.count, 1)
-            XCTAssertTrue(reasons[0].contains("issuer \"O=RSAKit Tests,CN=RSAKit Test Root CA\" not found") || reasons[0].contains("not found among"), reasons[0])
+            XCTAssertTrue(
+                reasons[0].contains("issuer \"O=RSAKit Tests,CN=RSAKit Test Root CA\" not found")
+                    || reasons[0].contains("not found among"), reasons[0])
         }
         // The IP address as the name: matched against the IP subjectAltName, no SNI sent.
-        let byAddress = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port,
-                                                     configuration: configuration(nil, serverName: "127.0.0.1"), identity: clientIdentity())
+        let byAddress = try RSATLSConnection.connect(
+            host: "127.0.0.1", port: server.port,
+            configuration: configuration(nil, serverName: "127.0.0.1"), identity: clientIdentity())
         XCTAssertEqual(byAddress.trustEvaluation.result, .unspecified)
     }
 
@@ -142,20 +177,26 @@ final class TLSConnectionTests: XCTestCase {
             seen.record(evaluation.result, trust.certificates.count)
             return evaluation.failures.map(\.kind) == [.hostnameMismatch(hostname: "other.example")] ? .trust : .cancel
         }
-        let connection = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: anyway,
-                                                      identity: clientIdentity())
+        let connection = try RSATLSConnection.connect(
+            host: "127.0.0.1", port: server.port, configuration: anyway,
+            identity: clientIdentity())
         XCTAssertEqual(connection.serverTrustDecision, .trust)
         XCTAssertEqual(connection.trustEvaluation.result, .recoverableTrustFailure)
         XCTAssertTrue(try fetchPage(connection).contains("HTTP/1.0 200 ok"))
         XCTAssertEqual(seen.entries, ["recoverable-trust-failure/2"], "called once, with the 2 certificates sent")
-        connection.close()   // s_server serves one client at a time: it waits for this socket to close
+        connection.close()  // s_server serves one client at a time: it waits for this socket to close
 
         // A good chain cancelled by the handler: refused before the client signs.
         var refuse = try configuration(.tls12)
         refuse.serverTrustHandler = { _, _ in .cancel }
-        XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: refuse,
-                                                          identity: clientIdentity())) { error in
-            guard case let RSATLSError.serverNotTrusted(evaluation, _, refusedByHandler) = error else { return XCTFail("\(error)") }
+        XCTAssertThrowsError(
+            try RSATLSConnection.connect(
+                host: "127.0.0.1", port: server.port, configuration: refuse,
+                identity: clientIdentity())
+        ) { error in
+            guard case let RSATLSError.serverNotTrusted(evaluation, _, refusedByHandler) = error else {
+                return XCTFail("\(error)")
+            }
             XCTAssertTrue(refusedByHandler)
             XCTAssertEqual(evaluation.result, .unspecified)
             XCTAssertTrue("\(error)".hasPrefix("the server trust handler refused the server"), "\(error)")
@@ -164,8 +205,9 @@ final class TLSConnectionTests: XCTestCase {
         // The server's own certificate as the only anchor.
         var pinned = try configuration(nil)
         pinned.anchorCertificates = [try pki.certificate("server")]
-        let pinnedConnection = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: pinned,
-                                                            identity: clientIdentity())
+        let pinnedConnection = try RSATLSConnection.connect(
+            host: "127.0.0.1", port: server.port, configuration: pinned,
+            identity: clientIdentity())
         XCTAssertEqual(pinnedConnection.trustEvaluation.result, .unspecified)
         XCTAssertEqual(pinnedConnection.trustEvaluation.chain, [try pki.certificate("server")])
         pinnedConnection.close()
@@ -175,24 +217,28 @@ final class TLSConnectionTests: XCTestCase {
     /// process (the test process keeps SIGPIPE's default action): GnuTLS sends with MSG_NOSIGNAL.
     func testWriteAfterTheServerClosed_ThrowsInsteadOfSIGPIPE() throws {
         let server = try startServer()
-        let connection = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: configuration(.tls12),
-                                                      identity: clientIdentity())
+        let connection = try RSATLSConnection.connect(
+            host: "127.0.0.1", port: server.port, configuration: configuration(.tls12),
+            identity: clientIdentity())
         XCTAssertTrue(try fetchPage(connection).contains("HTTP/1.0 200 ok"))
-        server.stop()   // the server process ends: its socket is closed, writes meet RST then EPIPE
+        server.stop()  // the server process ends: its socket is closed, writes meet RST then EPIPE
         var failure: Error?
         for _ in 0..<20 where failure == nil {
             do { try connection.write(Array(repeating: 0x41, count: 4096)) } catch { failure = error }
             usleep(10_000)
         }
-        guard case .connectionFailed? = failure as? RSATLSError else { return XCTFail("\(String(describing: failure))") }
+        guard case .connectionFailed? = failure as? RSATLSError else {
+            return XCTFail("\(String(describing: failure))")
+        }
         connection.close()
     }
 
     /// `close()` closes the socket it owns at once, not when the object is freed.
     func testClose_ClosesTheSocket() throws {
         let server = try startServer()
-        let connection = try RSATLSConnection.connect(host: "127.0.0.1", port: server.port, configuration: configuration(nil),
-                                                      identity: clientIdentity())
+        let connection = try RSATLSConnection.connect(
+            host: "127.0.0.1", port: server.port, configuration: configuration(nil),
+            identity: clientIdentity())
         let fd = connection.socketFileDescriptor
         XCTAssertNotEqual(fcntl(fd, F_GETFD), -1)
         connection.close()
@@ -200,14 +246,15 @@ final class TLSConnectionTests: XCTestCase {
         XCTAssertEqual(errno, EBADF)
         XCTAssertNil(try connection.read(timeout: 1))
         XCTAssertThrowsError(try connection.write([1]))
-        connection.close()   // again: nothing happens
+        connection.close()  // again: nothing happens
         withExtendedLifetime(connection) {}
     }
 
     func testIdentity_CertificateForAnotherKey_IsRefused() throws {
         let other = try RSAKeyFile(bytes: [UInt8](Data(contentsOf: URL(fileURLWithPath: pki.untrustedRootKey))))
         guard case let .privateKey(otherKey) = other.key else { return XCTFail("not a private key") }
-        XCTAssertThrowsError(try RSATLSClientIdentity(privateKey: otherKey, certificate: pki.certificate("client"))) { error in
+        XCTAssertThrowsError(try RSATLSClientIdentity(privateKey: otherKey, certificate: pki.certificate("client"))) {
+            error in
             guard case RSATLSError.identityUnusable = error else { return XCTFail("\(error)") }
         }
     }
@@ -217,9 +264,13 @@ final class TLSConnectionTests: XCTestCase {
         var settings = try configuration(nil)
         settings.timeout = 1
         let start = Date()
-        XCTAssertThrowsError(try RSATLSConnection.connect(host: "127.0.0.1", port: port,
-                                                          configuration: settings, identity: nil)) { error in
-            XCTAssertEqual(error as? RSATLSError, .timedOut(operation: "the TLS handshake with server.rsakit.test", seconds: 1))
+        XCTAssertThrowsError(
+            try RSATLSConnection.connect(
+                host: "127.0.0.1", port: port,
+                configuration: settings, identity: nil)
+        ) { error in
+            XCTAssertEqual(
+                error as? RSATLSError, .timedOut(operation: "the TLS handshake with server.rsakit.test", seconds: 1))
         }
         XCTAssertLessThan(Date().timeIntervalSince(start), 10)
     }

@@ -7,7 +7,8 @@ import RSAKit
 /// CLITokenTests drives a real token (SoftHSM2).
 final class TokenReferenceTests: KeychainTestCase {
     func testTokenURI_ParsesTokenObjectIDAndModulePath() throws {
-        let uri = try RSATokenURI("pkcs11:token=My%20Card;serial=0123;object=k;id=%01%ff?module-path=/usr/lib/x.so&pin-source=file:/p")
+        let uri = try RSATokenURI(
+            "pkcs11:token=My%20Card;serial=0123;object=k;id=%01%ff?module-path=/usr/lib/x.so&pin-source=file:/p")
         XCTAssertEqual(uri.tokenLabel, "My Card")
         XCTAssertEqual(uri.tokenSerial, "0123")
         XCTAssertEqual(uri.objectLabel, "k")
@@ -28,7 +29,8 @@ final class TokenReferenceTests: KeychainTestCase {
     func testTokenKeyPair_StoredAsReference() throws {
         let store = try RSAKeyStore(path: storePath)
         let key = KeychainTestKeys.keys[0]
-        let reference = RSATokenReference(modulePath: "/m.so", tokenLabel: "T", tokenSerial: "S", objectID: [0x0A, 0xB0])
+        let reference = RSATokenReference(
+            modulePath: "/m.so", tokenLabel: "T", tokenSerial: "S", objectID: [0x0A, 0xB0])
         let items = try store.addTokenKeyPair(RSATokenKey(reference: reference, publicKey: key.publicKey), tag: "tk")
         XCTAssertNil(items.public.token)
         XCTAssertEqual(items.private.token, reference)
@@ -50,8 +52,9 @@ final class TokenReferenceTests: KeychainTestCase {
     func testTPMReference_RecordedAndReadBackWithTheStoresTPMConfiguration() throws {
         let store = try RSAKeyStore(path: storePath)
         let key = KeychainTestKeys.keys[0]
-        let reference = RSATokenReference(modulePath: "/m.so", tokenLabel: "rsakit 0011", tokenSerial: "0", objectID: [1],
-                                          isTPM: true, requiresPIN: false)
+        let reference = RSATokenReference(
+            modulePath: "/m.so", tokenLabel: "rsakit 0011", tokenSerial: "0", objectID: [1],
+            isTPM: true, requiresPIN: false)
         let tpm = RSATPMConfiguration(databaseDirectory: storePath + "/tpm", tcti: "swtpm:host=127.0.0.1,port=1")
         try store.addTokenKeyPair(RSATokenKey(reference: reference, publicKey: key.publicKey, tpm: tpm), tag: "tk")
         let item = try store.keyItem(tag: "tk", keyClass: .private)
@@ -70,22 +73,30 @@ final class TokenReferenceTests: KeychainTestCase {
         let decoded = try JSONDecoder().decode(RSATokenReference.self, from: Data(old.utf8))
         XCTAssertFalse(decoded.isTPM)
         XCTAssertTrue(decoded.requiresPIN)
-        XCTAssertEqual(decoded, RSATokenReference(modulePath: "/m.so", tokenLabel: "T", tokenSerial: "S", objectID: [0x0A, 0xB0]))
+        XCTAssertEqual(
+            decoded, RSATokenReference(modulePath: "/m.so", tokenLabel: "T", tokenSerial: "S", objectID: [0x0A, 0xB0]))
         // And an ordinary token item is written as before, byte for byte.
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         XCTAssertEqual(String(decoding: try encoder.encode(decoded), as: UTF8.self), old)
-        let tpm = RSATokenReference(modulePath: "/m.so", tokenLabel: "T", tokenSerial: "S", objectID: [1], isTPM: true, requiresPIN: true)
+        let tpm = RSATokenReference(
+            modulePath: "/m.so", tokenLabel: "T", tokenSerial: "S", objectID: [1], isTPM: true, requiresPIN: true)
         XCTAssertEqual(try JSONDecoder().decode(RSATokenReference.self, from: encoder.encode(tpm)), tpm)
     }
 
     func testPrivateOperationCount_PerFormat() {
         // k = 256: container v2 PKCS#1 v1.5 blocks carry 256 - 11 - 57 = 188 bytes.
-        XCTAssertEqual(RSAMessageFormat.container().privateOperationCount(plaintextByteCount: 0, modulusByteCount: 256), 1)
-        XCTAssertEqual(RSAMessageFormat.container().privateOperationCount(plaintextByteCount: 188, modulusByteCount: 256), 1)
-        XCTAssertEqual(RSAMessageFormat.container().privateOperationCount(plaintextByteCount: 189, modulusByteCount: 256), 2)
-        XCTAssertEqual(RSAMessageFormat.rawBlocks(padding: .pkcs1v15).privateOperationCount(plaintextByteCount: 246, modulusByteCount: 256), 2)
-        XCTAssertEqual(RSAMessageFormat.appleAESGCM().privateOperationCount(plaintextByteCount: 1 << 30, modulusByteCount: 256), 1)
+        XCTAssertEqual(
+            RSAMessageFormat.container().privateOperationCount(plaintextByteCount: 0, modulusByteCount: 256), 1)
+        XCTAssertEqual(
+            RSAMessageFormat.container().privateOperationCount(plaintextByteCount: 188, modulusByteCount: 256), 1)
+        XCTAssertEqual(
+            RSAMessageFormat.container().privateOperationCount(plaintextByteCount: 189, modulusByteCount: 256), 2)
+        XCTAssertEqual(
+            RSAMessageFormat.rawBlocks(padding: .pkcs1v15).privateOperationCount(
+                plaintextByteCount: 246, modulusByteCount: 256), 2)
+        XCTAssertEqual(
+            RSAMessageFormat.appleAESGCM().privateOperationCount(plaintextByteCount: 1 << 30, modulusByteCount: 256), 1)
         XCTAssertNil(RSAMessageFormat.container().privateOperationCount(plaintextByteCount: 10, modulusByteCount: 64))
     }
 }

@@ -7,24 +7,32 @@ import RSAKitTestSupport
 /// with its result and reason; `openssl verify` is asked about the same files and must agree
 /// on pass or fail.
 final class TrustEvaluationTests: XCTestCase {
-    private func trust(_ names: [String], _ pki: TestPKI, policy: RSATrustPolicy = .basicX509,
-                       anchors: [String] = ["root"]) throws -> RSATrust {
+    private func trust(
+        _ names: [String], _ pki: TestPKI, policy: RSATrustPolicy = .basicX509,
+        anchors: [String] = ["root"]
+    ) throws -> RSATrust {
         var trust = RSATrust(certificates: try names.map { try pki.certificate($0) }, policy: policy)
         trust.anchorCertificates = try anchors.map { try pki.certificate($0) }
         trust.anchorCertificatesOnly = true
         return trust
     }
 
-    private func assertFailures(_ evaluation: RSATrustEvaluation, _ result: RSATrustResult, _ expected: [(String, Int)],
-                                file: StaticString = #filePath, line: UInt = #line) {
+    private func assertFailures(
+        _ evaluation: RSATrustEvaluation, _ result: RSATrustResult, _ expected: [(String, Int)],
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertEqual(evaluation.result, result, "\(evaluation.failures)", file: file, line: line)
-        XCTAssertEqual(evaluation.failures.map { "\($0.kind.code)@\($0.chainIndex)" }, expected.map { "\($0.0)@\($0.1)" }, file: file, line: line)
+        XCTAssertEqual(
+            evaluation.failures.map { "\($0.kind.code)@\($0.chainIndex)" }, expected.map { "\($0.0)@\($0.1)" },
+            file: file, line: line)
     }
 
     /// `openssl verify -CAfile root.pem -untrusted intermediate.pem [-purpose P] [-verify_hostname H] FILE`.
     private func opensslVerifies(_ pki: TestPKI, _ name: String, _ extra: [String] = []) throws -> Bool {
-        try OpenSSL.runAllowingFailure(["verify", "-CAfile", pki.path("root.pem"), "-untrusted", pki.path("intermediate.pem")]
-                                       + extra + [pki.path(name + ".pem")]).status == 0
+        try OpenSSL.runAllowingFailure(
+            ["verify", "-CAfile", pki.path("root.pem"), "-untrusted", pki.path("intermediate.pem")]
+                + extra + [pki.path(name + ".pem")]
+        ).status == 0
     }
 
     func testServerChain_Unspecified_AndProceedWhenUserTrusted() throws {
@@ -32,10 +40,13 @@ final class TrustEvaluationTests: XCTestCase {
         var trust = try trust(["server", "intermediate"], pki, policy: .sslServer(hostname: "server.rsakit.test"))
         var evaluation = trust.evaluate()
         assertFailures(evaluation, .unspecified, [])
-        XCTAssertEqual(evaluation.chain.map(\.subjectSummary), ["server.rsakit.test", "RSAKit Test Intermediate", "RSAKit Test Root CA"])
+        XCTAssertEqual(
+            evaluation.chain.map(\.subjectSummary),
+            ["server.rsakit.test", "RSAKit Test Intermediate", "RSAKit Test Root CA"])
         XCTAssertEqual(evaluation.anchor, try pki.certificate("root"))
         XCTAssertTrue(evaluation.result.isTrusted)
-        XCTAssertTrue(try opensslVerifies(pki, "server", ["-purpose", "sslserver", "-verify_hostname", "server.rsakit.test"]))
+        XCTAssertTrue(
+            try opensslVerifies(pki, "server", ["-purpose", "sslserver", "-verify_hostname", "server.rsakit.test"]))
         // The user marked the root trusted (cert add --trust): proceed.
         trust.userTrustedFingerprints = [try pki.certificate("root").fingerprint]
         evaluation = trust.evaluate()
@@ -43,7 +54,9 @@ final class TrustEvaluationTests: XCTestCase {
         XCTAssertTrue(evaluation.isUserTrusted)
         // Wildcard and IP subjectAltNames; the chain in any order.
         for host in ["a.wild.rsakit.test", "127.0.0.1"] {
-            assertFailures(try self.trust(["server", "root", "intermediate"], pki, policy: .sslServer(hostname: host)).evaluate(), .unspecified, [])
+            assertFailures(
+                try self.trust(["server", "root", "intermediate"], pki, policy: .sslServer(hostname: host)).evaluate(),
+                .unspecified, [])
         }
     }
 
@@ -59,8 +72,10 @@ final class TrustEvaluationTests: XCTestCase {
 
     func testWrongExtendedKeyUsage_IsRecoverable() throws {
         let pki = try TestPKI.shared()
-        assertFailures(try trust(["wrong-eku", "intermediate"], pki, policy: .sslServer(hostname: "codesign.rsakit.test")).evaluate(),
-                       .recoverableTrustFailure, [("purpose-mismatch", 0)])
+        assertFailures(
+            try trust(["wrong-eku", "intermediate"], pki, policy: .sslServer(hostname: "codesign.rsakit.test"))
+                .evaluate(),
+            .recoverableTrustFailure, [("purpose-mismatch", 0)])
         assertFailures(try trust(["wrong-eku", "intermediate"], pki).evaluate(), .unspecified, [])
         // The client leaf: fine for SSL client, not for SSL server; the server leaf the other way round.
         assertFailures(try trust(["client", "intermediate"], pki, policy: .sslClient).evaluate(), .unspecified, [])
@@ -68,9 +83,13 @@ final class TrustEvaluationTests: XCTestCase {
         assertFailures(clientAsServer, .recoverableTrustFailure, [("purpose-mismatch", 0)])
         // Without a hostname the names were not checked: said in the warnings.
         XCTAssertEqual(clientAsServer.warnings, [RSATrust.noHostnameWarning])
-        XCTAssertEqual(try trust(["server", "intermediate"], pki, policy: .sslServer(hostname: "server.rsakit.test")).evaluate().warnings, [])
+        XCTAssertEqual(
+            try trust(["server", "intermediate"], pki, policy: .sslServer(hostname: "server.rsakit.test")).evaluate()
+                .warnings, [])
         XCTAssertEqual(clientAsServer.failures.first?.kind, .purposeMismatch(required: .serverAuth))
-        assertFailures(try trust(["server", "intermediate"], pki, policy: .sslClient).evaluate(), .recoverableTrustFailure, [("purpose-mismatch", 0)])
+        assertFailures(
+            try trust(["server", "intermediate"], pki, policy: .sslClient).evaluate(), .recoverableTrustFailure,
+            [("purpose-mismatch", 0)])
         XCTAssertFalse(try opensslVerifies(pki, "wrong-eku", ["-purpose", "sslserver"]))
         XCTAssertTrue(try opensslVerifies(pki, "client", ["-purpose", "sslclient"]))
     }
@@ -85,7 +104,10 @@ final class TrustEvaluationTests: XCTestCase {
         XCTAssertEqual(failure.kind, .expired(notAfter: notAfter))
         let suggested = try XCTUnwrap(failure.suggestedVerifyDate)
         XCTAssertEqual(suggested, ISO8601DateFormatter().date(from: "2020-12-31T00:00:00Z"))
-        XCTAssertEqual(failure.description, "certificate 0 (expired.rsakit.test): expired at 2021-01-01T00:00:00Z (notAfter); a verify date of 2020-12-31T00:00:00Z would evaluate it")
+        XCTAssertEqual(
+            failure.description,
+            "certificate 0 (expired.rsakit.test): expired at 2021-01-01T00:00:00Z (notAfter); a verify date of 2020-12-31T00:00:00Z would evaluate it"
+        )
         XCTAssertFalse(try opensslVerifies(pki, "expired"))
         // The guide's recovery: change the verify date and evaluate again.
         trust.verifyDate = suggested
@@ -96,7 +118,9 @@ final class TrustEvaluationTests: XCTestCase {
         XCTAssertTrue(try opensslVerifies(pki, "expired", ["-attime", "1592222400"]))
         // Before the CAs' validity (2019-01-01), every certificate is not yet valid.
         trust.verifyDate = try XCTUnwrap(ISO8601DateFormatter().date(from: "2018-06-01T00:00:00Z"))
-        assertFailures(trust.evaluate(), .recoverableTrustFailure, [("not-yet-valid", 0), ("not-yet-valid", 1), ("not-yet-valid", 2)])
+        assertFailures(
+            trust.evaluate(), .recoverableTrustFailure,
+            [("not-yet-valid", 0), ("not-yet-valid", 1), ("not-yet-valid", 2)])
     }
 
     func testNotYetValidLeaf_IsRecoverable() throws {
@@ -104,7 +128,9 @@ final class TrustEvaluationTests: XCTestCase {
         var trust = try trust(["not-yet-valid", "intermediate"], pki)
         let evaluation = trust.evaluate()
         assertFailures(evaluation, .recoverableTrustFailure, [("not-yet-valid", 0)])
-        XCTAssertEqual(evaluation.failures.first?.kind, .notYetValid(notBefore: try pki.certificate("not-yet-valid").notValidBefore))
+        XCTAssertEqual(
+            evaluation.failures.first?.kind,
+            .notYetValid(notBefore: try pki.certificate("not-yet-valid").notValidBefore))
         trust.verifyDate = try XCTUnwrap(evaluation.failures.first?.suggestedVerifyDate)
         assertFailures(trust.evaluate(), .unspecified, [])
         XCTAssertFalse(try opensslVerifies(pki, "not-yet-valid"))
@@ -112,7 +138,9 @@ final class TrustEvaluationTests: XCTestCase {
 
     func testUntrustedRoot_AndMissingIssuer_AreRecoverable() throws {
         let pki = try TestPKI.shared()
-        assertFailures(try trust(["untrusted-leaf", "untrusted-root"], pki).evaluate(), .recoverableTrustFailure, [("untrusted-root", 1)])
+        assertFailures(
+            try trust(["untrusted-leaf", "untrusted-root"], pki).evaluate(), .recoverableTrustFailure,
+            [("untrusted-root", 1)])
         let missing = try trust(["untrusted-leaf"], pki).evaluate()
         assertFailures(missing, .recoverableTrustFailure, [("unknown-issuer", 0)])
         XCTAssertEqual(missing.failures.first?.kind, .unknownIssuer(issuer: "O=Elsewhere,CN=RSAKit Untrusted Root"))
@@ -136,12 +164,16 @@ final class TrustEvaluationTests: XCTestCase {
         // The policy still applies to a pinned leaf: its name, its dates.
         pinned.policy = .sslServer(hostname: "other.rsakit.test")
         assertFailures(pinned.evaluate(), .recoverableTrustFailure, [("hostname-mismatch", 0)])
-        assertFailures(try trust(["expired"], pki, anchors: ["expired"]).evaluate(), .recoverableTrustFailure, [("expired", 0)])
+        assertFailures(
+            try trust(["expired"], pki, anchors: ["expired"]).evaluate(), .recoverableTrustFailure, [("expired", 0)])
         // Another leaf of the same issuer is not trusted by the pin.
-        assertFailures(try trust(["client"], pki, anchors: ["server"]).evaluate(), .recoverableTrustFailure, [("unknown-issuer", 0)])
+        assertFailures(
+            try trust(["client"], pki, anchors: ["server"]).evaluate(), .recoverableTrustFailure,
+            [("unknown-issuer", 0)])
 
         // userTrustedFingerprints holding the leaf: proceed, as its doc comment says.
-        var userTrusted = try trust(["server", "intermediate"], pki, policy: .sslServer(hostname: "server.rsakit.test"), anchors: [])
+        var userTrusted = try trust(
+            ["server", "intermediate"], pki, policy: .sslServer(hostname: "server.rsakit.test"), anchors: [])
         userTrusted.userTrustedFingerprints = [server.fingerprint]
         evaluation = userTrusted.evaluate()
         assertFailures(evaluation, .proceed, [])
@@ -152,8 +184,11 @@ final class TrustEvaluationTests: XCTestCase {
         assertFailures(evaluation, .unspecified, [])
         XCTAssertEqual(evaluation.chain.map(\.subjectSummary), ["server.rsakit.test", "RSAKit Test Intermediate"])
         // openssl agrees with -partial_chain (a non-self-signed anchor).
-        XCTAssertEqual(try OpenSSL.runAllowingFailure(["verify", "-partial_chain", "-CAfile", pki.path("server.pem"),
-                                                       pki.path("server.pem")]).status, 0)
+        XCTAssertEqual(
+            try OpenSSL.runAllowingFailure([
+                "verify", "-partial_chain", "-CAfile", pki.path("server.pem"),
+                pki.path("server.pem")
+            ]).status, 0)
     }
 
     /// Subject equal to issuer, signed by another key, is not a self-signed root.
@@ -161,16 +196,22 @@ final class TrustEvaluationTests: XCTestCase {
         let pki = try TestPKI.shared()
         let alone = try trust(["same-name"], pki).evaluate()
         assertFailures(alone, .recoverableTrustFailure, [("self-signature-invalid", 0)])
-        XCTAssertTrue(alone.failures[0].message.contains("does not verify under its own key"), alone.failures[0].message)
+        XCTAssertTrue(
+            alone.failures[0].message.contains("does not verify under its own key"), alone.failures[0].message)
         // With its signer (same name, another key) in the pool, the chain goes on to it.
         let withSigner = try trust(["same-name", "same-name-signer"], pki).evaluate()
         assertFailures(withSigner, .recoverableTrustFailure, [("untrusted-root", 1)])
         XCTAssertEqual(withSigner.chain.count, 2)
         assertFailures(try trust(["same-name"], pki, anchors: ["same-name-signer"]).evaluate(), .unspecified, [])
         // openssl refuses it too, and trusts it under its signer.
-        XCTAssertNotEqual(try OpenSSL.runAllowingFailure(["verify", "-CAfile", pki.path("root.pem"), pki.path("same-name.pem")]).status, 0)
-        XCTAssertEqual(try OpenSSL.runAllowingFailure(["verify", "-CAfile", pki.path("same-name-signer.pem"),
-                                                       pki.path("same-name.pem")]).status, 0)
+        XCTAssertNotEqual(
+            try OpenSSL.runAllowingFailure(["verify", "-CAfile", pki.path("root.pem"), pki.path("same-name.pem")])
+                .status, 0)
+        XCTAssertEqual(
+            try OpenSSL.runAllowingFailure([
+                "verify", "-CAfile", pki.path("same-name-signer.pem"),
+                pki.path("same-name.pem")
+            ]).status, 0)
     }
 
     func testTamperedSignature_IsFatal() throws {
@@ -187,8 +228,11 @@ final class TrustEvaluationTests: XCTestCase {
         XCTAssertEqual(evaluation.failures.first?.certificate, try pki.certificate("server"))
         // openssl verify -CAfile root.pem -untrusted intermediate.pem+server.pem non-ca-issued.pem
         try pki.write(try pki.read("intermediate.pem") + pki.read("server.pem"), to: "untrusted-with-server.pem")
-        XCTAssertNotEqual(try OpenSSL.runAllowingFailure(["verify", "-CAfile", pki.path("root.pem"), "-untrusted", pki.path("untrusted-with-server.pem"),
-                                                          pki.path("non-ca-issued.pem")]).status, 0)
+        XCTAssertNotEqual(
+            try OpenSSL.runAllowingFailure([
+                "verify", "-CAfile", pki.path("root.pem"), "-untrusted", pki.path("untrusted-with-server.pem"),
+                pki.path("non-ca-issued.pem")
+            ]).status, 0)
     }
 
     func testDistrustedCertificate_IsDeny() throws {
@@ -211,7 +255,8 @@ final class TrustEvaluationTests: XCTestCase {
             throw XCTSkip("no system CA bundle at \(RSATrust.systemAnchorsPath)")
         }
         // The test root is not a system anchor.
-        var trust = RSATrust(certificates: [try pki.certificate("server"), try pki.certificate("intermediate")], policy: .basicX509)
+        var trust = RSATrust(
+            certificates: [try pki.certificate("server"), try pki.certificate("intermediate")], policy: .basicX509)
         let evaluation = trust.evaluate()
         XCTAssertEqual(evaluation.warnings, [])
         assertFailures(evaluation, .recoverableTrustFailure, [("unknown-issuer", 1)])
@@ -219,7 +264,8 @@ final class TrustEvaluationTests: XCTestCase {
         trust.anchorCertificates = [try pki.certificate("root")]
         assertFailures(trust.evaluate(), .unspecified, [])
         // A system root evaluates as unspecified by itself; with anchors-only and no anchors, it is an untrusted root.
-        let systemRoot = try XCTUnwrap(X509Certificate.certificates(from: [UInt8](bundle)).first(where: { $0.isValid(at: Date()) }))
+        let systemRoot = try XCTUnwrap(
+            X509Certificate.certificates(from: [UInt8](bundle)).first(where: { $0.isValid(at: Date()) }))
         var system = RSATrust(certificates: [systemRoot], policy: .basicX509)
         assertFailures(system.evaluate(), .unspecified, [])
         system.anchorCertificatesOnly = true
@@ -240,7 +286,9 @@ final class TrustEvaluationTests: XCTestCase {
         try trust.addKeychain(store)
         let evaluation = trust.evaluate()
         assertFailures(evaluation, .unspecified, [])
-        XCTAssertEqual(evaluation.chain.map(\.subjectSummary), ["server.rsakit.test", "RSAKit Test Intermediate", "RSAKit Test Root CA"])
+        XCTAssertEqual(
+            evaluation.chain.map(\.subjectSummary),
+            ["server.rsakit.test", "RSAKit Test Intermediate", "RSAKit Test Root CA"])
         // Stored, not trusted: with no anchor for it, the intermediate alone anchors nothing.
         var withoutRoot = try self.trust(["server"], pki, anchors: [])
         try withoutRoot.addKeychain(store)
@@ -256,19 +304,24 @@ final class TrustEvaluationTests: XCTestCase {
         let trust = try trust(["server", "intermediate", "intermediate-cross"], pki, anchors: ["cross-root"])
         let evaluation = trust.evaluate()
         assertFailures(evaluation, .unspecified, [])
-        XCTAssertEqual(evaluation.chain.map(\.subjectSummary), ["server.rsakit.test", "RSAKit Test Intermediate", "RSAKit Cross Root"])
+        XCTAssertEqual(
+            evaluation.chain.map(\.subjectSummary),
+            ["server.rsakit.test", "RSAKit Test Intermediate", "RSAKit Cross Root"])
         XCTAssertEqual(evaluation.chain[1], try pki.certificate("intermediate-cross"))
         // The same with the root as anchor picks the first path.
         let direct = try self.trust(["server", "intermediate-cross", "intermediate"], pki, anchors: ["root"]).evaluate()
         assertFailures(direct, .unspecified, [])
         XCTAssertEqual(direct.chain.last, try pki.certificate("root"))
         // With neither anchor, the first path's failure is the answer, as before.
-        let neither = try self.trust(["server", "intermediate", "intermediate-cross"], pki, anchors: ["untrusted-root"]).evaluate()
+        let neither = try self.trust(["server", "intermediate", "intermediate-cross"], pki, anchors: ["untrusted-root"])
+            .evaluate()
         XCTAssertEqual(neither.result, .recoverableTrustFailure)
         XCTAssertEqual(neither.chain[1], try pki.certificate("intermediate"))
         // openssl agrees: it finds the cross path only when given the cross-signed certificate.
-        let viaCross = try OpenSSL.runAllowingFailure(["verify", "-CAfile", pki.path("cross-root.pem"), "-untrusted",
-                                                       pki.path("intermediate-cross.pem"), pki.path("server.pem")])
+        let viaCross = try OpenSSL.runAllowingFailure([
+            "verify", "-CAfile", pki.path("cross-root.pem"), "-untrusted",
+            pki.path("intermediate-cross.pem"), pki.path("server.pem")
+        ])
         XCTAssertEqual(viaCross.status, 0)
     }
 
@@ -293,7 +346,8 @@ final class TrustEvaluationTests: XCTestCase {
         var evaluation = trust.evaluate()
         assertFailures(evaluation, .fatalTrustFailure, [("revoked", 0)])
         XCTAssertEqual(evaluation.failures.first?.kind, .revoked(date: Date(timeIntervalSince1970: 1_704_067_200)))
-        XCTAssertEqual(evaluation.revocation.map(\.status), [.revoked, .notChecked], "the intermediate has no CRL of the root")
+        XCTAssertEqual(
+            evaluation.revocation.map(\.status), [.revoked, .notChecked], "the intermediate has no CRL of the root")
 
         trust.crls = [try crl("crl-good", pki)]
         evaluation = trust.evaluate()
@@ -306,8 +360,11 @@ final class TrustEvaluationTests: XCTestCase {
             evaluation = trust.evaluate()
             assertFailures(evaluation, .unspecified, [])
             XCTAssertEqual(evaluation.revocation.first?.status, .notChecked, name)
-            XCTAssertTrue(evaluation.warnings.contains { $0.contains(name == "crl-stale" ? "stale since 2020-02-01" : "signature does not verify") },
-                          "\(name): \(evaluation.warnings)")
+            XCTAssertTrue(
+                evaluation.warnings.contains {
+                    $0.contains(name == "crl-stale" ? "stale since 2020-02-01" : "signature does not verify")
+                },
+                "\(name): \(evaluation.warnings)")
         }
         // The newest current CRL wins: good (number 1) and revoked (number 2) together -> revoked.
         trust.crls = [try crl("crl-good", pki), revokedCRL]
@@ -315,8 +372,10 @@ final class TrustEvaluationTests: XCTestCase {
 
         // openssl verify -crl_check: revoked fails, good passes.
         func opensslCRLCheck(_ crl: String) throws -> Int32 {
-            try OpenSSL.runAllowingFailure(["verify", "-crl_check", "-CAfile", pki.path("root.pem"), "-untrusted", pki.path("intermediate.pem"),
-                                            "-CRLfile", pki.path(crl + ".pem"), pki.path("server.pem")]).status
+            try OpenSSL.runAllowingFailure([
+                "verify", "-crl_check", "-CAfile", pki.path("root.pem"), "-untrusted", pki.path("intermediate.pem"),
+                "-CRLfile", pki.path(crl + ".pem"), pki.path("server.pem")
+            ]).status
         }
         XCTAssertNotEqual(try opensslCRLCheck("crl-revoked"), 0)
         XCTAssertEqual(try opensslCRLCheck("crl-good"), 0)

@@ -25,7 +25,9 @@ final class VectorKernelTests: XCTestCase {
     }
 
     static func bytes(_ limbs: [UInt64]) -> [UInt8] {
-        limbs.reversed().flatMap { limb in (0..<8).reversed().map { UInt8(truncatingIfNeeded: limb >> (8 * UInt64($0))) } }
+        limbs.reversed().flatMap { limb in
+            (0..<8).reversed().map { UInt8(truncatingIfNeeded: limb >> (8 * UInt64($0))) }
+        }
     }
 
     static func limbs(_ bytes: [UInt8]) -> [UInt64] {
@@ -47,13 +49,17 @@ final class VectorKernelTests: XCTestCase {
         return try body(m)
     }
 
-    static func powm(_ impl: rsakit_vec_impl, _ m: OpaquePointer, _ base: [UInt64], _ exp: [UInt64]) -> (Int32, [UInt64]) {
+    static func powm(_ impl: rsakit_vec_impl, _ m: OpaquePointer, _ base: [UInt64], _ exp: [UInt64]) -> (
+        Int32, [UInt64]
+    ) {
         var r = [UInt64](repeating: 0xAA, count: base.count)
         let status = rsakit_vec_powm(impl, m, &r, base, exp, exp.count)
         return (status, r)
     }
 
-    static func powm8(_ impl: rsakit_vec_impl, _ m: OpaquePointer, _ bases: [[UInt64]], _ exp: [UInt64]) -> (Int32, [[UInt64]]) {
+    static func powm8(_ impl: rsakit_vec_impl, _ m: OpaquePointer, _ bases: [[UInt64]], _ exp: [UInt64]) -> (
+        Int32, [[UInt64]]
+    ) {
         let l = bases[0].count
         var r = [UInt64](repeating: 0xAA, count: 8 * l)
         let status = rsakit_vec_powm8(impl, m, &r, bases.flatMap { $0 }, exp, exp.count)
@@ -90,8 +96,8 @@ final class VectorKernelTests: XCTestCase {
         let zero = [UInt64](repeating: 0, count: count)
         var one = zero; one[0] = 1
         var two = zero; two[0] = 2
-        var lowCleared = n; lowCleared[0] = 0                // n with its low limb cleared
-        lowCleared[1] &-= 1; lowCleared[0] = ~0              // ... minus 1 (n[1] has no borrow issue: n[1] != 0 in practice)
+        var lowCleared = n; lowCleared[0] = 0  // n with its low limb cleared
+        lowCleared[1] &-= 1; lowCleared[0] = ~0  // ... minus 1 (n[1] has no borrow issue: n[1] != 0 in practice)
         var allOnes = [UInt64](repeating: ~0, count: count); allOnes[count - 1] = n[count - 1] - 1
         var bases = [zero, one, two, minus(1), minus(2), minus(1 << 20), allOnes]
         if n[1] != 0 { bases.append(lowCleared) }
@@ -113,12 +119,12 @@ final class VectorKernelTests: XCTestCase {
         var rng = Rng(state: 0x1234_5678_9ABC_DEF1)
         for (count, expLimbs) in Self.sizes {
             var moduli = [Self.modulus(&rng, count)]
-            if count == 16 { moduli.append([UInt64](repeating: ~0, count: count)) } // all-ones limbs
+            if count == 16 { moduli.append([UInt64](repeating: ~0, count: count)) }  // all-ones limbs
             for n in moduli {
                 var exps = [rng.limbs(expLimbs)]
                 if count <= 16 {
-                    exps.append([UInt64](repeating: ~0, count: expLimbs))         // all-ones exponent
-                    exps.append([1] + [UInt64](repeating: 0, count: expLimbs - 1)) // e = 1
+                    exps.append([UInt64](repeating: ~0, count: expLimbs))  // all-ones exponent
+                    exps.append([1] + [UInt64](repeating: 0, count: expLimbs - 1))  // e = 1
                 }
                 // Above 16 limbs only bases 0, 3 and 6 (edges) run singly and the first 8 as lanes.
                 let bases = Self.edgeBases(n, &rng, random: count <= 16 ? Self.randomSamples(full: 4, ci: 1) : 1)
@@ -146,7 +152,8 @@ final class VectorKernelTests: XCTestCase {
     /// two size classes are refused with both results zeroed.
     func checkDualAgainstGMP(_ impl: rsakit_vec_impl, name: String) throws {
         var rng = Rng(state: 0x0DDB_A11C_0FFE_E002)
-        for (limbs0, limbs1, expLimbs) in [(8, 8, 8), (16, 16, 16), (16, 13, 5), (24, 24, 4), (32, 32, 4), (32, 25, 3)] {
+        for (limbs0, limbs1, expLimbs) in [(8, 8, 8), (16, 16, 16), (16, 13, 5), (24, 24, 4), (32, 32, 4), (32, 25, 3)]
+        {
             let n0 = Self.modulus(&rng, limbs0), n1 = Self.modulus(&rng, limbs1)
             let random = Self.randomSamples(full: 2, ci: 1)
             let bases0 = Self.edgeBases(n0, &rng, random: random), bases1 = Self.edgeBases(n1, &rng, random: random)
@@ -158,8 +165,10 @@ final class VectorKernelTests: XCTestCase {
                         var r0 = [UInt64](repeating: 0xAA, count: limbs0), r1 = [UInt64](repeating: 0xAA, count: limbs1)
                         let status = rsakit_vec_powm2(impl, expLimbs, m0, &r0, b0, e0, m1, &r1, b1, e1)
                         XCTAssertEqual(status, 0)
-                        XCTAssertEqual(r0, try Self.gmp(b0, e0, n0), "\(name) dual first, \(limbs0)/\(limbs1) limbs, base \(i)")
-                        XCTAssertEqual(r1, try Self.gmp(b1, e1, n1), "\(name) dual second, \(limbs0)/\(limbs1) limbs, base \(i)")
+                        XCTAssertEqual(
+                            r0, try Self.gmp(b0, e0, n0), "\(name) dual first, \(limbs0)/\(limbs1) limbs, base \(i)")
+                        XCTAssertEqual(
+                            r1, try Self.gmp(b1, e1, n1), "\(name) dual second, \(limbs0)/\(limbs1) limbs, base \(i)")
                     }
                 }
             }
@@ -193,14 +202,17 @@ final class VectorKernelTests: XCTestCase {
                     }
                     let lanes = Array(bases.prefix(8))
                     var r8 = [UInt64](repeating: 0xAA, count: 8 * limbs)
-                    XCTAssertEqual(rsakit_vec_powm8_public_exponent(impl, m, &r8, lanes.flatMap { $0 }, e, e.count, ebits), 0)
+                    XCTAssertEqual(
+                        rsakit_vec_powm8_public_exponent(impl, m, &r8, lanes.flatMap { $0 }, e, e.count, ebits), 0)
                     for l in 0..<8 {
-                        XCTAssertEqual(Array(r8[(l * limbs)..<((l + 1) * limbs)]), try Self.gmp(lanes[l], e, n),
-                                       "\(name) e \(e), \(limbs) limbs, lane \(l)")
+                        XCTAssertEqual(
+                            Array(r8[(l * limbs)..<((l + 1) * limbs)]), try Self.gmp(lanes[l], e, n),
+                            "\(name) e \(e), \(limbs) limbs, lane \(l)")
                     }
                 }
                 var r = [UInt64](repeating: 0xAA, count: limbs)
-                XCTAssertEqual(rsakit_vec_powm_public_exponent(impl, m, &r, bases[0], [3], 1, 0), -1, "ebits 0 is refused")
+                XCTAssertEqual(
+                    rsakit_vec_powm_public_exponent(impl, m, &r, bases[0], [3], 1, 0), -1, "ebits 0 is refused")
                 XCTAssertEqual(r, [UInt64](repeating: 0, count: limbs))
             }
         }
@@ -223,14 +235,16 @@ final class VectorKernelTests: XCTestCase {
                     XCTAssertEqual(rsakit_vec_mulmod8(impl, m, &r, a.flatMap { $0 }, b.flatMap { $0 }), 0)
                     for l in 0..<8 {
                         let expected = (BigNumber(bytes: Self.bytes(a[l])) * BigNumber(bytes: Self.bytes(b[l]))).mod(N)
-                        XCTAssertEqual(Array(r[(l * limbs)..<((l + 1) * limbs)]), Self.limbs(try expected.bytes(count: 8 * limbs)),
-                                       "\(name) \(limbs) limbs, shift \(shift), lane \(l)")
+                        XCTAssertEqual(
+                            Array(r[(l * limbs)..<((l + 1) * limbs)]), Self.limbs(try expected.bytes(count: 8 * limbs)),
+                            "\(name) \(limbs) limbs, shift \(shift), lane \(l)")
                     }
                     // r may alias a.
                     var aliased = a.flatMap { $0 }
-                    XCTAssertEqual(aliased.withUnsafeMutableBufferPointer { buffer in
-                        rsakit_vec_mulmod8(impl, m, buffer.baseAddress, buffer.baseAddress, b.flatMap { $0 })
-                    }, 0)
+                    XCTAssertEqual(
+                        aliased.withUnsafeMutableBufferPointer { buffer in
+                            rsakit_vec_mulmod8(impl, m, buffer.baseAddress, buffer.baseAddress, b.flatMap { $0 })
+                        }, 0)
                     XCTAssertEqual(aliased, r, "\(name) \(limbs) limbs, r aliasing a")
                 }
             }
@@ -311,7 +325,9 @@ final class VectorKernelTests: XCTestCase {
 
     func testMultiBuffer_LanesIndependent_Reference() throws { try checkLanesIndependent(RSAKIT_VEC_IMPL_REFERENCE) }
 
-    func testMultiBuffer_LanesIndependent_EmulatedKernel() throws { try checkLanesIndependent(RSAKIT_VEC_IMPL_IFMA_EMULATED) }
+    func testMultiBuffer_LanesIndependent_EmulatedKernel() throws {
+        try checkLanesIndependent(RSAKIT_VEC_IMPL_IFMA_EMULATED)
+    }
 
     func testLayoutConversions_RoundTripAndPlaceDigits() throws {
         var rng = Rng(state: 99)
@@ -389,7 +405,9 @@ final class VectorKernelTests: XCTestCase {
             let free = try ChildProcess.runMerged([harness, "--path"], environment: env)
             XCTAssertEqual(free.status, 0)
             let expected = RSAKitEngine.cpuSupportsIFMA ? ["3 ifma (", "2 gmp ("] : ["0 gmp ("]
-            XCTAssertTrue(expected.contains { free.output.hasPrefix($0) }, "RSAKIT_DISABLE_IFMA=\(value ?? "unset"): \(free.output)")
+            XCTAssertTrue(
+                expected.contains { free.output.hasPrefix($0) },
+                "RSAKIT_DISABLE_IFMA=\(value ?? "unset"): \(free.output)")
         }
     }
 
@@ -421,21 +439,25 @@ final class VectorKernelTests: XCTestCase {
             let random = DeterministicRandomSource(seed: 3)
             let inputs = try ConstantTimePathTests.inputs(for: gmpKey, randomInputs: Self.randomSamples(full: 3, ci: 1))
             for (i, c) in inputs.enumerated() {
-                XCTAssertEqual(try key.rsadp(c, random: random), try ConstantTimePathTests.plainRSADP(gmpKey, c),
-                               "\(impl) rsadp \(size) input \(i)")
+                XCTAssertEqual(
+                    try key.rsadp(c, random: random), try ConstantTimePathTests.plainRSADP(gmpKey, c),
+                    "\(impl) rsadp \(size) input \(i)")
             }
             // Batches of 2 (single-buffer) and 8 (multi-buffer).
             for count in [2, 8] {
                 let batch = Array(inputs.prefix(count))
                 let got = try key.rsadp(batch: batch, random: random)
-                XCTAssertEqual(got, try batch.map { try ConstantTimePathTests.plainRSADP(gmpKey, $0) }, "\(impl) batch of \(count)")
+                XCTAssertEqual(
+                    got, try batch.map { try ConstantTimePathTests.plainRSADP(gmpKey, $0) }, "\(impl) batch of \(count)"
+                )
             }
             // Chunked decryption in 8-block groups (19 blocks: two full groups and a short one),
             // serial and parallel, against the GMP key's output.
             let message = (0..<(19 * (gmpKey.modulusByteCount - 11) - 5)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
             let ciphertext = try RSAPKCS1v15Chunking.encrypt(message, with: gmpKey.publicKey)
             for concurrency in [1, 3] {
-                XCTAssertEqual(try RSAPKCS1v15Chunking.decrypt(ciphertext, with: key, concurrency: concurrency), message)
+                XCTAssertEqual(
+                    try RSAPKCS1v15Chunking.decrypt(ciphertext, with: key, concurrency: concurrency), message)
             }
             var broken = ciphertext
             broken[ciphertext.count - 1] ^= 1
@@ -460,19 +482,25 @@ final class VectorKernelTests: XCTestCase {
         // primes and is recombined (seam_check_by_primes), for one block and for eight.
         for bits in [2048, 3072] {
             let path = TestKeys.scratch.appendingPathComponent("vector-multi-3-\(bits).pem").path
-            _ = try OpenSSL.run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
-                                 "-pkeyopt", "rsa_keygen_primes:3", "-out", path])
-            let gmpKey = try RSAPrivateKey(pemRepresentation: String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self))
+            _ = try OpenSSL.run([
+                "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
+                "-pkeyopt", "rsa_keygen_primes:3", "-out", path
+            ])
+            let gmpKey = try RSAPrivateKey(
+                pemRepresentation: String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self))
             XCTAssertEqual(gmpKey.storage.otherPrimes.count, 1)
             let key = try XCTUnwrap(try gmpKey.withVectorKernel(.ifmaEmulated))
             let random = DeterministicRandomSource(seed: 11)
             let inputs = try ConstantTimePathTests.inputs(for: gmpKey, randomInputs: Self.randomSamples(full: 2, ci: 1))
             for (i, c) in inputs.enumerated() {
-                XCTAssertEqual(try key.rsadp(c, random: random), try ConstantTimePathTests.plainRSADP(gmpKey, c), "\(bits) bits, input \(i)")
+                XCTAssertEqual(
+                    try key.rsadp(c, random: random), try ConstantTimePathTests.plainRSADP(gmpKey, c),
+                    "\(bits) bits, input \(i)")
             }
             let batch = Array(inputs.prefix(8))
-            XCTAssertEqual(try key.rsadp(batch: batch, random: random),
-                           try batch.map { try ConstantTimePathTests.plainRSADP(gmpKey, $0) }, "\(bits) bits, a batch")
+            XCTAssertEqual(
+                try key.rsadp(batch: batch, random: random),
+                try batch.map { try ConstantTimePathTests.plainRSADP(gmpKey, $0) }, "\(bits) bits, a batch")
         }
     }
 
@@ -480,7 +508,8 @@ final class VectorKernelTests: XCTestCase {
         let (path, gmpKey) = try TestKeys.openssl(bits: 2048)
         let key = try XCTUnwrap(try gmpKey.withVectorKernel(RSAKitEngine.cpuSupportsIFMA ? .ifma : .ifmaEmulated))
         let message = Array("the multi-buffer lanes each decrypt their own block".utf8)
-        let ciphertext = try OpenSSL.run(["pkeyutl", "-encrypt", "-inkey", path, "-pkeyopt", "rsa_padding_mode:pkcs1"], input: message)
+        let ciphertext = try OpenSSL.run(
+            ["pkeyutl", "-encrypt", "-inkey", path, "-pkeyopt", "rsa_padding_mode:pkcs1"], input: message)
         XCTAssertEqual(ciphertext.count, key.modulusByteCount)
         XCTAssertEqual(try key.decrypt(ciphertext), message)
     }
@@ -510,7 +539,8 @@ final class VectorKernelTests: XCTestCase {
 
     func requireIFMA() throws {
         guard RSAKitEngine.cpuSupportsIFMA else {
-            let message = "THIS CPU HAS NO AVX-512 IFMA: the IFMA kernel itself is NOT TESTED here (the emulated kernel and the reference are)"
+            let message =
+                "THIS CPU HAS NO AVX-512 IFMA: the IFMA kernel itself is NOT TESTED here (the emulated kernel and the reference are)"
             FileHandle.standardError.write(Data(("\n*** " + message + " ***\n").utf8))
             throw XCTSkip(message)
         }
@@ -539,14 +569,16 @@ final class VectorKernelTests: XCTestCase {
             let c = try key.publicKey.encrypt(message)
             let good = try XCTUnwrap(try key.withVectorKernel(implementation))
             XCTAssertEqual(try good.decrypt(c), message)
-            XCTAssertEqual(try good.rsadp(batch: [[UInt8]](repeating: c, count: 8), random: SystemRandomSource()).count, 8)
+            XCTAssertEqual(
+                try good.rsadp(batch: [[UInt8]](repeating: c, count: 8), random: SystemRandomSource()).count, 8)
             let faulty = try XCTUnwrap(try key.withVectorKernel(implementation))
             XCTAssertTrue(faulty.storage.secret.attachFaultyVectorKernelForTests(implementation))
             XCTAssertThrowsError(try faulty.rsadp(c), "\(bits) bits, one block") { error in
                 guard case .internalError? = error as? RSAError else { return XCTFail("\(error)") }
             }
-            XCTAssertThrowsError(try faulty.rsadp(batch: [[UInt8]](repeating: c, count: 8), random: SystemRandomSource()),
-                                 "\(bits) bits, eight blocks")
+            XCTAssertThrowsError(
+                try faulty.rsadp(batch: [[UInt8]](repeating: c, count: 8), random: SystemRandomSource()),
+                "\(bits) bits, eight blocks")
         }
     }
 
@@ -575,13 +607,17 @@ final class VectorKernelTests: XCTestCase {
     /// debug sections stripped (symbols stay, for readable reports).
     static func valgrindSetup() throws -> (valgrind: String, harness: String) {
         let harness = try Self.harness()
-        let valgrind = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let valgrind = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
         guard let valgrind, FileManager.default.isExecutableFile(atPath: "/usr/bin/objcopy") else {
-            throw XCTSkip("valgrind (and objcopy) not installed: the constant-time check of the radix-2^52 reference is NOT RUN")
+            throw XCTSkip(
+                "valgrind (and objcopy) not installed: the constant-time check of the radix-2^52 reference is NOT RUN")
         }
         let copy = TestKeys.scratch.appendingPathComponent("VectorCTHarness-nodebug").path
         try? FileManager.default.removeItem(atPath: copy)
-        let strip = try ChildProcess.runMerged(["/usr/bin/objcopy", "--strip-debug", harness.path, copy], environment: [:])
+        let strip = try ChildProcess.runMerged(
+            ["/usr/bin/objcopy", "--strip-debug", harness.path, copy], environment: [:])
         XCTAssertEqual(strip.status, 0, strip.output)
         return (valgrind, copy)
     }
@@ -593,7 +629,8 @@ final class VectorKernelTests: XCTestCase {
 
     func testValgrind_ReferenceHasNoSecretDependentBranchOrIndex() throws {
         let (valgrind, harness) = try Self.valgrindSetup()
-        let result = try ChildProcess.runMerged([valgrind, "--tool=memcheck", "--error-exitcode=99", harness], environment: [:])
+        let result = try ChildProcess.runMerged(
+            [valgrind, "--tool=memcheck", "--error-exitcode=99", harness], environment: [:])
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertTrue(result.output.contains("ok: 0 mismatches"), result.output)
         XCTAssertEqual(Self.errorCount(result.output), 0, result.output)
@@ -602,7 +639,8 @@ final class VectorKernelTests: XCTestCase {
 
     func testValgrind_HarnessCatchesAPlantedSecretBranch() throws {
         let (valgrind, harness) = try Self.valgrindSetup()
-        let result = try ChildProcess.runMerged([valgrind, "--tool=memcheck", "--error-exitcode=99", harness, "--plant-leak"], environment: [:])
+        let result = try ChildProcess.runMerged(
+            [valgrind, "--tool=memcheck", "--error-exitcode=99", harness, "--plant-leak"], environment: [:])
         XCTAssertEqual(result.status, 99, result.output)
         XCTAssertTrue(result.output.contains("Conditional jump or move depends on uninitialised value"), result.output)
         XCTAssertGreaterThan(Self.errorCount(result.output) ?? 0, 0)
@@ -662,7 +700,9 @@ enum PKCS1DecryptionVectors {
     /// The group's first `limit` cases through `key`: each alone (a valid one gives its
     /// message, any other `RSAError.decryptionFailed`), then the valid ones eight at a time
     /// through the batch path. Returns the number of cases run.
-    static func check(_ group: Group, key: RSAPrivateKey, limit: Int = Int.max, name: String, on path: String) throws -> Int {
+    static func check(_ group: Group, key: RSAPrivateKey, limit: Int = Int.max, name: String, on path: String) throws
+        -> Int
+    {
         var ran = 0
         var valid: [(ct: [UInt8], msg: String)] = []
         for test in group.tests.prefix(limit) {
@@ -681,7 +721,8 @@ enum PKCS1DecryptionVectors {
         while start < valid.count {
             let chunk = Array(valid[start..<min(start + 8, valid.count)])
             let got = try key.decrypt(blocks: chunk.map { $0.ct[...] }, random: SystemRandomSource())
-            XCTAssertEqual(got.map(Hex.encode), chunk.map(\.msg), "\(name) valid cases \(start)... in one group on \(path)")
+            XCTAssertEqual(
+                got.map(Hex.encode), chunk.map(\.msg), "\(name) valid cases \(start)... in one group on \(path)")
             start += 8
         }
         return ran

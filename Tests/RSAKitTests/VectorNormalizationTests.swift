@@ -101,11 +101,13 @@ final class VectorNormalizationTests: XCTestCase {
                 for _ in 0..<300 { cases.append(Self.randomCase(count: count, rng: &rng)) }
                 for digits in cases {
                     let got = try normalized(impl, half: form.half, digits, vectors: vectors)
-                    XCTAssertEqual(got, Self.expected(digits), "\(impl) half \(form.half) \(vectors) vectors: \(digits)")
+                    XCTAssertEqual(
+                        got, Self.expected(digits), "\(impl) half \(form.half) \(vectors) vectors: \(digits)")
                     checked += 1
                     // Count the cases that needed the lookahead: a digit exactly 2^52 - 1 after
                     // the first pass, with a carry coming into it.
-                    let firstPass = (0..<count).map { j in (digits[j] & Self.mask) + (j == 0 ? 0 : digits[j - 1] >> 52) }
+                    let firstPass = (0..<count).map { j in (digits[j] & Self.mask) + (j == 0 ? 0 : digits[j - 1] >> 52)
+                    }
                     if (1..<count).contains(where: { firstPass[$0] == Self.mask && firstPass[$0 - 1] > Self.mask }) {
                         rippled += 1
                     }
@@ -113,7 +115,9 @@ final class VectorNormalizationTests: XCTestCase {
             }
         }
         XCTAssertGreaterThan(rippled, 100, "the cases must reach the carry-lookahead step")
-        print("normalization (\(impl == RSAKIT_VEC_IMPL_IFMA ? "IFMA kernel" : "emulated kernel")): \(checked) cases, \(rippled) with a carry through a 2^52 - 1 digit")
+        print(
+            "normalization (\(impl == RSAKIT_VEC_IMPL_IFMA ? "IFMA kernel" : "emulated kernel")): \(checked) cases, \(rippled) with a carry through a 2^52 - 1 digit"
+        )
     }
 
     func testNormalization_Emulated_MatchesSerialCarry() throws {
@@ -122,7 +126,8 @@ final class VectorNormalizationTests: XCTestCase {
 
     func testNormalization_IFMAKernel_MatchesSerialCarry() throws {
         guard RSAKitEngine.cpuSupportsIFMA else {
-            let message = "THIS CPU HAS NO AVX-512 IFMA: the IFMA kernel's normalization is NOT TESTED here (its emulation is)"
+            let message =
+                "THIS CPU HAS NO AVX-512 IFMA: the IFMA kernel's normalization is NOT TESTED here (its emulation is)"
             FileHandle.standardError.write(Data(("\n*** " + message + " ***\n").utf8))
             throw XCTSkip(message)
         }

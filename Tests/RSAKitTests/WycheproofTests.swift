@@ -13,7 +13,7 @@ final class WycheproofTests: XCTestCase {
         ("RSAES-OAEP decryption", "rsa_oaep_"),
         ("RSAES-OAEP decryption, three-prime keys", "rsa_three_primes_oaep_"),
         ("RSASSA-PKCS1-v1_5 verification", "rsa_signature_"),
-        ("RSASSA-PSS verification", "rsa_pss_"),
+        ("RSASSA-PSS verification", "rsa_pss_")
     ]
 
     private static let lock = NSLock()
@@ -41,7 +41,9 @@ final class WycheproofTests: XCTestCase {
         let total = tallies.values.reduce(0) { $0 + $1.total }
         let passed = tallies.values.reduce(0) { $0 + $1.passed }
         let files = tallies.values.reduce(0) { $0 + $1.files }
-        print("Wycheproof RSA grand total: \(passed)/\(total) passed, \(total - passed) failed, in \(files) files, \(tallies.count) of \(families.count) families run")
+        print(
+            "Wycheproof RSA grand total: \(passed)/\(total) passed, \(total - passed) failed, in \(files) files, \(tallies.count) of \(families.count) families run"
+        )
         super.tearDown()
     }
 
@@ -78,8 +80,11 @@ final class WycheproofTests: XCTestCase {
 
     func oaep(_ group: Wycheproof.Group) throws -> RSAEncryptionPadding {
         guard group.mgf == "MGF1", let sha = group.sha, let hash = RSAHashAlgorithm(name: sha),
-              let mgfSha = group.mgfSha, let mgf1 = RSAHashAlgorithm(name: mgfSha) else {
-            throw RSAError.internalError("unknown OAEP parameters \(String(describing: group.sha)) / \(String(describing: group.mgf)) \(String(describing: group.mgfSha))")
+            let mgfSha = group.mgfSha, let mgf1 = RSAHashAlgorithm(name: mgfSha)
+        else {
+            throw RSAError.internalError(
+                "unknown OAEP parameters \(String(describing: group.sha)) / \(String(describing: group.mgf)) \(String(describing: group.mgfSha))"
+            )
         }
         return .oaep(RSAOAEPParameters(hash: hash, mgf1Hash: mgf1))
     }
@@ -102,18 +107,26 @@ final class WycheproofTests: XCTestCase {
                 }
                 for test in group.tests {
                     var base = try padding(group)
-                    if case let .oaep(p) = base { base = .oaep(RSAOAEPParameters(hash: p.hash, mgf1Hash: p.mgf1Hash, label: Hex.decode(test.label ?? ""))) }
+                    if case let .oaep(p) = base {
+                        base = .oaep(
+                            RSAOAEPParameters(hash: p.hash, mgf1Hash: p.mgf1Hash, label: Hex.decode(test.label ?? "")))
+                    }
                     do {
                         let message = try key.decrypt(Hex.decode(test.ct ?? ""), padding: base)
-                        tally.record(file, test, refused: Hex.encode(message) == test.msg ? nil : "decrypted to other bytes \(Hex.encode(message))")
+                        tally.record(
+                            file, test,
+                            refused: Hex.encode(message) == test.msg
+                                ? nil : "decrypted to other bytes \(Hex.encode(message))")
                         if test.result != "valid" && Hex.encode(message) != test.msg {
-                            tally.failures.append("\(file) tcId \(test.tcId): \(test.result) case decrypted to wrong bytes")
+                            tally.failures.append(
+                                "\(file) tcId \(test.tcId): \(test.result) case decrypted to wrong bytes")
                         }
                     } catch let error as RSAError where error == .decryptionFailed {
                         tally.record(file, test, refused: "decryption failed")
                     } catch {
                         tally.record(file, test, refused: "\(error)")
-                        tally.failures.append("\(file) tcId \(test.tcId): failed with \(error), not the opaque decryptionFailed")
+                        tally.failures.append(
+                            "\(file) tcId \(test.tcId): failed with \(error), not the opaque decryptionFailed")
                     }
                 }
             }
@@ -128,7 +141,8 @@ final class WycheproofTests: XCTestCase {
         for file in try Self.files("rsa_pkcs1_*_sig_gen") {
             tally.files += 1
             for group in try Wycheproof.load(file).testGroups {
-                let hash = try XCTUnwrap(group.sha.flatMap(RSAHashAlgorithm.init(name:)), "\(file): hash \(group.sha ?? "-")")
+                let hash = try XCTUnwrap(
+                    group.sha.flatMap(RSAHashAlgorithm.init(name:)), "\(file): hash \(group.sha ?? "-")")
                 let key: RSAPrivateKey
                 do {
                     key = try RSAPrivateKey(derRepresentation: Hex.decode(group.privateKeyPkcs8 ?? ""))
@@ -141,8 +155,12 @@ final class WycheproofTests: XCTestCase {
                         let signature = try key.signature(for: Hex.decode(test.msg), hash: hash, padding: .pkcs1v15)
                         let same = Hex.encode(signature) == test.sig
                         tally.record(file, test, refused: same ? nil : "different signature \(Hex.encode(signature))")
-                        if !same && test.result != "valid" { tally.failures.append("\(file) tcId \(test.tcId): signature differs") }
-                        if !key.publicKey.isValidSignature(signature, for: Hex.decode(test.msg), hash: hash, padding: .pkcs1v15) {
+                        if !same && test.result != "valid" {
+                            tally.failures.append("\(file) tcId \(test.tcId): signature differs")
+                        }
+                        if !key.publicKey.isValidSignature(
+                            signature, for: Hex.decode(test.msg), hash: hash, padding: .pkcs1v15)
+                        {
                             tally.failures.append("\(file) tcId \(test.tcId): own signature does not verify")
                         }
                     } catch {
@@ -155,7 +173,8 @@ final class WycheproofTests: XCTestCase {
     }
 
     func testWycheproof_PKCS1v15SignatureVerification() throws {
-        let tally = try verificationFamily("RSASSA-PKCS1-v1_5 verification", "rsa_signature_") { group, key, signature, message in
+        let tally = try verificationFamily("RSASSA-PKCS1-v1_5 verification", "rsa_signature_") {
+            group, key, signature, message in
             let hash = try XCTUnwrap(group.sha.flatMap(RSAHashAlgorithm.init(name:)), "hash \(group.sha ?? "-")")
             return key.isValidSignature(signature, for: message, hash: hash, padding: .pkcs1v15)
         }
@@ -170,14 +189,18 @@ final class WycheproofTests: XCTestCase {
                 return key.isValidSignature(signature, for: message, shake: shake, saltLength: .byteCount(sLen))
             }
             let hash = try XCTUnwrap(group.sha.flatMap(RSAHashAlgorithm.init(name:)), "hash \(group.sha ?? "-")")
-            let mgf1 = try XCTUnwrap(group.mgfSha.flatMap(RSAHashAlgorithm.init(name:)), "MGF1 hash \(group.mgfSha ?? "-")")
+            let mgf1 = try XCTUnwrap(
+                group.mgfSha.flatMap(RSAHashAlgorithm.init(name:)), "MGF1 hash \(group.mgfSha ?? "-")")
             XCTAssertEqual(group.mgf, "MGF1")
-            let padding: RSASignaturePadding = mgf1 == hash ? .pss(saltLength: .byteCount(sLen)) : .pssMGF1(mgf1, saltLength: .byteCount(sLen))
+            let padding: RSASignaturePadding =
+                mgf1 == hash ? .pss(saltLength: .byteCount(sLen)) : .pssMGF1(mgf1, saltLength: .byteCount(sLen))
             let valid = key.isValidSignature(signature, for: message, hash: hash, padding: padding)
             if valid {
                 // The signer's salt length is recovered by `auto` too (OpenSSL's default on verify).
-                let auto: RSASignaturePadding = mgf1 == hash ? .pss(saltLength: .auto) : .pssMGF1(mgf1, saltLength: .auto)
-                XCTAssertTrue(key.isValidSignature(signature, for: message, hash: hash, padding: auto), "auto salt length")
+                let auto: RSASignaturePadding =
+                    mgf1 == hash ? .pss(saltLength: .auto) : .pssMGF1(mgf1, saltLength: .auto)
+                XCTAssertTrue(
+                    key.isValidSignature(signature, for: message, hash: hash, padding: auto), "auto salt length")
             }
             return valid
         }
@@ -195,7 +218,8 @@ final class WycheproofTests: XCTestCase {
                 let key: RSAPublicKey
                 do {
                     let components = try XCTUnwrap(group.publicKey, "\(file): publicKey")
-                    key = try RSAPublicKey(modulus: Hex.decode(components.modulus), publicExponent: Hex.decode(components.publicExponent))
+                    key = try RSAPublicKey(
+                        modulus: Hex.decode(components.modulus), publicExponent: Hex.decode(components.publicExponent))
                 } catch {
                     for test in group.tests { tally.record(file, test, refused: "key not loaded: \(error)") }
                     continue

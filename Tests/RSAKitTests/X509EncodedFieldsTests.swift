@@ -15,7 +15,8 @@ final class X509EncodedFieldsTests: XCTestCase {
         return text.split(separator: "\n").compactMap { line -> ArraySlice<UInt8>? in
             let fields = line.split(whereSeparator: { $0 == " " || $0 == ":" || $0 == "=" }).map(String.init)
             guard fields.count >= 7, fields[1] == "d", fields[2] == "2", fields[3] == "hl", fields[5] == "l",
-                  let offset = Int(fields[0]), let header = Int(fields[4]), let length = Int(fields[6]) else { return nil }
+                let offset = Int(fields[0]), let header = Int(fields[4]), let length = Int(fields[6])
+            else { return nil }
             return der[offset..<(offset + header + length)]
         }
     }

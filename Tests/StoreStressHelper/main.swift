@@ -106,7 +106,9 @@ func readSecret(_ path: String) throws -> RSASecretBytes {
 
 func firstIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
     guard needle.count <= haystack.count else { return nil }
-    for i in 0...(haystack.count - needle.count) where haystack[i..<(i + needle.count)].elementsEqual(needle) { return i }
+    for i in 0...(haystack.count - needle.count) where haystack[i..<(i + needle.count)].elementsEqual(needle) {
+        return i
+    }
     return nil
 }
 
@@ -167,7 +169,9 @@ func run(_ args: Arguments) throws -> Int32 {
         for i in 0..<(args.count / 2) {
             try store.addKeyPair(key, tag: args.prefix + String(i), replace: args.replace)
         }
-        print("filled \(args.count / 2) pairs (\(args.count / 2 * 2) items) in \(String(format: "%.1f", milliseconds(since: start) / 1000)) s")
+        print(
+            "filled \(args.count / 2) pairs (\(args.count / 2 * 2) items) in \(String(format: "%.1f", milliseconds(since: start) / 1000)) s"
+        )
         return 0
     case "generate-key":
         guard !args.out.isEmpty else { throw Usage(message: "--out is required") }
@@ -194,9 +198,11 @@ func run(_ args: Arguments) throws -> Int32 {
         }
         samples.sort()
         let attributes = try store.keyItem(tag: args.tag, keyClass: .public)
-        print("store=\(store.path) tag=\(args.tag) bits=\(attributes.keySizeInBits) "
-              + String(format: "open_ms=%.3f first_lookup_ms=%.3f median_lookup_ms=%.3f min_ms=%.3f max_ms=%.3f runs=%d",
-                       openMs, firstMs, samples[samples.count / 2], samples[0], samples[samples.count - 1], samples.count))
+        print(
+            "store=\(store.path) tag=\(args.tag) bits=\(attributes.keySizeInBits) "
+                + String(
+                    format: "open_ms=%.3f first_lookup_ms=%.3f median_lookup_ms=%.3f min_ms=%.3f max_ms=%.3f runs=%d",
+                    openMs, firstMs, samples[samples.count / 2], samples[0], samples[samples.count - 1], samples.count))
         return 0
     case "protect":
         let store = try RSAKeyStore(path: args.store)
@@ -213,7 +219,9 @@ func run(_ args: Arguments) throws -> Int32 {
         print("changed")
         return 0
     case "fill-keychain":
-        guard let keyPath = args.keys.first, !args.cert.isEmpty else { throw Usage(message: "--key and --cert are required") }
+        guard let keyPath = args.keys.first, !args.cert.isEmpty else {
+            throw Usage(message: "--key and --cert are required")
+        }
         let key = try readPrivateKey(keyPath).publicKey
         let template = [UInt8](FileManager.default.contents(atPath: args.cert) ?? Data())
         let parsed = try X509Certificate(derRepresentation: template)
@@ -227,11 +235,17 @@ func run(_ args: Arguments) throws -> Int32 {
         while next < args.count {
             let end = min(args.count, next + args.batch)
             try store.addPublicKeys((next..<end).map { (key: key, tag: args.prefix + String($0), label: String?.none) })
-            try store.addGenericPasswords((next..<end).map {
-                (value: RSASecretBytes(utf8: "value-\($0)"), service: args.prefix + "service-\($0 % 100)",
-                 account: "account-\($0)", label: String?.none, comment: String?.none)
-            })
-            let certificates = try (next..<end).map { i -> (certificate: X509Certificate, label: String?, trust: RSACertificateTrust, chain: [X509Certificate]) in
+            try store.addGenericPasswords(
+                (next..<end).map {
+                    (
+                        value: RSASecretBytes(utf8: "value-\($0)"), service: args.prefix + "service-\($0 % 100)",
+                        account: "account-\($0)", label: String?.none, comment: String?.none
+                    )
+                })
+            let certificates = try (next..<end).map {
+                i -> (
+                    certificate: X509Certificate, label: String?, trust: RSACertificateTrust, chain: [X509Certificate]
+                ) in
                 var der = template
                 let n = UInt32(i)
                 let last = at + serial.count - 4
@@ -242,7 +256,9 @@ func run(_ args: Arguments) throws -> Int32 {
             try store.addCertificates(certificates)
             next = end
         }
-        print("filled \(args.count) keys, passwords and certificates in \(String(format: "%.1f", milliseconds(since: start) / 1000)) s")
+        print(
+            "filled \(args.count) keys, passwords and certificates in \(String(format: "%.1f", milliseconds(since: start) / 1000)) s"
+        )
         return 0
     case "time-keychain":
         let store = try RSAKeyStore(path: args.store)
@@ -255,8 +271,11 @@ func run(_ args: Arguments) throws -> Int32 {
                 samples.append(milliseconds(since: start))
             }
             samples.sort()
-            print("lookup=\(name) items_per_class=\(args.count) " + String(format: "median_ms=%.3f min_ms=%.3f max_ms=%.3f runs=%d",
-                  samples[samples.count / 2], samples[0], samples[samples.count - 1], samples.count))
+            print(
+                "lookup=\(name) items_per_class=\(args.count) "
+                    + String(
+                        format: "median_ms=%.3f min_ms=%.3f max_ms=%.3f runs=%d",
+                        samples[samples.count / 2], samples[0], samples[samples.count - 1], samples.count))
         }
         let tag = args.prefix + String(probe)
         let service = args.prefix + "service-\(probe % 100)", account = "account-\(probe)"
@@ -273,8 +292,11 @@ func run(_ args: Arguments) throws -> Int32 {
             }
             samples.sort()
             let info = try store.protectionInfo()
-            print("unlock \(info.parameters?.description ?? "unprotected") " + String(format: "median_ms=%.1f min_ms=%.1f max_ms=%.1f runs=%d",
-                  samples[samples.count / 2], samples[0], samples[samples.count - 1], samples.count))
+            print(
+                "unlock \(info.parameters?.description ?? "unprotected") "
+                    + String(
+                        format: "median_ms=%.1f min_ms=%.1f max_ms=%.1f runs=%d",
+                        samples[samples.count / 2], samples[0], samples[samples.count - 1], samples.count))
         }
         try time("key-by-tag") { _ = try store.publicKey(tag: tag) }
         try time("key-item-by-id") { _ = try store.keyItem(id: try store.keyItem(tag: tag, keyClass: .public).itemID) }

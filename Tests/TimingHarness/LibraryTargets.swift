@@ -36,7 +36,7 @@ let pkcs1Pairs: [(name: String, classes: (MarvinClass, MarvinClass))] = [
     ("pkcs1-max-length", (.valid48, .maximumLength)),
     ("pkcs1-invalid-first-byte-vs-no-separator", (.firstByte, .noSeparator)),
     ("pkcs1-invalid-second-byte-vs-short-ps", (.secondByte, .shortPS)),
-    ("control-valid-vs-valid", (.valid48, .valid48)),
+    ("control-valid-vs-valid", (.valid48, .valid48))
 ]
 
 /// RSAES-PKCS1-v1_5 decryption (`RSAPrivateKey.decrypt(_:)`) over ``pkcs1Pairs``, each
@@ -48,7 +48,8 @@ func pkcs1Targets(key: RSAPrivateKey) -> [TimingTarget] {
             name, classes: (classes.0.rawValue, classes.1.rawValue),
             make: { pkcs1Ciphertext($0 == 0 ? classes.0 : classes.1, key: key.publicKey) },
             expected: (classes.0.isValid, classes.1.isValid),
-            resultRevealsClass: classes.0.isValid != classes.1.isValid || classes.0.messageLength(k: k) != classes.1.messageLength(k: k)
+            resultRevealsClass: classes.0.isValid != classes.1.isValid
+                || classes.0.messageLength(k: k) != classes.1.messageLength(k: k)
         ) { (try? key.decrypt($0)) != nil }
     }
 }
@@ -105,12 +106,15 @@ func containerTargets(key: RSAPrivateKey) -> [TimingTarget] {
         guard let header = try? RSAMessageContainer.Header(parsing: container) else { return false }
         var source = RSAArrayByteSource(Array(container[header.byteCount...]))
         var sink = RSAArrayByteSink()
-        return (try? RSAMessageContainer.decrypt(header: header, from: &source, to: &sink, with: key, concurrency: 1)) != nil
+        return (try? RSAMessageContainer.decrypt(header: header, from: &source, to: &sink, with: key, concurrency: 1))
+            != nil
     }
     return [
-        decryptionTarget("container-frame", classes: ("valid container", "another header"),
-                         make: { container($0, key: key.publicKey) }, expected: (true, false), operation: decrypt),
-        decryptionTarget("container-frame-vs-padding", classes: ("another header", "random block"),
-                         make: { container($0 + 1, key: key.publicKey) }, expected: (false, false), operation: decrypt),
+        decryptionTarget(
+            "container-frame", classes: ("valid container", "another header"),
+            make: { container($0, key: key.publicKey) }, expected: (true, false), operation: decrypt),
+        decryptionTarget(
+            "container-frame-vs-padding", classes: ("another header", "random block"),
+            make: { container($0 + 1, key: key.publicKey) }, expected: (false, false), operation: decrypt)
     ]
 }

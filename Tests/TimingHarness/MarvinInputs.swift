@@ -45,7 +45,9 @@ func nonZeroBytes(_ count: Int, using generator: inout SystemRandomNumberGenerat
 
 /// An EM of class `kind` for a k-octet modulus whose top octet is `topOctet`, fresh
 /// random PS and M each call.
-func pkcs1EM(_ kind: MarvinClass, k: Int, topOctet: UInt8, using generator: inout SystemRandomNumberGenerator) -> [UInt8] {
+func pkcs1EM(_ kind: MarvinClass, k: Int, topOctet: UInt8, using generator: inout SystemRandomNumberGenerator)
+    -> [UInt8]
+{
     let messageLength = kind.messageLength(k: k)
     let message = (0..<messageLength).map { _ in UInt8.random(in: 0...255, using: &generator) }
     var em: [UInt8] = [0x00, 0x02] + nonZeroBytes(k - messageLength - 3, using: &generator) + [0x00] + message

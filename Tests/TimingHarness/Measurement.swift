@@ -66,8 +66,10 @@ struct TimingTarget {
     /// A whole process per measurement (far fewer measurements).
     var isProcess = false
 
-    init(name: String, classes: (String, String), prepare: ((_ classes: [Int]) -> Void)?, poolSize: Int = 0,
-         run: @escaping (Int, Int) -> Bool, expected: (Bool, Bool), resultRevealsClass: Bool? = nil) {
+    init(
+        name: String, classes: (String, String), prepare: ((_ classes: [Int]) -> Void)?, poolSize: Int = 0,
+        run: @escaping (Int, Int) -> Bool, expected: (Bool, Bool), resultRevealsClass: Bool? = nil
+    ) {
         self.name = name
         self.classes = classes
         self.prepare = prepare

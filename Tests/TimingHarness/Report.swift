@@ -39,14 +39,17 @@ struct TargetReport {
         let raw = measurement.statistics.raw
         let us0 = raw.mean.0 / ticksPerMicrosecond, us1 = raw.mean.1 / ticksPerMicrosecond
         return "timing: target=\(target.name) per_class=\(perClass.0)/\(perClass.1) "
-            + String(format: "max_t=%.2f test=%@ test_n=%d delta_ns=%@ raw_t=%.2f mean_us=%.2f/%.2f seconds=%.0f verdict=%@",
-                     maximum.t, maximum.test, maximum.count, differenceInNanoseconds, raw.t, us0, us1, measurement.seconds, verdict)
+            + String(
+                format: "max_t=%.2f test=%@ test_n=%d delta_ns=%@ raw_t=%.2f mean_us=%.2f/%.2f seconds=%.0f verdict=%@",
+                maximum.t, maximum.test, maximum.count, differenceInNanoseconds, raw.t, us0, us1, measurement.seconds,
+                verdict)
     }
 
     /// One row of the Markdown table.
     var row: String {
         "| \(target.name) | \(target.classes.0) vs \(target.classes.1) | \(target.resultRevealsClass ? "yes" : "no") | "
-            + "\(min(perClass.0, perClass.1)) | " + String(format: "%.2f (%@) | ", maximum.t, maximum.test) + "\(verdict) |"
+            + "\(min(perClass.0, perClass.1)) | " + String(format: "%.2f (%@) | ", maximum.t, maximum.test)
+            + "\(verdict) |"
     }
 }
 

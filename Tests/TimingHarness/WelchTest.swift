@@ -91,7 +91,9 @@ struct DudectStatistics {
     /// difference of the class means (class 0 minus class 1, in ticks; squared ticks for
     /// the second-order test). With `expectingClass0Slower`, the largest t of that sign
     /// instead (first-order tests only): for the planted leak, whose class 0 does more work.
-    func maximum(minimumCount: Int, expectingClass0Slower: Bool = false) -> (t: Double, count: Int, test: String, difference: Double) {
+    func maximum(minimumCount: Int, expectingClass0Slower: Bool = false) -> (
+        t: Double, count: Int, test: String, difference: Double
+    ) {
         let score = { (test: WelchTest) in expectingClass0Slower ? test.t : abs(test.t) }
         var best = (t: score(raw), count: raw.total, test: "raw", difference: raw.mean.0 - raw.mean.1)
         for (i, test) in cropped.enumerated() where test.smallerClass >= minimumCount && score(test) > best.t {

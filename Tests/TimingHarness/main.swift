@@ -38,7 +38,10 @@ struct Options {
 }
 
 func usage(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("TimingHarness: \(message)\nusage: TimingHarness [--per-class N] [--process-per-class N] [--planted-per-class N] [--targets a,b] [--bits N | --key FILE] [--rsakit PATH] [--clock tsc|monotonic-raw] [--strict]\n".utf8))
+    FileHandle.standardError.write(
+        Data(
+            "TimingHarness: \(message)\nusage: TimingHarness [--per-class N] [--process-per-class N] [--planted-per-class N] [--targets a,b] [--bits N | --key FILE] [--rsakit PATH] [--clock tsc|monotonic-raw] [--strict]\n"
+                .utf8))
     exit(64)
 }
 
@@ -86,7 +89,8 @@ try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirec
 defer { try? FileManager.default.removeItem(at: workDirectory) }
 
 // The plant first: its verdict is the one the smoke run asserts, so it gets the freshest heap.
-var targets = [plantedTarget(key: key)] + pkcs1Targets(key: key)
+var targets =
+    [plantedTarget(key: key)] + pkcs1Targets(key: key)
     + [rsadpTarget(key: key), oaepTarget(key: key)] + containerTargets(key: key)
 if let rsakit = options.rsakit {
     targets.append(try processTarget(key: key, rsakit: rsakit, directory: workDirectory))
@@ -101,11 +105,15 @@ if let wanted = options.targets {
 }
 
 let ticksPerMicrosecond = options.clock.ticksPerMicrosecond()
-output("timing: bits=\(key.modulusBitCount) clock=\(options.clock.rawValue) ticks_per_us=\(String(format: "%.1f", ticksPerMicrosecond)) per_class=\(options.perClass) process_per_class=\(options.processPerClass) threshold=\(leakThreshold)")
+output(
+    "timing: bits=\(key.modulusBitCount) clock=\(options.clock.rawValue) ticks_per_us=\(String(format: "%.1f", ticksPerMicrosecond)) per_class=\(options.perClass) process_per_class=\(options.processPerClass) threshold=\(leakThreshold)"
+)
 var reports: [TargetReport] = []
 var broken = false
 for target in targets {
-    let perClass = target.isProcess ? options.processPerClass
+    let perClass =
+        target.isProcess
+        ? options.processPerClass
         : target.isPlanted ? options.plantedPerClass ?? options.perClass : options.perClass
     let batchSize = target.isProcess ? max(20, min(200, perClass / 2)) : max(1_000, min(10_000, perClass / 2))
     note("\(target.name): \(perClass) per class, batches of \(batchSize)")
@@ -117,10 +125,12 @@ for target in targets {
     // dudect counts a cropped test once it has "enough measurements" (10,000); at small
     // runs, a tenth of the smaller class.
     let minimumCount = min(10_000, max(20, measurement.statistics.raw.smallerClass / 10))
-    let report = TargetReport(target: target, measurement: measurement,
-                              maximum: measurement.statistics.maximum(minimumCount: minimumCount,
-                                                                      expectingClass0Slower: target.isPlanted),
-                              ticksPerMicrosecond: ticksPerMicrosecond)
+    let report = TargetReport(
+        target: target, measurement: measurement,
+        maximum: measurement.statistics.maximum(
+            minimumCount: minimumCount,
+            expectingClass0Slower: target.isPlanted),
+        ticksPerMicrosecond: ticksPerMicrosecond)
     output(report.line)
     reports.append(report)
 }
@@ -128,8 +138,18 @@ printTable(reports)
 
 let missed = reports.filter { $0.target.isPlanted && !$0.leaks }
 let leaking = reports.filter { $0.verdict == "LEAK" }
-for report in missed { note("the planted leak \(report.target.name) was NOT detected (max |t| \(String(format: "%.2f", report.maximum.t)) <= \(leakThreshold))") }
-for report in leaking { note("\(report.target.name) shows |t| = \(String(format: "%.2f", report.maximum.t)) > \(leakThreshold) between classes its result does not tell apart") }
-output("timing: summary targets=\(targets.count) measured=\(reports.count) planted=\(!reports.contains { $0.target.isPlanted } ? "absent" : missed.isEmpty ? "caught" : "MISSED") leaks=\(leaking.count) revealed=\(reports.filter { $0.verdict == "revealed" }.count)")
+for report in missed {
+    note(
+        "the planted leak \(report.target.name) was NOT detected (max |t| \(String(format: "%.2f", report.maximum.t)) <= \(leakThreshold))"
+    )
+}
+for report in leaking {
+    note(
+        "\(report.target.name) shows |t| = \(String(format: "%.2f", report.maximum.t)) > \(leakThreshold) between classes its result does not tell apart"
+    )
+}
+output(
+    "timing: summary targets=\(targets.count) measured=\(reports.count) planted=\(!reports.contains { $0.target.isPlanted } ? "absent" : missed.isEmpty ? "caught" : "MISSED") leaks=\(leaking.count) revealed=\(reports.filter { $0.verdict == "revealed" }.count)"
+)
 if broken || !missed.isEmpty { exit(1) }
 if options.strict && !leaking.isEmpty { exit(2) }

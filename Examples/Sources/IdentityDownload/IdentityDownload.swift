@@ -13,12 +13,14 @@ struct IdentityDownload {
     static func main() async throws {
         let arguments = CommandLine.arguments
         guard arguments.count == 6, let pfxPort = Int(arguments[2]), let mtlsPort = Int(arguments[3]) else {
-            FileHandle.standardError.write(Data("usage: IdentityDownload <work> <pfx port> <mTLS port> <root.pem> <passphrase>\n".utf8))
+            FileHandle.standardError.write(
+                Data("usage: IdentityDownload <work> <pfx port> <mTLS port> <root.pem> <passphrase>\n".utf8))
             exit(64)
         }
         let run = Task {
-            try await flow(work: URL(fileURLWithPath: arguments[1], isDirectory: true), pfxPort: pfxPort, mtlsPort: mtlsPort,
-                           root: URL(fileURLWithPath: arguments[4]), passphrase: arguments[5])
+            try await flow(
+                work: URL(fileURLWithPath: arguments[1], isDirectory: true), pfxPort: pfxPort, mtlsPort: mtlsPort,
+                root: URL(fileURLWithPath: arguments[4]), passphrase: arguments[5])
         }
         if case let .failure(error) = await run.result {
             FileHandle.standardError.write(Data("IdentityDownload: \(error.localizedDescription)\n".utf8))
@@ -57,17 +59,23 @@ struct IdentityDownload {
         var download = RSAHTTPSClientConfiguration()
         download.tlsConfiguration = pinned(root)
         let pfx = URL(string: "https://127.0.0.1:\(pfxPort)/client.pfx")!
-        let (identity, contents) = try await store.importIdentityAsync(contentsOf: pfx, client: RSAHTTPSClient(configuration: download),
-                                                                       passphrase: Array(passphrase.utf8), label: "example client")
+        let (identity, contents) = try await store.importIdentityAsync(
+            contentsOf: pfx, client: RSAHTTPSClient(configuration: download),
+            passphrase: Array(passphrase.utf8), label: "example client")
         try check(identity.certificate.label == "example client", "the identity is stored under its label")
-        try check(contents.certificate.publicKeyFingerprint == contents.privateKey.publicKey.fingerprint, "the downloaded file holds the key and its certificate")
-        try check(!FileManager.default.fileExists(atPath: work.appendingPathComponent("client.pfx").path), "no .pfx was written")
+        try check(
+            contents.certificate.publicKeyFingerprint == contents.privateKey.publicKey.fingerprint,
+            "the downloaded file holds the key and its certificate")
+        try check(
+            !FileManager.default.fileExists(atPath: work.appendingPathComponent("client.pfx").path),
+            "no .pfx was written")
 
         // 3. An mTLS request with the stored identity; the server's trust is decided by an
         //    async handler (URLSession's async delegate) that evaluates it against the pinned
         //    root off the cooperative pool.
         let decisions = Decisions()
-        var mtls = RSAHTTPSClientConfiguration(identity: try RSATLSClientIdentity(store: store, label: "example client"))
+        var mtls = RSAHTTPSClientConfiguration(
+            identity: try RSATLSClientIdentity(store: store, label: "example client"))
         mtls.tlsConfiguration = pinned(root)
         mtls.tlsConfiguration.serverTrustHandlerAsync = { trust, _ in
             var pinnedTrust = trust

@@ -18,8 +18,10 @@ do {
     check(block.count == key.blockSize, "one OAEP block of k = \(key.blockSize) bytes")
     check(try key.decrypt(block, padding: .oaep(RSAOAEPParameters())) == message, "OAEP round trip")
     let signature = try key.signature(for: message, hash: .sha256, padding: .pss(saltLength: .digestLength))
-    check(key.publicKey.isValidSignature(signature, for: message, hash: .sha256, padding: .pss(saltLength: .digestLength)),
-          "PSS signature verifies")
+    check(
+        key.publicKey.isValidSignature(
+            signature, for: message, hash: .sha256, padding: .pss(saltLength: .digestLength)),
+        "PSS signature verifies")
     check(try RSAPrivateKey(pemRepresentation: key.pemRepresentation) == key, "PEM export and import")
     print("RSAKitCore passed")
 } catch {

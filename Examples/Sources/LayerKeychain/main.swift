@@ -5,12 +5,16 @@ import RSAKitCore
 import RSAKitKeychain
 
 func check(_ condition: Bool, _ what: String) {
-    guard condition else { FileHandle.standardError.write(Data("LayerKeychain: check failed: \(what)\n".utf8)); exit(1) }
+    guard condition else {
+        FileHandle.standardError.write(Data("LayerKeychain: check failed: \(what)\n".utf8)); exit(1)
+    }
     print("  ok: \(what)")
 }
 
 do {
-    guard CommandLine.arguments.count == 2 else { FileHandle.standardError.write(Data("usage: LayerKeychain <folder>\n".utf8)); exit(64) }
+    guard CommandLine.arguments.count == 2 else {
+        FileHandle.standardError.write(Data("usage: LayerKeychain <folder>\n".utf8)); exit(64)
+    }
     let store = try RSAKeyStore(path: CommandLine.arguments[1] + "/layer-store", createIfMissing: true)
     let made = try store.generateKeyPair(tag: "com.example.layers", bitCount: 2048)
     check(try store.privateKey(tag: "com.example.layers") == made.key, "the stored key is the generated key")

@@ -13,13 +13,15 @@ struct ServerFlow {
     static func main() async throws {
         let arguments = CommandLine.arguments
         guard arguments.count == 6, let port = Int(arguments[2]) else {
-            FileHandle.standardError.write(Data("usage: ServerFlow <work> <port> <server.pem> <client.p12> <passphrase>\n".utf8))
+            FileHandle.standardError.write(
+                Data("usage: ServerFlow <work> <port> <server.pem> <client.p12> <passphrase>\n".utf8))
             exit(64)
         }
         do {
-            try await run(work: URL(fileURLWithPath: arguments[1], isDirectory: true), port: port,
-                          serverCertificate: URL(fileURLWithPath: arguments[3]), clientP12: URL(fileURLWithPath: arguments[4]),
-                          passphrase: arguments[5])
+            try await run(
+                work: URL(fileURLWithPath: arguments[1], isDirectory: true), port: port,
+                serverCertificate: URL(fileURLWithPath: arguments[3]), clientP12: URL(fileURLWithPath: arguments[4]),
+                passphrase: arguments[5])
             print("the server flow passed")
         } catch let error as RSAError {
             FileHandle.standardError.write(Data("ServerFlow: \(error.localizedDescription)\n".utf8))
@@ -40,11 +42,15 @@ struct ServerFlow {
         // The store, opened off the pool (a protected store would be unlocked here too).
         print("store and identity")
         let store = try await RSAKeyStore.open(at: work.appendingPathComponent("server-store"), createIfMissing: true)
-        let p12 = try RSAPKCS12(derRepresentation: [UInt8](try Data(contentsOf: clientP12)), passphrase: Array(passphrase.utf8))
+        let p12 = try RSAPKCS12(
+            derRepresentation: [UInt8](try Data(contentsOf: clientP12)), passphrase: Array(passphrase.utf8))
         // The import's trust (kSecImportItemTrust): the example root is not a system anchor.
-        check(!p12.trustEvaluation.result.isTrusted, "imported chain not trusted by the system anchors (\(p12.trustEvaluation.result))")
-        try store.addIdentity(privateKey: p12.privateKey, certificate: p12.certificate, chain: p12.chain,
-                              tag: "com.example.server-flow.client", label: "server-flow client")
+        check(
+            !p12.trustEvaluation.result.isTrusted,
+            "imported chain not trusted by the system anchors (\(p12.trustEvaluation.result))")
+        try store.addIdentity(
+            privateKey: p12.privateKey, certificate: p12.certificate, chain: p12.chain,
+            tag: "com.example.server-flow.client", label: "server-flow client")
         let identity = try RSATLSClientIdentity(store: store, label: "server-flow client")
 
         // Key generation: async, cancellable. An 8192-bit key cancelled after 50 ms stops.
@@ -86,8 +92,9 @@ struct ServerFlow {
             }
             for index in 0..<3 {
                 group.addTask {
-                    let connection = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: port,
-                                                                             configuration: tls, identity: identity)
+                    let connection = try await RSAAsyncTLSConnection.connect(
+                        host: "127.0.0.1", port: port,
+                        configuration: tls, identity: identity)
                     try await connection.write(Data("GET / HTTP/1.0\r\n\r\n".utf8))
                     var page: [UInt8] = []
                     while let bytes = try await connection.read(timeout: 20) { page += bytes }
@@ -99,8 +106,9 @@ struct ServerFlow {
             }
             return try await group.reduce(into: [String]()) { $0.append($1) }
         }
-        check(results.sorted() == ((0..<8).map { "message \($0)" } + (0..<3).map { "tls \($0)" }).sorted(),
-              "8 round trips of 256 KiB and 3 mutual-TLS requests, concurrently")
+        check(
+            results.sorted() == ((0..<8).map { "message \($0)" } + (0..<3).map { "tls \($0)" }).sorted(),
+            "8 round trips of 256 KiB and 3 mutual-TLS requests, concurrently")
 
         // A typed trust failure: without the pin the chain ends at a root that is no anchor
         // (s_server sends the example root with its certificate); the
@@ -110,17 +118,23 @@ struct ServerFlow {
         unpinned.anchorCertificates = []
         unpinned.serverTrustHandler = nil
         do {
-            _ = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: port, configuration: unpinned, identity: identity)
+            _ = try await RSAAsyncTLSConnection.connect(
+                host: "127.0.0.1", port: port, configuration: unpinned, identity: identity)
             check(false, "an unpinned, unanchored server was trusted")
         } catch let RSATLSError.serverNotTrusted(evaluation, sent, _) {
             let kinds = evaluation.failures.map(\.kind.code)
-            check(kinds == ["untrusted-root"] && evaluation.failures[0].chainIndex == 1, "typed failure: \(kinds), \(sent.count) certificate(s) sent")
+            check(
+                kinds == ["untrusted-root"] && evaluation.failures[0].chainIndex == 1,
+                "typed failure: \(kinds), \(sent.count) certificate(s) sent")
             // The override a user might approve: trust this exact leaf in the handler.
             var override = unpinned
             let approved = sent[0].fingerprint
-            override.serverTrustHandler = { trust, _ in trust.certificates.first?.fingerprint == approved ? .trust : .cancel }
-            let connection = try await RSAAsyncTLSConnection.connect(host: "127.0.0.1", port: port, configuration: override,
-                                                                     identity: identity)
+            override.serverTrustHandler = { trust, _ in
+                trust.certificates.first?.fingerprint == approved ? .trust : .cancel
+            }
+            let connection = try await RSAAsyncTLSConnection.connect(
+                host: "127.0.0.1", port: port, configuration: override,
+                identity: identity)
             check(connection.serverTrustDecision == .trust, "connected after the handler's override")
             await connection.close()
         }
@@ -129,7 +143,9 @@ struct ServerFlow {
         print("cancellation")
         let big = work.appendingPathComponent("big.bin"), sealed = work.appendingPathComponent("big.rsa")
         try Data(repeating: 0x42, count: 16_000_000).write(to: big)
-        let request = Task { try await RSAMessage.encryptFile(at: big, to: sealed, for: key.publicKey, maximumWorkers: 1) }
+        let request = Task {
+            try await RSAMessage.encryptFile(at: big, to: sealed, for: key.publicKey, maximumWorkers: 1)
+        }
         try await Task.sleep(nanoseconds: 100_000_000)
         request.cancel()
         do {

@@ -39,8 +39,9 @@ struct SixSteps {
         let storeFolder = work.appendingPathComponent("store", isDirectory: true)
         try FileManager.default.createDirectory(at: storeFolder, withIntermediateDirectories: true)
         let store = try RSAKeyStore(url: storeFolder)
-        check(try FileManager.default.attributesOfItem(atPath: storeFolder.path)[.posixPermissions] as? Int == 0o700,
-              "store folder is 0700")
+        check(
+            try FileManager.default.attributesOfItem(atPath: storeFolder.path)[.posixPermissions] as? Int == 0o700,
+            "store folder is 0700")
         // Per application: $XDG_DATA_HOME/rsakit/<identifier>, the analogue of an access group.
         let appLocation = try RSAKeyStore.defaultLocation(applicationIdentifier: "com.example.sixsteps")
         check(appLocation.hasSuffix("/rsakit/com.example.sixsteps"), "per-application location \(appLocation)")
@@ -72,22 +73,24 @@ struct SixSteps {
         let sealed = try await RSAMessage.encrypt(megabyte, for: publicKey)
         let opened = try await RSAMessage.decrypt(sealed, with: privateKey)
         check(opened == megabyte, "container round trip in memory")
-        let blocks = try await RSAMessage.encrypt(megabyte, for: publicKey, format: .rawBlocks(padding: .oaep(RSAOAEPParameters())))
+        let blocks = try await RSAMessage.encrypt(
+            megabyte, for: publicKey, format: .rawBlocks(padding: .oaep(RSAOAEPParameters())))
         check(blocks.count % publicKey.blockSize == 0, "raw blocks are k bytes each")
-        let openedBlocks = try await RSAMessage.decrypt(blocks, with: privateKey, format: .rawBlocks(padding: .oaep(RSAOAEPParameters())))
+        let openedBlocks = try await RSAMessage.decrypt(
+            blocks, with: privateKey, format: .rawBlocks(padding: .oaep(RSAOAEPParameters())))
         check(openedBlocks == megabyte, "raw OAEP blocks round trip")
         let plainFile = work.appendingPathComponent("plain.bin")
         let sealedFile = work.appendingPathComponent("plain.rsa")
         let openedFile = work.appendingPathComponent("opened.bin")
         try megabyte.write(to: plainFile)
-        try await RSAMessage.encryptFile(at: plainFile, to: sealedFile, for: publicKey)   // async, cancellable
+        try await RSAMessage.encryptFile(at: plainFile, to: sealedFile, for: publicKey)  // async, cancellable
         try await RSAMessage.decryptFile(at: sealedFile, to: openedFile, with: privateKey)
         check(try Data(contentsOf: openedFile) == megabyte, "file to file round trip")
 
         // 5. Export SPKI PEM and PKCS#1 DER, and import them back.
         print("5. export SPKI PEM and PKCS#1 DER, import them back")
-        let spkiPEM = publicKey.pemRepresentation               // "BEGIN PUBLIC KEY"
-        let pkcs1DER = privateKey.derRepresentationData         // PKCS#1, as swift-crypto's _CryptoExtras
+        let spkiPEM = publicKey.pemRepresentation  // "BEGIN PUBLIC KEY"
+        let pkcs1DER = privateKey.derRepresentationData  // PKCS#1, as swift-crypto's _CryptoExtras
         check(spkiPEM.hasPrefix("-----BEGIN PUBLIC KEY-----"), "SPKI PEM")
         check(try RSAPublicKey(pemRepresentation: spkiPEM) == publicKey, "SPKI PEM imports back")
         check(try RSAPrivateKey(derRepresentation: pkcs1DER) == privateKey, "PKCS#1 DER imports back")
@@ -96,7 +99,9 @@ struct SixSteps {
         // 6. Read a key that `openssl genpkey` wrote (PKCS#8 PEM).
         print("6. read an openssl genpkey key")
         let opensslKey = try RSAPrivateKey(pemBytes: try Data(contentsOf: genpkeyFile))
-        check(opensslKey.modulusBitCount == 2048, "openssl key, \(opensslKey.modulusBitCount) bits, \(opensslKey.fingerprint)")
+        check(
+            opensslKey.modulusBitCount == 2048,
+            "openssl key, \(opensslKey.modulusBitCount) bits, \(opensslKey.fingerprint)")
         try store.addKeyPair(opensslKey, tag: "com.example.sixsteps.openssl")
 
         // Errors: a message for another key is a typed error carrying the expected fingerprint.
@@ -105,13 +110,16 @@ struct SixSteps {
             _ = try await RSAMessage.decrypt(sealed, with: opensslKey)
             check(false, "wrong key refused")
         } catch RSAError.encryptedForAnotherKey(let expected) {
-            check(expected == publicKey.fingerprint, "wrong key: \(RSAError.encryptedForAnotherKey(expected: expected).localizedDescription)")
+            check(
+                expected == publicKey.fingerprint,
+                "wrong key: \(RSAError.encryptedForAnotherKey(expected: expected).localizedDescription)")
         }
         do {
             _ = try store.privateKey(tag: "com.example.absent")
             check(false, "missing tag refused")
         } catch RSAError.itemNotFound(let missing) {
-            check(missing == .key(tag: "com.example.absent", keyClass: .private), "missing tag: itemNotFound(\(missing))")
+            check(
+                missing == .key(tag: "com.example.absent", keyClass: .private), "missing tag: itemNotFound(\(missing))")
         }
         var tampered = sealed
         tampered[tampered.count - 1] ^= 1
@@ -125,8 +133,9 @@ struct SixSteps {
         // Plus: an armored message decrypted with the store, no tag (the key is found by the
         // fingerprint in its header), and Apple's RSA-OAEP + AES-GCM format.
         print("armor from the store, Apple's format")
-        let armored = try await RSAMessage.encrypt(Data("for the store".utf8), for: opensslKey.publicKey,
-                                                   format: .container(armored: true))
+        let armored = try await RSAMessage.encrypt(
+            Data("for the store".utf8), for: opensslKey.publicKey,
+            format: .container(armored: true))
         check(armored.starts(with: Data("-----BEGIN".utf8)), "armored text")
         let fromStore = try await RSAMessage.decrypt(armored, using: store)
         check(fromStore == Data("for the store".utf8), "store finds the key by fingerprint")

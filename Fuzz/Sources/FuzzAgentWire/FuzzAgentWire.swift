@@ -31,7 +31,9 @@ nonisolated(unsafe) let agentStore: RSAKeyStore = {
     }
 }()
 nonisolated(unsafe) let agentStoreKey: [UInt8] = {
-    guard let key = RSAKitFuzzing.storeKeyBytes(agentStore), key.count == 32 else { unreachable("the store is not unlocked") }
+    guard let key = RSAKitFuzzing.storeKeyBytes(agentStore), key.count == 32 else {
+        unreachable("the store is not unlocked")
+    }
     return key
 }()
 
@@ -72,16 +74,19 @@ public func fuzzAgentWire(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt 
     var expected = 0
     var offset = 0
     while input.count - offset >= 4 {
-        let length = Int(input[offset]) << 24 | Int(input[offset + 1]) << 16 | Int(input[offset + 2]) << 8 | Int(input[offset + 3])
+        let length =
+            Int(input[offset]) << 24 | Int(input[offset + 1]) << 16 | Int(input[offset + 2]) << 8
+            | Int(input[offset + 3])
         guard length <= RSAKeychainAgent.maximumFrameByteCount, length <= input.count - offset - 4 else { break }
         let payload = Array(input[(offset + 4)..<(offset + 4 + length)])
         guard let request = RSAKitFuzzing.agentDecode(payload) else { break }
         expected += 1
         offset += 4 + length
-        if request.operation == 5 { break }   // stop
+        if request.operation == 5 { break }  // stop
     }
     require(connection.trailingBytes == 0, "the agent wrote a partial frame")
-    require(connection.responses.count == expected, "\(expected) requests read, \(connection.responses.count) responses")
+    require(
+        connection.responses.count == expected, "\(expected) requests read, \(connection.responses.count) responses")
     for response in connection.responses {
         guard let decoded = response.decoded else { unreachable("a response does not decode") }
         require(decoded.operation == 0x80 || decoded.operation == 0x81, "a response is neither ok nor error")

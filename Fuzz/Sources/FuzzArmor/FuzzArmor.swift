@@ -12,8 +12,9 @@ import FuzzSupport
 public func fuzzArmor(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let input = fuzzInput(start, count)
     if let decoded = decodeArmor(input, readSize: 1 + Int(input.first ?? 0) % 97) {
-        require(decodeArmor(encodeArmor(decoded, pieces: [decoded.count]), readSize: 4096) == decoded,
-                "decoded armor does not survive encode then decode")
+        require(
+            decodeArmor(encodeArmor(decoded, pieces: [decoded.count]), readSize: 4096) == decoded,
+            "decoded armor does not survive encode then decode")
     }
     // Identity on arbitrary bytes, written in pieces whose sizes come from the input.
     var pieces: [Int] = []
@@ -27,9 +28,13 @@ public func fuzzArmor(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     }
     let armor = encodeArmor(input, pieces: pieces)
     let lines = String(decoding: armor, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-    require(lines.first == Substring(RSAArmor.beginLine) && lines.dropLast().last == Substring(RSAArmor.endLine) && lines.last == "",
-            "armor is not framed by BEGIN and END lines")
-    require(lines.dropFirst().dropLast(2).allSatisfy { $0.count <= 64 && $0.count % 4 == 0 }, "armor line longer than 64 columns")
+    require(
+        lines.first == Substring(RSAArmor.beginLine) && lines.dropLast().last == Substring(RSAArmor.endLine)
+            && lines.last == "",
+        "armor is not framed by BEGIN and END lines")
+    require(
+        lines.dropFirst().dropLast(2).allSatisfy { $0.count <= 64 && $0.count % 4 == 0 },
+        "armor line longer than 64 columns")
     require(decodeArmor(armor, readSize: 1 + input.count % 4096) == input, "decode of encode is not the identity")
     return 0
 }

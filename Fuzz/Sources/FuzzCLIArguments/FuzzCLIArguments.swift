@@ -40,7 +40,9 @@ public func fuzzCLIArguments(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CI
             require(option.valueName != nil, "--\(option.name) is a flag but got value \(value)")
         }
         if parsed.flag(option.name) {
-            require(option.valueName == nil || option.name == "help", "--\(option.name) takes a value but was parsed as a flag")
+            require(
+                option.valueName == nil || option.name == "help",
+                "--\(option.name) takes a value but was parsed as a flag")
         }
     }
     // Every value and flag names a declared option (checked through the canonical rendering).
@@ -59,8 +61,9 @@ public func fuzzCLIArguments(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CI
         unreachable("the canonical rendering \(canonical) does not parse: \(error)")
     }
     for name in options.keys {
-        require(again.value(name) == parsed.value(name) && again.flag(name) == parsed.flag(name),
-                "--\(name) changed in the canonical rendering")
+        require(
+            again.value(name) == parsed.value(name) && again.flag(name) == parsed.flag(name),
+            "--\(name) changed in the canonical rendering")
     }
     require(again.positionals == parsed.positionals, "positionals changed in the canonical rendering")
     if parsed.flag("help") {

@@ -48,12 +48,15 @@ public func fuzzCRL(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let evaluation = trust.evaluate()
     let revoked = evaluation.failures.contains { $0.kind.code == "revoked" }
     if revoked {
-        require(crls.contains { $0.issuer == ca.subject && $0.revocationDate(ofSerialNumber: leaf.serialNumber) != nil },
-                "revoked by no CRL that names the CA and lists the leaf")
+        require(
+            crls.contains { $0.issuer == ca.subject && $0.revocationDate(ofSerialNumber: leaf.serialNumber) != nil },
+            "revoked by no CRL that names the CA and lists the leaf")
         require(evaluation.result == .fatalTrustFailure, "revoked is not fatal")
     }
     if !crls.isEmpty {
-        require(evaluation.revocation.count == 1, "one certificate with an issuer, \(evaluation.revocation.count) revocation results")
+        require(
+            evaluation.revocation.count == 1,
+            "one certificate with an issuer, \(evaluation.revocation.count) revocation results")
     }
     return 0
 }

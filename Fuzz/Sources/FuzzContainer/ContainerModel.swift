@@ -42,7 +42,9 @@ struct ContainerModel {
     /// then the index (8 bytes, big-endian) and the final flag, then the payload.
     func frame(header: [UInt8], secret: [UInt8], index: UInt64, isFinal: Bool, payload: [UInt8]) -> [UInt8] {
         var frame = version == 1 ? Array(header[44..<52]) : secret + RSAHashAlgorithm.sha256.hash(header)
-        for shift in stride(from: 56, through: 0, by: -8) { frame.append(UInt8(truncatingIfNeeded: index >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            frame.append(UInt8(truncatingIfNeeded: index >> UInt64(shift)))
+        }
         frame.append(isFinal ? 1 : 0)
         return frame + payload
     }
@@ -57,10 +59,12 @@ struct ContainerModel {
         for (index, frame) in frames.enumerated() {
             guard let frame, frame.count >= frameLength else { return nil }
             let isLast = index == frames.count - 1
-            let expected = self.frame(header: header, secret: secret, index: UInt64(index), isFinal: isLast, payload: [])
+            let expected = self.frame(
+                header: header, secret: secret, index: UInt64(index), isFinal: isLast, payload: [])
             guard Array(frame[0..<frameLength]) == expected,
-                  isLast || frame.count - frameLength == payloadMax,
-                  frame.count > frameLength || index == 0 else { return nil }  // empty final block only alone
+                isLast || frame.count - frameLength == payloadMax,
+                frame.count > frameLength || index == 0
+            else { return nil }  // empty final block only alone
             message += frame[frameLength...]
         }
         return message
@@ -72,7 +76,9 @@ struct ContainerModel {
         guard body.count % k == 0 else { return nil }
         let frames = stride(from: 0, to: body.count, by: k).map { start -> [UInt8]? in
             let block = Array(body[start..<(start + k)])
-            guard let em = try? RSAKitFuzzing.rsadpReference(key, block, random: FuzzRandomSource(seed: 3)) else { return nil }
+            guard let em = try? RSAKitFuzzing.rsadpReference(key, block, random: FuzzRandomSource(seed: 3)) else {
+                return nil
+            }
             return decode(em)
         }
         return message(frames, header: header)
@@ -91,12 +97,17 @@ struct ContainerModel {
     func encryptVersion1(_ plaintext: [UInt8], messageID: [UInt8]) -> (container: [UInt8], blocks: Int) {
         let header = self.header(messageID: messageID)
         var container = header
-        let chunks = plaintext.isEmpty ? [[]] : stride(from: 0, to: plaintext.count, by: payloadMax).map {
-            Array(plaintext[$0..<min($0 + payloadMax, plaintext.count)])
-        }
+        let chunks =
+            plaintext.isEmpty
+            ? [[]]
+            : stride(from: 0, to: plaintext.count, by: payloadMax).map {
+                Array(plaintext[$0..<min($0 + payloadMax, plaintext.count)])
+            }
         for (index, chunk) in chunks.enumerated() {
-            let frame = self.frame(header: header, secret: [], index: UInt64(index), isFinal: index == chunks.count - 1, payload: chunk)
-            guard let block = try? key.publicKey.encrypt(frame, random: FuzzRandomSource(seed: UInt64(index) + 5)) else {
+            let frame = self.frame(
+                header: header, secret: [], index: UInt64(index), isFinal: index == chunks.count - 1, payload: chunk)
+            guard let block = try? key.publicKey.encrypt(frame, random: FuzzRandomSource(seed: UInt64(index) + 5))
+            else {
                 unreachable("a version 1 frame of \(frame.count) bytes does not encrypt")
             }
             container += block
@@ -107,8 +118,10 @@ struct ContainerModel {
 
 /// The hash ids of docs/container-format.md.
 func hashID(_ hash: RSAHashAlgorithm) -> UInt8 {
-    let order: [RSAHashAlgorithm] = [.sha1, .sha224, .sha256, .sha384, .sha512, .sha512_224, .sha512_256,
-                                     .sha3_224, .sha3_256, .sha3_384, .sha3_512]
+    let order: [RSAHashAlgorithm] = [
+        .sha1, .sha224, .sha256, .sha384, .sha512, .sha512_224, .sha512_256,
+        .sha3_224, .sha3_256, .sha3_384, .sha3_512
+    ]
     return UInt8(order.firstIndex(of: hash)! + 1)
 }
 
@@ -138,7 +151,10 @@ func referenceMGF1(_ seed: [UInt8], count: Int, hash: RSAHashAlgorithm) -> [UInt
     var output: [UInt8] = []
     var counter: UInt32 = 0
     while output.count < count {
-        output += hash.hash(seed + [UInt8(counter >> 24), UInt8(counter >> 16 & 0xFF), UInt8(counter >> 8 & 0xFF), UInt8(counter & 0xFF)])
+        output += hash.hash(
+            seed + [
+                UInt8(counter >> 24), UInt8(counter >> 16 & 0xFF), UInt8(counter >> 8 & 0xFF), UInt8(counter & 0xFF)
+            ])
         counter += 1
     }
     return Array(output[0..<count])

@@ -36,7 +36,7 @@ let paddings: [RSAEncryptionPadding] = [
     .pkcs1v15,
     .oaep(RSAOAEPParameters(hash: .sha1)),
     .oaep(RSAOAEPParameters(hash: .sha256)),
-    .oaep(RSAOAEPParameters(hash: .sha224, mgf1Hash: .sha1)),
+    .oaep(RSAOAEPParameters(hash: .sha224, mgf1Hash: .sha1))
 ]
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -52,7 +52,8 @@ public func fuzzContainer(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt 
     // A described message.
     let version: UInt8 = mode & 0x10 != 0 ? 2 : 1
     let key = mode & 8 != 0 || version == 2 ? fuzzPrivateKey1024 : fuzzPrivateKey
-    let model = ContainerModel(version: version, padding: version == 2 ? paddings[Int(mode >> 5) & 3] : .pkcs1v15, key: key)
+    let model = ContainerModel(
+        version: version, padding: version == 2 ? paddings[Int(mode >> 5) & 3] : .pkcs1v15, key: key)
     let k = model.k
     var messageID = padded(reader.take(16), 16)
     let secret = version == 2 ? padded(reader.take(16), 16) : []
@@ -77,13 +78,18 @@ public func fuzzContainer(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt 
                     frame += kind & 0x10 == 0 ? digest : flipped(digest, at: index)
                 }
                 let blockIndex = kind & 2 != 0 ? UInt64(index) : UInt64(bigEndian: padded(reader.take(8), 8))
-                for shift in stride(from: 56, through: 0, by: -8) { frame.append(UInt8(truncatingIfNeeded: blockIndex >> UInt64(shift))) }
+                for shift in stride(from: 56, through: 0, by: -8) {
+                    frame.append(UInt8(truncatingIfNeeded: blockIndex >> UInt64(shift)))
+                }
                 frame.append(kind & 4 != 0 ? (isLast ? 1 : 0) : reader.byte())
                 let length = kind & 8 != 0 ? model.payloadMax : Int(reader.byte()) % (model.payloadMax + 1)
                 frame += padded(reader.take(length), length)
             }
             let seed = UInt64(kind) << 32 | UInt64(index)
-            guard let block = try? key.publicKey.encrypt(frame, padding: model.padding, random: FuzzRandomSource(seed: seed)) else {
+            guard
+                let block = try? key.publicKey.encrypt(
+                    frame, padding: model.padding, random: FuzzRandomSource(seed: seed))
+            else {
                 unreachable("a frame of \(frame.count) bytes does not encrypt with \(model.padding)")
             }
             require(block.count == k, "encryption gave \(block.count) bytes, not k = \(k)")
@@ -121,15 +127,17 @@ public func fuzzContainer(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt 
 func checkRawContainer(_ bytes: [UInt8], key: RSAPrivateKey, concurrency: Int) {
     let outcome = decryptContainer(bytes, key: key, concurrency: concurrency)
     guard let header = try? RSAMessageContainer.Header(parsing: bytes),
-          header.recipientFingerprint == key.publicKey.fingerprint, header.blockSize == key.modulusByteCount,
-          (bytes.count - header.byteCount) % header.blockSize == 0 else {
+        header.recipientFingerprint == key.publicKey.fingerprint, header.blockSize == key.modulusByteCount,
+        (bytes.count - header.byteCount) % header.blockSize == 0
+    else {
         if case .success = outcome { unreachable("a container with a bad header or length decrypted") }
         return
     }
     let model = ContainerModel(version: header.version, padding: header.padding, key: key)
     let headerBytes = Array(bytes[0..<model.headerLength])
-    require(headerBytes == model.header(messageID: header.messageID) || header.version == 1,
-            "the parsed header is not the model's layout of its fields")
+    require(
+        headerBytes == model.header(messageID: header.messageID) || header.version == 1,
+        "the parsed header is not the model's layout of its fields")
     let expected = model.decrypt(header: headerBytes, body: Array(bytes[model.headerLength...]))
     compare(outcome, expected, model: model, blocks: (bytes.count - model.headerLength) / model.k)
 }
@@ -168,15 +176,19 @@ extension UInt64 {
 func decryptContainer(_ bytes: [UInt8], key: RSAPrivateKey, concurrency: Int) -> Result<[UInt8], RSAError> {
     do {
         let header = try RSAMessageContainer.Header(parsing: bytes)
-        require(header.bytes == Array(bytes[0..<header.byteCount]), "header does not re-encode to its \(header.byteCount) bytes")
+        require(
+            header.bytes == Array(bytes[0..<header.byteCount]),
+            "header does not re-encode to its \(header.byteCount) bytes")
         var source = RSAArrayByteSource(Array(bytes[header.byteCount...]))
         var sink = RSAArrayByteSink()
-        try RSAMessageContainer.decrypt(header: header, from: &source, to: &sink, with: key,
-                                     random: FuzzRandomSource(seed: 7), concurrency: concurrency)
+        try RSAMessageContainer.decrypt(
+            header: header, from: &source, to: &sink, with: key,
+            random: FuzzRandomSource(seed: 7), concurrency: concurrency)
         return .success(sink.bytes)
     } catch let error as RSAError {
         switch error {
-        case .containerInvalid, .encryptedForAnotherKey, .ciphertextLengthInvalid, .decryptionFailed: return .failure(error)
+        case .containerInvalid, .encryptedForAnotherKey, .ciphertextLengthInvalid, .decryptionFailed:
+            return .failure(error)
         default: unreachable("container decryption threw \(error)")
         }
     } catch {
@@ -194,17 +206,22 @@ func checkReencryption(_ plaintext: [UInt8], model: ContainerModel, blocks: Int)
     } else {
         var source = RSAArrayByteSource(plaintext)
         var sink = RSAArrayByteSink()
-        guard let written = try? RSAMessageContainer.encrypt(from: &source, to: &sink, with: model.key.publicKey, padding: model.padding,
-                                                          random: FuzzRandomSource(seed: 11), concurrency: 1) else {
+        guard
+            let written = try? RSAMessageContainer.encrypt(
+                from: &source, to: &sink, with: model.key.publicKey, padding: model.padding,
+                random: FuzzRandomSource(seed: 11), concurrency: 1)
+        else {
             unreachable("decrypted plaintext does not re-encrypt")
         }
         require(Int(written) == blocks, "re-encryption gives \(written) blocks, the container had \(blocks)")
         container = sink.bytes
         require(container.count == 64 + blocks * model.k, "re-encrypted container is \(container.count) bytes")
         let header = Array(container[0..<64])
-        require(header == model.header(messageID: Array(header[48..<64])), "re-encrypted header is not the model's layout")
-        require(model.decrypt(header: header, body: Array(container[64...])) == plaintext,
-                "the reference model does not accept the re-encrypted container")
+        require(
+            header == model.header(messageID: Array(header[48..<64])), "re-encrypted header is not the model's layout")
+        require(
+            model.decrypt(header: header, body: Array(container[64...])) == plaintext,
+            "the reference model does not accept the re-encrypted container")
     }
     guard case let .success(again) = decryptContainer(container, key: model.key, concurrency: 1) else {
         unreachable("re-encrypted container does not decrypt")

@@ -69,7 +69,7 @@ func checkPrimitives(_ node: RSAKitFuzzing.DERNode) {
         require(Array(significant) == magnitude, "INTEGER magnitude differs from its content")
     case 0x06:
         guard let dotted = try? RSAKitFuzzing.derObjectIdentifier(tlv: tlv) else { return }
-        if dotted.hasPrefix("(") { return } // an arc too long to print
+        if dotted.hasPrefix("(") { return }  // an arc too long to print
         require(encodeDotted(dotted) == node.content, "OID \(dotted) does not encode back to its content")
     default:
         return

@@ -27,7 +27,9 @@ public func fuzzKeyFile(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             let pem = orAbort { try key.pemRepresentation(format: format) }
             for (bytes, isPEM) in [(der, false), (Array(pem.utf8), true)] {
                 let back = orAbort { try RSAKeyFile(bytes: bytes) }
-                require(back.format == format && back.isPEM == isPEM && back.warnings.isEmpty, "reload of \(format) differs: \(back.warnings)")
+                require(
+                    back.format == format && back.isPEM == isPEM && back.warnings.isEmpty,
+                    "reload of \(format) differs: \(back.warnings)")
                 guard case let .publicKey(reloaded) = back.key else { unreachable("public key reloaded as private") }
                 require(reloaded == key, "public key changed in a \(format) round trip")
             }
@@ -35,7 +37,9 @@ public func fuzzKeyFile(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             require(typed == key, "RSAPublicKey(derRepresentation:) disagrees")
         }
         if !file.isPEM && file.warnings.isEmpty {
-            require(orAbort { try key.derRepresentation(format: file.format) } == input, "canonical DER public key does not export to its input")
+            require(
+                orAbort { try key.derRepresentation(format: file.format) } == input,
+                "canonical DER public key does not export to its input")
         }
     case let .privateKey(key):
         require(key.publicKey == file.publicKey, "private key's public half differs")
@@ -44,7 +48,9 @@ public func fuzzKeyFile(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             let pem = orAbort { try key.pemRepresentation(format: format) }
             for (bytes, isPEM) in [(der, false), (Array(pem.utf8), true)] {
                 let back = orAbort { try RSAKeyFile(bytes: bytes) }
-                require(back.format == format && back.isPEM == isPEM && back.warnings.isEmpty, "reload of \(format) differs: \(back.warnings)")
+                require(
+                    back.format == format && back.isPEM == isPEM && back.warnings.isEmpty,
+                    "reload of \(format) differs: \(back.warnings)")
                 guard case let .privateKey(reloaded) = back.key else { unreachable("private key reloaded as public") }
                 require(reloaded == key, "private key changed in a \(format) round trip")
             }
@@ -54,7 +60,9 @@ public func fuzzKeyFile(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             require(typedPEM == key, "RSAPrivateKey(pemRepresentation:) disagrees")
         }
         if !file.isPEM && file.warnings.isEmpty && isPlainPrivateKeyDER(input, format: file.format) {
-            require(orAbort { try key.derRepresentation(format: file.format) } == input, "canonical DER private key does not export to its input")
+            require(
+                orAbort { try key.derRepresentation(format: file.format) } == input,
+                "canonical DER private key does not export to its input")
         }
     }
     return 0

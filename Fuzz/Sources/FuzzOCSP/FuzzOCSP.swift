@@ -45,8 +45,9 @@ public func fuzzOCSP(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     if let flags = input.first {
         let certificates = flags & 1 != 0 ? [signedChain[2]] : []
         do {
-            let response = try RSAKitFuzzing.ocspResponse(signing: Array(input.dropFirst()), with: fuzzPrivateKey1024,
-                                                          certificates: certificates)
+            let response = try RSAKitFuzzing.ocspResponse(
+                signing: Array(input.dropFirst()), with: fuzzPrivateKey1024,
+                certificates: certificates)
             check(response, leaf: signedChain[0], issuer: signedChain[1])
         } catch {
             unreachable("signing a tbsResponseData with the fuzz key threw \(error)")
@@ -59,8 +60,9 @@ public func fuzzOCSP(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
 func check(_ response: [UInt8], leaf: X509Certificate, issuer: X509Certificate) {
     let now = leaf.notValidBefore.addingTimeInterval(86_400)
     let verdict = RSAKitFuzzing.ocspJudge(response, certificate: leaf, issuer: issuer, now: now)
-    require(RSAKitFuzzing.ocspJudge(response, certificate: leaf, issuer: issuer, now: now) == verdict,
-            "the same response judged twice differs")
+    require(
+        RSAKitFuzzing.ocspJudge(response, certificate: leaf, issuer: issuer, now: now) == verdict,
+        "the same response judged twice differs")
     if verdict.status != "not-checked" {
         require(verdict.signatureVerifies, "status \(verdict.status) from a response whose signature does not verify")
     }

@@ -14,7 +14,9 @@ public func fuzzPEM(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let input = fuzzInput(start, count)
     let blocks = RSAKitFuzzing.pemBlocks(input)
     if !blocks.isEmpty {
-        require(RSAKitFuzzing.pemContainsBeginLine(input), "the scanner found \(blocks.count) block(s) but containsBeginLine says none")
+        require(
+            RSAKitFuzzing.pemContainsBeginLine(input),
+            "the scanner found \(blocks.count) block(s) but containsBeginLine says none")
     }
     let lineCount = 1 + input.filter { $0 == 0x0A }.count
     for block in blocks {
@@ -46,8 +48,10 @@ func checkBase64(_ input: [UInt8]) {
         let padded = characters.contains(UInt8(ascii: "="))
         let text = Array(RSAKitFuzzing.base64Encode(strict, padded: padded).utf8)
         // Input without '=' may still need none (a multiple of 4 characters): both spellings agree then.
-        require(text == characters || (!padded && Array(RSAKitFuzzing.base64Encode(strict, padded: true).utf8) == characters),
-                "strict base64 is not canonical")
+        require(
+            text == characters
+                || (!padded && Array(RSAKitFuzzing.base64Encode(strict, padded: true).utf8) == characters),
+            "strict base64 is not canonical")
     }
     if let lenient = RSAKitFuzzing.base64Decode(characters, strict: false) {
         let text = Array(RSAKitFuzzing.base64Encode(lenient, padded: true).utf8)

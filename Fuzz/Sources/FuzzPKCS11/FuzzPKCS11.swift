@@ -58,21 +58,21 @@ import FuzzSupport
 /// The self-signed certificate of the fixed 1024-bit fuzz key (`fuzzPrivateKey1024`), made with
 /// `openssl req -x509 -key key1024.pem -subj "/CN=rsakit fuzz PKCS11" -days 36500 -sha256 -set_serial 1`.
 let pkcs11CertificatePEM = """
------BEGIN CERTIFICATE-----
-MIICBTCCAW6gAwIBAgIBATANBgkqhkiG9w0BAQsFADAdMRswGQYDVQQDDBJyc2Fr
-aXQgZnV6eiBQS0NTMTEwIBcNMjYxMjA0MDIxMjU5WhgPMjEyNjExMTAwMjEyNTla
-MB0xGzAZBgNVBAMMEnJzYWtpdCBmdXp6IFBLQ1MxMTCBnzANBgkqhkiG9w0BAQEF
-AAOBjQAwgYkCgYEA2/zcTzcOUjPsoIKJeX/5oMQvyGwAgS20e0n23wbZoxy0y8iJ
-rRwm59rxPLdY3WWw++RFpcZ6OBbzVrWbvnjbpTLhB07s3CHC7nwcCIAzzaH1sKV8
-4iauqB1nHL7+Uw3oEdWZWiNOrCpxEEbvIO3q117A0I+DCz/+vclWBCg24fkCAwEA
-AaNTMFEwHQYDVR0OBBYEFABr5DGD2t6Y74Xd33MQMhxhVWJ7MB8GA1UdIwQYMBaA
-FABr5DGD2t6Y74Xd33MQMhxhVWJ7MA8GA1UdEwEB/wQFMAMBAf8wDQYJKoZIhvcN
-AQELBQADgYEAJzgPSvYvWzrcodsTN8D3A+/Q5rL8n0LYRRDhhFeTYHglBDdzh2zx
-tsAYzjONgleUaXNxn29nZLlb3iIsk4PAspnVHa6klRK8m0ycH5rGespF/kb9oULG
-mEIvH6ukPyrONI+rddAhN4IFv8d4GHAPt4lGbMrmPZWpgMabwb1WGTw=
------END CERTIFICATE-----
+    -----BEGIN CERTIFICATE-----
+    MIICBTCCAW6gAwIBAgIBATANBgkqhkiG9w0BAQsFADAdMRswGQYDVQQDDBJyc2Fr
+    aXQgZnV6eiBQS0NTMTEwIBcNMjYxMjA0MDIxMjU5WhgPMjEyNjExMTAwMjEyNTla
+    MB0xGzAZBgNVBAMMEnJzYWtpdCBmdXp6IFBLQ1MxMTCBnzANBgkqhkiG9w0BAQEF
+    AAOBjQAwgYkCgYEA2/zcTzcOUjPsoIKJeX/5oMQvyGwAgS20e0n23wbZoxy0y8iJ
+    rRwm59rxPLdY3WWw++RFpcZ6OBbzVrWbvnjbpTLhB07s3CHC7nwcCIAzzaH1sKV8
+    4iauqB1nHL7+Uw3oEdWZWiNOrCpxEEbvIO3q117A0I+DCz/+vclWBCg24fkCAwEA
+    AaNTMFEwHQYDVR0OBBYEFABr5DGD2t6Y74Xd33MQMhxhVWJ7MB8GA1UdIwQYMBaA
+    FABr5DGD2t6Y74Xd33MQMhxhVWJ7MA8GA1UdEwEB/wQFMAMBAf8wDQYJKoZIhvcN
+    AQELBQADgYEAJzgPSvYvWzrcodsTN8D3A+/Q5rL8n0LYRRDhhFeTYHglBDdzh2zx
+    tsAYzjONgleUaXNxn29nZLlb3iIsk4PAspnVHa6klRK8m0ycH5rGespF/kb9oULG
+    mEIvH6ukPyrONI+rddAhN4IFv8d4GHAPt4lGbMrmPZWpgMabwb1WGTw=
+    -----END CERTIFICATE-----
 
-"""
+    """
 
 /// The PIN (store passphrase) of the protected store.
 let pkcs11PIN = "fuzz"
@@ -83,7 +83,7 @@ nonisolated(unsafe) var pkcs11Folder = ""
 /// The two stores' paths, made on first use: `plain` (unprotected) and `protected`.
 let pkcs11Stores: (plain: String, protected: String) = {
     var template = Array("/tmp/rsakit-fuzz-pkcs11.XXXXXX".utf8CString)
-    guard let made = mkdtemp(&template) else { unreachable("mkdtemp failed") }   // mode 0700
+    guard let made = mkdtemp(&template) else { unreachable("mkdtemp failed") }  // mode 0700
     pkcs11Folder = String(cString: made)
     atexit { removePKCS11Tree(pkcs11Folder) }
     // No keychain agent: an empty PIN (login through the agent) must not reach one running on
@@ -136,9 +136,11 @@ let pkcs11Certificate: X509Certificate = {
 func pkcs11ExpectedValue(_ type: CK_ATTRIBUTE_TYPE, objectClass: CK_OBJECT_CLASS) -> [UInt8]? {
     let key = fuzzPrivateKey1024.publicKey
     switch (objectClass, type) {
-    case (CK_OBJECT_CLASS(CKO_PUBLIC_KEY), CK_ATTRIBUTE_TYPE(CKA_MODULUS)), (CK_OBJECT_CLASS(CKO_PRIVATE_KEY), CK_ATTRIBUTE_TYPE(CKA_MODULUS)):
+    case (CK_OBJECT_CLASS(CKO_PUBLIC_KEY), CK_ATTRIBUTE_TYPE(CKA_MODULUS)),
+        (CK_OBJECT_CLASS(CKO_PRIVATE_KEY), CK_ATTRIBUTE_TYPE(CKA_MODULUS)):
         return key.modulus
-    case (CK_OBJECT_CLASS(CKO_PUBLIC_KEY), CK_ATTRIBUTE_TYPE(CKA_PUBLIC_EXPONENT)), (CK_OBJECT_CLASS(CKO_PRIVATE_KEY), CK_ATTRIBUTE_TYPE(CKA_PUBLIC_EXPONENT)):
+    case (CK_OBJECT_CLASS(CKO_PUBLIC_KEY), CK_ATTRIBUTE_TYPE(CKA_PUBLIC_EXPONENT)),
+        (CK_OBJECT_CLASS(CKO_PRIVATE_KEY), CK_ATTRIBUTE_TYPE(CKA_PUBLIC_EXPONENT)):
         return key.publicExponent
     case (_, CK_ATTRIBUTE_TYPE(CKA_ID)):
         return key.fingerprint.bytes
@@ -175,20 +177,20 @@ func initialize(_ f: CK_FUNCTION_LIST, variant: UInt8) {
         return
     case 1: args.flags = CK_FLAGS(CKF_OS_LOCKING_OK); expected = CK_RV(CKR_OK)
     case 2: expected = CK_RV(CKR_OK)
-    case 3:   // the host's mutex functions only: the module cannot use them
+    case 3:  // the host's mutex functions only: the module cannot use them
         args.CreateMutex = { _ in CK_RV(CKR_OK) }
         args.DestroyMutex = { _ in CK_RV(CKR_OK) }
         args.LockMutex = { _ in CK_RV(CKR_OK) }
         args.UnlockMutex = { _ in CK_RV(CKR_OK) }
         expected = CK_RV(CKR_CANT_LOCK)
-    case 4:   // the host's functions or the OS's: the module takes the OS's
+    case 4:  // the host's functions or the OS's: the module takes the OS's
         args.CreateMutex = { _ in CK_RV(CKR_OK) }
         args.DestroyMutex = { _ in CK_RV(CKR_OK) }
         args.LockMutex = { _ in CK_RV(CKR_OK) }
         args.UnlockMutex = { _ in CK_RV(CKR_OK) }
         args.flags = CK_FLAGS(CKF_OS_LOCKING_OK)
         expected = CK_RV(CKR_OK)
-    case 5:   // some of the four
+    case 5:  // some of the four
         args.CreateMutex = { _ in CK_RV(CKR_OK) }
         args.UnlockMutex = { _ in CK_RV(CKR_OK) }
         args.flags = CK_FLAGS(CKF_OS_LOCKING_OK)
@@ -201,7 +203,9 @@ func initialize(_ f: CK_FUNCTION_LIST, variant: UInt8) {
     // Exactly the structure's size (the module must not read past it).
     let buffer = ExactBuffer(withUnsafeBytes(of: args) { Array($0) })
     let rv = f.C_Initialize!(UnsafeMutableRawPointer(buffer.pointer))
-    require(rv == expected, "C_Initialize variant \(variant) gave 0x\(String(rv, radix: 16)), not 0x\(String(expected, radix: 16))")
+    require(
+        rv == expected,
+        "C_Initialize variant \(variant) gave 0x\(String(rv, radix: 16)), not 0x\(String(expected, radix: 16))")
     if rv != CK_RV(CKR_OK) {
         let again = f.C_Initialize!(nil)
         require(again == CK_RV(CKR_OK), "C_Initialize(NULL) after a refused one gave 0x\(String(again, radix: 16))")
@@ -252,7 +256,7 @@ func checkFinalized(_ f: CK_FUNCTION_LIST, session: CK_SESSION_HANDLE) {
         ("C_Verify", f.C_Verify!(session, bytes.pointer, 16, bytes.pointer, CK_ULONG(bytes.count))),
         ("C_VerifyUpdate", f.C_VerifyUpdate!(session, bytes.pointer, 16)),
         ("C_VerifyFinal", f.C_VerifyFinal!(session, bytes.pointer, CK_ULONG(bytes.count))),
-        ("C_GenerateRandom", f.C_GenerateRandom!(session, bytes.pointer, 16)),
+        ("C_GenerateRandom", f.C_GenerateRandom!(session, bytes.pointer, 16))
     ]
     for (name, rv) in results {
         require(rv == CK_RV(CKR_CRYPTOKI_NOT_INITIALIZED), "\(name) after C_Finalize gave 0x\(String(rv, radix: 16))")
@@ -272,15 +276,19 @@ public func fuzzPKCS11(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     setenv("RSAKIT_STORE", setup & 0x80 != 0 ? stores.protected : stores.plain, 1)
     initialize(f, variant: run.reader.byte() % 7)
     let again = f.C_Initialize!(nil)
-    require(again == CK_RV(CKR_CRYPTOKI_ALREADY_INITIALIZED), "a second C_Initialize gave 0x\(String(again, radix: 16))")
+    require(
+        again == CK_RV(CKR_CRYPTOKI_ALREADY_INITIALIZED), "a second C_Initialize gave 0x\(String(again, radix: 16))")
 
     // C_GetSlotList: the count, then the list into exactly that many slots.
     var slotCount: CK_ULONG = 0
     var rv = run.check(f.C_GetSlotList!(CK_BBOOL(CK_TRUE), nil, &slotCount), "C_GetSlotList(NULL)")
     require(rv == CK_RV(CKR_OK) && slotCount == 1, "C_GetSlotList gave 0x\(String(rv, radix: 16)), \(slotCount) slots")
     let slots = ExactBuffer(count: Int(slotCount) * MemoryLayout<CK_SLOT_ID>.size)
-    rv = run.check(f.C_GetSlotList!(CK_BBOOL(CK_TRUE), UnsafeMutableRawPointer(slots.pointer).assumingMemoryBound(to: CK_SLOT_ID.self), &slotCount),
-                   "C_GetSlotList")
+    rv = run.check(
+        f.C_GetSlotList!(
+            CK_BBOOL(CK_TRUE), UnsafeMutableRawPointer(slots.pointer).assumingMemoryBound(to: CK_SLOT_ID.self),
+            &slotCount),
+        "C_GetSlotList")
     require(rv == CK_RV(CKR_OK), "C_GetSlotList with room for the slot gave 0x\(String(rv, radix: 16))")
 
     let flags = CK_FLAGS(CKF_SERIAL_SESSION) | (setup & 0x40 != 0 ? CK_FLAGS(CKF_RW_SESSION) : 0)

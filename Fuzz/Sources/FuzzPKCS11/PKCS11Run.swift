@@ -61,14 +61,15 @@ struct PKCS11Run {
     /// bytes, zero-padded when the input ends.
     mutating func data() -> [UInt8] {
         let length = reader.byte()
-        let n: Int = switch length {
-        case 0xFB: 200
-        case 0xFC: pkcs11ModulusByteCount - 11
-        case 0xFD: pkcs11ModulusByteCount
-        case 0xFE: pkcs11ModulusByteCount + 1
-        case 0xFF: 1000
-        default: Int(length)
-        }
+        let n: Int =
+            switch length {
+            case 0xFB: 200
+            case 0xFC: pkcs11ModulusByteCount - 11
+            case 0xFD: pkcs11ModulusByteCount
+            case 0xFE: pkcs11ModulusByteCount + 1
+            case 0xFF: 1000
+            default: Int(length)
+            }
         let bytes = reader.take(n)
         return bytes + [UInt8](repeating: 0, count: n - bytes.count)
     }
@@ -121,7 +122,10 @@ struct PKCS11Run {
         switch kind {
         case 0: type = CK_MECHANISM_TYPE(CKM_RSA_PKCS)
         case 1, 5:
-            type = kind == 1 ? CK_MECHANISM_TYPE(CKM_RSA_PKCS_PSS) : pkcs11HashAndSignPSS[Int(reader.byte()) % pkcs11HashAndSignPSS.count]
+            type =
+                kind == 1
+                ? CK_MECHANISM_TYPE(CKM_RSA_PKCS_PSS)
+                : pkcs11HashAndSignPSS[Int(reader.byte()) % pkcs11HashAndSignPSS.count]
             let hash = reader.byte()
             let mgf = reader.byte()
             var value = CK_RSA_PKCS_PSS_PARAMS()
@@ -138,10 +142,11 @@ struct PKCS11Run {
             value.hashAlg = hash < 0xF0 ? pkcs11Hashes[Int(hash) % pkcs11Hashes.count] : ulong()
             value.mgf = mgf < 0xF0 ? pkcs11MGFs[Int(mgf) % pkcs11MGFs.count] : ulong()
             let source = reader.byte()
-            value.source = source < 0x80 ? CK_RSA_PKCS_OAEP_SOURCE_TYPE(CKZ_DATA_SPECIFIED) : (source < 0xF0 ? 0 : ulong())
+            value.source =
+                source < 0x80 ? CK_RSA_PKCS_OAEP_SOURCE_TYPE(CKZ_DATA_SPECIFIED) : (source < 0xF0 ? 0 : ulong())
             switch reader.byte() % 3 {
             case 0: break
-            case 1: value.ulSourceDataLen = ulong()   // NULL pSourceData with a length
+            case 1: value.ulSourceDataLen = ulong()  // NULL pSourceData with a length
             default:
                 label = ExactBuffer(data())
                 value.pSourceData = UnsafeMutableRawPointer(label!.pointer)
@@ -168,7 +173,8 @@ struct PKCS11Run {
         case 1:
             // A wrong length, with exactly that much memory: the parameter cut or extended.
             let n = Int(reader.byte() % 64)
-            let buffer = ExactBuffer(Array(parameter.prefix(n)) + [UInt8](repeating: 0, count: max(0, n - parameter.count)))
+            let buffer = ExactBuffer(
+                Array(parameter.prefix(n)) + [UInt8](repeating: 0, count: max(0, n - parameter.count)))
             mechanism.pParameter = UnsafeMutableRawPointer(buffer.pointer)
             mechanism.ulParameterLen = CK_ULONG(n)
             keepAlive.append(buffer)
@@ -178,49 +184,72 @@ struct PKCS11Run {
             break
         }
         // Only parameters passed as the standard says are the ones the module used.
-        return FuzzMechanism(mechanism: mechanism, keepAlive: keepAlive, pss: mode == 0 ? pss : nil, oaep: mode == 0 ? oaep : nil)
+        return FuzzMechanism(
+            mechanism: mechanism, keepAlive: keepAlive, pss: mode == 0 ? pss : nil, oaep: mode == 0 ? oaep : nil)
     }
 
     // MARK: Calls with checks
 
     /// C_GetAttributeValue of `template` on `object`, with property 3.
-    mutating func getAttributes(_ object: CK_OBJECT_HANDLE, _ input: FuzzTemplate, session: CK_SESSION_HANDLE) -> CK_RV {
+    mutating func getAttributes(_ object: CK_OBJECT_HANDLE, _ input: FuzzTemplate, session: CK_SESSION_HANDLE) -> CK_RV
+    {
         var template = input
         let objectClass = self.objectClass(object)
         let rv = template.attributes.withUnsafeMutableBufferPointer { attributes in
-            check(f.C_GetAttributeValue!(session, object, attributes.baseAddress, CK_ULONG(attributes.count)), "C_GetAttributeValue")
+            check(
+                f.C_GetAttributeValue!(session, object, attributes.baseAddress, CK_ULONG(attributes.count)),
+                "C_GetAttributeValue")
         }
-        let perAttribute: Set<CK_RV> = Set([CKR_OK, CKR_ATTRIBUTE_SENSITIVE, CKR_ATTRIBUTE_TYPE_INVALID, CKR_BUFFER_TOO_SMALL].map { CK_RV($0) })
+        let perAttribute: Set<CK_RV> = Set(
+            [CKR_OK, CKR_ATTRIBUTE_SENSITIVE, CKR_ATTRIBUTE_TYPE_INVALID, CKR_BUFFER_TOO_SMALL].map { CK_RV($0) })
         guard perAttribute.contains(rv), !template.attributes.isEmpty else { return rv }
         for (index, attribute) in template.attributes.enumerated() {
             let given = template.lengths[index]
             if rv == CK_RV(CKR_OK) {
-                require(attribute.ulValueLen != unavailable, "C_GetAttributeValue gave CKR_OK with an unavailable attribute 0x\(String(attribute.type, radix: 16))")
+                require(
+                    attribute.ulValueLen != unavailable,
+                    "C_GetAttributeValue gave CKR_OK with an unavailable attribute 0x\(String(attribute.type, radix: 16))"
+                )
             }
             if attribute.pValue != nil, attribute.ulValueLen != unavailable {
-                require(attribute.ulValueLen <= given, "C_GetAttributeValue copied \(attribute.ulValueLen) bytes into \(given)")
+                require(
+                    attribute.ulValueLen <= given,
+                    "C_GetAttributeValue copied \(attribute.ulValueLen) bytes into \(given)")
             }
-            let secret = pkcs11PrivateParts.contains(attribute.type)
+            let secret =
+                pkcs11PrivateParts.contains(attribute.type)
                 || (objectClass == CK_OBJECT_CLASS(CKO_PRIVATE_KEY) && attribute.type == CK_ATTRIBUTE_TYPE(CKA_VALUE))
             if secret {
-                require(attribute.ulValueLen == unavailable, "C_GetAttributeValue revealed sensitive attribute 0x\(String(attribute.type, radix: 16)) (length \(attribute.ulValueLen))")
+                require(
+                    attribute.ulValueLen == unavailable,
+                    "C_GetAttributeValue revealed sensitive attribute 0x\(String(attribute.type, radix: 16)) (length \(attribute.ulValueLen))"
+                )
             }
             guard attribute.ulValueLen != unavailable, let objectClass,
-                  let expected = pkcs11ExpectedValue(attribute.type, objectClass: objectClass) else { continue }
-            require(attribute.ulValueLen == CK_ULONG(expected.count),
-                    "attribute 0x\(String(attribute.type, radix: 16)) has length \(attribute.ulValueLen), not \(expected.count)")
+                let expected = pkcs11ExpectedValue(attribute.type, objectClass: objectClass)
+            else { continue }
+            require(
+                attribute.ulValueLen == CK_ULONG(expected.count),
+                "attribute 0x\(String(attribute.type, radix: 16)) has length \(attribute.ulValueLen), not \(expected.count)"
+            )
             if let buffer = template.keepAlive[index] {
-                require(buffer.bytes(expected.count) == expected, "attribute 0x\(String(attribute.type, radix: 16)) has another value")
+                require(
+                    buffer.bytes(expected.count) == expected,
+                    "attribute 0x\(String(attribute.type, radix: 16)) has another value")
             }
         }
         // §5.2's two calls: a length the module stated fits a buffer of exactly that length.
         for (index, attribute) in template.attributes.enumerated()
         where attribute.pValue == nil && attribute.ulValueLen != unavailable && attribute.ulValueLen <= 1 << 16 {
             let buffer = ExactBuffer(count: Int(attribute.ulValueLen))
-            var again = CK_ATTRIBUTE(type: attribute.type, pValue: UnsafeMutableRawPointer(buffer.pointer), ulValueLen: attribute.ulValueLen)
-            let secondRV = check(f.C_GetAttributeValue!(session, object, &again, 1), "C_GetAttributeValue(stated length)")
-            require(secondRV == CK_RV(CKR_OK) && again.ulValueLen == attribute.ulValueLen,
-                    "attribute \(index) (0x\(String(attribute.type, radix: 16))) of stated length \(attribute.ulValueLen) gave 0x\(String(secondRV, radix: 16)), length \(again.ulValueLen)")
+            var again = CK_ATTRIBUTE(
+                type: attribute.type, pValue: UnsafeMutableRawPointer(buffer.pointer), ulValueLen: attribute.ulValueLen)
+            let secondRV = check(
+                f.C_GetAttributeValue!(session, object, &again, 1), "C_GetAttributeValue(stated length)")
+            require(
+                secondRV == CK_RV(CKR_OK) && again.ulValueLen == attribute.ulValueLen,
+                "attribute \(index) (0x\(String(attribute.type, radix: 16))) of stated length \(attribute.ulValueLen) gave 0x\(String(secondRV, radix: 16)), length \(again.ulValueLen)"
+            )
         }
         return rv
     }
@@ -228,8 +257,9 @@ struct PKCS11Run {
     /// The CKA_CLASS of `object` as the module states it (nil when it does not).
     func objectClass(_ object: CK_OBJECT_HANDLE) -> CK_OBJECT_CLASS? {
         let buffer = ExactBuffer(count: MemoryLayout<CK_OBJECT_CLASS>.size)
-        var attribute = CK_ATTRIBUTE(type: CK_ATTRIBUTE_TYPE(CKA_CLASS), pValue: UnsafeMutableRawPointer(buffer.pointer),
-                                     ulValueLen: CK_ULONG(buffer.count))
+        var attribute = CK_ATTRIBUTE(
+            type: CK_ATTRIBUTE_TYPE(CKA_CLASS), pValue: UnsafeMutableRawPointer(buffer.pointer),
+            ulValueLen: CK_ULONG(buffer.count))
         let rv = check(f.C_GetAttributeValue!(session, object, &attribute, 1), "C_GetAttributeValue(CKA_CLASS)")
         guard rv == CK_RV(CKR_OK) else { return nil }
         require(attribute.ulValueLen == CK_ULONG(buffer.count), "CKA_CLASS of \(attribute.ulValueLen) bytes")
@@ -258,7 +288,9 @@ struct PKCS11Run {
             require(length == k, "\(name) length query gave \(length), not k = \(k)")
         }
         if rv == CK_RV(CKR_BUFFER_TOO_SMALL) {
-            require(shape >= 3 && length > CK_ULONG(capacity), "\(name) said CKR_BUFFER_TOO_SMALL with \(length) for a buffer of \(capacity)")
+            require(
+                shape >= 3 && length > CK_ULONG(capacity),
+                "\(name) said CKR_BUFFER_TOO_SMALL with \(length) for a buffer of \(capacity)")
             if exactLength { require(length == k, "\(name) asked for \(length) bytes, not k") }
         }
         guard shape >= 3, rv == CK_RV(CKR_OK), let buffer else { return (rv, nil) }
@@ -276,18 +308,24 @@ struct PKCS11Run {
             let salt = RSAPSSSaltLength.byteCount(Int(pss.saltLength))
             let padding: RSASignaturePadding = mgf1 == hash ? .pss(saltLength: salt) : .pssMGF1(mgf1, saltLength: salt)
             if mechanism == CK_MECHANISM_TYPE(CKM_RSA_PKCS_PSS) {
-                require(key.isValidSignature(signature, forDigest: message, hash: hash, padding: padding),
-                        "\(name) CKM_RSA_PKCS_PSS signature does not verify (\(hash), MGF1 \(mgf1), salt \(pss.saltLength))")
+                require(
+                    key.isValidSignature(signature, forDigest: message, hash: hash, padding: padding),
+                    "\(name) CKM_RSA_PKCS_PSS signature does not verify (\(hash), MGF1 \(mgf1), salt \(pss.saltLength))"
+                )
             } else if pkcs11HashAndSignPSS.contains(mechanism) {
-                require(key.isValidSignature(signature, for: message, hash: hash, padding: padding),
-                        "\(name) PSS signature of mechanism 0x\(String(mechanism, radix: 16)) does not verify")
+                require(
+                    key.isValidSignature(signature, for: message, hash: hash, padding: padding),
+                    "\(name) PSS signature of mechanism 0x\(String(mechanism, radix: 16)) does not verify")
             }
         }
         if mechanism == CK_MECHANISM_TYPE(CKM_RSA_PKCS) {
-            require(key.isValidSignature(signature, forDigestInfo: message), "\(name) CKM_RSA_PKCS signature does not verify")
+            require(
+                key.isValidSignature(signature, forDigestInfo: message),
+                "\(name) CKM_RSA_PKCS signature does not verify")
         } else if let mechanism, let hash = pkcs11HashAndSign[mechanism] {
-            require(key.isValidSignature(signature, for: message, hash: hash, padding: .pkcs1v15),
-                    "\(name) signature of mechanism 0x\(String(mechanism, radix: 16)) does not verify")
+            require(
+                key.isValidSignature(signature, for: message, hash: hash, padding: .pkcs1v15),
+                "\(name) signature of mechanism 0x\(String(mechanism, radix: 16)) does not verify")
         }
     }
 

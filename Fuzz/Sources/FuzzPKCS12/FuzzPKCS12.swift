@@ -49,15 +49,22 @@ public func fuzzPKCS12(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let key = p12.privateKey
     let certificate = p12.certificate
     require(certificate.publicKey == key.publicKey, "the certificate's public key is not the private key's")
-    require(certificate.publicKeyFingerprint == key.fingerprint, "publicKeyFingerprint differs from the key's fingerprint")
+    require(
+        certificate.publicKeyFingerprint == key.fingerprint, "publicKeyFingerprint differs from the key's fingerprint")
     for format in [RSAKeyFormat.pkcs1, .pkcs8] {
         let der = orAbort { try key.derRepresentation(format: format) }
-        require(orAbort { try RSAPrivateKey(derRepresentation: der) } == key, "private key changed in a \(format) DER round trip")
+        require(
+            orAbort { try RSAPrivateKey(derRepresentation: der) } == key,
+            "private key changed in a \(format) DER round trip")
         let pem = orAbort { try key.pemRepresentation(format: format) }
-        require(orAbort { try RSAPrivateKey(pemRepresentation: pem) } == key, "private key changed in a \(format) PEM round trip")
+        require(
+            orAbort { try RSAPrivateKey(pemRepresentation: pem) } == key,
+            "private key changed in a \(format) PEM round trip")
     }
     for member in [certificate] + p12.chain {
-        require(orAbort { try X509Certificate(derRepresentation: member.derRepresentation) } == member, "certificate re-parse differs")
+        require(
+            orAbort { try X509Certificate(derRepresentation: member.derRepresentation) } == member,
+            "certificate re-parse differs")
     }
     _ = p12.friendlyName?.utf8.count
     _ = p12.macDescription?.utf8.count
@@ -66,18 +73,22 @@ public func fuzzPKCS12(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         require(p12.warnings.contains { $0.contains("no MAC") }, "a file without a MAC gave no warning")
     }
 
-    let identity = Identity(key: key.fingerprint, certificate: certificate.fingerprint,
-                            chain: p12.chain.map(\.fingerprint), friendlyName: p12.friendlyName)
+    let identity = Identity(
+        key: key.fingerprint, certificate: certificate.fingerprint,
+        chain: p12.chain.map(\.fingerprint), friendlyName: p12.friendlyName)
     guard reexported.withLock({ $0.count < 64 && $0.insert(identity).inserted }) else { return 0 }
     let exported = orAbort {
-        try RSAPKCS12.derRepresentation(privateKey: key, certificate: certificate, chain: p12.chain,
-                                        friendlyName: p12.friendlyName, passphrase: passphrase)
+        try RSAPKCS12.derRepresentation(
+            privateKey: key, certificate: certificate, chain: p12.chain,
+            friendlyName: p12.friendlyName, passphrase: passphrase)
     }
     let back = orAbort { try RSAPKCS12(derRepresentation: exported, passphrase: passphrase) }
     require(back.privateKey == key, "re-export: private key differs")
     require(back.certificate == certificate, "re-export: certificate differs")
     require(Set(back.chain) == Set(p12.chain) && back.chain.count == p12.chain.count, "re-export: chain differs")
-    require(back.friendlyName == p12.friendlyName, "re-export: friendly name \(String(describing: back.friendlyName)) != \(String(describing: p12.friendlyName))")
+    require(
+        back.friendlyName == p12.friendlyName,
+        "re-export: friendly name \(String(describing: back.friendlyName)) != \(String(describing: p12.friendlyName))")
     require(back.macDescription != nil && back.warnings.isEmpty, "re-export: \(back.warnings)")
     return 0
 }
@@ -100,11 +111,13 @@ func largestDeclaredIterationCount(_ bytes: [UInt8]) -> UInt64 {
     while index + 1 < bytes.count {
         defer { index += 1 }
         guard bytes[index] == 0x04 || bytes[index] == 0x24,
-              let (octetsLength, octetsHeader) = length(bytes, at: index + 1) else { continue }
+            let (octetsLength, octetsHeader) = length(bytes, at: index + 1)
+        else { continue }
         let next = index + 1 + octetsHeader + octetsLength
         guard next < bytes.count, bytes[next] == 0x02,
-              let (integerLength, integerHeader) = length(bytes, at: next + 1),
-              (1...8).contains(integerLength), next + 1 + integerHeader + integerLength <= bytes.count else { continue }
+            let (integerLength, integerHeader) = length(bytes, at: next + 1),
+            (1...8).contains(integerLength), next + 1 + integerHeader + integerLength <= bytes.count
+        else { continue }
         let start = next + 1 + integerHeader
         let value = bytes[start..<(start + integerLength)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         largest = max(largest, value)

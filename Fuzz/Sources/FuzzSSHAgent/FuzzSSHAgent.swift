@@ -41,10 +41,12 @@ nonisolated(unsafe) let sshStore: RSAKeyStore = {
 }()
 
 /// The served key's blob, as ssh-add -L would show it.
-let keyBlob = RSAKitFuzzing.sshAgentPublicKeyBlob(modulus: fuzzPrivateKey1024.publicKey.modulus,
-                                                   publicExponent: fuzzPrivateKey1024.publicKey.publicExponent)
+let keyBlob = RSAKitFuzzing.sshAgentPublicKeyBlob(
+    modulus: fuzzPrivateKey1024.publicKey.modulus,
+    publicExponent: fuzzPrivateKey1024.publicKey.publicExponent)
 /// The secret halves a leak would show: 32-byte runs of the private exponent and each prime.
-let secrets: [[UInt8]] = [fuzzPrivateKey1024.privateExponent, fuzzPrivateKey1024.prime1, fuzzPrivateKey1024.prime2].map { Array($0.prefix(32)) }
+let secrets: [[UInt8]] = [fuzzPrivateKey1024.privateExponent, fuzzPrivateKey1024.prime1, fuzzPrivateKey1024.prime2].map
+{ Array($0.prefix(32)) }
 
 /// Remove a folder tree (the previous process's store).
 func removeTree(_ path: String) {
@@ -58,7 +60,9 @@ func removeTree(_ path: String) {
     _ = rmdir(path)
 }
 
-func uint32(_ n: Int) -> [UInt8] { [UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] }
+func uint32(_ n: Int) -> [UInt8] {
+    [UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
+}
 func string(_ bytes: [UInt8]) -> [UInt8] { uint32(bytes.count) + bytes }
 func readUInt32(_ bytes: [UInt8], _ at: Int) -> Int {
     Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
@@ -104,8 +108,9 @@ public func fuzzSSHAgent(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let significant = Array(magnitude.drop { $0 == 0 })
     require(digits.first.map { $0 & 0x80 == 0 } ?? true, "an mpint of a magnitude is negative")
     require(Array(digits.drop { $0 == 0 }) == significant, "an mpint holds another magnitude")
-    require(digits.count == significant.count + (significant.first.map { $0 & 0x80 != 0 ? 1 : 0 } ?? 0),
-            "an mpint is not minimal")
+    require(
+        digits.count == significant.count + (significant.first.map { $0 & 0x80 != 0 ? 1 : 0 } ?? 0),
+        "an mpint is not minimal")
 
     // 1. The requests the agent can read, by the model, each checked against the codec.
     var expected: [RSAKitFuzzing.SSHAgentRequest] = []
@@ -119,10 +124,13 @@ public func fuzzSSHAgent(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         guard fits, length <= input.count - offset - 4 else { break }
         let payload = Array(input[(offset + 4)..<(offset + 4 + length)])
         let parsed = RSAKitFuzzing.sshAgentParseRequest(payload)
-        require(parsed == modelRequest(payload), "request \(payload.prefix(16)) parsed as \(String(describing: parsed))")
+        require(
+            parsed == modelRequest(payload), "request \(payload.prefix(16)) parsed as \(String(describing: parsed))")
         guard let parsed else { break }
         if case let .sign(blob, data, flags) = parsed {
-            require([13] + string(blob) + string(data) + uint32(Int(flags)) == payload, "a sign request does not re-encode to itself")
+            require(
+                [13] + string(blob) + string(data) + uint32(Int(flags)) == payload,
+                "a sign request does not re-encode to itself")
         }
         expected.append(parsed)
         offset += 4 + length
@@ -131,7 +139,9 @@ public func fuzzSSHAgent(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     // A signature with the served key costs tens of milliseconds under ASan (the key is
     // opened, checked and used blinded, as the agent does for ssh): inputs asking for more
     // than two are skipped after the codec checks, so that the fuzzer's time goes to shapes.
-    let signings = expected.filter { if case let .sign(blob, _, flags) = $0 { return blob == keyBlob && flags & 6 != 0 } else { return false } }
+    let signings = expected.filter {
+        if case let .sign(blob, _, flags) = $0 { return blob == keyBlob && flags & 6 != 0 } else { return false }
+    }
     guard signings.count <= 2 else { return 0 }
 
     // 2. One connection: one whole frame per request read, nothing partial.
@@ -167,11 +177,14 @@ public func fuzzSSHAgent(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             let k = fuzzPrivateKey1024.publicKey.modulusByteCount
             let name = Array(algorithm.name.utf8)
             let head = [14] + uint32(4 + name.count + 4 + k) + string(name) + uint32(k)
-            require(answer.count == head.count + k && Array(answer.prefix(head.count)) == head,
-                    "the sign response is not \(algorithm.name) with a \(k)-byte signature")
+            require(
+                answer.count == head.count + k && Array(answer.prefix(head.count)) == head,
+                "the sign response is not \(algorithm.name) with a \(k)-byte signature")
             let signature = Array(answer.suffix(k))
-            require(fuzzPrivateKey1024.publicKey.isValidSignature(signature, for: data, hash: algorithm.hash, padding: .pkcs1v15),
-                    "the \(algorithm.name) signature does not verify")
+            require(
+                fuzzPrivateKey1024.publicKey.isValidSignature(
+                    signature, for: data, hash: algorithm.hash, padding: .pkcs1v15),
+                "the \(algorithm.name) signature does not verify")
         case .unsupported:
             require(answer == [5], "an unsupported request was answered \(answer.prefix(8))")
         }

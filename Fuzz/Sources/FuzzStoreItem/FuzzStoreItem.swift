@@ -15,7 +15,8 @@ public func fuzzStoreItem(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt 
             unreachable("an accepted record does not write: \(error)")
         }
         let lines = written.split(separator: 0x0A, maxSplits: 2, omittingEmptySubsequences: false)
-        require(lines.count == 3 && lines[0].elementsEqual("rsakit key item 1".utf8)
+        require(
+            lines.count == 3 && lines[0].elementsEqual("rsakit key item 1".utf8)
                 && lines[2].starts(with: "-----BEGIN ".utf8), "written file lost its shape")
         let again: RSAKitFuzzing.StoreItem
         do { again = try RSAKitFuzzing.storeItemDecode(written) } catch {
@@ -24,11 +25,12 @@ public func fuzzStoreItem(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt 
         // encode() appends a final newline when the PEM has none.
         // (Compared as bytes: "\r\n" is one Character, so String.hasSuffix("\n") would miss it.)
         let expectedPEM = item.pem.utf8.last == 0x0A ? item.pem : item.pem + "\n"
-        require(again.format == item.format && again.itemID == item.itemID && again.keyClass == item.keyClass
+        require(
+            again.format == item.format && again.itemID == item.itemID && again.keyClass == item.keyClass
                 && again.applicationTag == item.applicationTag && again.label == item.label
                 && again.keySizeInBits == item.keySizeInBits && again.fingerprint == item.fingerprint
                 && again.creationDate == item.creationDate && again.pem == expectedPEM,
-                "record changed in a write/parse round trip")
+            "record changed in a write/parse round trip")
         require((try? RSAKitFuzzing.storeItemEncode(again)) == written, "writing is not a fixed point")
         checkDate(item.creationDate)
     }

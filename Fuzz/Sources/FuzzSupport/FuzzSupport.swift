@@ -13,8 +13,10 @@ import Synchronization
 
 /// Stop the process when a property does not hold. libFuzzer sees the abort as a crash and
 /// saves the input (crash-<sha1>), which becomes a regression fixture.
-public func require(_ condition: Bool, _ message: @autoclosure () -> String,
-                    file: StaticString = #fileID, line: UInt = #line) {
+public func require(
+    _ condition: Bool, _ message: @autoclosure () -> String,
+    file: StaticString = #fileID, line: UInt = #line
+) {
     guard !condition else { return }
     let text = "PROPERTY FAILED at \(file):\(line): \(message())\n"
     var bytes = Array(text.utf8)
@@ -32,10 +34,13 @@ public func unreachable(_ message: String, file: StaticString = #fileID, line: U
 /// file `name` (by default `chain.pem`: the leaf, then its CA) in the folder of `filePath` (the
 /// harness's `#filePath`). Stops the process when the file cannot be read or does not hold
 /// exactly `count` certificates.
-public func fixedChain(besideFile filePath: String, named name: String = "chain.pem", count: Int = 2) -> [X509Certificate] {
+public func fixedChain(besideFile filePath: String, named name: String = "chain.pem", count: Int = 2)
+    -> [X509Certificate]
+{
     let path = URL(fileURLWithPath: filePath).deletingLastPathComponent().appendingPathComponent(name).path
     guard let data = FileManager.default.contents(atPath: path),
-          let certificates = try? X509Certificate.certificates(from: [UInt8](data)), certificates.count == count else {
+        let certificates = try? X509Certificate.certificates(from: [UInt8](data)), certificates.count == count
+    else {
         unreachable("cannot read the harness's \(name) at \(path) (\(count) certificates)")
     }
     return certificates
@@ -92,18 +97,18 @@ public final class FuzzRandomSource: RSARandomSource {
 /// operation is cheap and the fuzzer runs many inputs. Made with
 /// `openssl genrsa 512 | openssl pkey` (a test key, used nowhere else; never use 512 bits for data).
 public let fuzzPrivateKeyPEM = """
------BEGIN PRIVATE KEY-----
-MIIBVAIBADANBgkqhkiG9w0BAQEFAASCAT4wggE6AgEAAkEAsIGB705qGS/tKyP9
-DtfKqeHFwvVOMiUwh7WZYXyEz0289le48xUlEnliq8RRZK+qzfah4qfqBQ31Ok5a
-lnh50wIDAQABAkEArU0LIcbRH5fR+sikH926i+A0Rz6Jn2yqYKTqSzBySgL9aLJR
-WpKn2BDdwW55VC9EShiLPP/hFjmetWi+k57yOQIhANgzf0VlqURGe++t+R4DcPZn
-Elbs/b5Rbc3j7xjzcQ9tAiEA0P9d0OssTRhC/CFxjDk5On5SR3XegKwr0xwlXswZ
-pj8CIG2QS2Mjzc/n2E7yX1iybcCxIz4iA8U7BuZcKIMAe79RAiABbBt5VoBgre+W
-w6uAJsuK6F0q+1ReT82kjCZ89KqgBQIgKE/x25gN8UdyjVaO7lzirWfhv2xQAGDM
-WhxDlSruPek=
------END PRIVATE KEY-----
+    -----BEGIN PRIVATE KEY-----
+    MIIBVAIBADANBgkqhkiG9w0BAQEFAASCAT4wggE6AgEAAkEAsIGB705qGS/tKyP9
+    DtfKqeHFwvVOMiUwh7WZYXyEz0289le48xUlEnliq8RRZK+qzfah4qfqBQ31Ok5a
+    lnh50wIDAQABAkEArU0LIcbRH5fR+sikH926i+A0Rz6Jn2yqYKTqSzBySgL9aLJR
+    WpKn2BDdwW55VC9EShiLPP/hFjmetWi+k57yOQIhANgzf0VlqURGe++t+R4DcPZn
+    Elbs/b5Rbc3j7xjzcQ9tAiEA0P9d0OssTRhC/CFxjDk5On5SR3XegKwr0xwlXswZ
+    pj8CIG2QS2Mjzc/n2E7yX1iybcCxIz4iA8U7BuZcKIMAe79RAiABbBt5VoBgre+W
+    w6uAJsuK6F0q+1ReT82kjCZ89KqgBQIgKE/x25gN8UdyjVaO7lzirWfhv2xQAGDM
+    WhxDlSruPek=
+    -----END PRIVATE KEY-----
 
-"""
+    """
 
 /// The fixed key, loaded once.
 public let fuzzPrivateKey: RSAPrivateKey = {
@@ -118,24 +123,24 @@ public let fuzzPrivateKey: RSAPrivateKey = {
 /// `openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:1024 | openssl pkey` (a test key,
 /// used nowhere else).
 public let fuzzPrivateKey1024PEM = """
------BEGIN PRIVATE KEY-----
-MIICdwIBADANBgkqhkiG9w0BAQEFAASCAmEwggJdAgEAAoGBANv83E83DlIz7KCC
-iXl/+aDEL8hsAIEttHtJ9t8G2aMctMvIia0cJufa8Ty3WN1lsPvkRaXGejgW81a1
-m75426Uy4QdO7Nwhwu58HAiAM82h9bClfOImrqgdZxy+/lMN6BHVmVojTqwqcRBG
-7yDt6tdewNCPgws//r3JVgQoNuH5AgMBAAECgYAhkSPMsons4R9qHoD7mRtt/IGO
-A2zQSTkQ1uhkf5cV3Ht53M+lKnaFSlMlAJT+s1WeGebGtNJRXK8ku/FXzvk0o1T8
-UElZV/uX5LSDTS1GCU81PzIgK/n6U0ktHOyt1D+aZLlqcxfdLp0n9bYvSmZ3i6Wd
-B2Tv0zLScs8/vKlAAQJBAPsq7WRYZtPEW9DQx2IXI38NZBb12OJq5c6FASS7V2gI
-T6wfRAMIeb3QNOvb5o03oKt+XYERAiwzes9HZyKhQnkCQQDgOFz0rMml7poIxlbI
-fahUVbL/Y2rMz65Oyyj2lKCxaJmANu7k0q7G4qJZExmYQh1APBVVqmAdJaN/ixEL
-FruBAkEA3+Jp7VJnhki31zDjKWqat3wGRfkrNNg4tJgWZtmflhoierj79QAvFKVt
-JvjDUAnP7E4dpxi0KRZSWEW7h0DbcQJALayNkvHXqctu6Tat2u1t6rACZG+2A76S
-fU55K7GfAkSScEHAbDBWlgD4nTh80D03hCw5FFg+d/GA2qxTbnTVAQJBAJfWShnu
-RNZZcZbEVlsHLFUprG6D61tTv/ozA72kJfbuGNvNOuL/zz4GmcwqFgaToRhPSq1s
-Iu7nxtHiwZ+DkYE=
------END PRIVATE KEY-----
+    -----BEGIN PRIVATE KEY-----
+    MIICdwIBADANBgkqhkiG9w0BAQEFAASCAmEwggJdAgEAAoGBANv83E83DlIz7KCC
+    iXl/+aDEL8hsAIEttHtJ9t8G2aMctMvIia0cJufa8Ty3WN1lsPvkRaXGejgW81a1
+    m75426Uy4QdO7Nwhwu58HAiAM82h9bClfOImrqgdZxy+/lMN6BHVmVojTqwqcRBG
+    7yDt6tdewNCPgws//r3JVgQoNuH5AgMBAAECgYAhkSPMsons4R9qHoD7mRtt/IGO
+    A2zQSTkQ1uhkf5cV3Ht53M+lKnaFSlMlAJT+s1WeGebGtNJRXK8ku/FXzvk0o1T8
+    UElZV/uX5LSDTS1GCU81PzIgK/n6U0ktHOyt1D+aZLlqcxfdLp0n9bYvSmZ3i6Wd
+    B2Tv0zLScs8/vKlAAQJBAPsq7WRYZtPEW9DQx2IXI38NZBb12OJq5c6FASS7V2gI
+    T6wfRAMIeb3QNOvb5o03oKt+XYERAiwzes9HZyKhQnkCQQDgOFz0rMml7poIxlbI
+    fahUVbL/Y2rMz65Oyyj2lKCxaJmANu7k0q7G4qJZExmYQh1APBVVqmAdJaN/ixEL
+    FruBAkEA3+Jp7VJnhki31zDjKWqat3wGRfkrNNg4tJgWZtmflhoierj79QAvFKVt
+    JvjDUAnP7E4dpxi0KRZSWEW7h0DbcQJALayNkvHXqctu6Tat2u1t6rACZG+2A76S
+    fU55K7GfAkSScEHAbDBWlgD4nTh80D03hCw5FFg+d/GA2qxTbnTVAQJBAJfWShnu
+    RNZZcZbEVlsHLFUprG6D61tTv/ozA72kJfbuGNvNOuL/zz4GmcwqFgaToRhPSq1s
+    Iu7nxtHiwZ+DkYE=
+    -----END PRIVATE KEY-----
 
-"""
+    """
 
 /// The 1024-bit fixed key, loaded once.
 public let fuzzPrivateKey1024: RSAPrivateKey = {

@@ -33,7 +33,8 @@ public func fuzzX509(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     require(!certificates.isEmpty, "certificates(from:) returned no certificate without throwing")
     let isPEM = input.contains(0x2D) && String(decoding: input.prefix(64 << 10), as: UTF8.self).contains("-----BEGIN")
     if !isPEM && input.first == 0x30 {
-        require(certificates.flatMap(\.derRepresentation) == input, "the DER certificates do not concatenate to the input")
+        require(
+            certificates.flatMap(\.derRepresentation) == input, "the DER certificates do not concatenate to the input")
     }
     for certificate in certificates {
         check(certificate)
@@ -43,8 +44,9 @@ public func fuzzX509(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
 
 func check(_ certificate: X509Certificate) {
     let der = certificate.derRepresentation
-    require(certificate.fingerprint.count == 32 && certificate.fingerprint == RSAHashAlgorithm.sha256.hash(der),
-            "fingerprint is not SHA-256 of the DER")
+    require(
+        certificate.fingerprint.count == 32 && certificate.fingerprint == RSAHashAlgorithm.sha256.hash(der),
+        "fingerprint is not SHA-256 of the DER")
     let again = orAbort { try X509Certificate(derRepresentation: der) }
     require(again == certificate && again.fingerprint == certificate.fingerprint, "DER re-parse differs")
     require(sameFields(again, certificate), "DER re-parse reads different fields")
@@ -58,7 +60,9 @@ func check(_ certificate: X509Certificate) {
     _ = certificate.subject.utf8.count + certificate.issuer.utf8.count + certificate.subjectSummary.utf8.count
     _ = certificate.commonNames.count + certificate.serialNumberHex.count + certificate.fingerprintHex.count
     require(!certificate.serialNumber.isEmpty, "empty serial number")
-    require(certificate.serialNumber.count == 1 || certificate.serialNumber[0] != 0, "serial number has a leading zero octet")
+    require(
+        certificate.serialNumber.count == 1 || certificate.serialNumber[0] != 0,
+        "serial number has a leading zero octet")
     _ = certificate.isValid(at: certificate.notValidBefore)
     _ = certificate.notValidAfter.timeIntervalSince(certificate.notValidBefore)
     require((1...3).contains(certificate.version), "version \(certificate.version)")
@@ -66,18 +70,26 @@ func check(_ certificate: X509Certificate) {
     _ = certificate.extendedKeyUsage?.map(\.description)
     _ = certificate.subjectAlternativeNames.map(\.description)
     _ = certificate.basicConstraints.map { ($0.isCertificateAuthority, $0.pathLengthConstraint, $0.isCritical) }
-    _ = certificate.criticalExtensionOIDs.count + certificate.signatureAlgorithmName.count + certificate.publicKeyAlgorithmName.count
+    _ =
+        certificate.criticalExtensionOIDs.count + certificate.signatureAlgorithmName.count
+        + certificate.publicKeyAlgorithmName.count
     _ = certificate.publicKeyFingerprint?.description
     _ = certificate.description + String(certificate.isSelfIssued)
     _ = certificate.hashValue
 
     if let key = certificate.publicKey {
-        require(certificate.publicKeyFingerprint == key.fingerprint, "publicKeyFingerprint is not the RSA key's fingerprint")
+        require(
+            certificate.publicKeyFingerprint == key.fingerprint, "publicKeyFingerprint is not the RSA key's fingerprint"
+        )
         for format in [RSAKeyFormat.pkcs1, .spki] {
             let keyDER = orAbort { try key.derRepresentation(format: format) }
-            require(orAbort { try RSAPublicKey(derRepresentation: keyDER) } == key, "public key changed in a \(format) DER round trip")
+            require(
+                orAbort { try RSAPublicKey(derRepresentation: keyDER) } == key,
+                "public key changed in a \(format) DER round trip")
             let keyPEM = orAbort { try key.pemRepresentation(format: format) }
-            require(orAbort { try RSAPublicKey(pemRepresentation: keyPEM) } == key, "public key changed in a \(format) PEM round trip")
+            require(
+                orAbort { try RSAPublicKey(pemRepresentation: keyPEM) } == key,
+                "public key changed in a \(format) PEM round trip")
         }
     }
 

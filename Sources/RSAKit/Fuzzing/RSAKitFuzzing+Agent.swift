@@ -26,7 +26,8 @@ extension RSAKitFuzzing {
         public let decoded: (operation: UInt8, fields: [[UInt8]])?
 
         public static func == (a: AgentResponse, b: AgentResponse) -> Bool {
-            a.payload == b.payload && a.decoded?.operation == b.decoded?.operation && a.decoded?.fields == b.decoded?.fields
+            a.payload == b.payload && a.decoded?.operation == b.decoded?.operation
+                && a.decoded?.fields == b.decoded?.fields
         }
     }
 
@@ -38,7 +39,9 @@ extension RSAKitFuzzing {
     ///   the agent reads; its answers are read by a second thread while it serves).
     /// - Throws: `RSAError.internalError` when the socket pair cannot be made; what the agent's
     ///   initialiser throws.
-    public static func agentConnection(store: RSAKeyStore, clientBytes: [UInt8]) throws -> (responses: [AgentResponse], trailingBytes: Int) {
+    public static func agentConnection(store: RSAKeyStore, clientBytes: [UInt8]) throws -> (
+        responses: [AgentResponse], trailingBytes: Int
+    ) {
         precondition(clientBytes.count <= 64 * 1024, "the socket buffer holds the whole request")
         let agent = try RSAKeychainAgent(store: store, socketPath: "/nonexistent/rsakit-fuzz.sock")
         let written = try served(clientBytes) { agent.serveConnection($0) }
@@ -49,7 +52,8 @@ extension RSAKitFuzzing {
             guard length <= written.count - offset - 4 else { break }
             let payload = Array(written[(offset + 4)..<(offset + 4 + length)])
             let message = try? AgentWire.Message(payload: payload)
-            responses.append(AgentResponse(payload: payload, decoded: message.map { ($0.operation.rawValue, $0.fields) }))
+            responses.append(
+                AgentResponse(payload: payload, decoded: message.map { ($0.operation.rawValue, $0.fields) }))
             offset += 4 + length
         }
         return (responses, written.count - offset)
@@ -94,7 +98,8 @@ extension RSAKitFuzzing {
     /// The 32-byte key of an unlocked protected store, so that the harness can check that no
     /// response carries it; nil for an unprotected or locked store. Fuzzing only.
     public static func storeKeyBytes(_ store: RSAKeyStore) -> [UInt8]? {
-        guard let key = try? store.withReadLock({ try store.currentStoreKey() }), case let .local(secret) = key.backing else { return nil }
+        guard let key = try? store.withReadLock({ try store.currentStoreKey() }), case let .local(secret) = key.backing
+        else { return nil }
         return secret.bytes
     }
 

@@ -44,14 +44,17 @@ public enum RSAKitFuzzing {
         guard element.isConstructed else {
             return DERNode(tag: element.tag, content: Array(reader.bytes[element.content]), children: [])
         }
-        return DERNode(tag: element.tag, content: [],
-                       children: try reader.children(of: element).map { try node(reader, $0) })
+        return DERNode(
+            tag: element.tag, content: [],
+            children: try reader.children(of: element).map { try node(reader, $0) })
     }
 
     /// The typed reads of a primitive element's content, as the key decoder would do them:
     /// INTEGER magnitude (nil if refused), whether a non-DER note was recorded, and the
     /// DER re-encoding of that magnitude.
-    public static func derUnsignedInteger(tlv bytes: [UInt8]) throws -> (magnitude: [UInt8], noted: Bool, reencoded: [UInt8]) {
+    public static func derUnsignedInteger(tlv bytes: [UInt8]) throws -> (
+        magnitude: [UInt8], noted: Bool, reencoded: [UInt8]
+    ) {
         let reader = DERReader(bytes)
         let top = try reader.topLevelElement(in: 0..<bytes.count, name: "input")
         let magnitude = Array(try reader.unsignedInteger(top, what: "fuzz"))
@@ -131,9 +134,10 @@ public enum RSAKitFuzzing {
     /// - Throws: the record's damage reason (an internal error type; any throw means "refused").
     public static func storeItemDecode(_ bytes: [UInt8]) throws -> StoreItem {
         let (m, pem) = try StoreItemRecord.decode(bytes)
-        return StoreItem(format: m.format, itemID: m.itemID, keyClass: m.keyClass.rawValue,
-                         applicationTag: m.applicationTag, label: m.label, keySizeInBits: m.keySizeInBits,
-                         fingerprint: m.fingerprint, creationDate: m.creationDate, pem: pem)
+        return StoreItem(
+            format: m.format, itemID: m.itemID, keyClass: m.keyClass.rawValue,
+            applicationTag: m.applicationTag, label: m.label, keySizeInBits: m.keySizeInBits,
+            fingerprint: m.fingerprint, creationDate: m.creationDate, pem: pem)
     }
 
     /// Write an item file from a parsed record (``StoreItemRecord/encode(_:pem:)``).
@@ -141,10 +145,11 @@ public enum RSAKitFuzzing {
         guard let keyClass = RSAKeyClass(rawValue: item.keyClass) else {
             throw RSAError.internalError("key class \(item.keyClass)")
         }
-        let metadata = StoreItemMetadata.record(format: item.format, itemID: item.itemID, keyClass: keyClass,
-                                                applicationTag: item.applicationTag, label: item.label,
-                                                keySizeInBits: item.keySizeInBits, fingerprint: item.fingerprint,
-                                                creationDate: item.creationDate)
+        let metadata = StoreItemMetadata.record(
+            format: item.format, itemID: item.itemID, keyClass: keyClass,
+            applicationTag: item.applicationTag, label: item.label,
+            keySizeInBits: item.keySizeInBits, fingerprint: item.fingerprint,
+            creationDate: item.creationDate)
         return try StoreItemRecord.encode(metadata, pem: item.pem)
     }
 
@@ -164,7 +169,9 @@ extension RSAKitFuzzing {
     /// constant-time: fuzzing only, on the harness's own keys.
     /// - Returns: m as exactly k bytes.
     /// - Throws: `RSAError.decryptionFailed` when c >= n.
-    public static func rsadpReference(_ key: RSAPrivateKey, _ ciphertext: [UInt8], random: RSARandomSource) throws -> [UInt8] {
+    public static func rsadpReference(_ key: RSAPrivateKey, _ ciphertext: [UInt8], random: RSARandomSource) throws
+        -> [UInt8]
+    {
         try key.rsadpReferenceVarTime(ciphertext, random: random)
     }
 }

@@ -231,7 +231,8 @@ internal final class BigNumber: @unchecked Sendable {
     /// GMP's `mpz_powm`. Both give the same value.
     func powModVarTime(_ exponent: BigNumber, _ m: BigNumber) -> BigNumber {
         if exponent.sign > 0, exponent.bitCount <= 64, let modulus = m.montgomery,
-           let r = modulus.powVarTime(self, exponent) {
+            let r = modulus.powVarTime(self, exponent)
+        {
             return r
         }
         let r = BigNumber(); __gmpz_powm(r.raw, raw, exponent.raw, m.raw); return r

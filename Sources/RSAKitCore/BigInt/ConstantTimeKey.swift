@@ -38,7 +38,8 @@ internal final class ConstantTimeKey: @unchecked Sendable {
     /// otherPrimeInfos (primes.count - 1 of them). Nil when the shape is unusable.
     init?(n: BigNumber, e: BigNumber, primes: [BigNumber], exponents: [BigNumber], coefficients: [BigNumber]) {
         guard primes.count >= 2, primes.count <= Int(RSAKIT_SEC_MAX_PRIMES),
-              exponents.count == primes.count, coefficients.count == primes.count - 1 else { return nil }
+            exponents.count == primes.count, coefficients.count == primes.count - 1
+        else { return nil }
         // Big-endian copies for the C constructor, wiped right after.
         var buffers: [[UInt8]] = [n.minimalBytes, e.minimalBytes]
         buffers += primes.map(\.minimalBytes) + exponents.map(\.minimalBytes) + coefficients.map(\.minimalBytes)
@@ -192,4 +193,3 @@ internal final class SecretLimbs: @unchecked Sendable {
         rsakit_ct_poison(limbs, count * MemoryLayout<mp_limb_t>.stride)
     }
 }
-

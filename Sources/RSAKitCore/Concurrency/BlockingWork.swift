@@ -46,7 +46,9 @@ package enum RSABlockingWork {
     /// to stop (and throws `CancellationError`). A task cancelled before its work starts
     /// throws `CancellationError` at once and its work never runs, so a cancelled call does
     /// not wait for a place in the pool.
-    package static func run<T: Sendable>(_ body: @escaping @Sendable (RSACancellationFlag) throws -> T) async throws -> T {
+    package static func run<T: Sendable>(_ body: @escaping @Sendable (RSACancellationFlag) throws -> T) async throws
+        -> T
+    {
         try await RSAWorkPool.shared.run(body)
     }
 
@@ -60,15 +62,18 @@ package enum RSABlockingWork {
     ///
     /// Cancellation as ``run(_:)``, except that a task cancelled while the thread starts
     /// still hears of it from `body`'s first check.
-    package static func runOnOwnThread<T: Sendable>(_ body: @escaping @Sendable (RSACancellationFlag) throws -> T) async throws -> T {
+    package static func runOnOwnThread<T: Sendable>(_ body: @escaping @Sendable (RSACancellationFlag) throws -> T)
+        async throws -> T
+    {
         let flag = RSACancellationFlag()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
                 DispatchQueue(label: queueLabel, qos: .userInitiated).async {
-                    continuation.resume(with: Result {
-                        try flag.check()
-                        return try body(flag)
-                    })
+                    continuation.resume(
+                        with: Result {
+                            try flag.check()
+                            return try body(flag)
+                        })
                 }
             }
         } onCancel: {

@@ -22,8 +22,10 @@ extension RSAPrivateKey {
     /// - Throws: `CancellationError` when the task is cancelled; every error of the
     ///   synchronous form (`RSAError.keySizeUnsupported`, `.publicExponentUnsupported`,
     ///   `.keyGenerationFailed`).
-    public init(bitCount: Int, publicExponent: UInt64 = 65_537,
-                random: RSARandomSource = SystemRandomSource()) async throws {
+    public init(
+        bitCount: Int, publicExponent: UInt64 = 65_537,
+        random: RSARandomSource = SystemRandomSource()
+    ) async throws {
         self = try await RSAPrivateKey.generateAsync(bitCount: bitCount, publicExponent: publicExponent, random: random)
     }
 
@@ -42,12 +44,16 @@ extension RSAPrivateKey {
     /// - Throws: `CancellationError` when the task is cancelled; every error of the
     ///   synchronous form (`RSAError.keySizeUnsupported`, `.publicExponentUnsupported`,
     ///   `.keyGenerationFailed`).
-    public static func generateAsync(bitCount: Int, publicExponent: UInt64 = 65_537,
-                                     random: RSARandomSource = SystemRandomSource()) async throws -> RSAPrivateKey {
+    public static func generateAsync(
+        bitCount: Int, publicExponent: UInt64 = 65_537,
+        random: RSARandomSource = SystemRandomSource()
+    ) async throws -> RSAPrivateKey {
         try await RSABlockingWork.run { flag in
             try RSAPrivateKey.cancellingKeyGeneration {
-                try RSAPrivateKey.generate(bitCount: bitCount, publicExponent: publicExponent,
-                                           random: random) { _ in !flag.isCancelled }
+                try RSAPrivateKey.generate(
+                    bitCount: bitCount, publicExponent: publicExponent,
+                    random: random
+                ) { _ in !flag.isCancelled }
             }
         }
     }

@@ -84,8 +84,9 @@ extension RSAMessage {
         try await RSAWorkerBudget.run(maximumWorkers: maximumWorkers) { flag in
             try withFiles(input.path, output.path) { source, sink, folder in
                 var checked = CancellationCheckingSource(inner: source, flag: flag)
-                try decrypt(from: &checked, to: &sink, with: key, format: format, rawPadding: rawPadding,
-                            temporaryDirectory: folder)
+                try decrypt(
+                    from: &checked, to: &sink, with: key, format: format, rawPadding: rawPadding,
+                    temporaryDirectory: folder)
             }
         }
     }

@@ -54,10 +54,11 @@ package final class RSAWorkPool: Sendable {
                     // Whoever takes the continuation first answers it: this thread, or a
                     // cancellation while the job waited.
                     guard let taken = ticket.take() else { return }
-                    taken.resume(with: Result {
-                        try flag.check()
-                        return try body(flag)
-                    })
+                    taken.resume(
+                        with: Result {
+                            try flag.check()
+                            return try body(flag)
+                        })
                 }
             }
         } onCancel: {

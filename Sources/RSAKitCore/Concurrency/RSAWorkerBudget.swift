@@ -66,8 +66,10 @@ package final class RSAWorkerBudget: Sendable {
     /// Run `body` with workers from the shared budget, off the cooperative pool
     /// (``RSABlockingWork``), honouring cancellation before it starts; `body` gets the flag
     /// that cancellation sets, to poll between batches.
-    package static func run<T: Sendable>(maximumWorkers: Int?,
-                                 _ body: @escaping @Sendable (RSACancellationFlag) throws -> T) async throws -> T {
+    package static func run<T: Sendable>(
+        maximumWorkers: Int?,
+        _ body: @escaping @Sendable (RSACancellationFlag) throws -> T
+    ) async throws -> T {
         try Task.checkCancellation()
         let count = await shared.acquire(upTo: maximumWorkers ?? processorCount)
         defer { shared.release(count) }

@@ -9,7 +9,7 @@ internal import CNettle
 package enum Base64 {
     /// Encode `bytes`; `padded` keeps the '=' padding to a multiple of 4 characters.
     package static func encode(_ bytes: [UInt8], padded: Bool = true) -> String {
-        let length = (bytes.count + 2) / 3 * 4 // BASE64_ENCODE_RAW_LENGTH
+        let length = (bytes.count + 2) / 3 * 4  // BASE64_ENCODE_RAW_LENGTH
         var out = [UInt8](repeating: 0, count: length)
         out.withUnsafeMutableBufferPointer { dst in
             bytes.withUnsafeBufferPointer { src in
@@ -55,7 +55,8 @@ package enum Base64 {
                 throw DecodingError(reason: "data after '=' padding", index: index)
             }
             guard isAlphabet(character) else {
-                let shown = character >= 0x21 && character < 0x7F
+                let shown =
+                    character >= 0x21 && character < 0x7F
                     ? "'\(Character(Unicode.Scalar(character)))'" : "byte 0x\(hexByte(character))"
                 throw DecodingError(reason: "invalid base64 character \(shown)", index: index)
             }
@@ -72,24 +73,25 @@ package enum Base64 {
         // Nettle, like strict mode, refuses them), then restore missing padding.
         var text = characters
         if !strict && remainder != 0 {
-            let last = dataCount - 1 // index of the last data character (padding follows it)
+            let last = dataCount - 1  // index of the last data character (padding follows it)
             let unusedBits: UInt8 = remainder == 2 ? 0x0F : 0x03
             text[last] = alphabet(value(of: text[last]) & ~unusedBits)
         }
         if padding == 0 && remainder != 0 {
             text += [UInt8](repeating: UInt8(ascii: "="), count: 4 - remainder)
         }
-        var out = [UInt8](repeating: 0, count: (text.count + 1) * 6 / 8) // BASE64_DECODE_LENGTH
+        var out = [UInt8](repeating: 0, count: (text.count + 1) * 6 / 8)  // BASE64_DECODE_LENGTH
         var outLength = out.count
         var context = base64_decode_ctx()
         nettle_base64_decode_init(&context)
-        let ok = out.withUnsafeMutableBufferPointer { dst in
-            text.withUnsafeBufferPointer { src in
-                src.baseAddress!.withMemoryRebound(to: CChar.self, capacity: src.count) { chars in
-                    nettle_base64_decode_update(&context, &outLength, dst.baseAddress, src.count, chars) == 1
+        let ok =
+            out.withUnsafeMutableBufferPointer { dst in
+                text.withUnsafeBufferPointer { src in
+                    src.baseAddress!.withMemoryRebound(to: CChar.self, capacity: src.count) { chars in
+                        nettle_base64_decode_update(&context, &outLength, dst.baseAddress, src.count, chars) == 1
+                    }
                 }
-            }
-        } && nettle_base64_decode_final(&context) == 1
+            } && nettle_base64_decode_final(&context) == 1
         guard ok else {
             throw DecodingError(reason: "invalid base64", index: 0)
         }
@@ -98,14 +100,16 @@ package enum Base64 {
             // Canonical iff re-encoding gives the same characters (unused bits zero).
             let reencoded = Array(encode(out, padded: padding > 0).utf8)
             guard reencoded == characters else {
-                throw DecodingError(reason: "non-canonical base64 (unused bits set)",
-                                    index: characters.count - 1 - padding)
+                throw DecodingError(
+                    reason: "non-canonical base64 (unused bits set)",
+                    index: characters.count - 1 - padding)
             }
         }
         return out
     }
 
-    private static let characters: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let characters: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     private static func isAlphabet(_ c: UInt8) -> Bool { characters.contains(c) }
 

@@ -128,7 +128,9 @@ package struct DERReader {
         } else {
             let count = Int(first & 0x7F)
             guard count <= DERReader.maximumLengthOctets else {
-                throw fail("length field of \(count) octets is longer than any key needs (at most \(DERReader.maximumLengthOctets))", at: lengthOffset)
+                throw fail(
+                    "length field of \(count) octets is longer than any key needs (at most \(DERReader.maximumLengthOctets))",
+                    at: lengthOffset)
             }
             guard lengthOffset + count < limit else {
                 throw fail("unexpected end of data inside a \(count)-octet length field", at: lengthOffset)
@@ -140,13 +142,16 @@ package struct DERReader {
                 length = (length << 8) | Int(bytes[lengthOffset + i])
             }
             guard length >= 0x80 else {
-                throw fail("length \(length) is not minimally encoded (long form used for a length below 128)", at: lengthOffset)
+                throw fail(
+                    "length \(length) is not minimally encoded (long form used for a length below 128)",
+                    at: lengthOffset)
             }
             contentStart = lengthOffset + 1 + count
         }
         let remaining = limit - contentStart
         guard length <= remaining else {
-            throw fail("\(DERTag.name(tag)) length \(length) exceeds the \(remaining) bytes remaining", at: lengthOffset)
+            throw fail(
+                "\(DERTag.name(tag)) length \(length) exceeds the \(remaining) bytes remaining", at: lengthOffset)
         }
         return DERElement(tag: tag, offset: offset, content: contentStart..<(contentStart + length))
     }
@@ -163,7 +168,9 @@ package struct DERReader {
         let top = try element(at: range.lowerBound, limit: range.upperBound)
         guard top.end == range.upperBound else {
             let extra = range.upperBound - top.end
-            throw fail("\(extra) trailing byte\(extra == 1 ? "" : "s") after the outer \(top.tagName) of the \(name)", at: top.end)
+            throw fail(
+                "\(extra) trailing byte\(extra == 1 ? "" : "s") after the outer \(top.tagName) of the \(name)",
+                at: top.end)
         }
         try validateNesting(of: top)
         return top
@@ -241,7 +248,9 @@ package struct DERReader {
         var start = first
         while start < content.upperBound && bytes[start] == 0 { start += 1 }
         if start - first > 1 || (start - first == 1 && start < content.upperBound && bytes[start] & 0x80 == 0) {
-            notes.add("INTEGER (\(what)) at byte offset \(element.offset) has redundant leading zero octets (not DER); read as its value")
+            notes.add(
+                "INTEGER (\(what)) at byte offset \(element.offset) has redundant leading zero octets (not DER); read as its value"
+            )
         }
         return bytes[start..<content.upperBound]
     }
@@ -259,7 +268,8 @@ package struct DERReader {
     func null(_ element: DERElement, what: String) throws {
         try expect(element, tag: DERTag.null, what: what)
         guard element.content.isEmpty else {
-            throw fail("NULL (\(what)) has \(element.content.count) content octets; it must have none", at: element.offset)
+            throw fail(
+                "NULL (\(what)) has \(element.content.count) content octets; it must have none", at: element.offset)
         }
     }
 

@@ -45,10 +45,12 @@ public struct RSAKeyFileEncryption: Sendable, Hashable, CustomStringConvertible 
 /// `encryption`), `what` being the file kind for messages.
 package protocol RSAKeyFileDecryptor: Sendable {
     /// PKCS#8 `EncryptedPrivateKeyInfo` DER -> `PrivateKeyInfo` DER.
-    func decryptPKCS8(der: [UInt8], passphrase: [UInt8], what: String, encryption: RSAKeyFileEncryption) throws -> [UInt8]
+    func decryptPKCS8(der: [UInt8], passphrase: [UInt8], what: String, encryption: RSAKeyFileEncryption) throws
+        -> [UInt8]
     /// An OpenSSL legacy encrypted PEM block, re-encoded as PEM text -> the plain key DER
     /// (PKCS#8 `PrivateKeyInfo`).
-    func decryptOpenSSLPEM(_ pem: [UInt8], passphrase: [UInt8], what: String, encryption: RSAKeyFileEncryption) throws -> [UInt8]
+    func decryptOpenSSLPEM(_ pem: [UInt8], passphrase: [UInt8], what: String, encryption: RSAKeyFileEncryption) throws
+        -> [UInt8]
 }
 
 /// Reads encrypted key structures (see the top of this file).
@@ -67,8 +69,10 @@ package enum EncryptedKeyDecoder {
     ///   PBES2 with RC2-CBC is decrypted by RSAKit itself (`decryptRC2(_:passphrase:)`).
     ///   Other encrypted schemes go to `decryptor`; without one, a passphrase is not enough
     ///   (`RSAError.passphraseNeeded`).
-    static func decode(der: [UInt8], passphrase: [UInt8]?,
-                       decryptor: (any RSAKeyFileDecryptor)?) throws -> (DecodedKey, RSAKeyFileEncryption?) {
+    static func decode(
+        der: [UInt8], passphrase: [UInt8]?,
+        decryptor: (any RSAKeyFileDecryptor)?
+    ) throws -> (DecodedKey, RSAKeyFileEncryption?) {
         let reader = DERReader(der)
         let top = try reader.topLevelElement(in: 0..<der.count, name: "key")
         guard try KeyDecoder.detect(reader, top) == .encryptedPrivateKeyInfo else {
@@ -81,7 +85,8 @@ package enum EncryptedKeyDecoder {
             return (try decryptRC2(rc2, passphrase: passphrase), encryption)
         }
         guard let decryptor else { throw RSAError.passphraseNeeded(what: pkcs8Name) }
-        var plain = try decryptor.decryptPKCS8(der: der, passphrase: passphrase, what: pkcs8Name, encryption: encryption)
+        var plain = try decryptor.decryptPKCS8(
+            der: der, passphrase: passphrase, what: pkcs8Name, encryption: encryption)
         defer { wipe(&plain) }
         var decoded = try plainKey(der: plain)
         decoded = DecodedKey(key: decoded.key, structure: .encryptedPrivateKeyInfo, notes: decoded.notes)
@@ -94,22 +99,27 @@ package enum EncryptedKeyDecoder {
     ///   - headers: its RFC 1421 headers, with "DEK-Info: CIPHER,IV-HEX".
     ///   - der: the still-encrypted base64-decoded body.
     /// - Throws: as ``decode(der:passphrase:)``; `RSAError.malformedPEM` without DEK-Info.
-    static func decodeLegacyPEM(label: String, headers: [(name: String, value: String)], der: [UInt8],
-                                line: Int, passphrase: [UInt8]?,
-                                decryptor: (any RSAKeyFileDecryptor)?) throws -> (DecodedKey, RSAKeyFileEncryption) {
+    static func decodeLegacyPEM(
+        label: String, headers: [(name: String, value: String)], der: [UInt8],
+        line: Int, passphrase: [UInt8]?,
+        decryptor: (any RSAKeyFileDecryptor)?
+    ) throws -> (DecodedKey, RSAKeyFileEncryption) {
         guard let dekInfo = headers.first(where: { $0.name == "DEK-Info" })?.value,
-              let cipher = dekInfo.split(separator: ",").first.map(String.init), !cipher.isEmpty else {
+            let cipher = dekInfo.split(separator: ",").first.map(String.init), !cipher.isEmpty
+        else {
             throw RSAError.malformedPEM(reason: "encrypted PEM block \"\(label)\" has no DEK-Info header", line: line)
         }
-        let encryption = RSAKeyFileEncryption(scheme: "OpenSSL legacy PEM", keyDerivation: "EVP_BytesToKey-MD5",
-                                              iterationCount: nil, cipher: cipher.uppercased())
+        let encryption = RSAKeyFileEncryption(
+            scheme: "OpenSSL legacy PEM", keyDerivation: "EVP_BytesToKey-MD5",
+            iterationCount: nil, cipher: cipher.uppercased())
         guard label == "RSA PRIVATE KEY" else {
             throw RSAError.unsupportedKeyFormat(reason: "not an RSA key: encrypted PEM block \"\(label)\"")
         }
         guard let passphrase, let decryptor else { throw RSAError.passphraseNeeded(what: legacyPEMName) }
         var pem = Array(PEMDocument.encode(der, label: label, headers: headers).utf8)
         defer { wipe(&pem) }
-        var plain = try decryptor.decryptOpenSSLPEM(pem, passphrase: passphrase, what: legacyPEMName, encryption: encryption)
+        var plain = try decryptor.decryptOpenSSLPEM(
+            pem, passphrase: passphrase, what: legacyPEMName, encryption: encryption)
         defer { wipe(&plain) }
         let decoded = try plainKey(der: plain)
         return (DecodedKey(key: decoded.key, structure: .pkcs1PrivateKey, notes: decoded.notes), encryption)
@@ -122,8 +132,9 @@ package enum EncryptedKeyDecoder {
         // NULL); the bytes inside the encryption are out of reach, so write the parameters
         // back as OpenSSL does (with NULL), the encoding of `openssl genpkey -algorithm RSA-PSS`.
         if case let .privateKey(privateKey) = decoded.key, let restriction = privateKey.pssRestriction {
-            decoded = DecodedKey(key: .privateKey(privateKey.restricted(to: RSAPSSKeyRestriction(parameters: restriction.parameters))),
-                                 structure: decoded.structure, notes: decoded.notes)
+            decoded = DecodedKey(
+                key: .privateKey(privateKey.restricted(to: RSAPSSKeyRestriction(parameters: restriction.parameters))),
+                structure: decoded.structure, notes: decoded.notes)
         }
         return decoded
     }
@@ -154,15 +165,18 @@ package enum EncryptedKeyDecoder {
             return RSAKeyFileEncryption(scheme: "PBES1", keyDerivation: kdf, iterationCount: iterations, cipher: cipher)
         }
         if let cipher = pkcs12Schemes[oid] {
-            return RSAKeyFileEncryption(scheme: "PKCS#12 PBE", keyDerivation: "PKCS#12 KDF (SHA-1)", iterationCount: iterations, cipher: cipher)
+            return RSAKeyFileEncryption(
+                scheme: "PKCS#12 PBE", keyDerivation: "PKCS#12 KDF (SHA-1)", iterationCount: iterations, cipher: cipher)
         }
-        throw RSAError.unsupportedKeyFormat(reason: "\(pkcs8Name) with the unknown encryption algorithm \(oid) is not supported")
+        throw RSAError.unsupportedKeyFormat(
+            reason: "\(pkcs8Name) with the unknown encryption algorithm \(oid) is not supported")
     }
 
     private static func inspectPBES2(_ reader: DERReader, _ element: DERElement) throws -> RSAKeyFileEncryption {
         let parts = try reader.sequence(element, what: "PBES2-params")
         guard parts.count == 2 else {
-            throw RSAError.malformedDER(reason: "PBES2-params must hold keyDerivationFunc and encryptionScheme", offset: element.offset)
+            throw RSAError.malformedDER(
+                reason: "PBES2-params must hold keyDerivationFunc and encryptionScheme", offset: element.offset)
         }
         let kdf = try reader.sequence(parts[0], what: "keyDerivationFunc")
         let scheme = try reader.sequence(parts[1], what: "encryptionScheme")
@@ -173,10 +187,14 @@ package enum EncryptedKeyDecoder {
         let cipherOID = dottedObjectIdentifier(try reader.objectIdentifier(cipherOIDElement, what: "encryption scheme"))
         let cipher = pbes2Ciphers[cipherOID]
         if kdfOID == "1.3.6.1.4.1.11591.4.11" {
-            throw RSAError.unsupportedKeyFormat(reason: "scrypt-based PKCS#8 encryption (openssl pkcs8 -scrypt) is not supported, since GnuTLS cannot derive scrypt keys; re-encrypt the key with `openssl pkcs8 -topk8 -v2 aes-256-cbc -v2prf hmacWithSHA256`")
+            throw RSAError.unsupportedKeyFormat(
+                reason:
+                    "scrypt-based PKCS#8 encryption (openssl pkcs8 -scrypt) is not supported, since GnuTLS cannot derive scrypt keys; re-encrypt the key with `openssl pkcs8 -topk8 -v2 aes-256-cbc -v2prf hmacWithSHA256`"
+            )
         }
         guard kdfOID == "1.2.840.113549.1.5.12", kdf.count == 2 else {
-            throw RSAError.unsupportedKeyFormat(reason: "PBES2 with the key derivation function \(kdfOID) is not supported (only PBKDF2)")
+            throw RSAError.unsupportedKeyFormat(
+                reason: "PBES2 with the key derivation function \(kdfOID) is not supported (only PBKDF2)")
         }
         let pbkdf2 = try reader.sequence(kdf[1], what: "PBKDF2-params")
         guard pbkdf2.count >= 2 else {
@@ -190,14 +208,19 @@ package enum EncryptedKeyDecoder {
         }
         if cipherOID == rc2CBCOID {
             let bits = try rc2EffectiveKeyBits(reader, scheme)
-            return RSAKeyFileEncryption(scheme: "PBES2", keyDerivation: "PBKDF2-" + prf, iterationCount: iterations,
-                                        cipher: "RC2-CBC (\(bits)-bit effective key)")
+            return RSAKeyFileEncryption(
+                scheme: "PBES2", keyDerivation: "PBKDF2-" + prf, iterationCount: iterations,
+                cipher: "RC2-CBC (\(bits)-bit effective key)")
         }
         guard let cipher else {
             let name = unsupportedCiphers[cipherOID] ?? cipherOID
-            throw RSAError.unsupportedKeyFormat(reason: "PBES2 with the cipher \(name) is not supported by GnuTLS; re-encrypt the key with `openssl pkcs8 -topk8 -v2 aes-256-cbc`")
+            throw RSAError.unsupportedKeyFormat(
+                reason:
+                    "PBES2 with the cipher \(name) is not supported by GnuTLS; re-encrypt the key with `openssl pkcs8 -topk8 -v2 aes-256-cbc`"
+            )
         }
-        return RSAKeyFileEncryption(scheme: "PBES2", keyDerivation: "PBKDF2-" + prf, iterationCount: iterations, cipher: cipher)
+        return RSAKeyFileEncryption(
+            scheme: "PBES2", keyDerivation: "PBKDF2-" + prf, iterationCount: iterations, cipher: cipher)
     }
 
     // MARK: PBES2 with RC2-CBC, decrypted by RSAKit over Nettle (read only)
@@ -229,7 +252,8 @@ package enum EncryptedKeyDecoder {
         }
         let parameters = try reader.sequence(scheme[1], what: "RC2-CBC-Parameter")
         guard parameters.count == 1 || parameters.count == 2 else {
-            throw RSAError.malformedDER(reason: "RC2-CBC-Parameter must hold an optional version and an IV", offset: scheme[1].offset)
+            throw RSAError.malformedDER(
+                reason: "RC2-CBC-Parameter must hold an optional version and an IV", offset: scheme[1].offset)
         }
         guard parameters.count == 2 else { return 32 }
         let version = try reader.smallInteger(parameters[0], what: "rc2ParameterVersion")
@@ -239,7 +263,10 @@ package enum EncryptedKeyDecoder {
         case 58: return 128
         case 256...1024: return version
         default:
-            throw RSAError.unsupportedKeyFormat(reason: "PBES2 with RC2-CBC whose rc2ParameterVersion is \(version) is not supported (RFC 8018 §B.2.3 defines 160, 120, 58 and 256 to 1024)")
+            throw RSAError.unsupportedKeyFormat(
+                reason:
+                    "PBES2 with RC2-CBC whose rc2ParameterVersion is \(version) is not supported (RFC 8018 §B.2.3 defines 160, 120, 58 and 256 to 1024)"
+            )
         }
     }
 
@@ -249,16 +276,20 @@ package enum EncryptedKeyDecoder {
         let fields = try reader.sequence(top, what: "EncryptedPrivateKeyInfo")
         let algorithm = try reader.sequence(fields[0], what: "encryptionAlgorithm")
         guard algorithm.count == 2,
-              dottedObjectIdentifier(try reader.objectIdentifier(algorithm[0], what: "encryption algorithm")) == "1.2.840.113549.1.5.13" else { return nil }
+            dottedObjectIdentifier(try reader.objectIdentifier(algorithm[0], what: "encryption algorithm"))
+                == "1.2.840.113549.1.5.13"
+        else { return nil }
         let parts = try reader.sequence(algorithm[1], what: "PBES2-params")
         let kdf = try reader.sequence(parts[0], what: "keyDerivationFunc")
         let scheme = try reader.sequence(parts[1], what: "encryptionScheme")
-        guard dottedObjectIdentifier(try reader.objectIdentifier(scheme[0], what: "encryption scheme")) == rc2CBCOID else { return nil }
+        guard dottedObjectIdentifier(try reader.objectIdentifier(scheme[0], what: "encryption scheme")) == rc2CBCOID
+        else { return nil }
         let bits = try rc2EffectiveKeyBits(reader, scheme)
         let rc2 = try reader.sequence(scheme[1], what: "RC2-CBC-Parameter")
         let iv = Array(reader.bytes[try reader.octetString(rc2[rc2.count - 1], what: "RC2-CBC IV")])
         guard iv.count == 8 else {
-            throw RSAError.malformedDER(reason: "RC2-CBC IV of \(iv.count) bytes; it must be 8", offset: rc2[rc2.count - 1].offset)
+            throw RSAError.malformedDER(
+                reason: "RC2-CBC IV of \(iv.count) bytes; it must be 8", offset: rc2[rc2.count - 1].offset)
         }
         // PBKDF2-params ::= SEQUENCE { salt OCTET STRING, iterationCount INTEGER,
         //     keyLength INTEGER OPTIONAL, prf AlgorithmIdentifier DEFAULT hmacWithSHA1 }
@@ -279,26 +310,34 @@ package enum EncryptedKeyDecoder {
                 case "1.2.840.113549.2.10": prf = .hmacSHA384
                 case "1.2.840.113549.2.11": prf = .hmacSHA512
                 default:
-                    throw RSAError.unsupportedKeyFormat(reason: "PBES2 with RC2-CBC and the PBKDF2 prf \(pbkdf2PRFs[oid] ?? oid) is not supported")
+                    throw RSAError.unsupportedKeyFormat(
+                        reason: "PBES2 with RC2-CBC and the PBKDF2 prf \(pbkdf2PRFs[oid] ?? oid) is not supported")
                 }
             }
         }
         guard (1...128).contains(keyByteCount), iterations >= 1 else {
-            throw RSAError.malformedDER(reason: "PBKDF2-params for RC2-CBC with \(iterations) iterations and a \(keyByteCount)-byte key", offset: kdf[1].offset)
+            throw RSAError.malformedDER(
+                reason: "PBKDF2-params for RC2-CBC with \(iterations) iterations and a \(keyByteCount)-byte key",
+                offset: kdf[1].offset)
         }
         let ciphertext = Array(reader.bytes[try reader.octetString(fields[1], what: "encryptedData")])
-        return RC2Parameters(prf: prf, salt: salt, iterations: iterations, keyByteCount: keyByteCount,
-                             effectiveKeyBits: bits, iv: iv, ciphertext: ciphertext)
+        return RC2Parameters(
+            prf: prf, salt: salt, iterations: iterations, keyByteCount: keyByteCount,
+            effectiveKeyBits: bits, iv: iv, ciphertext: ciphertext)
     }
 
     /// PBES2 decryption (RFC 8018 §6.2.2) with RC2-CBC: DK = PBKDF2(P, S, c, dkLen), then
     /// RC2-CBC and the padding check, then RSAKit's PKCS#8 reader. A failed padding check or
     /// plain bytes that are not a PrivateKeyInfo both mean the wrong passphrase.
     private static func decryptRC2(_ parameters: RC2Parameters, passphrase: [UInt8]) throws -> DecodedKey {
-        let key = NettlePBES2.pbkdf2(parameters.prf, password: passphrase, salt: parameters.salt,
-                                     iterations: parameters.iterations, keyByteCount: parameters.keyByteCount)
-        guard var plain = NettlePBES2.rc2CBCDecrypt(key: key, effectiveKeyBits: parameters.effectiveKeyBits,
-                                                    iv: parameters.iv, ciphertext: parameters.ciphertext) else {
+        let key = NettlePBES2.pbkdf2(
+            parameters.prf, password: passphrase, salt: parameters.salt,
+            iterations: parameters.iterations, keyByteCount: parameters.keyByteCount)
+        guard
+            var plain = NettlePBES2.rc2CBCDecrypt(
+                key: key, effectiveKeyBits: parameters.effectiveKeyBits,
+                iv: parameters.iv, ciphertext: parameters.ciphertext)
+        else {
             throw RSAError.passphraseIncorrect(what: pkcs8Name)
         }
         defer { wipe(&plain) }
@@ -316,30 +355,30 @@ package enum EncryptedKeyDecoder {
     static let pbes2Ciphers: [String: String] = [
         "2.16.840.1.101.3.4.1.2": "AES-128-CBC", "2.16.840.1.101.3.4.1.22": "AES-192-CBC",
         "2.16.840.1.101.3.4.1.42": "AES-256-CBC", "1.2.840.113549.3.7": "DES-EDE3-CBC",
-        "1.3.14.3.2.7": "DES-CBC",
+        "1.3.14.3.2.7": "DES-CBC"
     ]
     /// Ciphers PBES2 may name that GnuTLS 3.7 does not decrypt, for messages.
     static let unsupportedCiphers: [String: String] = [
         "1.2.392.200011.61.1.1.1.2": "CAMELLIA-128-CBC", "1.2.392.200011.61.1.1.1.3": "CAMELLIA-192-CBC",
         "1.2.392.200011.61.1.1.1.4": "CAMELLIA-256-CBC",
         "1.2.410.200004.1.4": "SEED-CBC", "1.2.156.10197.1.104.2": "SM4-CBC",
-        "1.2.840.113549.3.9": "RC5-CBC", "1.3.6.1.4.1.188.7.1.1.2": "IDEA-CBC",
+        "1.2.840.113549.3.9": "RC5-CBC", "1.3.6.1.4.1.188.7.1.1.2": "IDEA-CBC"
     ]
     /// PBKDF2 pseudo-random functions (RFC 8018 B.1.1, RFC 8018 B.1.2).
     static let pbkdf2PRFs: [String: String] = [
         "1.2.840.113549.2.7": "HMAC-SHA1", "1.2.840.113549.2.8": "HMAC-SHA224", "1.2.840.113549.2.9": "HMAC-SHA256",
-        "1.2.840.113549.2.10": "HMAC-SHA384", "1.2.840.113549.2.11": "HMAC-SHA512",
+        "1.2.840.113549.2.10": "HMAC-SHA384", "1.2.840.113549.2.11": "HMAC-SHA512"
     ]
     /// PBES1 (RFC 8018 §6.1, A.3): digest and cipher.
     static let pbes1Schemes: [String: (String, String)] = [
         "1.2.840.113549.1.5.1": ("MD2", "DES-CBC"), "1.2.840.113549.1.5.3": ("MD5", "DES-CBC"),
         "1.2.840.113549.1.5.4": ("MD2", "RC2-64-CBC"), "1.2.840.113549.1.5.6": ("MD5", "RC2-64-CBC"),
-        "1.2.840.113549.1.5.10": ("SHA-1", "DES-CBC"), "1.2.840.113549.1.5.11": ("SHA-1", "RC2-64-CBC"),
+        "1.2.840.113549.1.5.10": ("SHA-1", "DES-CBC"), "1.2.840.113549.1.5.11": ("SHA-1", "RC2-64-CBC")
     ]
     /// PKCS#12 password-based encryption (RFC 7292 Appendix C).
     static let pkcs12Schemes: [String: String] = [
         "1.2.840.113549.1.12.1.1": "RC4-128", "1.2.840.113549.1.12.1.2": "RC4-40",
         "1.2.840.113549.1.12.1.3": "DES-EDE3-CBC", "1.2.840.113549.1.12.1.4": "DES-EDE-CBC (2-key)",
-        "1.2.840.113549.1.12.1.5": "RC2-128-CBC", "1.2.840.113549.1.12.1.6": "RC2-40-CBC",
+        "1.2.840.113549.1.12.1.5": "RC2-128-CBC", "1.2.840.113549.1.12.1.6": "RC2-40-CBC"
     ]
 }

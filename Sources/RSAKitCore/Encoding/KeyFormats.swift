@@ -70,7 +70,7 @@ extension RSAPublicKey {
     public var derRepresentation: [UInt8] {
         DERValue.sequence([
             KeyEncoder.algorithm(pssRestriction),
-            .bitStringWrapping(KeyEncoder.pkcs1PublicKey(modulus: modulus, publicExponent: publicExponent)),
+            .bitStringWrapping(KeyEncoder.pkcs1PublicKey(modulus: modulus, publicExponent: publicExponent))
         ]).encoded()
     }
 
@@ -85,7 +85,9 @@ extension RSAPublicKey {
         switch format {
         case .pkcs1: return pkcs1DERRepresentation
         case .spki: return derRepresentation
-        case .pkcs8: throw RSAError.unsupportedKeyFormat(reason: "PKCS#8 holds private keys; write a public key as pkcs1 or spki")
+        case .pkcs8:
+            throw RSAError.unsupportedKeyFormat(
+                reason: "PKCS#8 holds private keys; write a public key as pkcs1 or spki")
         }
     }
 
@@ -95,7 +97,9 @@ extension RSAPublicKey {
         switch format {
         case .pkcs1: return pkcs1PEMRepresentation
         case .spki: return pemRepresentation
-        case .pkcs8: throw RSAError.unsupportedKeyFormat(reason: "PKCS#8 holds private keys; write a public key as pkcs1 or spki")
+        case .pkcs8:
+            throw RSAError.unsupportedKeyFormat(
+                reason: "PKCS#8 holds private keys; write a public key as pkcs1 or spki")
         }
     }
 
@@ -184,7 +188,7 @@ extension RSAPrivateKey {
             .sequence([
                 .unsignedInteger([0]),
                 KeyEncoder.algorithm(pssRestriction),
-                .octetStringWrapping(KeyEncoder.pkcs1PrivateKey(components)),
+                .octetStringWrapping(KeyEncoder.pkcs1PrivateKey(components))
             ])
         }
     }
@@ -203,7 +207,9 @@ extension RSAPrivateKey {
         switch format {
         case .pkcs1: return pkcs1DERRepresentation
         case .pkcs8: return pkcs8DERRepresentation
-        case .spki: throw RSAError.unsupportedKeyFormat(reason: "SubjectPublicKeyInfo holds public keys; write a private key as pkcs1 or pkcs8")
+        case .spki:
+            throw RSAError.unsupportedKeyFormat(
+                reason: "SubjectPublicKeyInfo holds public keys; write a private key as pkcs1 or pkcs8")
         }
     }
 
@@ -213,7 +219,9 @@ extension RSAPrivateKey {
         switch format {
         case .pkcs1: return pkcs1PEMRepresentation
         case .pkcs8: return pkcs8PEMRepresentation
-        case .spki: throw RSAError.unsupportedKeyFormat(reason: "SubjectPublicKeyInfo holds public keys; write a private key as pkcs1 or pkcs8")
+        case .spki:
+            throw RSAError.unsupportedKeyFormat(
+                reason: "SubjectPublicKeyInfo holds public keys; write a private key as pkcs1 or pkcs8")
         }
     }
 

@@ -78,7 +78,7 @@ internal enum KnownOID {
         "1.3.101.110": "an X25519 key",
         "1.3.101.111": "an X448 key",
         "1.3.101.112": "an Ed25519 key",
-        "1.3.101.113": "an Ed448 key",
+        "1.3.101.113": "an Ed448 key"
     ]
 }
 
@@ -147,7 +147,8 @@ internal enum KeyDecoder {
     /// Tell the structures apart by the tags of the outer SEQUENCE's elements.
     static func detect(_ reader: DERReader, _ top: DERElement) throws -> DERKeyStructure {
         guard top.tag == DERTag.sequence else {
-            throw RSAError.malformedDER(reason: "expected a SEQUENCE at the start of a key, found \(top.tagName)", offset: top.offset)
+            throw RSAError.malformedDER(
+                reason: "expected a SEQUENCE at the start of a key, found \(top.tagName)", offset: top.offset)
         }
         let fields = try reader.children(of: top)
         let tags = fields.map(\.tag)
@@ -171,12 +172,16 @@ internal enum KeyDecoder {
                 return .certificate
             }
             return .certificationRequest
-        case (DERTag.integer, 2...3) where tags[1] == DERTag.sequence && (tags.count == 2 || tags[2] == DERTag.sequence):
+        case (DERTag.integer, 2...3)
+        where tags[1] == DERTag.sequence && (tags.count == 2 || tags[2] == DERTag.sequence):
             // PKCS#12 PFX (RFC 7292 §4): version 3, authSafe ContentInfo, optional MacData.
             throw RSAError.unsupportedKeyFormat(reason: RSAKeyFile.pkcs12Reason)
         default:
             let shape = tags.map { DERTag.name($0) }.joined(separator: ", ")
-            throw RSAError.malformedKey(reason: "unrecognised structure SEQUENCE { \(shape) }; expected PKCS#1 RSAPublicKey or RSAPrivateKey, SubjectPublicKeyInfo or PKCS#8 PrivateKeyInfo")
+            throw RSAError.malformedKey(
+                reason:
+                    "unrecognised structure SEQUENCE { \(shape) }; expected PKCS#1 RSAPublicKey or RSAPrivateKey, SubjectPublicKeyInfo or PKCS#8 PrivateKeyInfo"
+            )
         }
     }
 
@@ -184,7 +189,9 @@ internal enum KeyDecoder {
     static func readPKCS1PublicKey(_ reader: DERReader, _ top: DERElement) throws -> RSAPublicKey {
         let fields = try reader.sequence(top, what: "RSAPublicKey")
         guard fields.count == 2 else {
-            throw RSAError.malformedDER(reason: "RSAPublicKey has \(fields.count) fields; expected 2 (modulus, publicExponent)", offset: top.offset)
+            throw RSAError.malformedDER(
+                reason: "RSAPublicKey has \(fields.count) fields; expected 2 (modulus, publicExponent)",
+                offset: top.offset)
         }
         let n = BigNumber(bytes: try reader.unsignedInteger(fields[0], what: "modulus"))
         let e = BigNumber(bytes: try reader.unsignedInteger(fields[1], what: "publicExponent"))
@@ -202,20 +209,30 @@ internal enum KeyDecoder {
         }
         let version = try reader.smallInteger(versionField, what: "RSAPrivateKey version")
         guard version == 0 || version == 1 else {
-            throw RSAError.malformedDER(reason: "RSAPrivateKey version \(version) is neither 0 (two-prime) nor 1 (multi-prime)", offset: versionField.offset)
+            throw RSAError.malformedDER(
+                reason: "RSAPrivateKey version \(version) is neither 0 (two-prime) nor 1 (multi-prime)",
+                offset: versionField.offset)
         }
         let expected = version == 0 ? 9 : 10
         guard fields.count == expected else {
             if version == 0 && fields.count > 9 {
-                throw RSAError.malformedDER(reason: "RSAPrivateKey version 0 has \(fields.count) fields; expected 9 (otherPrimeInfos requires version 1)", offset: fields[9].offset)
+                throw RSAError.malformedDER(
+                    reason:
+                        "RSAPrivateKey version 0 has \(fields.count) fields; expected 9 (otherPrimeInfos requires version 1)",
+                    offset: fields[9].offset)
             }
             if version == 1 && fields.count == 9 {
-                throw RSAError.malformedDER(reason: "RSAPrivateKey version 1 (multi-prime) has no otherPrimeInfos", offset: top.end)
+                throw RSAError.malformedDER(
+                    reason: "RSAPrivateKey version 1 (multi-prime) has no otherPrimeInfos", offset: top.end)
             }
-            throw RSAError.malformedDER(reason: "RSAPrivateKey version \(version) has \(fields.count) fields; expected \(expected)", offset: fields.count > expected ? fields[expected].offset : top.end)
+            throw RSAError.malformedDER(
+                reason: "RSAPrivateKey version \(version) has \(fields.count) fields; expected \(expected)",
+                offset: fields.count > expected ? fields[expected].offset : top.end)
         }
-        let names = ["modulus", "publicExponent", "privateExponent", "prime1", "prime2",
-                     "exponent1", "exponent2", "coefficient"]
+        let names = [
+            "modulus", "publicExponent", "privateExponent", "prime1", "prime2",
+            "exponent1", "exponent2", "coefficient"
+        ]
         var numbers: [BigNumber] = []
         for (index, name) in names.enumerated() {
             numbers.append(BigNumber(bytes: try reader.unsignedInteger(fields[index + 1], what: name)))
@@ -229,24 +246,30 @@ internal enum KeyDecoder {
             for (offset, info) in infos.enumerated() {
                 let parts = try reader.sequence(info, what: "OtherPrimeInfo")
                 guard parts.count == 3 else {
-                    throw RSAError.malformedDER(reason: "OtherPrimeInfo \(offset + 1) has \(parts.count) fields; expected 3 (prime, exponent, coefficient)", offset: info.offset)
+                    throw RSAError.malformedDER(
+                        reason:
+                            "OtherPrimeInfo \(offset + 1) has \(parts.count) fields; expected 3 (prime, exponent, coefficient)",
+                        offset: info.offset)
                 }
-                otherPrimes.append(OtherPrime(
-                    prime: BigNumber(bytes: try reader.unsignedInteger(parts[0], what: "prime")),
-                    exponent: BigNumber(bytes: try reader.unsignedInteger(parts[1], what: "exponent")),
-                    coefficient: BigNumber(bytes: try reader.unsignedInteger(parts[2], what: "coefficient"))))
+                otherPrimes.append(
+                    OtherPrime(
+                        prime: BigNumber(bytes: try reader.unsignedInteger(parts[0], what: "prime")),
+                        exponent: BigNumber(bytes: try reader.unsignedInteger(parts[1], what: "exponent")),
+                        coefficient: BigNumber(bytes: try reader.unsignedInteger(parts[2], what: "coefficient"))))
             }
         }
         try checkImportSize(numbers[0])
-        return try RSAPrivateKey(n: numbers[0], e: numbers[1], d: numbers[2], p: numbers[3], q: numbers[4],
-                                 dP: numbers[5], dQ: numbers[6], qInv: numbers[7], otherPrimes: otherPrimes)
+        return try RSAPrivateKey(
+            n: numbers[0], e: numbers[1], d: numbers[2], p: numbers[3], q: numbers[4],
+            dP: numbers[5], dQ: numbers[6], qInv: numbers[7], otherPrimes: otherPrimes)
     }
 
     /// SubjectPublicKeyInfo (RFC 5280 §4.1.2.7) with rsaEncryption or id-RSASSA-PSS at `top`.
     static func readSubjectPublicKeyInfo(_ reader: DERReader, _ top: DERElement) throws -> RSAPublicKey {
         let fields = try reader.sequence(top, what: "SubjectPublicKeyInfo")
         guard fields.count == 2 else {
-            throw RSAError.malformedDER(reason: "SubjectPublicKeyInfo has \(fields.count) fields; expected 2", offset: top.offset)
+            throw RSAError.malformedDER(
+                reason: "SubjectPublicKeyInfo has \(fields.count) fields; expected 2", offset: top.offset)
         }
         let restriction = try checkRSAAlgorithm(reader, fields[0])
         let keyRange = try reader.octetAlignedBitString(fields[1], what: "subjectPublicKey")
@@ -265,7 +288,8 @@ internal enum KeyDecoder {
         let fields = try reader.sequence(top, what: "PrivateKeyInfo")
         let version = try reader.smallInteger(fields[0], what: "PrivateKeyInfo version")
         guard version == 0 || version == 1 else {
-            throw RSAError.malformedDER(reason: "PrivateKeyInfo version \(version) is neither 0 nor 1", offset: fields[0].offset)
+            throw RSAError.malformedDER(
+                reason: "PrivateKeyInfo version \(version) is neither 0 nor 1", offset: fields[0].offset)
         }
         let restriction = try checkRSAAlgorithm(reader, fields[1])
         let keyRange = try reader.octetString(fields[2], what: "privateKey")
@@ -278,12 +302,14 @@ internal enum KeyDecoder {
         }
         if next < fields.count && fields[next].tag == DERTag.contextSpecific(1, constructed: false) {
             guard version == 1 else {
-                throw RSAError.malformedDER(reason: "PrivateKeyInfo version 0 must not carry a [1] publicKey", offset: fields[next].offset)
+                throw RSAError.malformedDER(
+                    reason: "PrivateKeyInfo version 0 must not carry a [1] publicKey", offset: fields[next].offset)
             }
             // [1] IMPLICIT BIT STRING: unused-bits octet, then the RSAPublicKey DER.
             let field = fields[next]
             guard let first = field.content.first, reader.bytes[first] == 0 else {
-                throw RSAError.malformedDER(reason: "PrivateKeyInfo publicKey BIT STRING must hold whole octets", offset: field.offset)
+                throw RSAError.malformedDER(
+                    reason: "PrivateKeyInfo publicKey BIT STRING must hold whole octets", offset: field.offset)
             }
             let publicKey = try readNestedPublicKey(reader, (first + 1)..<field.end)
             guard publicKey == key.publicKey else {
@@ -292,7 +318,9 @@ internal enum KeyDecoder {
             next += 1
         }
         guard next == fields.count else {
-            throw RSAError.malformedDER(reason: "unexpected \(fields[next].tagName) in PrivateKeyInfo after the privateKey", offset: fields[next].offset)
+            throw RSAError.malformedDER(
+                reason: "unexpected \(fields[next].tagName) in PrivateKeyInfo after the privateKey",
+                offset: fields[next].offset)
         }
         return key
     }
@@ -304,14 +332,17 @@ internal enum KeyDecoder {
     static func checkRSAAlgorithm(_ reader: DERReader, _ element: DERElement) throws -> RSAPSSKeyRestriction? {
         let fields = try reader.sequence(element, what: "AlgorithmIdentifier")
         guard let algorithm = fields.first, fields.count <= 2 else {
-            throw RSAError.malformedDER(reason: "AlgorithmIdentifier has \(fields.count) fields; expected 1 or 2", offset: element.offset)
+            throw RSAError.malformedDER(
+                reason: "AlgorithmIdentifier has \(fields.count) fields; expected 1 or 2", offset: element.offset)
         }
         let oid = try reader.objectIdentifier(algorithm, what: "algorithm")
         if oid.elementsEqual(KnownOID.rsaEncryption) {
             if fields.count == 2 {
                 try reader.null(fields[1], what: "rsaEncryption parameters")
             } else {
-                reader.notes.add("the rsaEncryption AlgorithmIdentifier at byte offset \(element.offset) has no NULL parameters (RFC 3279 requires them); read anyway")
+                reader.notes.add(
+                    "the rsaEncryption AlgorithmIdentifier at byte offset \(element.offset) has no NULL parameters (RFC 3279 requires them); read anyway"
+                )
             }
             return nil
         }
@@ -319,7 +350,8 @@ internal enum KeyDecoder {
             return try PSSKeyAlgorithm.decode(reader, element, fields: fields)
         }
         if oid.elementsEqual(KnownOID.rsaesOAEP) {
-            throw RSAError.unsupportedKeyFormat(reason: "RSAES-OAEP-restricted keys (OID 1.2.840.113549.1.1.7) are not supported")
+            throw RSAError.unsupportedKeyFormat(
+                reason: "RSAES-OAEP-restricted keys (OID 1.2.840.113549.1.1.7) are not supported")
         }
         let dotted = dottedObjectIdentifier(oid)
         let what = KnownOID.otherKeyAlgorithms[dotted] ?? "algorithm OID \(dotted)"
@@ -328,7 +360,9 @@ internal enum KeyDecoder {
 
     private static func checkImportSize(_ n: BigNumber) throws {
         guard n.bitCount <= maximumImportedModulusBitCount else {
-            throw RSAError.keySizeUnsupported(bits: n.bitCount, reason: "larger than the \(maximumImportedModulusBitCount)-bit maximum accepted on import")
+            throw RSAError.keySizeUnsupported(
+                bits: n.bitCount,
+                reason: "larger than the \(maximumImportedModulusBitCount)-bit maximum accepted on import")
         }
     }
 }

@@ -65,8 +65,10 @@ package struct PEMDocument {
 
         func close(problem: (reason: String, line: Int)?) {
             if let label = openLabel {
-                blocks.append(PEMBlock(index: blocks.count + 1, label: label, beginLine: openLine,
-                                       problem: problem, bodyLines: body))
+                blocks.append(
+                    PEMBlock(
+                        index: blocks.count + 1, label: label, beginLine: openLine,
+                        problem: problem, bodyLines: body))
             }
             openLabel = nil
             body = []
@@ -87,7 +89,11 @@ package struct PEMDocument {
 
             if let label = PEMDocument.boundaryLabel(line, kind: "BEGIN") {
                 if let open = openLabel {
-                    close(problem: ("PEM block \"\(open)\" begun at line \(openLine) has no END line before the next BEGIN", lineNumber))
+                    close(
+                        problem: (
+                            "PEM block \"\(open)\" begun at line \(openLine) has no END line before the next BEGIN",
+                            lineNumber
+                        ))
                 }
                 openLabel = label
                 openLine = lineNumber
@@ -96,7 +102,11 @@ package struct PEMDocument {
                     if label == open {
                         close(problem: nil)
                     } else {
-                        close(problem: ("PEM block begun as \"\(open)\" at line \(openLine) ends with \"END \(label)\"", lineNumber))
+                        close(
+                            problem: (
+                                "PEM block begun as \"\(open)\" at line \(openLine) ends with \"END \(label)\"",
+                                lineNumber
+                            ))
                     }
                 }
                 // An END outside any block is text, like any other stray line.
@@ -120,8 +130,8 @@ package struct PEMDocument {
         let prefix = Array("-----\(kind) ".utf8)
         let suffix = Array("-----".utf8)
         guard line.count >= prefix.count + suffix.count,
-              line.prefix(prefix.count).elementsEqual(prefix),
-              line.suffix(suffix.count).elementsEqual(suffix)
+            line.prefix(prefix.count).elementsEqual(prefix),
+            line.suffix(suffix.count).elementsEqual(suffix)
         else { return nil }
         let labelBytes = line.dropFirst(prefix.count).dropLast(suffix.count)
         guard labelBytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "-") }) else { return nil }
@@ -157,7 +167,8 @@ package struct PEMDocument {
         }
         defer { wipe(&characters) }
         guard !characters.isEmpty else {
-            throw RSAError.malformedPEM(reason: "PEM block \"\(block.label)\" has no base64 content", line: block.beginLine)
+            throw RSAError.malformedPEM(
+                reason: "PEM block \"\(block.label)\" has no base64 content", line: block.beginLine)
         }
         do {
             return (headers, try Base64.decode(characters, strict: false))

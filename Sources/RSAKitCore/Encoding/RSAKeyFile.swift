@@ -97,20 +97,28 @@ public struct RSAKeyFile: Sendable {
     /// The reader behind every public initialiser: `requirePEM` refuses DER, `preference`
     /// picks among PEM blocks, and an encrypted key is decrypted with `passphrase` (by
     /// `decryptor` unless it is PBES2 with RC2-CBC, which this layer decrypts itself).
-    package init(bytes: [UInt8], requirePEM: Bool, preferring preference: Preference?, passphrase: [UInt8]? = nil,
-                 decryptor: (any RSAKeyFileDecryptor)? = nil) throws {
+    package init(
+        bytes: [UInt8], requirePEM: Bool, preferring preference: Preference?, passphrase: [UInt8]? = nil,
+        decryptor: (any RSAKeyFileDecryptor)? = nil
+    ) throws {
         guard bytes.count <= RSAKeyFile.maximumByteCount else {
-            throw RSAError.malformedKey(reason: "input of \(bytes.count) bytes is larger than the \(RSAKeyFile.maximumByteCount)-byte limit for key files")
+            throw RSAError.malformedKey(
+                reason:
+                    "input of \(bytes.count) bytes is larger than the \(RSAKeyFile.maximumByteCount)-byte limit for key files"
+            )
         }
         guard !bytes.isEmpty else {
             throw RSAError.malformedKey(reason: "the input is empty")
         }
         if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
-            throw RSAError.unsupportedKeyFormat(reason: "this is UTF-16 text (as PowerShell's > redirection writes); save the key as ASCII or UTF-8")
+            throw RSAError.unsupportedKeyFormat(
+                reason: "this is UTF-16 text (as PowerShell's > redirection writes); save the key as ASCII or UTF-8")
         }
-        let hasPEM = PEMDocument.containsBeginLine(bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes)
+        let hasPEM = PEMDocument.containsBeginLine(
+            bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes)
         if !requirePEM && RSAKeyFile.looksLikeDER(bytes, hasPEM: hasPEM) {
-            let (decoded, encryption) = try EncryptedKeyDecoder.decode(der: bytes, passphrase: passphrase, decryptor: decryptor)
+            let (decoded, encryption) = try EncryptedKeyDecoder.decode(
+                der: bytes, passphrase: passphrase, decryptor: decryptor)
             self.init(decoded: decoded, isPEM: false, warnings: [], encryption: encryption)
             return
         }
@@ -119,7 +127,8 @@ public struct RSAKeyFile: Sendable {
         }
         // A UTF-8 byte order mark (Windows editors) is text before the first line.
         let text = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
-        try self.init(pem: PEMDocument(scanning: text), preferring: preference, passphrase: passphrase, decryptor: decryptor)
+        try self.init(
+            pem: PEMDocument(scanning: text), preferring: preference, passphrase: passphrase, decryptor: decryptor)
     }
 
     private init(decoded: DecodedKey, isPEM: Bool, warnings: [String], encryption: RSAKeyFileEncryption?) {
@@ -127,7 +136,8 @@ public struct RSAKeyFile: Sendable {
         self.format = decoded.format
         self.isPEM = isPEM
         self.warnings = warnings + decoded.notes
-        self.structureName = encryption?.scheme == "OpenSSL legacy PEM"
+        self.structureName =
+            encryption?.scheme == "OpenSSL legacy PEM"
             ? "\(decoded.structure.name) (OpenSSL encrypted PEM)" : decoded.structure.name
         self.encryption = encryption
     }
@@ -149,8 +159,10 @@ public struct RSAKeyFile: Sendable {
         bytes.allSatisfy { ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
     }
 
-    private init(pem document: PEMDocument, preferring preference: Preference?, passphrase: [UInt8]?,
-                 decryptor: (any RSAKeyFileDecryptor)?) throws {
+    private init(
+        pem document: PEMDocument, preferring preference: Preference?, passphrase: [UInt8]?,
+        decryptor: (any RSAKeyFileDecryptor)?
+    ) throws {
         let blocks = document.blocks
         let keyBlocks = blocks.filter(\.isKeyLabel)
         let preferred: PEMBlock?
@@ -173,7 +185,8 @@ public struct RSAKeyFile: Sendable {
                 throw RSAError.unsupportedKeyFormat(reason: "certification requests (CSRs) are not supported")
             }
             let labels = blocks.map { "\"\($0.label)\"" }.joined(separator: ", ")
-            throw RSAError.malformedPEM(reason: "no key block found (blocks: \(labels))", line: blocks.first?.beginLine ?? 1)
+            throw RSAError.malformedPEM(
+                reason: "no key block found (blocks: \(labels))", line: blocks.first?.beginLine ?? 1)
         }
         var warnings: [String] = []
         if blocks.count > 1 {
@@ -181,7 +194,8 @@ public struct RSAKeyFile: Sendable {
             if let preferred, preferred.index != keyBlocks.first?.index {
                 which = preferred.isPublicKeyLabel ? "public key block" : "private key block"
             }
-            warnings.append("file has \(blocks.count) PEM blocks; using the first \(which) (block \(block.index), \(block.label))")
+            warnings.append(
+                "file has \(blocks.count) PEM blocks; using the first \(which) (block \(block.index), \(block.label))")
         }
         try RSAKeyFile.refuseUnsupportedLabel(block)
         var (headers, der) = try document.decode(block)
@@ -196,13 +210,18 @@ public struct RSAKeyFile: Sendable {
         let decoded: DecodedKey
         let encryption: RSAKeyFileEncryption?
         do {
-            (decoded, encryption) = try EncryptedKeyDecoder.decode(der: der, passphrase: passphrase, decryptor: decryptor)
+            (decoded, encryption) = try EncryptedKeyDecoder.decode(
+                der: der, passphrase: passphrase, decryptor: decryptor)
         } catch let RSAError.malformedDER(reason, offset) {
             // Offsets count from the start of the block's decoded bytes; say which block.
-            throw RSAError.malformedDER(reason: "\(reason) (in the base64-decoded PEM block \"\(block.label)\" at line \(block.beginLine))", offset: offset)
+            throw RSAError.malformedDER(
+                reason: "\(reason) (in the base64-decoded PEM block \"\(block.label)\" at line \(block.beginLine))",
+                offset: offset)
         }
         if block.label != decoded.structure.pemLabel {
-            warnings.append("PEM label \"\(block.label)\" does not match the contents: the block holds a \(decoded.structure.name), whose label is \"\(decoded.structure.pemLabel)\"; the key was read by its structure")
+            warnings.append(
+                "PEM label \"\(block.label)\" does not match the contents: the block holds a \(decoded.structure.name), whose label is \"\(decoded.structure.pemLabel)\"; the key was read by its structure"
+            )
         }
         self.init(decoded: decoded, isPEM: true, warnings: warnings, encryption: encryption)
     }
@@ -213,19 +232,22 @@ public struct RSAKeyFile: Sendable {
     /// "CERTIFICATE" or DER) read as a key file: it names ``X509Certificate`` and the
     /// `openssl` command that extracts its public key. Public so that a caller can recognise
     /// it (the rsakit command line adds its own commands to it).
-    public static let certificateReason = "this is an X.509 certificate, not a key file: read it as a certificate (X509Certificate, whose publicKey is the key), or extract its public key with `openssl x509 -pubkey -noout -in CERT`"
+    public static let certificateReason =
+        "this is an X.509 certificate, not a key file: read it as a certificate (X509Certificate, whose publicKey is the key), or extract its public key with `openssl x509 -pubkey -noout -in CERT`"
 
     /// The `RSAError.unsupportedKeyFormat` reason given for a PKCS#12 file (RFC 7292 PFX:
     /// SEQUENCE { INTEGER 3, ContentInfo, MacData }) read as a key file: it names
     /// ``RSAPKCS12`` and the `openssl` command that extracts the private key. Public so that a
     /// caller can recognise it.
-    public static let pkcs12Reason = "this is a PKCS#12 file (.p12, .pfx), not a key file: read its identity (key, certificate and chain) as PKCS#12 (RSAPKCS12), or extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`"
+    public static let pkcs12Reason =
+        "this is a PKCS#12 file (.p12, .pfx), not a key file: read its identity (key, certificate and chain) as PKCS#12 (RSAPKCS12), or extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`"
 
     /// Key labels whose contents RSAKit cannot read at all.
     private static func refuseUnsupportedLabel(_ block: PEMBlock) throws {
         switch block.label {
         case "OPENSSH PRIVATE KEY":
-            throw RSAError.unsupportedKeyFormat(reason: "OpenSSH private keys are not supported; convert with `ssh-keygen -p -m PKCS8 -f FILE`")
+            throw RSAError.unsupportedKeyFormat(
+                reason: "OpenSSH private keys are not supported; convert with `ssh-keygen -p -m PKCS8 -f FILE`")
         case "EC PRIVATE KEY", "DSA PRIVATE KEY", "EC PUBLIC KEY", "DSA PUBLIC KEY":
             throw RSAError.unsupportedKeyFormat(reason: "not an RSA key: PEM block \"\(block.label)\"")
         default:
@@ -240,13 +262,19 @@ public struct RSAKeyFile: Sendable {
         var index = 0
         while index + 1 < bytes.count {
             if bytes[index] == escapedNewline[0] && bytes[index + 1] == escapedNewline[1] {
-                return .malformedPEM(reason: "the PEM text contains literal \"\\n\" sequences instead of line breaks (as in an environment variable or a JSON string); replace them with real newlines", line: 1)
+                return .malformedPEM(
+                    reason:
+                        "the PEM text contains literal \"\\n\" sequences instead of line breaks (as in an environment variable or a JSON string); replace them with real newlines",
+                    line: 1)
             }
             index += 1
         }
         let marker = bytes.firstRange(of: Array("-----BEGIN ".utf8))?.lowerBound ?? 0
         let line = 1 + bytes[..<marker].filter { $0 == 0x0A }.count
-        return .malformedPEM(reason: "a \"-----BEGIN\" marker was found, but not as a line of its own; BEGIN, the base64 text and END must be on separate lines", line: line)
+        return .malformedPEM(
+            reason:
+                "a \"-----BEGIN\" marker was found, but not as a line of its own; BEGIN, the base64 text and END must be on separate lines",
+            line: line)
     }
 
     /// The most useful error for input that is neither DER nor PEM.
@@ -256,18 +284,28 @@ public struct RSAKeyFile: Sendable {
         }
         let text = bytes.filter { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A) }
         if text.starts(with: Array("ssh-rsa".utf8)) {
-            return .unsupportedKeyFormat(reason: "OpenSSH public keys (ssh-rsa ...) are not supported; convert with `ssh-keygen -e -m PKCS8 -f FILE`")
+            return .unsupportedKeyFormat(
+                reason:
+                    "OpenSSH public keys (ssh-rsa ...) are not supported; convert with `ssh-keygen -e -m PKCS8 -f FILE`"
+            )
         }
         if text.starts(with: Array("----BEGINSSH2PUBLICKEY----".utf8)) {
-            return .unsupportedKeyFormat(reason: "SSH2 (RFC 4716) public keys are not supported; convert with `ssh-keygen -i -m RFC4716 -f FILE`, then `ssh-keygen -e -m PKCS8`")
+            return .unsupportedKeyFormat(
+                reason:
+                    "SSH2 (RFC 4716) public keys are not supported; convert with `ssh-keygen -i -m RFC4716 -f FILE`, then `ssh-keygen -e -m PKCS8`"
+            )
         }
         if !text.isEmpty, var decoded = try? Base64.decode(text, strict: false) {
             defer { wipe(&decoded) }
             if PEMDocument.containsBeginLine(decoded) {
-                return .unsupportedKeyFormat(reason: "this looks like base64-encoded PEM; decode it first (for example with base64 -d)")
+                return .unsupportedKeyFormat(
+                    reason: "this looks like base64-encoded PEM; decode it first (for example with base64 -d)")
             }
             if decoded.first == DERTag.sequence, (try? KeyDecoder.decode(der: decoded)) != nil {
-                return .unsupportedKeyFormat(reason: "this looks like base64-encoded DER without PEM armour; decode it (base64 -d) or add BEGIN/END lines")
+                return .unsupportedKeyFormat(
+                    reason:
+                        "this looks like base64-encoded DER without PEM armour; decode it (base64 -d) or add BEGIN/END lines"
+                )
             }
         }
         if text.count % 2 == 0, text.count >= 2, text.allSatisfy({ hexDigitValue($0) != nil }) {
@@ -279,13 +317,15 @@ public struct RSAKeyFile: Sendable {
             }
             defer { wipe(&decoded) }
             if decoded.first == DERTag.sequence, (try? KeyDecoder.decode(der: decoded)) != nil {
-                return .unsupportedKeyFormat(reason: "this looks like hex-encoded DER; decode it first (for example with xxd -r -p)")
+                return .unsupportedKeyFormat(
+                    reason: "this looks like hex-encoded DER; decode it first (for example with xxd -r -p)")
             }
         }
         if requirePEM || isPlainText(bytes) {
             return .malformedPEM(reason: "no \"-----BEGIN\" line found", line: 1)
         }
         let first = bytes.first.map { "0x" + hexByte($0) } ?? "nothing"
-        return .malformedKey(reason: "input is neither PEM (no \"-----BEGIN\" line) nor DER (starts with \(first), not a SEQUENCE)")
+        return .malformedKey(
+            reason: "input is neither PEM (no \"-----BEGIN\" line) nor DER (starts with \(first), not a SEQUENCE)")
     }
 }

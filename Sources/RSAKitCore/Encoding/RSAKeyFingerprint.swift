@@ -61,7 +61,8 @@ public struct RSAKeyFingerprint: Sendable, Hashable, CustomStringConvertible {
         var index = 0
         while index < 64 {
             guard let high = hexDigitValue(hex[index]),
-                  let low = hexDigitValue(hex[index + 1]) else { return nil }
+                let low = hexDigitValue(hex[index + 1])
+            else { return nil }
             digest.append(high << 4 | low)
             index += 2
         }

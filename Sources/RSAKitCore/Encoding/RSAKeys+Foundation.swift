@@ -149,9 +149,10 @@ extension RSAPrivateKey {
         prime1: some DataProtocol, prime2: some DataProtocol, exponent1: some DataProtocol,
         exponent2: some DataProtocol, coefficient: some DataProtocol
     ) throws {
-        try self.init(modulus: modulus, publicExponent: publicExponent, privateExponent: privateExponent,
-                      prime1: prime1, prime2: prime2, exponent1: exponent1, exponent2: exponent2,
-                      coefficient: coefficient, otherPrimeInfos: [])
+        try self.init(
+            modulus: modulus, publicExponent: publicExponent, privateExponent: privateExponent,
+            prime1: prime1, prime2: prime2, exponent1: exponent1, exponent2: exponent2,
+            coefficient: coefficient, otherPrimeInfos: [])
     }
 
     /// Build a multi-prime private key from big-endian components held in `Data` (or any
@@ -165,13 +166,16 @@ extension RSAPrivateKey {
         prime1: some DataProtocol, prime2: some DataProtocol, exponent1: some DataProtocol,
         exponent2: some DataProtocol, coefficient: some DataProtocol, otherPrimeInfos: [OtherPrimeInfo]
     ) throws {
-        var secrets = [[UInt8](privateExponent), [UInt8](prime1), [UInt8](prime2),
-                       [UInt8](exponent1), [UInt8](exponent2), [UInt8](coefficient)]
+        var secrets = [
+            [UInt8](privateExponent), [UInt8](prime1), [UInt8](prime2),
+            [UInt8](exponent1), [UInt8](exponent2), [UInt8](coefficient)
+        ]
         defer { for index in secrets.indices { wipe(&secrets[index]) } }
-        try self.init(modulus: [UInt8](modulus), publicExponent: [UInt8](publicExponent),
-                      privateExponent: secrets[0], prime1: secrets[1], prime2: secrets[2],
-                      exponent1: secrets[3], exponent2: secrets[4], coefficient: secrets[5],
-                      otherPrimeInfos: otherPrimeInfos)
+        try self.init(
+            modulus: [UInt8](modulus), publicExponent: [UInt8](publicExponent),
+            privateExponent: secrets[0], prime1: secrets[1], prime2: secrets[2],
+            exponent1: secrets[3], exponent2: secrets[4], coefficient: secrets[5],
+            otherPrimeInfos: otherPrimeInfos)
     }
 }
 

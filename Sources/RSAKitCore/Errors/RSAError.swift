@@ -317,9 +317,11 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .storeNotFound(path):
             return "no key store at \(path): it does not exist"
         case let .keyStoredUnderAnotherTag(tag, requestedTag):
-            return "this key is already stored under tag \"\(tag)\"; re-import with replace to move it to tag \"\(requestedTag)\", or keep tag \"\(tag)\""
+            return
+                "this key is already stored under tag \"\(tag)\"; re-import with replace to move it to tag \"\(requestedTag)\", or keep tag \"\(tag)\""
         case let .keyTooSmallForPadding(modulusByteCount, minimumByteCount, padding):
-            return "key too small for \(padding): the modulus has \(modulusByteCount) bytes, at least \(minimumByteCount) are needed"
+            return
+                "key too small for \(padding): the modulus has \(modulusByteCount) bytes, at least \(minimumByteCount) are needed"
         case let .digestLengthMismatch(byteCount, expected):
             return "digest length \(byteCount) bytes does not match the hash (\(expected) bytes)"
         case let .keyRestricted(reason):
@@ -333,7 +335,8 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .messageInvalid(reason):
             return "invalid message: \(reason)"
         case .messageNamesNoRecipient:
-            return "input is not an rsakit container, so it names no recipient key; raw blocks and Apple's format need the key"
+            return
+                "input is not an rsakit container, so it names no recipient key; raw blocks and Apple's format need the key"
         case let .inputFileFailed(path, reason):
             return "cannot read input file '\(path)': \(reason)"
         case let .outputFileFailed(path, reason):
@@ -383,16 +386,20 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "wrong token PIN"
         case let .tokenOperationFailed(function, code):
             // The names of the codes a token gives for a mechanism or parameter it lacks.
-            let names: [UInt: String] = [0x7: "CKR_ARGUMENTS_BAD", 0x70: "CKR_MECHANISM_INVALID",
-                                         0x71: "CKR_MECHANISM_PARAM_INVALID", 0x162: "CKR_KEY_SIZE_RANGE"]
+            let names: [UInt: String] = [
+                0x7: "CKR_ARGUMENTS_BAD", 0x70: "CKR_MECHANISM_INVALID",
+                0x71: "CKR_MECHANISM_PARAM_INVALID", 0x162: "CKR_KEY_SIZE_RANGE"
+            ]
             return "the token refused \(function) (\(names[code] ?? "CK_RV 0x" + String(code, radix: 16)))"
-                + (code == 0x7 || code == 0x70 || code == 0x71 ? ": it does not offer this mechanism or these parameters" : "")
+                + (code == 0x7 || code == 0x70 || code == 0x71
+                    ? ": it does not offer this mechanism or these parameters" : "")
         case let .keyOnToken(tag):
             return "the private key under tag '\(tag)' is on a token, not in the store"
         case let .tpmUnavailable(reason):
             return "TPM unavailable: \(reason)"
         case .tpmLockedOut:
-            return "the TPM is in dictionary-attack lockout after too many wrong PINs: it refuses every PIN until its lockout interval passes or its owner clears the lockout"
+            return
+                "the TPM is in dictionary-attack lockout after too many wrong PINs: it refuses every PIN until its lockout interval passes or its owner clears the lockout"
         case let .tpmKeyLost(reason):
             return "the TPM key is gone: \(reason); the private key cannot be recovered, and the store is unchanged"
         }
@@ -457,10 +464,12 @@ public enum KeyValidationFailure: Equatable, Sendable, CustomStringConvertible {
         case .secondCRTExponentMismatch: return "dQ is not the inverse of e modulo q - 1"
         case .crtCoefficientMismatch: return "qInv * q is not 1 modulo p"
         case .tooManyPrimes(let count): return "\(count) primes are more than the 16 rsakit supports"
-        case .otherPrimeInvalid(let index): return "prime r_\(index) must be greater than 1 and differ from the other primes"
+        case .otherPrimeInvalid(let index):
+            return "prime r_\(index) must be greater than 1 and differ from the other primes"
         case .multiPrimeProductMismatch: return "the product of the primes does not equal n"
         case .otherPrimeExponentMismatch(let index): return "d_\(index) is not the inverse of e modulo r_\(index) - 1"
-        case .otherPrimeCoefficientMismatch(let index): return "t_\(index) is not the inverse of r_1 ... r_\(index - 1) modulo r_\(index)"
+        case .otherPrimeCoefficientMismatch(let index):
+            return "t_\(index) is not the inverse of r_1 ... r_\(index - 1) modulo r_\(index)"
         }
     }
 }

@@ -279,15 +279,19 @@ public final class RSAOutputFile {
         defer { closedir(directory) }
         let now = time(nil)
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             guard name.hasPrefix("."), let marker = name.ranges(of: temporaryMarker).last else { continue }
             let fields = name[marker.upperBound...].split(separator: "-")
             guard fields.count == 2, let pid = pid_t(fields[0]), pid > 0, UInt32(fields[1]) != nil,
-                  kill(pid, 0) != 0, errno == ESRCH else { continue }
+                kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
             var info = stat()
             let path = folder + "/" + name
             guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid(),
-                  now - info.st_mtim.tv_sec >= 60 else { continue }
+                now - info.st_mtim.tv_sec >= 60
+            else { continue }
             unlink(path)
         }
     }
@@ -303,7 +307,8 @@ public final class RSAOutputFile {
             if let number = descriptorNumber(current) { return number }
             var info = stat()
             guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK,
-                  let target = readLink(current) else { return nil }
+                let target = readLink(current)
+            else { return nil }
             current = target.hasPrefix("/") ? target : split(current).folder + "/" + target
         }
         return nil
@@ -363,7 +368,8 @@ public final class RSAOutputFile {
             while fgets(&line, Int32(line.count), file) != nil {
                 let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                 if text.hasPrefix("Umask:"),
-                   let value = mode_t(text.dropFirst(6).trimmingCharacters(), radix: 8) {
+                    let value = mode_t(text.dropFirst(6).trimmingCharacters(), radix: 8)
+                {
                     return value
                 }
             }

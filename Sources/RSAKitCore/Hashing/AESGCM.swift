@@ -47,11 +47,13 @@ internal final class AESGCMContext {
 
     deinit {
         if let context128 {
-            UnsafeMutableRawPointer(context128).initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<gcm_aes128_ctx>.size)
+            UnsafeMutableRawPointer(context128).initializeMemory(
+                as: UInt8.self, repeating: 0, count: MemoryLayout<gcm_aes128_ctx>.size)
             context128.deallocate()
         }
         if let context256 {
-            UnsafeMutableRawPointer(context256).initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<gcm_aes256_ctx>.size)
+            UnsafeMutableRawPointer(context256).initializeMemory(
+                as: UInt8.self, repeating: 0, count: MemoryLayout<gcm_aes256_ctx>.size)
             context256.deallocate()
         }
     }
@@ -105,6 +107,8 @@ internal final class AESGCMContext {
     /// Constant-time equality of two tags (Nettle's `memeql_sec`).
     static func tagsEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
-        return a.withUnsafeBytes { x in b.withUnsafeBytes { y in nettle_memeql_sec(x.baseAddress, y.baseAddress, x.count) != 0 } }
+        return a.withUnsafeBytes { x in
+            b.withUnsafeBytes { y in nettle_memeql_sec(x.baseAddress, y.baseAddress, x.count) != 0 }
+        }
     }
 }

@@ -22,20 +22,29 @@ internal enum NettlePBES2 {
     ///   - iterations: c, at least 1.
     ///   - keyByteCount: dkLen in bytes, 1...128 here.
     /// - Returns: `keyByteCount` bytes, zeroed when released.
-    static func pbkdf2(_ prf: PRF, password: [UInt8], salt: [UInt8], iterations: Int, keyByteCount: Int) -> SecretBytes {
+    static func pbkdf2(_ prf: PRF, password: [UInt8], salt: [UInt8], iterations: Int, keyByteCount: Int) -> SecretBytes
+    {
         precondition(iterations >= 1 && keyByteCount >= 1)
         let key = SecretBytes(count: keyByteCount)
         password.withUnsafeBufferPointer { p in
             salt.withUnsafeBufferPointer { s in
                 switch prf {
                 case .hmacSHA1:
-                    nettle_pbkdf2_hmac_sha1(p.count, p.baseAddress, UInt32(iterations), s.count, s.baseAddress, keyByteCount, key.baseAddress)
+                    nettle_pbkdf2_hmac_sha1(
+                        p.count, p.baseAddress, UInt32(iterations), s.count, s.baseAddress, keyByteCount,
+                        key.baseAddress)
                 case .hmacSHA256:
-                    nettle_pbkdf2_hmac_sha256(p.count, p.baseAddress, UInt32(iterations), s.count, s.baseAddress, keyByteCount, key.baseAddress)
+                    nettle_pbkdf2_hmac_sha256(
+                        p.count, p.baseAddress, UInt32(iterations), s.count, s.baseAddress, keyByteCount,
+                        key.baseAddress)
                 case .hmacSHA384:
-                    nettle_pbkdf2_hmac_sha384(p.count, p.baseAddress, UInt32(iterations), s.count, s.baseAddress, keyByteCount, key.baseAddress)
+                    nettle_pbkdf2_hmac_sha384(
+                        p.count, p.baseAddress, UInt32(iterations), s.count, s.baseAddress, keyByteCount,
+                        key.baseAddress)
                 case .hmacSHA512:
-                    nettle_pbkdf2_hmac_sha512(p.count, p.baseAddress, UInt32(iterations), s.count, s.baseAddress, keyByteCount, key.baseAddress)
+                    nettle_pbkdf2_hmac_sha512(
+                        p.count, p.baseAddress, UInt32(iterations), s.count, s.baseAddress, keyByteCount,
+                        key.baseAddress)
                 }
             }
         }
@@ -56,7 +65,8 @@ internal enum NettlePBES2 {
     static func rc2CBCDecrypt(key: SecretBytes, effectiveKeyBits: Int, iv: [UInt8], ciphertext: [UInt8]) -> [UInt8]? {
         let block = Int(ARCTWO_BLOCK_SIZE)
         guard (1...128).contains(key.count), (1...1024).contains(effectiveKeyBits), iv.count == block,
-              !ciphertext.isEmpty, ciphertext.count % block == 0 else { return nil }
+            !ciphertext.isEmpty, ciphertext.count % block == 0
+        else { return nil }
         let context = UnsafeMutablePointer<arctwo_ctx>.allocate(capacity: 1)
         context.initialize(to: arctwo_ctx())
         defer {

@@ -32,8 +32,10 @@ public struct RSAInternetPasswordKey: Sendable, Hashable, CustomStringConvertibl
     /// A key from its attributes.
     /// - Throws: `RSAError.invalidAttribute` naming the attribute that is empty (server),
     ///   too long, or malformed (protocol, port).
-    public init(server: String, protocol scheme: String = "", port: Int = 0, path: String = "", account: String = "",
-                authenticationType: String = "", securityDomain: String = "") throws {
+    public init(
+        server: String, protocol scheme: String = "", port: Int = 0, path: String = "", account: String = "",
+        authenticationType: String = "", securityDomain: String = ""
+    ) throws {
         self.server = server.lowercased()
         self.protocol = scheme.lowercased()
         self.port = port
@@ -51,22 +53,26 @@ public struct RSAInternetPasswordKey: Sendable, Hashable, CustomStringConvertibl
     ///   password, or an invalid port.
     public init(url text: String, authenticationType: String = "", securityDomain: String = "") throws {
         guard let components = URLComponents(string: text), let scheme = components.scheme,
-              let host = components.host, !host.isEmpty else {
+            let host = components.host, !host.isEmpty
+        else {
             throw RSAError.invalidAttribute(reason: "the URL \"\(text)\" has no scheme://host")
         }
         guard components.password == nil else {
-            throw RSAError.invalidAttribute(reason: "the URL holds a password; give the value on standard input, never in a URL")
+            throw RSAError.invalidAttribute(
+                reason: "the URL holds a password; give the value on standard input, never in a URL")
         }
         var path = components.path
         if path.hasPrefix("/") { path.removeFirst() }
-        try self.init(server: host, protocol: scheme, port: components.port ?? 0, path: path,
-                      account: components.user ?? "", authenticationType: authenticationType,
-                      securityDomain: securityDomain)
+        try self.init(
+            server: host, protocol: scheme, port: components.port ?? 0, path: path,
+            account: components.user ?? "", authenticationType: authenticationType,
+            securityDomain: securityDomain)
     }
 
     /// "https://alice@example.com:8443/repo" (with ";auth=..." and ";domain=..." when set).
     public var description: String {
-        var text = (self.protocol.isEmpty ? "" : self.protocol + "://") + (account.isEmpty ? "" : account + "@") + server
+        var text =
+            (self.protocol.isEmpty ? "" : self.protocol + "://") + (account.isEmpty ? "" : account + "@") + server
         if port != 0 { text += ":\(port)" }
         if !path.isEmpty { text += "/" + path }
         if !authenticationType.isEmpty { text += ";auth=" + authenticationType }
@@ -76,14 +82,20 @@ public struct RSAInternetPasswordKey: Sendable, Hashable, CustomStringConvertibl
 
     private func validate() throws {
         guard !server.utf8.isEmpty else { throw RSAError.invalidAttribute(reason: "the server is empty") }
-        for (name, value) in [("server", server), ("path", path), ("account", account),
-                              ("authentication type", authenticationType), ("security domain", securityDomain)]
+        for (name, value) in [
+            ("server", server), ("path", path), ("account", account),
+            ("authentication type", authenticationType), ("security domain", securityDomain)
+        ]
         where value.utf8.count > RSAInternetPasswordKey.maximumAttributeByteCount {
-            throw RSAError.invalidAttribute(reason: "the \(name) is \(value.utf8.count) bytes of UTF-8; at most \(RSAInternetPasswordKey.maximumAttributeByteCount) are allowed")
+            throw RSAError.invalidAttribute(
+                reason:
+                    "the \(name) is \(value.utf8.count) bytes of UTF-8; at most \(RSAInternetPasswordKey.maximumAttributeByteCount) are allowed"
+            )
         }
         let schemeCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789+-.".utf8)
         guard self.protocol.utf8.count <= 32, self.protocol.utf8.allSatisfy(schemeCharacters.contains) else {
-            throw RSAError.invalidAttribute(reason: "the protocol \"\(self.protocol)\" is not a URL scheme (letters, digits, +, -, .; at most 32)")
+            throw RSAError.invalidAttribute(
+                reason: "the protocol \"\(self.protocol)\" is not a URL scheme (letters, digits, +, -, .; at most 32)")
         }
         guard (0...65535).contains(port) else {
             throw RSAError.invalidAttribute(reason: "the port \(port) is not 0 (none) or 1 to 65535")
@@ -91,5 +103,7 @@ public struct RSAInternetPasswordKey: Sendable, Hashable, CustomStringConvertibl
     }
 
     /// The fields in a fixed order, for hashing and associated data.
-    package var fields: [String] { [server, self.protocol, String(port), path, authenticationType, securityDomain, account] }
+    package var fields: [String] {
+        [server, self.protocol, String(port), path, authenticationType, securityDomain, account]
+    }
 }

@@ -114,12 +114,19 @@ public struct RSAKeychainItemQuery: Sendable, Hashable, CustomStringConvertible,
         if let applicationTag { with.append("\(itemClass == .identity ? "key tag" : "tag") \"\(applicationTag)\"") }
         if let label { with.append("label \"\(label)\"") }
         // A CRL's "serial" is its CRL number, written as everywhere else for CRLs.
-        if let serialNumber { with.append(itemClass == .crl ? "number 0x\(serialNumber.map(hexByte).joined())" : "serial \(serialNumber.map(hexByte).joined())") }
+        if let serialNumber {
+            with.append(
+                itemClass == .crl
+                    ? "number 0x\(serialNumber.map(hexByte).joined())" : "serial \(serialNumber.map(hexByte).joined())")
+        }
         if let certificateFingerprint {
-            with.append("\(itemClass == .identity ? "certificate fingerprint" : "fingerprint") \(certificateFingerprint.map(hexByte).joined())")
+            with.append(
+                "\(itemClass == .identity ? "certificate fingerprint" : "fingerprint") \(certificateFingerprint.map(hexByte).joined())"
+            )
         }
         if let publicKeyFingerprint {
-            with.append("\(itemClass == .key ? "fingerprint" : "public key fingerprint") \(publicKeyFingerprint.base64String)")
+            with.append(
+                "\(itemClass == .key ? "fingerprint" : "public key fingerprint") \(publicKeyFingerprint.base64String)")
         }
         if let itemID { with.append("\(itemClass == nil ? "id" : "item id") \(itemID)") }
         if !with.isEmpty { noun += " with " + with.joined(separator: " and ") }

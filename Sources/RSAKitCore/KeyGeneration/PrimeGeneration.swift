@@ -65,9 +65,9 @@ internal enum PrimeGeneration {
     /// probability 2^-112 / 2^-128 / 2^-144 at nlen = 2048 / 3072 / 4096).
     static func millerRabinRounds(primeBitCount: Int) -> Int {
         switch primeBitCount {
-        case 2048...: return 4     // nlen >= 4096
-        case 1536...: return 4     // nlen 3072
-        case 1024...: return 5     // nlen 2048
+        case 2048...: return 4  // nlen >= 4096
+        case 1536...: return 4  // nlen 3072
+        case 1024...: return 5  // nlen 2048
         // NOTE: FIPS 186-5 does not cover nlen < 2048; FIPS 186-4 Table C.3 gave 7 rounds for
         // 512-bit factors (nlen 1024, error 2^-100). We use 7 for everything smaller.
         default: return 7
@@ -92,7 +92,7 @@ internal enum PrimeGeneration {
     static func isCoprimeToPredecessor(_ w: BigNumber, e: UInt) -> Bool {
         let r = w.remainder(dividingBy: e)
         var a = e
-        var b = r == 0 ? e - 1 : r - 1   // (w - 1) mod e
+        var b = r == 0 ? e - 1 : r - 1  // (w - 1) mod e
         while b != 0 { (a, b) = (b, a % b) }
         return a == 1
     }

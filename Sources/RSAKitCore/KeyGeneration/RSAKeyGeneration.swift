@@ -107,8 +107,11 @@ extension RSAPrivateKey {
                 restarts += 1
                 continue
             }
-            if let progress, !progress(RSAKeyGenerationProgress(
-                stage: .computingPrivateExponent, candidatesTested: 0, restarts: restarts)) {
+            if let progress,
+                !progress(
+                    RSAKeyGenerationProgress(
+                        stage: .computingPrivateExponent, candidatesTested: 0, restarts: restarts))
+            {
                 throw RSAError.keyGenerationCancelled
             }
             // By convention p > q, so that qInv = q^-1 mod p matches what OpenSSL writes.
@@ -142,8 +145,11 @@ extension RSAPrivateKey {
         var tested = 0
         // Each stage is reported when it starts, so a caller sees it even when the first
         // candidate is prime (about one draw in 180 at 512 bits).
-        if let progress, !progress(RSAKeyGenerationProgress(
-            stage: stage, candidatesTested: 0, restarts: restarts)) {
+        if let progress,
+            !progress(
+                RSAKeyGenerationProgress(
+                    stage: stage, candidatesTested: 0, restarts: restarts))
+        {
             throw RSAError.keyGenerationCancelled
         }
         while true {
@@ -167,14 +173,18 @@ extension RSAPrivateKey {
             // Step 4.5: gcd(p - 1, e) = 1 and p probably prime. Cheapest test first: trial
             // division discards most candidates; the order does not change which pass.
             if PrimeGeneration.passesTrialDivision(candidate),
-               PrimeGeneration.isCoprimeToPredecessor(candidate, e: eWord),
-               PrimeGeneration.isProbablePrimeVarTime(candidate, rounds: rounds, random: random) {
+                PrimeGeneration.isCoprimeToPredecessor(candidate, e: eWord),
+                PrimeGeneration.isProbablePrimeVarTime(candidate, rounds: rounds, random: random)
+            {
                 return candidate
             }
             // Steps 4.6-4.7: count and bound.
             tested += 1
-            if let progress, !progress(RSAKeyGenerationProgress(
-                stage: stage, candidatesTested: tested, restarts: restarts)) {
+            if let progress,
+                !progress(
+                    RSAKeyGenerationProgress(
+                        stage: stage, candidatesTested: tested, restarts: restarts))
+            {
                 throw RSAError.keyGenerationCancelled
             }
             if tested >= limit {

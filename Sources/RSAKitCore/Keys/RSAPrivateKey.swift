@@ -46,12 +46,14 @@ public struct RSAPrivateKey: Sendable, CustomStringConvertible {
         if otherPrimes.isEmpty {
             try RSAPrivateKey.validate(n: n, e: e, d: d, p: p, q: q, dP: dP, dQ: dQ, qInv: qInv)
         } else {
-            try RSAPrivateKey.validateMultiPrime(n: n, e: e, d: d, p: p, q: q, dP: dP, dQ: dQ,
-                                                 qInv: qInv, otherPrimes: otherPrimes)
+            try RSAPrivateKey.validateMultiPrime(
+                n: n, e: e, d: d, p: p, q: q, dP: dP, dQ: dQ,
+                qInv: qInv, otherPrimes: otherPrimes)
         }
         self.publicKey = publicKey
-        self.storage = try PrivateKeyStorage(n: n, e: e, d: d, p: p, q: q, dP: dP, dQ: dQ,
-                                             qInv: qInv, otherPrimes: otherPrimes)
+        self.storage = try PrivateKeyStorage(
+            n: n, e: e, d: d, p: p, q: q, dP: dP, dQ: dQ,
+            qInv: qInv, otherPrimes: otherPrimes)
     }
 
     /// Build the key from two primes and e, computing d = e^-1 mod lcm(p - 1, q - 1),
@@ -67,8 +69,9 @@ public struct RSAPrivateKey: Sendable, CustomStringConvertible {
         guard let qInv = q.inverseVarTime(modulo: p) else {
             throw RSAError.invalidKey(.crtCoefficientMismatch)
         }
-        try self.init(n: p * q, e: e, d: d, p: p, q: q,
-                      dP: d.mod(pMinus1), dQ: d.mod(qMinus1), qInv: qInv)
+        try self.init(
+            n: p * q, e: e, d: d, p: p, q: q,
+            dP: d.mod(pMinus1), dQ: d.mod(qMinus1), qInv: qInv)
     }
 
     internal static func validate(

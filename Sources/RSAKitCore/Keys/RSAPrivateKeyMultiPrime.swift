@@ -44,8 +44,9 @@ extension RSAPrivateKey {
             dP: BigNumber(bytes: exponent1), dQ: BigNumber(bytes: exponent2),
             qInv: BigNumber(bytes: coefficient),
             otherPrimes: otherPrimeInfos.map {
-                OtherPrime(prime: BigNumber(bytes: $0.prime), exponent: BigNumber(bytes: $0.exponent),
-                           coefficient: BigNumber(bytes: $0.coefficient))
+                OtherPrime(
+                    prime: BigNumber(bytes: $0.prime), exponent: BigNumber(bytes: $0.exponent),
+                    coefficient: BigNumber(bytes: $0.coefficient))
             })
     }
 
@@ -53,8 +54,9 @@ extension RSAPrivateKey {
     /// Secret: the caller owns the copies.
     public var otherPrimeInfos: [OtherPrimeInfo] {
         storage.otherPrimes.map {
-            OtherPrimeInfo(prime: $0.prime.minimalBytes, exponent: $0.exponent.minimalBytes,
-                           coefficient: $0.coefficient.minimalBytes)
+            OtherPrimeInfo(
+                prime: $0.prime.minimalBytes, exponent: $0.exponent.minimalBytes,
+                coefficient: $0.coefficient.minimalBytes)
         }
     }
 
@@ -91,11 +93,13 @@ extension RSAPrivateKey {
             let index = offset + 3
             let r = other.prime, rMinus1 = other.prime - 1
             guard other.exponent.sign > 0, other.exponent.compare(rMinus1) < 0,
-                  (e * other.exponent).mod(rMinus1).compare(1) == 0 else {
+                (e * other.exponent).mod(rMinus1).compare(1) == 0
+            else {
                 throw RSAError.invalidKey(.otherPrimeExponentMismatch(index: index))
             }
             guard other.coefficient.sign > 0, other.coefficient.compare(r) < 0,
-                  (product * other.coefficient).mod(r).compare(1) == 0 else {
+                (product * other.coefficient).mod(r).compare(1) == 0
+            else {
                 throw RSAError.invalidKey(.otherPrimeCoefficientMismatch(index: index))
             }
             product = product * r

@@ -29,7 +29,9 @@ public enum RSAAppleAESGCM {
     static func padding(_ hash: RSAHashAlgorithm) throws -> RSAEncryptionPadding {
         guard supportedHashes.contains(hash) else {
             throw RSAError.messageFormatUnsupported(
-                reason: "Apple's RSA-OAEP + AES-GCM is defined for sha1, sha224, sha256, sha384 and sha512, not \(hash.rawValue)")
+                reason:
+                    "Apple's RSA-OAEP + AES-GCM is defined for sha1, sha224, sha256, sha384 and sha512, not \(hash.rawValue)"
+            )
         }
         return .oaep(RSAOAEPParameters(hash: hash, mgf1Hash: hash, label: []))
     }
@@ -53,7 +55,9 @@ public enum RSAAppleAESGCM {
         let padding = try padding(hash)
         let keyCount = sessionKeyByteCount(modulusBitCount: key.modulusBitCount)
         guard key.maximumMessageByteCount(padding: padding) >= keyCount else {
-            throw RSAError.keySizeUnsupported(bits: key.modulusBitCount, reason: "too small to wrap a \(keyCount)-byte session key with OAEP \(hash.rawValue)")
+            throw RSAError.keySizeUnsupported(
+                bits: key.modulusBitCount,
+                reason: "too small to wrap a \(keyCount)-byte session key with OAEP \(hash.rawValue)")
         }
         let sessionKey = SecretBytes(random: random, count: keyCount)
         var keyCopy = sessionKey.array
@@ -153,7 +157,9 @@ public enum RSAAppleAESGCM {
         let minimum = key.modulusByteCount + AESGCMContext.tagByteCount
         guard count >= minimum else {
             throw RSAError.messageInvalid(
-                reason: "Apple RSA-OAEP + AES-GCM input is \(count) bytes, shorter than the \(minimum) bytes of an empty message for this key")
+                reason:
+                    "Apple RSA-OAEP + AES-GCM input is \(count) bytes, shorter than the \(minimum) bytes of an empty message for this key"
+            )
         }
     }
 
@@ -196,8 +202,9 @@ public enum RSAAppleAESGCM {
         guard unwrapped.count == sessionKeyByteCount(modulusBitCount: key.modulusBitCount) else {
             throw RSAError.decryptionFailed
         }
-        let gcm = AESGCMContext(key: SecretBytes(copying: unwrapped), iv: iv,
-                                authenticatedData: key.pkcs1DERRepresentation)
+        let gcm = AESGCMContext(
+            key: SecretBytes(copying: unwrapped), iv: iv,
+            authenticatedData: key.pkcs1DERRepresentation)
         let tagCount = AESGCMContext.tagByteCount
         var pending: [UInt8] = []
         while true {

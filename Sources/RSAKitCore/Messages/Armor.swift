@@ -144,9 +144,10 @@ public struct RSAArmorDecodingSource<Inner: RSAByteSource>: RSAByteSource {
         let begin = Array(RSAArmor.beginLine.utf8), end = Array(RSAArmor.endLine.utf8)
         while decoded.isEmpty && !sawEnd {
             guard let line = try nextLine() else {
-                throw RSAError.messageInvalid(reason: sawBegin
-                    ? "armored input ends without '\(RSAArmor.endLine)' (truncated)"
-                    : "no '\(RSAArmor.beginLine)' line found")
+                throw RSAError.messageInvalid(
+                    reason: sawBegin
+                        ? "armored input ends without '\(RSAArmor.endLine)' (truncated)"
+                        : "no '\(RSAArmor.beginLine)' line found")
             }
             if !sawBegin {
                 if line == begin { sawBegin = true }

@@ -44,8 +44,10 @@ internal struct BlockPipeline {
         finalBlock: FinalBlockPolicy, emitBlockForEmptyInput: Bool,
         transform: @escaping @Sendable (PipelineBlock) throws -> [UInt8]
     ) throws -> (blockCount: UInt64, byteCount: UInt64) {
-        try run(source: &source, sink: &sink, finalBlock: finalBlock,
-                emitBlockForEmptyInput: emitBlockForEmptyInput, groupSize: 1) { group in
+        try run(
+            source: &source, sink: &sink, finalBlock: finalBlock,
+            emitBlockForEmptyInput: emitBlockForEmptyInput, groupSize: 1
+        ) { group in
             try group.map(transform)
         }
     }
@@ -85,9 +87,10 @@ internal struct BlockPipeline {
             var offset = 0
             while offset < current.count {
                 let end = min(offset + inputBlockSize, current.count)
-                blocks.append(PipelineBlock(
-                    bytes: current[offset..<end], index: nextIndex,
-                    isFinal: isLastBatch && end == current.count))
+                blocks.append(
+                    PipelineBlock(
+                        bytes: current[offset..<end], index: nextIndex,
+                        isFinal: isLastBatch && end == current.count))
                 nextIndex += 1
                 offset = end
             }

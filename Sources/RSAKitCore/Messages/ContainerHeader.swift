@@ -29,8 +29,10 @@ extension RSAMessageContainer {
             }
             var scheme: [UInt8] = [RSAMessageContainer.paddingSchemePKCS1v15, 0, 0, 0]
             if case let .oaep(parameters) = padding {
-                scheme = [RSAMessageContainer.paddingSchemeOAEP, parameters.hash.containerID,
-                          parameters.mgf1Hash.containerID, 0]
+                scheme = [
+                    RSAMessageContainer.paddingSchemeOAEP, parameters.hash.containerID,
+                    parameters.mgf1Hash.containerID, 0
+                ]
             }
             return RSAMessageContainer.magic + [2] + scheme + [0] + k + recipientFingerprint.bytes + messageID
         }
@@ -54,7 +56,8 @@ extension RSAMessageContainer {
             }
             let version = bytes[8]
             guard version == 1 || version == 2 else {
-                throw RSAError.containerInvalid(reason: "unsupported container version \(version) (this rsakit reads versions 1 and 2)")
+                throw RSAError.containerInvalid(
+                    reason: "unsupported container version \(version) (this rsakit reads versions 1 and 2)")
             }
             let count = RSAMessageContainer.headerByteCount(version: version)
             guard bytes.count >= count else {
@@ -84,7 +87,8 @@ extension RSAMessageContainer {
                         throw RSAError.containerInvalid(reason: "unknown MGF1 hash \(bytes[11])")
                     }
                     guard bytes[12] == 0 else {
-                        throw RSAError.containerInvalid(reason: "unsupported OAEP label form \(bytes[12]) (only 0, the empty label)")
+                        throw RSAError.containerInvalid(
+                            reason: "unsupported OAEP label form \(bytes[12]) (only 0, the empty label)")
                     }
                     padding = .oaep(RSAOAEPParameters(hash: hash, mgf1Hash: mgf1, label: []))
                 default:
@@ -101,7 +105,8 @@ extension RSAMessageContainer {
         }
 
         /// A version 2 header for a new message.
-        init(padding: RSAEncryptionPadding, blockSize: Int, recipientFingerprint: RSAKeyFingerprint, messageID: [UInt8]) {
+        init(padding: RSAEncryptionPadding, blockSize: Int, recipientFingerprint: RSAKeyFingerprint, messageID: [UInt8])
+        {
             self.version = 2
             self.padding = padding
             self.blockSize = blockSize

@@ -103,10 +103,12 @@ public enum RSAMessageContainer {
         let k = key.modulusByteCount
         let payload = payloadByteCount(blockSize: k, padding: padding)
         guard payload >= 1, k <= 0xFFFF else {
-            throw RSAError.keySizeUnsupported(bits: key.modulusBitCount, reason: "too small for the rsakit container with \(padding) padding")
+            throw RSAError.keySizeUnsupported(
+                bits: key.modulusBitCount, reason: "too small for the rsakit container with \(padding) padding")
         }
-        let header = Header(padding: padding, blockSize: k, recipientFingerprint: key.fingerprint,
-                            messageID: random.bytes(16))
+        let header = Header(
+            padding: padding, blockSize: k, recipientFingerprint: key.fingerprint,
+            messageID: random.bytes(16))
         try sink.write(header.bytes)
         let digest = header.digest
         let secret = SecretBytes(random: random, count: secretByteCount)
@@ -216,13 +218,15 @@ public enum RSAMessageContainer {
                 } else {
                     verdict &= ConstantTime.equalWords(length, UInt(frameByteCount + fullPayload))
                 }
-                verdict &= frameMatchesVersion2Mask(message.buffer, headerDigest: digest, index: block.index, isFinal: block.isFinal)
+                verdict &= frameMatchesVersion2Mask(
+                    message.buffer, headerDigest: digest, index: block.index, isFinal: block.isFinal)
                 verdict = ConstantTimeAudit.opaque(verdict)
                 ConstantTimeAudit.declassify(&verdict)
                 guard verdict != 0 else { throw RSAError.decryptionFailed }
                 var revealed = length
                 ConstantTimeAudit.declassify(&revealed)
-                return Array(message.buffer[0..<secretByteCount]) + Array(message.buffer[frameByteCount..<Int(revealed)])
+                return Array(message.buffer[0..<secretByteCount])
+                    + Array(message.buffer[frameByteCount..<Int(revealed)])
             }
         }.blockCount
     }
@@ -241,8 +245,8 @@ public enum RSAMessageContainer {
             defer { for j in frames.indices { wipe(&frames[j]) } }
             return try zip(group, frames).map { block, frame in
                 guard frame.count >= v1FrameByteCount,
-                      block.isFinal || frame.count - v1FrameByteCount == fullPayload,
-                      frame.count > v1FrameByteCount || block.index == 0
+                    block.isFinal || frame.count - v1FrameByteCount == fullPayload,
+                    frame.count > v1FrameByteCount || block.index == 0
                 else { throw RSAError.decryptionFailed }
                 // Version 1 frames hold only public values; still compared without branching
                 // on the decrypted bytes, and all fail the same way.
@@ -258,7 +262,9 @@ public enum RSAMessageContainer {
     /// final flag), without branching on the frame's bytes: the differences are OR-ed into
     /// one byte and only the verdict is declassified. `frame` holds at least
     /// ``frameByteCount`` bytes; `headerDigest` is 32 bytes.
-    internal static func frameMatchesVersion2(_ frame: [UInt8], headerDigest: [UInt8], index: UInt64, isFinal: Bool) -> Bool {
+    internal static func frameMatchesVersion2(_ frame: [UInt8], headerDigest: [UInt8], index: UInt64, isFinal: Bool)
+        -> Bool
+    {
         var matches = frameMatchesVersion2Mask(frame, headerDigest: headerDigest, index: index, isFinal: isFinal)
         ConstantTimeAudit.declassify(&matches)
         return matches != 0
@@ -266,7 +272,9 @@ public enum RSAMessageContainer {
 
     /// ``frameMatchesVersion2(_:headerDigest:index:isFinal:)`` as a secret mask (all-ones on a
     /// match), for folding into a larger verdict. `frame` holds at least 57 bytes.
-    internal static func frameMatchesVersion2Mask(_ frame: [UInt8], headerDigest: [UInt8], index: UInt64, isFinal: Bool) -> UInt {
+    internal static func frameMatchesVersion2Mask(_ frame: [UInt8], headerDigest: [UInt8], index: UInt64, isFinal: Bool)
+        -> UInt
+    {
         var difference: UInt8 = 0
         for i in 0..<32 { difference |= frame[16 + i] ^ headerDigest[i] }
         for i in 0..<8 { difference |= frame[48 + i] ^ UInt8(truncatingIfNeeded: index >> UInt64(56 - 8 * i)) }
@@ -276,7 +284,8 @@ public enum RSAMessageContainer {
 
     /// The version 1 frame check (message id prefix, index, final flag), branch-free over the
     /// frame like ``frameMatchesVersion2(_:headerDigest:index:isFinal:)``. `frame` holds at least 17 bytes.
-    internal static func frameMatchesVersion1(_ frame: [UInt8], shortID: [UInt8], index: UInt64, isFinal: Bool) -> Bool {
+    internal static func frameMatchesVersion1(_ frame: [UInt8], shortID: [UInt8], index: UInt64, isFinal: Bool) -> Bool
+    {
         var difference: UInt8 = 0
         for i in 0..<8 {
             difference |= frame[i] ^ shortID[i]
@@ -356,7 +365,6 @@ func constantTimeEqual(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
     return difference == 0
 }
 
-
 /// What container decryption needs of a key: its size, its fingerprint and block decryption
 /// (RSAPrivateKey in memory; a token key's open session).
 package protocol ContainerBlockKey: Sendable {
@@ -367,7 +375,8 @@ package protocol ContainerBlockKey: Sendable {
     /// Blocks per worker call.
     var preferredBlockGroupSize: Int { get }
     /// RSADP and the padding decode of k-byte blocks, verdicts still secret.
-    func decryptMasked(blocks: [ArraySlice<UInt8>], padding: RSAEncryptionPadding, random: RSARandomSource) throws -> [MaskedMessage]
+    func decryptMasked(blocks: [ArraySlice<UInt8>], padding: RSAEncryptionPadding, random: RSARandomSource) throws
+        -> [MaskedMessage]
     /// RSAES-PKCS1-v1_5 decryption of k-byte blocks (version 1 containers).
     func decryptPKCS1v15(blocks: [ArraySlice<UInt8>], random: RSARandomSource) throws -> [[UInt8]]
 }

@@ -48,7 +48,7 @@ package struct MessageReader {
         self.isEmpty = prefix.isEmpty
         if RSAMessageContainer.hasMagic(prefix) {
             let header = try RSAMessageContainer.Header(parsing: prefix)
-            _ = try source.readFully(header.byteCount) // consume the header
+            _ = try source.readFully(header.byteCount)  // consume the header
             detected = .container(header)
         } else {
             detected = .other

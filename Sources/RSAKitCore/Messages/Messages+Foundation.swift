@@ -101,7 +101,9 @@ extension RSAAppleAESGCM {
     /// - Returns: count - k - 16 bytes.
     /// - Throws: as the `[UInt8]` form (`RSAError.decryptionFailed`, opaque, for a bad key
     ///   block or tag).
-    public static func decrypt(_ ciphertext: Data, with key: RSAPrivateKey, hash: RSAHashAlgorithm = .sha256) throws -> Data {
+    public static func decrypt(_ ciphertext: Data, with key: RSAPrivateKey, hash: RSAHashAlgorithm = .sha256) throws
+        -> Data
+    {
         Data(try decrypt([UInt8](ciphertext), with: key, hash: hash))
     }
 }

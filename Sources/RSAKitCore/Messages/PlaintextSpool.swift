@@ -18,7 +18,8 @@ final class PlaintextSpool {
     /// - Parameter directory: where to create it (default: `$TMPDIR`, else `/tmp`).
     /// - Throws: ``RSAFileDescriptorError`` ("create temporary file") when it cannot be created.
     init(directory: String? = nil) throws {
-        let folder = directory ?? (getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
+        let folder =
+            directory ?? (getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
         var name = [UInt8](repeating: 0, count: 12)
         name.withUnsafeMutableBytes { SystemRandomSource().fill($0) }
         let suffix = name.map { String($0, radix: 16) }.joined()

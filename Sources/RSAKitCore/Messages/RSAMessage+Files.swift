@@ -27,7 +27,6 @@ extension RSAMessage {
         }
     }
 
-
     /// Decrypt the file at `inputPath` into `outputPath`, detecting the format as
     /// ``decrypt(from:to:with:format:rawPadding:temporaryDirectory:)`` does. The output is
     /// written only on success (nothing is left at `outputPath` when a block fails); Apple's
@@ -39,11 +38,11 @@ extension RSAMessage {
         format: RSAMessageFormat? = nil, rawPadding: RSAEncryptionPadding = .pkcs1v15
     ) throws {
         try withFiles(inputPath, outputPath) { source, sink, folder in
-            try decrypt(from: &source, to: &sink, with: key, format: format, rawPadding: rawPadding,
-                        temporaryDirectory: folder)
+            try decrypt(
+                from: &source, to: &sink, with: key, format: format, rawPadding: rawPadding,
+                temporaryDirectory: folder)
         }
     }
-
 
     /// Open the input, open the output with ``RSAOutputFile``, run `body`, commit on success,
     /// discard on failure. `body` gets the folder of a renamed output (for temporary files).

@@ -41,11 +41,13 @@ public enum RSAMessage {
         case .container:
             if format.armored {
                 var armored = RSAArmorEncodingSink(sink)
-                try RSAMessageContainer.encrypt(from: &source, to: &armored, with: key, padding: format.padding, random: random)
+                try RSAMessageContainer.encrypt(
+                    from: &source, to: &armored, with: key, padding: format.padding, random: random)
                 try armored.finish()
                 sink = armored.inner
             } else {
-                try RSAMessageContainer.encrypt(from: &source, to: &sink, with: key, padding: format.padding, random: random)
+                try RSAMessageContainer.encrypt(
+                    from: &source, to: &sink, with: key, padding: format.padding, random: random)
             }
         case .raw:
             // Empty input is one block of the empty message, as openssl pkeyutl and
@@ -99,8 +101,10 @@ public enum RSAMessage {
         format: RSAMessageFormat? = nil, rawPadding: RSAEncryptionPadding = .pkcs1v15,
         temporaryDirectory: String? = nil
     ) throws {
-        try decrypt(from: &source, to: &sink, format: format, rawPadding: rawPadding,
-                    temporaryDirectory: temporaryDirectory) { _ in key }
+        try decrypt(
+            from: &source, to: &sink, format: format, rawPadding: rawPadding,
+            temporaryDirectory: temporaryDirectory
+        ) { _ in key }
     }
 
     /// Decrypt bytes held in memory; nothing is returned unless the whole message checks.
@@ -122,7 +126,8 @@ public enum RSAMessage {
     /// nil for other input.
     public static func recipientFingerprint(of message: [UInt8]) -> RSAKeyFingerprint? {
         guard let reader = try? MessageReader(RSAArrayByteSource(message)),
-              case let .container(header) = reader.detected else { return nil }
+            case let .container(header) = reader.detected
+        else { return nil }
         return header.recipientFingerprint
     }
 
@@ -147,8 +152,9 @@ public enum RSAMessage {
         }
         switch format?.kind {
         case .appleAESGCM:
-            try RSAAppleAESGCM.decrypt(from: &source, to: &sink, with: try key(nil), hash: format!.appleHash,
-                                       temporaryDirectory: temporaryDirectory)
+            try RSAAppleAESGCM.decrypt(
+                from: &source, to: &sink, with: try key(nil), hash: format!.appleHash,
+                temporaryDirectory: temporaryDirectory)
             return
         case .raw:
             let privateKey = try key(nil)
@@ -156,8 +162,9 @@ public enum RSAMessage {
             if reader.prefix.isEmpty {
                 throw RSAError.messageInvalid(reason: "no ciphertext blocks: the input is empty")
             }
-            try RSARawBlocks.decrypt(from: &reader, to: &sink, with: privateKey, padding: format!.padding,
-                                     rejection: format!.rejection)
+            try RSARawBlocks.decrypt(
+                from: &reader, to: &sink, with: privateKey, padding: format!.padding,
+                rejection: format!.rejection)
             return
         case .container, nil:
             break
@@ -165,8 +172,9 @@ public enum RSAMessage {
         let reader = try MessageReader(source)
         var body = reader.source
         if case let .container(header) = reader.detected {
-            try RSAMessageContainer.decrypt(header: header, from: &body, to: &sink,
-                                         with: try key(header.recipientFingerprint))
+            try RSAMessageContainer.decrypt(
+                header: header, from: &body, to: &sink,
+                with: try key(header.recipientFingerprint))
             return
         }
         if format?.kind == .container {
@@ -179,8 +187,9 @@ public enum RSAMessage {
         do {
             try RSARawBlocks.decrypt(from: &body, to: &sink, with: privateKey, padding: rawPadding)
         } catch let RSAError.ciphertextLengthInvalid(byteCount, blockSize) {
-            throw RSAError.messageInvalid(reason: "input is neither an rsakit container (no magic) nor whole raw blocks: "
-                + "\(byteCount) bytes is not a multiple of the block size \(blockSize) bytes")
+            throw RSAError.messageInvalid(
+                reason: "input is neither an rsakit container (no magic) nor whole raw blocks: "
+                    + "\(byteCount) bytes is not a multiple of the block size \(blockSize) bytes")
         }
     }
 }

@@ -55,7 +55,9 @@ public struct RSAMessageFormat: Sendable, Hashable, CustomStringConvertible {
 
     /// Apple's RSA-OAEP + AES-GCM with `hash` (SHA-1, -224, -256, -384 or -512) for OAEP and MGF1.
     public static func appleAESGCM(hash: RSAHashAlgorithm = .sha256) -> RSAMessageFormat {
-        RSAMessageFormat(kind: .appleAESGCM, padding: .oaep(RSAOAEPParameters(hash: hash, mgf1Hash: hash, label: [])), armored: false)
+        RSAMessageFormat(
+            kind: .appleAESGCM, padding: .oaep(RSAOAEPParameters(hash: hash, mgf1Hash: hash, label: [])), armored: false
+        )
     }
 
     /// How many RSA private operations decrypting `plaintextByteCount` bytes in this format

@@ -78,7 +78,8 @@ public enum RSARawBlocks {
         concurrency: Int = RSAPKCS1v15Chunking.defaultConcurrency
     ) throws -> UInt64 {
         if rejection == .implicit, padding != .pkcs1v15 {
-            throw RSAError.messageFormatUnsupported(reason: "implicit rejection is defined for PKCS#1 v1.5 padding only, not \(padding)")
+            throw RSAError.messageFormatUnsupported(
+                reason: "implicit rejection is defined for PKCS#1 v1.5 padding only, not \(padding)")
         }
         let k = key.modulusByteCount
         if let total = source.remainingByteCount, total % k != 0 {
@@ -117,8 +118,9 @@ public enum RSAPKCS1v15Chunking {
         from source: inout Source, to sink: inout Sink, with key: RSAPublicKey,
         random: RSARandomSource = SystemRandomSource(), concurrency: Int = defaultConcurrency
     ) throws -> UInt64 {
-        try RSARawBlocks.encrypt(from: &source, to: &sink, with: key, padding: .pkcs1v15,
-                                 random: random, concurrency: concurrency)
+        try RSARawBlocks.encrypt(
+            from: &source, to: &sink, with: key, padding: .pkcs1v15,
+            random: random, concurrency: concurrency)
     }
 
     /// Decrypt a whole stream of k-byte RSAES-PKCS1-v1_5 blocks.
@@ -137,8 +139,9 @@ public enum RSAPKCS1v15Chunking {
         from source: inout Source, to sink: inout Sink, with key: RSAPrivateKey,
         random: RSARandomSource = SystemRandomSource(), concurrency: Int = defaultConcurrency
     ) throws -> UInt64 {
-        try RSARawBlocks.decrypt(from: &source, to: &sink, with: key, padding: .pkcs1v15,
-                                 random: random, concurrency: concurrency)
+        try RSARawBlocks.decrypt(
+            from: &source, to: &sink, with: key, padding: .pkcs1v15,
+            random: random, concurrency: concurrency)
     }
 
     /// Encrypt `plaintext` held in memory. Same output as the streaming form.
@@ -147,7 +150,9 @@ public enum RSAPKCS1v15Chunking {
         _ plaintext: [UInt8], with key: RSAPublicKey,
         random: RSARandomSource = SystemRandomSource(), concurrency: Int = defaultConcurrency
     ) throws -> [UInt8] {
-        try overArrays(plaintext) { try encrypt(from: &$0, to: &$1, with: key, random: random, concurrency: concurrency) }
+        try overArrays(plaintext) {
+            try encrypt(from: &$0, to: &$1, with: key, random: random, concurrency: concurrency)
+        }
     }
 
     /// Decrypt `ciphertext` held in memory; its length must be a multiple of k (checked
@@ -157,7 +162,9 @@ public enum RSAPKCS1v15Chunking {
         _ ciphertext: [UInt8], with key: RSAPrivateKey,
         random: RSARandomSource = SystemRandomSource(), concurrency: Int = defaultConcurrency
     ) throws -> [UInt8] {
-        try overArrays(ciphertext) { try decrypt(from: &$0, to: &$1, with: key, random: random, concurrency: concurrency) }
+        try overArrays(ciphertext) {
+            try decrypt(from: &$0, to: &$1, with: key, random: random, concurrency: concurrency)
+        }
     }
 
     /// Run a streaming form over `input` held in memory and return all it wrote.

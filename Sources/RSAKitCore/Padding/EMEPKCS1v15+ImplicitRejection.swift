@@ -18,7 +18,9 @@ extension RSAHazmat.EMEPKCS1v15 {
     ///   `syntheticLength` except for the length of the result.
     static func decode(_ em: [UInt8], otherwise syntheticMessage: [UInt8], length syntheticLength: UInt) -> [UInt8] {
         let k = em.count
-        precondition(k >= overheadByteCount && syntheticMessage.count == k, "EM and the synthetic message must both be k >= 11 bytes")
+        precondition(
+            k >= overheadByteCount && syntheticMessage.count == k,
+            "EM and the synthetic message must both be k >= 11 bytes")
         return em.withUnsafeBufferPointer { bytes -> [UInt8] in
             syntheticMessage.withUnsafeBufferPointer { synthetic -> [UInt8] in
                 let (good, separatorIndex) = check(bytes)

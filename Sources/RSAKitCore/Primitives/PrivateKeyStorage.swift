@@ -1,4 +1,3 @@
-
 /// One additional prime of a multi-prime key (RFC 8017 §3.2, `OtherPrimeInfo`): r_i,
 /// d_i = d mod (r_i - 1) and t_i = (r_1 ... r_(i-1))^-1 mod r_i, for i >= 3.
 internal struct OtherPrime: @unchecked Sendable {
@@ -51,16 +50,19 @@ internal final class PrivateKeyStorage: Sendable {
     /// - Throws: `RSAError.internalError` when the constant-time form cannot be built (a
     ///   validated key always can); `RSAError.engineUnavailable` when `RSAKIT_ENGINE` forces
     ///   a path this machine cannot run.
-    init(n: BigNumber, e: BigNumber, d: BigNumber, p: BigNumber, q: BigNumber,
-         dP: BigNumber, dQ: BigNumber, qInv: BigNumber, otherPrimes: [OtherPrime] = [],
-         vector: VectorImplementation? = nil) throws {
+    init(
+        n: BigNumber, e: BigNumber, d: BigNumber, p: BigNumber, q: BigNumber,
+        dP: BigNumber, dQ: BigNumber, qInv: BigNumber, otherPrimes: [OtherPrime] = [],
+        vector: VectorImplementation? = nil
+    ) throws {
         self.n = n; self.e = e; self.d = d; self.p = p; self.q = q
         self.dP = dP; self.dQ = dQ; self.qInv = qInv
         self.otherPrimes = otherPrimes
-        guard let secret = ConstantTimeKey(
-            n: n, e: e, primes: [p, q] + otherPrimes.map(\.prime),
-            exponents: [dP, dQ] + otherPrimes.map(\.exponent),
-            coefficients: [qInv] + otherPrimes.map(\.coefficient))
+        guard
+            let secret = ConstantTimeKey(
+                n: n, e: e, primes: [p, q] + otherPrimes.map(\.prime),
+                exponents: [dP, dQ] + otherPrimes.map(\.exponent),
+                coefficients: [qInv] + otherPrimes.map(\.coefficient))
         else { throw RSAError.internalError("the key has no constant-time form") }
         self.secret = secret
         if vector == nil, case let .failure(error) = EngineSelection.selected { throw error }

@@ -1,4 +1,3 @@
-
 // The private-key operation as RSAKit ran it before the constant-time rewrite: GMP's
 // `mpz` layer, `mpz_powm_sec` for the exponentiations but variable-time reductions,
 // products and recombination. Kept, named VarTime, as the reference that the differential

@@ -73,7 +73,9 @@ extension RSAPrivateKey {
     }
 
     /// EME-PKCS1-v1_5 decoding of the EM of `ciphertext` under `rejection`.
-    private func decode(_ em: [UInt8], of ciphertext: ArraySlice<UInt8>, rejection: RSAPaddingRejection) throws -> [UInt8] {
+    private func decode(_ em: [UInt8], of ciphertext: ArraySlice<UInt8>, rejection: RSAPaddingRejection) throws
+        -> [UInt8]
+    {
         guard rejection == .implicit else { return try EMEPKCS1v15.decode(em) }
         var fallback = try ImplicitRejectionFallback(d: storage.d, k: modulusByteCount, ciphertext: Array(ciphertext))
         defer { fallback.wipeContents() }

@@ -49,7 +49,9 @@ public enum RSAKitEngine {
             let why = EngineSelection.forced == .adx ? "RSAKIT_ENGINE=adx" : EngineSelection.whyNotIFMA
             return "adx (mulx/adcx/adox radix-2^64 Montgomery kernel; \(why))"
         case .success(.gmp):
-            let why = EngineSelection.forced == .gmp ? "RSAKIT_ENGINE=gmp"
+            let why =
+                EngineSelection.forced == .gmp
+                ? "RSAKIT_ENGINE=gmp"
                 : "\(EngineSelection.whyNotIFMA); \(EngineSelection.whyNotADX)"
             return "gmp (GMP constant-time exponentiation; \(why))"
         }
@@ -77,7 +79,8 @@ package enum EngineSelection {
         switch rsakit_vec_private_path() {
         case RSAKIT_VEC_PATH_GMP_DISABLED: return "the AVX-512 IFMA kernel is disabled by RSAKIT_DISABLE_IFMA"
         case RSAKIT_VEC_PATH_GMP_SELFTEST_FAILED: return "the AVX-512 IFMA kernel failed its known-answer test"
-        case RSAKIT_VEC_PATH_GMP_UNOPTIMISED: return "the AVX-512 IFMA kernel was built without optimisation, as a dependency's debug build is"
+        case RSAKIT_VEC_PATH_GMP_UNOPTIMISED:
+            return "the AVX-512 IFMA kernel was built without optimisation, as a dependency's debug build is"
         case RSAKIT_VEC_PATH_IFMA: return "RSAKIT_ENGINE chose another path"
         default: return "this CPU or OS has no AVX-512 IFMA"
         }

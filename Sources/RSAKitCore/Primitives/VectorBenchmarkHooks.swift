@@ -13,7 +13,9 @@ extension RSAPrivateKey {
     /// kernel, whatever the dispatch chose; nil when it cannot attach on this machine (IFMA
     /// without the CPU, a prime above 2048 bits).
     /// - Throws: `RSAError.internalError` if the constant-time form cannot be rebuilt.
-    package func withVectorKernelForBenchmarks(_ implementation: RSABenchmarkVectorImplementation) throws -> RSAPrivateKey? {
+    package func withVectorKernelForBenchmarks(_ implementation: RSABenchmarkVectorImplementation) throws
+        -> RSAPrivateKey?
+    {
         try withVectorKernel(implementation == .ifma ? .ifma : .reference)
     }
 

@@ -48,7 +48,8 @@ extension RSAPublicKey {
         case .pkcs1v15:
             return try encrypt(message, random: random)
         case let .oaep(parameters):
-            let em = try EMEOAEP.encode(message, encodedLength: modulusByteCount, parameters: parameters, random: random)
+            let em = try EMEOAEP.encode(
+                message, encodedLength: modulusByteCount, parameters: parameters, random: random)
             // EM starts with 0x00, so m < 256^(k-1) <= n: RSAEP cannot fail its range check.
             return try rsaep(em)
         }
@@ -73,7 +74,8 @@ extension RSAPrivateKey {
     }
 
     /// ``decrypt(_:padding:)-([UInt8],_)`` with an explicit random source for the blinding factor.
-    public func decrypt(_ ciphertext: [UInt8], padding: RSAEncryptionPadding, random: RSARandomSource) throws -> [UInt8] {
+    public func decrypt(_ ciphertext: [UInt8], padding: RSAEncryptionPadding, random: RSARandomSource) throws -> [UInt8]
+    {
         try publicKey.requireEncryptionAllowed()
         switch padding {
         case .pkcs1v15:

@@ -32,7 +32,8 @@ public struct RSAPSSParameters: Sendable, Hashable, CustomStringConvertible {
 
     /// The signature padding these parameters name: PSS with exactly ``saltLength`` bytes of salt.
     public var padding: RSASignaturePadding {
-        mgf1Hash == hash ? .pss(saltLength: .byteCount(saltLength)) : .pssMGF1(mgf1Hash, saltLength: .byteCount(saltLength))
+        mgf1Hash == hash
+            ? .pss(saltLength: .byteCount(saltLength)) : .pssMGF1(mgf1Hash, saltLength: .byteCount(saltLength))
     }
 
     /// "SHA-256, MGF1-SHA-256, salt 32".
@@ -85,7 +86,9 @@ public struct RSAPSSKeyRestriction: Sendable, Hashable, CustomStringConvertible 
     ///   - encodedBitCount: emBits = modulus bits - 1 (to evaluate `.maximum`).
     ///   - verifying: whether the check is for a verification.
     /// - Throws: `RSAError.keyRestricted(reason:)` naming the key's parameters.
-    public func check(hash: RSAHashAlgorithm, padding: RSASignaturePadding, encodedBitCount: Int, verifying: Bool) throws {
+    public func check(hash: RSAHashAlgorithm, padding: RSASignaturePadding, encodedBitCount: Int, verifying: Bool)
+        throws
+    {
         let salt: RSAPSSSaltLength
         let mgf1: RSAHashAlgorithm
         switch padding {
@@ -96,23 +99,36 @@ public struct RSAPSSKeyRestriction: Sendable, Hashable, CustomStringConvertible 
         }
         guard let parameters else { return }
         guard hash == parameters.hash else {
-            throw RSAError.keyRestricted(reason: "the key's RSASSA-PSS parameters require the hash \(parameters.hash.displayName) (\(parameters)); \(hash.displayName) was asked for")
+            throw RSAError.keyRestricted(
+                reason:
+                    "the key's RSASSA-PSS parameters require the hash \(parameters.hash.displayName) (\(parameters)); \(hash.displayName) was asked for"
+            )
         }
         guard mgf1 == parameters.mgf1Hash else {
-            throw RSAError.keyRestricted(reason: "the key's RSASSA-PSS parameters require MGF1-\(parameters.mgf1Hash.displayName) (\(parameters)); MGF1-\(mgf1.displayName) was asked for")
+            throw RSAError.keyRestricted(
+                reason:
+                    "the key's RSASSA-PSS parameters require MGF1-\(parameters.mgf1Hash.displayName) (\(parameters)); MGF1-\(mgf1.displayName) was asked for"
+            )
         }
         if salt == .auto && verifying {
-            throw RSAError.keyRestricted(reason: "the key's RSASSA-PSS parameters fix the salt length at \(parameters.saltLength) or more; a recovered ('auto') salt length is not allowed with it")
+            throw RSAError.keyRestricted(
+                reason:
+                    "the key's RSASSA-PSS parameters fix the salt length at \(parameters.saltLength) or more; a recovered ('auto') salt length is not allowed with it"
+            )
         }
         let bytes = salt.signingValue(digestByteCount: hash.digestByteCount, encodedBitCount: encodedBitCount)
         guard bytes >= parameters.saltLength else {
-            throw RSAError.keyRestricted(reason: "the key's RSASSA-PSS parameters require a salt of at least \(parameters.saltLength) bytes (\(parameters)); \(bytes) was asked for")
+            throw RSAError.keyRestricted(
+                reason:
+                    "the key's RSASSA-PSS parameters require a salt of at least \(parameters.saltLength) bytes (\(parameters)); \(bytes) was asked for"
+            )
         }
     }
 
     /// The error for an encryption or decryption with a PSS-restricted key.
     internal var encryptionRefusal: RSAError {
-        .keyRestricted(reason: "an \(self) key (id-RSASSA-PSS, RFC 4055) is for signatures only; it cannot encrypt or decrypt")
+        .keyRestricted(
+            reason: "an \(self) key (id-RSASSA-PSS, RFC 4055) is for signatures only; it cannot encrypt or decrypt")
     }
 }
 
@@ -122,7 +138,10 @@ extension RSAPSSKeyRestriction {
     /// - Throws: `RSAError.keyRestricted(reason:)`.
     public func checkSHAKE(_ shake: RSAPSSSHAKE) throws {
         guard let parameters else { return }
-        throw RSAError.keyRestricted(reason: "the key's RSASSA-PSS parameters require the hash \(parameters.hash.displayName) (\(parameters)); \(shake.rawValue.uppercased()) was asked for")
+        throw RSAError.keyRestricted(
+            reason:
+                "the key's RSASSA-PSS parameters require the hash \(parameters.hash.displayName) (\(parameters)); \(shake.rawValue.uppercased()) was asked for"
+        )
     }
 }
 

@@ -109,7 +109,8 @@ extension RSAPrivateKey {
     ///   - random: source of the blinding factor.
     /// - Returns: S, exactly k bytes.
     /// - Throws: `RSAError.keyTooSmallForPadding`, `RSAError.keyRestricted`.
-    public func signature(forDigestInfo digestInfo: Data, random: RSARandomSource = SystemRandomSource()) throws -> Data {
+    public func signature(forDigestInfo digestInfo: Data, random: RSARandomSource = SystemRandomSource()) throws -> Data
+    {
         Data(try signature(forDigestInfo: [UInt8](digestInfo), random: random))
     }
 

@@ -43,9 +43,11 @@ extension RSAPrivateKey {
             let em = try EMSAPKCS1v15.encode(digest: digest, hash: hash, encodedLength: modulusByteCount)
             return try rsasp1(em, random: random)
         case let .pss(saltLength):
-            return try pssSignature(digest: digest, functions: .mgf1(hash, hash), saltLength: saltLength, random: random)
+            return try pssSignature(
+                digest: digest, functions: .mgf1(hash, hash), saltLength: saltLength, random: random)
         case let .pssMGF1(mgf1Hash, saltLength):
-            return try pssSignature(digest: digest, functions: .mgf1(hash, mgf1Hash), saltLength: saltLength, random: random)
+            return try pssSignature(
+                digest: digest, functions: .mgf1(hash, mgf1Hash), saltLength: saltLength, random: random)
         }
     }
 
@@ -59,9 +61,12 @@ extension RSAPrivateKey {
     /// - Returns: S, exactly k bytes.
     /// - Throws: `RSAError.keyTooSmallForPadding` when T is longer than k - 11;
     ///   `RSAError.keyRestricted` for an id-RSASSA-PSS key.
-    public func signature(forDigestInfo digestInfo: [UInt8], random: RSARandomSource = SystemRandomSource()) throws -> [UInt8] {
+    public func signature(forDigestInfo digestInfo: [UInt8], random: RSARandomSource = SystemRandomSource()) throws
+        -> [UInt8]
+    {
         if let pssRestriction {
-            try pssRestriction.check(hash: .sha256, padding: .pkcs1v15, encodedBitCount: modulusBitCount - 1, verifying: false)
+            try pssRestriction.check(
+                hash: .sha256, padding: .pkcs1v15, encodedBitCount: modulusBitCount - 1, verifying: false)
         }
         let em = try EMSAPKCS1v15.encode(digestInfo: digestInfo, encodedLength: modulusByteCount)
         return try rsasp1(em, random: random)
@@ -83,7 +88,8 @@ extension RSAPrivateKey {
         random: RSARandomSource = SystemRandomSource()
     ) throws -> [UInt8] {
         try pssRestriction?.checkSHAKE(shake)
-        return try pssSignature(digest: shake.hash(message), functions: .shake(shake), saltLength: saltLength, random: random)
+        return try pssSignature(
+            digest: shake.hash(message), functions: .shake(shake), saltLength: saltLength, random: random)
     }
 
     private func pssSignature(
@@ -92,7 +98,8 @@ extension RSAPrivateKey {
         // RFC 8017 §8.1.1 step 1: emBits = modBits - 1.
         let emBits = modulusBitCount - 1
         let sLen = saltLength.signingValue(digestByteCount: functions.digestByteCount, encodedBitCount: emBits)
-        let em = try EMSAPSS.encode(digest: digest, encodedBitCount: emBits, functions: functions, saltLength: sLen, random: random)
+        let em = try EMSAPSS.encode(
+            digest: digest, encodedBitCount: emBits, functions: functions, saltLength: sLen, random: random)
         return try rsasp1(em, random: random)
     }
 
@@ -137,7 +144,10 @@ extension RSAPublicKey {
         _ signature: [UInt8], forDigest digest: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding
     ) -> Bool {
         if let pssRestriction {
-            guard (try? pssRestriction.check(hash: hash, padding: padding, encodedBitCount: modulusBitCount - 1, verifying: true)) != nil else {
+            guard
+                (try? pssRestriction.check(
+                    hash: hash, padding: padding, encodedBitCount: modulusBitCount - 1, verifying: true)) != nil
+            else {
                 return false
             }
         }
@@ -180,14 +190,16 @@ extension RSAPublicKey {
         // §8.1.2 step 2.c: EM = I2OSP(m, emLen); m >= 256^emLen is invalid.
         guard let em = rsavp1(signature, encodedLength: emLen) else { return false }
         let sLen = saltLength.verifyingValue(digestByteCount: functions.digestByteCount, encodedBitCount: emBits)
-        return EMSAPSS.verify(digest: digest, encoded: em, encodedBitCount: emBits, functions: functions, saltLength: sLen)
+        return EMSAPSS.verify(
+            digest: digest, encoded: em, encodedBitCount: emBits, functions: functions, saltLength: sLen)
     }
 
     /// RSAVP1 (RFC 8017 §5.2.2) after the length check of §8.x.2 step 1: m = s^e mod n as
     /// `encodedLength` octets, or nil when |S| != k, s >= n, or m does not fit.
     private func rsavp1(_ signature: [UInt8], encodedLength: Int) -> [UInt8]? {
         guard signature.count == modulusByteCount,
-              let m = try? rsaep(BigNumber(bytes: signature)) else { return nil }
+            let m = try? rsaep(BigNumber(bytes: signature))
+        else { return nil }
         return try? m.bytes(count: encodedLength)
     }
 }

@@ -50,8 +50,12 @@ package enum AgentWire {
         /// A payload (without its length).
         /// - Throws: `AgentWire.Failure` for another version, an unknown operation or bad field lengths.
         package init(payload: [UInt8]) throws {
-            guard payload.count >= 2, payload[0] == AgentWire.version else { throw Failure("unsupported protocol version") }
-            guard let operation = Operation(rawValue: payload[1]) else { throw Failure("unknown operation \(payload[1])") }
+            guard payload.count >= 2, payload[0] == AgentWire.version else {
+                throw Failure("unsupported protocol version")
+            }
+            guard let operation = Operation(rawValue: payload[1]) else {
+                throw Failure("unknown operation \(payload[1])")
+            }
             var fields: [[UInt8]] = []
             var offset = 2
             while offset < payload.count {
@@ -79,7 +83,10 @@ package enum AgentWire {
     }
 
     static func bigEndian(_ n: Int) -> [UInt8] {
-        [UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)]
+        [
+            UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8),
+            UInt8(truncatingIfNeeded: n)
+        ]
     }
 
     package static func readBigEndian(_ bytes: [UInt8], _ offset: Int) -> Int {
@@ -109,9 +116,13 @@ package enum AgentWire {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + offset, count - offset, 0) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw Failure(errno == EAGAIN || errno == EWOULDBLOCK ? "timed out" : "read failed: \(String(cString: strerror(errno)))")
+                throw Failure(
+                    errno == EAGAIN || errno == EWOULDBLOCK
+                        ? "timed out" : "read failed: \(String(cString: strerror(errno)))")
             }
-            if n == 0 { throw Failure(offset == 0 ? "connection closed" : "connection closed in the middle of a frame") }
+            if n == 0 {
+                throw Failure(offset == 0 ? "connection closed" : "connection closed in the middle of a frame")
+            }
             offset += n
         }
         return buffer
@@ -121,7 +132,9 @@ package enum AgentWire {
     static func readMessage(_ fd: Int32) throws -> Message {
         let header = try readExactly(fd, 4)
         let length = readBigEndian(header, 0)
-        guard length <= maximumFrameByteCount else { throw Failure("frame of \(length) bytes is over the \(maximumFrameByteCount)-byte limit") }
+        guard length <= maximumFrameByteCount else {
+            throw Failure("frame of \(length) bytes is over the \(maximumFrameByteCount)-byte limit")
+        }
         var payload = try readExactly(fd, length)
         defer { wipe(&payload) }
         return try Message(payload: payload)
@@ -155,7 +168,9 @@ package enum AgentWire {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure("socket failed: \(String(cString: strerror(errno)))") }
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard result == 0 else {
             close(fd)

@@ -30,8 +30,9 @@ extension RSAKeyStore {
             return false
         }
         guard status.operation == .ok, status.fields.count == 2,
-              status.fields[0].elementsEqual(path.utf8),
-              status.fields[1].elementsEqual(record.keyID.utf8) else { return false }
+            status.fields[0].elementsEqual(path.utf8),
+            status.fields[1].elementsEqual(record.keyID.utf8)
+        else { return false }
         let key = UnlockedStoreKey(keyID: record.keyID, agentSocketPath: socketPath, storePath: path)
         unlocked.withLock { $0 = key }
         return true
@@ -78,8 +79,12 @@ extension RSAKeychainAgent {
 
     /// What the agent at `socketPath` serves: its store path and whether it holds a key, nil
     /// when no agent listens there.
-    public static func status(at socketPath: String, storePath: String) -> (serves: Bool, unlocked: Bool, message: String)? {
-        guard let reply = try? AgentWire.request(socketPath, AgentWire.Message(.status, [Array(storePath.utf8)])) else { return nil }
+    public static func status(at socketPath: String, storePath: String) -> (
+        serves: Bool, unlocked: Bool, message: String
+    )? {
+        guard let reply = try? AgentWire.request(socketPath, AgentWire.Message(.status, [Array(storePath.utf8)])) else {
+            return nil
+        }
         if reply.operation == .ok { return (true, true, "unlocked") }
         let message = reply.fields.first.map { String(decoding: $0, as: UTF8.self) } ?? "error"
         return (!message.hasPrefix("this agent serves"), false, message)
@@ -98,7 +103,9 @@ extension RSAKeychainAgent {
     public static func unlock(at socketPath: String, storePath: String, passphrase: RSASecretBytes) throws -> Bool {
         var secret = passphrase.bytes
         defer { wipe(&secret) }
-        guard let reply = try? AgentWire.request(socketPath, AgentWire.Message(.unlock, [Array(storePath.utf8), secret])) else {
+        guard
+            let reply = try? AgentWire.request(socketPath, AgentWire.Message(.unlock, [Array(storePath.utf8), secret]))
+        else {
             return false
         }
         guard reply.operation == .ok else {

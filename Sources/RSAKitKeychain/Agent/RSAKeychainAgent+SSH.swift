@@ -43,23 +43,27 @@ extension RSAKeychainAgent {
 
     /// The framed answer to one well-formed request.
     package func sshAnswer(to request: SSHAgentProtocol.Request) -> [UInt8] {
-        if expireIfDue() { return request == .requestIdentities ? SSHAgentProtocol.identitiesAnswer([]) : SSHAgentProtocol.failure }
+        if expireIfDue() {
+            return request == .requestIdentities ? SSHAgentProtocol.identitiesAnswer([]) : SSHAgentProtocol.failure
+        }
         switch request {
         case .requestIdentities:
             // A locked agent lists nothing, as OpenSSH's locked agent does: ssh then moves on
             // to its other keys instead of offering one it cannot sign with.
             guard let key = currentKey(touch: false),
-                  let identities = try? sshIdentities(storeKey: key) else { return SSHAgentProtocol.identitiesAnswer([]) }
+                let identities = try? sshIdentities(storeKey: key)
+            else { return SSHAgentProtocol.identitiesAnswer([]) }
             return SSHAgentProtocol.identitiesAnswer(identities.map(\.identity))
         case let .sign(keyBlob, data, flags):
             guard let algorithm = SSHAgentProtocol.signatureAlgorithm(flags: flags),
-                  let key = currentKey(touch: true),
-                  let itemID = try? sshIdentities(storeKey: key).first(where: { $0.identity.keyBlob == keyBlob })?.itemID,
-                  let (tagHash, _) = StoreLayout.parseItemID(itemID),
-                  let privateKey = try? store.withReadLock({
-                      try store.loadItem(.private, tagHash: tagHash, knownTag: nil, secrets: .key(key))
-                  })?.privateKey,
-                  let signature = try? privateKey.signature(for: data, hash: algorithm.hash, padding: .pkcs1v15) else {
+                let key = currentKey(touch: true),
+                let itemID = try? sshIdentities(storeKey: key).first(where: { $0.identity.keyBlob == keyBlob })?.itemID,
+                let (tagHash, _) = StoreLayout.parseItemID(itemID),
+                let privateKey = try? store.withReadLock({
+                    try store.loadItem(.private, tagHash: tagHash, knownTag: nil, secrets: .key(key))
+                })?.privateKey,
+                let signature = try? privateKey.signature(for: data, hash: algorithm.hash, padding: .pkcs1v15)
+            else {
                 return SSHAgentProtocol.failure
             }
             return SSHAgentProtocol.signResponse(algorithm: algorithm.name, signature: signature)
@@ -82,7 +86,8 @@ extension RSAKeychainAgent {
         var identities: [(identity: SSHAgentProtocol.Identity, itemID: String)] = []
         for item in listing.items where item.keyClass == .private && item.token == nil && item.pssRestriction == nil {
             guard let publicKey = publicKeys[item.itemID], seen.insert(item.fingerprint).inserted else { continue }
-            let blob = SSHAgentProtocol.publicKeyBlob(modulus: publicKey.modulus, publicExponent: publicKey.publicExponent)
+            let blob = SSHAgentProtocol.publicKeyBlob(
+                modulus: publicKey.modulus, publicExponent: publicKey.publicExponent)
             identities.append((SSHAgentProtocol.Identity(keyBlob: blob, comment: item.applicationTag), item.itemID))
         }
         return identities

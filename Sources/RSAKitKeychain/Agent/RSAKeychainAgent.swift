@@ -153,7 +153,8 @@ public final class RSAKeychainAgent: Sendable {
             }
             var info = stat()
             guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() else {
-                throw RSAError.storeIOError(path: folder, reason: "the socket folder is not a folder owned by this user")
+                throw RSAError.storeIOError(
+                    path: folder, reason: "the socket folder is not a folder owned by this user")
             }
             if info.st_mode & 0o077 != 0 { chmod(folder, 0o700) }
         }
@@ -164,12 +165,18 @@ public final class RSAKeychainAgent: Sendable {
         }
         unlink(socketPath)
         var address: sockaddr_un
-        do { address = try AgentWire.address(socketPath) } catch { throw RSAError.storeIOError(path: socketPath, reason: "\(error)") }
+        do { address = try AgentWire.address(socketPath) } catch {
+            throw RSAError.storeIOError(path: socketPath, reason: "\(error)")
+        }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw RSAError.storeIOError(path: socketPath, reason: "socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw RSAError.storeIOError(path: socketPath, reason: "socket: \(String(cString: strerror(errno)))")
+        }
         let oldMask = umask(0o177)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         umask(oldMask)
         guard bound == 0, Glibc.listen(fd, 16) == 0 else {
@@ -186,7 +193,8 @@ public final class RSAKeychainAgent: Sendable {
         AgentWire.setTimeouts(fd, seconds: AgentWire.readTimeoutSeconds)
         var peer: UInt32 = 0
         guard rsakit_peer_uid(fd, &peer) == 0, peer == getuid() else {
-            let refusal = AgentWire.Message(.error, [Array("the rsakit agent serves only its own user (uid \(getuid()))".utf8)])
+            let refusal = AgentWire.Message(
+                .error, [Array("the rsakit agent serves only its own user (uid \(getuid()))".utf8)])
             try? AgentWire.writeAll(fd, refusal.encoded())
             return
         }
@@ -212,7 +220,9 @@ public final class RSAKeychainAgent: Sendable {
             lock()
             return AgentWire.Message(.ok)
         case .stop:
-            state.withLock { $0.key = nil; $0.stopping = true }
+            state.withLock {
+                $0.key = nil; $0.stopping = true
+            }
             return AgentWire.Message(.ok)
         case .status, .open, .seal, .unlock:
             guard let path = request.fields.first, path.elementsEqual(storePath.utf8) else {
@@ -227,14 +237,20 @@ public final class RSAKeychainAgent: Sendable {
             case .status:
                 return AgentWire.Message(.ok, [Array(storePath.utf8), Array(key.keyID.utf8)])
             case .open:
-                guard request.fields.count == 3 else { return error("open takes a store path, a sealed secret and associated data") }
+                guard request.fields.count == 3 else {
+                    return error("open takes a store path, a sealed secret and associated data")
+                }
                 guard let opened = try? key.open(request.fields[1], associatedData: request.fields[2]) else {
                     return error("the sealed secret does not open under the store key")
                 }
                 return AgentWire.Message(.ok, [opened.bytes])
             default:
-                guard request.fields.count == 3 else { return error("seal takes a store path, a secret and associated data") }
-                guard let sealed = try? key.seal(request.fields[1], associatedData: request.fields[2]) else { return error("sealing failed") }
+                guard request.fields.count == 3 else {
+                    return error("seal takes a store path, a secret and associated data")
+                }
+                guard let sealed = try? key.seal(request.fields[1], associatedData: request.fields[2]) else {
+                    return error("sealing failed")
+                }
                 return AgentWire.Message(.ok, [sealed])
             }
         case .ok, .error, .system:

@@ -68,7 +68,8 @@ public enum RSASystemKeychain {
 
     /// The system agent's socket: `$RSAKIT_SYSTEM_SOCKET` when set and not empty, else
     /// `/run/rsakit/system.sock`.
-    public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String
+    {
         if let path = environment["RSAKIT_SYSTEM_SOCKET"], !path.isEmpty { return path }
         return "/run/rsakit/system.sock"
     }
@@ -141,7 +142,8 @@ public final class RSASystemKeychainAgent: Sendable {
         var st = stat()
         guard lstat(store.path, &st) == 0, st.st_uid == geteuid() else {
             throw RSAError.storeIOError(
-                path: store.path, reason: "the system store must belong to the user the agent runs as (uid \(geteuid()))")
+                path: store.path,
+                reason: "the system store must belong to the user the agent runs as (uid \(geteuid()))")
         }
         self.storePath = store.path
         self.socketPath = socketPath
@@ -189,11 +191,17 @@ public final class RSASystemKeychainAgent: Sendable {
         }
         unlink(socketPath)
         var address: sockaddr_un
-        do { address = try AgentWire.address(socketPath) } catch { throw RSAError.storeIOError(path: socketPath, reason: "\(error)") }
+        do { address = try AgentWire.address(socketPath) } catch {
+            throw RSAError.storeIOError(path: socketPath, reason: "\(error)")
+        }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw RSAError.storeIOError(path: socketPath, reason: "socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw RSAError.storeIOError(path: socketPath, reason: "socket: \(String(cString: strerror(errno)))")
+        }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard bound == 0, Glibc.listen(fd, 64) == 0 else {
             let reason = String(cString: strerror(errno))
@@ -247,8 +255,11 @@ public final class RSASystemKeychainAgent: Sendable {
             guard request.operation == .system, let verb = request.fields.first else {
                 throw Refusal.usage("not a system keychain request")
             }
-            answer = AgentWire.Message(.ok, try respond(String(decoding: verb, as: UTF8.self),
-                                                         Array(request.fields.dropFirst()), peer: Peer(uid: uid, gid: gid)))
+            answer = AgentWire.Message(
+                .ok,
+                try respond(
+                    String(decoding: verb, as: UTF8.self),
+                    Array(request.fields.dropFirst()), peer: Peer(uid: uid, gid: gid)))
         } catch let refusal as Refusal {
             answer = AgentWire.Message(.error, [Array(refusal.message.utf8), Array(refusal.code.utf8)])
         } catch let error as RSAError {
@@ -268,7 +279,8 @@ public final class RSASystemKeychainAgent: Sendable {
         case .duplicateItem: return "duplicate"
         case .accessGroupNotAllowed, .storeAccessDenied: return "denied"
         case .invalidAttribute, .invalidTag, .invalidLabel, .keySizeUnsupported, .keyTooSmallForPadding,
-             .saltLengthInvalid, .keyRestricted, .digestLengthMismatch: return "usage"
+            .saltLengthInvalid, .keyRestricted, .digestLengthMismatch:
+            return "usage"
         case .decryptionFailed, .ciphertextLengthInvalid: return "data"
         default: return "failure"
         }
@@ -300,12 +312,14 @@ public final class RSASystemKeychainAgent: Sendable {
             return try RSAKeyStore(path: storePath, accessGroups: [first], createIfMissing: false)
         }
         guard !groups.isEmpty else {
-            throw Refusal.denied("user \(peer.userName) (uid \(peer.uid)) is allowed no access group of the system keychain")
+            throw Refusal.denied(
+                "user \(peer.userName) (uid \(peer.uid)) is allowed no access group of the system keychain")
         }
         if let first {
             guard groups.contains(first) else {
-                throw Refusal.denied("user \(peer.userName) is not allowed access group \"\(first)\" "
-                    + "(allowed: \(groups.map { "\"\($0)\"" }.joined(separator: ", ")))")
+                throw Refusal.denied(
+                    "user \(peer.userName) is not allowed access group \"\(first)\" "
+                        + "(allowed: \(groups.map { "\"\($0)\"" }.joined(separator: ", ")))")
             }
             groups = [first]
         }
@@ -328,8 +342,9 @@ public final class RSASystemKeychainAgent: Sendable {
         case "password-add":
             try arguments(4)
             let store = try store(for: peer, first: try addGroup(group(fields[3]), peer: peer))
-            let attributes = try store.addGenericPassword(RSASecretBytes(copying: fields[2]),
-                                                          service: Self.text(fields[0]), account: Self.text(fields[1]))
+            let attributes = try store.addGenericPassword(
+                RSASecretBytes(copying: fields[2]),
+                service: Self.text(fields[0]), account: Self.text(fields[1]))
             return [Array(attributes.accessGroup.utf8)]
         case "sign":
             // tag, hash name, scheme (pkcs1 | pss), digest, group
@@ -381,38 +396,50 @@ public final class RSASystemKeychainAgent: Sendable {
             var fields: [[UInt8]] = []
             for key in snapshot.keys {
                 guard let publicKey = snapshot.publicKeys[key.itemID] else { continue }
-                fields += [Array(key.keyClass.rawValue.utf8), Array(key.accessGroup.utf8), Array(key.applicationTag.utf8),
-                           Array((key.label ?? "").utf8), publicKey.derRepresentation]
+                fields += [
+                    Array(key.keyClass.rawValue.utf8), Array(key.accessGroup.utf8), Array(key.applicationTag.utf8),
+                    Array((key.label ?? "").utf8), publicKey.derRepresentation
+                ]
             }
             for stored in snapshot.certificates {
-                fields += [Array("certificate".utf8), Array(stored.attributes.accessGroup.utf8), [],
-                           Array(stored.attributes.label.utf8), stored.certificate.derRepresentation]
+                fields += [
+                    Array("certificate".utf8), Array(stored.attributes.accessGroup.utf8), [],
+                    Array(stored.attributes.label.utf8), stored.certificate.derRepresentation
+                ]
             }
             return fields
         case "rules":
             try arguments(0)
             let rules = try RSAKeyStore(path: storePath, createIfMissing: false).systemAccessRules()
             // Root reads every rule; another user the rules of the groups it may use.
-            guard let allowed = allowedGroups(peer, rules: rules) else { return rules.map { Array($0.description.utf8) } }
+            guard let allowed = allowedGroups(peer, rules: rules) else {
+                return rules.map { Array($0.description.utf8) }
+            }
             guard !allowed.isEmpty else {
-                throw Refusal.denied("user \(peer.userName) (uid \(peer.uid)) is allowed no access group of the system keychain")
+                throw Refusal.denied(
+                    "user \(peer.userName) (uid \(peer.uid)) is allowed no access group of the system keychain")
             }
             return rules.filter { allowed.contains($0.accessGroup) }.map { Array($0.description.utf8) }
         case "allow", "deny":
             // access group, "user" | "group", name
             try arguments(3)
             guard peer.uid == 0 else {
-                throw Refusal.denied("only root may change the system keychain's rules (you are \(peer.userName), uid \(peer.uid))")
+                throw Refusal.denied(
+                    "only root may change the system keychain's rules (you are \(peer.userName), uid \(peer.uid))")
             }
             let accessGroup = Self.text(fields[0]), name = Self.text(fields[2])
             try RSAKeyStore.validateAccessGroup(accessGroup)
             let subject: RSASystemAccessRule.Subject
             switch Self.text(fields[1]) {
             case "user":
-                guard StoreSharing.userIDs(named: name) != nil else { throw Refusal.usage("no Unix user is named \"\(name)\"") }
+                guard StoreSharing.userIDs(named: name) != nil else {
+                    throw Refusal.usage("no Unix user is named \"\(name)\"")
+                }
                 subject = .user(name)
             case "group":
-                guard StoreSharing.groupID(named: name) != nil else { throw Refusal.usage("no Unix group is named \"\(name)\"") }
+                guard StoreSharing.groupID(named: name) != nil else {
+                    throw Refusal.usage("no Unix group is named \"\(name)\"")
+                }
                 subject = .group(name)
             default:
                 throw Refusal.usage("a rule names a user or a group")
@@ -423,7 +450,9 @@ public final class RSASystemKeychainAgent: Sendable {
             if verb == "allow" {
                 if !rules.contains(rule) { rules.append(rule) }
             } else {
-                guard rules.contains(rule) else { throw Refusal(code: "notfound", message: "no rule \"\(rule)\" to remove") }
+                guard rules.contains(rule) else {
+                    throw Refusal(code: "notfound", message: "no rule \"\(rule)\" to remove")
+                }
                 rules.removeAll { $0 == rule }
             }
             try store.setSystemAccessRules(rules)
@@ -504,9 +533,12 @@ public struct RSASystemKeychainClient: Sendable {
     /// - Throws: `RSAError.storeAccessDenied` when the agent allows this user no group, or not
     ///   `accessGroup`; `RSAError.itemNotFound` when no allowed group holds it;
     ///   `RSAError.storeIOError` when no agent answers.
-    public func genericPasswordValue(service: String, account: String, accessGroup: String? = nil) throws -> RSASecretBytes {
-        var fields = try request("password-get", [Array(service.utf8), Array(account.utf8), Array((accessGroup ?? "").utf8)],
-                                 query: .genericPassword(service: service, account: account))
+    public func genericPasswordValue(service: String, account: String, accessGroup: String? = nil) throws
+        -> RSASecretBytes
+    {
+        var fields = try request(
+            "password-get", [Array(service.utf8), Array(account.utf8), Array((accessGroup ?? "").utf8)],
+            query: .genericPassword(service: service, account: account))
         guard fields.count == 1 else { throw RSAError.storeIOError(path: socketPath, reason: "malformed answer") }
         return RSASecretBytes(consuming: &fields[0])
     }
@@ -518,9 +550,12 @@ public struct RSASystemKeychainClient: Sendable {
     ///   group is refused, not created); `RSAError.duplicateItem`; `RSAError.invalidAttribute`;
     ///   `RSAError.storeIOError`.
     @discardableResult
-    public func addGenericPassword(_ value: RSASecretBytes, service: String, account: String, accessGroup: String? = nil) throws -> String {
-        let fields = try request("password-add", [Array(service.utf8), Array(account.utf8), value.bytes, Array((accessGroup ?? "").utf8)],
-                                 query: .genericPassword(service: service, account: account))
+    public func addGenericPassword(
+        _ value: RSASecretBytes, service: String, account: String, accessGroup: String? = nil
+    ) throws -> String {
+        let fields = try request(
+            "password-add", [Array(service.utf8), Array(account.utf8), value.bytes, Array((accessGroup ?? "").utf8)],
+            query: .genericPassword(service: service, account: account))
         return fields.first.map { String(decoding: $0, as: UTF8.self) } ?? ""
     }
 
@@ -530,12 +565,20 @@ public struct RSASystemKeychainClient: Sendable {
     /// - Returns: the signature, k bytes.
     /// - Throws: `RSAError.storeAccessDenied`, `RSAError.itemNotFound`, `RSAError.invalidAttribute`
     ///   (a digest of the wrong length, a key too small), `RSAError.storeIOError`.
-    public func signature(forDigest digest: [UInt8], hash: RSAHashAlgorithm, pss: Bool = false, tag: String,
-                          accessGroup: String? = nil) throws -> [UInt8] {
-        let fields = try request("sign", [Array(tag.utf8), Array(hash.rawValue.utf8), Array((pss ? "pss" : "pkcs1").utf8), digest,
-                                          Array((accessGroup ?? "").utf8)],
-                                 query: .key(tag: tag, keyClass: .private))
-        guard let signature = fields.first else { throw RSAError.storeIOError(path: socketPath, reason: "malformed answer") }
+    public func signature(
+        forDigest digest: [UInt8], hash: RSAHashAlgorithm, pss: Bool = false, tag: String,
+        accessGroup: String? = nil
+    ) throws -> [UInt8] {
+        let fields = try request(
+            "sign",
+            [
+                Array(tag.utf8), Array(hash.rawValue.utf8), Array((pss ? "pss" : "pkcs1").utf8), digest,
+                Array((accessGroup ?? "").utf8)
+            ],
+            query: .key(tag: tag, keyClass: .private))
+        guard let signature = fields.first else {
+            throw RSAError.storeIOError(path: socketPath, reason: "malformed answer")
+        }
         return signature
     }
 
@@ -547,12 +590,16 @@ public struct RSASystemKeychainClient: Sendable {
     /// - Returns: the signature, k bytes.
     /// - Throws: `RSAError.invalidAttribute` for bytes that are not such a DigestInfo (nothing
     ///   is sent); as ``signature(forDigest:hash:pss:tag:accessGroup:)``.
-    public func signature(forDigestInfo digestInfo: [UInt8], tag: String, accessGroup: String? = nil) throws -> [UInt8] {
+    public func signature(forDigestInfo digestInfo: [UInt8], tag: String, accessGroup: String? = nil) throws -> [UInt8]
+    {
         for hash in RSAHashAlgorithm.allCases {
             let prefix = RSAHazmat.EMSAPKCS1v15.digestInfoPrefix(for: hash)
-            guard digestInfo.count == prefix.count + hash.digestByteCount, digestInfo.starts(with: prefix) else { continue }
-            return try signature(forDigest: Array(digestInfo.dropFirst(prefix.count)), hash: hash, pss: false, tag: tag,
-                                 accessGroup: accessGroup)
+            guard digestInfo.count == prefix.count + hash.digestByteCount, digestInfo.starts(with: prefix) else {
+                continue
+            }
+            return try signature(
+                forDigest: Array(digestInfo.dropFirst(prefix.count)), hash: hash, pss: false, tag: tag,
+                accessGroup: accessGroup)
         }
         throw RSAError.invalidAttribute(reason: "not the DER DigestInfo of a SHA-1, SHA-2 or SHA-3 digest")
     }
@@ -561,11 +608,17 @@ public struct RSASystemKeychainClient: Sendable {
     /// `oaepHash` for hash and MGF1 and an empty label); the key stays in the agent.
     ///
     /// - Throws: `RSAError.decryptionFailed` (opaque), and as ``signature(forDigest:hash:pss:tag:accessGroup:)``.
-    public func decrypt(_ ciphertext: [UInt8], tag: String, oaepHash: RSAHashAlgorithm? = nil,
-                        accessGroup: String? = nil) throws -> RSASecretBytes {
-        var fields = try request("decrypt", [Array(tag.utf8), Array((oaepHash.map { "oaep-" + $0.rawValue } ?? "pkcs1").utf8), ciphertext,
-                                             Array((accessGroup ?? "").utf8)],
-                                 query: .key(tag: tag, keyClass: .private))
+    public func decrypt(
+        _ ciphertext: [UInt8], tag: String, oaepHash: RSAHashAlgorithm? = nil,
+        accessGroup: String? = nil
+    ) throws -> RSASecretBytes {
+        var fields = try request(
+            "decrypt",
+            [
+                Array(tag.utf8), Array((oaepHash.map { "oaep-" + $0.rawValue } ?? "pkcs1").utf8), ciphertext,
+                Array((accessGroup ?? "").utf8)
+            ],
+            query: .key(tag: tag, keyClass: .private))
         guard fields.count == 1 else { throw RSAError.storeIOError(path: socketPath, reason: "malformed answer") }
         return RSASecretBytes(consuming: &fields[0])
     }
@@ -598,14 +651,20 @@ public struct RSASystemKeychainClient: Sendable {
             do {
                 switch kind {
                 case "certificate":
-                    objects.append(RSASystemKeychainObject(
-                        kind: .certificate(try X509Certificate(derRepresentation: der)), accessGroup: group, tag: tag, label: label))
+                    objects.append(
+                        RSASystemKeychainObject(
+                            kind: .certificate(try X509Certificate(derRepresentation: der)), accessGroup: group,
+                            tag: tag, label: label))
                 case RSAKeyClass.private.rawValue:
-                    objects.append(RSASystemKeychainObject(
-                        kind: .privateKey(try RSAPublicKey(derRepresentation: der)), accessGroup: group, tag: tag, label: label))
+                    objects.append(
+                        RSASystemKeychainObject(
+                            kind: .privateKey(try RSAPublicKey(derRepresentation: der)), accessGroup: group, tag: tag,
+                            label: label))
                 case RSAKeyClass.public.rawValue:
-                    objects.append(RSASystemKeychainObject(
-                        kind: .publicKey(try RSAPublicKey(derRepresentation: der)), accessGroup: group, tag: tag, label: label))
+                    objects.append(
+                        RSASystemKeychainObject(
+                            kind: .publicKey(try RSAPublicKey(derRepresentation: der)), accessGroup: group, tag: tag,
+                            label: label))
                 default:
                     continue
                 }

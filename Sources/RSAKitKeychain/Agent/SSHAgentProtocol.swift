@@ -153,11 +153,15 @@ package enum SSHAgentProtocol {
     static func string(_ bytes: [UInt8]) -> [UInt8] { uint32(bytes.count) + bytes }
 
     static func uint32(_ n: Int) -> [UInt8] {
-        [UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)]
+        [
+            UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8),
+            UInt8(truncatingIfNeeded: n)
+        ]
     }
 
     static func readUInt32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
-        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
+        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8
+            | UInt32(bytes[offset + 3])
     }
 
     /// Reads RFC 4251 types from a payload, never past its end.

@@ -59,8 +59,10 @@ internal struct StoreCRLMetadata: Codable, Equatable {
 
     /// The public attributes, or nil when a field does not parse.
     func attributes() -> RSACRLAttributes? {
-        guard let thisMs = StoreItemRecord.parseDate(thisUpdate), let createdMs = StoreItemRecord.parseDate(creationDate),
-              let fingerprintBytes = StoreHex.decode(fingerprint), fingerprintBytes.count == 32 else { return nil }
+        guard let thisMs = StoreItemRecord.parseDate(thisUpdate),
+            let createdMs = StoreItemRecord.parseDate(creationDate),
+            let fingerprintBytes = StoreHex.decode(fingerprint), fingerprintBytes.count == 32
+        else { return nil }
         var next: Date?
         if let nextUpdate {
             guard let ms = StoreItemRecord.parseDate(nextUpdate) else { return nil }

@@ -57,9 +57,11 @@ public struct RSACertificateAttributes: Sendable, Hashable, CustomStringConverti
     public internal(set) var accessGroup: String = RSAKeyStore.defaultAccessGroup
 
     /// Build attributes (the store does this; public for tests and tools).
-    public init(label: String, subject: String, issuer: String, serialNumber: [UInt8], notValidBefore: Date,
-                notValidAfter: Date, fingerprint: [UInt8], publicKeyFingerprint: RSAKeyFingerprint?,
-                trust: RSACertificateTrust, chainFingerprints: [[UInt8]], creationDate: Date, itemID: String) {
+    public init(
+        label: String, subject: String, issuer: String, serialNumber: [UInt8], notValidBefore: Date,
+        notValidAfter: Date, fingerprint: [UInt8], publicKeyFingerprint: RSAKeyFingerprint?,
+        trust: RSACertificateTrust, chainFingerprints: [[UInt8]], creationDate: Date, itemID: String
+    ) {
         self.label = label
         self.subject = subject
         self.issuer = issuer
@@ -126,10 +128,11 @@ internal struct StoreCertificateMetadata: Codable, Equatable {
 
     func attributes() -> RSACertificateAttributes? {
         guard let created = StoreItemRecord.parseDate(creationDate),
-              let before = StoreItemRecord.parseDate(notValidBefore),
-              let after = StoreItemRecord.parseDate(notValidAfter),
-              let fingerprintBytes = StoreHex.decode(fingerprint), fingerprintBytes.count == 32,
-              let serial = StoreHex.decode(serialNumber) else { return nil }
+            let before = StoreItemRecord.parseDate(notValidBefore),
+            let after = StoreItemRecord.parseDate(notValidAfter),
+            let fingerprintBytes = StoreHex.decode(fingerprint), fingerprintBytes.count == 32,
+            let serial = StoreHex.decode(serialNumber)
+        else { return nil }
         var spki: RSAKeyFingerprint?
         if let text = publicKeyFingerprint {
             guard let bytes = StoreHex.decode(text), let value = RSAKeyFingerprint(bytes: bytes) else { return nil }

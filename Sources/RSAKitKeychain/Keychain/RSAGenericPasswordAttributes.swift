@@ -34,8 +34,10 @@ public struct RSAGenericPasswordAttributes: Sendable, Hashable, CustomStringConv
     public internal(set) var accessGroup: String = RSAKeyStore.defaultAccessGroup
 
     /// Build attributes (the store does this; public for tests and tools).
-    public init(service: String, account: String, label: String?, comment: String?, creationDate: Date,
-                modificationDate: Date, valueByteCount: Int, itemID: String) {
+    public init(
+        service: String, account: String, label: String?, comment: String?, creationDate: Date,
+        modificationDate: Date, valueByteCount: Int, itemID: String
+    ) {
         self.service = service
         self.account = account
         self.label = label
@@ -98,11 +100,13 @@ internal struct StorePasswordMetadata: Codable, Equatable {
     /// The attributes of an internet password item; nil for a generic one or bad dates.
     func internetAttributes() -> RSAInternetPasswordAttributes? {
         guard let internet, let key = try? internet.key(account: account),
-              let created = StoreItemRecord.parseDate(creationDate),
-              let modified = StoreItemRecord.parseDate(modificationDate) else { return nil }
+            let created = StoreItemRecord.parseDate(creationDate),
+            let modified = StoreItemRecord.parseDate(modificationDate)
+        else { return nil }
         var attributes = RSAInternetPasswordAttributes(
             key: key, label: label, comment: comment, creationDate: StoreItemRecord.date(milliseconds: created),
-            modificationDate: StoreItemRecord.date(milliseconds: modified), valueByteCount: valueByteCount, itemID: itemID)
+            modificationDate: StoreItemRecord.date(milliseconds: modified), valueByteCount: valueByteCount,
+            itemID: itemID)
         guard let group = RSAKeyStore.checkedGroup(accessGroup) else { return nil }
         attributes.accessGroup = group
         return attributes
@@ -110,7 +114,8 @@ internal struct StorePasswordMetadata: Codable, Equatable {
 
     func attributes() -> RSAGenericPasswordAttributes? {
         guard let created = StoreItemRecord.parseDate(creationDate),
-              let modified = StoreItemRecord.parseDate(modificationDate) else { return nil }
+            let modified = StoreItemRecord.parseDate(modificationDate)
+        else { return nil }
         var attributes = RSAGenericPasswordAttributes(
             service: service, account: account, label: label, comment: comment,
             creationDate: StoreItemRecord.date(milliseconds: created),

@@ -28,8 +28,10 @@ public struct RSAInternetPasswordAttributes: Sendable, Hashable, CustomStringCon
     public internal(set) var accessGroup: String = RSAKeyStore.defaultAccessGroup
 
     /// Build attributes (the store does this; public for tests and tools).
-    public init(key: RSAInternetPasswordKey, label: String?, comment: String?, creationDate: Date,
-                modificationDate: Date, valueByteCount: Int, itemID: String) {
+    public init(
+        key: RSAInternetPasswordKey, label: String?, comment: String?, creationDate: Date,
+        modificationDate: Date, valueByteCount: Int, itemID: String
+    ) {
         self.key = key
         self.label = label
         self.comment = comment
@@ -55,8 +57,10 @@ public struct RSAInternetPasswordQuery: Sendable, Hashable {
     public var securityDomain: String?
 
     /// A query; every attribute optional (the server compared in lower case).
-    public init(server: String? = nil, protocol scheme: String? = nil, port: Int? = nil, path: String? = nil,
-                account: String? = nil, authenticationType: String? = nil, securityDomain: String? = nil) {
+    public init(
+        server: String? = nil, protocol scheme: String? = nil, port: Int? = nil, path: String? = nil,
+        account: String? = nil, authenticationType: String? = nil, securityDomain: String? = nil
+    ) {
         self.server = server?.lowercased()
         self.protocol = scheme?.lowercased()
         self.port = port
@@ -68,7 +72,9 @@ public struct RSAInternetPasswordQuery: Sendable, Hashable {
 
     /// Whether `key` has every attribute this query names.
     public func matches(_ key: RSAInternetPasswordKey) -> Bool {
-        func same(_ wanted: String?, _ value: String) -> Bool { wanted.map { $0.utf8.elementsEqual(value.utf8) } ?? true }
+        func same(_ wanted: String?, _ value: String) -> Bool {
+            wanted.map { $0.utf8.elementsEqual(value.utf8) } ?? true
+        }
         return same(server, key.server) && same(self.protocol, key.protocol) && (port.map { $0 == key.port } ?? true)
             && same(path, key.path) && same(account, key.account) && same(authenticationType, key.authenticationType)
             && same(securityDomain, key.securityDomain)
@@ -94,7 +100,8 @@ internal struct StoreInternetAttributes: Codable, Equatable {
     }
 
     func key(account: String) throws -> RSAInternetPasswordKey {
-        try RSAInternetPasswordKey(server: server, protocol: self.protocol, port: port, path: path, account: account,
-                                   authenticationType: authenticationType, securityDomain: securityDomain)
+        try RSAInternetPasswordKey(
+            server: server, protocol: self.protocol, port: port, path: path, account: account,
+            authenticationType: authenticationType, securityDomain: securityDomain)
     }
 }

@@ -40,7 +40,8 @@ extension RSAKeyStore {
             (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b)
         }
         guard bytes.allSatisfy({ isAlphanumeric($0) || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E }) else {
-            throw refuse("may hold only letters, digits, '-', '_' and '.' (a reverse-DNS name such as com.example.mail)")
+            throw refuse(
+                "may hold only letters, digits, '-', '_' and '.' (a reverse-DNS name such as com.example.mail)")
         }
         guard isAlphanumeric(bytes[0]), bytes.last != 0x2E, !group.contains("..") else {
             throw refuse("must start with a letter or digit, not end with '.', and hold no \"..\"")
@@ -83,7 +84,8 @@ extension RSAKeyStore {
     /// - Throws: `RSAError.invalidAttribute`.
     static func validateAccessGroups(_ groups: [String]) throws {
         guard !groups.isEmpty else {
-            throw RSAError.invalidAttribute(reason: "no access group given (open the store without groups to see every group)")
+            throw RSAError.invalidAttribute(
+                reason: "no access group given (open the store without groups to see every group)")
         }
         var seen = Set<String>()
         for group in groups {
@@ -108,8 +110,9 @@ extension RSAKeyStore {
             throw RSAError.damagedItem(tag: nil, path: layout.absolute(itemPath), reason: damage.reason)
         }
         guard let group = RSAKeyStore.checkedGroup(metadata.accessGroup) else {
-            throw RSAError.damagedItem(tag: metadata.applicationTag, path: layout.absolute(itemPath),
-                                       reason: "the access group is not a valid group name")
+            throw RSAError.damagedItem(
+                tag: metadata.applicationTag, path: layout.absolute(itemPath),
+                reason: "the access group is not a valid group name")
         }
         try checkWritable(group)
     }

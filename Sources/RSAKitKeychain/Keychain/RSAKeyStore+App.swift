@@ -48,8 +48,9 @@ extension RSAKeyStore {
     /// ``defaultLocation(applicationIdentifier:environment:)``.
     /// - Throws: `RSAError.invalidApplicationIdentifier`, and every error of ``init(path:createIfMissing:allowInsecurePermissions:)``.
     public convenience init(applicationIdentifier: String, allowInsecurePermissions: Bool = false) throws {
-        try self.init(path: RSAKeyStore.defaultLocation(applicationIdentifier: applicationIdentifier),
-                      allowInsecurePermissions: allowInsecurePermissions)
+        try self.init(
+            path: RSAKeyStore.defaultLocation(applicationIdentifier: applicationIdentifier),
+            allowInsecurePermissions: allowInsecurePermissions)
     }
 
     /// Open (creating it if needed, unless `createIfMissing` is false) the store in the folder
@@ -73,7 +74,8 @@ extension RSAKeyStore {
         guard url.isFileURL else {
             throw RSAError.storeIOError(path: url.absoluteString, reason: "the store location must be a file URL")
         }
-        try self.init(path: url.path, createIfMissing: createIfMissing, allowInsecurePermissions: allowInsecurePermissions)
+        try self.init(
+            path: url.path, createIfMissing: createIfMissing, allowInsecurePermissions: allowInsecurePermissions)
     }
 
     /// The store folder as a file URL.
@@ -166,9 +168,10 @@ extension RSAKeyStore {
     /// ``init(url:createIfMissing:allowInsecurePermissions:)``). Anything else is left for the usual checks.
     static func tightenIfEmptyFolder(_ path: String) throws {
         guard let st = try StoreFileSystem.status(path), StoreFileSystem.isDirectory(st),
-              st.st_uid == geteuid(),
-              StoreFileSystem.permissions(st) & UInt32(StoreFileSystem.groupOtherBits) != 0,
-              try StoreFileSystem.listDirectory(path).isEmpty else { return }
+            st.st_uid == geteuid(),
+            StoreFileSystem.permissions(st) & UInt32(StoreFileSystem.groupOtherBits) != 0,
+            try StoreFileSystem.listDirectory(path).isEmpty
+        else { return }
         guard chmod(path, StoreFileSystem.directoryMode) == 0 else { throw StoreFileSystem.ioError("chmod", path) }
     }
 

@@ -27,8 +27,10 @@ extension RSAKeyStore {
     ///   (Argon2id itself is not interruptible: a cancellation during it is reported after
     ///   it, and the store is then not returned); `RSAError.storeNotFound`,
     ///   `.insecureStorePermissions`, `.storeIOError`, `.wrongPassphrase`, `.invalidKDFParameters`.
-    public static func open(at url: URL, passphrase: RSASecretBytes? = nil,
-                            createIfMissing: Bool = true) async throws -> RSAKeyStore {
+    public static func open(
+        at url: URL, passphrase: RSASecretBytes? = nil,
+        createIfMissing: Bool = true
+    ) async throws -> RSAKeyStore {
         try await RSABlockingWork.run { flag in
             let store = try RSAKeyStore(path: url.path, createIfMissing: createIfMissing)
             if let passphrase {
@@ -63,10 +65,13 @@ extension RSAKeyStore {
         bitCount: Int = 2048, publicExponent: UInt64 = 65537, replace: Bool = false
     ) async throws -> (key: RSAPrivateKey, public: RSAKeyItemAttributes, private: RSAKeyItemAttributes) {
         typealias Generated = (key: RSAPrivateKey, public: RSAKeyItemAttributes, private: RSAKeyItemAttributes)
-        let generated: RSAHandOver<Generated> = try await RSABlockingWork.run { [self] (flag: RSACancellationFlag) throws -> RSAHandOver<Generated> in
+        let generated: RSAHandOver<Generated> = try await RSABlockingWork.run {
+            [self] (flag: RSACancellationFlag) throws -> RSAHandOver<Generated> in
             let made: Generated = try RSAPrivateKey.cancellingKeyGeneration {
-                try generateKeyPair(tag: tag, privateTag: privateTag, label: label, bitCount: bitCount,
-                                    publicExponent: publicExponent, replace: replace) { _ in !flag.isCancelled }
+                try generateKeyPair(
+                    tag: tag, privateTag: privateTag, label: label, bitCount: bitCount,
+                    publicExponent: publicExponent, replace: replace
+                ) { _ in !flag.isCancelled }
             }
             return RSAHandOver(made)
         }
@@ -82,11 +87,15 @@ extension RSAKeyStore {
     ///   (once started it runs to its end: one write, all or nothing); every error of the
     ///   synchronous form.
     @discardableResult
-    public func importIdentityAsync(pkcs12: [UInt8], passphrase: [UInt8], tag: String? = nil, label: String? = nil,
-                                    replace: Bool = false) async throws -> (identity: RSAIdentityItem, contents: RSAPKCS12) {
+    public func importIdentityAsync(
+        pkcs12: [UInt8], passphrase: [UInt8], tag: String? = nil, label: String? = nil,
+        replace: Bool = false
+    ) async throws -> (identity: RSAIdentityItem, contents: RSAPKCS12) {
         typealias Imported = (identity: RSAIdentityItem, contents: RSAPKCS12)
-        let imported: RSAHandOver<Imported> = try await RSABlockingWork.run { [self] (_: RSACancellationFlag) throws -> RSAHandOver<Imported> in
-            RSAHandOver(try importIdentity(pkcs12: pkcs12, passphrase: passphrase, tag: tag, label: label, replace: replace))
+        let imported: RSAHandOver<Imported> = try await RSABlockingWork.run {
+            [self] (_: RSACancellationFlag) throws -> RSAHandOver<Imported> in
+            RSAHandOver(
+                try importIdentity(pkcs12: pkcs12, passphrase: passphrase, tag: tag, label: label, replace: replace))
         }
         return imported.value
     }

@@ -54,7 +54,10 @@ extension RSAKeyStore {
     @discardableResult
     public func addCRLs(_ crls: [X509CRL], at date: Date = Date()) throws -> [CRLAddition] {
         let storedCertificates = try allItems().certificates
-        for crl in crls { try Self.checkCRL(crl, at: date, issuers: storedCertificates.filter { $0.subject == crl.issuer }, store: self) }
+        for crl in crls {
+            try Self.checkCRL(
+                crl, at: date, issuers: storedCertificates.filter { $0.subject == crl.issuer }, store: self)
+        }
         return try withWriteTransaction { tx in
             var staged: [String: (der: [UInt8], attributes: RSACRLAttributes)] = [:]
             var additions: [CRLAddition] = []
@@ -67,13 +70,19 @@ extension RSAKeyStore {
                     old = try loadCRL(hash: hash).map { ($0.der, $0.attributes) }
                 }
                 if let old {
-                    if old.der == crl.derRepresentation || (crl.crlNumber != nil && old.attributes.crlNumber == crl.crlNumber) {
-                        throw RSAError.duplicateItem(RSAKeychainItemQuery(itemClass: .crl, issuer: crl.issuer, serialNumber: crl.crlNumber))
+                    if old.der == crl.derRepresentation
+                        || (crl.crlNumber != nil && old.attributes.crlNumber == crl.crlNumber)
+                    {
+                        throw RSAError.duplicateItem(
+                            RSAKeychainItemQuery(itemClass: .crl, issuer: crl.issuer, serialNumber: crl.crlNumber))
                     }
                     let stored = try X509CRL(derRepresentation: old.der)
                     if !RSATrust.isOlder(stored, crl) {
-                        let number = old.attributes.crlNumberHex.map { "number 0x\($0)" } ?? "thisUpdate \(stored.thisUpdate.formatted(.iso8601))"
-                        throw RSAError.crlRefused(reason: "a newer CRL of \"\(crl.issuer)\" is stored (\(number)): this one is superseded")
+                        let number =
+                            old.attributes.crlNumberHex.map { "number 0x\($0)" }
+                            ?? "thisUpdate \(stored.thisUpdate.formatted(.iso8601))"
+                        throw RSAError.crlRefused(
+                            reason: "a newer CRL of \"\(crl.issuer)\" is stored (\(number)): this one is superseded")
                     }
                 }
                 let metadata = StoreCRLMetadata(
@@ -83,10 +92,12 @@ extension RSAKeyStore {
                     fingerprint: StoreHex.encode(RSAHashAlgorithm.sha256.hash(crl.derRepresentation)),
                     revokedCount: crl.revokedCertificates.count,
                     creationDate: StoreItemRecord.formatDate(milliseconds: StoreItemRecord.nowMilliseconds()))
-                try tx.stageFile(StoreLayout.crlPath(hash: hash), contents: try Self.encodeCRL(metadata, der: crl.derRepresentation))
+                try tx.stageFile(
+                    StoreLayout.crlPath(hash: hash), contents: try Self.encodeCRL(metadata, der: crl.derRepresentation))
                 let attributes = metadata.attributes()!
                 // A CRL superseded inside the same bundle is not reported as replaced in the store.
-                additions.append(CRLAddition(attributes: attributes, superseded: staged[hash] == nil ? old?.attributes : nil))
+                additions.append(
+                    CRLAddition(attributes: attributes, superseded: staged[hash] == nil ? old?.attributes : nil))
                 staged[hash] = (crl.derRepresentation, attributes)
             }
             return additions
@@ -95,17 +106,24 @@ extension RSAKeyStore {
 
     /// The checks of ``addCRL(_:at:)`` that need no lock: dates, and the signature when the
     /// store holds certificates of the issuer (`issuers`).
-    private static func checkCRL(_ crl: X509CRL, at date: Date, issuers: [RSACertificateAttributes], store: RSAKeyStore) throws {
+    private static func checkCRL(_ crl: X509CRL, at date: Date, issuers: [RSACertificateAttributes], store: RSAKeyStore)
+        throws
+    {
         // One CRL per issuer is kept: a delta CRL would supersede the complete CRL it updates.
         if let base = crl.baseCRLNumber {
-            throw RSAError.crlRefused(reason: "the CRL of \"\(crl.issuer)\" is a delta CRL (deltaCRLIndicator, base number 0x\(StoreHex.encode(base))): "
-                                      + "the keychain keeps complete CRLs only; give a delta CRL to the evaluation (--crl)")
+            throw RSAError.crlRefused(
+                reason:
+                    "the CRL of \"\(crl.issuer)\" is a delta CRL (deltaCRLIndicator, base number 0x\(StoreHex.encode(base))): "
+                    + "the keychain keeps complete CRLs only; give a delta CRL to the evaluation (--crl)")
         }
         if crl.thisUpdate > date {
-            throw RSAError.crlRefused(reason: "the CRL of \"\(crl.issuer)\" is not yet valid: thisUpdate \(crl.thisUpdate.formatted(.iso8601))")
+            throw RSAError.crlRefused(
+                reason:
+                    "the CRL of \"\(crl.issuer)\" is not yet valid: thisUpdate \(crl.thisUpdate.formatted(.iso8601))")
         }
         if let next = crl.nextUpdate, next < date {
-            throw RSAError.crlRefused(reason: "the CRL of \"\(crl.issuer)\" is stale: nextUpdate \(next.formatted(.iso8601)) has passed")
+            throw RSAError.crlRefused(
+                reason: "the CRL of \"\(crl.issuer)\" is stale: nextUpdate \(next.formatted(.iso8601)) has passed")
         }
         guard !issuers.isEmpty else { return }
         let native = try GnuTLSCRL(der: crl.derRepresentation)
@@ -113,7 +131,10 @@ extension RSAKeyStore {
             native.isSigned(by: try store.certificateValue(id: item.itemID).gnutlsCertificate())
         }
         guard signed else {
-            throw RSAError.crlRefused(reason: "the signature of the CRL of \"\(crl.issuer)\" does not verify with the key of the stored certificate of that name")
+            throw RSAError.crlRefused(
+                reason:
+                    "the signature of the CRL of \"\(crl.issuer)\" does not verify with the key of the stored certificate of that name"
+            )
         }
     }
 
@@ -124,7 +145,8 @@ extension RSAKeyStore {
     ///   `RSAError.damagedItem`; `RSAError.storeIOError`.
     public func crl(issuer: String) throws -> RSACRLAttributes {
         guard let loaded = try withReadLock({ try loadCRL(hash: StoreLayout.crlHash(issuer: issuer)) }),
-              loaded.attributes.issuer == issuer else {
+            loaded.attributes.issuer == issuer
+        else {
             throw RSAError.itemNotFound(RSAKeychainItemQuery(itemClass: .crl, issuer: issuer))
         }
         return loaded.attributes
@@ -147,7 +169,8 @@ extension RSAKeyStore {
     public func allCRLValues() throws -> [X509CRL] {
         try loadAllCRLs().map { loaded in
             guard let crl = try? X509CRL(derRepresentation: loaded.der), crl.issuer == loaded.attributes.issuer else {
-                throw RSAError.damagedItem(tag: nil, path: loaded.path, reason: "the CRL does not parse or does not match its metadata")
+                throw RSAError.damagedItem(
+                    tag: nil, path: loaded.path, reason: "the CRL does not parse or does not match its metadata")
             }
             return crl
         }
@@ -234,14 +257,20 @@ extension RSAKeyStore {
     ///
     /// - Throws: `RSAError.damagedItem`, `RSAError.storeIOError`.
     func loadCRL(hash: String) throws -> LoadedCRL? {
-        guard let file = try StorePEMItemFile<StoreCRLMetadata>.read(layout.absolute(StoreLayout.crlPath(hash: hash)),
-                                                                     magicLine: StoreCRLMetadata.magicLine, maximumByteCount: 32 * 1024 * 1024) else {
+        guard
+            let file = try StorePEMItemFile<StoreCRLMetadata>.read(
+                layout.absolute(StoreLayout.crlPath(hash: hash)),
+                magicLine: StoreCRLMetadata.magicLine, maximumByteCount: 32 * 1024 * 1024)
+        else {
             return nil
         }
         let metadata = file.metadata
-        guard metadata.format == 1, let attributes = metadata.attributes() else { throw file.damaged("the metadata record is not valid") }
+        guard metadata.format == 1, let attributes = metadata.attributes() else {
+            throw file.damaged("the metadata record is not valid")
+        }
         guard StoreLayout.crlHash(issuer: metadata.issuer) == hash,
-              case .crl(let idHash)? = StoreLayout.parseAnyItemID(metadata.itemID), idHash == hash else {
+            case .crl(let idHash)? = StoreLayout.parseAnyItemID(metadata.itemID), idHash == hash
+        else {
             throw file.damaged("the issuer or item id in the metadata does not match the file name")
         }
         let der = try file.der(label: "X509 CRL", fingerprint: metadata.fingerprint, noun: "CRL")

@@ -30,7 +30,9 @@ extension RSAKeyStore {
     ///   `RSAError.keyOnToken` for a token key when `tokenPIN` is nil, and what `tokenPIN`
     ///   throws; `RSAError.keychainLocked` for a protected store not unlocked; the store's
     ///   read errors (``privateKey(tag:)``, ``tokenKey(tag:)``).
-    public func certificateSigner(tag: String, tokenPIN: ((RSATokenReference) throws -> RSASecretBytes)? = nil) throws -> RSACertificateSigner {
+    public func certificateSigner(tag: String, tokenPIN: ((RSATokenReference) throws -> RSASecretBytes)? = nil) throws
+        -> RSACertificateSigner
+    {
         if let tokenKey = try tokenKey(tag: tag) {
             guard let tokenPIN else { throw RSAError.keyOnToken(tag: tag) }
             return RSACertificateSigner(tokenKey: tokenKey, pin: try tokenPIN(tokenKey.reference))
@@ -51,7 +53,8 @@ extension RSAKeyStore {
         tokenPIN: ((RSATokenReference) throws -> RSASecretBytes)? = nil
     ) throws -> RSACertificateRequest {
         let signer = try certificateSigner(tag: tag, tokenPIN: tokenPIN)
-        return try RSACertificateRequest(subject: subject, alternativeNames: alternativeNames, signer: signer, scheme: scheme)
+        return try RSACertificateRequest(
+            subject: subject, alternativeNames: alternativeNames, signer: signer, scheme: scheme)
     }
 
     /// A self-signed certificate for the key under `tag`

@@ -41,7 +41,9 @@ extension RSAKeyStore {
     ///   a certificate given twice is a duplicate.
     @discardableResult
     public func addCertificates(
-        _ entries: [(certificate: X509Certificate, label: String?, trust: RSACertificateTrust, chain: [X509Certificate])],
+        _ entries: [(
+            certificate: X509Certificate, label: String?, trust: RSACertificateTrust, chain: [X509Certificate]
+        )],
         replace: Bool = false
     ) throws -> [RSACertificateAttributes] {
         func defaultLabel(_ c: X509Certificate) -> String { c.subjectSummary.isEmpty ? c.subject : c.subjectSummary }
@@ -55,7 +57,9 @@ extension RSAKeyStore {
     /// used by ``addIdentity(privateKey:certificate:chain:tag:label:replace:)``, which
     /// stages the key pair in the same transaction).
     func stageCertificates(
-        _ entries: [(certificate: X509Certificate, label: String?, trust: RSACertificateTrust, chain: [X509Certificate])],
+        _ entries: [(
+            certificate: X509Certificate, label: String?, trust: RSACertificateTrust, chain: [X509Certificate]
+        )],
         replace: Bool, into tx: inout StoreTransaction
     ) throws -> [RSACertificateAttributes] {
         func defaultLabel(_ c: X509Certificate) -> String { c.subjectSummary.isEmpty ? c.subject : c.subjectSummary }
@@ -66,8 +70,11 @@ extension RSAKeyStore {
             var staged = Set<String>()
             var result: [RSACertificateAttributes] = []
             for (certificate, label, trust, chain) in entries {
-                let hash = StoreLayout.certificateHash(issuer: certificate.issuer, serialNumber: certificate.serialNumber, group: group)
-                guard staged.insert(hash).inserted else { throw RSAError.duplicateItem(Self.certificateQuery(certificate)) }
+                let hash = StoreLayout.certificateHash(
+                    issuer: certificate.issuer, serialNumber: certificate.serialNumber, group: group)
+                guard staged.insert(hash).inserted else {
+                    throw RSAError.duplicateItem(Self.certificateQuery(certificate))
+                }
                 if let old = try? loadCertificate(hash: hash, anyGroup: true) {
                     guard replace else { throw RSAError.duplicateItem(Self.certificateQuery(certificate)) }
                     try checkWritable(old.attributes.accessGroup)
@@ -78,14 +85,21 @@ extension RSAKeyStore {
                     // groups replaces it (this throws its damage otherwise).
                     if accessGroups != nil { _ = try loadCertificate(hash: hash, anyGroup: true) }
                 }
-                result.append(try stageCertificate(
-                    certificate, label: label ?? defaultLabel(certificate), trust: trust,
-                    chain: chain.map(\.fingerprint), milliseconds: now, into: &tx))
+                result.append(
+                    try stageCertificate(
+                        certificate, label: label ?? defaultLabel(certificate), trust: trust,
+                        chain: chain.map(\.fingerprint), milliseconds: now, into: &tx))
                 for issuer in chain where issuer.fingerprint != certificate.fingerprint {
-                    let issuerHash = StoreLayout.certificateHash(issuer: issuer.issuer, serialNumber: issuer.serialNumber, group: group)
-                    guard try StoreFileSystem.status(layout.absolute(StoreLayout.certificatePath(hash: issuerHash))) == nil,
-                          staged.insert(issuerHash).inserted else { continue }
-                    _ = try stageCertificate(issuer, label: defaultLabel(issuer), trust: .unspecified, chain: [], milliseconds: now, into: &tx)
+                    let issuerHash = StoreLayout.certificateHash(
+                        issuer: issuer.issuer, serialNumber: issuer.serialNumber, group: group)
+                    guard
+                        try StoreFileSystem.status(layout.absolute(StoreLayout.certificatePath(hash: issuerHash)))
+                            == nil,
+                        staged.insert(issuerHash).inserted
+                    else { continue }
+                    _ = try stageCertificate(
+                        issuer, label: defaultLabel(issuer), trust: .unspecified, chain: [], milliseconds: now,
+                        into: &tx)
                 }
             }
             return result
@@ -124,7 +138,8 @@ extension RSAKeyStore {
                 .first { $0.metadata.fingerprint == hex }
         }
         guard let found else {
-            throw RSAError.itemNotFound(RSAKeychainItemQuery(itemClass: .certificate, certificateFingerprint: fingerprint))
+            throw RSAError.itemNotFound(
+                RSAKeychainItemQuery(itemClass: .certificate, certificateFingerprint: fingerprint))
         }
         return found.attributes
     }
@@ -140,8 +155,9 @@ extension RSAKeyStore {
         let found: [RSACertificateAttributes] = try withReadLock {
             try StoreFileSystem.listDirectory(layout.absolute(StoreLayout.fingerprintShard(hex))).compactMap { file in
                 guard let hash = StoreLayout.certificateHash(fromKeyEntry: file, fingerprintHex: hex),
-                      let loaded = try loadCertificate(hash: hash),
-                      loaded.metadata.publicKeyFingerprint == hex else { return nil }
+                    let loaded = try loadCertificate(hash: hash),
+                    loaded.metadata.publicKeyFingerprint == hex
+                else { return nil }
                 return loaded.attributes
             }
         }
@@ -175,12 +191,15 @@ extension RSAKeyStore {
         do {
             certificate = try X509Certificate(derRepresentation: loaded.der)
         } catch let error as RSAError {
-            throw RSAError.damagedItem(tag: nil, path: loaded.path, reason: "the certificate does not parse (\(error.description))")
+            throw RSAError.damagedItem(
+                tag: nil, path: loaded.path, reason: "the certificate does not parse (\(error.description))")
         }
         guard certificate.issuer == loaded.metadata.issuer, certificate.serialNumber == loaded.attributes.serialNumber,
-              certificate.subject == loaded.metadata.subject,
-              certificate.publicKeyFingerprint.map({ StoreHex.encode($0.bytes) }) == loaded.metadata.publicKeyFingerprint else {
-            throw RSAError.damagedItem(tag: nil, path: loaded.path, reason: "the metadata does not match the certificate")
+            certificate.subject == loaded.metadata.subject,
+            certificate.publicKeyFingerprint.map({ StoreHex.encode($0.bytes) }) == loaded.metadata.publicKeyFingerprint
+        else {
+            throw RSAError.damagedItem(
+                tag: nil, path: loaded.path, reason: "the metadata does not match the certificate")
         }
         return certificate
     }
@@ -197,7 +216,9 @@ extension RSAKeyStore {
     /// - Throws: `RSAError.itemNotFound` (class certificate, this item id); `RSAError.damagedItem`;
     ///   `RSAError.invalidLabel`; `RSAError.storeIOError`.
     @discardableResult
-    public func updateCertificate(id: String, label: String? = nil, trust: RSACertificateTrust? = nil) throws -> RSACertificateAttributes {
+    public func updateCertificate(id: String, label: String? = nil, trust: RSACertificateTrust? = nil) throws
+        -> RSACertificateAttributes
+    {
         try RSAKeyStore.validateLabel(label)
         return try withWriteTransaction { tx in
             let loaded = try loadCertificate(id: id, anyGroup: true)
@@ -212,7 +233,9 @@ extension RSAKeyStore {
                 metadata.label = label
             }
             if let trust { metadata.trust = trust }
-            try tx.stageFile(StoreLayout.certificatePath(hash: hash), contents: try Self.encodeCertificate(metadata, der: loaded.der))
+            try tx.stageFile(
+                StoreLayout.certificatePath(hash: hash), contents: try Self.encodeCertificate(metadata, der: loaded.der)
+            )
             return metadata.attributes()!
         }
     }
@@ -259,9 +282,10 @@ extension RSAKeyStore {
         } catch RSAError.itemNotFound {
             return []
         }
-        return try certificates(publicKeyFingerprint: key.fingerprint).filter { $0.accessGroup == key.accessGroup }.compactMap { certificate in
-            RSAIdentityItem(certificate: certificate, privateKey: key, chain: try chainAttributes(certificate))
-        }
+        return try certificates(publicKeyFingerprint: key.fingerprint).filter { $0.accessGroup == key.accessGroup }
+            .compactMap { certificate in
+                RSAIdentityItem(certificate: certificate, privateKey: key, chain: try chainAttributes(certificate))
+            }
     }
 
     /// Every identity in the store (each certificate with a stored private key of the same
@@ -273,7 +297,9 @@ extension RSAKeyStore {
     ///   leads to, is damaged (a lookup does not drop it; ``allItems()`` lists it with the
     ///   others); `RSAError.storeIOError`.
     public func allIdentities() throws -> [RSAIdentityItem] {
-        let certificates = try withReadLock { try certificateFileHashes().compactMap { try loadCertificate(hash: $0)?.attributes } }
+        let certificates = try withReadLock {
+            try certificateFileHashes().compactMap { try loadCertificate(hash: $0)?.attributes }
+        }
         return try Self.sortedCertificates(certificates).compactMap { try identityIfPresent(for: $0) }
     }
 
@@ -286,8 +312,9 @@ extension RSAKeyStore {
     ///   `RSAError.storeIOError`.
     public func identity(for certificate: RSACertificateAttributes) throws -> RSAIdentityItem {
         guard let identity = try identityIfPresent(for: certificate) else {
-            throw RSAError.itemNotFound(RSAKeychainItemQuery(
-                itemClass: .identity, label: certificate.label, certificateFingerprint: certificate.fingerprint))
+            throw RSAError.itemNotFound(
+                RSAKeychainItemQuery(
+                    itemClass: .identity, label: certificate.label, certificateFingerprint: certificate.fingerprint))
         }
         return identity
     }
@@ -295,11 +322,12 @@ extension RSAKeyStore {
     /// ``identity(for:)``, or nil when no private key matches the certificate.
     func identityIfPresent(for certificate: RSACertificateAttributes) throws -> RSAIdentityItem? {
         guard let fingerprint = certificate.publicKeyFingerprint,
-              // An identity is a certificate and a private key of the same group, as an add
-              // makes it: the same key in another group is that group's identity.
-              let key = try keyItems(fingerprint: fingerprint).first(where: {
-                  $0.keyClass == .private && $0.accessGroup == certificate.accessGroup
-              }) else { return nil }
+            // An identity is a certificate and a private key of the same group, as an add
+            // makes it: the same key in another group is that group's identity.
+            let key = try keyItems(fingerprint: fingerprint).first(where: {
+                $0.keyClass == .private && $0.accessGroup == certificate.accessGroup
+            })
+        else { return nil }
         return RSAIdentityItem(certificate: certificate, privateKey: key, chain: try chainAttributes(certificate))
     }
 
@@ -318,7 +346,8 @@ extension RSAKeyStore {
 
     /// The unique attributes of a certificate item: issuer and serial number.
     static func certificateQuery(_ certificate: X509Certificate) -> RSAKeychainItemQuery {
-        RSAKeychainItemQuery(itemClass: .certificate, issuer: certificate.issuer, serialNumber: certificate.serialNumber)
+        RSAKeychainItemQuery(
+            itemClass: .certificate, issuer: certificate.issuer, serialNumber: certificate.serialNumber)
     }
 
     static func sortedCertificates(_ items: [RSACertificateAttributes]) -> [RSACertificateAttributes] {
@@ -345,19 +374,24 @@ extension RSAKeyStore {
         milliseconds: Int64, into tx: inout StoreTransaction
     ) throws -> RSACertificateAttributes {
         let group = accessGroupForNewItems
-        let hash = StoreLayout.certificateHash(issuer: certificate.issuer, serialNumber: certificate.serialNumber, group: group)
+        let hash = StoreLayout.certificateHash(
+            issuer: certificate.issuer, serialNumber: certificate.serialNumber, group: group)
         let metadata = StoreCertificateMetadata(
             itemID: StoreLayout.newItemID(hash: hash, kind: .certificate), label: label,
             subject: certificate.subject, issuer: certificate.issuer,
             serialNumber: StoreHex.encode(certificate.serialNumber),
-            notValidBefore: StoreItemRecord.formatDate(milliseconds: Int64((certificate.notValidBefore.timeIntervalSince1970 * 1000).rounded(.down))),
-            notValidAfter: StoreItemRecord.formatDate(milliseconds: Int64((certificate.notValidAfter.timeIntervalSince1970 * 1000).rounded(.down))),
+            notValidBefore: StoreItemRecord.formatDate(
+                milliseconds: Int64((certificate.notValidBefore.timeIntervalSince1970 * 1000).rounded(.down))),
+            notValidAfter: StoreItemRecord.formatDate(
+                milliseconds: Int64((certificate.notValidAfter.timeIntervalSince1970 * 1000).rounded(.down))),
             fingerprint: StoreHex.encode(certificate.fingerprint),
             publicKeyFingerprint: certificate.publicKeyFingerprint.map { StoreHex.encode($0.bytes) },
             trust: trust, chain: chain.map(StoreHex.encode),
             creationDate: StoreItemRecord.formatDate(milliseconds: milliseconds),
             accessGroup: RSAKeyStore.recordedGroup(group))
-        try tx.stageFile(StoreLayout.certificatePath(hash: hash), contents: try Self.encodeCertificate(metadata, der: certificate.derRepresentation))
+        try tx.stageFile(
+            StoreLayout.certificatePath(hash: hash),
+            contents: try Self.encodeCertificate(metadata, der: certificate.derRepresentation))
         for entry in Self.indexEntries(metadata, hash: hash) { try tx.createEmpty(entry) }
         return metadata.attributes()!
     }
@@ -366,7 +400,7 @@ extension RSAKeyStore {
     static func indexEntries(_ metadata: StoreCertificateMetadata, hash: String) -> [String] {
         var entries = [
             StoreLayout.labelEntry(label: metadata.label, certificateHash: hash),
-            StoreLayout.certificateFingerprintEntry(fingerprintHex: metadata.fingerprint, certificateHash: hash),
+            StoreLayout.certificateFingerprintEntry(fingerprintHex: metadata.fingerprint, certificateHash: hash)
         ]
         if let spki = metadata.publicKeyFingerprint {
             entries.append(StoreLayout.certificateKeyEntry(fingerprintHex: spki, certificateHash: hash))
@@ -402,7 +436,8 @@ extension RSAKeyStore {
     /// - Throws: `RSAError.damagedItem`, `RSAError.storeIOError`.
     private func indexedCertificates(_ entry: String) throws -> [LoadedCertificate] {
         let prefix = StoreFileSystem.baseName(entry)
-        return try StoreFileSystem.listDirectory(layout.absolute(StoreFileSystem.parent(of: entry))).compactMap { file in
+        return try StoreFileSystem.listDirectory(layout.absolute(StoreFileSystem.parent(of: entry))).compactMap {
+            file in
             let hash = String(file.dropFirst(prefix.count))
             guard file.hasPrefix(prefix), StoreHex.isLowerHex(Substring(hash), count: 64) else { return nil }
             return try loadCertificate(hash: hash)
@@ -415,7 +450,8 @@ extension RSAKeyStore {
     ///   certificate, or one since replaced or deleted; `RSAError.damagedItem`; `RSAError.storeIOError`.
     func loadCertificate(id: String, anyGroup: Bool = false) throws -> LoadedCertificate {
         guard case let .certificate(hash)? = StoreLayout.parseAnyItemID(id),
-              let loaded = try loadCertificate(hash: hash, anyGroup: anyGroup), loaded.metadata.itemID == id else {
+            let loaded = try loadCertificate(hash: hash, anyGroup: anyGroup), loaded.metadata.itemID == id
+        else {
             throw RSAError.itemNotFound(.item(id: id, itemClass: .certificate))
         }
         return loaded
@@ -426,15 +462,23 @@ extension RSAKeyStore {
     ///
     /// - Throws: `RSAError.damagedItem`, `RSAError.storeIOError`.
     func loadCertificate(hash: String, anyGroup: Bool = false) throws -> LoadedCertificate? {
-        guard let file = try StorePEMItemFile<StoreCertificateMetadata>.read(layout.absolute(StoreLayout.certificatePath(hash: hash)),
-                                                                             magicLine: StoreCertificateMetadata.magicLine,
-                                                                             maximumByteCount: 4 * StoreItemRecord.maximumFileByteCount) else {
+        guard
+            let file = try StorePEMItemFile<StoreCertificateMetadata>.read(
+                layout.absolute(StoreLayout.certificatePath(hash: hash)),
+                magicLine: StoreCertificateMetadata.magicLine,
+                maximumByteCount: 4 * StoreItemRecord.maximumFileByteCount)
+        else {
             return nil
         }
         let metadata = file.metadata
-        guard metadata.format == 1, let attributes = metadata.attributes() else { throw file.damaged("the metadata record is not valid") }
-        guard StoreLayout.certificateHash(issuer: metadata.issuer, serialNumber: attributes.serialNumber,
-                                          group: attributes.accessGroup) == hash else {
+        guard metadata.format == 1, let attributes = metadata.attributes() else {
+            throw file.damaged("the metadata record is not valid")
+        }
+        guard
+            StoreLayout.certificateHash(
+                issuer: metadata.issuer, serialNumber: attributes.serialNumber,
+                group: attributes.accessGroup) == hash
+        else {
             throw file.damaged("the issuer, serial and access group in the metadata do not match the file name")
         }
         guard case .certificate(let idHash)? = StoreLayout.parseAnyItemID(metadata.itemID), idHash == hash else {

@@ -23,8 +23,10 @@ extension RSAKeyStore {
     /// - Returns: the identity as stored, and the file's contents.
     /// - Throws: every error of the `[UInt8]` form.
     @discardableResult
-    public func importIdentity(pkcs12: Data, passphrase: Data, tag: String? = nil, label: String? = nil,
-                               replace: Bool = false) throws -> (identity: RSAIdentityItem, contents: RSAPKCS12) {
+    public func importIdentity(
+        pkcs12: Data, passphrase: Data, tag: String? = nil, label: String? = nil,
+        replace: Bool = false
+    ) throws -> (identity: RSAIdentityItem, contents: RSAPKCS12) {
         var secret = [UInt8](passphrase)
         defer { wipe(&secret) }
         return try importIdentity(pkcs12: [UInt8](pkcs12), passphrase: secret, tag: tag, label: label, replace: replace)
@@ -36,10 +38,13 @@ extension RSAKeyStore {
     /// - Throws: `CancellationError` when cancelled before the import started; every error of
     ///   the synchronous form.
     @discardableResult
-    public func importIdentityAsync(pkcs12: Data, passphrase: Data, tag: String? = nil, label: String? = nil,
-                                    replace: Bool = false) async throws -> (identity: RSAIdentityItem, contents: RSAPKCS12) {
+    public func importIdentityAsync(
+        pkcs12: Data, passphrase: Data, tag: String? = nil, label: String? = nil,
+        replace: Bool = false
+    ) async throws -> (identity: RSAIdentityItem, contents: RSAPKCS12) {
         var secret = [UInt8](passphrase)
         defer { wipe(&secret) }
-        return try await importIdentityAsync(pkcs12: [UInt8](pkcs12), passphrase: secret, tag: tag, label: label, replace: replace)
+        return try await importIdentityAsync(
+            pkcs12: [UInt8](pkcs12), passphrase: secret, tag: tag, label: label, replace: replace)
     }
 }

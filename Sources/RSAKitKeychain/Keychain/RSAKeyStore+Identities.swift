@@ -37,34 +37,44 @@ extension RSAKeyStore {
     ) throws -> RSAIdentityItem {
         let fingerprint = privateKey.publicKey.fingerprint
         guard certificate.publicKeyFingerprint == fingerprint else {
-            throw RSAError.keyTypeMismatch(expected: "the certificate of the private key",
-                                           found: "a certificate for another key (\(certificate.subjectSummary))")
+            throw RSAError.keyTypeMismatch(
+                expected: "the certificate of the private key",
+                found: "a certificate for another key (\(certificate.subjectSummary))")
         }
-        let certificateLabel = label ?? (certificate.subjectSummary.isEmpty ? certificate.subject : certificate.subjectSummary)
+        let certificateLabel =
+            label ?? (certificate.subjectSummary.isEmpty ? certificate.subject : certificate.subjectSummary)
         try RSAKeyStore.validateTag(tag)
         try RSAKeyStore.validateLabel(certificateLabel)
         let requests = [
-            NewItem(keyClass: .public, tag: tag, label: certificateLabel, keySizeInBits: privateKey.modulusBitCount,
-                    fingerprint: fingerprint, pem: privateKey.publicKey.pemRepresentation,
-                    pssRestriction: privateKey.pssRestriction),
-            NewItem(keyClass: .private, tag: tag, label: certificateLabel, keySizeInBits: privateKey.modulusBitCount,
-                    fingerprint: fingerprint, pem: privateKey.pkcs8PEMRepresentation, privateKey: privateKey,
-                    pssRestriction: privateKey.pssRestriction),
+            NewItem(
+                keyClass: .public, tag: tag, label: certificateLabel, keySizeInBits: privateKey.modulusBitCount,
+                fingerprint: fingerprint, pem: privateKey.publicKey.pemRepresentation,
+                pssRestriction: privateKey.pssRestriction),
+            NewItem(
+                keyClass: .private, tag: tag, label: certificateLabel, keySizeInBits: privateKey.modulusBitCount,
+                fingerprint: fingerprint, pem: privateKey.pkcs8PEMRepresentation, privateKey: privateKey,
+                pssRestriction: privateKey.pssRestriction)
         ]
         let keys: [RSAKeyItemAttributes], certificates: [RSACertificateAttributes]
         do {
-            (keys, certificates) = try addIdentityItems(requests, certificate: certificate, chain: chain, label: certificateLabel,
-                                                        tag: tag, replace: replace)
+            (keys, certificates) = try addIdentityItems(
+                requests, certificate: certificate, chain: chain, label: certificateLabel,
+                tag: tag, replace: replace)
         } catch let RSAError.duplicateItem(query) where !replace {
             // The same identity again: say so, as SecItemAdd names the item it refused, rather
             // than naming the first of its parts that was in the way.
-            if let existing = try identities(tag: tag).first(where: { $0.certificate.fingerprint == certificate.fingerprint }) {
-                throw RSAError.duplicateItem(RSAKeychainItemQuery(itemClass: .identity, applicationTag: tag, label: existing.certificate.label,
-                                                                  certificateFingerprint: certificate.fingerprint))
+            if let existing = try identities(tag: tag).first(where: {
+                $0.certificate.fingerprint == certificate.fingerprint
+            }) {
+                throw RSAError.duplicateItem(
+                    RSAKeychainItemQuery(
+                        itemClass: .identity, applicationTag: tag, label: existing.certificate.label,
+                        certificateFingerprint: certificate.fingerprint))
             }
             throw RSAError.duplicateItem(query)
         }
-        return try identityIfPresent(for: certificates[0]) ?? RSAIdentityItem(certificate: certificates[0], privateKey: keys[1], chain: [])
+        return try identityIfPresent(for: certificates[0])
+            ?? RSAIdentityItem(certificate: certificates[0], privateKey: keys[1], chain: [])
     }
 
     /// Import a PKCS#12 file as an identity in one call (Apple's `SecPKCS12Import` followed
@@ -86,12 +96,15 @@ extension RSAKeyStore {
     /// - Throws: `RSAError.pkcs12Unusable` or `.wrongPassphrase` for the file; every error of
     ///   ``addIdentity(privateKey:certificate:chain:tag:label:replace:)``.
     @discardableResult
-    public func importIdentity(pkcs12: [UInt8], passphrase: [UInt8], tag: String? = nil, label: String? = nil,
-                               replace: Bool = false) throws -> (identity: RSAIdentityItem, contents: RSAPKCS12) {
+    public func importIdentity(
+        pkcs12: [UInt8], passphrase: [UInt8], tag: String? = nil, label: String? = nil,
+        replace: Bool = false
+    ) throws -> (identity: RSAIdentityItem, contents: RSAPKCS12) {
         let contents = try RSAPKCS12(derRepresentation: pkcs12, passphrase: passphrase)
         let label = label ?? contents.friendlyName ?? contents.certificate.subjectSummary
-        let identity = try addIdentity(privateKey: contents.privateKey, certificate: contents.certificate,
-                                       chain: contents.chain, tag: tag ?? label, label: label, replace: replace)
+        let identity = try addIdentity(
+            privateKey: contents.privateKey, certificate: contents.certificate,
+            chain: contents.chain, tag: tag ?? label, label: label, replace: replace)
         return (identity, contents)
     }
 
@@ -107,16 +120,21 @@ extension RSAKeyStore {
             let elsewhere = try itemsHoldingLock(fingerprint: fingerprint, skippingDamaged: true)
                 .filter { $0.applicationTag != tag && $0.accessGroup == group }
             if let first = elsewhere.first {
-                guard replace else { throw RSAError.keyStoredUnderAnotherTag(tag: first.applicationTag, requestedTag: tag) }
+                guard replace else {
+                    throw RSAError.keyStoredUnderAnotherTag(tag: first.applicationTag, requestedTag: tag)
+                }
                 for item in elsewhere {
                     let tagHash = StoreLayout.tagHash(item.applicationTag, group: item.accessGroup)
                     tx.remove(StoreLayout.itemPath(item.keyClass, tagHash: tagHash))
-                    tx.remove(StoreLayout.fingerprintEntry(fingerprintHex: StoreHex.encode(fingerprint.bytes),
-                                                           tagHash: tagHash, keyClass: item.keyClass))
+                    tx.remove(
+                        StoreLayout.fingerprintEntry(
+                            fingerprintHex: StoreHex.encode(fingerprint.bytes),
+                            tagHash: tagHash, keyClass: item.keyClass))
                 }
             }
             let keys = try stage(requests, replace: replace, into: &tx)
-            let certificates = try stageCertificates([(certificate, certificateLabel, .unspecified, chain)], replace: replace, into: &tx)
+            let certificates = try stageCertificates(
+                [(certificate, certificateLabel, .unspecified, chain)], replace: replace, into: &tx)
             return (keys, certificates)
         }
     }

@@ -73,7 +73,9 @@ extension RSAKeyStore {
         let updated = try updatePassword(
             hash: { StoreLayout.internetPasswordHash(key, group: $0) }, query: .internetPassword(key),
             value: value, label: label, comment: comment)
-        guard let attributes = updated.internetAttributes() else { throw RSAError.internalError("updated internet password has no key") }
+        guard let attributes = updated.internetAttributes() else {
+            throw RSAError.internalError("updated internet password has no key")
+        }
         return attributes
     }
 
@@ -104,11 +106,14 @@ extension RSAKeyStore {
     /// - Throws: `RSAError.damagedItem` when a password file is damaged: its class and key
     ///   cannot be read, so it might match (a lookup does not drop it; ``allItems()`` lists it
     ///   with the others); `RSAError.storeIOError`.
-    public func internetPasswords(matching query: RSAInternetPasswordQuery = RSAInternetPasswordQuery()) throws -> [RSAInternetPasswordAttributes] {
+    public func internetPasswords(matching query: RSAInternetPasswordQuery = RSAInternetPasswordQuery()) throws
+        -> [RSAInternetPasswordAttributes]
+    {
         let found = try withReadLock {
             try passwordFileHashes().compactMap { hash -> RSAInternetPasswordAttributes? in
                 guard let loaded = try loadPassword(hash: hash), let attributes = loaded.metadata.internetAttributes(),
-                      query.matches(attributes.key) else { return nil }
+                    query.matches(attributes.key)
+                else { return nil }
                 return attributes
             }
         }
@@ -139,9 +144,12 @@ extension RSAKeyStore {
     // MARK: Internals
 
     /// The loaded file of `key` (the caller holds a lock).
-    private func loadInternetPassword(_ key: RSAInternetPasswordKey) throws -> (LoadedPassword, RSAInternetPasswordAttributes) {
+    private func loadInternetPassword(_ key: RSAInternetPasswordKey) throws -> (
+        LoadedPassword, RSAInternetPasswordAttributes
+    ) {
         guard let loaded = try loadPassword(hash: try resolveInternetPassword(key)),
-              let attributes = loaded.metadata.internetAttributes() else {
+            let attributes = loaded.metadata.internetAttributes()
+        else {
             throw RSAError.itemNotFound(.internetPassword(key))
         }
         return (loaded, attributes)
@@ -152,8 +160,9 @@ extension RSAKeyStore {
     ///
     /// - Throws: `RSAError.ambiguousItem`, `RSAError.storeIOError`.
     func resolveInternetPassword(_ key: RSAInternetPasswordKey) throws -> String {
-        try resolveName(.internetPassword(key), hash: { StoreLayout.internetPasswordHash(key, group: $0) },
-                        path: StoreLayout.passwordPath)
+        try resolveName(
+            .internetPassword(key), hash: { StoreLayout.internetPasswordHash(key, group: $0) },
+            path: StoreLayout.passwordPath)
     }
 
     /// The hashes (128 hex digits) of every file in the passwords folder, generic and internet.
@@ -166,7 +175,8 @@ extension RSAKeyStore {
     /// - Throws: `RSAError.storeIOError` when a folder cannot be listed.
     func recordFileHashes(in folder: String, digits: Int) throws -> [String] {
         var hashes: [String] = []
-        for shard in try StoreFileSystem.listDirectory(layout.absolute(folder)).sorted() where StoreLayout.isShardName(shard) {
+        for shard in try StoreFileSystem.listDirectory(layout.absolute(folder)).sorted()
+        where StoreLayout.isShardName(shard) {
             for name in try StoreFileSystem.listDirectory(layout.absolute(folder + "/" + shard)).sorted() {
                 if let hash = StoreLayout.recordHash(fromName: name, digits: digits) { hashes.append(hash) }
             }

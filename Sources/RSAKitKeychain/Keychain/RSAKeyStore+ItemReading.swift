@@ -52,16 +52,19 @@ extension RSAKeyStore {
     ///
     /// - Throws: `RSAError.ambiguousItem`, `RSAError.storeIOError`.
     func resolveKey(tag: String, _ keyClass: RSAKeyClass) throws -> String {
-        try resolveName(.key(tag: tag, keyClass: keyClass),
-                        hash: { StoreLayout.tagHash(tag, group: $0) },
-                        path: { StoreLayout.itemPath(keyClass, tagHash: $0) })
+        try resolveName(
+            .key(tag: tag, keyClass: keyClass),
+            hash: { StoreLayout.tagHash(tag, group: $0) },
+            path: { StoreLayout.itemPath(keyClass, tagHash: $0) })
     }
 
     /// The metadata record of an item file, without checking the key (for replacing and
     /// deleting, where the item may be damaged).
     func readMetadata(_ itemPath: String) throws -> StoreItemMetadata {
-        guard let file = try StoreFileSystem.readFile(
-            layout.absolute(itemPath), maximumByteCount: StoreItemRecord.maximumFileByteCount) else {
+        guard
+            let file = try StoreFileSystem.readFile(
+                layout.absolute(itemPath), maximumByteCount: StoreItemRecord.maximumFileByteCount)
+        else {
             throw StoreDamage("missing")
         }
         return try StoreItemRecord.decode(file.bytes).metadata
@@ -74,14 +77,17 @@ extension RSAKeyStore {
     /// - Returns: nil when the file does not exist.
     /// - Throws: `RSAError.damagedItem`, `RSAError.insecureStorePermissions`,
     ///   `RSAError.storeIOError`.
-    func loadItem(_ keyClass: RSAKeyClass, tagHash: String, knownTag: String?, storeKey: UnlockedStoreKey?) throws -> LoadedItem? {
+    func loadItem(_ keyClass: RSAKeyClass, tagHash: String, knownTag: String?, storeKey: UnlockedStoreKey?) throws
+        -> LoadedItem?
+    {
         try loadItem(keyClass, tagHash: tagHash, knownTag: knownTag, secrets: .key(storeKey))
     }
 
     /// - Parameter anyGroup: read an item of any access group; otherwise an item of a group
     ///   this store object does not see reads as absent (nil).
     func loadItem(
-        _ keyClass: RSAKeyClass, tagHash: String, knownTag: String?, secrets: SecretAccess = .none, anyGroup: Bool = false
+        _ keyClass: RSAKeyClass, tagHash: String, knownTag: String?, secrets: SecretAccess = .none,
+        anyGroup: Bool = false
     ) throws -> LoadedItem? {
         let path = layout.absolute(StoreLayout.itemPath(keyClass, tagHash: tagHash))
         var metadataTag: String?
@@ -90,7 +96,8 @@ extension RSAKeyStore {
         }
         let file: StoreFileSystem.FileContents
         do {
-            guard let read = try StoreFileSystem.readFile(path, maximumByteCount: StoreItemRecord.maximumFileByteCount) else {
+            guard let read = try StoreFileSystem.readFile(path, maximumByteCount: StoreItemRecord.maximumFileByteCount)
+            else {
                 return nil
             }
             file = read
@@ -122,7 +129,8 @@ extension RSAKeyStore {
         if let knownTag, !knownTag.utf8.elementsEqual(metadata.applicationTag.utf8) {
             throw damaged("the tag in the metadata differs from the tag asked for")
         }
-        guard let ids = StoreLayout.parseItemID(metadata.itemID), ids.tagHash == tagHash, ids.keyClass == keyClass else {
+        guard let ids = StoreLayout.parseItemID(metadata.itemID), ids.tagHash == tagHash, ids.keyClass == keyClass
+        else {
             throw damaged("the item id does not belong to this item")
         }
         guard let milliseconds = StoreItemRecord.parseDate(metadata.creationDate) else {
@@ -134,7 +142,8 @@ extension RSAKeyStore {
         }
         if metadata.sealed == true {
             guard keyClass == .private else { throw damaged("a public item marked sealed") }
-            var loaded = try loadSealedItem(metadata, body: pem, milliseconds: milliseconds, secrets: secrets, damaged: damaged)
+            var loaded = try loadSealedItem(
+                metadata, body: pem, milliseconds: milliseconds, secrets: secrets, damaged: damaged)
             loaded.attributes.accessGroup = group
             return loaded
         }
@@ -148,7 +157,8 @@ extension RSAKeyStore {
             throw damaged("the PEM block is not \"\(label)\"")
         }
         guard pem.hasSuffix("-----END \(label)-----\n"),
-              StoreItemRecord.occurrenceCount(of: "-----BEGIN ", in: pem) == 1 else {
+            StoreItemRecord.occurrenceCount(of: "-----BEGIN ", in: pem) == 1
+        else {
             throw damaged("the PEM block is truncated or followed by other data")
         }
         let publicKey: RSAPublicKey
@@ -172,7 +182,9 @@ extension RSAKeyStore {
             throw damaged("the fingerprint in the metadata does not match the key")
         }
         guard metadata.keySizeInBits == publicKey.modulusBitCount else {
-            throw damaged("the key size in the metadata (\(metadata.keySizeInBits) bits) does not match the key (\(publicKey.modulusBitCount) bits)")
+            throw damaged(
+                "the key size in the metadata (\(metadata.keySizeInBits) bits) does not match the key (\(publicKey.modulusBitCount) bits)"
+            )
         }
         var attributes = RSAKeyItemAttributes(
             keyClass: keyClass, applicationTag: metadata.applicationTag, label: metadata.label,
@@ -180,7 +192,8 @@ extension RSAKeyStore {
             creationDate: StoreItemRecord.date(milliseconds: milliseconds), itemID: metadata.itemID,
             pssRestriction: publicKey.pssRestriction, token: metadata.token)
         attributes.accessGroup = group
-        return LoadedItem(attributes: attributes, metadata: metadata, pem: pem, publicKey: publicKey, privateKey: privateKey)
+        return LoadedItem(
+            attributes: attributes, metadata: metadata, pem: pem, publicKey: publicKey, privateKey: privateKey)
     }
 
     /// A sealed private item: SPKI PEM (readable without the passphrase), then the line
@@ -192,7 +205,8 @@ extension RSAKeyStore {
     ) throws -> LoadedItem {
         let end = "-----END PUBLIC KEY-----\n"
         guard body.hasPrefix("-----BEGIN PUBLIC KEY-----\n"), let endRange = body.firstRange(of: end),
-              StoreItemRecord.occurrenceCount(of: "-----BEGIN ", in: body) == 1 else {
+            StoreItemRecord.occurrenceCount(of: "-----BEGIN ", in: body) == 1
+        else {
             throw damaged("the sealed item has no public key block")
         }
         let pem = String(body[..<endRange.upperBound])
@@ -213,7 +227,8 @@ extension RSAKeyStore {
             throw damaged("the public key does not parse (\(error.description))")
         }
         guard StoreHex.encode(publicKey.fingerprint.bytes) == metadata.fingerprint,
-              metadata.keySizeInBits == publicKey.modulusBitCount else {
+            metadata.keySizeInBits == publicKey.modulusBitCount
+        else {
             throw damaged("the fingerprint or size in the metadata does not match the key")
         }
         var privateKey: RSAPrivateKey?
@@ -226,8 +241,11 @@ extension RSAKeyStore {
             storeKey = key
         }
         if let storeKey {
-            guard let der = try StoreSealing.open(sealed, key: storeKey, associatedData: metadata.sealedAssociatedData) else {
-                throw damaged("the sealed key does not open under the store key for this item (moved from another item, or modified)")
+            guard let der = try StoreSealing.open(sealed, key: storeKey, associatedData: metadata.sealedAssociatedData)
+            else {
+                throw damaged(
+                    "the sealed key does not open under the store key for this item (moved from another item, or modified)"
+                )
             }
             do {
                 let key = try der.withUnsafeBytes { try RSAPrivateKey(derRepresentation: Array($0)) }
@@ -245,7 +263,8 @@ extension RSAKeyStore {
             keySizeInBits: metadata.keySizeInBits, fingerprint: publicKey.fingerprint,
             creationDate: StoreItemRecord.date(milliseconds: milliseconds), itemID: metadata.itemID,
             pssRestriction: publicKey.pssRestriction)
-        return LoadedItem(attributes: attributes, metadata: metadata, pem: body, publicKey: publicKey, privateKey: privateKey)
+        return LoadedItem(
+            attributes: attributes, metadata: metadata, pem: body, publicKey: publicKey, privateKey: privateKey)
     }
 
     /// The bytes of a key item file: public items and unprotected private ones as PEM;
@@ -266,7 +285,8 @@ extension RSAKeyStore {
         var der = privateKey.pkcs8DERRepresentation
         defer { wipe(&der) }
         let sealed = try StoreSealing.seal(der, key: storeKey, associatedData: metadata.sealedAssociatedData)
-        let body = publicKey.pemRepresentation + String(decoding: StoreSecretLine.encode(sealed, sealed: true), as: UTF8.self)
+        let body =
+            publicKey.pemRepresentation + String(decoding: StoreSecretLine.encode(sealed, sealed: true), as: UTF8.self)
         return try StoreItemRecord.encode(metadata, pem: body)
     }
 }

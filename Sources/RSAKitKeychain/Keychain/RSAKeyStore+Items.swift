@@ -35,26 +35,36 @@ extension RSAKeyStore {
         var crls: [RSACRLAttributes] = []
         var problems = keys.problems
         try withReadLock {
-            for loaded in readRecords(try passwordFileHashes(), path: StoreLayout.passwordPath, problems: &problems, { try loadPassword(hash: $0) }) {
+            for loaded in readRecords(
+                try passwordFileHashes(), path: StoreLayout.passwordPath, problems: &problems,
+                { try loadPassword(hash: $0) })
+            {
                 if let internet = loaded.metadata.internetAttributes() {
                     internetPasswords.append(internet)
                 } else {
                     passwords.append(loaded.attributes)
                 }
             }
-            certificates = readRecords(try certificateFileHashes(), path: StoreLayout.certificatePath, problems: &problems,
-                                       { try loadCertificate(hash: $0) }).map(\.attributes)
-            crls = readRecords(try crlFileHashes(), path: StoreLayout.crlPath, problems: &problems, loadCRL).map(\.attributes)
+            certificates = readRecords(
+                try certificateFileHashes(), path: StoreLayout.certificatePath, problems: &problems,
+                { try loadCertificate(hash: $0) }
+            ).map(\.attributes)
+            crls = readRecords(try crlFileHashes(), path: StoreLayout.crlPath, problems: &problems, loadCRL).map(
+                \.attributes)
         }
         passwords.sort {
-            if !$0.service.utf8.elementsEqual($1.service.utf8) { return $0.service.utf8.lexicographicallyPrecedes($1.service.utf8) }
+            if !$0.service.utf8.elementsEqual($1.service.utf8) {
+                return $0.service.utf8.lexicographicallyPrecedes($1.service.utf8)
+            }
             return $0.account.utf8.lexicographicallyPrecedes($1.account.utf8)
         }
         internetPasswords.sort { $0.key.description.utf8.lexicographicallyPrecedes($1.key.description.utf8) }
-        return (RSAKeychainListing(
-            keys: keys.items, passwords: passwords, internetPasswords: internetPasswords,
-            certificates: RSAKeyStore.sortedCertificates(certificates), crls: RSAKeyStore.sortedCRLs(crls),
-            problems: problems.sorted { $0.path < $1.path }), publicKeys)
+        return (
+            RSAKeychainListing(
+                keys: keys.items, passwords: passwords, internetPasswords: internetPasswords,
+                certificates: RSAKeyStore.sortedCertificates(certificates), crls: RSAKeyStore.sortedCRLs(crls),
+                problems: problems.sorted { $0.path < $1.path }), publicKeys
+        )
     }
 
     /// The record files of `hashes` that read, in order; each that does not is appended to
@@ -67,9 +77,11 @@ extension RSAKeyStore {
             do {
                 return try load(hash)
             } catch {
-                problems.append(RSAKeyStoreProblem(
-                    path: layout.absolute(path(hash)),
-                    error: error as? RSAError ?? RSAError.storeIOError(path: layout.absolute(path(hash)), reason: "\(error)")))
+                problems.append(
+                    RSAKeyStoreProblem(
+                        path: layout.absolute(path(hash)),
+                        error: error as? RSAError
+                            ?? RSAError.storeIOError(path: layout.absolute(path(hash)), reason: "\(error)")))
                 return nil
             }
         }
@@ -131,11 +143,13 @@ extension RSAKeyStore {
         case let .key(tagHash, keyClass)?:
             return try withWriteTransaction { tx in
                 guard let loaded = try loadItem(keyClass, tagHash: tagHash, knownTag: nil, anyGroup: true),
-                      loaded.attributes.itemID == id else { throw notFound }
+                    loaded.attributes.itemID == id
+                else { throw notFound }
                 try checkWritable(loaded.attributes.accessGroup)
                 tx.remove(StoreLayout.itemPath(keyClass, tagHash: tagHash))
-                tx.remove(StoreLayout.fingerprintEntry(
-                    fingerprintHex: loaded.metadata.fingerprint, tagHash: tagHash, keyClass: keyClass))
+                tx.remove(
+                    StoreLayout.fingerprintEntry(
+                        fingerprintHex: loaded.metadata.fingerprint, tagHash: tagHash, keyClass: keyClass))
                 return .key(loaded.attributes)
             }
         case let .password(hash)?:

@@ -133,11 +133,12 @@ extension RSAKeyStore {
         let shard = layout.absolute(StoreLayout.fingerprintShard(fingerprintHex))
         for name in try StoreFileSystem.listDirectory(shard) {
             guard let entry = StoreLayout.parseFingerprintEntry(name),
-                  entry.fingerprintHex == fingerprintHex else { continue }
+                entry.fingerprintHex == fingerprintHex
+            else { continue }
             let loaded: LoadedItem?
             do {
                 loaded = try loadItem(entry.keyClass, tagHash: entry.tagHash, knownTag: nil)
-            } catch where skippingDamaged {
+            } catch  where skippingDamaged {
                 continue
             }
             guard let loaded, loaded.attributes.fingerprint == fingerprint else { continue }
@@ -166,7 +167,8 @@ extension RSAKeyStore {
             var problems: [RSAKeyStoreProblem] = []
             for keyClass in RSAKeyClass.allCases {
                 let classFolder = StoreLayout.classDirectory(keyClass)
-                for shard in try StoreFileSystem.listDirectory(layout.absolute(classFolder)) where StoreLayout.isShardName(shard) {
+                for shard in try StoreFileSystem.listDirectory(layout.absolute(classFolder))
+                where StoreLayout.isShardName(shard) {
                     for name in try StoreFileSystem.listDirectory(layout.absolute(classFolder + "/" + shard)) {
                         if name.hasPrefix(StoreFileSystem.temporaryPrefix) {
                             // Under the shared lock no write is in progress, and a journal
@@ -185,15 +187,18 @@ extension RSAKeyStore {
                                 publicKeys[loaded.attributes.itemID] = loaded.publicKey
                             }
                         } catch let error as RSAError {
-                            problems.append(RSAKeyStoreProblem(
-                                path: layout.absolute(StoreLayout.itemPath(keyClass, tagHash: tagHash)),
-                                error: error))
+                            problems.append(
+                                RSAKeyStoreProblem(
+                                    path: layout.absolute(StoreLayout.itemPath(keyClass, tagHash: tagHash)),
+                                    error: error))
                         }
                     }
                 }
             }
-            return (RSAKeyItemListing(items: RSAKeyStore.sorted(items), problems: problems.sorted { $0.path < $1.path }),
-                    publicKeys)
+            return (
+                RSAKeyItemListing(items: RSAKeyStore.sorted(items), problems: problems.sorted { $0.path < $1.path }),
+                publicKeys
+            )
         }
     }
 }

@@ -53,10 +53,12 @@ extension RSAKeyStore {
         let privatePEM = key.pkcs8PEMRepresentation
         let fingerprint = key.publicKey.fingerprint
         let requests = [
-            NewItem(keyClass: .public, tag: tag, label: label, keySizeInBits: key.modulusBitCount,
-                    fingerprint: fingerprint, pem: publicPEM, pssRestriction: key.pssRestriction),
-            NewItem(keyClass: .private, tag: privateTag, label: label, keySizeInBits: key.modulusBitCount,
-                    fingerprint: fingerprint, pem: privatePEM, privateKey: key, pssRestriction: key.pssRestriction),
+            NewItem(
+                keyClass: .public, tag: tag, label: label, keySizeInBits: key.modulusBitCount,
+                fingerprint: fingerprint, pem: publicPEM, pssRestriction: key.pssRestriction),
+            NewItem(
+                keyClass: .private, tag: privateTag, label: label, keySizeInBits: key.modulusBitCount,
+                fingerprint: fingerprint, pem: privatePEM, privateKey: key, pssRestriction: key.pssRestriction)
         ]
         let added = try withWriteTransaction(crashPoint: crashPoint) { tx in
             try stage(requests, replace: replace, into: &tx)
@@ -109,10 +111,11 @@ extension RSAKeyStore {
                 derived = (entry.key.fingerprint, entry.key.pemRepresentation)
                 encodings[spki] = derived
             }
-            requests.append(NewItem(
-                keyClass: .public, tag: entry.tag, label: entry.label,
-                keySizeInBits: entry.key.modulusBitCount, fingerprint: derived.0, pem: derived.1,
-                pssRestriction: entry.key.pssRestriction))
+            requests.append(
+                NewItem(
+                    keyClass: .public, tag: entry.tag, label: entry.label,
+                    keySizeInBits: entry.key.modulusBitCount, fingerprint: derived.0, pem: derived.1,
+                    pssRestriction: entry.key.pssRestriction))
         }
         guard !requests.isEmpty else { return [] }
         return try withWriteTransaction { tx in
@@ -195,7 +198,6 @@ extension RSAKeyStore {
         return result
     }
 
-
     // MARK: Changing and deleting
 
     /// Change the label of the key items under `tag` (of `keyClass`, or of both classes when
@@ -221,7 +223,9 @@ extension RSAKeyStore {
             var updated: [RSAKeyItemAttributes] = []
             for candidate in keyClass.map({ [$0] }) ?? RSAKeyClass.allCases {
                 let tagHash = try resolveKey(tag: tag, candidate)
-                guard let loaded = try loadItem(candidate, tagHash: tagHash, knownTag: tag, anyGroup: true) else { continue }
+                guard let loaded = try loadItem(candidate, tagHash: tagHash, knownTag: tag, anyGroup: true) else {
+                    continue
+                }
                 try checkWritable(loaded.attributes.accessGroup)
                 var metadata = loaded.metadata
                 metadata.label = label
@@ -257,8 +261,9 @@ extension RSAKeyStore {
                 try checkKeyDeletable(itemPath)
                 tx.remove(itemPath)
                 if let old = try? readMetadata(itemPath) {
-                    tx.remove(StoreLayout.fingerprintEntry(
-                        fingerprintHex: old.fingerprint, tagHash: tagHash, keyClass: candidate))
+                    tx.remove(
+                        StoreLayout.fingerprintEntry(
+                            fingerprintHex: old.fingerprint, tagHash: tagHash, keyClass: candidate))
                 }
             }
             guard !tx.isEmpty else { throw RSAError.itemNotFound(.key(tag: tag, keyClass: keyClass)) }
@@ -280,12 +285,15 @@ extension RSAKeyStore {
             var groups = Set<String>()
             for keyClass in RSAKeyClass.allCases {
                 let classFolder = StoreLayout.classDirectory(keyClass)
-                for shard in try StoreFileSystem.listDirectory(layout.absolute(classFolder)) where StoreLayout.isShardName(shard) {
+                for shard in try StoreFileSystem.listDirectory(layout.absolute(classFolder))
+                where StoreLayout.isShardName(shard) {
                     for name in try StoreFileSystem.listDirectory(layout.absolute(classFolder + "/" + shard)) {
                         guard let tagHash = StoreLayout.tagHash(fromItemName: name),
-                              let loaded = try? loadItem(keyClass, tagHash: tagHash, knownTag: nil, anyGroup: true) else { continue }
-                        wanted.insert(StoreLayout.fingerprintEntry(
-                            fingerprintHex: loaded.metadata.fingerprint, tagHash: tagHash, keyClass: keyClass))
+                            let loaded = try? loadItem(keyClass, tagHash: tagHash, knownTag: nil, anyGroup: true)
+                        else { continue }
+                        wanted.insert(
+                            StoreLayout.fingerprintEntry(
+                                fingerprintHex: loaded.metadata.fingerprint, tagHash: tagHash, keyClass: keyClass))
                         groups.insert(loaded.attributes.accessGroup)
                     }
                 }
@@ -308,9 +316,12 @@ extension RSAKeyStore {
             where !name.hasPrefix(StoreFileSystem.temporaryPrefix) {
                 present.insert(StoreLayout.groupEntry(name))
             }
-            for indexFolder in [StoreLayout.fingerprintIndexDirectory, StoreLayout.labelIndexDirectory,
-                                StoreLayout.certificateIndexDirectory] {
-                for shard in try StoreFileSystem.listDirectory(layout.absolute(indexFolder)) where StoreLayout.isShardName(shard) {
+            for indexFolder in [
+                StoreLayout.fingerprintIndexDirectory, StoreLayout.labelIndexDirectory,
+                StoreLayout.certificateIndexDirectory
+            ] {
+                for shard in try StoreFileSystem.listDirectory(layout.absolute(indexFolder))
+                where StoreLayout.isShardName(shard) {
                     for name in try StoreFileSystem.listDirectory(layout.absolute(indexFolder + "/" + shard)) {
                         present.insert(indexFolder + "/" + shard + "/" + name)
                     }

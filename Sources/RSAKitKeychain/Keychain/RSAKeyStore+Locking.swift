@@ -43,7 +43,8 @@ extension RSAKeyStore {
         let lock = try StoreLock(path: layout.lockPath, exclusive: true)
         defer { lock.release() }
         try StoreTransaction.recover(layout: layout)
-        for name in try StoreFileSystem.listDirectory(layout.root) where name.hasPrefix(StoreFileSystem.temporaryPrefix) {
+        for name in try StoreFileSystem.listDirectory(layout.root) where name.hasPrefix(StoreFileSystem.temporaryPrefix)
+        {
             try StoreFileSystem.removeFile(layout.absolute(name))
         }
         var tx = StoreTransaction(layout: layout)
@@ -53,7 +54,8 @@ extension RSAKeyStore {
             // is a subset of this one, so its first write also rewrites VERSION (in the same
             // journal as the write itself) and adds the new folders.
             if !tx.isEmpty, let version = try StoreFileSystem.readFile(layout.versionPath, maximumByteCount: 256),
-               version.bytes.elementsEqual(StoreLayout.versionTextV1.utf8) {
+                version.bytes.elementsEqual(StoreLayout.versionTextV1.utf8)
+            {
                 for folder in [StoreLayout.passwordDirectory, StoreLayout.certificateDirectory] {
                     try StoreFileSystem.makeDirectory(layout.absolute(folder), layout.permissions)
                 }

@@ -62,7 +62,8 @@ extension RSAKeyStore {
                 let hash = StoreLayout.passwordHash(service: entry.service, account: entry.account, group: group)
                 // A damaged item still holds the name: it is a duplicate too (delete it first).
                 guard seen.insert(hash).inserted,
-                      try StoreFileSystem.status(layout.absolute(StoreLayout.passwordPath(hash: hash))) == nil else {
+                    try StoreFileSystem.status(layout.absolute(StoreLayout.passwordPath(hash: hash))) == nil
+                else {
                     throw RSAError.duplicateItem(.genericPassword(service: entry.service, account: entry.account))
                 }
             }
@@ -96,7 +97,11 @@ extension RSAKeyStore {
     ///   `RSAError.storeIOError`.
     public func genericPassword(service: String, account: String) throws -> RSAGenericPasswordAttributes {
         try RSAKeyStore.validateService(service, account: account)
-        guard let loaded = try withReadLock({ try loadPassword(hash: try resolvePassword(service: service, account: account)) }) else {
+        guard
+            let loaded = try withReadLock({
+                try loadPassword(hash: try resolvePassword(service: service, account: account))
+            })
+        else {
             throw RSAError.itemNotFound(.genericPassword(service: service, account: account))
         }
         return loaded.attributes
@@ -116,16 +121,20 @@ extension RSAKeyStore {
             try lookupGroups().flatMap { group -> [RSAGenericPasswordAttributes] in
                 let serviceHash = StoreLayout.serviceHash(service, group: group)
                 let shard = StoreLayout.passwordShard(serviceHash: serviceHash)
-                return try StoreFileSystem.listDirectory(layout.absolute(shard)).compactMap { name -> RSAGenericPasswordAttributes? in
+                return try StoreFileSystem.listDirectory(layout.absolute(shard)).compactMap {
+                    name -> RSAGenericPasswordAttributes? in
                     guard name.hasPrefix(serviceHash),
-                          let hash = StoreLayout.recordHash(fromName: name, digits: 128) else { return nil }
+                        let hash = StoreLayout.recordHash(fromName: name, digits: 128)
+                    else { return nil }
                     guard let loaded = try loadPassword(hash: hash), loaded.metadata.internet == nil else { return nil }
                     return loaded.attributes
                 }
             }
         }
         return found.sorted {
-            if !$0.account.utf8.elementsEqual($1.account.utf8) { return $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
+            if !$0.account.utf8.elementsEqual($1.account.utf8) {
+                return $0.account.utf8.lexicographicallyPrecedes($1.account.utf8)
+            }
             return $0.accessGroup.utf8.lexicographicallyPrecedes($1.accessGroup.utf8)
         }
     }
@@ -202,9 +211,10 @@ extension RSAKeyStore {
     ///
     /// - Throws: `RSAError.ambiguousItem`, `RSAError.storeIOError`.
     func resolvePassword(service: String, account: String) throws -> String {
-        try resolveName(.genericPassword(service: service, account: account),
-                        hash: { StoreLayout.passwordHash(service: service, account: account, group: $0) },
-                        path: StoreLayout.passwordPath)
+        try resolveName(
+            .genericPassword(service: service, account: account),
+            hash: { StoreLayout.passwordHash(service: service, account: account, group: $0) },
+            path: StoreLayout.passwordPath)
     }
 
     /// `SecItemUpdate` for both password classes: the item file the name resolves to (`hash`
@@ -212,7 +222,8 @@ extension RSAKeyStore {
     /// unchanged), under the write lock.
     /// - Throws: `RSAError.itemNotFound(query)` when the file is absent; as ``updateGenericPassword(service:account:value:label:comment:)``.
     func updatePassword(
-        hash name: (String) -> String, query: RSAKeychainItemQuery, value: RSASecretBytes?, label: String?, comment: String?
+        hash name: (String) -> String, query: RSAKeychainItemQuery, value: RSASecretBytes?, label: String?,
+        comment: String?
     ) throws -> StorePasswordMetadata {
         try RSAKeyStore.validateLabel(label)
         try RSAKeyStore.validateLabel(comment)
@@ -220,7 +231,8 @@ extension RSAKeyStore {
         return try withWriteTransaction { tx in
             let hash = try resolveName(query, hash: name, path: StoreLayout.passwordPath)
             guard let loaded = try loadPassword(hash: hash, anyGroup: true),
-                  query.itemClass == (loaded.metadata.internet == nil ? .genericPassword : .internetPassword) else {
+                query.itemClass == (loaded.metadata.internet == nil ? .genericPassword : .internetPassword)
+            else {
                 throw RSAError.itemNotFound(query)
             }
             try checkWritable(RSAKeyStore.checkedGroup(loaded.metadata.accessGroup) ?? "")
@@ -253,9 +265,11 @@ extension RSAKeyStore {
     /// - Throws: `RSAError.invalidAttribute` for an empty or long service, a long account.
     static func validateService(_ service: String, account: String) throws {
         guard !service.utf8.isEmpty else { throw RSAError.invalidAttribute(reason: "the service is empty") }
-        for (name, value) in [("service", service), ("account", account)] where value.utf8.count > maximumServiceByteCount {
+        for (name, value) in [("service", service), ("account", account)]
+        where value.utf8.count > maximumServiceByteCount {
             throw RSAError.invalidAttribute(
-                reason: "the \(name) is \(value.utf8.count) bytes of UTF-8; at most \(maximumServiceByteCount) are allowed")
+                reason:
+                    "the \(name) is \(value.utf8.count) bytes of UTF-8; at most \(maximumServiceByteCount) are allowed")
         }
     }
 
@@ -276,7 +290,8 @@ extension RSAKeyStore {
         let path = layout.absolute(StoreLayout.passwordPath(hash: hash))
         let file: StoreFileSystem.FileContents
         do {
-            guard let read = try StoreFileSystem.readFile(path, maximumByteCount: StoreItemRecord.maximumFileByteCount) else {
+            guard let read = try StoreFileSystem.readFile(path, maximumByteCount: StoreItemRecord.maximumFileByteCount)
+            else {
                 return nil
             }
             file = read
@@ -296,17 +311,21 @@ extension RSAKeyStore {
             guard metadata.fileHash == hash else {
                 throw StoreDamage("the service, account and access group in the metadata do not match the file name")
             }
-            if metadata.internet != nil && metadata.internetAttributes() == nil { throw StoreDamage("a date is not valid") }
+            if metadata.internet != nil && metadata.internetAttributes() == nil {
+                throw StoreDamage("a date is not valid")
+            }
             guard case .password(let idHash)? = StoreLayout.parseAnyItemID(metadata.itemID), idHash == hash else {
                 throw StoreDamage("the item id does not belong to this item")
             }
             guard let attributes = metadata.attributes() else { throw StoreDamage("a date is not valid") }
             guard sealed || secret.count == metadata.valueByteCount,
-                  !sealed || secret.count == metadata.valueByteCount + Sodium.nonceByteCount + Sodium.tagByteCount else {
+                !sealed || secret.count == metadata.valueByteCount + Sodium.nonceByteCount + Sodium.tagByteCount
+            else {
                 throw StoreDamage("the value length does not match the metadata")
             }
             guard anyGroup || isVisible(group) else { return nil }
-            return LoadedPassword(metadata: metadata, attributes: attributes, secret: secret, sealed: sealed, path: path)
+            return LoadedPassword(
+                metadata: metadata, attributes: attributes, secret: secret, sealed: sealed, path: path)
         } catch let damage as StoreDamage {
             throw RSAError.damagedItem(tag: nil, path: path, reason: damage.reason)
         }
@@ -326,16 +345,23 @@ extension RSAKeyStore {
     func openPassword(_ loaded: LoadedPassword, storeKey: UnlockedStoreKey?) throws -> RSASecretBytes {
         guard loaded.sealed else { return RSASecretBytes(copying: loaded.secret) }
         guard let storeKey else { throw RSAError.keychainLocked }
-        guard let value = try StoreSealing.open(loaded.secret, key: storeKey, associatedData: loaded.metadata.associatedData) else {
+        guard
+            let value = try StoreSealing.open(
+                loaded.secret, key: storeKey, associatedData: loaded.metadata.associatedData)
+        else {
             throw RSAError.damagedItem(
                 tag: nil, path: loaded.path,
-                reason: "the sealed value does not open under the store key for this item (moved from another item, or modified)")
+                reason:
+                    "the sealed value does not open under the store key for this item (moved from another item, or modified)"
+            )
         }
         return value
     }
 
     /// The file bytes of a password item, the value sealed when `storeKey` is given.
-    func encodePassword(_ metadata: StorePasswordMetadata, value: RSASecretBytes, storeKey: UnlockedStoreKey?) throws -> [UInt8] {
+    func encodePassword(_ metadata: StorePasswordMetadata, value: RSASecretBytes, storeKey: UnlockedStoreKey?) throws
+        -> [UInt8]
+    {
         if let storeKey {
             var plain = value.bytes
             defer { wipe(&plain) }
@@ -364,7 +390,8 @@ internal enum StorePasswordFile {
         }
         guard lines.count == 4, lines[3].isEmpty else { throw StoreDamage("the file is truncated or has extra data") }
         guard let metadata = try? JSONDecoder().decode(StorePasswordMetadata.self, from: Data(lines[1])),
-              metadata.format == 1 else {
+            metadata.format == 1
+        else {
             throw StoreDamage("the metadata record is not valid")
         }
         let (sealed, secret) = try StoreSecretLine.decode(lines[2])

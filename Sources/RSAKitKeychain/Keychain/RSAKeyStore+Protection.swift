@@ -35,7 +35,9 @@ extension RSAKeyStore {
         let unlockedID = unlocked.withLock { $0?.keyID }
         var info = RSAKeychainProtectionInfo(
             isProtected: record != nil, parameters: try record?.parameters,
-            passphraseDate: record.flatMap { StoreItemRecord.parseDate($0.passphraseDate) }.map { StoreItemRecord.date(milliseconds: $0) },
+            passphraseDate: record.flatMap { StoreItemRecord.parseDate($0.passphraseDate) }.map {
+                StoreItemRecord.date(milliseconds: $0)
+            },
             isUnlocked: record != nil && unlockedID == record?.keyID)
         info.isSealedToTPM = record?.tpm != nil
         return info
@@ -79,7 +81,9 @@ extension RSAKeyStore {
         try protect(passphrase: passphrase, parameters: parameters, crashPoint: nil)
     }
 
-    internal func protect(passphrase: RSASecretBytes, parameters: RSAArgon2idParameters, crashPoint: StoreCrashPoint?) throws {
+    internal func protect(passphrase: RSASecretBytes, parameters: RSAArgon2idParameters, crashPoint: StoreCrashPoint?)
+        throws
+    {
         guard !passphrase.isEmpty else { throw RSAError.keychainProtection(reason: "the passphrase is empty") }
         let storeKey = StoreProtectionRecord.newStoreKey()
         let record = try StoreProtectionRecord.make(storeKey: storeKey, passphrase: passphrase, parameters: parameters)
@@ -106,7 +110,8 @@ extension RSAKeyStore {
     }
 
     internal func changePassphrase(
-        from old: RSASecretBytes, to new: RSASecretBytes, parameters: RSAArgon2idParameters?, crashPoint: StoreCrashPoint?
+        from old: RSASecretBytes, to new: RSASecretBytes, parameters: RSAArgon2idParameters?,
+        crashPoint: StoreCrashPoint?
     ) throws {
         guard !new.isEmpty else { throw RSAError.keychainProtection(reason: "the new passphrase is empty") }
         try withWriteTransaction(crashPoint: crashPoint) { tx in
@@ -145,7 +150,9 @@ extension RSAKeyStore {
 
     /// The protection record, or nil for an unprotected store. Call under a lock.
     func readProtection() throws -> StoreProtectionRecord? {
-        guard let file = try StoreFileSystem.readFile(layout.protectionPath, maximumByteCount: 64 * 1024) else { return nil }
+        guard let file = try StoreFileSystem.readFile(layout.protectionPath, maximumByteCount: 64 * 1024) else {
+            return nil
+        }
         return try StoreProtectionRecord.decode(file.bytes, path: layout.protectionPath)
     }
 
@@ -165,22 +172,28 @@ extension RSAKeyStore {
     /// and written sealed with `to` (nil: in the clear). Call inside a write transaction.
     func resealSecrets(from old: UnlockedStoreKey?, to new: UnlockedStoreKey?, into tx: inout StoreTransaction) throws {
         let privateFolder = StoreLayout.classDirectory(.private)
-        for shard in try StoreFileSystem.listDirectory(layout.absolute(privateFolder)).sorted() where StoreLayout.isShardName(shard) {
+        for shard in try StoreFileSystem.listDirectory(layout.absolute(privateFolder)).sorted()
+        where StoreLayout.isShardName(shard) {
             for name in try StoreFileSystem.listDirectory(layout.absolute(privateFolder + "/" + shard)).sorted() {
                 guard let tagHash = StoreLayout.tagHash(fromItemName: name),
-                      let loaded = try loadItem(.private, tagHash: tagHash, knownTag: nil, secrets: .key(old), anyGroup: true) else { continue }
+                    let loaded = try loadItem(
+                        .private, tagHash: tagHash, knownTag: nil, secrets: .key(old), anyGroup: true)
+                else { continue }
                 // A token key's item holds only its public key and the reference: nothing to seal.
                 guard loaded.metadata.token == nil else { continue }
-                var contents = try encodeKeyItem(loaded.metadata, privateKey: loaded.privateKey!, publicKey: loaded.publicKey, storeKey: new)
+                var contents = try encodeKeyItem(
+                    loaded.metadata, privateKey: loaded.privateKey!, publicKey: loaded.publicKey, storeKey: new)
                 defer { wipe(&contents) }
                 try tx.stageFile(StoreLayout.itemPath(.private, tagHash: tagHash), contents: contents)
             }
         }
         let passwordFolder = StoreLayout.passwordDirectory
-        for shard in try StoreFileSystem.listDirectory(layout.absolute(passwordFolder)).sorted() where StoreLayout.isShardName(shard) {
+        for shard in try StoreFileSystem.listDirectory(layout.absolute(passwordFolder)).sorted()
+        where StoreLayout.isShardName(shard) {
             for name in try StoreFileSystem.listDirectory(layout.absolute(passwordFolder + "/" + shard)).sorted() {
                 guard let hash = StoreLayout.recordHash(fromName: name, digits: 128),
-                      let loaded = try loadPassword(hash: hash, anyGroup: true) else { continue }
+                    let loaded = try loadPassword(hash: hash, anyGroup: true)
+                else { continue }
                 let value = try openPassword(loaded, storeKey: old)
                 var contents = try encodePassword(loaded.metadata, value: value, storeKey: new)
                 defer { wipe(&contents) }

@@ -77,8 +77,10 @@ extension RSAKeyStore {
         var folders: [Int64] = []
         var newest = Int64.min
         func add(_ st: stat) {
-            folders += [Int64(bitPattern: UInt64(st.st_dev)), Int64(bitPattern: UInt64(st.st_ino)),
-                        Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec)]
+            folders += [
+                Int64(bitPattern: UInt64(st.st_dev)), Int64(bitPattern: UInt64(st.st_ino)),
+                Int64(st.st_mtim.tv_sec), Int64(st.st_mtim.tv_nsec)
+            ]
             newest = max(newest, Int64(st.st_mtim.tv_sec))
         }
         var st = stat()
@@ -99,7 +101,8 @@ extension RSAKeyStore {
             }
             for (_, entry) in shards.sorted(by: { $0.0 < $1.0 }) { add(entry) }
         }
-        return RSAKeyStoreStamp(folders: folders, isSettled: Int64(now.tv_sec) - newest >= Int64(RSAKeyStoreStamp.settlingInterval))
+        return RSAKeyStoreStamp(
+            folders: folders, isSettled: Int64(now.tv_sec) - newest >= Int64(RSAKeyStoreStamp.settlingInterval))
     }
 
     /// The keys and certificates of the store, each item file read once, with the
@@ -114,11 +117,14 @@ extension RSAKeyStore {
         var problems = keys.problems
         var certificates: [RSAStoredCertificate] = try withReadLock {
             readRecords(try certificateFileHashes(), path: StoreLayout.certificatePath, problems: &problems) { hash in
-                try loadCertificate(hash: hash).map { RSAStoredCertificate(attributes: $0.attributes, certificate: try Self.parsedCertificate($0)) }
+                try loadCertificate(hash: hash).map {
+                    RSAStoredCertificate(attributes: $0.attributes, certificate: try Self.parsedCertificate($0))
+                }
             }
         }
         certificates.sort { Self.certificatePrecedes($0.attributes, $1.attributes) }
-        return RSAKeyStoreSnapshot(stamp: stamp, keys: keys.items, publicKeys: publicKeys, certificates: certificates,
-                                   problems: problems.sorted { $0.path < $1.path })
+        return RSAKeyStoreSnapshot(
+            stamp: stamp, keys: keys.items, publicKeys: publicKeys, certificates: certificates,
+            problems: problems.sorted { $0.path < $1.path })
     }
 }

@@ -56,10 +56,14 @@ extension RSAKeyStore {
         defer { wipe(&wrappingBytes) }
         let wrapped = try tpmKey.publicKey.encrypt(wrappingBytes, padding: StoreTPMSeal.padding)
         let sealed = try storeKey.localKey().withUnsafeBytes {
-            Sodium.seal($0, key: wrapping, associatedData: StoreTPMSeal.associatedData(keyID: record.keyID, fingerprint: tpmKey.publicKey.fingerprint))
+            Sodium.seal(
+                $0, key: wrapping,
+                associatedData: StoreTPMSeal.associatedData(
+                    keyID: record.keyID, fingerprint: tpmKey.publicKey.fingerprint))
         }
-        let seal = StoreTPMSeal(key: tpmKey.reference, publicKey: Base64.encode(tpmKey.publicKey.derRepresentation),
-                                wrappedKey: Base64.encode(wrapped), sealedStoreKey: Base64.encode(sealed))
+        let seal = StoreTPMSeal(
+            key: tpmKey.reference, publicKey: Base64.encode(tpmKey.publicKey.derRepresentation),
+            wrappedKey: Base64.encode(wrapped), sealedStoreKey: Base64.encode(sealed))
         try withWriteTransaction { tx in
             guard var current = try readProtection(), current.keyID == record.keyID else {
                 throw RSAError.keychainProtection(reason: "the store's protection changed meanwhile")
@@ -83,22 +87,27 @@ extension RSAKeyStore {
             throw RSAError.keychainProtection(reason: "the store key is not sealed to a TPM")
         }
         guard let spki = try? Base64.decode(Array(seal.publicKey.utf8), strict: true),
-              let publicKey = try? RSAPublicKey(derRepresentation: spki),
-              let wrapped = try? Base64.decode(Array(seal.wrappedKey.utf8), strict: true),
-              let sealed = try? Base64.decode(Array(seal.sealedStoreKey.utf8), strict: true) else {
+            let publicKey = try? RSAPublicKey(derRepresentation: spki),
+            let wrapped = try? Base64.decode(Array(seal.wrappedKey.utf8), strict: true),
+            let sealed = try? Base64.decode(Array(seal.sealedStoreKey.utf8), strict: true)
+        else {
             throw RSAError.keychainProtection(reason: "the protection record's TPM seal is damaged")
         }
         let key = RSATokenKey(reference: seal.key, publicKey: publicKey, tpm: tpmConfiguration)
         var wrapping: [UInt8]
         do {
-            wrapping = try key.decrypt(wrapped, padding: StoreTPMSeal.padding, pin: pin ?? RSASecretBytes(zeroedCount: 0))
+            wrapping = try key.decrypt(
+                wrapped, padding: StoreTPMSeal.padding, pin: pin ?? RSASecretBytes(zeroedCount: 0))
         } catch RSAError.decryptionFailed {
             throw RSAError.tpmKeyLost(reason: "the TPM does not open the store key's seal")
         }
         let kek = RSASecretBytes(consuming: &wrapping)
         guard kek.count == Sodium.keyByteCount,
-              let storeKey = Sodium.open(sealed, key: kek, associatedData: StoreTPMSeal.associatedData(keyID: record.keyID, fingerprint: publicKey.fingerprint)),
-              storeKey.count == Sodium.keyByteCount else {
+            let storeKey = Sodium.open(
+                sealed, key: kek,
+                associatedData: StoreTPMSeal.associatedData(keyID: record.keyID, fingerprint: publicKey.fingerprint)),
+            storeKey.count == Sodium.keyByteCount
+        else {
             throw RSAError.tpmKeyLost(reason: "the store key's TPM seal does not open")
         }
         unlocked.withLock { $0 = UnlockedStoreKey(keyID: record.keyID, key: storeKey) }

@@ -29,10 +29,12 @@ extension RSAKeyStore {
         let publicKey = key.publicKey
         let pem = publicKey.pemRepresentation
         let requests = [
-            NewItem(keyClass: .public, tag: tag, label: label, keySizeInBits: publicKey.modulusBitCount,
-                    fingerprint: publicKey.fingerprint, pem: pem),
-            NewItem(keyClass: .private, tag: tag, label: label, keySizeInBits: publicKey.modulusBitCount,
-                    fingerprint: publicKey.fingerprint, pem: pem, token: key.reference),
+            NewItem(
+                keyClass: .public, tag: tag, label: label, keySizeInBits: publicKey.modulusBitCount,
+                fingerprint: publicKey.fingerprint, pem: pem),
+            NewItem(
+                keyClass: .private, tag: tag, label: label, keySizeInBits: publicKey.modulusBitCount,
+                fingerprint: publicKey.fingerprint, pem: pem, token: key.reference)
         ]
         let added = try withWriteTransaction { tx in
             try stage(requests, replace: replace, into: &tx)
@@ -60,7 +62,8 @@ extension RSAKeyStore {
         }
         let loaded = try loadByTag(tag, .private)
         guard let reference = loaded.metadata.token else { return nil }
-        return RSATokenKey(reference: reference, publicKey: loaded.publicKey, tpm: reference.isTPM ? tpmConfiguration : nil)
+        return RSATokenKey(
+            reference: reference, publicKey: loaded.publicKey, tpm: reference.isTPM ? tpmConfiguration : nil)
     }
 
     /// The token key of the private item with this item id, or nil when that item holds its
@@ -75,7 +78,8 @@ extension RSAKeyStore {
         let loaded = try withReadLock { try loadItem(.private, tagHash: tagHash, knownTag: nil, secrets: .none) }
         guard let loaded, loaded.attributes.itemID == id else { throw notFound }
         guard let reference = loaded.metadata.token else { return nil }
-        return RSATokenKey(reference: reference, publicKey: loaded.publicKey, tpm: reference.isTPM ? tpmConfiguration : nil)
+        return RSATokenKey(
+            reference: reference, publicKey: loaded.publicKey, tpm: reference.isTPM ? tpmConfiguration : nil)
     }
 
     /// How this store's TPM keys reach the TPM: tpm2-pkcs11's database in the store's `tpm`

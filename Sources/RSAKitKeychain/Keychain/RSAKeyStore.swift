@@ -156,9 +156,12 @@ public final class RSAKeyStore: Sendable {
     ///   folder or private item file with group or other bits (unless allowed);
     ///   `RSAError.storeIOError` when the folder cannot be created or read, exists and is not
     ///   an rsakit store, or its format is unknown.
-    public convenience init(path: String? = nil, createIfMissing: Bool = true, allowInsecurePermissions: Bool = false) throws {
-        try self.init(opening: path, createIfMissing: createIfMissing, allowInsecurePermissions: allowInsecurePermissions,
-                      accessGroups: nil)
+    public convenience init(path: String? = nil, createIfMissing: Bool = true, allowInsecurePermissions: Bool = false)
+        throws
+    {
+        try self.init(
+            opening: path, createIfMissing: createIfMissing, allowInsecurePermissions: allowInsecurePermissions,
+            accessGroups: nil)
     }
 
     /// Open the store at `path` as ``init(path:createIfMissing:allowInsecurePermissions:)``
@@ -177,14 +180,18 @@ public final class RSAKeyStore: Sendable {
     ///   that is not a group name (nothing is opened or created); every error of
     ///   ``init(path:createIfMissing:allowInsecurePermissions:)``.
     public convenience init(
-        path: String? = nil, accessGroups: [String], createIfMissing: Bool = true, allowInsecurePermissions: Bool = false
+        path: String? = nil, accessGroups: [String], createIfMissing: Bool = true,
+        allowInsecurePermissions: Bool = false
     ) throws {
         try RSAKeyStore.validateAccessGroups(accessGroups)
-        try self.init(opening: path, createIfMissing: createIfMissing, allowInsecurePermissions: allowInsecurePermissions,
-                      accessGroups: accessGroups)
+        try self.init(
+            opening: path, createIfMissing: createIfMissing, allowInsecurePermissions: allowInsecurePermissions,
+            accessGroups: accessGroups)
     }
 
-    private init(opening path: String?, createIfMissing: Bool, allowInsecurePermissions: Bool, accessGroups: [String]?) throws {
+    private init(opening path: String?, createIfMissing: Bool, allowInsecurePermissions: Bool, accessGroups: [String]?)
+        throws
+    {
         self.accessGroups = accessGroups
         let chosen = try path ?? RSAKeyStore.defaultLocation()
         guard !chosen.isEmpty else {
@@ -248,11 +255,14 @@ public final class RSAKeyStore: Sendable {
         guard let version = try StoreFileSystem.readFile(layout.versionPath, maximumByteCount: 256) else {
             return false
         }
-        guard version.bytes.elementsEqual(StoreLayout.versionText.utf8)
-                || version.bytes.elementsEqual(StoreLayout.versionTextV1.utf8) else {
+        guard
+            version.bytes.elementsEqual(StoreLayout.versionText.utf8)
+                || version.bytes.elementsEqual(StoreLayout.versionTextV1.utf8)
+        else {
             throw RSAError.storeIOError(
                 path: layout.versionPath,
-                reason: "unsupported store format \"\(String(decoding: version.bytes, as: UTF8.self).trimmingNewlines)\"")
+                reason:
+                    "unsupported store format \"\(String(decoding: version.bytes, as: UTF8.self).trimmingNewlines)\"")
         }
         return true
     }
@@ -322,7 +332,8 @@ public final class RSAKeyStore: Sendable {
                     if strncmp(name, temporaryPrefix, temporaryPrefix.count) == 0 {
                         stale.append(shardFolder + "/" + String(cString: name))
                     } else if StoreFileSystem.permissions(st) & layout.permissions.forbiddenBits != 0
-                                || (layout.permissions.sharedGroup.map { st.st_gid != $0 } ?? false) {
+                        || (layout.permissions.sharedGroup.map { st.st_gid != $0 } ?? false)
+                    {
                         try check(shardFolder + "/" + String(cString: name), st)
                     }
                 }
@@ -373,7 +384,8 @@ public final class RSAKeyStore: Sendable {
         guard byteCount > 0 else { throw RSAError.invalidTag(reason: "the application tag is empty") }
         guard byteCount <= maximumTagByteCount else {
             throw RSAError.invalidTag(
-                reason: "the application tag is \(byteCount) bytes of UTF-8; at most \(maximumTagByteCount) are allowed")
+                reason: "the application tag is \(byteCount) bytes of UTF-8; at most \(maximumTagByteCount) are allowed"
+            )
         }
     }
 

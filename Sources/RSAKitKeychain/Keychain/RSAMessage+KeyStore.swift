@@ -24,8 +24,10 @@ extension RSAMessage {
         format: RSAMessageFormat? = nil, rawPadding: RSAEncryptionPadding = .pkcs1v15,
         temporaryDirectory: String? = nil
     ) throws {
-        try decrypt(from: &source, to: &sink, format: format, rawPadding: rawPadding,
-                    temporaryDirectory: temporaryDirectory) { fingerprint in
+        try decrypt(
+            from: &source, to: &sink, format: format, rawPadding: rawPadding,
+            temporaryDirectory: temporaryDirectory
+        ) { fingerprint in
             guard let fingerprint else { throw RSAError.messageNamesNoRecipient }
             return try recipientPrivateKey(in: store, fingerprint: fingerprint)
         }
@@ -40,17 +42,16 @@ extension RSAMessage {
         return sink.bytes
     }
 
-
     /// Decrypt the container at `inputPath` into `outputPath` (written only on success) with
     /// the key `store` holds for its recipient.
     /// - Throws: as ``decryptFile(atPath:toPath:with:format:rawPadding:)`` and the streaming
     ///   store form.
-    public static func decryptFile(atPath inputPath: String, toPath outputPath: String, using store: RSAKeyStore) throws {
+    public static func decryptFile(atPath inputPath: String, toPath outputPath: String, using store: RSAKeyStore) throws
+    {
         try withFiles(inputPath, outputPath) { source, sink, folder in
             try decrypt(from: &source, to: &sink, using: store, temporaryDirectory: folder)
         }
     }
-
 
     /// The private key in `store` whose public key has `fingerprint` (a container's
     /// ``RSAMessageContainer/Header/recipientFingerprint``).
@@ -58,7 +59,9 @@ extension RSAMessage {
     ///   `publicKeyFingerprint`) when the store has no such private key (it may hold the
     ///   public half: ``RSAKeyStore/keyItems(fingerprint:)`` tells); or the store's errors
     ///   reading the item.
-    public static func recipientPrivateKey(in store: RSAKeyStore, fingerprint: RSAKeyFingerprint) throws -> RSAPrivateKey {
+    public static func recipientPrivateKey(in store: RSAKeyStore, fingerprint: RSAKeyFingerprint) throws
+        -> RSAPrivateKey
+    {
         let items = try store.keyItems(fingerprint: fingerprint)
         guard let item = items.first(where: { $0.keyClass == .private }) else {
             throw RSAError.itemNotFound(

@@ -14,7 +14,9 @@ extension RSAMessage {
     /// (``decrypt(_:using:)`` with `[UInt8]`) as an `async` call.
     /// - Returns: the plaintext.
     /// - Throws: `CancellationError`; every error of the synchronous form.
-    public static func decrypt(_ message: Data, using store: RSAKeyStore, maximumWorkers: Int? = nil) async throws -> Data {
+    public static func decrypt(_ message: Data, using store: RSAKeyStore, maximumWorkers: Int? = nil) async throws
+        -> Data
+    {
         try await RSAWorkerBudget.run(maximumWorkers: maximumWorkers) { flag in
             var source = CancellationCheckingSource(inner: RSAArrayByteSource([UInt8](message)), flag: flag)
             var sink = RSAArrayByteSink()
@@ -27,8 +29,10 @@ extension RSAMessage {
     /// (``decryptFile(atPath:toPath:using:)``) as an `async` call; the output appears only
     /// on success, cancellation included.
     /// - Throws: `CancellationError`; every error of the synchronous form.
-    public static func decryptFile(at input: URL, to output: URL, using store: RSAKeyStore,
-                                   maximumWorkers: Int? = nil) async throws {
+    public static func decryptFile(
+        at input: URL, to output: URL, using store: RSAKeyStore,
+        maximumWorkers: Int? = nil
+    ) async throws {
         try await RSAWorkerBudget.run(maximumWorkers: maximumWorkers) { flag in
             try withFiles(input.path, output.path) { source, sink, folder in
                 var checked = CancellationCheckingSource(inner: source, flag: flag)

@@ -14,7 +14,9 @@ public final class RSASecretBytes: @unchecked Sendable {
     // At least one byte is allocated, so that the buffers handed out always have a base
     // address (C APIs want a valid pointer even for an empty passphrase).
     private let storage: UnsafeMutableRawBufferPointer
-    private var pointer: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(rebasing: storage[0..<byteCount]) }
+    private var pointer: UnsafeMutableRawBufferPointer {
+        UnsafeMutableRawBufferPointer(rebasing: storage[0..<byteCount])
+    }
     private let byteCount: Int
 
     /// The number of bytes.

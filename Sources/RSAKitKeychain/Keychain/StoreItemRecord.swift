@@ -58,10 +58,13 @@ package struct StoreItemMetadata: Codable, Equatable {
 extension StoreItemMetadata {
     /// A key item's record as the store writes it, unsealed and in memory (its memberwise
     /// initialiser is not visible outside this module: the fuzzing entry points build one).
-    package static func record(format: Int, itemID: String, keyClass: RSAKeyClass, applicationTag: String, label: String?,
-                               keySizeInBits: Int, fingerprint: String, creationDate: String) -> StoreItemMetadata {
-        StoreItemMetadata(format: format, itemID: itemID, keyClass: keyClass, applicationTag: applicationTag, label: label,
-                          keySizeInBits: keySizeInBits, fingerprint: fingerprint, creationDate: creationDate)
+    package static func record(
+        format: Int, itemID: String, keyClass: RSAKeyClass, applicationTag: String, label: String?,
+        keySizeInBits: Int, fingerprint: String, creationDate: String
+    ) -> StoreItemMetadata {
+        StoreItemMetadata(
+            format: format, itemID: itemID, keyClass: keyClass, applicationTag: applicationTag, label: label,
+            keySizeInBits: keySizeInBits, fingerprint: fingerprint, creationDate: creationDate)
     }
 }
 
@@ -106,7 +109,8 @@ package enum StoreItemRecord {
     package static func decode(_ bytes: [UInt8]) throws -> (metadata: StoreItemMetadata, pem: String) {
         guard !bytes.isEmpty else { throw StoreDamage("the file is empty") }
         guard let firstNewline = bytes.firstIndex(of: 0x0A),
-              bytes[..<firstNewline].elementsEqual(magicLine.utf8) else {
+            bytes[..<firstNewline].elementsEqual(magicLine.utf8)
+        else {
             throw StoreDamage("the file does not start with \"\(magicLine)\"")
         }
         let jsonStart = firstNewline + 1
@@ -169,7 +173,8 @@ package enum StoreItemRecord {
         // 0123456789012345678901234
         // YYYY-MM-DDTHH:MM:SS.mmmZ
         guard chars.count == 24, chars[4] == 0x2D, chars[7] == 0x2D, chars[10] == 0x54,
-              chars[13] == 0x3A, chars[16] == 0x3A, chars[19] == 0x2E, chars[23] == 0x5A else { return nil }
+            chars[13] == 0x3A, chars[16] == 0x3A, chars[19] == 0x2E, chars[23] == 0x5A
+        else { return nil }
         func number(_ range: Range<Int>) -> Int? {
             var value = 0
             for c in chars[range] {
@@ -179,8 +184,9 @@ package enum StoreItemRecord {
             return value
         }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-              let millis = number(20..<23) else { return nil }
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            let millis = number(20..<23)
+        else { return nil }
         var parts = tm()
         parts.tm_year = Int32(year - 1900)
         parts.tm_mon = Int32(month - 1)

@@ -100,7 +100,8 @@ internal struct StoreLayout: Sendable {
     static let recordDirectories = [passwordDirectory, certificateDirectory, crlDirectory, ocspDirectory]
 
     /// The folders a new store is made with; the others are made by the first write into them.
-    static let initialDirectories = RSAKeyClass.allCases.map(classDirectory)
+    static let initialDirectories =
+        RSAKeyClass.allCases.map(classDirectory)
         + [indexDirectory, fingerprintIndexDirectory, passwordDirectory, certificateDirectory]
 
     /// Every name the store's own folder may hold (beside temporary files and nested
@@ -148,11 +149,14 @@ internal struct StoreLayout: Sendable {
     }
 
     /// (F, H, class) from an index entry name "F.H.class", or nil.
-    static func parseFingerprintEntry(_ name: String) -> (fingerprintHex: String, tagHash: String, keyClass: RSAKeyClass)? {
+    static func parseFingerprintEntry(_ name: String) -> (
+        fingerprintHex: String, tagHash: String, keyClass: RSAKeyClass
+    )? {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, StoreHex.isLowerHex(parts[0], count: 64),
-              StoreHex.isLowerHex(parts[1], count: 64),
-              let keyClass = RSAKeyClass(rawValue: String(parts[2])) else { return nil }
+            StoreHex.isLowerHex(parts[1], count: 64),
+            let keyClass = RSAKeyClass(rawValue: String(parts[2]))
+        else { return nil }
         return (String(parts[0]), String(parts[1]), keyClass)
     }
 
@@ -248,7 +252,8 @@ internal struct StoreLayout: Sendable {
     static func certificateHash(issuer: String, serialNumber: [UInt8], group: String) -> String {
         let name = Array(issuer.utf8)
         let n = UInt32(name.count)
-        let bytes = [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)] + name + serialNumber
+        let bytes =
+            [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)] + name + serialNumber
         return groupHash(bytes, group: group)
     }
 
@@ -269,15 +274,18 @@ internal struct StoreLayout: Sendable {
     /// "index/fingerprint/ff/F.C.certificate": certificate C's public key has fingerprint F
     /// (beside the key entries "F.H.public" / "F.H.private", which is how identities link).
     static func certificateKeyEntry(fingerprintHex: String, certificateHash: String) -> String {
-        fingerprintShard(fingerprintHex) + "/" + fingerprintHex + "." + certificateHash + "." + RecordKind.certificate.rawValue
+        fingerprintShard(fingerprintHex) + "/" + fingerprintHex + "." + certificateHash + "."
+            + RecordKind.certificate.rawValue
     }
 
     /// C from a fingerprint index entry name "F.C.certificate" with this F, or nil when the
     /// name is not one (a key's entry "F.H.public", another fingerprint, anything else).
     static func certificateHash(fromKeyEntry name: String, fingerprintHex: String) -> String? {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == Substring(fingerprintHex), parts[2] == Substring(RecordKind.certificate.rawValue),
-              StoreHex.isLowerHex(parts[1], count: 64) else { return nil }
+        guard parts.count == 3, parts[0] == Substring(fingerprintHex),
+            parts[2] == Substring(RecordKind.certificate.rawValue),
+            StoreHex.isLowerHex(parts[1], count: 64)
+        else { return nil }
         return String(parts[1])
     }
 
@@ -318,8 +326,9 @@ internal struct StoreLayout: Sendable {
     static func parseItemID(_ id: String) -> (tagHash: String, keyClass: RSAKeyClass)? {
         let parts = id.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, StoreHex.isLowerHex(parts[0], count: 64),
-              let keyClass = RSAKeyClass(rawValue: String(parts[1])),
-              StoreHex.isLowerHex(parts[2], count: 16) else { return nil }
+            let keyClass = RSAKeyClass(rawValue: String(parts[1])),
+            StoreHex.isLowerHex(parts[2], count: 16)
+        else { return nil }
         return (String(parts[0]), keyClass)
     }
 }

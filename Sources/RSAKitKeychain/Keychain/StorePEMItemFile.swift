@@ -58,7 +58,9 @@ internal struct StorePEMItemFile<Metadata: Decodable> {
     /// - Throws: `RSAError.damagedItem` naming the label or the fingerprint.
     func der(label: String, fingerprint: String, noun: String) throws -> [UInt8] {
         let document = PEMDocument(scanning: Array(body))
-        guard document.blocks.count == 1, document.blocks[0].label == label, let der = try? document.decode(document.blocks[0]).der else {
+        guard document.blocks.count == 1, document.blocks[0].label == label,
+            let der = try? document.decode(document.blocks[0]).der
+        else {
             throw damaged("the PEM block is not one \"\(label)\"")
         }
         guard StoreHex.encode(RSAHashAlgorithm.sha256.hash(der)) == fingerprint else {

@@ -85,7 +85,9 @@ package struct UnlockedStoreKey: Sendable {
     private enum AgentRefusal: Error { case doesNotOpen }
 
     /// The first field of the agent's ok response.
-    private static func agentRequest(_ socketPath: String, _ operation: AgentWire.Operation, _ fields: [[UInt8]]) throws -> [UInt8] {
+    private static func agentRequest(_ socketPath: String, _ operation: AgentWire.Operation, _ fields: [[UInt8]]) throws
+        -> [UInt8]
+    {
         let response: AgentWire.Message
         do {
             response = try AgentWire.request(socketPath, AgentWire.Message(operation, fields))
@@ -95,7 +97,9 @@ package struct UnlockedStoreKey: Sendable {
         switch response.operation {
         case .ok where response.fields.count == 1:
             return response.fields[0]
-        case .error where response.fields.first.map({ String(decoding: $0, as: UTF8.self) }) == "the sealed secret does not open under the store key":
+        case .error
+        where response.fields.first.map({ String(decoding: $0, as: UTF8.self) })
+            == "the sealed secret does not open under the store key":
             throw AgentRefusal.doesNotOpen
         default:
             throw RSAError.keychainLocked
@@ -118,7 +122,9 @@ internal enum StoreSealing {
 
     /// The associated data of the sealed store key.
     static func storeKeyAssociatedData(_ record: StoreProtectionRecord) -> [UInt8] {
-        Array("rsakit keychain store key 1\u{0}\(record.opsLimit)\u{0}\(record.memoryLimitByteCount)\u{0}\(record.salt)\u{0}\(record.keyID)".utf8)
+        Array(
+            "rsakit keychain store key 1\u{0}\(record.opsLimit)\u{0}\(record.memoryLimitByteCount)\u{0}\(record.salt)\u{0}\(record.keyID)"
+                .utf8)
     }
 
     /// Seal `secret` with the store key. - Throws: as ``UnlockedStoreKey/seal(_:associatedData:)``.
@@ -168,15 +174,18 @@ internal struct StoreProtectionRecord: Codable, Equatable {
     static func decode(_ bytes: [UInt8], path: String) throws -> StoreProtectionRecord {
         let magic = Array((magicLine + "\n").utf8)
         guard bytes.starts(with: magic),
-              let record = try? JSONDecoder().decode(StoreProtectionRecord.self, from: Data(bytes[magic.count...])),
-              record.format == 1, record.kdf == "argon2id13" else {
+            let record = try? JSONDecoder().decode(StoreProtectionRecord.self, from: Data(bytes[magic.count...])),
+            record.format == 1, record.kdf == "argon2id13"
+        else {
             throw RSAError.storeIOError(path: path, reason: "the protection record is damaged or of an unknown format")
         }
         return record
     }
 
     /// A new record sealing `storeKey` under a key derived from `passphrase`.
-    static func make(storeKey: UnlockedStoreKey, passphrase: RSASecretBytes, parameters: RSAArgon2idParameters) throws -> StoreProtectionRecord {
+    static func make(storeKey: UnlockedStoreKey, passphrase: RSASecretBytes, parameters: RSAArgon2idParameters) throws
+        -> StoreProtectionRecord
+    {
         let salt = SystemRandomSource().bytes(Sodium.saltByteCount)
         var record = StoreProtectionRecord(
             opsLimit: parameters.opsLimit, memoryLimitByteCount: parameters.memoryLimitByteCount,
@@ -195,12 +204,14 @@ internal struct StoreProtectionRecord: Codable, Equatable {
     /// - Throws: `RSAError.wrongPassphrase`; `RSAError.invalidKDFParameters`.
     func open(passphrase: RSASecretBytes) throws -> UnlockedStoreKey {
         guard let salt = try? Base64.decode(Array(self.salt.utf8), strict: true), salt.count == Sodium.saltByteCount,
-              let sealed = try? Base64.decode(Array(sealedStoreKey.utf8), strict: true) else {
+            let sealed = try? Base64.decode(Array(sealedStoreKey.utf8), strict: true)
+        else {
             throw RSAError.keychainProtection(reason: "the protection record is damaged")
         }
         let kek = try Sodium.argon2id(passphrase: passphrase, salt: salt, parameters: try parameters)
         guard let key = Sodium.open(sealed, key: kek, associatedData: StoreSealing.storeKeyAssociatedData(self)),
-              key.count == Sodium.keyByteCount else {
+            key.count == Sodium.keyByteCount
+        else {
             throw RSAError.wrongPassphrase
         }
         return UnlockedStoreKey(keyID: keyID, key: key)

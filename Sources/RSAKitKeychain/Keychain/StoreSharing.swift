@@ -47,12 +47,14 @@ internal struct StorePermissions: Sendable, Equatable {
         }
         if mode & forbiddenBits != 0 {
             return .insecureSharedStore(
-                path: path, reason: "mode 0\(String(mode, radix: 8)) lets users outside group \(StoreSharing.groupName(group)) in "
+                path: path,
+                reason: "mode 0\(String(mode, radix: 8)) lets users outside group \(StoreSharing.groupName(group)) in "
                     + "(run 'chmod o-rwx \(path)')")
         }
         if st.st_gid != group {
             return .insecureSharedStore(
-                path: path, reason: "it belongs to group \(StoreSharing.groupName(st.st_gid)), not to the store's group "
+                path: path,
+                reason: "it belongs to group \(StoreSharing.groupName(st.st_gid)), not to the store's group "
                     + "\(StoreSharing.groupName(group)) (run 'chgrp \(StoreSharing.groupName(group)) \(path)')")
         }
         return nil
@@ -74,7 +76,10 @@ internal enum StoreSharing {
     /// Run a reentrant lookup (`getpwuid_r` and the like) with a scratch buffer, grown on
     /// ERANGE, and read what it found while the buffer lives; nil when nothing was found.
     private static func lookup<Entry, Value>(
-        _ call: (UnsafeMutablePointer<Entry>, UnsafeMutablePointer<CChar>, Int, UnsafeMutablePointer<UnsafeMutablePointer<Entry>?>) -> Int32,
+        _ call: (
+            UnsafeMutablePointer<Entry>, UnsafeMutablePointer<CChar>, Int,
+            UnsafeMutablePointer<UnsafeMutablePointer<Entry>?>
+        ) -> Int32,
         _ read: (Entry) -> Value?
     ) -> Value? {
         let entry = UnsafeMutablePointer<Entry>.allocate(capacity: 1)
@@ -136,12 +141,14 @@ internal enum StoreSharing {
         guard let file else { return .private }
         let text = String(decoding: file.bytes, as: UTF8.self)
         guard text.hasPrefix(header), text.hasSuffix("\n"),
-              let gid = gid_t(text.dropFirst(header.count).dropLast().replacingPrefix("gid ")) else {
+            let gid = gid_t(text.dropFirst(header.count).dropLast().replacingPrefix("gid "))
+        else {
             throw RSAError.storeIOError(path: path, reason: "not a sharing file of this rsakit version")
         }
         guard st.st_gid == gid else {
             throw RSAError.insecureSharedStore(
-                path: root, reason: "the store is shared with group \(groupName(gid)), but the folder belongs to group "
+                path: root,
+                reason: "the store is shared with group \(groupName(gid)), but the folder belongs to group "
                     + "\(groupName(st.st_gid))")
         }
         return StorePermissions(sharedGroup: gid)
@@ -192,7 +199,9 @@ extension RSAKeyStore {
     ///   `RSAError.storeIOError` when the folder holds files already or is a store not shared
     ///   with that group, or when the group cannot be given (the caller is not a member);
     ///   every error of opening a store.
-    public static func createShared(path: String, unixGroup: String, accessGroups: [String]? = nil) throws -> RSAKeyStore {
+    public static func createShared(path: String, unixGroup: String, accessGroups: [String]? = nil) throws
+        -> RSAKeyStore
+    {
         guard let gid = StoreSharing.groupID(named: unixGroup) else {
             throw RSAError.invalidAttribute(reason: "no Unix group is named \"\(unixGroup)\"")
         }
@@ -219,14 +228,17 @@ extension RSAKeyStore {
             var parent = ""
             for part in StoreFileSystem.parent(of: root).split(separator: "/") {
                 parent += "/" + part
-                guard mkdir(parent, 0o755) == 0 || errno == EEXIST else { throw StoreFileSystem.ioError("mkdir", parent) }
+                guard mkdir(parent, 0o755) == 0 || errno == EEXIST else {
+                    throw StoreFileSystem.ioError("mkdir", parent)
+                }
             }
             guard mkdir(root, 0o700) == 0 || errno == EEXIST else { throw StoreFileSystem.ioError("mkdir", root) }
         }
         guard chown(root, uid_t.max, gid) == 0 else {
             let code = errno
             throw RSAError.storeIOError(
-                path: root, reason: "chown to group \(unixGroup): \(StoreFileSystem.errnoText(code))"
+                path: root,
+                reason: "chown to group \(unixGroup): \(StoreFileSystem.errnoText(code))"
                     + (code == EPERM ? " (only root and members of the group may make a store shared with it)" : ""))
         }
         guard chmod(root, permissions.directoryMode) == 0 else { throw StoreFileSystem.ioError("chmod", root) }

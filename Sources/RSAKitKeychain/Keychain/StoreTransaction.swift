@@ -200,7 +200,7 @@ internal struct StoreTransaction {
                 reason: "the journal of an interrupted write is not readable; move it away to open the store")
         }
         guard journal.format == 1,
-              journal.operations.allSatisfy({ isSafeRelativePath($0.path) && ($0.from.map(isSafeRelativePath) ?? true) })
+            journal.operations.allSatisfy({ isSafeRelativePath($0.path) && ($0.from.map(isSafeRelativePath) ?? true) })
         else {
             throw RSAError.storeIOError(path: layout.journalPath, reason: "the journal names paths outside the store")
         }

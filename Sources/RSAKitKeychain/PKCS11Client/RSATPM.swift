@@ -49,7 +49,7 @@ public struct RSATPMConfiguration: Sendable, Equatable {
         "/usr/lib/x86_64-linux-gnu/pkcs11/libtpm2_pkcs11.so",
         "/usr/lib/aarch64-linux-gnu/pkcs11/libtpm2_pkcs11.so",
         "/usr/lib64/pkcs11/libtpm2_pkcs11.so",
-        "/usr/lib/pkcs11/libtpm2_pkcs11.so",
+        "/usr/lib/pkcs11/libtpm2_pkcs11.so"
     ]
 
     /// A configuration for the database in `databaseDirectory`.
@@ -61,7 +61,8 @@ public struct RSATPMConfiguration: Sendable, Equatable {
     public init(databaseDirectory: String, tcti: String? = nil, modulePath: String? = nil) {
         self.databaseDirectory = databaseDirectory
         self.tcti = tcti ?? RSATPMConfiguration.environment("RSAKIT_TPM_TCTI") ?? RSATPMConfiguration.defaultTCTI
-        self.modulePath = modulePath ?? RSATPMConfiguration.environment("RSAKIT_TPM_PKCS11_MODULE")
+        self.modulePath =
+            modulePath ?? RSATPMConfiguration.environment("RSAKIT_TPM_PKCS11_MODULE")
             ?? RSATPMConfiguration.modulePathCandidates.first { access($0, F_OK) == 0 }
             ?? RSATPMConfiguration.modulePathCandidates[0]
     }
@@ -81,11 +82,17 @@ public struct RSATPMConfiguration: Sendable, Equatable {
     /// - Throws: `RSAError.tpmUnavailable` naming what to install or which group to join.
     func prepare() throws {
         guard access(modulePath, F_OK) == 0 else {
-            throw RSAError.tpmUnavailable(reason: "tpm2-pkcs11 is not installed (no \(modulePath)): install libtpm2-pkcs11-1 (apt install libtpm2-pkcs11-1), or set RSAKIT_TPM_PKCS11_MODULE")
+            throw RSAError.tpmUnavailable(
+                reason:
+                    "tpm2-pkcs11 is not installed (no \(modulePath)): install libtpm2-pkcs11-1 (apt install libtpm2-pkcs11-1), or set RSAKIT_TPM_PKCS11_MODULE"
+            )
         }
         if let device = devicePath {
             guard access(device, F_OK) == 0 else {
-                throw RSAError.tpmUnavailable(reason: "no TPM: \(device) does not exist (enable the TPM 2.0 in the firmware, add a vTPM to the virtual machine, or set RSAKIT_TPM_TCTI)")
+                throw RSAError.tpmUnavailable(
+                    reason:
+                        "no TPM: \(device) does not exist (enable the TPM 2.0 in the firmware, add a vTPM to the virtual machine, or set RSAKIT_TPM_TCTI)"
+                )
             }
             // Opened once here, as tpm2-tss will: the kernel refuses a second opener of the
             // raw /dev/tpm0 (EBUSY) while the resource manager /dev/tpmrm0 takes any number.
@@ -93,9 +100,15 @@ public struct RSATPMConfiguration: Sendable, Equatable {
             guard fd >= 0 else {
                 switch errno {
                 case EACCES, EPERM:
-                    throw RSAError.tpmUnavailable(reason: "permission denied on \(device): join the 'tss' group (usermod -aG tss $USER, then log in again)")
+                    throw RSAError.tpmUnavailable(
+                        reason:
+                            "permission denied on \(device): join the 'tss' group (usermod -aG tss $USER, then log in again)"
+                    )
                 case EBUSY:
-                    throw RSAError.tpmUnavailable(reason: "the TPM at \(device) is in use by another process (use the resource manager, device:/dev/tpmrm0, or tpm2-abrmd)")
+                    throw RSAError.tpmUnavailable(
+                        reason:
+                            "the TPM at \(device) is in use by another process (use the resource manager, device:/dev/tpmrm0, or tpm2-abrmd)"
+                    )
                 default:
                     throw RSAError.tpmUnavailable(reason: "cannot open \(device): \(String(cString: strerror(errno)))")
                 }
@@ -132,7 +145,7 @@ extension RSATokenKey {
     /// CKM_RSA_PKCS signing over a caller's DigestInfo, which it would do as raw RSA.
     static let tpmAllowedMechanisms: [UInt] = [
         UInt(CKM_RSA_PKCS), UInt(CKM_RSA_PKCS_OAEP), UInt(CKM_RSA_PKCS_PSS),
-        UInt(CKM_SHA1_RSA_PKCS), UInt(CKM_SHA256_RSA_PKCS), UInt(CKM_SHA384_RSA_PKCS), UInt(CKM_SHA512_RSA_PKCS),
+        UInt(CKM_SHA1_RSA_PKCS), UInt(CKM_SHA256_RSA_PKCS), UInt(CKM_SHA384_RSA_PKCS), UInt(CKM_SHA512_RSA_PKCS)
     ]
 
     /// Generate a key pair inside this machine's TPM (TPM2_Create under a primary key the
@@ -156,13 +169,18 @@ extension RSATokenKey {
     /// - Returns: the key, ``RSATokenKey/tpm`` set to `configuration`.
     /// - Throws: `RSAError.keySizeUnsupported` for another size, or one the TPM refuses;
     ///   `RSAError.tpmUnavailable`, `RSAError.tpmLockedOut`; `RSAError.tokenOperationFailed`.
-    public static func generateInTPM(_ configuration: RSATPMConfiguration, bits: Int, label: String, pin: RSASecretBytes?) throws -> RSATokenKey {
-        guard tpmModulusBitCounts.contains(bits) else { throw RSAError.keySizeUnsupported(bits: bits, reason: "a TPM key is 2048 or 3072 bits") }
+    public static func generateInTPM(
+        _ configuration: RSATPMConfiguration, bits: Int, label: String, pin: RSASecretBytes?
+    ) throws -> RSATokenKey {
+        guard tpmModulusBitCounts.contains(bits) else {
+            throw RSAError.keySizeUnsupported(bits: bits, reason: "a TPM key is 2048 or 3072 bits")
+        }
         try configuration.prepare()
         let created = try makeDirectories(configuration.databaseDirectory)
         do {
             let userPIN = pin ?? RSASecretBytes(zeroedCount: 0)
-            let tokenLabel = "rsakit " + randomID().prefix(8).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+            let tokenLabel =
+                "rsakit " + randomID().prefix(8).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
             try initialiseToken(configuration, label: tokenLabel, userPIN: userPIN)
             let uri = RSATokenURI(modulePath: configuration.modulePath, tokenLabel: tokenLabel)
             let session = try TokenSession(uri: uri, pin: userPIN, tpm: configuration)
@@ -170,15 +188,19 @@ extension RSATokenKey {
             let id = randomID()
             let publicKey: RSAPublicKey
             do {
-                publicKey = try session.generateKeyPair(bits: bits, id: id, label: label, allowedMechanisms: tpmAllowedMechanisms)
-            } catch RSAError.tokenOperationFailed(_, let code) where code == UInt(CKR_KEY_SIZE_RANGE) || code == UInt(CKR_ATTRIBUTE_VALUE_INVALID) {
+                publicKey = try session.generateKeyPair(
+                    bits: bits, id: id, label: label, allowedMechanisms: tpmAllowedMechanisms)
+            } catch RSAError.tokenOperationFailed(_, let code)
+                where code == UInt(CKR_KEY_SIZE_RANGE) || code == UInt(CKR_ATTRIBUTE_VALUE_INVALID)
+            {
                 throw RSAError.keySizeUnsupported(bits: bits, reason: "this TPM does not make keys of this size")
             }
             // tpm2-pkcs11 creates its database with the process umask; the folder is 0700,
             // and the file (wrapped key blobs, sealed PIN objects) is made private too.
             chmod(configuration.databaseDirectory + "/tpm2_pkcs11.sqlite3", 0o600)
-            let reference = RSATokenReference(modulePath: configuration.modulePath, tokenLabel: session.tokenLabel,
-                                              tokenSerial: session.tokenSerial, objectID: id, isTPM: true, requiresPIN: pin != nil)
+            let reference = RSATokenReference(
+                modulePath: configuration.modulePath, tokenLabel: session.tokenLabel,
+                tokenSerial: session.tokenSerial, objectID: id, isTPM: true, requiresPIN: pin != nil)
             session.close()
             let key = RSATokenKey(reference: reference, publicKey: publicKey, tpm: configuration)
             try key.settlePSSSaltLength(pin: userPIN)
@@ -202,16 +224,23 @@ extension RSATokenKey {
     /// A database rsakit cannot update (another tpm2-pkcs11 schema) leaves PSS refused.
     func settlePSSSaltLength(pin: RSASecretBytes) throws {
         guard let tpm else { return }
-        guard (try? RSATokenKey.setTokenConfiguration(tpm, tokenLabel: reference.tokenLabel, pssSignaturesGood: true)) != nil else { return }
+        guard
+            (try? RSATokenKey.setTokenConfiguration(tpm, tokenLabel: reference.tokenLabel, pssSignaturesGood: true))
+                != nil
+        else { return }
         let digest = RSAHashAlgorithm.sha256.hash(Array("rsakit: does this TPM sign RSA-PSS with salt = hLen?".utf8))
         var good = false
         do {
-            let signature = try self.signature(forDigest: digest, hash: .sha256, padding: .pss(saltLength: .digestLength), pin: pin)
-            good = publicKey.isValidSignature(signature, forDigest: digest, hash: .sha256, padding: .pss(saltLength: .digestLength))
+            let signature = try self.signature(
+                forDigest: digest, hash: .sha256, padding: .pss(saltLength: .digestLength), pin: pin)
+            good = publicKey.isValidSignature(
+                signature, forDigest: digest, hash: .sha256, padding: .pss(saltLength: .digestLength))
         } catch RSAError.keyRestricted {
             good = false
         }
-        if !good { try? RSATokenKey.setTokenConfiguration(tpm, tokenLabel: reference.tokenLabel, pssSignaturesGood: false) }
+        if !good {
+            try? RSATokenKey.setTokenConfiguration(tpm, tokenLabel: reference.tokenLabel, pssSignaturesGood: false)
+        }
     }
 
     /// Write the token configuration tpm2-pkcs11 1.9 reads (YAML, in the `config` column of
@@ -220,17 +249,24 @@ extension RSATokenKey {
     /// loaded with dlopen. Call only while no session of the module is open.
     /// - Throws: `RSAError.tpmUnavailable` when the database cannot be opened or updated.
     static func setTokenConfiguration(_ tpm: RSATPMConfiguration, tokenLabel: String, pssSignaturesGood: Bool) throws {
-        typealias Open = @convention(c) (UnsafePointer<CChar>, UnsafeMutablePointer<OpaquePointer?>, Int32, UnsafePointer<CChar>?) -> Int32
-        typealias Exec = @convention(c) (OpaquePointer?, UnsafePointer<CChar>, OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Int32
+        typealias Open =
+            @convention(c) (UnsafePointer<CChar>, UnsafeMutablePointer<OpaquePointer?>, Int32, UnsafePointer<CChar>?) ->
+            Int32
+        typealias Exec =
+            @convention(c) (
+                OpaquePointer?, UnsafePointer<CChar>, OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?
+            ) -> Int32
         typealias Changes = @convention(c) (OpaquePointer?) -> Int32
         typealias Close = @convention(c) (OpaquePointer?) -> Int32
         guard let library = dlopen("libsqlite3.so.0", RTLD_NOW | RTLD_LOCAL),
-              let openSymbol = dlsym(library, "sqlite3_open_v2"), let execSymbol = dlsym(library, "sqlite3_exec"),
-              let changesSymbol = dlsym(library, "sqlite3_changes"), let closeSymbol = dlsym(library, "sqlite3_close") else {
+            let openSymbol = dlsym(library, "sqlite3_open_v2"), let execSymbol = dlsym(library, "sqlite3_exec"),
+            let changesSymbol = dlsym(library, "sqlite3_changes"), let closeSymbol = dlsym(library, "sqlite3_close")
+        else {
             throw RSAError.tpmUnavailable(reason: "libsqlite3 (which tpm2-pkcs11 uses) cannot be loaded")
         }
         // The label is rsakit's own ("rsakit " and hex digits), so it needs no escaping; check.
-        guard tokenLabel.utf8.allSatisfy({ $0 == 0x20 || ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x7A) }) else {
+        guard tokenLabel.utf8.allSatisfy({ $0 == 0x20 || ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x7A) })
+        else {
             throw RSAError.tpmUnavailable(reason: "unexpected TPM token label '\(tokenLabel)'")
         }
         var db: OpaquePointer?
@@ -241,21 +277,27 @@ extension RSATokenKey {
             throw RSAError.tpmUnavailable(reason: "cannot open the TPM database \(path)")
         }
         // The emitter's own form of the configuration map (tpm2-pkcs11 src/lib/emitter.c).
-        let yaml = "---\n!!map {\n  ? !!str \"token-init\"\n  : !!bool \"true\",\n  ? !!str \"pss-sigs-good\"\n  : !!bool \"\(pssSignaturesGood)\",\n}\n...\n"
+        let yaml =
+            "---\n!!map {\n  ? !!str \"token-init\"\n  : !!bool \"true\",\n  ? !!str \"pss-sigs-good\"\n  : !!bool \"\(pssSignaturesGood)\",\n}\n...\n"
         let sql = "UPDATE tokens SET config = '\(yaml)' WHERE label = '\(tokenLabel)';"
         guard unsafeBitCast(execSymbol, to: Exec.self)(db, sql, nil, nil, nil) == 0,
-              unsafeBitCast(changesSymbol, to: Changes.self)(db) == 1 else {
+            unsafeBitCast(changesSymbol, to: Changes.self)(db) == 1
+        else {
             throw RSAError.tpmUnavailable(reason: "cannot update the token configuration in \(path)")
         }
     }
 
     /// C_InitToken on the module's empty slot (tpm2-pkcs11 always offers one), then
     /// C_InitPIN as the security officer. The SO PIN is random and zeroed when done.
-    private static func initialiseToken(_ configuration: RSATPMConfiguration, label: String, userPIN: RSASecretBytes) throws {
+    private static func initialiseToken(_ configuration: RSATPMConfiguration, label: String, userPIN: RSASecretBytes)
+        throws
+    {
         try TokenSession.quietly(true) { try initialiseTokenLoud(configuration, label: label, userPIN: userPIN) }
     }
 
-    private static func initialiseTokenLoud(_ configuration: RSATPMConfiguration, label: String, userPIN: RSASecretBytes) throws {
+    private static func initialiseTokenLoud(
+        _ configuration: RSATPMConfiguration, label: String, userPIN: RSASecretBytes
+    ) throws {
         let list = try TokenSession.load(modulePath: configuration.modulePath, tpm: configuration)
         defer { _ = list.pointee.C_Finalize(nil) }
         var count: CK_ULONG = 0
@@ -273,22 +315,30 @@ extension RSATokenKey {
         }
         // 32 random bytes as hex: printable, as tpm2-pkcs11 hashes the PIN as text.
         var soBytes = SystemRandomSource().bytes(32)
-        var soHex = soBytes.flatMap { b in Array(String(b >> 4, radix: 16).utf8) + Array(String(b & 15, radix: 16).utf8) }
+        var soHex = soBytes.flatMap { b in Array(String(b >> 4, radix: 16).utf8) + Array(String(b & 15, radix: 16).utf8)
+        }
         wipe(&soBytes)
         let soPIN = RSASecretBytes(consuming: &soHex)
         var labelField = [UInt8](repeating: 0x20, count: 32)
         for (i, b) in label.utf8.prefix(32).enumerated() { labelField[i] = b }
         try soPIN.withUnsafeBytes { so in
             let soPointer = UnsafeMutablePointer(mutating: so.baseAddress!.assumingMemoryBound(to: CK_UTF8CHAR.self))
-            try TokenSession.check(list.pointee.C_InitToken(slot, soPointer, CK_ULONG(so.count), &labelField), "C_InitToken")
+            try TokenSession.check(
+                list.pointee.C_InitToken(slot, soPointer, CK_ULONG(so.count), &labelField), "C_InitToken")
             var session: CK_SESSION_HANDLE = 0
-            try TokenSession.check(list.pointee.C_OpenSession(slot, CK_FLAGS(CKF_SERIAL_SESSION | CKF_RW_SESSION), nil, nil, &session), "C_OpenSession")
+            try TokenSession.check(
+                list.pointee.C_OpenSession(slot, CK_FLAGS(CKF_SERIAL_SESSION | CKF_RW_SESSION), nil, nil, &session),
+                "C_OpenSession")
             defer { _ = list.pointee.C_CloseSession(session) }
-            try TokenSession.check(list.pointee.C_Login(session, CK_USER_TYPE(CKU_SO), soPointer, CK_ULONG(so.count)), "C_Login")
+            try TokenSession.check(
+                list.pointee.C_Login(session, CK_USER_TYPE(CKU_SO), soPointer, CK_ULONG(so.count)), "C_Login")
             defer { _ = list.pointee.C_Logout(session) }
             try userPIN.withUnsafeBytes { user in
-                try TokenSession.check(list.pointee.C_InitPIN(session, UnsafeMutablePointer(mutating: user.baseAddress!.assumingMemoryBound(to: CK_UTF8CHAR.self)),
-                                                              CK_ULONG(user.count)), "C_InitPIN")
+                try TokenSession.check(
+                    list.pointee.C_InitPIN(
+                        session,
+                        UnsafeMutablePointer(mutating: user.baseAddress!.assumingMemoryBound(to: CK_UTF8CHAR.self)),
+                        CK_ULONG(user.count)), "C_InitPIN")
             }
         }
     }
@@ -319,7 +369,9 @@ extension RSATokenKey {
     private static func removeTree(_ path: String) {
         if let dir = opendir(path) {
             while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                    String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+                }
                 if name != "." && name != ".." { unlink(path + "/" + name) }
             }
             closedir(dir)

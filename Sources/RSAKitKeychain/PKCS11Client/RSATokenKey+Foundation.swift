@@ -11,19 +11,25 @@ import Foundation
 extension RSATokenKey {
     /// ``signature(for:hash:padding:pin:)-([UInt8],_,_,_)`` over `Data`.
     /// - Returns: the signature, k bytes. - Throws: as the `[UInt8]` form.
-    public func signature(for message: some DataProtocol, hash: RSAHashAlgorithm, padding: RSASignaturePadding, pin: RSASecretBytes) throws -> Data {
+    public func signature(
+        for message: some DataProtocol, hash: RSAHashAlgorithm, padding: RSASignaturePadding, pin: RSASecretBytes
+    ) throws -> Data {
         Data(try signature(for: [UInt8](message), hash: hash, padding: padding, pin: pin))
     }
 
     /// ``signature(forDigest:hash:padding:pin:)-([UInt8],_,_,_)`` over `Data`.
     /// - Returns: the signature, k bytes. - Throws: as the `[UInt8]` form.
-    public func signature(forDigest digest: some DataProtocol, hash: RSAHashAlgorithm, padding: RSASignaturePadding, pin: RSASecretBytes) throws -> Data {
+    public func signature(
+        forDigest digest: some DataProtocol, hash: RSAHashAlgorithm, padding: RSASignaturePadding, pin: RSASecretBytes
+    ) throws -> Data {
         Data(try signature(forDigest: [UInt8](digest), hash: hash, padding: padding, pin: pin))
     }
 
     /// ``decrypt(_:padding:pin:)-([UInt8],_,_)`` of a k-byte block in `Data`.
     /// - Returns: the message. - Throws: as the `[UInt8]` form.
-    public func decrypt(_ ciphertext: some DataProtocol, padding: RSAEncryptionPadding, pin: RSASecretBytes) throws -> Data {
+    public func decrypt(_ ciphertext: some DataProtocol, padding: RSAEncryptionPadding, pin: RSASecretBytes) throws
+        -> Data
+    {
         var message = try decrypt([UInt8](ciphertext), padding: padding, pin: pin)
         defer { wipe(&message) }
         return Data(message)
@@ -39,8 +45,11 @@ extension RSATokenReference {
 
 extension RSATokenURI {
     /// ``init(modulePath:tokenLabel:tokenSerial:objectLabel:objectID:)-(_,_,_,_,[UInt8]?)`` with CKA_ID in `Data`.
-    public init(modulePath: String, tokenLabel: String?, tokenSerial: String? = nil, objectLabel: String? = nil, objectID: Data?) {
-        self.init(modulePath: modulePath, tokenLabel: tokenLabel, tokenSerial: tokenSerial, objectLabel: objectLabel,
-                  objectID: objectID.map { [UInt8]($0) })
+    public init(
+        modulePath: String, tokenLabel: String?, tokenSerial: String? = nil, objectLabel: String? = nil, objectID: Data?
+    ) {
+        self.init(
+            modulePath: modulePath, tokenLabel: tokenLabel, tokenSerial: tokenSerial, objectLabel: objectLabel,
+            objectID: objectID.map { [UInt8]($0) })
     }
 }

@@ -27,7 +27,10 @@ public struct RSATokenReference: Sendable, Hashable, Codable, CustomStringConver
 
     /// A reference from its parts (the store builds these; public for tools and tests).
     /// `isTPM` and `requiresPIN` default to a PIN-protected key on an ordinary token.
-    public init(modulePath: String, tokenLabel: String, tokenSerial: String, objectID: [UInt8], isTPM: Bool = false, requiresPIN: Bool = true) {
+    public init(
+        modulePath: String, tokenLabel: String, tokenSerial: String, objectID: [UInt8], isTPM: Bool = false,
+        requiresPIN: Bool = true
+    ) {
         self.modulePath = modulePath
         self.tokenLabel = tokenLabel
         self.tokenSerial = tokenSerial
@@ -85,7 +88,9 @@ public struct RSATokenReference: Sendable, Hashable, Codable, CustomStringConver
 
     /// "token LABEL (serial S), id HEX", or "tpm (token LABEL), id HEX" for a TPM key.
     public var description: String {
-        isTPM ? "tpm (token \(tokenLabel)), id \(objectIDHex)" : "token \(tokenLabel) (serial \(tokenSerial)), id \(objectIDHex)"
+        isTPM
+            ? "tpm (token \(tokenLabel)), id \(objectIDHex)"
+            : "token \(tokenLabel) (serial \(tokenSerial)), id \(objectIDHex)"
     }
 }
 
@@ -128,13 +133,17 @@ public struct RSATokenKey: Sendable {
     /// - Throws: `RSAError.tokenUnavailable` (module, token or object missing);
     ///   `RSAError.tokenPINIncorrect`; `RSAError.tokenOperationFailed` (for example
     ///   CKR_KEY_SIZE_RANGE).
-    public static func generate(on uri: RSATokenURI, bits: Int, label: String, pin: RSASecretBytes) throws -> RSATokenKey {
+    public static func generate(on uri: RSATokenURI, bits: Int, label: String, pin: RSASecretBytes) throws
+        -> RSATokenKey
+    {
         let id = uri.objectID ?? RSATokenKey.randomID()
         let session = try TokenSession(uri: uri, pin: pin)
         defer { session.close() }
         let publicKey = try session.generateKeyPair(bits: bits, id: id, label: label)
         return RSATokenKey(
-            reference: RSATokenReference(modulePath: uri.modulePath, tokenLabel: session.tokenLabel, tokenSerial: session.tokenSerial, objectID: id),
+            reference: RSATokenReference(
+                modulePath: uri.modulePath, tokenLabel: session.tokenLabel, tokenSerial: session.tokenSerial,
+                objectID: id),
             publicKey: publicKey)
     }
 
@@ -147,7 +156,9 @@ public struct RSATokenKey: Sendable {
     /// - Returns: the key as it now lives on the token.
     /// - Throws: as ``generate(on:bits:label:pin:)``; `RSAError.keyRestricted` for an
     ///   RSASSA-PSS key (its restriction cannot be recorded on the token).
-    public static func importKey(_ key: RSAPrivateKey, to uri: RSATokenURI, label: String, pin: RSASecretBytes) throws -> RSATokenKey {
+    public static func importKey(_ key: RSAPrivateKey, to uri: RSATokenURI, label: String, pin: RSASecretBytes) throws
+        -> RSATokenKey
+    {
         guard key.pssRestriction == nil else {
             throw RSAError.keyRestricted(reason: "an RSASSA-PSS key's restriction cannot be kept on a token")
         }
@@ -156,7 +167,9 @@ public struct RSATokenKey: Sendable {
         defer { session.close() }
         try session.importKeyPair(key, id: id, label: label)
         return RSATokenKey(
-            reference: RSATokenReference(modulePath: uri.modulePath, tokenLabel: session.tokenLabel, tokenSerial: session.tokenSerial, objectID: id),
+            reference: RSATokenReference(
+                modulePath: uri.modulePath, tokenLabel: session.tokenLabel, tokenSerial: session.tokenSerial,
+                objectID: id),
             publicKey: key.publicKey)
     }
 
@@ -173,13 +186,20 @@ public struct RSATokenKey: Sendable {
     /// A key in the TPM signs RSASSA-PKCS1-v1_5 as CKM_SHA*_RSA_PKCS over `message`
     /// (TPM2_Sign with the RSASSA scheme on the hash tpm2-pkcs11 computes): the DigestInfo
     /// form would need raw RSA, which TPM keys do not allow.
-    public func signature(for message: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding, pin: RSASecretBytes) throws -> [UInt8] {
+    public func signature(
+        for message: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding, pin: RSASecretBytes
+    ) throws -> [UInt8] {
         if tpm != nil, case .pkcs1v15 = padding {
             guard let mechanism = RSATokenKey.hashAndSignMechanism(hash) else {
-                throw RSAError.keyRestricted(reason: "a key in the TPM signs PKCS#1 v1.5 with SHA-1 or SHA-2 (SHA-256, SHA-384, SHA-512), not \(hash.displayName)")
+                throw RSAError.keyRestricted(
+                    reason:
+                        "a key in the TPM signs PKCS#1 v1.5 with SHA-1 or SHA-2 (SHA-256, SHA-384, SHA-512), not \(hash.displayName)"
+                )
             }
             return try withPrivateKey(pin: pin) { session, object in
-                try session.run(.sign, mechanism: mechanism, parameter: nil, object: object, input: message, outputCapacity: publicKey.modulusByteCount)
+                try session.run(
+                    .sign, mechanism: mechanism, parameter: nil, object: object, input: message,
+                    outputCapacity: publicKey.modulusByteCount)
             }
         }
         return try signature(forDigest: hash.hash(message), hash: hash, padding: padding, pin: pin)
@@ -191,8 +211,13 @@ public struct RSATokenKey: Sendable {
     func tpmSigningErrors<R>(_ body: () throws -> R) throws -> R {
         do {
             return try body()
-        } catch RSAError.tokenOperationFailed("C_SignInit", let code) where tpm != nil && code == UInt(CKR_MECHANISM_INVALID) {
-            throw RSAError.keyRestricted(reason: "this TPM does not make RSA-PSS signatures with a salt as long as the hash (TLS 1.3 needs them; older TPMs use the maximum salt), and a TPM key allows no raw RSA to make them otherwise: use PKCS#1 v1.5 over the message, or a key in the store")
+        } catch RSAError.tokenOperationFailed("C_SignInit", let code)
+            where tpm != nil && code == UInt(CKR_MECHANISM_INVALID)
+        {
+            throw RSAError.keyRestricted(
+                reason:
+                    "this TPM does not make RSA-PSS signatures with a salt as long as the hash (TLS 1.3 needs them; older TPMs use the maximum salt), and a TPM key allows no raw RSA to make them otherwise: use PKCS#1 v1.5 over the message, or a key in the store"
+            )
         }
     }
 
@@ -209,20 +234,25 @@ public struct RSATokenKey: Sendable {
     }
 
     /// Why a key in the TPM refuses a PKCS#1 v1.5 signature over a ready digest or DigestInfo.
-    static let tpmDigestInfoReason = "a key in the TPM makes PKCS#1 v1.5 signatures only over the whole message (TPM2_Sign hashes with RSASSA); signing a ready digest or DigestInfo would need raw RSA, which TPM keys do not allow: use RSA-PSS, or sign the message"
+    static let tpmDigestInfoReason =
+        "a key in the TPM makes PKCS#1 v1.5 signatures only over the whole message (TPM2_Sign hashes with RSASSA); signing a ready digest or DigestInfo would need raw RSA, which TPM keys do not allow: use RSA-PSS, or sign the message"
 
     /// ``signature(for:hash:padding:pin:)-([UInt8],_,_,_)`` over a digest already computed.
     /// - Parameter digest: `hash`'s output (hLen bytes).
     /// - Throws: `RSAError.digestLengthMismatch` for a digest of another length; as the
     ///   message form otherwise.
-    public func signature(forDigest digest: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding, pin: RSASecretBytes) throws -> [UInt8] {
+    public func signature(
+        forDigest digest: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding, pin: RSASecretBytes
+    ) throws -> [UInt8] {
         guard digest.count == hash.digestByteCount else {
             throw RSAError.digestLengthMismatch(byteCount: digest.count, expected: hash.digestByteCount)
         }
         let (mechanism, parameter, input) = try signingMechanism(forDigest: digest, hash: hash, padding: padding)
         return try withPrivateKey(pin: pin) { session, object in
             try tpmSigningErrors {
-                try session.run(.sign, mechanism: mechanism, parameter: parameter, object: object, input: input, outputCapacity: publicKey.modulusByteCount)
+                try session.run(
+                    .sign, mechanism: mechanism, parameter: parameter, object: object, input: input,
+                    outputCapacity: publicKey.modulusByteCount)
             }
         }
     }
@@ -233,8 +263,10 @@ public struct RSATokenKey: Sendable {
     /// CK_RSA_PKCS_PSS_PARAMS.
     /// - Throws: `RSAError.keyRestricted` for a PSS hash PKCS#11 cannot name;
     ///   `RSAError.saltLengthInvalid`.
-    internal func signingMechanism(forDigest digest: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding) throws
-        -> (mechanism: CK_MECHANISM_TYPE, parameter: [UInt8]?, input: [UInt8]) {
+    internal func signingMechanism(forDigest digest: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding)
+        throws
+        -> (mechanism: CK_MECHANISM_TYPE, parameter: [UInt8]?, input: [UInt8])
+    {
         switch padding {
         case .pkcs1v15:
             if tpm != nil { throw RSAError.keyRestricted(reason: RSATokenKey.tpmDigestInfoReason) }
@@ -249,11 +281,16 @@ public struct RSATokenKey: Sendable {
                 if case .digestLength = saltLength { isDigestLength = true }
                 if case let .byteCount(n) = saltLength, n == hash.digestByteCount { isDigestLength = true }
                 guard isDigestLength, mgfHash == hash else {
-                    throw RSAError.keyRestricted(reason: "a key in the TPM signs RSA-PSS only with a salt as long as the hash and MGF1 with the same hash (salt length 'digest')")
+                    throw RSAError.keyRestricted(
+                        reason:
+                            "a key in the TPM signs RSA-PSS only with a salt as long as the hash and MGF1 with the same hash (salt length 'digest')"
+                    )
                 }
             }
-            guard let (hashMechanism, _) = RSATokenKey.mechanisms(hash), let (_, mgf) = RSATokenKey.mechanisms(mgfHash) else {
-                throw RSAError.keyRestricted(reason: "PKCS#11 has no RSA-PSS mechanism parameters for \(hash.displayName)")
+            guard let (hashMechanism, _) = RSATokenKey.mechanisms(hash), let (_, mgf) = RSATokenKey.mechanisms(mgfHash)
+            else {
+                throw RSAError.keyRestricted(
+                    reason: "PKCS#11 has no RSA-PSS mechanism parameters for \(hash.displayName)")
             }
             let hLen = hash.digestByteCount
             let emLen = (publicKey.modulusBitCount - 1 + 7) / 8
@@ -298,14 +335,19 @@ public struct RSATokenKey: Sendable {
             (mechanism, parameter) = try RSATokenKey.oaepMechanism(oaep)
         }
         return try withPrivateKey(pin: pin) { session, object in
-            try blocks.map { try session.run(.decrypt, mechanism: mechanism, parameter: parameter, object: object, input: $0, outputCapacity: k) }
+            try blocks.map {
+                try session.run(
+                    .decrypt, mechanism: mechanism, parameter: parameter, object: object, input: $0, outputCapacity: k)
+            }
         }
     }
 
     /// A logged-in session and the private key object; checks that the token's key is still
     /// the one the reference's public key names (a token re-initialised with other keys under
     /// the same id would otherwise sign with the wrong key).
-    internal func withPrivateKey<R>(pin: RSASecretBytes, _ body: (TokenSession, CK_OBJECT_HANDLE) throws -> R) throws -> R {
+    internal func withPrivateKey<R>(pin: RSASecretBytes, _ body: (TokenSession, CK_OBJECT_HANDLE) throws -> R) throws
+        -> R
+    {
         let (session, object) = try openPrivateKey(pin: pin)
         defer { session.close() }
         return try body(session, object)
@@ -315,17 +357,27 @@ public struct RSATokenKey: Sendable {
     /// (``TokenSigner`` keeps it open for a TLS handshake).
     internal func openPrivateKey(pin: RSASecretBytes) throws -> (TokenSession, CK_OBJECT_HANDLE) {
         if reference.isTPM && tpm == nil {
-            throw RSAError.tpmUnavailable(reason: "the key refers to a TPM but no TPM configuration was given (RSAKeyStore.tokenKey(tag:) sets it)")
+            throw RSAError.tpmUnavailable(
+                reason:
+                    "the key refers to a TPM but no TPM configuration was given (RSAKeyStore.tokenKey(tag:) sets it)")
         }
-        let uri = RSATokenURI(modulePath: tpm?.modulePath ?? reference.modulePath, tokenLabel: reference.tokenLabel, tokenSerial: reference.tokenSerial)
+        let uri = RSATokenURI(
+            modulePath: tpm?.modulePath ?? reference.modulePath, tokenLabel: reference.tokenLabel,
+            tokenSerial: reference.tokenSerial)
         let session = try TokenSession(uri: uri, pin: pin, tpm: tpm)
         do {
             let object = try session.findObject(class: CK_OBJECT_CLASS(CKO_PRIVATE_KEY), id: reference.objectID)
             guard try session.publicKey(of: object) == publicKey else {
                 if tpm != nil {
-                    throw RSAError.tpmKeyLost(reason: "the TPM token '\(reference.tokenLabel)' holds another key under id \(reference.objectIDHex)")
+                    throw RSAError.tpmKeyLost(
+                        reason:
+                            "the TPM token '\(reference.tokenLabel)' holds another key under id \(reference.objectIDHex)"
+                    )
                 }
-                throw RSAError.tokenUnavailable(reason: "the key with id \(reference.objectIDHex) on token '\(reference.tokenLabel)' is not the stored key")
+                throw RSAError.tokenUnavailable(
+                    reason:
+                        "the key with id \(reference.objectIDHex) on token '\(reference.tokenLabel)' is not the stored key"
+                )
             }
             return (session, object)
         } catch {
@@ -339,10 +391,14 @@ public struct RSATokenKey: Sendable {
     static func oaepMechanism(_ oaep: RSAOAEPParameters) throws -> (CK_MECHANISM_TYPE, [UInt8]) {
         // NOTE: a label would need its bytes kept alive behind pSourceData; rsakit's
         // container uses none, so a label is refused rather than half-supported.
-        guard let (hashMechanism, _) = mechanisms(oaep.hash), let (_, mgf) = mechanisms(oaep.mgf1Hash), oaep.label.isEmpty else {
+        guard let (hashMechanism, _) = mechanisms(oaep.hash), let (_, mgf) = mechanisms(oaep.mgf1Hash),
+            oaep.label.isEmpty
+        else {
             throw RSAError.keyRestricted(reason: "OAEP on a token takes SHA-1 or SHA-2 hashes and no label")
         }
-        var params = CK_RSA_PKCS_OAEP_PARAMS(hashAlg: hashMechanism, mgf: mgf, source: CK_RSA_PKCS_OAEP_SOURCE_TYPE(CKZ_DATA_SPECIFIED), pSourceData: nil, ulSourceDataLen: 0)
+        var params = CK_RSA_PKCS_OAEP_PARAMS(
+            hashAlg: hashMechanism, mgf: mgf, source: CK_RSA_PKCS_OAEP_SOURCE_TYPE(CKZ_DATA_SPECIFIED),
+            pSourceData: nil, ulSourceDataLen: 0)
         return (CK_MECHANISM_TYPE(CKM_RSA_PKCS_OAEP), withUnsafeBytes(of: &params) { Array($0) })
     }
 

@@ -56,17 +56,24 @@ public struct RSATokenURI: Sendable, Equatable, CustomStringConvertible {
                 if name == "module-path" { module = String(decoding: value, as: UTF8.self) }
             }
         }
-        if module == nil, let fromEnvironment = getenv("RSAKIT_PKCS11_MODULE").map({ String(cString: $0) }), !fromEnvironment.isEmpty {
+        if module == nil, let fromEnvironment = getenv("RSAKIT_PKCS11_MODULE").map({ String(cString: $0) }),
+            !fromEnvironment.isEmpty
+        {
             module = fromEnvironment
         }
         guard let module else {
-            throw RSAError.invalidAttribute(reason: "the token URI names no module (add ?module-path=/path/to/module.so or set RSAKIT_PKCS11_MODULE)")
+            throw RSAError.invalidAttribute(
+                reason:
+                    "the token URI names no module (add ?module-path=/path/to/module.so or set RSAKIT_PKCS11_MODULE)")
         }
         self.init(modulePath: module, tokenLabel: token, tokenSerial: serial, objectLabel: object, objectID: id)
     }
 
     /// A URI from its parts.
-    public init(modulePath: String, tokenLabel: String?, tokenSerial: String? = nil, objectLabel: String? = nil, objectID: [UInt8]? = nil) {
+    public init(
+        modulePath: String, tokenLabel: String?, tokenSerial: String? = nil, objectLabel: String? = nil,
+        objectID: [UInt8]? = nil
+    ) {
         self.modulePath = modulePath
         self.tokenLabel = tokenLabel
         self.tokenSerial = tokenSerial
@@ -97,7 +104,8 @@ public struct RSATokenURI: Sendable, Equatable, CustomStringConvertible {
         var bytes = Array(text.utf8)[...]
         while let byte = bytes.popFirst() {
             guard byte == 0x25 else { out.append(byte); continue }
-            guard bytes.count >= 2, let value = UInt8(String(decoding: bytes.prefix(2), as: UTF8.self), radix: 16) else {
+            guard bytes.count >= 2, let value = UInt8(String(decoding: bytes.prefix(2), as: UTF8.self), radix: 16)
+            else {
                 throw RSAError.invalidAttribute(reason: "the token URI has a bad percent escape")
             }
             out.append(value)
@@ -110,7 +118,11 @@ public struct RSATokenURI: Sendable, Equatable, CustomStringConvertible {
         var out = ""
         for byte in bytes {
             let c = Character(Unicode.Scalar(byte))
-            if byte < 0x80 && (c.isLetter || c.isNumber || "-._~/".contains(c)) { out.append(c) } else { out += "%" + hex(byte) }
+            if byte < 0x80 && (c.isLetter || c.isNumber || "-._~/".contains(c)) {
+                out.append(c)
+            } else {
+                out += "%" + hex(byte)
+            }
         }
         return out
     }

@@ -26,7 +26,9 @@ internal final class TokenContainerKey: ContainerBlockKey, @unchecked Sendable {
     /// C_Decrypt of each block. The token answers "bad padding" with an error code, so the
     /// verdict is public here already (the token's own check decides what timing it shows);
     /// a failed block gives a zero verdict and the container's one opaque error.
-    func decryptMasked(blocks: [ArraySlice<UInt8>], padding: RSAEncryptionPadding, random: RSARandomSource) throws -> [MaskedMessage] {
+    func decryptMasked(blocks: [ArraySlice<UInt8>], padding: RSAEncryptionPadding, random: RSARandomSource) throws
+        -> [MaskedMessage]
+    {
         let k = modulusByteCount
         let capacity: Int
         let mechanism: CK_MECHANISM_TYPE
@@ -43,12 +45,14 @@ internal final class TokenContainerKey: ContainerBlockKey, @unchecked Sendable {
         return try lock.withLock { _ in
             try blocks.map { block in
                 do {
-                    var message = try session.run(.decrypt, mechanism: mechanism, parameter: parameter, object: object,
-                                                  input: Array(block), outputCapacity: k)
+                    var message = try session.run(
+                        .decrypt, mechanism: mechanism, parameter: parameter, object: object,
+                        input: Array(block), outputCapacity: k)
                     defer { wipe(&message) }
                     guard message.count <= capacity else { throw RSAError.decryptionFailed }
-                    return MaskedMessage(good: ~0, buffer: message + [UInt8](repeating: 0, count: capacity - message.count),
-                                         length: UInt(message.count))
+                    return MaskedMessage(
+                        good: ~0, buffer: message + [UInt8](repeating: 0, count: capacity - message.count),
+                        length: UInt(message.count))
                 } catch RSAError.decryptionFailed {
                     return MaskedMessage(good: 0, buffer: [UInt8](repeating: 0, count: capacity), length: 0)
                 }
@@ -60,8 +64,9 @@ internal final class TokenContainerKey: ContainerBlockKey, @unchecked Sendable {
     func decryptPKCS1v15(blocks: [ArraySlice<UInt8>], random: RSARandomSource) throws -> [[UInt8]] {
         try lock.withLock { _ in
             try blocks.map {
-                try session.run(.decrypt, mechanism: CK_MECHANISM_TYPE(CKM_RSA_PKCS), parameter: nil, object: object,
-                                input: Array($0), outputCapacity: modulusByteCount)
+                try session.run(
+                    .decrypt, mechanism: CK_MECHANISM_TYPE(CKM_RSA_PKCS), parameter: nil, object: object,
+                    input: Array($0), outputCapacity: modulusByteCount)
             }
         }
     }
@@ -114,7 +119,8 @@ extension RSATokenKey {
         switch format?.kind {
         case .appleAESGCM:
             // One private operation for the whole message: the session key's OAEP unwrap.
-            try RSAAppleAESGCM.decrypt(from: &source, to: &sink, publicKey: publicKey, hash: format!.appleHash) { wrapped, padding in
+            try RSAAppleAESGCM.decrypt(from: &source, to: &sink, publicKey: publicKey, hash: format!.appleHash) {
+                wrapped, padding in
                 try decrypt(wrapped, padding: padding, pin: pin)
             }
             return

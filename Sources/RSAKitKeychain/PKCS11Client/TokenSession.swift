@@ -57,39 +57,51 @@ internal final class TokenSession {
             }
             guard let first = matches.first else {
                 if let tpm {
-                    throw RSAError.tpmKeyLost(reason: "the TPM database \(tpm.databaseDirectory) has no token '\(uri.tokenLabel ?? "")'")
+                    throw RSAError.tpmKeyLost(
+                        reason: "the TPM database \(tpm.databaseDirectory) has no token '\(uri.tokenLabel ?? "")'")
                 }
-                throw RSAError.tokenUnavailable(reason: "no token" + (uri.tokenLabel.map { " labelled '\($0)'" } ?? "")
-                    + (uri.tokenSerial.map { " with serial '\($0)'" } ?? "") + " in '\(uri.modulePath)'")
+                throw RSAError.tokenUnavailable(
+                    reason: "no token" + (uri.tokenLabel.map { " labelled '\($0)'" } ?? "")
+                        + (uri.tokenSerial.map { " with serial '\($0)'" } ?? "") + " in '\(uri.modulePath)'")
             }
             guard matches.count == 1 else {
-                throw RSAError.tokenUnavailable(reason: "\(matches.count) tokens match; name one with token= or serial= in the URI")
+                throw RSAError.tokenUnavailable(
+                    reason: "\(matches.count) tokens match; name one with token= or serial= in the URI")
             }
             tokenLabel = first.1
             tokenSerial = first.2
             var opened: CK_SESSION_HANDLE = 0
-            try TokenSession.check(list.pointee.C_OpenSession(first.0, CK_FLAGS(CKF_SERIAL_SESSION | CKF_RW_SESSION), nil, nil, &opened), "C_OpenSession")
+            try TokenSession.check(
+                list.pointee.C_OpenSession(first.0, CK_FLAGS(CKF_SERIAL_SESSION | CKF_RW_SESSION), nil, nil, &opened),
+                "C_OpenSession")
             session = opened
         } catch {
             _ = list.pointee.C_Finalize(nil)
             throw error
         }
         do {
-            let rv = pin.withUnsafeBytes { bytes in TokenSession.quietly(tpm != nil) {
-                list.pointee.C_Login(session, CK_USER_TYPE(CKU_USER),
-                                     UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: CK_UTF8CHAR.self)),
-                                     CK_ULONG(bytes.count))
-            } }
+            let rv = pin.withUnsafeBytes { bytes in
+                TokenSession.quietly(tpm != nil) {
+                    list.pointee.C_Login(
+                        session, CK_USER_TYPE(CKU_USER),
+                        UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: CK_UTF8CHAR.self)),
+                        CK_ULONG(bytes.count))
+                }
+            }
             switch rv {
             case CK_RV(CKR_OK), CK_RV(CKR_USER_ALREADY_LOGGED_IN): loggedIn = true
-            case CK_RV(CKR_PIN_INCORRECT), CK_RV(CKR_PIN_INVALID), CK_RV(CKR_PIN_LEN_RANGE): throw RSAError.tokenPINIncorrect
+            case CK_RV(CKR_PIN_INCORRECT), CK_RV(CKR_PIN_INVALID), CK_RV(CKR_PIN_LEN_RANGE):
+                throw RSAError.tokenPINIncorrect
             case CK_RV(CKR_PIN_LOCKED) where tpm != nil: throw RSAError.tpmLockedOut
             case CK_RV(CKR_PIN_LOCKED): throw RSAError.tokenUnavailable(reason: "the token's user PIN is locked")
             // tpm2-pkcs11 logs in by unsealing the token's wrapping key under its primary key,
             // which the TPM derives from its storage seed: a cleared or replaced TPM derives
             // another primary, the unseal fails, and the module says only "general error".
             case CK_RV(CKR_GENERAL_ERROR) where tpm != nil:
-                throw RSAError.tpmKeyLost(reason: "the TPM cannot unseal token '\(tokenLabel)' (the TPM was cleared, reset or replaced since the key was made)")
+                throw RSAError.tpmKeyLost(
+                    reason:
+                        "the TPM cannot unseal token '\(tokenLabel)' (the TPM was cleared, reset or replaced since the key was made)"
+                )
             default: try TokenSession.check(rv, "C_Login")
             }
         } catch {
@@ -106,7 +118,9 @@ internal final class TokenSession {
         guard let handle = dlopen(modulePath, RTLD_NOW | RTLD_LOCAL) else {
             let reason = dlerror().map { String(cString: $0) } ?? "dlopen failed"
             if tpm != nil {
-                throw RSAError.tpmUnavailable(reason: "cannot load the TPM's PKCS#11 module '\(modulePath)' (install libtpm2-pkcs11-1): \(reason)")
+                throw RSAError.tpmUnavailable(
+                    reason: "cannot load the TPM's PKCS#11 module '\(modulePath)' (install libtpm2-pkcs11-1): \(reason)"
+                )
             }
             throw RSAError.tokenUnavailable(reason: "cannot load PKCS#11 module '\(modulePath)': \(reason)")
         }
@@ -115,7 +129,8 @@ internal final class TokenSession {
         guard let symbol = dlsym(handle, "C_GetFunctionList") else {
             throw RSAError.tokenUnavailable(reason: "'\(modulePath)' is not a PKCS#11 module (no C_GetFunctionList)")
         }
-        typealias GetFunctionList = @convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<CK_FUNCTION_LIST>?>?) -> CK_RV
+        typealias GetFunctionList =
+            @convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<CK_FUNCTION_LIST>?>?) -> CK_RV
         var list: UnsafeMutablePointer<CK_FUNCTION_LIST>?
         let getList = unsafeBitCast(symbol, to: GetFunctionList.self)
         guard getList(&list) == CK_RV(CKR_OK), let list else {
@@ -125,9 +140,13 @@ internal final class TokenSession {
         guard initialised == CK_RV(CKR_OK) || initialised == CK_RV(CKR_CRYPTOKI_ALREADY_INITIALIZED) else {
             if let tpm {
                 // tpm2-pkcs11 opens the TPM in C_Initialize: a TPM that does not answer fails here.
-                throw RSAError.tpmUnavailable(reason: "no TPM answers through TCTI '\(tpm.tcti)' (\(TokenSession.name(initialised)) from tpm2-pkcs11's C_Initialize; set RSAKIT_TPM_TCTI to reach another)")
+                throw RSAError.tpmUnavailable(
+                    reason:
+                        "no TPM answers through TCTI '\(tpm.tcti)' (\(TokenSession.name(initialised)) from tpm2-pkcs11's C_Initialize; set RSAKIT_TPM_TCTI to reach another)"
+                )
             }
-            throw RSAError.tokenUnavailable(reason: "the PKCS#11 module '\(modulePath)' did not initialise (\(TokenSession.name(initialised)))")
+            throw RSAError.tokenUnavailable(
+                reason: "the PKCS#11 module '\(modulePath)' did not initialise (\(TokenSession.name(initialised)))")
         }
         return list
     }
@@ -175,10 +194,15 @@ internal final class TokenSession {
         let found: [CK_OBJECT_HANDLE] = try withUnsafeMutableBytes(of: &classValue) { classBytes in
             try idBytes.withUnsafeMutableBytes { idRaw in
                 var template = [
-                    CK_ATTRIBUTE(type: CK_ATTRIBUTE_TYPE(CKA_CLASS), pValue: classBytes.baseAddress, ulValueLen: CK_ULONG(classBytes.count)),
-                    CK_ATTRIBUTE(type: CK_ATTRIBUTE_TYPE(CKA_ID), pValue: idRaw.baseAddress, ulValueLen: CK_ULONG(idRaw.count)),
+                    CK_ATTRIBUTE(
+                        type: CK_ATTRIBUTE_TYPE(CKA_CLASS), pValue: classBytes.baseAddress,
+                        ulValueLen: CK_ULONG(classBytes.count)),
+                    CK_ATTRIBUTE(
+                        type: CK_ATTRIBUTE_TYPE(CKA_ID), pValue: idRaw.baseAddress, ulValueLen: CK_ULONG(idRaw.count))
                 ]
-                try TokenSession.check(functions.pointee.C_FindObjectsInit(session, &template, CK_ULONG(template.count)), "C_FindObjectsInit")
+                try TokenSession.check(
+                    functions.pointee.C_FindObjectsInit(session, &template, CK_ULONG(template.count)),
+                    "C_FindObjectsInit")
                 defer { _ = functions.pointee.C_FindObjectsFinal(session) }
                 var handles = [CK_OBJECT_HANDLE](repeating: 0, count: 2)
                 var count: CK_ULONG = 0
@@ -187,7 +211,10 @@ internal final class TokenSession {
             }
         }
         guard let handle = found.first else {
-            throw RSAError.tokenUnavailable(reason: "token '\(tokenLabel)' holds no \(objectClass == CK_OBJECT_CLASS(CKO_PRIVATE_KEY) ? "private" : "public") key with id \(id.map { String($0, radix: 16) }.joined())")
+            throw RSAError.tokenUnavailable(
+                reason:
+                    "token '\(tokenLabel)' holds no \(objectClass == CK_OBJECT_CLASS(CKO_PRIVATE_KEY) ? "private" : "public") key with id \(id.map { String($0, radix: 16) }.joined())"
+            )
         }
         return handle
     }
@@ -195,11 +222,13 @@ internal final class TokenSession {
     /// The value of one attribute of `object` (two calls: length, then value).
     func attribute(_ type: CK_ATTRIBUTE_TYPE, of object: CK_OBJECT_HANDLE) throws -> [UInt8] {
         var template = CK_ATTRIBUTE(type: type, pValue: nil, ulValueLen: 0)
-        try TokenSession.check(functions.pointee.C_GetAttributeValue(session, object, &template, 1), "C_GetAttributeValue")
+        try TokenSession.check(
+            functions.pointee.C_GetAttributeValue(session, object, &template, 1), "C_GetAttributeValue")
         var value = [UInt8](repeating: 0, count: Int(template.ulValueLen))
         try value.withUnsafeMutableBytes { raw in
             template.pValue = raw.baseAddress
-            try TokenSession.check(functions.pointee.C_GetAttributeValue(session, object, &template, 1), "C_GetAttributeValue")
+            try TokenSession.check(
+                functions.pointee.C_GetAttributeValue(session, object, &template, 1), "C_GetAttributeValue")
         }
         return Array(value.prefix(Int(template.ulValueLen)))
     }
@@ -207,8 +236,9 @@ internal final class TokenSession {
     /// The public key of `object` (a public or private key object): CKA_MODULUS and
     /// CKA_PUBLIC_EXPONENT, both public attributes.
     func publicKey(of object: CK_OBJECT_HANDLE) throws -> RSAPublicKey {
-        try RSAPublicKey(modulus: attribute(CK_ATTRIBUTE_TYPE(CKA_MODULUS), of: object),
-                         publicExponent: attribute(CK_ATTRIBUTE_TYPE(CKA_PUBLIC_EXPONENT), of: object))
+        try RSAPublicKey(
+            modulus: attribute(CK_ATTRIBUTE_TYPE(CKA_MODULUS), of: object),
+            publicExponent: attribute(CK_ATTRIBUTE_TYPE(CKA_PUBLIC_EXPONENT), of: object))
     }
 
     /// Attributes to pass in a template: owned byte buffers, pointed to while `body` runs.
@@ -250,7 +280,9 @@ internal final class TokenSession {
         mutating func wipeValues() { for i in entries.indices { wipe(&entries[i].1) } }
 
         func withAttributes<R>(_ body: (UnsafeMutablePointer<CK_ATTRIBUTE>, CK_ULONG) throws -> R) rethrows -> R {
-            let buffers = entries.map { UnsafeMutableRawBufferPointer.allocate(byteCount: max($0.1.count, 1), alignment: 8) }
+            let buffers = entries.map {
+                UnsafeMutableRawBufferPointer.allocate(byteCount: max($0.1.count, 1), alignment: 8)
+            }
             defer {
                 for buffer in buffers {
                     // Zeroed before it is freed: the import template holds private components.
@@ -261,7 +293,8 @@ internal final class TokenSession {
             var attributes: [CK_ATTRIBUTE] = []
             for (i, entry) in entries.enumerated() {
                 entry.1.withUnsafeBytes { buffers[i].copyMemory(from: $0) }
-                attributes.append(CK_ATTRIBUTE(type: entry.0, pValue: buffers[i].baseAddress, ulValueLen: CK_ULONG(entry.1.count)))
+                attributes.append(
+                    CK_ATTRIBUTE(type: entry.0, pValue: buffers[i].baseAddress, ulValueLen: CK_ULONG(entry.1.count)))
             }
             return try attributes.withUnsafeMutableBufferPointer { try body($0.baseAddress!, CK_ULONG($0.count)) }
         }
@@ -273,21 +306,28 @@ internal final class TokenSession {
     /// sensitive and not extractable. - Returns: the public key read back from the token.
     /// `allowedMechanisms`, when given, becomes the private half's CKA_ALLOWED_MECHANISMS
     /// (a TPM key leaves out CKM_RSA_X_509, raw RSA).
-    func generateKeyPair(bits: Int, id: [UInt8], label: String, allowedMechanisms: [UInt]? = nil) throws -> RSAPublicKey {
+    func generateKeyPair(bits: Int, id: [UInt8], label: String, allowedMechanisms: [UInt]? = nil) throws -> RSAPublicKey
+    {
         var publicTemplate = Template.publicKey(id: id, label: label)
         publicTemplate.add(CKA_MODULUS_BITS, ulong: UInt(bits))
         publicTemplate.add(CKA_PUBLIC_EXPONENT, [0x01, 0x00, 0x01])
         var privateTemplate = Template.privateKey(id: id, label: label)
         if let allowedMechanisms {
-            privateTemplate.add(CKA_ALLOWED_MECHANISMS, allowedMechanisms.flatMap { m in withUnsafeBytes(of: CK_MECHANISM_TYPE(m)) { Array($0) } })
+            privateTemplate.add(
+                CKA_ALLOWED_MECHANISMS,
+                allowedMechanisms.flatMap { m in withUnsafeBytes(of: CK_MECHANISM_TYPE(m)) { Array($0) } })
         }
-        var mechanism = CK_MECHANISM(mechanism: CK_MECHANISM_TYPE(CKM_RSA_PKCS_KEY_PAIR_GEN), pParameter: nil, ulParameterLen: 0)
+        var mechanism = CK_MECHANISM(
+            mechanism: CK_MECHANISM_TYPE(CKM_RSA_PKCS_KEY_PAIR_GEN), pParameter: nil, ulParameterLen: 0)
         var publicHandle: CK_OBJECT_HANDLE = 0
         var privateHandle: CK_OBJECT_HANDLE = 0
         try publicTemplate.withAttributes { pub, pubCount in
             try privateTemplate.withAttributes { priv, privCount in
-                try TokenSession.check(TokenSession.quietly(isTPM) { functions.pointee.C_GenerateKeyPair(
-                    session, &mechanism, pub, pubCount, priv, privCount, &publicHandle, &privateHandle) }, "C_GenerateKeyPair")
+                try TokenSession.check(
+                    TokenSession.quietly(isTPM) {
+                        functions.pointee.C_GenerateKeyPair(
+                            session, &mechanism, pub, pubCount, priv, privCount, &publicHandle, &privateHandle)
+                    }, "C_GenerateKeyPair")
             }
         }
         return try publicKey(of: publicHandle)
@@ -316,11 +356,13 @@ internal final class TokenSession {
         var privateHandle: CK_OBJECT_HANDLE = 0
         var publicHandle: CK_OBJECT_HANDLE = 0
         try privateTemplate.withAttributes { attributes, count in
-            try TokenSession.check(functions.pointee.C_CreateObject(session, attributes, count, &privateHandle), "C_CreateObject")
+            try TokenSession.check(
+                functions.pointee.C_CreateObject(session, attributes, count, &privateHandle), "C_CreateObject")
         }
         do {
             try publicTemplate.withAttributes { attributes, count in
-                try TokenSession.check(functions.pointee.C_CreateObject(session, attributes, count, &publicHandle), "C_CreateObject")
+                try TokenSession.check(
+                    functions.pointee.C_CreateObject(session, attributes, count, &publicHandle), "C_CreateObject")
             }
         } catch {
             _ = functions.pointee.C_DestroyObject(session, privateHandle)
@@ -330,24 +372,34 @@ internal final class TokenSession {
 
     /// One single-part operation (C_SignInit + C_Sign or C_DecryptInit + C_Decrypt) with the
     /// private key `object`. - Returns: the output, at most `outputCapacity` bytes.
-    func run(_ operation: Operation, mechanism: CK_MECHANISM_TYPE, parameter: [UInt8]?, object: CK_OBJECT_HANDLE,
-             input: [UInt8], outputCapacity: Int) throws -> [UInt8] {
-        try TokenSession.quietly(isTPM) { try runLoud(operation, mechanism: mechanism, parameter: parameter, object: object, input: input, outputCapacity: outputCapacity) }
+    func run(
+        _ operation: Operation, mechanism: CK_MECHANISM_TYPE, parameter: [UInt8]?, object: CK_OBJECT_HANDLE,
+        input: [UInt8], outputCapacity: Int
+    ) throws -> [UInt8] {
+        try TokenSession.quietly(isTPM) {
+            try runLoud(
+                operation, mechanism: mechanism, parameter: parameter, object: object, input: input,
+                outputCapacity: outputCapacity)
+        }
     }
 
-    private func runLoud(_ operation: Operation, mechanism: CK_MECHANISM_TYPE, parameter: [UInt8]?, object: CK_OBJECT_HANDLE,
-                         input: [UInt8], outputCapacity: Int) throws -> [UInt8] {
+    private func runLoud(
+        _ operation: Operation, mechanism: CK_MECHANISM_TYPE, parameter: [UInt8]?, object: CK_OBJECT_HANDLE,
+        input: [UInt8], outputCapacity: Int
+    ) throws -> [UInt8] {
         var parameterBytes = parameter ?? []
         return try parameterBytes.withUnsafeMutableBytes { raw in
-            var mech = CK_MECHANISM(mechanism: mechanism, pParameter: parameter == nil ? nil : raw.baseAddress,
-                                    ulParameterLen: CK_ULONG(parameter?.count ?? 0))
+            var mech = CK_MECHANISM(
+                mechanism: mechanism, pParameter: parameter == nil ? nil : raw.baseAddress,
+                ulParameterLen: CK_ULONG(parameter?.count ?? 0))
             var input = input
             var output = [UInt8](repeating: 0, count: outputCapacity)
             var length = CK_ULONG(outputCapacity)
             switch operation {
             case .sign:
                 try TokenSession.check(functions.pointee.C_SignInit(session, &mech, object), "C_SignInit")
-                try TokenSession.check(functions.pointee.C_Sign(session, &input, CK_ULONG(input.count), &output, &length), "C_Sign")
+                try TokenSession.check(
+                    functions.pointee.C_Sign(session, &input, CK_ULONG(input.count), &output, &length), "C_Sign")
             case .decrypt:
                 try TokenSession.check(functions.pointee.C_DecryptInit(session, &mech, object), "C_DecryptInit")
                 let rv = functions.pointee.C_Decrypt(session, &input, CK_ULONG(input.count), &output, &length)
@@ -372,7 +424,8 @@ internal final class TokenSession {
     static func check(_ rv: CK_RV, _ function: String) throws {
         switch rv {
         case CK_RV(CKR_OK): return
-        case CK_RV(CKR_TOKEN_NOT_PRESENT), CK_RV(CKR_DEVICE_REMOVED), CK_RV(CKR_SLOT_ID_INVALID), CK_RV(CKR_TOKEN_NOT_RECOGNIZED):
+        case CK_RV(CKR_TOKEN_NOT_PRESENT), CK_RV(CKR_DEVICE_REMOVED), CK_RV(CKR_SLOT_ID_INVALID),
+            CK_RV(CKR_TOKEN_NOT_RECOGNIZED):
             throw RSAError.tokenUnavailable(reason: "the token is not present (\(function): \(name(rv)))")
         case CK_RV(CKR_USER_NOT_LOGGED_IN), CK_RV(CKR_PIN_INCORRECT): throw RSAError.tokenPINIncorrect
         default: throw RSAError.tokenOperationFailed(function: function, code: UInt(rv))

@@ -39,7 +39,8 @@ package final class TokenSigner {
         if key.tpm != nil { throw RSAError.keyRestricted(reason: RSATokenKey.tpmDigestInfoReason) }
         let k = key.publicKey.modulusByteCount
         guard digestInfo.count <= k - 11 else {
-            throw RSAError.keyTooSmallForPadding(modulusByteCount: k, minimumByteCount: digestInfo.count + 11, padding: "RSASSA-PKCS1-v1_5")
+            throw RSAError.keyTooSmallForPadding(
+                modulusByteCount: k, minimumByteCount: digestInfo.count + 11, padding: "RSASSA-PKCS1-v1_5")
         }
         return try sign(mechanism: CK_MECHANISM_TYPE(CKM_RSA_PKCS), parameter: nil, input: digestInfo)
     }
@@ -48,7 +49,9 @@ package final class TokenSigner {
     /// ``RSATokenKey/signature(forDigest:hash:padding:pin:)-([UInt8],_,_,_)``) in this session.
     /// - Returns: S, k bytes.
     /// - Throws: as that method.
-    package func signature(forDigest digest: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding) throws -> [UInt8] {
+    package func signature(forDigest digest: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding) throws
+        -> [UInt8]
+    {
         guard digest.count == hash.digestByteCount else {
             throw RSAError.digestLengthMismatch(byteCount: digest.count, expected: hash.digestByteCount)
         }
@@ -68,8 +71,9 @@ package final class TokenSigner {
             throw RSAError.tokenUnavailable(reason: "the session on token '\(key.reference.tokenLabel)' is closed")
         }
         return try key.tpmSigningErrors {
-            try session.run(.sign, mechanism: mechanism, parameter: parameter, object: object, input: input,
-                            outputCapacity: key.publicKey.modulusByteCount)
+            try session.run(
+                .sign, mechanism: mechanism, parameter: parameter, object: object, input: input,
+                outputCapacity: key.publicKey.modulusByteCount)
         }
     }
 }

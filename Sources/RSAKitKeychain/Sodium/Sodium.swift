@@ -25,8 +25,9 @@ public struct RSAArgon2idParameters: Sendable, Hashable, Codable, CustomStringCo
     /// - Throws: `RSAError.invalidKDFParameters` outside libsodium's limits.
     public init(opsLimit: UInt64, memoryLimitByteCount: UInt64) throws {
         guard opsLimit >= UInt64(crypto_pwhash_opslimit_min()), opsLimit <= UInt64(crypto_pwhash_opslimit_max()),
-              memoryLimitByteCount >= UInt64(crypto_pwhash_memlimit_min()),
-              memoryLimitByteCount <= min(UInt64(crypto_pwhash_memlimit_max()), 1 << 42) else {
+            memoryLimitByteCount >= UInt64(crypto_pwhash_memlimit_min()),
+            memoryLimitByteCount <= min(UInt64(crypto_pwhash_memlimit_max()), 1 << 42)
+        else {
             throw RSAError.invalidKDFParameters(
                 reason: "opslimit \(opsLimit) or memlimit \(memoryLimitByteCount) bytes is outside libsodium's limits")
         }
@@ -84,7 +85,9 @@ internal enum Sodium {
     ///
     /// - Throws: `RSAError.invalidKDFParameters` when libsodium refuses (out of memory for
     ///   `memlimit`, for example).
-    static func argon2id(passphrase: RSASecretBytes, salt: [UInt8], parameters: RSAArgon2idParameters) throws -> RSASecretBytes {
+    static func argon2id(passphrase: RSASecretBytes, salt: [UInt8], parameters: RSAArgon2idParameters) throws
+        -> RSASecretBytes
+    {
         ready()
         precondition(salt.count == saltByteCount)
         let key = RSASecretBytes(zeroedCount: keyByteCount)

@@ -50,7 +50,9 @@ package final class GnuTLSCRL {
         var buffer = [UInt8](repeating: 0, count: 64)
         var size = buffer.count
         var critical: UInt32 = 0
-        let code = buffer.withUnsafeMutableBytes { gnutls_x509_crl_get_number(handle, $0.baseAddress, &size, &critical) }
+        let code = buffer.withUnsafeMutableBytes {
+            gnutls_x509_crl_get_number(handle, $0.baseAddress, &size, &critical)
+        }
         if code == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE { return nil }
         try gnutlsCheck(code, "gnutls_x509_crl_get_number")
         return Array(buffer[0..<size])
@@ -68,7 +70,8 @@ package final class GnuTLSCRL {
     func extensionValue(oid: String) throws -> [UInt8]? {
         guard let index = try extensions().firstIndex(where: { $0.oid == oid }) else { return nil }
         var datum = gnutls_datum_t()
-        try gnutlsCheck(gnutls_x509_crl_get_extension_data2(handle, UInt32(index), &datum), "gnutls_x509_crl_get_extension_data2")
+        try gnutlsCheck(
+            gnutls_x509_crl_get_extension_data2(handle, UInt32(index), &datum), "gnutls_x509_crl_get_extension_data2")
         return takeDatum(&datum)
     }
 
@@ -81,7 +84,8 @@ package final class GnuTLSCRL {
             var serial = [UInt8](repeating: 0, count: 64)
             var size = serial.count
             var time: time_t = 0
-            try gnutlsCheck(gnutls_x509_crl_get_crt_serial(handle, index, &serial, &size, &time), "gnutls_x509_crl_get_crt_serial")
+            try gnutlsCheck(
+                gnutls_x509_crl_get_crt_serial(handle, index, &serial, &size, &time), "gnutls_x509_crl_get_crt_serial")
             entries.append((Array(serial[0..<size]), Date(timeIntervalSince1970: TimeInterval(time))))
         }
         return entries
@@ -108,9 +112,11 @@ package final class GnuTLSCRL {
     /// matches only under RFC 5280 §7.1, which GnuTLS's own comparison does not see.
     func signatureVerifies(tbsCertList: [UInt8], key: GnuTLSCertificate) throws -> Bool {
         let algorithm = gnutls_x509_crl_get_signature_algorithm(handle)
-        guard let signature = gnutlsExactSizedQuery({ buffer, size in
-            gnutls_x509_crl_get_signature(handle, buffer?.assumingMemoryBound(to: CChar.self), size)
-        }) else { return false }
+        guard
+            let signature = gnutlsExactSizedQuery({ buffer, size in
+                gnutls_x509_crl_get_signature(handle, buffer?.assumingMemoryBound(to: CChar.self), size)
+            })
+        else { return false }
         return try GnuTLSTrustList.publicKeyVerifies(key, algorithm: algorithm, data: tbsCertList, signature: signature)
     }
 
@@ -118,11 +124,16 @@ package final class GnuTLSCRL {
         guard gnutls_x509_crl_check_issuer(handle, issuer.handle) != 0 else { return false }
         var list: [gnutls_x509_crt_t?] = [issuer.handle]
         var status: UInt32 = 0
-        let flags = UInt32(GNUTLS_VERIFY_DISABLE_TIME_CHECKS.rawValue | GNUTLS_VERIFY_DISABLE_TRUSTED_TIME_CHECKS.rawValue) | extra
-        let code = list.withUnsafeMutableBufferPointer { gnutls_x509_crl_verify(handle, $0.baseAddress, 1, flags, &status) }
+        let flags =
+            UInt32(GNUTLS_VERIFY_DISABLE_TIME_CHECKS.rawValue | GNUTLS_VERIFY_DISABLE_TRUSTED_TIME_CHECKS.rawValue)
+            | extra
+        let code = list.withUnsafeMutableBufferPointer {
+            gnutls_x509_crl_verify(handle, $0.baseAddress, 1, flags, &status)
+        }
         // GnuTLS also flags a CRL past its nextUpdate or issued in the future; RSAKit checks
         // those dates itself against the verify date, so only the rest counts here.
-        let dates = GNUTLS_CERT_REVOCATION_DATA_SUPERSEDED.rawValue | GNUTLS_CERT_REVOCATION_DATA_ISSUED_IN_FUTURE.rawValue
+        let dates =
+            GNUTLS_CERT_REVOCATION_DATA_SUPERSEDED.rawValue | GNUTLS_CERT_REVOCATION_DATA_ISSUED_IN_FUTURE.rawValue
         let remaining = status & ~UInt32(dates)
         return code >= 0 && (remaining == 0 || remaining == GNUTLS_CERT_INVALID.rawValue && status & UInt32(dates) != 0)
     }
@@ -142,7 +153,9 @@ extension GnuTLSCertificate {
             var buffer = [UInt8](repeating: 0, count: 2048)
             var size = buffer.count
             var reasons: UInt32 = 0
-            let code = buffer.withUnsafeMutableBytes { gnutls_x509_crt_get_crl_dist_points(handle, seq, $0.baseAddress, &size, &reasons, nil) }
+            let code = buffer.withUnsafeMutableBytes {
+                gnutls_x509_crt_get_crl_dist_points(handle, seq, $0.baseAddress, &size, &reasons, nil)
+            }
             if code == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE { break }
             guard code == Int32(GNUTLS_SAN_URI.rawValue) else { continue }
             urls.append(String(decoding: buffer[0..<min(size, buffer.count)], as: UTF8.self))

@@ -90,7 +90,9 @@ package final class GnuTLSCertificate {
     func publicKeyAlgorithm() -> (isRSA: Bool, name: String, bitCount: Int) {
         var bits: UInt32 = 0
         let algorithm = gnutls_x509_crt_get_pk_algorithm(handle, &bits)
-        let name = algorithm > 0 ? gnutls_pk_get_name(gnutls_pk_algorithm_t(UInt32(algorithm))).map { String(cString: $0) } : nil
+        let name =
+            algorithm > 0
+            ? gnutls_pk_get_name(gnutls_pk_algorithm_t(UInt32(algorithm))).map { String(cString: $0) } : nil
         let isRSA = algorithm == Int32(GNUTLS_PK_RSA.rawValue) || algorithm == Int32(GNUTLS_PK_RSA_PSS.rawValue)
         return (isRSA, name ?? "unknown", Int(bits))
     }
@@ -194,7 +196,8 @@ package final class GnuTLSCertificate {
     func extensionValue(oid: String) throws -> [UInt8]? {
         guard let index = try extensions().firstIndex(where: { $0.oid == oid }) else { return nil }
         var datum = gnutls_datum_t()
-        try gnutlsCheck(gnutls_x509_crt_get_extension_data2(handle, UInt32(index), &datum), "gnutls_x509_crt_get_extension_data2")
+        try gnutlsCheck(
+            gnutls_x509_crt_get_extension_data2(handle, UInt32(index), &datum), "gnutls_x509_crt_get_extension_data2")
         return takeDatum(&datum)
     }
 
@@ -260,8 +263,12 @@ extension GnuTLSCertificate {
         defer { gnutls_pkcs7_deinit(pkcs7) }
         let isPEM = bytes.starts(with: Array("-----BEGIN".utf8))
         try bytes.withUnsafeBytes { raw in
-            var datum = gnutls_datum_t(data: UnsafeMutablePointer(mutating: raw.bindMemory(to: UInt8.self).baseAddress), size: UInt32(raw.count))
-            try gnutlsCheck(gnutls_pkcs7_import(pkcs7, &datum, isPEM ? GNUTLS_X509_FMT_PEM : GNUTLS_X509_FMT_DER), "gnutls_pkcs7_import")
+            var datum = gnutls_datum_t(
+                data: UnsafeMutablePointer(mutating: raw.bindMemory(to: UInt8.self).baseAddress),
+                size: UInt32(raw.count))
+            try gnutlsCheck(
+                gnutls_pkcs7_import(pkcs7, &datum, isPEM ? GNUTLS_X509_FMT_PEM : GNUTLS_X509_FMT_DER),
+                "gnutls_pkcs7_import")
         }
         let count = try gnutlsCheck(gnutls_pkcs7_get_crt_count(pkcs7), "gnutls_pkcs7_get_crt_count")
         return try (0..<UInt32(count)).map { index in

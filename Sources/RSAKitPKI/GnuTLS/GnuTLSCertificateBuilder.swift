@@ -38,7 +38,9 @@ internal enum GnuTLSCertificateBuilder {
     static func request(_ contents: Contents) throws -> [UInt8] {
         var handle: gnutls_x509_crq_t?
         try gnutlsCheck(gnutls_x509_crq_init(&handle), "gnutls_x509_crq_init")
-        guard let crq = handle else { throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_x509_crq_init") }
+        guard let crq = handle else {
+            throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_x509_crq_init")
+        }
         defer { gnutls_x509_crq_deinit(crq) }
         // RFC 2986 §4.1: version is 0 (v1); GnuTLS counts from 1.
         try gnutlsCheck(gnutls_x509_crq_set_version(crq, 1), "gnutls_x509_crq_set_version")
@@ -51,7 +53,9 @@ internal enum GnuTLSCertificateBuilder {
                 gnutls_x509_crq_set_subject_alt_name(crq, type, data, size, UInt32(GNUTLS_FSAN_APPEND))
             }
         }
-        try sign(contents, reportingRSAPSS: true) { key, digest, flags in gnutls_x509_crq_privkey_sign(crq, key, digest, flags) }
+        try sign(contents, reportingRSAPSS: true) { key, digest, flags in
+            gnutls_x509_crq_privkey_sign(crq, key, digest, flags)
+        }
         var datum = gnutls_datum_t()
         try gnutlsCheck(gnutls_x509_crq_export2(crq, GNUTLS_X509_FMT_DER, &datum), "gnutls_x509_crq_export2")
         return try signed(takeDatum(&datum), contents)
@@ -67,15 +71,20 @@ internal enum GnuTLSCertificateBuilder {
     static func selfSigned(_ contents: Contents, _ validity: Validity) throws -> [UInt8] {
         var handle: gnutls_x509_crt_t?
         try gnutlsCheck(gnutls_x509_crt_init(&handle), "gnutls_x509_crt_init")
-        guard let crt = handle else { throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_x509_crt_init") }
+        guard let crt = handle else {
+            throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_x509_crt_init")
+        }
         defer { gnutls_x509_crt_deinit(crt) }
         try gnutlsCheck(gnutls_x509_crt_set_version(crt, 3), "gnutls_x509_crt_set_version")
         try setDN(contents.subject) { name, error in gnutls_x509_crt_set_dn(crt, name, error) }
         _ = try validity.serial.withUnsafeBytes { serial in
-            try gnutlsCheck(gnutls_x509_crt_set_serial(crt, serial.baseAddress, serial.count), "gnutls_x509_crt_set_serial")
+            try gnutlsCheck(
+                gnutls_x509_crt_set_serial(crt, serial.baseAddress, serial.count), "gnutls_x509_crt_set_serial")
         }
-        try gnutlsCheck(gnutls_x509_crt_set_activation_time(crt, time_t(validity.notBefore)), "gnutls_x509_crt_set_activation_time")
-        try gnutlsCheck(gnutls_x509_crt_set_expiration_time(crt, time_t(validity.notAfter)), "gnutls_x509_crt_set_expiration_time")
+        try gnutlsCheck(
+            gnutls_x509_crt_set_activation_time(crt, time_t(validity.notBefore)), "gnutls_x509_crt_set_activation_time")
+        try gnutlsCheck(
+            gnutls_x509_crt_set_expiration_time(crt, time_t(validity.notAfter)), "gnutls_x509_crt_set_expiration_time")
         try withPublicKey(contents.signer.publicKey) { key in
             try gnutlsCheck(gnutls_x509_crt_set_pubkey(crt, key), "gnutls_x509_crt_set_pubkey")
         }
@@ -84,13 +93,17 @@ internal enum GnuTLSCertificateBuilder {
         // (gnutls_pubkey_get_key_id hashes the whole SubjectPublicKeyInfo instead.)
         let keyID = RSAHashAlgorithm.sha1.hash(contents.signer.publicKey.pkcs1DERRepresentation)
         try withUnsafeBytesChecked(keyID) { pointer, count in
-            try gnutlsCheck(gnutls_x509_crt_set_subject_key_id(crt, pointer, count), "gnutls_x509_crt_set_subject_key_id")
-            try gnutlsCheck(gnutls_x509_crt_set_authority_key_id(crt, pointer, count), "gnutls_x509_crt_set_authority_key_id")
+            try gnutlsCheck(
+                gnutls_x509_crt_set_subject_key_id(crt, pointer, count), "gnutls_x509_crt_set_subject_key_id")
+            try gnutlsCheck(
+                gnutls_x509_crt_set_authority_key_id(crt, pointer, count), "gnutls_x509_crt_set_authority_key_id")
         }
         // gnutls_x509_crt_set_basic_constraints and _set_key_usage mark both critical.
-        try gnutlsCheck(gnutls_x509_crt_set_basic_constraints(crt, validity.isCertificateAuthority ? 1 : 0, -1),
-                        "gnutls_x509_crt_set_basic_constraints")
-        let usage = validity.isCertificateAuthority
+        try gnutlsCheck(
+            gnutls_x509_crt_set_basic_constraints(crt, validity.isCertificateAuthority ? 1 : 0, -1),
+            "gnutls_x509_crt_set_basic_constraints")
+        let usage =
+            validity.isCertificateAuthority
             ? GNUTLS_KEY_DIGITAL_SIGNATURE | GNUTLS_KEY_KEY_CERT_SIGN | GNUTLS_KEY_CRL_SIGN
             : GNUTLS_KEY_DIGITAL_SIGNATURE | GNUTLS_KEY_NON_REPUDIATION | GNUTLS_KEY_KEY_ENCIPHERMENT
         try gnutlsCheck(gnutls_x509_crt_set_key_usage(crt, UInt32(usage)), "gnutls_x509_crt_set_key_usage")
@@ -108,10 +121,13 @@ internal enum GnuTLSCertificateBuilder {
 
     /// Parse `name` (RFC 4514) into the document's subject with `set`.
     /// - Throws: `RSAError.invalidDistinguishedName` naming where GnuTLS stopped.
-    private static func setDN(_ name: String,
-                              _ set: (UnsafePointer<CChar>, UnsafeMutablePointer<UnsafePointer<CChar>?>) -> Int32) throws {
+    private static func setDN(
+        _ name: String,
+        _ set: (UnsafePointer<CChar>, UnsafeMutablePointer<UnsafePointer<CChar>?>) -> Int32
+    ) throws {
         guard !name.isEmpty else {
-            throw RSAError.invalidDistinguishedName(name, reason: "it is empty; give at least one attribute, as \"CN=name\"")
+            throw RSAError.invalidDistinguishedName(
+                name, reason: "it is empty; give at least one attribute, as \"CN=name\"")
         }
         guard !name.utf8.contains(0) else {
             throw RSAError.invalidDistinguishedName(name, reason: "it contains a NUL character")
@@ -125,9 +141,14 @@ internal enum GnuTLSCertificateBuilder {
             // GnuTLS points at the attribute it could not read; at the start it knows no better.
             if let stop, stop > start, stop - start < name.utf8.count {
                 let rest = String(cString: stop)
-                throw RSAError.invalidDistinguishedName(name, reason: "\(message) at \"\(rest)\" (character \(stop - start + 1)); write it as RFC 4514 attributes, as \"CN=host,O=Example,C=GB\"")
+                throw RSAError.invalidDistinguishedName(
+                    name,
+                    reason:
+                        "\(message) at \"\(rest)\" (character \(stop - start + 1)); write it as RFC 4514 attributes, as \"CN=host,O=Example,C=GB\""
+                )
             }
-            throw RSAError.invalidDistinguishedName(name, reason: "\(message); write it as RFC 4514 attributes, as \"CN=host,O=Example,C=GB\"")
+            throw RSAError.invalidDistinguishedName(
+                name, reason: "\(message); write it as RFC 4514 attributes, as \"CN=host,O=Example,C=GB\"")
         }
     }
 
@@ -144,11 +165,13 @@ internal enum GnuTLSCertificateBuilder {
         case let .uri(text): (type, bytes) = (GNUTLS_SAN_URI, Array(text.utf8))
         case let .ipAddress(octets):
             guard octets.count == 4 || octets.count == 16 else {
-                throw RSAError.invalidSubjectAlternativeName(name.description, reason: "an IP address is 4 or 16 bytes, not \(octets.count)")
+                throw RSAError.invalidSubjectAlternativeName(
+                    name.description, reason: "an IP address is 4 or 16 bytes, not \(octets.count)")
             }
             (type, bytes) = (GNUTLS_SAN_IPADDRESS, octets)
         default:
-            throw RSAError.invalidSubjectAlternativeName(name.description, reason: "only DNS, IP, email and URI names can be written")
+            throw RSAError.invalidSubjectAlternativeName(
+                name.description, reason: "only DNS, IP, email and URI names can be written")
         }
         try withUnsafeBytesChecked(bytes) { pointer, count in
             try gnutlsCheck(set(type, pointer, UInt32(count)), "gnutls_x509_*_set_subject_alt_name")
@@ -159,7 +182,9 @@ internal enum GnuTLSCertificateBuilder {
     private static func withPublicKey(_ key: RSAPublicKey, _ body: (gnutls_pubkey_t) throws -> Void) throws {
         var handle: gnutls_pubkey_t?
         try gnutlsCheck(gnutls_pubkey_init(&handle), "gnutls_pubkey_init")
-        guard let pubkey = handle else { throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_pubkey_init") }
+        guard let pubkey = handle else {
+            throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_pubkey_init")
+        }
         defer { gnutls_pubkey_deinit(pubkey) }
         try withDatum(key.modulus) { n in
             try withDatum(key.publicExponent) { e in
@@ -177,14 +202,17 @@ internal enum GnuTLSCertificateBuilder {
     ///   GNUTLS_PRIVKEY_SIGN_FLAG_RSA_PSS; `gnutls_x509_crt_privkey_sign` honours the flag).
     /// - Throws: `RSAError.keyRestricted` (``RSACertificateSigner/checkUsable(with:)``);
     ///   `RSAError.internalError` when GnuTLS asks for another scheme; `GnuTLSFailure`.
-    private static func sign(_ contents: Contents, reportingRSAPSS: Bool = false,
-                             _ call: (gnutls_privkey_t, gnutls_digest_algorithm_t, UInt32) -> Int32) throws {
+    private static func sign(
+        _ contents: Contents, reportingRSAPSS: Bool = false,
+        _ call: (gnutls_privkey_t, gnutls_digest_algorithm_t, UInt32) -> Int32
+    ) throws {
         let scheme = contents.scheme
         try contents.signer.checkUsable(with: scheme)
         var isPSS = false
         if case .pss = scheme { isPSS = true }
-        let external = DocumentKey(scheme: scheme, modulusBitCount: contents.signer.publicKey.modulusBitCount,
-                                   reportsRSAPSS: isPSS && reportingRSAPSS)
+        let external = DocumentKey(
+            scheme: scheme, modulusBitCount: contents.signer.publicKey.modulusBitCount,
+            reportsRSAPSS: isPSS && reportingRSAPSS)
         let key = try external.makePrivateKey()
         defer { gnutls_privkey_deinit(key) }
         let algorithm: gnutls_digest_algorithm_t
@@ -218,8 +246,10 @@ internal enum GnuTLSCertificateBuilder {
             throw RSAError.internalError("GnuTLS wrote a document rsakit cannot read: \(error)")
         }
         guard parts.count == 3, parts[2].tag == 0x03, parts[2].content.count == k + 1,
-              placeholderSigned[parts[2].content.lowerBound] == 0 else {
-            throw RSAError.internalError("GnuTLS wrote a document that is not SEQUENCE { toBeSigned, algorithm, k-byte signature }")
+            placeholderSigned[parts[2].content.lowerBound] == 0
+        else {
+            throw RSAError.internalError(
+                "GnuTLS wrote a document that is not SEQUENCE { toBeSigned, algorithm, k-byte signature }")
         }
         let toBeSigned = Array(placeholderSigned[parts[0].offset..<parts[0].end])
         let signature = try contents.signer.signature(for: toBeSigned, scheme: contents.scheme)
@@ -232,7 +262,8 @@ internal enum GnuTLSCertificateBuilder {
     }
 
     /// `bytes`' base address and count (a valid pointer even when empty).
-    private static func withUnsafeBytesChecked(_ bytes: [UInt8], _ body: (UnsafeRawPointer, Int) throws -> Void) throws {
+    private static func withUnsafeBytesChecked(_ bytes: [UInt8], _ body: (UnsafeRawPointer, Int) throws -> Void) throws
+    {
         var copy = bytes
         if copy.isEmpty { copy.reserveCapacity(1) }
         try copy.withUnsafeBytes { buffer in
@@ -267,13 +298,15 @@ private final class DocumentKey {
         let hash = scheme.hash
         switch (scheme, algorithm) {
         case (.pkcs1v15, GNUTLS_SIGN_RSA_RAW):
-            return inputByteCount.map { $0 == RSAHazmat.EMSAPKCS1v15.digestInfoPrefix(for: hash).count + hash.digestByteCount } ?? true
+            return inputByteCount.map {
+                $0 == RSAHazmat.EMSAPKCS1v15.digestInfoPrefix(for: hash).count + hash.digestByteCount
+            } ?? true
         case (.pkcs1v15(.sha256), GNUTLS_SIGN_RSA_SHA256), (.pkcs1v15(.sha384), GNUTLS_SIGN_RSA_SHA384),
-             (.pkcs1v15(.sha512), GNUTLS_SIGN_RSA_SHA512):
+            (.pkcs1v15(.sha512), GNUTLS_SIGN_RSA_SHA512):
             return inputByteCount == nil
         case (.pss(.sha256), GNUTLS_SIGN_RSA_PSS_SHA256), (.pss(.sha256), GNUTLS_SIGN_RSA_PSS_RSAE_SHA256),
-             (.pss(.sha384), GNUTLS_SIGN_RSA_PSS_SHA384), (.pss(.sha384), GNUTLS_SIGN_RSA_PSS_RSAE_SHA384),
-             (.pss(.sha512), GNUTLS_SIGN_RSA_PSS_SHA512), (.pss(.sha512), GNUTLS_SIGN_RSA_PSS_RSAE_SHA512):
+            (.pss(.sha384), GNUTLS_SIGN_RSA_PSS_SHA384), (.pss(.sha384), GNUTLS_SIGN_RSA_PSS_RSAE_SHA384),
+            (.pss(.sha512), GNUTLS_SIGN_RSA_PSS_SHA512), (.pss(.sha512), GNUTLS_SIGN_RSA_PSS_RSAE_SHA512):
             return inputByteCount.map { $0 == hash.digestByteCount } ?? true
         default:
             return false
@@ -293,7 +326,9 @@ private final class DocumentKey {
                 guard let userdata, let input, let signature else { return GNUTLS_E_INVALID_REQUEST }
                 let key = Unmanaged<DocumentKey>.fromOpaque(userdata).takeUnretainedValue()
                 guard key.isScheme(algorithm, inputByteCount: Int(input.pointee.size)) else {
-                    key.lastError = RSAError.internalError("GnuTLS asked for signature algorithm \(algorithm.rawValue) over \(input.pointee.size) bytes, not \(key.scheme)")
+                    key.lastError = RSAError.internalError(
+                        "GnuTLS asked for signature algorithm \(algorithm.rawValue) over \(input.pointee.size) bytes, not \(key.scheme)"
+                    )
                     return GNUTLS_E_UNSUPPORTED_SIGNATURE_ALGORITHM
                 }
                 let placeholder = [UInt8](repeating: 0, count: (key.modulusBitCount + 7) / 8)
@@ -309,7 +344,9 @@ private final class DocumentKey {
                 guard let userdata else { return GNUTLS_E_INVALID_REQUEST }
                 let key = Unmanaged<DocumentKey>.fromOpaque(userdata).takeUnretainedValue()
                 if flags & UInt32(GNUTLS_PRIVKEY_INFO_HAVE_SIGN_ALGO) != 0 {
-                    return key.isScheme(gnutls_sign_algorithm_t(rawValue: rsakit_gnutls_flags_to_sign_algo(flags)), inputByteCount: nil) ? 1 : 0
+                    return key.isScheme(
+                        gnutls_sign_algorithm_t(rawValue: rsakit_gnutls_flags_to_sign_algo(flags)), inputByteCount: nil)
+                        ? 1 : 0
                 }
                 if flags & UInt32(GNUTLS_PRIVKEY_INFO_PK_ALGO) != 0 {
                     return Int32((key.reportsRSAPSS ? GNUTLS_PK_RSA_PSS : GNUTLS_PK_RSA).rawValue)

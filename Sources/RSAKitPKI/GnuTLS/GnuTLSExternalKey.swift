@@ -45,8 +45,10 @@ package final class GnuTLSExternalKey {
     /// The last error the signer threw (GnuTLS only sees a failure code).
     var lastError: Error?
 
-    package init(modulusBitCount: Int, pssRestriction: RSAPSSKeyRestriction? = nil,
-         sign: @escaping (GnuTLSSignatureRequest) throws -> [UInt8]) {
+    package init(
+        modulusBitCount: Int, pssRestriction: RSAPSSKeyRestriction? = nil,
+        sign: @escaping (GnuTLSSignatureRequest) throws -> [UInt8]
+    ) {
         self.modulusBitCount = modulusBitCount
         self.pssRestriction = pssRestriction
         self.sign = sign
@@ -80,13 +82,15 @@ package final class GnuTLSExternalKey {
             case GNUTLS_SIGN_RSA_PSS_SHA512: hash = .sha512
             default: return false
             }
-            return (try? pssRestriction.check(hash: hash, padding: .pss(saltLength: .digestLength),
-                                              encodedBitCount: modulusBitCount - 1, verifying: false)) != nil
+            return
+                (try? pssRestriction.check(
+                    hash: hash, padding: .pss(saltLength: .digestLength),
+                    encodedBitCount: modulusBitCount - 1, verifying: false)) != nil
         }
         switch algorithm {
         case GNUTLS_SIGN_RSA_SHA256, GNUTLS_SIGN_RSA_SHA384, GNUTLS_SIGN_RSA_SHA512,
-             GNUTLS_SIGN_RSA_PSS_RSAE_SHA256, GNUTLS_SIGN_RSA_PSS_RSAE_SHA384, GNUTLS_SIGN_RSA_PSS_RSAE_SHA512,
-             GNUTLS_SIGN_RSA_RAW:
+            GNUTLS_SIGN_RSA_PSS_RSAE_SHA256, GNUTLS_SIGN_RSA_PSS_RSAE_SHA384, GNUTLS_SIGN_RSA_PSS_RSAE_SHA512,
+            GNUTLS_SIGN_RSA_RAW:
             return true
         default:
             return false
@@ -107,7 +111,9 @@ package final class GnuTLSExternalKey {
             { _, algorithm, userdata, _, input, signature -> Int32 in
                 guard let userdata, let input, let signature else { return GNUTLS_E_INVALID_REQUEST }
                 let key = Unmanaged<GnuTLSExternalKey>.fromOpaque(userdata).takeUnretainedValue()
-                let bytes = input.pointee.data.map { Array(UnsafeBufferPointer(start: $0, count: Int(input.pointee.size))) } ?? []
+                let bytes =
+                    input.pointee.data.map { Array(UnsafeBufferPointer(start: $0, count: Int(input.pointee.size))) }
+                    ?? []
                 guard let request = GnuTLSExternalKey.request(algorithm: algorithm, input: bytes) else {
                     return GNUTLS_E_UNSUPPORTED_SIGNATURE_ALGORITHM
                 }

@@ -24,7 +24,9 @@ internal struct GnuTLSOCSPRequest {
         try gnutlsCheck(gnutls_ocsp_req_init(&request), "gnutls_ocsp_req_init")
         guard let request else { throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_ocsp_req_init") }
         defer { gnutls_ocsp_req_deinit(request) }
-        try gnutlsCheck(gnutls_ocsp_req_add_cert(request, GNUTLS_DIG_SHA1, issuer.handle, certificate.handle), "gnutls_ocsp_req_add_cert")
+        try gnutlsCheck(
+            gnutls_ocsp_req_add_cert(request, GNUTLS_DIG_SHA1, issuer.handle, certificate.handle),
+            "gnutls_ocsp_req_add_cert")
         try gnutlsCheck(gnutls_ocsp_req_randomize_nonce(request), "gnutls_ocsp_req_randomize_nonce")
         var nonceDatum = gnutls_datum_t()
         try gnutlsCheck(gnutls_ocsp_req_get_nonce(request, nil, &nonceDatum), "gnutls_ocsp_req_get_nonce")
@@ -85,14 +87,17 @@ package final class GnuTLSOCSPResponse {
     func single() throws -> Single {
         var status: UInt32 = 0, reason: UInt32 = 0
         var thisUpdate: time_t = 0, nextUpdate: time_t = 0, revoked: time_t = 0
-        try gnutlsCheck(gnutls_ocsp_resp_get_single(handle, 0, nil, nil, nil, nil, &status, &thisUpdate, &nextUpdate, &revoked, &reason),
-                        "gnutls_ocsp_resp_get_single")
+        try gnutlsCheck(
+            gnutls_ocsp_resp_get_single(
+                handle, 0, nil, nil, nil, nil, &status, &thisUpdate, &nextUpdate, &revoked, &reason),
+            "gnutls_ocsp_resp_get_single")
         func date(_ t: time_t) -> Date? { t == -1 ? nil : Date(timeIntervalSince1970: TimeInterval(t)) }
         let isRevoked = status == GNUTLS_OCSP_CERT_REVOKED.rawValue
         // GNUTLS_X509_CRLREASON_UNSPECIFIED (0) also stands for "no reason given".
-        return Single(status: status, thisUpdate: Date(timeIntervalSince1970: TimeInterval(thisUpdate)),
-                      nextUpdate: date(nextUpdate), revocationTime: isRevoked ? date(revoked) : nil,
-                      revocationReason: isRevoked ? Int(reason) : nil)
+        return Single(
+            status: status, thisUpdate: Date(timeIntervalSince1970: TimeInterval(thisUpdate)),
+            nextUpdate: date(nextUpdate), revocationTime: isRevoked ? date(revoked) : nil,
+            revocationReason: isRevoked ? Int(reason) : nil)
     }
 
     /// Check the signature with `gnutls_ocsp_resp_verify_direct`: signed by `issuer` itself,
@@ -102,16 +107,22 @@ package final class GnuTLSOCSPResponse {
     package func signatureProblem(issuer: GnuTLSCertificate) -> String? {
         var verify: UInt32 = 0
         let code = gnutls_ocsp_resp_verify_direct(handle, issuer.handle, &verify, 0)
-        guard code == 0 else { return "GnuTLS could not check the signature (\(GnuTLSFailure(code: code, function: "gnutls_ocsp_resp_verify_direct").description))" }
+        guard code == 0 else {
+            return
+                "GnuTLS could not check the signature (\(GnuTLSFailure(code: code, function: "gnutls_ocsp_resp_verify_direct").description))"
+        }
         guard verify != 0 else { return nil }
         let names: [(gnutls_ocsp_verify_reason_t, String)] = [
             (GNUTLS_OCSP_VERIFY_SIGNER_NOT_FOUND, "the signer was not found"),
             (GNUTLS_OCSP_VERIFY_SIGNER_KEYUSAGE_ERROR, "the responder certificate lacks id-kp-OCSPSigning"),
-            (GNUTLS_OCSP_VERIFY_UNTRUSTED_SIGNER, "the responder certificate is not issued by the certificate's issuer"),
+            (
+                GNUTLS_OCSP_VERIFY_UNTRUSTED_SIGNER,
+                "the responder certificate is not issued by the certificate's issuer"
+            ),
             (GNUTLS_OCSP_VERIFY_INSECURE_ALGORITHM, "an insecure signature algorithm"),
             (GNUTLS_OCSP_VERIFY_SIGNATURE_FAILURE, "the signature does not verify"),
             (GNUTLS_OCSP_VERIFY_CERT_NOT_ACTIVATED, "the responder certificate is not yet valid"),
-            (GNUTLS_OCSP_VERIFY_CERT_EXPIRED, "the responder certificate has expired"),
+            (GNUTLS_OCSP_VERIFY_CERT_EXPIRED, "the responder certificate has expired")
         ]
         return names.filter { verify & $0.0.rawValue != 0 }.map(\.1).joined(separator: ", ")
     }

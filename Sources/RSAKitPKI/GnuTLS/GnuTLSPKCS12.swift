@@ -34,11 +34,16 @@ internal final class GnuTLSPKCS12 {
         var oid: UnsafeMutablePointer<CChar>?
         var salt = [UInt8](repeating: 0, count: 256)
         saltSize = UInt32(salt.count)
-        let code = salt.withUnsafeMutableBytes { gnutls_pkcs12_mac_info(handle, &mac, $0.baseAddress, &saltSize, &iterations, &oid) }
+        let code = salt.withUnsafeMutableBytes {
+            gnutls_pkcs12_mac_info(handle, &mac, $0.baseAddress, &saltSize, &iterations, &oid)
+        }
         if let oid { rsakit_gnutls_free(oid) }
         // GnuTLS 3.7 reports a missing MacData as GNUTLS_E_INVALID_REQUEST.
         if code == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE || code == GNUTLS_E_ASN1_ELEMENT_NOT_FOUND
-            || code == GNUTLS_E_INVALID_REQUEST { return nil }
+            || code == GNUTLS_E_INVALID_REQUEST
+        {
+            return nil
+        }
         try gnutlsCheck(code, "gnutls_pkcs12_mac_info")
         let name = gnutls_mac_get_name(gnutls_mac_algorithm_t(mac)).map { String(cString: $0) } ?? "unknown"
         return (name, Int(iterations))
@@ -75,7 +80,8 @@ internal final class GnuTLSPKCS12 {
     /// Compute the MAC: HMAC-SHA256 with a key from the PKCS#12 KDF (`gnutls_pkcs12_generate_mac2`).
     func generateSHA256MAC(passphrase: [UInt8]) throws {
         try withPassphraseCString(passphrase) { password in
-            try gnutlsCheck(gnutls_pkcs12_generate_mac2(handle, GNUTLS_MAC_SHA256, password), "gnutls_pkcs12_generate_mac2")
+            try gnutlsCheck(
+                gnutls_pkcs12_generate_mac2(handle, GNUTLS_MAC_SHA256, password), "gnutls_pkcs12_generate_mac2")
         }
     }
 
@@ -124,7 +130,8 @@ internal final class GnuTLSPKCS12Bag {
         var oidText: String?
         if let oid { oidText = String(cString: oid); rsakit_gnutls_free(oid) }
         guard code >= 0 else { return oidText.map { "unknown scheme \($0)" } }
-        let cipherName = gnutls_cipher_get_name(gnutls_cipher_algorithm_t(cipher)).map { String(cString: $0) } ?? "unknown cipher"
+        let cipherName =
+            gnutls_cipher_get_name(gnutls_cipher_algorithm_t(cipher)).map { String(cString: $0) } ?? "unknown cipher"
         return "\(cipherName), \(iterations) iterations"
     }
 
@@ -138,7 +145,9 @@ internal final class GnuTLSPKCS12Bag {
     /// Encrypt the bag with PBES2 AES-256-CBC (`gnutls_pkcs12_bag_encrypt`).
     func encryptPBES2AES256(passphrase: [UInt8]) throws {
         try withPassphraseCString(passphrase) { password in
-            try gnutlsCheck(gnutls_pkcs12_bag_encrypt(handle, password, GNUTLS_PKCS_PBES2_AES_256.rawValue), "gnutls_pkcs12_bag_encrypt")
+            try gnutlsCheck(
+                gnutls_pkcs12_bag_encrypt(handle, password, GNUTLS_PKCS_PBES2_AES_256.rawValue),
+                "gnutls_pkcs12_bag_encrypt")
         }
     }
 
@@ -167,7 +176,8 @@ internal final class GnuTLSPKCS12Bag {
     /// Element `index`'s localKeyId attribute (PKCS#9), or nil.
     func keyID(at index: Int) -> [UInt8]? {
         var datum = gnutls_datum_t()
-        guard gnutls_pkcs12_bag_get_key_id(handle, UInt32(index), &datum) >= 0, let bytes = datum.data, datum.size > 0 else { return nil }
+        guard gnutls_pkcs12_bag_get_key_id(handle, UInt32(index), &datum) >= 0, let bytes = datum.data, datum.size > 0
+        else { return nil }
         return Array(UnsafeBufferPointer(start: bytes, count: Int(datum.size)))
     }
 
@@ -186,7 +196,9 @@ internal final class GnuTLSPKCS12Bag {
     @discardableResult
     func addCertificate(der: [UInt8], keyID: [UInt8]?, friendlyName: String?) throws -> Int {
         let index = try withDatum(der) { datum in
-            try Int(gnutlsCheck(gnutls_pkcs12_bag_set_data(handle, GNUTLS_BAG_CERTIFICATE, datum), "gnutls_pkcs12_bag_set_data"))
+            try Int(
+                gnutlsCheck(
+                    gnutls_pkcs12_bag_set_data(handle, GNUTLS_BAG_CERTIFICATE, datum), "gnutls_pkcs12_bag_set_data"))
         }
         try setAttributes(index, keyID: keyID, friendlyName: friendlyName)
         return index
@@ -194,10 +206,14 @@ internal final class GnuTLSPKCS12Bag {
 
     /// Add a PKCS#8 shrouded key element, PBES2 AES-256-CBC (`gnutls_pkcs12_bag_set_privkey`).
     @discardableResult
-    func addShroudedKey(_ key: GnuTLSPrivateKey, passphrase: [UInt8], keyID: [UInt8]?, friendlyName: String?) throws -> Int {
+    func addShroudedKey(_ key: GnuTLSPrivateKey, passphrase: [UInt8], keyID: [UInt8]?, friendlyName: String?) throws
+        -> Int
+    {
         let index = try withPassphraseCString(passphrase) { password in
-            try Int(gnutlsCheck(gnutls_pkcs12_bag_set_privkey(handle, key.handle, password, GNUTLS_PKCS_PBES2_AES_256.rawValue),
-                                "gnutls_pkcs12_bag_set_privkey"))
+            try Int(
+                gnutlsCheck(
+                    gnutls_pkcs12_bag_set_privkey(handle, key.handle, password, GNUTLS_PKCS_PBES2_AES_256.rawValue),
+                    "gnutls_pkcs12_bag_set_privkey"))
         }
         try setAttributes(index, keyID: keyID, friendlyName: friendlyName)
         return index
@@ -206,11 +222,14 @@ internal final class GnuTLSPKCS12Bag {
     private func setAttributes(_ index: Int, keyID: [UInt8]?, friendlyName: String?) throws {
         if let keyID {
             try withDatum(keyID) { datum in
-                try gnutlsCheck(gnutls_pkcs12_bag_set_key_id(handle, UInt32(index), datum), "gnutls_pkcs12_bag_set_key_id")
+                try gnutlsCheck(
+                    gnutls_pkcs12_bag_set_key_id(handle, UInt32(index), datum), "gnutls_pkcs12_bag_set_key_id")
             }
         }
         if let friendlyName {
-            try gnutlsCheck(gnutls_pkcs12_bag_set_friendly_name(handle, UInt32(index), friendlyName), "gnutls_pkcs12_bag_set_friendly_name")
+            try gnutlsCheck(
+                gnutls_pkcs12_bag_set_friendly_name(handle, UInt32(index), friendlyName),
+                "gnutls_pkcs12_bag_set_friendly_name")
         }
     }
 }

@@ -27,8 +27,9 @@ internal final class GnuTLSPrivateKey {
         let key = try GnuTLSPrivateKey()
         try withPassphraseCString(passphrase) { password in
             try withDatum(der) { datum in
-                try gnutlsCheck(gnutls_x509_privkey_import_pkcs8(key.handle, datum, GNUTLS_X509_FMT_DER, password, 0),
-                                "gnutls_x509_privkey_import_pkcs8")
+                try gnutlsCheck(
+                    gnutls_x509_privkey_import_pkcs8(key.handle, datum, GNUTLS_X509_FMT_DER, password, 0),
+                    "gnutls_x509_privkey_import_pkcs8")
             }
         }
         return key
@@ -41,8 +42,9 @@ internal final class GnuTLSPrivateKey {
         let key = try GnuTLSPrivateKey()
         try withPassphraseCString(passphrase) { password in
             try withDatum(pem) { datum in
-                try gnutlsCheck(gnutls_x509_privkey_import_openssl(key.handle, datum, password),
-                                "gnutls_x509_privkey_import_openssl")
+                try gnutlsCheck(
+                    gnutls_x509_privkey_import_openssl(key.handle, datum, password),
+                    "gnutls_x509_privkey_import_openssl")
             }
         }
         return key
@@ -52,7 +54,8 @@ internal final class GnuTLSPrivateKey {
     static func plain(der: [UInt8]) throws -> GnuTLSPrivateKey {
         let key = try GnuTLSPrivateKey()
         try withDatum(der) { datum in
-            try gnutlsCheck(gnutls_x509_privkey_import(key.handle, datum, GNUTLS_X509_FMT_DER), "gnutls_x509_privkey_import")
+            try gnutlsCheck(
+                gnutls_x509_privkey_import(key.handle, datum, GNUTLS_X509_FMT_DER), "gnutls_x509_privkey_import")
         }
         return key
     }
@@ -60,8 +63,9 @@ internal final class GnuTLSPrivateKey {
     /// The key as unencrypted PKCS#8 `PrivateKeyInfo` DER. Secret: the caller wipes it.
     func plainPKCS8DER() throws -> [UInt8] {
         var datum = gnutls_datum_t()
-        try gnutlsCheck(gnutls_x509_privkey_export2_pkcs8(handle, GNUTLS_X509_FMT_DER, nil, GNUTLS_PKCS_PLAIN.rawValue, &datum),
-                        "gnutls_x509_privkey_export2_pkcs8")
+        try gnutlsCheck(
+            gnutls_x509_privkey_export2_pkcs8(handle, GNUTLS_X509_FMT_DER, nil, GNUTLS_PKCS_PLAIN.rawValue, &datum),
+            "gnutls_x509_privkey_export2_pkcs8")
         return takeDatum(&datum)
     }
 
@@ -70,9 +74,11 @@ internal final class GnuTLSPrivateKey {
     func pbes2AES256DER(passphrase: [UInt8]) throws -> [UInt8] {
         try withPassphraseCString(passphrase) { password in
             var datum = gnutls_datum_t()
-            try gnutlsCheck(gnutls_x509_privkey_export2_pkcs8(handle, GNUTLS_X509_FMT_DER, password,
-                                                              GNUTLS_PKCS_PBES2_AES_256.rawValue, &datum),
-                            "gnutls_x509_privkey_export2_pkcs8")
+            try gnutlsCheck(
+                gnutls_x509_privkey_export2_pkcs8(
+                    handle, GNUTLS_X509_FMT_DER, password,
+                    GNUTLS_PKCS_PBES2_AES_256.rawValue, &datum),
+                "gnutls_x509_privkey_export2_pkcs8")
             return takeDatum(&datum)
         }
     }

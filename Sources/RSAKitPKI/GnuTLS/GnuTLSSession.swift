@@ -118,19 +118,25 @@ package final class GnuTLSClientSession {
     ///     only if the server sends a CertificateRequest (nil answer: send no certificate).
     ///   - applicationProtocols: ALPN names offered, most preferred first (RFC 7301); empty: none.
     ///   - verifier: decides on the server's certificates (DER, leaf first).
-    package init(fileDescriptor: Int32, serverName: String, versions: GnuTLSVersions, clientChain: [[UInt8]],
-         clientKey: GnuTLSExternalKey?, certificateProvider: GnuTLSClientCertificateProvider? = nil,
-         applicationProtocols: [String] = [], verifier: @escaping ([[UInt8]]) -> GnuTLSPeerVerdict) throws {
+    package init(
+        fileDescriptor: Int32, serverName: String, versions: GnuTLSVersions, clientChain: [[UInt8]],
+        clientKey: GnuTLSExternalKey?, certificateProvider: GnuTLSClientCertificateProvider? = nil,
+        applicationProtocols: [String] = [], verifier: @escaping ([[UInt8]]) -> GnuTLSPeerVerdict
+    ) throws {
         self.verifier = verifier
         self.externalKey = clientKey
         self.certificateProvider = clientChain.isEmpty ? certificateProvider : nil
         var credentials: gnutls_certificate_credentials_t?
-        try gnutlsCheck(gnutls_certificate_allocate_credentials(&credentials), "gnutls_certificate_allocate_credentials")
-        guard let credentials else { throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_certificate_allocate_credentials") }
+        try gnutlsCheck(
+            gnutls_certificate_allocate_credentials(&credentials), "gnutls_certificate_allocate_credentials")
+        guard let credentials else {
+            throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_certificate_allocate_credentials")
+        }
         var session: gnutls_session_t?
         // GNUTLS_NO_SIGNAL: send with MSG_NOSIGNAL, so that writing to a socket the peer closed
         // (or a cancelled async call shut down) is an error, not a SIGPIPE that kills the host.
-        let initCode = gnutls_init(&session, UInt32(GNUTLS_CLIENT) | UInt32(GNUTLS_FORCE_CLIENT_CERT) | UInt32(GNUTLS_NO_SIGNAL.rawValue))
+        let initCode = gnutls_init(
+            &session, UInt32(GNUTLS_CLIENT) | UInt32(GNUTLS_FORCE_CLIENT_CERT) | UInt32(GNUTLS_NO_SIGNAL.rawValue))
         guard initCode >= 0, let session else {
             gnutls_certificate_free_credentials(credentials)
             throw GnuTLSFailure(code: initCode, function: "gnutls_init")
@@ -149,25 +155,32 @@ package final class GnuTLSClientSession {
         if let clientKey, !clientChain.isEmpty {
             try installClientCertificate(chain: clientChain, key: clientKey)
         } else if self.certificateProvider != nil {
-            gnutls_certificate_set_retrieve_function2(credentials) { session, issuers, issuerCount, _, _, pcerts, pcertCount, key -> Int32 in
-                guard let session, let pointer = gnutls_session_get_ptr(session), let pcerts, let pcertCount, let key else { return -1 }
+            gnutls_certificate_set_retrieve_function2(credentials) {
+                session, issuers, issuerCount, _, _, pcerts, pcertCount, key -> Int32 in
+                guard let session, let pointer = gnutls_session_get_ptr(session), let pcerts, let pcertCount, let key
+                else { return -1 }
                 let me = Unmanaged<GnuTLSClientSession>.fromOpaque(pointer).takeUnretainedValue()
                 let names = (0..<Int(max(0, issuerCount))).map { index -> [UInt8] in
                     guard let datum = issuers?[index], let data = datum.data else { return [] }
                     return Array(UnsafeBufferPointer(start: data, count: Int(datum.size)))
                 }
-                return me.provideClientCertificate(acceptableIssuers: names, pcerts: pcerts, count: pcertCount, key: key)
+                return me.provideClientCertificate(
+                    acceptableIssuers: names, pcerts: pcerts, count: pcertCount, key: key)
             }
         }
 
         gnutls_session_set_ptr(session, Unmanaged.passUnretained(self).toOpaque())
         var errorPosition: UnsafePointer<CChar>?
-        try gnutlsCheck(gnutls_priority_set_direct(session, versions.priority, &errorPosition), "gnutls_priority_set_direct")
+        try gnutlsCheck(
+            gnutls_priority_set_direct(session, versions.priority, &errorPosition), "gnutls_priority_set_direct")
         if !serverName.isEmpty && !GnuTLSClientSession.isIPAddress(serverName) {
-            try gnutlsCheck(gnutls_server_name_set(session, GNUTLS_NAME_DNS, serverName, serverName.utf8.count), "gnutls_server_name_set")
+            try gnutlsCheck(
+                gnutls_server_name_set(session, GNUTLS_NAME_DNS, serverName, serverName.utf8.count),
+                "gnutls_server_name_set")
         }
-        try gnutlsCheck(gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, UnsafeMutableRawPointer(credentials)),
-                        "gnutls_credentials_set")
+        try gnutlsCheck(
+            gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, UnsafeMutableRawPointer(credentials)),
+            "gnutls_credentials_set")
         if !applicationProtocols.isEmpty { try setApplicationProtocols(applicationProtocols) }
         rsakit_gnutls_transport_set_fd(session, fileDescriptor)
     }
@@ -195,8 +208,9 @@ package final class GnuTLSClientSession {
         do {
             for der in chain {
                 try withDatum(der) { datum in
-                    try gnutlsCheck(gnutls_pcert_import_x509_raw(pcerts + imported, datum, GNUTLS_X509_FMT_DER, 0),
-                                    "gnutls_pcert_import_x509_raw")
+                    try gnutlsCheck(
+                        gnutls_pcert_import_x509_raw(pcerts + imported, datum, GNUTLS_X509_FMT_DER, 0),
+                        "gnutls_pcert_import_x509_raw")
                 }
                 imported += 1
             }
@@ -221,21 +235,26 @@ package final class GnuTLSClientSession {
 
     /// The retrieve callback's body: ask the provider, import what it gives, lend it to GnuTLS.
     /// 0 with an empty list sends no certificate; -1 (the provider threw) ends the handshake.
-    private func provideClientCertificate(acceptableIssuers: [[UInt8]], pcerts: UnsafeMutablePointer<UnsafeMutablePointer<gnutls_pcert_st>?>,
-                                          count: UnsafeMutablePointer<UInt32>, key: UnsafeMutablePointer<gnutls_privkey_t?>) -> Int32 {
+    private func provideClientCertificate(
+        acceptableIssuers: [[UInt8]], pcerts: UnsafeMutablePointer<UnsafeMutablePointer<gnutls_pcert_st>?>,
+        count: UnsafeMutablePointer<UInt32>, key: UnsafeMutablePointer<gnutls_privkey_t?>
+    ) -> Int32 {
         pcerts.pointee = nil
         count.pointee = 0
         key.pointee = nil
         guard let certificateProvider, providedCertificates == nil else { return 0 }
         do {
-            guard let (chain, externalKey) = try certificateProvider(acceptableIssuers), !chain.isEmpty else { return 0 }
+            guard let (chain, externalKey) = try certificateProvider(acceptableIssuers), !chain.isEmpty else {
+                return 0
+            }
             let list = UnsafeMutablePointer<gnutls_pcert_st>.allocate(capacity: chain.count)
             var imported = 0
             do {
                 for der in chain {
                     try withDatum(der) { datum in
-                        try gnutlsCheck(gnutls_pcert_import_x509_raw(list + imported, datum, GNUTLS_X509_FMT_DER, 0),
-                                        "gnutls_pcert_import_x509_raw")
+                        try gnutlsCheck(
+                            gnutls_pcert_import_x509_raw(list + imported, datum, GNUTLS_X509_FMT_DER, 0),
+                            "gnutls_pcert_import_x509_raw")
                     }
                     imported += 1
                 }
@@ -285,7 +304,8 @@ package final class GnuTLSClientSession {
     /// The protocol the server selected in ALPN ("h2", "http/1.1"), nil when it selected none.
     package var selectedApplicationProtocol: String? {
         var selected = gnutls_datum_t()
-        guard gnutls_alpn_get_selected_protocol(session, &selected) == 0, let data = selected.data, selected.size > 0 else { return nil }
+        guard gnutls_alpn_get_selected_protocol(session, &selected) == 0, let data = selected.data, selected.size > 0
+        else { return nil }
         return String(decoding: UnsafeBufferPointer(start: data, count: Int(selected.size)), as: UTF8.self)
     }
 
@@ -293,7 +313,8 @@ package final class GnuTLSClientSession {
     /// extensions, `gnutls_ocsp_status_request_enable_client`). Call before ``handshake(timeoutMilliseconds:)``.
     /// - Throws: `GnuTLSFailure`.
     package func requestOCSPStatus() throws {
-        try gnutlsCheck(gnutls_ocsp_status_request_enable_client(session, nil, 0, nil), "gnutls_ocsp_status_request_enable_client")
+        try gnutlsCheck(
+            gnutls_ocsp_status_request_enable_client(session, nil, 0, nil), "gnutls_ocsp_status_request_enable_client")
     }
 
     /// The verify callback's body: the peer's DER certificates to the verifier.
@@ -306,12 +327,13 @@ package final class GnuTLSClientSession {
         var count: UInt32 = 0
         let list = gnutls_certificate_get_peers(session, &count)
         // No certificate at all goes to the verifier too (as an empty list), which rejects it.
-        let ders = list.map { list in
-            (0..<Int(count)).map { index -> [UInt8] in
-                let datum = list[index]
-                return datum.data.map { Array(UnsafeBufferPointer(start: $0, count: Int(datum.size))) } ?? []
-            }
-        } ?? []
+        let ders =
+            list.map { list in
+                (0..<Int(count)).map { index -> [UInt8] in
+                    let datum = list[index]
+                    return datum.data.map { Array(UnsafeBufferPointer(start: $0, count: Int(datum.size))) } ?? []
+                }
+            } ?? []
         switch verifier(ders) {
         case .accept:
             return 0

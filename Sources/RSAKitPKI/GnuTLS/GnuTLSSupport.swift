@@ -78,7 +78,8 @@ internal func gnutlsSizedQuery(
 /// A getter of the "buffer, inout size" kind whose length GnuTLS 3.7 does not write back
 /// when the buffer is larger (`gnutls_x509_crt_get_signature`, `gnutls_x509_crl_get_signature`):
 /// asked for the size, then with a buffer of exactly that size. Nil on any error.
-internal func gnutlsExactSizedQuery(_ call: (UnsafeMutableRawPointer?, UnsafeMutablePointer<Int>) -> Int32) -> [UInt8]? {
+internal func gnutlsExactSizedQuery(_ call: (UnsafeMutableRawPointer?, UnsafeMutablePointer<Int>) -> Int32) -> [UInt8]?
+{
     var size = 0
     _ = call(nil, &size)
     guard size > 0 else { return nil }
@@ -98,7 +99,8 @@ internal func gnutlsExtensionInfo(
     var index: UInt32 = 0
     while index < 256 {
         var critical: UInt32 = 0
-        let oid = try gnutlsSizedQuery(function, isString: true) { buffer, size in info(index, buffer, size, &critical) }
+        let oid = try gnutlsSizedQuery(function, isString: true) { buffer, size in info(index, buffer, size, &critical)
+        }
         guard let oid else { break }
         result.append((String(decoding: oid, as: UTF8.self), critical != 0))
         index += 1
@@ -113,7 +115,8 @@ internal func gnutlsExtensionInfo(
 /// - Throws: `RSAError.passphraseUnusable` when the passphrase contains a NUL byte,
 ///   which no C API can carry.
 @discardableResult
-internal func withPassphraseCString<R>(_ passphrase: [UInt8]?, _ body: (UnsafePointer<CChar>?) throws -> R) throws -> R {
+internal func withPassphraseCString<R>(_ passphrase: [UInt8]?, _ body: (UnsafePointer<CChar>?) throws -> R) throws -> R
+{
     guard let passphrase else { return try body(nil) }
     guard !passphrase.contains(0) else {
         throw RSAError.passphraseUnusable(reason: "it contains a NUL byte")

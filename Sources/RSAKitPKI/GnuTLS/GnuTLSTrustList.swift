@@ -35,13 +35,16 @@ internal final class GnuTLSTrustList {
 
     /// The flags every verification uses: no time checks (RSATrust checks dates itself
     /// against its own verify date), no CRL checks (no CRLs are loaded).
-    private static let verifyFlags = GNUTLS_VERIFY_DISABLE_TIME_CHECKS.rawValue
+    private static let verifyFlags =
+        GNUTLS_VERIFY_DISABLE_TIME_CHECKS.rawValue
         | GNUTLS_VERIFY_DISABLE_TRUSTED_TIME_CHECKS.rawValue | GNUTLS_VERIFY_DISABLE_CRL_CHECKS.rawValue
 
     init() throws {
         var handle: gnutls_x509_trust_list_t?
         try gnutlsCheck(gnutls_x509_trust_list_init(&handle, 0), "gnutls_x509_trust_list_init")
-        guard let handle else { throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_x509_trust_list_init") }
+        guard let handle else {
+            throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_x509_trust_list_init")
+        }
         self.handle = handle
     }
 
@@ -53,15 +56,18 @@ internal final class GnuTLSTrustList {
     /// - Returns: how many certificates were added.
     @discardableResult
     func addAnchors(pemFile path: String) throws -> Int {
-        Int(try gnutlsCheck(gnutls_x509_trust_list_add_trust_file(handle, path, nil, GNUTLS_X509_FMT_PEM, 0, 0),
-                            "gnutls_x509_trust_list_add_trust_file"))
+        Int(
+            try gnutlsCheck(
+                gnutls_x509_trust_list_add_trust_file(handle, path, nil, GNUTLS_X509_FMT_PEM, 0, 0),
+                "gnutls_x509_trust_list_add_trust_file"))
     }
 
     /// Add one anchor from its DER (`gnutls_x509_trust_list_add_trust_mem`; GnuTLS keeps a copy).
     func addAnchor(der: [UInt8]) throws {
         try withDatum(der) { datum in
-            try gnutlsCheck(gnutls_x509_trust_list_add_trust_mem(handle, datum, nil, GNUTLS_X509_FMT_DER, 0, 0),
-                            "gnutls_x509_trust_list_add_trust_mem")
+            try gnutlsCheck(
+                gnutls_x509_trust_list_add_trust_mem(handle, datum, nil, GNUTLS_X509_FMT_DER, 0, 0),
+                "gnutls_x509_trust_list_add_trust_mem")
         }
     }
 
@@ -83,9 +89,11 @@ internal final class GnuTLSTrustList {
         var handles: [gnutls_x509_crt_t?] = chain.map(\.handle)
         var status: UInt32 = 0
         _ = try handles.withUnsafeMutableBufferPointer { buffer in
-            try gnutlsCheck(gnutls_x509_trust_list_verify_crt2(handle, buffer.baseAddress, UInt32(buffer.count), nil, 0,
-                                                               GnuTLSTrustList.verifyFlags, &status, nil),
-                            "gnutls_x509_trust_list_verify_crt2")
+            try gnutlsCheck(
+                gnutls_x509_trust_list_verify_crt2(
+                    handle, buffer.baseAddress, UInt32(buffer.count), nil, 0,
+                    GnuTLSTrustList.verifyFlags, &status, nil),
+                "gnutls_x509_trust_list_verify_crt2")
         }
         return GnuTLSVerifyStatus(rawValue: status)
     }
@@ -97,8 +105,9 @@ internal final class GnuTLSTrustList {
         var issuers: [gnutls_x509_crt_t?] = [issuer.handle]
         var status: UInt32 = 0
         _ = try issuers.withUnsafeMutableBufferPointer { buffer in
-            try gnutlsCheck(gnutls_x509_crt_verify(certificate.handle, buffer.baseAddress, 1, verifyFlags, &status),
-                            "gnutls_x509_crt_verify")
+            try gnutlsCheck(
+                gnutls_x509_crt_verify(certificate.handle, buffer.baseAddress, 1, verifyFlags, &status),
+                "gnutls_x509_crt_verify")
         }
         return GnuTLSVerifyStatus(rawValue: status)
     }
@@ -115,7 +124,9 @@ internal final class GnuTLSTrustList {
     /// `tbsCertificate` (its DER, from the caller), with the certificate's signature algorithm
     /// (`gnutls_pubkey_verify_data2`, flags 0: an algorithm GnuTLS deems insecure fails). No
     /// name, CA or date check.
-    static func signatureVerifies(_ certificate: GnuTLSCertificate, tbsCertificate: [UInt8], key holder: GnuTLSCertificate) throws -> Bool {
+    static func signatureVerifies(
+        _ certificate: GnuTLSCertificate, tbsCertificate: [UInt8], key holder: GnuTLSCertificate
+    ) throws -> Bool {
         let algorithm = gnutls_x509_crt_get_signature_algorithm(certificate.handle)
         let signature = gnutlsExactSizedQuery { buffer, size in
             gnutls_x509_crt_get_signature(certificate.handle, buffer?.assumingMemoryBound(to: CChar.self), size)
@@ -127,7 +138,9 @@ internal final class GnuTLSTrustList {
     /// Whether `signature` over `data` verifies under the public key of `holder` with the
     /// signature algorithm `algorithm` (a `gnutls_sign_algorithm_t` value;
     /// `gnutls_pubkey_verify_data2`, flags 0).
-    static func publicKeyVerifies(_ holder: GnuTLSCertificate, algorithm: Int32, data: [UInt8], signature: [UInt8]) throws -> Bool {
+    static func publicKeyVerifies(_ holder: GnuTLSCertificate, algorithm: Int32, data: [UInt8], signature: [UInt8])
+        throws -> Bool
+    {
         var key: gnutls_pubkey_t?
         try gnutlsCheck(gnutls_pubkey_init(&key), "gnutls_pubkey_init")
         guard let key else { return false }
@@ -135,7 +148,8 @@ internal final class GnuTLSTrustList {
         guard algorithm > 0, gnutls_pubkey_import_x509(key, holder.handle, 0) >= 0 else { return false }
         return withDatum(data) { dataDatum in
             withDatum(signature) { signatureDatum in
-                gnutls_pubkey_verify_data2(key, gnutls_sign_algorithm_t(UInt32(algorithm)), 0, dataDatum, signatureDatum) >= 0
+                gnutls_pubkey_verify_data2(
+                    key, gnutls_sign_algorithm_t(UInt32(algorithm)), 0, dataDatum, signatureDatum) >= 0
             }
         }
     }

@@ -25,7 +25,6 @@ internal enum HTTPClient {
         init(limit: Int) { self.limit = limit }
     }
 
-
     /// POST `body` to `url` and return the response body of a 200 answer.
     ///
     /// - Parameters:
@@ -40,10 +39,13 @@ internal enum HTTPClient {
     ///   (libcurl3-gnutls, loaded on first use), a connection or
     ///   transfer error (libcurl's sentence), the timeout, a response over the limit, a status
     ///   other than 200.
-    static func post(url: String, body: [UInt8], contentType: String, accept: String,
-                     timeout: Double, maximumResponseByteCount: Int) throws -> [UInt8] {
-        try perform(url: url, body: body, headers: ["Content-Type: \(contentType)", "Accept: \(accept)"],
-                    timeout: timeout, maximumResponseByteCount: maximumResponseByteCount)
+    static func post(
+        url: String, body: [UInt8], contentType: String, accept: String,
+        timeout: Double, maximumResponseByteCount: Int
+    ) throws -> [UInt8] {
+        try perform(
+            url: url, body: body, headers: ["Content-Type: \(contentType)", "Accept: \(accept)"],
+            timeout: timeout, maximumResponseByteCount: maximumResponseByteCount)
     }
 
     /// GET `url` (a CRL from a cRLDistributionPoints URL, RFC 5280 §4.2.1.13) and return the
@@ -51,12 +53,15 @@ internal enum HTTPClient {
     /// - Parameters: as ``post(url:body:contentType:accept:timeout:maximumResponseByteCount:)``.
     /// - Throws: ``Failure``, as `post`.
     static func get(url: String, timeout: Double, maximumResponseByteCount: Int) throws -> [UInt8] {
-        try perform(url: url, body: nil, headers: [], timeout: timeout, maximumResponseByteCount: maximumResponseByteCount)
+        try perform(
+            url: url, body: nil, headers: [], timeout: timeout, maximumResponseByteCount: maximumResponseByteCount)
     }
 
     /// One exchange: a POST of `body`, or a GET when it is nil.
-    private static func perform(url: String, body: [UInt8]?, headers headerLines: [String],
-                                timeout: Double, maximumResponseByteCount: Int) throws -> [UInt8] {
+    private static func perform(
+        url: String, body: [UInt8]?, headers headerLines: [String],
+        timeout: Double, maximumResponseByteCount: Int
+    ) throws -> [UInt8] {
         let lower = url.lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
             throw Failure(description: "only http and https URLs are fetched, not \"\(url)\"")
@@ -84,22 +89,25 @@ internal enum HTTPClient {
                 set(rsakit_curl_setopt_long(handle, CURLOPT_MAXFILESIZE, maximumResponseByteCount))
                 if body != nil {
                     set(rsakit_curl_setopt_long(handle, CURLOPT_POST, 1))
-                    set(rsakit_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress)))
+                    set(
+                        rsakit_curl_setopt_pointer(
+                            handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress)))
                     set(rsakit_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, bodyBytes.count))
                 }
                 if headers != nil { set(rsakit_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headers)) }
                 set(rsakit_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context))
-                set(rsakit_curl_setopt_write_function(handle) { data, size, count, context in
-                    guard let data, let context else { return 0 }
-                    let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
-                    let n = size * count
-                    guard sink.bytes.count + n <= sink.limit else {
-                        sink.overLimit = true
-                        return 0  // libcurl stops with CURLE_WRITE_ERROR
-                    }
-                    sink.bytes += UnsafeRawBufferPointer(start: data, count: n)
-                    return n
-                })
+                set(
+                    rsakit_curl_setopt_write_function(handle) { data, size, count, context in
+                        guard let data, let context else { return 0 }
+                        let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
+                        let n = size * count
+                        guard sink.bytes.count + n <= sink.limit else {
+                            sink.overLimit = true
+                            return 0  // libcurl stops with CURLE_WRITE_ERROR
+                        }
+                        sink.bytes += UnsafeRawBufferPointer(start: data, count: n)
+                        return n
+                    })
                 guard setup == CURLE_OK else { return setup }
                 return rsakit_curl_easy_perform(handle)
             }

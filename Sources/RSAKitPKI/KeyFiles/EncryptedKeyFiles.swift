@@ -11,17 +11,27 @@ import Foundation
 
 /// The GnuTLS decryption behind RSAKitCore's key file reader.
 struct GnuTLSKeyFileDecryptor: RSAKeyFileDecryptor {
-    func decryptPKCS8(der: [UInt8], passphrase: [UInt8], what: String, encryption: RSAKeyFileEncryption) throws -> [UInt8] {
-        try plainDER(what: what, encryption: encryption) { try GnuTLSPrivateKey.decryptPKCS8(der: der, passphrase: passphrase) }
+    func decryptPKCS8(der: [UInt8], passphrase: [UInt8], what: String, encryption: RSAKeyFileEncryption) throws
+        -> [UInt8]
+    {
+        try plainDER(what: what, encryption: encryption) {
+            try GnuTLSPrivateKey.decryptPKCS8(der: der, passphrase: passphrase)
+        }
     }
 
-    func decryptOpenSSLPEM(_ pem: [UInt8], passphrase: [UInt8], what: String, encryption: RSAKeyFileEncryption) throws -> [UInt8] {
-        try plainDER(what: what, encryption: encryption) { try GnuTLSPrivateKey.decryptOpenSSLPEM(pem, passphrase: passphrase) }
+    func decryptOpenSSLPEM(_ pem: [UInt8], passphrase: [UInt8], what: String, encryption: RSAKeyFileEncryption) throws
+        -> [UInt8]
+    {
+        try plainDER(what: what, encryption: encryption) {
+            try GnuTLSPrivateKey.decryptOpenSSLPEM(pem, passphrase: passphrase)
+        }
     }
 
     /// The decrypted key as PKCS#8 DER, GnuTLS's failures as the `RSAError` a caller acts on.
-    private func plainDER(what: String, encryption: RSAKeyFileEncryption,
-                          _ decrypt: () throws -> GnuTLSPrivateKey) throws -> [UInt8] {
+    private func plainDER(
+        what: String, encryption: RSAKeyFileEncryption,
+        _ decrypt: () throws -> GnuTLSPrivateKey
+    ) throws -> [UInt8] {
         let key: GnuTLSPrivateKey
         do {
             key = try decrypt()
@@ -35,9 +45,12 @@ struct GnuTLSKeyFileDecryptor: RSAKeyFileDecryptor {
         }
     }
 
-    private static func mapFailure(_ failure: GnuTLSFailure, what: String, encryption: RSAKeyFileEncryption) -> RSAError {
+    private static func mapFailure(_ failure: GnuTLSFailure, what: String, encryption: RSAKeyFileEncryption) -> RSAError
+    {
         if GnuTLSPrivateKey.isUnsupportedScheme(failure) {
-            return .unsupportedKeyFormat(reason: "\(what) encrypted with \(encryption) is not supported (GnuTLS: \(failure.message.lowercased()))")
+            return .unsupportedKeyFormat(
+                reason:
+                    "\(what) encrypted with \(encryption) is not supported (GnuTLS: \(failure.message.lowercased()))")
         }
         if GnuTLSPrivateKey.isUnusablePassphrase(failure) {
             return .passphraseUnusable(reason: "GnuTLS refuses it as a password string (not valid UTF-8)")
@@ -65,8 +78,9 @@ extension RSAKeyFile {
     ///   does not decrypt, `RSAError.passphraseUnusable` (NUL byte),
     ///   `RSAError.unsupportedKeyFormat` naming scrypt or a cipher GnuTLS lacks.
     public init(bytes: [UInt8], passphrase: [UInt8]?) throws {
-        try self.init(bytes: bytes, requirePEM: false, preferring: nil, passphrase: passphrase,
-                      decryptor: GnuTLSKeyFileDecryptor())
+        try self.init(
+            bytes: bytes, requirePEM: false, preferring: nil, passphrase: passphrase,
+            decryptor: GnuTLSKeyFileDecryptor())
     }
 
     /// Read a key file that may be encrypted, held in `Data`; see
@@ -95,8 +109,9 @@ extension RSAPrivateKey {
     public init(pemRepresentation: String, passphrase: [UInt8]?) throws {
         var bytes = Array(pemRepresentation.utf8)
         defer { wipe(&bytes) }
-        let file = try RSAKeyFile(bytes: bytes, requirePEM: true, preferring: .privateKey, passphrase: passphrase,
-                                  decryptor: GnuTLSKeyFileDecryptor())
+        let file = try RSAKeyFile(
+            bytes: bytes, requirePEM: true, preferring: .privateKey, passphrase: passphrase,
+            decryptor: GnuTLSKeyFileDecryptor())
         guard let key = file.privateKey else {
             throw RSAError.keyTypeMismatch(expected: "a private key", found: "a public key (\(file.structureName))")
         }
@@ -169,8 +184,11 @@ extension RSAPrivateKey {
         let top = try reader.topLevelElement(in: 0..<encrypted.count, name: "EncryptedPrivateKeyInfo")
         let encryption = try EncryptedKeyDecoder.inspectPKCS8(reader, top)
         guard encryption.keyDerivation == "PBKDF2-HMAC-SHA256", encryption.cipher == "AES-256-CBC",
-              (encryption.iterationCount ?? 0) >= RSAPrivateKey.minimumPBKDF2IterationCount else {
-            throw RSAError.internalError("GnuTLS wrote \(encryption), not PBKDF2-HMAC-SHA256 with at least \(RSAPrivateKey.minimumPBKDF2IterationCount) iterations and AES-256-CBC")
+            (encryption.iterationCount ?? 0) >= RSAPrivateKey.minimumPBKDF2IterationCount
+        else {
+            throw RSAError.internalError(
+                "GnuTLS wrote \(encryption), not PBKDF2-HMAC-SHA256 with at least \(RSAPrivateKey.minimumPBKDF2IterationCount) iterations and AES-256-CBC"
+            )
         }
         return encrypted
     }
@@ -178,8 +196,9 @@ extension RSAPrivateKey {
     /// ``encryptedPKCS8DERRepresentation(passphrase:)-([UInt8])`` as PEM, "-----BEGIN ENCRYPTED PRIVATE KEY-----".
     /// - Throws: as ``encryptedPKCS8DERRepresentation(passphrase:)-([UInt8])``.
     public func encryptedPKCS8PEMRepresentation(passphrase: [UInt8]) throws -> String {
-        PEMDocument.encode(try encryptedPKCS8DERRepresentation(passphrase: passphrase),
-                           label: DERKeyStructure.encryptedPrivateKeyInfo.pemLabel)
+        PEMDocument.encode(
+            try encryptedPKCS8DERRepresentation(passphrase: passphrase),
+            label: DERKeyStructure.encryptedPrivateKeyInfo.pemLabel)
     }
 
     /// The fewest PBKDF2 iterations an encrypted key file RSAKit writes uses (600,000,

@@ -30,8 +30,10 @@ internal enum CRLScope: Equatable {
     ///   - direct: whether the CRL's issuer is the certificate's issuer.
     ///   - certificateIssuer: the DER of the certificate's issuer Name, nil if unread.
     /// - Returns: `.excluded` also when a name cannot be decoded (the CRL is then not used).
-    static func of(_ crl: X509CRL, crlIssuer: [UInt8]?, direct: Bool, for certificate: X509Certificate,
-                   certificateIssuer: [UInt8]?, points: [CRLDistributionPoint]?) -> CRLScope {
+    static func of(
+        _ crl: X509CRL, crlIssuer: [UInt8]?, direct: Bool, for certificate: X509Certificate,
+        certificateIssuer: [UInt8]?, points: [CRLDistributionPoint]?
+    ) -> CRLScope {
         let idp = crl.issuingDistributionPoint
         if let why = idp?.exclusion(of: certificate) { return .excluded(why) }
         let onlySome = idp?.onlySomeReasons ?? .all
@@ -48,37 +50,47 @@ internal enum CRLScope: Equatable {
                 if let named = point.crlIssuer {
                     // An indirect CRL's point: its cRLIssuer names this CRL's issuer.
                     guard !direct, idp?.indirectCRL == true, let issuerName,
-                          named.contains(where: { $0.matches(.directoryName(issuerName)) }) else { continue }
+                        named.contains(where: { $0.matches(.directoryName(issuerName)) })
+                    else { continue }
                 } else if !direct {
                     continue
                 }
                 if let crlNames {
                     let pointNames: [X509GeneralName]
                     if let name = point.name {
-                        guard let names = try? name.names(crlIssuer: point.crlIssuer == nil ? certificateIssuer : crlIssuer) else { continue }
+                        guard
+                            let names = try? name.names(
+                                crlIssuer: point.crlIssuer == nil ? certificateIssuer : crlIssuer)
+                        else { continue }
                         pointNames = names
                     } else {
                         pointNames = point.crlIssuer ?? []
                     }
-                    guard crlNames.contains(where: { name in pointNames.contains { name.matches($0) } }) else { continue }
+                    guard crlNames.contains(where: { name in pointNames.contains { name.matches($0) } }) else {
+                        continue
+                    }
                 }
                 covered.formUnion(point.reasons ?? .all)
             }
             if covered.isEmpty {
-                return .excluded(crlNames == nil || !direct
-                    ? "no distribution point of the certificate (cRLDistributionPoints) names this CRL's issuer"
-                    : "its distribution point is none of the certificate's (cRLDistributionPoints)")
+                return .excluded(
+                    crlNames == nil || !direct
+                        ? "no distribution point of the certificate (cRLDistributionPoints) names this CRL's issuer"
+                        : "its distribution point is none of the certificate's (cRLDistributionPoints)")
             }
         } else {
             guard direct else { return .excluded("the certificate names no other CRL issuer (cRLDistributionPoints)") }
             guard idp?.distributionPoint == nil else {
-                return .excluded("it is the CRL of a distribution point and the certificate names none (cRLDistributionPoints)")
+                return .excluded(
+                    "it is the CRL of a distribution point and the certificate names none (cRLDistributionPoints)")
             }
             covered = .all
         }
         let interim = covered.intersection(onlySome)
         guard !interim.isEmpty else {
-            return .excluded("it covers only \(onlySome.names) (onlySomeReasons), none of the reasons of the certificate's distribution points")
+            return .excluded(
+                "it covers only \(onlySome.names) (onlySomeReasons), none of the reasons of the certificate's distribution points"
+            )
         }
         return .reasons(interim)
     }

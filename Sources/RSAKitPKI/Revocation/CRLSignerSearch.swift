@@ -50,12 +50,15 @@ internal final class CRLSignerSearch {
     /// and its own path ends at the same trust anchor. Nil when no candidate signed it.
     func signer(of crl: GnuTLSCRL, excluding excluded: [UInt8]) -> Outcome? {
         var refusals: [String] = []
-        for candidate in candidates where candidate.certificate.derRepresentation != excluded && crl.signatureVerifies(with: candidate.native) {
+        for candidate in candidates
+        where candidate.certificate.derRepresentation != excluded && crl.signatureVerifies(with: candidate.native) {
             // NOTE: RFC 5280 §6.3.3 (f) asks for cRLSign only when keyUsage is present; a
             // signer other than the certificate's issuer must show it here (every PKITS CRL
             // signer does), so a certificate without keyUsage never signs CRLs for another.
             guard candidate.certificate.keyUsage?.contains(.cRLSign) == true else {
-                refusals.append("the certificate that signed it (\(candidate.certificate.subjectSummary), serial \(candidate.certificate.serialNumberHex)) has no cRLSign keyUsage")
+                refusals.append(
+                    "the certificate that signed it (\(candidate.certificate.subjectSummary), serial \(candidate.certificate.serialNumberHex)) has no cRLSign keyUsage"
+                )
                 continue
             }
             let der = candidate.certificate.derRepresentation
@@ -69,7 +72,9 @@ internal final class CRLSignerSearch {
                 validated[der] = problem
             }
             guard let problem else { return .signedBy(candidate.certificate) }
-            refusals.append("the certificate that signed it (\(candidate.certificate.subjectSummary), serial \(candidate.certificate.serialNumberHex)) does not validate: \(problem)")
+            refusals.append(
+                "the certificate that signed it (\(candidate.certificate.subjectSummary), serial \(candidate.certificate.serialNumberHex)) does not validate: \(problem)"
+            )
         }
         return refusals.isEmpty ? nil : .refused(refusals.joined(separator: "; "))
     }
@@ -94,9 +99,13 @@ extension RSATrust {
     /// `pool` with the path's leaf first when the leaf is a CRL signer whose validation is
     /// under way (the pool holds the certificates after the leaf only): it may have signed
     /// the CRL that answers for itself (NIST PKITS 4.14.30).
-    static func withLeafInValidation(_ pool: [CRLSignerSearch.Candidate], full: [X509Certificate], native: [GnuTLSCertificate],
-                                     _ inValidation: Set<[UInt8]>) -> [CRLSignerSearch.Candidate] {
-        guard let leaf = full.first, let leafNative = native.first, inValidation.contains(leaf.derRepresentation) else { return pool }
+    static func withLeafInValidation(
+        _ pool: [CRLSignerSearch.Candidate], full: [X509Certificate], native: [GnuTLSCertificate],
+        _ inValidation: Set<[UInt8]>
+    ) -> [CRLSignerSearch.Candidate] {
+        guard let leaf = full.first, let leafNative = native.first, inValidation.contains(leaf.derRepresentation) else {
+            return pool
+        }
         return [(leaf, leafNative)] + pool
     }
 
@@ -104,7 +113,9 @@ extension RSATrust {
     /// same trust anchor only, the same verify date, CRLs, revocation policy and distrusted
     /// certificates, so a revoked CRL signer is refused (NIST PKITS 4.4.20, 4.4.21).
     /// - Returns: nil when it validates, else its failures in words.
-    private func crlSignerProblem(_ signer: X509Certificate, anchor: X509Certificate, pool: [X509Certificate]) -> String? {
+    private func crlSignerProblem(_ signer: X509Certificate, anchor: X509Certificate, pool: [X509Certificate])
+        -> String?
+    {
         var nested = RSATrust(certificates: [signer] + pool.filter { $0 != signer }, policy: .basicX509)
         nested.anchorCertificates = [anchor]
         nested.anchorCertificatesOnly = true

@@ -36,7 +36,9 @@ package enum OCSPCheck {
     /// Ask the responder about `certificate` (issued by `issuer`). Never throws: every
     /// problem is an answer with ``RSARevocationCheck/Status/notChecked``.
     /// - Parameter now: the time freshness is judged at (thisUpdate, nextUpdate).
-    static func check(certificate: GnuTLSCertificate, issuer: GnuTLSCertificate, policy: RSARevocationPolicy, now: Date) -> Answer {
+    static func check(certificate: GnuTLSCertificate, issuer: GnuTLSCertificate, policy: RSARevocationPolicy, now: Date)
+        -> Answer
+    {
         func notChecked(_ why: String) -> Answer { Answer(status: .notChecked, source: why) }
         guard !policy.networkAccessDisabled else {
             return notChecked("OCSP not asked: network access is disabled")
@@ -52,29 +54,34 @@ package enum OCSPCheck {
         }
         let body: [UInt8]
         do {
-            body = try HTTPClient.post(url: url, body: request.der, contentType: "application/ocsp-request",
-                                       accept: "application/ocsp-response", timeout: policy.ocspTimeout,
-                                       maximumResponseByteCount: policy.maximumOCSPResponseByteCount)
+            body = try HTTPClient.post(
+                url: url, body: request.der, contentType: "application/ocsp-request",
+                accept: "application/ocsp-response", timeout: policy.ocspTimeout,
+                maximumResponseByteCount: policy.maximumOCSPResponseByteCount)
         } catch {
             return notChecked("OCSP responder \(url) did not answer: \(error)")
         }
-        return judge(body, origin: "OCSP response from \(url)", certificate: certificate, issuer: issuer,
-                     nonce: request.nonce, policy: policy, now: now)
+        return judge(
+            body, origin: "OCSP response from \(url)", certificate: certificate, issuer: issuer,
+            nonce: request.nonce, policy: policy, now: now)
     }
 
     /// Check an OCSP response (fetched, or stapled by a TLS server) about `certificate`:
     /// responseStatus, signature and delegation, CertID, the nonce (when `nonce` is given and
     /// the response carries one), thisUpdate and nextUpdate against `now` with the policy's skew.
     /// - Parameter origin: how the source names it ("OCSP response from URL", "stapled OCSP response").
-    package static func judge(_ body: [UInt8], origin: String, certificate: GnuTLSCertificate, issuer: GnuTLSCertificate,
-                      nonce expectedNonce: [UInt8]?, policy: RSARevocationPolicy, now: Date) -> Answer {
+    package static func judge(
+        _ body: [UInt8], origin: String, certificate: GnuTLSCertificate, issuer: GnuTLSCertificate,
+        nonce expectedNonce: [UInt8]?, policy: RSARevocationPolicy, now: Date
+    ) -> Answer {
         func notChecked(_ why: String) -> Answer { Answer(status: .notChecked, source: why) }
         let refused = origin + " refused: "
         guard let response = try? GnuTLSOCSPResponse(der: body) else {
             return notChecked(refused + "not an OCSP response GnuTLS can read (\(body.count) bytes)")
         }
         guard response.responseStatus == 0 else {
-            return notChecked(refused + "responseStatus \(responseStatusName(response.responseStatus)) (RFC 6960 §4.2.1)")
+            return notChecked(
+                refused + "responseStatus \(responseStatusName(response.responseStatus)) (RFC 6960 §4.2.1)")
         }
         if let problem = response.signatureProblem(issuer: issuer) {
             return notChecked(refused + problem)
@@ -100,10 +107,12 @@ package enum OCSPCheck {
         case 0:
             answer = Answer(status: .good, source: source)
         case 1:
-            answer = Answer(status: .revoked, source: source, revocationDate: single.revocationTime ?? single.thisUpdate,
-                            revocationReason: single.revocationReason)
+            answer = Answer(
+                status: .revoked, source: source, revocationDate: single.revocationTime ?? single.thisUpdate,
+                revocationReason: single.revocationReason)
         default:
-            answer = Answer(status: .unknown, source: source + ": the responder does not know the certificate (unknown)")
+            answer = Answer(
+                status: .unknown, source: source + ": the responder does not know the certificate (unknown)")
         }
         answer.responseDER = body
         answer.nextUpdate = single.nextUpdate

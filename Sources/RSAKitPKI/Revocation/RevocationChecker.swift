@@ -31,21 +31,25 @@ internal struct RevocationChecker {
         var outcome = Outcome()
         guard policy.method != .off, full.count > 1 else { return outcome }
         // CRLs only, none given, nothing required: revocation is not checked (as before policies).
-        if policy.method == .crl && crls.isEmpty && !policy.requirePositiveResponse && !policy.fetchCRLs { return outcome }
+        if policy.method == .crl && crls.isEmpty && !policy.requirePositiveResponse && !policy.fetchCRLs {
+            return outcome
+        }
         let parsed = policy.usesCRLs ? try crls.map { ($0, try GnuTLSCRL(der: $0.derRepresentation)) } : []
         for index in 0..<(full.count - 1) {
             var check: RSARevocationCheck?
             if policy.usesCRLs {
                 check = crlCheck(index: index, full: full, native: native, parsed: parsed, warnings: &outcome.warnings)
                 if check?.status == .notChecked && policy.fetchCRLs && !policy.networkAccessDisabled {
-                    check = fetchedCRLCheck(index: index, full: full, native: native, warnings: &outcome.warnings) ?? check
+                    check =
+                        fetchedCRLCheck(index: index, full: full, native: native, warnings: &outcome.warnings) ?? check
                 }
             }
             if policy.usesOCSP && (check == nil || check?.status == .notChecked) {
                 var answer = ocspAnswer(index: index, full: full, native: native)
                 if answer.status == .notChecked, let check { answer.source += "; " + check.source }
-                check = RSARevocationCheck(chainIndex: index, status: answer.status, source: answer.source,
-                                           revocationDate: answer.revocationDate, revocationReason: answer.revocationReason)
+                check = RSARevocationCheck(
+                    chainIndex: index, status: answer.status, source: answer.source,
+                    revocationDate: answer.revocationDate, revocationReason: answer.revocationReason)
             }
             if let check { outcome.checks.append(check) }
         }
@@ -60,19 +64,23 @@ internal struct RevocationChecker {
         let certificate = native[index], issuer = native[index + 1], now = Date()
         var notes = ""
         if index == 0, let stapled = stapledOCSPResponse {
-            let judged = OCSPCheck.judge(stapled, origin: "stapled OCSP response", certificate: certificate, issuer: issuer,
-                                         nonce: nil, policy: policy, now: now)
+            let judged = OCSPCheck.judge(
+                stapled, origin: "stapled OCSP response", certificate: certificate, issuer: issuer,
+                nonce: nil, policy: policy, now: now)
             guard judged.status == .notChecked else { return judged }
             notes = "; " + judged.source
         }
         let key = RSAHashAlgorithm.sha256.hash(full[index + 1].derRepresentation + full[index].serialNumber)
         if let cached = cache?.cachedOCSPResponse(key: key, now: now) {
-            let judged = OCSPCheck.judge(cached, origin: "cached OCSP response", certificate: certificate, issuer: issuer,
-                                         nonce: nil, policy: policy, now: now)
+            let judged = OCSPCheck.judge(
+                cached, origin: "cached OCSP response", certificate: certificate, issuer: issuer,
+                nonce: nil, policy: policy, now: now)
             if judged.status == .good || judged.status == .revoked { return judged }
         }
         var fetched = OCSPCheck.check(certificate: certificate, issuer: issuer, policy: policy, now: now)
-        if fetched.status == .good || fetched.status == .revoked, let der = fetched.responseDER, let next = fetched.nextUpdate {
+        if fetched.status == .good || fetched.status == .revoked, let der = fetched.responseDER,
+            let next = fetched.nextUpdate
+        {
             cache?.cacheOCSPResponse(der, key: key, nextUpdate: next)
         }
         if fetched.status == .notChecked { fetched.source += notes }
@@ -81,16 +89,20 @@ internal struct RevocationChecker {
 
     /// The CRL check against the CRLs fetched from the certificate's distribution points;
     /// nil when none could be fetched and read (each failure is a warning).
-    private func fetchedCRLCheck(index: Int, full: [X509Certificate], native: [GnuTLSCertificate],
-                                 warnings: inout [String]) -> RSARevocationCheck? {
+    private func fetchedCRLCheck(
+        index: Int, full: [X509Certificate], native: [GnuTLSCertificate],
+        warnings: inout [String]
+    ) -> RSARevocationCheck? {
         for url in native[index].crlDistributionPointURLs() {
             do {
-                let bytes = try HTTPClient.get(url: url, timeout: policy.ocspTimeout, maximumResponseByteCount: policy.maximumFetchedCRLByteCount)
+                let bytes = try HTTPClient.get(
+                    url: url, timeout: policy.ocspTimeout, maximumResponseByteCount: policy.maximumFetchedCRLByteCount)
                 let fetched = try X509CRL.crls(from: bytes).map { ($0, try GnuTLSCRL(der: $0.derRepresentation)) }
                 var check = crlCheck(index: index, full: full, native: native, parsed: fetched, warnings: &warnings)
                 guard check.status != .notChecked else { continue }
-                check = RSARevocationCheck(chainIndex: index, status: check.status, source: check.source + ", fetched from \(url)",
-                                           revocationDate: check.revocationDate)
+                check = RSARevocationCheck(
+                    chainIndex: index, status: check.status, source: check.source + ", fetched from \(url)",
+                    revocationDate: check.revocationDate)
                 return check
             } catch {
                 warnings.append("CRL distribution point \(url) of certificate \(index) not used: \(error)")
@@ -114,9 +126,13 @@ internal struct RevocationChecker {
 
     /// Whether `crl` verifies under `issuer`'s key and `issuer` may sign CRLs (a CA whose
     /// keyUsage, when present, has cRLSign: RFC 5280 §6.3.3 (f)), names aside.
-    private static func isSignedIgnoringNames(_ crl: X509CRL, _ native: GnuTLSCRL, by issuer: X509Certificate, _ issuerNative: GnuTLSCertificate) -> Bool {
-        guard issuer.basicConstraints?.isCertificateAuthority == true, issuer.keyUsage.map({ $0.contains(.cRLSign) }) != false,
-              let tbs = CertificateDERChecks.tbsCertificate(crl.derRepresentation) else { return false }
+    private static func isSignedIgnoringNames(
+        _ crl: X509CRL, _ native: GnuTLSCRL, by issuer: X509Certificate, _ issuerNative: GnuTLSCertificate
+    ) -> Bool {
+        guard issuer.basicConstraints?.isCertificateAuthority == true,
+            issuer.keyUsage.map({ $0.contains(.cRLSign) }) != false,
+            let tbs = CertificateDERChecks.tbsCertificate(crl.derRepresentation)
+        else { return false }
         return (try? native.signatureVerifies(tbsCertList: tbs, key: issuerNative)) == true
     }
 
@@ -135,8 +151,10 @@ internal struct RevocationChecker {
     /// issuingDistributionPoint) the newest is used; revoked when one lists the certificate,
     /// good when none does and together they cover every reason (§6.3.3 (j)), else not
     /// checked (a CRL covering some reasons only, with no other for the rest).
-    private func crlCheck(index: Int, full: [X509Certificate], native: [GnuTLSCertificate],
-                          parsed: [(X509CRL, GnuTLSCRL)], warnings: inout [String]) -> RSARevocationCheck {
+    private func crlCheck(
+        index: Int, full: [X509Certificate], native: [GnuTLSCertificate],
+        parsed: [(X509CRL, GnuTLSCRL)], warnings: inout [String]
+    ) -> RSARevocationCheck {
         let issuer = native[index + 1], pathNative = native
         var usable: [UsableCRL] = [], deltas: [UsableCRL] = []
         let issuerName = issuer.subjectName()
@@ -145,7 +163,9 @@ internal struct RevocationChecker {
         do {
             points = try certificate.crlDistributionPoints()
         } catch {
-            warnings.append("cRLDistributionPoints of certificate \(index) not read (\(error)): its CRLs are used as covering it for every reason")
+            warnings.append(
+                "cRLDistributionPoints of certificate \(index) not read (\(error)): its CRLs are used as covering it for every reason"
+            )
             points = nil
         }
         for (crl, crlNative) in parsed {
@@ -162,7 +182,9 @@ internal struct RevocationChecker {
                 let crlName = crlIssuer.flatMap { try? X509Name(der: $0) }
                 if let issuerName, let crlName, crlName.matches(issuerName) {
                     // the issuer, by RFC 5280 §7.1 only
-                } else if crl.issuingDistributionPoint?.indirectCRL == true, points?.contains(where: { $0.crlIssuer != nil }) == true {
+                } else if crl.issuingDistributionPoint?.indirectCRL == true,
+                    points?.contains(where: { $0.crlIssuer != nil }) == true
+                {
                     direct = false
                     byNameOnly = false
                 } else {
@@ -172,24 +194,34 @@ internal struct RevocationChecker {
             // RFC 5280 §5.2: a critical extension not processed makes the CRL unusable.
             let unprocessed = crl.unprocessedCriticalExtensions
             guard unprocessed.isEmpty else {
-                warnings.append("CRL of \(crl.issuer) refused: it has a critical extension rsakit does not process: \(unprocessed.joined(separator: ", "))")
+                warnings.append(
+                    "CRL of \(crl.issuer) refused: it has a critical extension rsakit does not process: \(unprocessed.joined(separator: ", "))"
+                )
                 continue
             }
             let reasons: X509ReasonFlags
-            switch CRLScope.of(crl, crlIssuer: crlIssuer, direct: direct, for: certificate, certificateIssuer: certificate.issuerDER, points: points) {
+            switch CRLScope.of(
+                crl, crlIssuer: crlIssuer, direct: direct, for: certificate, certificateIssuer: certificate.issuerDER,
+                points: points)
+            {
             case let .reasons(covered):
                 reasons = covered
             case let .excluded(why):
-                warnings.append("CRL of \(crl.issuer) not used for certificate \(index): \(why) (issuingDistributionPoint)")
+                warnings.append(
+                    "CRL of \(crl.issuer) not used for certificate \(index): \(why) (issuingDistributionPoint)")
                 continue
             }
             var signer: X509Certificate?
             if byNameOnly {
                 guard Self.isSignedIgnoringNames(crl, native, by: full[index + 1], issuer) else {
-                    warnings.append("CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate \(index + 1), or that certificate may not sign CRLs")
+                    warnings.append(
+                        "CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate \(index + 1), or that certificate may not sign CRLs"
+                    )
                     continue
                 }
-            } else if !direct, let pathSigner = Self.pathCRLSigner(of: native, full: full, native: pathNative, above: index) {
+            } else if !direct,
+                let pathSigner = Self.pathCRLSigner(of: native, full: full, native: pathNative, above: index)
+            {
                 // An indirect CRL signed by a certificate of the path itself (the anchor, say).
                 signer = pathSigner
             } else if !direct || !native.isSigned(by: issuer) {
@@ -200,12 +232,15 @@ internal struct RevocationChecker {
                     warnings.append("CRL of \(crl.issuer) refused: \(reason)")
                     continue
                 case nil:
-                    warnings.append("CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate \(index + 1)")
+                    warnings.append(
+                        "CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate \(index + 1)"
+                    )
                     continue
                 }
             }
             if crl.thisUpdate > verifyDate {
-                warnings.append("CRL of \(crl.issuer) refused: not valid before \(crl.thisUpdate.formatted(.iso8601)) (thisUpdate)")
+                warnings.append(
+                    "CRL of \(crl.issuer) refused: not valid before \(crl.thisUpdate.formatted(.iso8601)) (thisUpdate)")
             } else if let next = crl.nextUpdate, next < verifyDate {
                 warnings.append("CRL of \(crl.issuer) refused: stale since \(next.formatted(.iso8601)) (nextUpdate)")
             } else if crl.baseCRLNumber != nil {
@@ -223,7 +258,9 @@ internal struct RevocationChecker {
         }
         let chosen = newestByScope.values.sorted { RSATrust.isOlder($1.crl, $0.crl) }
         guard !chosen.isEmpty else {
-            return RSARevocationCheck(chainIndex: index, status: .notChecked, source: "no current CRL of \(certificate.issuer)", revocationDate: nil)
+            return RSARevocationCheck(
+                chainIndex: index, status: .notChecked, source: "no current CRL of \(certificate.issuer)",
+                revocationDate: nil)
         }
         var covered: X509ReasonFlags = []
         var sources: [String] = []
@@ -248,11 +285,14 @@ internal struct RevocationChecker {
         }
         guard covered == .all else {
             let missing = X509ReasonFlags.all.subtracting(covered)
-            return RSARevocationCheck(chainIndex: index, status: .notChecked,
-                                      source: "no current CRL of \(certificate.issuer) covers \(missing.names) (onlySomeReasons); \(sources.joined(separator: "; ")) covers the rest",
-                                      revocationDate: nil)
+            return RSARevocationCheck(
+                chainIndex: index, status: .notChecked,
+                source:
+                    "no current CRL of \(certificate.issuer) covers \(missing.names) (onlySomeReasons); \(sources.joined(separator: "; ")) covers the rest",
+                revocationDate: nil)
         }
-        return RSARevocationCheck(chainIndex: index, status: .good, source: sources.joined(separator: "; "), revocationDate: nil)
+        return RSARevocationCheck(
+            chainIndex: index, status: .good, source: sources.joined(separator: "; "), revocationDate: nil)
     }
 
     /// When `crl` lists `certificate` (whose issuer is `issuerName`), nil when it does not.
@@ -260,12 +300,14 @@ internal struct RevocationChecker {
     /// certificate with serial 255 (0x00FF) is not the one with -1 (0xFF) that a CRL lists.
     /// In an indirect CRL only the entries of the certificate's issuer count (RFC 5280
     /// §5.3.3: certificateIssuer, else the CRL issuer).
-    private static func revocationDate(of certificate: X509Certificate, in crl: X509CRL, issuerName: X509Name?) -> Date? {
+    private static func revocationDate(of certificate: X509Certificate, in crl: X509CRL, issuerName: X509Name?) -> Date?
+    {
         guard let entryIssuers = crl.entryIssuers else {
             return serialNumberContents(certificate).map { crl.revocationDate(ofSerialNumberContents: $0) }
                 ?? crl.revocationDate(ofSerialNumber: certificate.serialNumber)
         }
-        let wanted = serialNumberContents(certificate).map { X509CRL.minimalTwosComplement($0) }
+        let wanted =
+            serialNumberContents(certificate).map { X509CRL.minimalTwosComplement($0) }
             ?? X509CRL.minimalTwosComplement([0] + certificate.serialNumber)
         let crlIssuerName = (try? GnuTLSCRL(der: crl.derRepresentation)).flatMap { try? $0.rawIssuerDN() }
         for (entry, entryIssuer) in zip(crl.revokedCertificates, entryIssuers) {
@@ -281,10 +323,14 @@ internal struct RevocationChecker {
     /// The certificate of the path above `index` that signed `crl` under its own name and
     /// may sign CRLs (a CA whose keyUsage, when present, has cRLSign), nil when none did:
     /// the signer of an indirect CRL, already validated as part of the path.
-    private static func pathCRLSigner(of crl: GnuTLSCRL, full: [X509Certificate], native: [GnuTLSCertificate], above index: Int) -> X509Certificate? {
+    private static func pathCRLSigner(
+        of crl: GnuTLSCRL, full: [X509Certificate], native: [GnuTLSCertificate], above index: Int
+    ) -> X509Certificate? {
         for position in (index + 1)..<full.count where crl.isSigned(by: native[position]) {
             let certificate = full[position]
-            if certificate.basicConstraints?.isCertificateAuthority == true, certificate.keyUsage.map({ $0.contains(.cRLSign) }) != false {
+            if certificate.basicConstraints?.isCertificateAuthority == true,
+                certificate.keyUsage.map({ $0.contains(.cRLSign) }) != false
+            {
                 return certificate
             }
         }
@@ -297,8 +343,10 @@ internal struct RevocationChecker {
     private static func newestDelta(for complete: X509CRL, among deltas: [UsableCRL]) -> UsableCRL? {
         guard let number = complete.crlNumber else { return nil }
         return deltas.filter { delta in
-            guard delta.crl.issuer == complete.issuer, delta.crl.issuingDistributionPoint == complete.issuingDistributionPoint,
-                  let base = delta.crl.baseCRLNumber, let deltaNumber = delta.crl.crlNumber else { return false }
+            guard delta.crl.issuer == complete.issuer,
+                delta.crl.issuingDistributionPoint == complete.issuingDistributionPoint,
+                let base = delta.crl.baseCRLNumber, let deltaNumber = delta.crl.crlNumber
+            else { return false }
             return !isGreater(base, than: number) && isGreater(deltaNumber, than: number)
         }.max { RSATrust.isOlder($0.crl, $1.crl) }
     }
@@ -319,8 +367,10 @@ internal struct RevocationChecker {
     /// the reasons when not all.
     private static func describe(_ entry: UsableCRL) -> String {
         let number = entry.crl.crlNumber.map { ", number 0x" + $0.map(hexByte).joined() } ?? ""
-        let signedBy = entry.signer.map { ", signed by the CRL signer \($0.subjectSummary) (serial \($0.serialNumberHex))" } ?? ""
+        let signedBy =
+            entry.signer.map { ", signed by the CRL signer \($0.subjectSummary) (serial \($0.serialNumberHex))" } ?? ""
         let reasons = entry.reasons == .all ? "" : ", for \(entry.reasons.names)"
-        return "CRL of \(entry.crl.issuer)\(number), thisUpdate \(entry.crl.thisUpdate.formatted(.iso8601))\(signedBy)\(reasons)"
+        return
+            "CRL of \(entry.crl.issuer)\(number), thisUpdate \(entry.crl.thisUpdate.formatted(.iso8601))\(signedBy)\(reasons)"
     }
 }

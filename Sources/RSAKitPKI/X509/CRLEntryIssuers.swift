@@ -36,14 +36,16 @@ internal struct IndirectCRLEntry: Sendable, Hashable {
         return try reader.children(of: list).map { entry in
             let parts = try reader.sequence(entry, what: "revokedCertificates entry")
             guard parts.count >= 2, parts[0].tag == DERTag.integer else {
-                throw RSAError.malformedDER(reason: "revokedCertificates entry without userCertificate", offset: entry.offset)
+                throw RSAError.malformedDER(
+                    reason: "revokedCertificates entry without userCertificate", offset: entry.offset)
             }
             var reason: UInt8?
             if parts.count > 2 {
                 if let issuer = try certificateIssuer(in: parts[2], reader: reader) { current = issuer }
                 reason = try reasonCode(in: parts[2], reader: reader)
             }
-            return IndirectCRLEntry(serialNumberContents: Array(der[parts[0].content]), certificateIssuer: current, reasonCode: reason)
+            return IndirectCRLEntry(
+                serialNumberContents: Array(der[parts[0].content]), certificateIssuer: current, reasonCode: reason)
         }
     }
 
@@ -53,8 +55,9 @@ internal struct IndirectCRLEntry: Sendable, Hashable {
         for field in try reader.sequence(extensions, what: "crlEntryExtensions") {
             let parts = try reader.sequence(field, what: "Extension")
             guard parts.count >= 2, parts[0].tag == DERTag.objectIdentifier,
-                  dottedObjectIdentifier(reader.bytes[parts[0].content]) == "2.5.29.21", let value = parts.last,
-                  value.tag == DERTag.octetString else { continue }
+                dottedObjectIdentifier(reader.bytes[parts[0].content]) == "2.5.29.21", let value = parts.last,
+                value.tag == DERTag.octetString
+            else { continue }
             let inner = DERReader(Array(reader.bytes[value.content]))
             let code = try inner.element(at: 0, limit: inner.bytes.count)
             guard code.tag == 0x0A, code.content.count == 1 else {
@@ -71,8 +74,9 @@ internal struct IndirectCRLEntry: Sendable, Hashable {
         for field in try reader.sequence(extensions, what: "crlEntryExtensions") {
             let parts = try reader.sequence(field, what: "Extension")
             guard parts.count >= 2, parts[0].tag == DERTag.objectIdentifier,
-                  dottedObjectIdentifier(reader.bytes[parts[0].content]) == "2.5.29.29", let value = parts.last,
-                  value.tag == DERTag.octetString else { continue }
+                dottedObjectIdentifier(reader.bytes[parts[0].content]) == "2.5.29.29", let value = parts.last,
+                value.tag == DERTag.octetString
+            else { continue }
             let inner = DERReader(Array(reader.bytes[value.content]))
             let names = try inner.element(at: 0, limit: inner.bytes.count)
             for name in try inner.sequence(names, what: "certificateIssuer") where name.tag == 0xA4 {

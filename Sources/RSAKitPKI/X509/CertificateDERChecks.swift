@@ -19,8 +19,9 @@ internal enum CertificateDERChecks {
     /// says (GnuTLS then reports it).
     private static func tbsFields(_ reader: DERReader) -> [DERElement]? {
         guard let top = try? reader.element(at: 0, limit: reader.bytes.count),
-              let outer = try? reader.children(of: top), let tbs = outer.first,
-              tbs.tag == DERTag.sequence, let fields = try? reader.children(of: tbs) else { return nil }
+            let outer = try? reader.children(of: top), let tbs = outer.first,
+            tbs.tag == DERTag.sequence, let fields = try? reader.children(of: tbs)
+        else { return nil }
         return fields
     }
 
@@ -39,7 +40,8 @@ internal enum CertificateDERChecks {
     static func tbsCertificate(_ der: [UInt8]) -> [UInt8]? {
         let reader = DERReader(der)
         guard let top = try? reader.element(at: 0, limit: der.count),
-              let outer = try? reader.children(of: top), let tbs = outer.first, tbs.tag == DERTag.sequence else { return nil }
+            let outer = try? reader.children(of: top), let tbs = outer.first, tbs.tag == DERTag.sequence
+        else { return nil }
         return Array(der[tbs.offset..<tbs.end])
     }
 
@@ -74,7 +76,8 @@ internal enum CertificateDERChecks {
         guard fields.count > start + 3 else { return }
         let validity = fields[start + 3]
         guard validity.tag == DERTag.sequence, let times = try? reader.children(of: validity), times.count == 2 else {
-            throw RSAError.malformedCertificate(reason: "its validity is not a SEQUENCE of notBefore and notAfter (RFC 5280 §4.1.2.5)")
+            throw RSAError.malformedCertificate(
+                reason: "its validity is not a SEQUENCE of notBefore and notAfter (RFC 5280 §4.1.2.5)")
         }
         for (time, name) in zip(times, ["notBefore", "notAfter"]) {
             let text = der[time.content]
@@ -84,13 +87,19 @@ internal enum CertificateDERChecks {
             case 0x17: expected = 13; form = "UTCTime YYMMDDHHMMSSZ"
             case 0x18: expected = 15; form = "GeneralizedTime YYYYMMDDHHMMSSZ"
             default:
-                throw RSAError.malformedCertificate(reason: "its \(name) is a \(time.tagName), not a UTCTime or GeneralizedTime (RFC 5280 §4.1.2.5)")
+                throw RSAError.malformedCertificate(
+                    reason: "its \(name) is a \(time.tagName), not a UTCTime or GeneralizedTime (RFC 5280 §4.1.2.5)")
             }
             let digits = text.dropLast()
             guard text.count == expected, text.last == UInt8(ascii: "Z"),
-                  digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-                let shown = String(decoding: text.prefix(32).map { $0 >= 0x20 && $0 < 0x7F ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
-                throw RSAError.malformedCertificate(reason: "its \(name) time \"\(shown)\" (\(text.count) characters) is not of the form \(form) (\(expected) characters, RFC 5280 §4.1.2.5)")
+                digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+            else {
+                let shown = String(
+                    decoding: text.prefix(32).map { $0 >= 0x20 && $0 < 0x7F ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+                throw RSAError.malformedCertificate(
+                    reason:
+                        "its \(name) time \"\(shown)\" (\(text.count) characters) is not of the form \(form) (\(expected) characters, RFC 5280 §4.1.2.5)"
+                )
             }
         }
     }
@@ -106,18 +115,22 @@ internal enum CertificateDERChecks {
     ///   BIT STRING at all (no unused-bits octet, more than 7 unused bits, set bits past 8).
     static func lenientKeyUsage(_ der: [UInt8]) throws -> X509Certificate.KeyUsage? {
         let reader = DERReader(der)
-        let invalid = RSAError.malformedCertificate(reason: "the key usage extension is not a valid DER BIT STRING (RFC 5280 §4.2.1.3)")
+        let invalid = RSAError.malformedCertificate(
+            reason: "the key usage extension is not a valid DER BIT STRING (RFC 5280 §4.2.1.3)")
         guard let fields = tbsFields(reader),
-              let wrapper = fields.last(where: { $0.tag == DERTag.contextSpecific(3, constructed: true) }),
-              let list = try? reader.children(of: wrapper).first, list.tag == DERTag.sequence,
-              let extensions = try? reader.children(of: list) else { return nil }
+            let wrapper = fields.last(where: { $0.tag == DERTag.contextSpecific(3, constructed: true) }),
+            let list = try? reader.children(of: wrapper).first, list.tag == DERTag.sequence,
+            let extensions = try? reader.children(of: list)
+        else { return nil }
         for element in extensions {
             guard let parts = try? reader.children(of: element), parts.count >= 2,
-                  parts[0].tag == DERTag.objectIdentifier, Array(der[parts[0].content]) == keyUsageOID else { continue }
+                parts[0].tag == DERTag.objectIdentifier, Array(der[parts[0].content]) == keyUsageOID
+            else { continue }
             guard let value = parts.last, value.tag == DERTag.octetString,
-                  let bitString = try? reader.element(at: value.content.lowerBound, limit: value.end),
-                  bitString.tag == DERTag.bitString, bitString.end == value.end,
-                  let unused = bitString.content.first.map({ der[$0] }), unused <= 7 else { throw invalid }
+                let bitString = try? reader.element(at: value.content.lowerBound, limit: value.end),
+                bitString.tag == DERTag.bitString, bitString.end == value.end,
+                let unused = bitString.content.first.map({ der[$0] }), unused <= 7
+            else { throw invalid }
             let octets = der[(bitString.content.lowerBound + 1)..<bitString.end]
             guard !(octets.isEmpty && unused != 0) else { throw invalid }
             // Bits past decipherOnly (8) are not defined; refuse set ones rather than drop them.

@@ -23,8 +23,10 @@ internal struct X509ReasonFlags: OptionSet, Sendable, Hashable {
     static let all = X509ReasonFlags(rawValue: 0x1FE)
 
     /// The names RFC 5280 gives bits 1 to 8, in bit order.
-    private static let names = ["keyCompromise", "cACompromise", "affiliationChanged", "superseded",
-                                "cessationOfOperation", "certificateHold", "privilegeWithdrawn", "aACompromise"]
+    private static let names = [
+        "keyCompromise", "cACompromise", "affiliationChanged", "superseded",
+        "cessationOfOperation", "certificateHold", "privilegeWithdrawn", "aACompromise"
+    ]
 
     /// The reasons by name, comma-separated in bit order ("keyCompromise, cACompromise").
     var names: String {
@@ -116,7 +118,9 @@ internal struct DistributionPointName: Sendable, Hashable {
             guard let crlIssuer else { return [] }
             let issuerReader = DERReader(crlIssuer)
             let issuer = try issuerReader.element(at: 0, limit: crlIssuer.count)
-            let rdns = try issuerReader.children(of: issuer).map { DERValue.encoded(Array(crlIssuer[$0.offset..<$0.end])) }
+            let rdns = try issuerReader.children(of: issuer).map {
+                DERValue.encoded(Array(crlIssuer[$0.offset..<$0.end]))
+            }
             var relative = der
             relative[0] = DERTag.set  // [1] IMPLICIT RelativeDistinguishedName: the SET retagged
             let name = DERValue.sequence(rdns + [.encoded(relative)]).encoded()
@@ -126,14 +130,17 @@ internal struct DistributionPointName: Sendable, Hashable {
                 throw RSAError.malformedDER(reason: "nameRelativeToCRLIssuer GnuTLS cannot read", offset: 0)
             }
         default:
-            throw RSAError.malformedDER(reason: "DistributionPointName is neither fullName [0] nor nameRelativeToCRLIssuer [1]", offset: 0)
+            throw RSAError.malformedDER(
+                reason: "DistributionPointName is neither fullName [0] nor nameRelativeToCRLIssuer [1]", offset: 0)
         }
     }
 
     /// The name inside a distributionPoint [0] field (an explicit wrapper around the CHOICE).
     static func inside(_ field: DERElement, reader: DERReader) throws -> DistributionPointName {
         let inner = try reader.children(of: field)
-        guard inner.count == 1 else { throw RSAError.malformedDER(reason: "distributionPoint holds \(inner.count) names", offset: field.offset) }
+        guard inner.count == 1 else {
+            throw RSAError.malformedDER(reason: "distributionPoint holds \(inner.count) names", offset: field.offset)
+        }
         return DistributionPointName(der: Array(reader.bytes[inner[0].offset..<inner[0].end]))
     }
 }
@@ -165,7 +172,9 @@ internal struct CRLDistributionPoint: Equatable {
                 case 0xA0: result.name = try DistributionPointName.inside(field, reader: reader)
                 case 0x81: result.reasons = try X509ReasonFlags(bitStringContent: der[field.content])
                 case 0xA2: result.crlIssuer = try X509GeneralName.names(in: field, reader: reader)
-                default: throw RSAError.malformedDER(reason: "DistributionPoint field \(field.tagName)", offset: field.offset)
+                default:
+                    throw RSAError.malformedDER(
+                        reason: "DistributionPoint field \(field.tagName)", offset: field.offset)
                 }
             }
             return result
@@ -193,8 +202,11 @@ struct IssuingDistributionPoint: Sendable, Hashable {
     var onlyContainsAttributeCerts = false
 
     /// The fields given, the others absent or FALSE (tests).
-    init(distributionPoint: DistributionPointName? = nil, onlyContainsUserCerts: Bool = false, onlyContainsCACerts: Bool = false,
-         onlySomeReasons: X509ReasonFlags? = nil, indirectCRL: Bool = false, onlyContainsAttributeCerts: Bool = false) {
+    init(
+        distributionPoint: DistributionPointName? = nil, onlyContainsUserCerts: Bool = false,
+        onlyContainsCACerts: Bool = false,
+        onlySomeReasons: X509ReasonFlags? = nil, indirectCRL: Bool = false, onlyContainsAttributeCerts: Bool = false
+    ) {
         self.distributionPoint = distributionPoint
         self.onlyContainsUserCerts = onlyContainsUserCerts
         self.onlyContainsCACerts = onlyContainsCACerts
@@ -208,7 +220,9 @@ struct IssuingDistributionPoint: Sendable, Hashable {
     init(der: [UInt8]) throws {
         let reader = DERReader(der)
         let top = try reader.element(at: 0, limit: der.count)
-        guard top.tag == DERTag.sequence else { throw RSAError.malformedDER(reason: "issuingDistributionPoint is not a SEQUENCE", offset: 0) }
+        guard top.tag == DERTag.sequence else {
+            throw RSAError.malformedDER(reason: "issuingDistributionPoint is not a SEQUENCE", offset: 0)
+        }
         for field in try reader.children(of: top) {
             // [1], [2], [4], [5] are IMPLICIT BOOLEANs (0x81...): one content octet, TRUE is nonzero.
             let isTrue = field.content.count == 1 && der[field.content.lowerBound] != 0

@@ -34,7 +34,8 @@ internal struct NameConstraints {
             var bases: [X509GeneralName] = []
             for subtree in try reader.children(of: field) {
                 guard subtree.tag == DERTag.sequence, let base = try reader.children(of: subtree).first else {
-                    throw RSAError.malformedDER(reason: "GeneralSubtree is not a SEQUENCE with a base", offset: subtree.offset)
+                    throw RSAError.malformedDER(
+                        reason: "GeneralSubtree is not a SEQUENCE with a base", offset: subtree.offset)
                 }
                 bases += try X509GeneralName.names(elements: [base], reader: reader)
             }
@@ -118,7 +119,9 @@ extension X509GeneralName {
         guard let schemeEnd = uri.firstRange(of: "://") else { return nil }
         var authority = uri[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        if authority.hasPrefix("[") { return authority.firstIndex(of: "]").map { String(authority[...$0]).lowercased() } }
+        if authority.hasPrefix("[") {
+            return authority.firstIndex(of: "]").map { String(authority[...$0]).lowercased() }
+        }
         let host = authority.prefix { $0 != ":" }
         return host.isEmpty ? nil : host.lowercased()
     }

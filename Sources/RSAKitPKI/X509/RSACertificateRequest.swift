@@ -42,8 +42,10 @@ public struct RSACertificateRequest: Sendable {
     ///   another hash or an id-RSASSA-PSS key; what the signer throws (a token's
     ///   `RSAError.tokenPINIncorrect`, ...); `RSAError.internalError` when the signature does
     ///   not verify with the signer's public key.
-    public init(subject: String, alternativeNames: [X509Certificate.SubjectAlternativeName] = [],
-                signer: RSACertificateSigner, scheme: RSACertificateSignatureScheme = .default) throws {
+    public init(
+        subject: String, alternativeNames: [X509Certificate.SubjectAlternativeName] = [],
+        signer: RSACertificateSigner, scheme: RSACertificateSignatureScheme = .default
+    ) throws {
         let contents = GnuTLSCertificateBuilder.Contents(
             subject: subject, alternativeNames: alternativeNames, signer: signer, scheme: scheme)
         derRepresentation = try RSACertificateRequest.building { try GnuTLSCertificateBuilder.request(contents) }
@@ -98,7 +100,8 @@ extension X509Certificate {
         signer: RSACertificateSigner, scheme: RSACertificateSignatureScheme = .default
     ) throws -> X509Certificate {
         guard (1...maximumValidityDays).contains(validityDays) else {
-            throw RSAError.invalidAttribute(reason: "the validity must be 1 to \(maximumValidityDays) days, not \(validityDays)")
+            throw RSAError.invalidAttribute(
+                reason: "the validity must be 1 to \(maximumValidityDays) days, not \(validityDays)")
         }
         var serial = SystemRandomSource().bytes(20)
         // Positive and exactly 20 bytes in DER: top bit clear, first byte not zero.
@@ -128,7 +131,8 @@ extension X509Certificate.SubjectAlternativeName {
     /// - Throws: `RSAError.invalidSubjectAlternativeName` naming the text and the rule broken.
     public init(parsing text: String) throws {
         guard let colon = text.firstIndex(of: ":") else {
-            throw RSAError.invalidSubjectAlternativeName(text, reason: "expected TYPE:VALUE with TYPE one of DNS, IP, email, URI")
+            throw RSAError.invalidSubjectAlternativeName(
+                text, reason: "expected TYPE:VALUE with TYPE one of DNS, IP, email, URI")
         }
         let type = text[..<colon].lowercased()
         let value = String(text[text.index(after: colon)...])
@@ -140,10 +144,15 @@ extension X509Certificate.SubjectAlternativeName {
             var labels = value.split(separator: ".", omittingEmptySubsequences: false)
             if labels.first == "*" && labels.count > 1 { labels.removeFirst() }
             let allowed = { (byte: UInt8) in
-                (byte >= 0x61 && byte <= 0x7a) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2d
+                (byte >= 0x61 && byte <= 0x7a) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x30 && byte <= 0x39)
+                    || byte == 0x2d
             }
-            guard value.utf8.count <= 253, labels.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 63 && $0.utf8.allSatisfy(allowed) }) else {
-                throw invalid("a DNS name is labels of letters, digits and '-' joined by '.' (a leading \"*.\" allowed), at most 253 characters")
+            guard value.utf8.count <= 253,
+                labels.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 63 && $0.utf8.allSatisfy(allowed) })
+            else {
+                throw invalid(
+                    "a DNS name is labels of letters, digits and '-' joined by '.' (a leading \"*.\" allowed), at most 253 characters"
+                )
             }
             self = .dnsName(value)
         case "ip":
@@ -164,8 +173,12 @@ extension X509Certificate.SubjectAlternativeName {
             self = .emailAddress(value)
         case "uri":
             let scheme = value.prefix { $0 != ":" }
-            let schemeValid = scheme.utf8.first.map { ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7a } == true
-                && scheme.utf8.allSatisfy { ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7a || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2b || $0 == 0x2d || $0 == 0x2e }
+            let schemeValid =
+                scheme.utf8.first.map { ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7a } == true
+                && scheme.utf8.allSatisfy {
+                    ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7a || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2b || $0 == 0x2d
+                        || $0 == 0x2e
+                }
             guard printableASCII, scheme.count < value.count, schemeValid else {
                 throw invalid("a URI is SCHEME:REST (as https://host/path), ASCII without spaces")
             }

@@ -56,7 +56,8 @@ public struct RSACertificateSigner: Sendable {
     /// rsaEncryption, RFC 8017 Appendix A.1).
     public let publicKey: RSAPublicKey
     /// Signs `message` with `hash` and `padding`; returns S, k bytes.
-    private let sign: @Sendable (_ message: [UInt8], _ hash: RSAHashAlgorithm, _ padding: RSASignaturePadding) throws -> [UInt8]
+    private let sign:
+        @Sendable (_ message: [UInt8], _ hash: RSAHashAlgorithm, _ padding: RSASignaturePadding) throws -> [UInt8]
 
     /// A signer from its parts: any key whose private operation is elsewhere (a token, a TPM,
     /// a remote service).
@@ -66,8 +67,12 @@ public struct RSACertificateSigner: Sendable {
     ///   - sign: RSASSA-PKCS1-V1_5-SIGN or RSASSA-PSS-SIGN of `message` (the DER to be
     ///     signed, hashed by the signer with `hash`; PSS comes as `.pss(saltLength: .digestLength)`);
     ///     returns S, k bytes. What it throws reaches the builder's caller unchanged.
-    public init(publicKey: RSAPublicKey,
-                sign: @escaping @Sendable (_ message: [UInt8], _ hash: RSAHashAlgorithm, _ padding: RSASignaturePadding) throws -> [UInt8]) {
+    public init(
+        publicKey: RSAPublicKey,
+        sign:
+            @escaping @Sendable (_ message: [UInt8], _ hash: RSAHashAlgorithm, _ padding: RSASignaturePadding) throws ->
+            [UInt8]
+    ) {
         self.publicKey = publicKey
         self.sign = sign
     }
@@ -94,7 +99,8 @@ public struct RSACertificateSigner: Sendable {
     func signature(for message: [UInt8], scheme: RSACertificateSignatureScheme) throws -> [UInt8] {
         let signature = try sign(message, scheme.hash, scheme.padding)
         guard publicKey.isValidSignature(signature, for: message, hash: scheme.hash, padding: scheme.padding) else {
-            throw RSAError.internalError("the signer's signature does not verify with its public key (is it the same key?)")
+            throw RSAError.internalError(
+                "the signer's signature does not verify with its public key (is it the same key?)")
         }
         return signature
     }
@@ -104,10 +110,16 @@ public struct RSACertificateSigner: Sendable {
     /// - Throws: `RSAError.keyRestricted`.
     func checkUsable(with scheme: RSACertificateSignatureScheme) throws {
         guard [.sha256, .sha384, .sha512].contains(scheme.hash) else {
-            throw RSAError.keyRestricted(reason: "certificates and requests are signed with SHA-256, SHA-384 or SHA-512, not \(scheme.hash.displayName)")
+            throw RSAError.keyRestricted(
+                reason:
+                    "certificates and requests are signed with SHA-256, SHA-384 or SHA-512, not \(scheme.hash.displayName)"
+            )
         }
         guard !pssRestricted else {
-            throw RSAError.keyRestricted(reason: "an RSASSA-PSS key (id-RSASSA-PSS) cannot sign a certificate request or certificate here: its public key would need RSASSA-PSS parameters; use an rsaEncryption key")
+            throw RSAError.keyRestricted(
+                reason:
+                    "an RSASSA-PSS key (id-RSASSA-PSS) cannot sign a certificate request or certificate here: its public key would need RSASSA-PSS parameters; use an rsaEncryption key"
+            )
         }
     }
 }

@@ -52,11 +52,13 @@ public struct RSAPKCS12: Sendable {
     ///   non-RSA key; `RSAError.malformedCertificate`; `RSAError.passphraseUnusable`.
     public init(derRepresentation der: [UInt8], passphrase: [UInt8]) throws {
         guard der.count <= RSAPKCS12.maximumByteCount else {
-            throw RSAError.pkcs12Unusable(reason: "input of \(der.count) bytes is larger than the \(RSAPKCS12.maximumByteCount)-byte limit")
+            throw RSAError.pkcs12Unusable(
+                reason: "input of \(der.count) bytes is larger than the \(RSAPKCS12.maximumByteCount)-byte limit")
         }
         guard !der.isEmpty else { throw RSAError.pkcs12Unusable(reason: "the input is empty") }
         if PEMDocument.containsBeginLine(der) {
-            throw RSAError.pkcs12Unusable(reason: "this is PEM text, not a DER PKCS#12 file (a .p12 or .pfx file is binary)")
+            throw RSAError.pkcs12Unusable(
+                reason: "this is PEM text, not a DER PKCS#12 file (a .p12 or .pfx file is binary)")
         }
         let pfx: GnuTLSPKCS12
         let bags: [GnuTLSPKCS12Bag]
@@ -66,14 +68,17 @@ public struct RSAPKCS12: Sendable {
             mac = try pfx.macInfo()
             bags = try pfx.bags()
         } catch let failure as GnuTLSFailure {
-            throw RSAError.pkcs12Unusable(reason: "not a PKCS#12 file GnuTLS can read (\(failure.message.lowercased()))")
+            throw RSAError.pkcs12Unusable(
+                reason: "not a PKCS#12 file GnuTLS can read (\(failure.message.lowercased()))")
         }
         var warnings: [String] = []
         // GnuTLS says "no MAC" for a MacData it cannot read, too: a DER PFX with a third
         // element (macData, RFC 7292 §4) must have a MAC GnuTLS read.
         if mac == nil, let top = try? DERReader(der).element(at: 0, limit: der.count),
-           let fields = try? DERReader(der).children(of: top), fields.count >= 3 {
-            throw RSAError.pkcs12Unusable(reason: "its MAC could not be read by GnuTLS, so its integrity cannot be checked")
+            let fields = try? DERReader(der).children(of: top), fields.count >= 3
+        {
+            throw RSAError.pkcs12Unusable(
+                reason: "its MAC could not be read by GnuTLS, so its integrity cannot be checked")
         }
         if mac != nil {
             do {
@@ -96,7 +101,10 @@ public struct RSAPKCS12: Sendable {
                     try bag.decrypt(passphrase: passphrase)
                 } catch let failure as GnuTLSFailure {
                     if GnuTLSPrivateKey.isUnsupportedScheme(failure) {
-                        throw RSAError.pkcs12Unusable(reason: "its contents are encrypted with a scheme GnuTLS does not support (\(bag.encryptionInfo() ?? failure.message))")
+                        throw RSAError.pkcs12Unusable(
+                            reason:
+                                "its contents are encrypted with a scheme GnuTLS does not support (\(bag.encryptionInfo() ?? failure.message))"
+                        )
                     }
                     throw RSAError.passphraseIncorrect(what: RSAPKCS12.name)
                 }
@@ -112,7 +120,9 @@ public struct RSAPKCS12: Sendable {
                     } catch RSAError.passphraseIncorrect {
                         throw RSAError.passphraseIncorrect(what: RSAPKCS12.name)
                     }
-                    if let key = file.privateKey { keys.append((key, bag.keyID(at: index), bag.friendlyName(at: index))) }
+                    if let key = file.privateKey {
+                        keys.append((key, bag.keyID(at: index), bag.friendlyName(at: index)))
+                    }
                 case .plainKey:
                     var bytes = try RSAPKCS12.element(bag, index)
                     defer { wipe(&bytes) }
@@ -132,9 +142,10 @@ public struct RSAPKCS12: Sendable {
         if plainCertificates { warnings.append("the certificates are stored unencrypted in the file") }
 
         guard keys.count == 1, let key = keys.first else {
-            throw RSAError.pkcs12Unusable(reason: keys.isEmpty
-                ? "it holds no private key (\(certificates.count) certificate\(certificates.count == 1 ? "" : "s") only); import certificates with `cert add`"
-                : "it holds \(keys.count) private keys; rsakit imports one identity per file")
+            throw RSAError.pkcs12Unusable(
+                reason: keys.isEmpty
+                    ? "it holds no private key (\(certificates.count) certificate\(certificates.count == 1 ? "" : "s") only); import certificates with `cert add`"
+                    : "it holds \(keys.count) private keys; rsakit imports one identity per file")
         }
         // The certificate for the key: the same SPKI, or (an RSA-PSS key, whose identifier
         // GnuTLS re-encoded) the same numbers and PSS parameters.
@@ -144,20 +155,25 @@ public struct RSAPKCS12: Sendable {
             guard let restriction = key.key.pssRestriction, let certified = certificate.publicKey else { return false }
             return certified == key.key.publicKey && certified.pssRestriction?.parameters == restriction.parameters
         }
-        guard let leafIndex = certificates.firstIndex(where: { holdsKey($0.certificate) })
-            ?? certificates.firstIndex(where: { key.keyID != nil && $0.keyID == key.keyID }) else {
-            throw RSAError.pkcs12Unusable(reason: certificates.isEmpty
-                ? "it holds a private key but no certificate"
-                : "none of its \(certificates.count) certificates is for its private key")
+        guard
+            let leafIndex = certificates.firstIndex(where: { holdsKey($0.certificate) })
+                ?? certificates.firstIndex(where: { key.keyID != nil && $0.keyID == key.keyID })
+        else {
+            throw RSAError.pkcs12Unusable(
+                reason: certificates.isEmpty
+                    ? "it holds a private key but no certificate"
+                    : "none of its \(certificates.count) certificates is for its private key")
         }
         let leaf = certificates[leafIndex]
         guard holdsKey(leaf.certificate) else {
-            throw RSAError.pkcs12Unusable(reason: "the certificate with the key's localKeyId holds a different public key")
+            throw RSAError.pkcs12Unusable(
+                reason: "the certificate with the key's localKeyId holds a different public key")
         }
         // An RSA-PSS key takes its certificate's algorithm identifier, bytes and all (the key
         // came through GnuTLS's decryption, which re-encodes it); the parameters are the same.
         if let restriction = leaf.certificate.publicKey?.pssRestriction,
-           restriction.parameters == key.key.pssRestriction?.parameters {
+            restriction.parameters == key.key.pssRestriction?.parameters
+        {
             privateKey = key.key.restricted(to: restriction)
         } else {
             privateKey = key.key
@@ -180,7 +196,9 @@ public struct RSAPKCS12: Sendable {
 
     /// The MAC did not verify: a wrong passphrase, or an altered file? When the passphrase
     /// decrypts the encrypted contents, it is right and the file was altered.
-    private static func diagnoseMACFailure(_ failure: GnuTLSFailure, bags: [GnuTLSPKCS12Bag], passphrase: [UInt8]) -> RSAError {
+    private static func diagnoseMACFailure(_ failure: GnuTLSFailure, bags: [GnuTLSPKCS12Bag], passphrase: [UInt8])
+        -> RSAError
+    {
         guard failure.code == GnuTLSFailure.macVerifyFailed else {
             if GnuTLSPrivateKey.isUnusablePassphrase(failure) {
                 return .passphraseUnusable(reason: "GnuTLS refuses it as a password string (not valid UTF-8)")
@@ -197,12 +215,15 @@ public struct RSAPKCS12: Sendable {
                 encryptedParts += 1
                 guard var bytes = try? bag.data(at: index) else { continue }
                 defer { wipe(&bytes) }
-                guard (try? RSAKeyFile(bytes: bytes, passphrase: passphrase)) != nil else { return .passphraseIncorrect(what: name) }
+                guard (try? RSAKeyFile(bytes: bytes, passphrase: passphrase)) != nil else {
+                    return .passphraseIncorrect(what: name)
+                }
             }
         }
         if encryptedParts == 0 {
             // Nothing encrypted to tell the two apart by.
-            return .passphraseIncorrect(what: "\(name) (its MAC does not match: the passphrase is wrong, or the file was altered)")
+            return .passphraseIncorrect(
+                what: "\(name) (its MAC does not match: the passphrase is wrong, or the file was altered)")
         }
         return .pkcs12IntegrityCheckFailed
     }
@@ -236,11 +257,15 @@ extension RSAPKCS12 {
     ///   `derRepresentation` (never re-encoded, so issuers' signatures still verify).
     /// - Throws: `RSAError.keyTypeMismatch` when the certificate is not the key's,
     ///   `RSAError.passphraseUnusable`, `RSAError.internalError` when GnuTLS fails.
-    public static func derRepresentation(privateKey: RSAPrivateKey, certificate: X509Certificate,
-                                         chain: [X509Certificate] = [], friendlyName: String? = nil,
-                                         passphrase: [UInt8]) throws -> [UInt8] {
+    public static func derRepresentation(
+        privateKey: RSAPrivateKey, certificate: X509Certificate,
+        chain: [X509Certificate] = [], friendlyName: String? = nil,
+        passphrase: [UInt8]
+    ) throws -> [UInt8] {
         guard certificate.publicKeyFingerprint == privateKey.fingerprint else {
-            throw RSAError.keyTypeMismatch(expected: "the certificate of the private key", found: "a certificate for another key (\(certificate.subjectSummary))")
+            throw RSAError.keyTypeMismatch(
+                expected: "the certificate of the private key",
+                found: "a certificate for another key (\(certificate.subjectSummary))")
         }
         guard !passphrase.isEmpty else {
             throw RSAError.passphraseUnusable(reason: "an empty passphrase does not protect the key")
@@ -251,14 +276,16 @@ extension RSAPKCS12 {
             // localKeyId: SHA-1 of the leaf's DER, as OpenSSL writes it (a label, not a security use).
             let keyID = RSAHashAlgorithm.sha1.hash(certificate.derRepresentation)
             let certificates = try GnuTLSPKCS12Bag()
-            try certificates.addCertificate(der: certificate.derRepresentation, keyID: keyID, friendlyName: friendlyName)
+            try certificates.addCertificate(
+                der: certificate.derRepresentation, keyID: keyID, friendlyName: friendlyName)
             for member in chain {
                 try certificates.addCertificate(der: member.derRepresentation, keyID: nil, friendlyName: nil)
             }
             try certificates.encryptPBES2AES256(passphrase: passphrase)
             let keyBag = try GnuTLSPKCS12Bag()
-            try keyBag.addShroudedKey(try GnuTLSPrivateKey.plain(der: keyDER), passphrase: passphrase,
-                                      keyID: keyID, friendlyName: friendlyName)
+            try keyBag.addShroudedKey(
+                try GnuTLSPrivateKey.plain(der: keyDER), passphrase: passphrase,
+                keyID: keyID, friendlyName: friendlyName)
             let pfx = try GnuTLSPKCS12()
             try pfx.add(certificates)
             try pfx.add(keyBag)

@@ -16,16 +16,22 @@ extension RSATrust {
     /// Failures are warnings ("issuer of certificate 1 not fetched from URL: reason").
     /// - Returns: the fetched certificates, nearest the leaf first; empty when
     ///   ``RSARevocationPolicy/fetchIssuers`` is off or the network is disabled.
-    func fetchedIssuers(leaf: X509Certificate, known: [X509Certificate], anchors: GnuTLSTrustList, warnings: inout [String]) -> [X509Certificate] {
+    func fetchedIssuers(
+        leaf: X509Certificate, known: [X509Certificate], anchors: GnuTLSTrustList, warnings: inout [String]
+    ) -> [X509Certificate] {
         let policy = revocationPolicy
         guard policy.fetchIssuers, !policy.networkAccessDisabled else { return [] }
         var fetched: [X509Certificate] = []
         var top = leaf
         for level in 0..<Self.maximumFetchedIssuers {
-            guard !top.isSelfIssued, let native = try? top.gnutlsCertificate(), (try? anchors.anchorDER(issuing: native)) == nil else { break }
+            guard !top.isSelfIssued, let native = try? top.gnutlsCertificate(),
+                (try? anchors.anchorDER(issuing: native)) == nil
+            else { break }
             let issuerName = native.issuerName()
             func issues(_ candidate: X509Certificate) -> Bool {
-                guard let subject = (try? candidate.gnutlsCertificate())?.subjectName(), let issuerName else { return candidate.subject == top.issuer }
+                guard let subject = (try? candidate.gnutlsCertificate())?.subjectName(), let issuerName else {
+                    return candidate.subject == top.issuer
+                }
                 return subject.matches(issuerName)
             }
             if let present = (known + fetched).first(where: { $0 != top && issues($0) }) {
@@ -36,9 +42,15 @@ extension RSATrust {
             for url in native.caIssuersURLs() {
                 guard url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://") else { continue }
                 do {
-                    let bytes = try HTTPClient.get(url: url, timeout: policy.ocspTimeout, maximumResponseByteCount: policy.maximumFetchedIssuerByteCount)
+                    let bytes = try HTTPClient.get(
+                        url: url, timeout: policy.ocspTimeout,
+                        maximumResponseByteCount: policy.maximumFetchedIssuerByteCount)
                     next = try Self.certificates(fetched: bytes).first(where: issues)
-                    if next == nil { warnings.append("issuer of certificate \(level) not fetched from \(url): no certificate there names \(top.issuer)") }
+                    if next == nil {
+                        warnings.append(
+                            "issuer of certificate \(level) not fetched from \(url): no certificate there names \(top.issuer)"
+                        )
+                    }
                 } catch {
                     warnings.append("issuer of certificate \(level) not fetched from \(url): \(error)")
                 }
@@ -57,9 +69,13 @@ extension RSATrust {
     static func certificates(fetched bytes: [UInt8]) throws -> [X509Certificate] {
         if let certificates = try? X509Certificate.certificates(from: bytes) { return certificates }
         do {
-            return try GnuTLSCertificate.certificatesDER(pkcs7: bytes).map { try X509Certificate(derRepresentation: $0) }
+            return try GnuTLSCertificate.certificatesDER(pkcs7: bytes).map {
+                try X509Certificate(derRepresentation: $0)
+            }
         } catch {
-            throw RSAError.malformedCertificate(reason: "the response (\(bytes.count) bytes) is neither a certificate nor a PKCS#7 bundle of certificates")
+            throw RSAError.malformedCertificate(
+                reason:
+                    "the response (\(bytes.count) bytes) is neither a certificate nor a PKCS#7 bundle of certificates")
         }
     }
 }

@@ -111,15 +111,19 @@ public struct RSATrust: Sendable {
     /// - Returns: the result, every failure with its certificate, the chain and anchor.
     public func evaluate() -> RSATrustEvaluation {
         guard let leaf = certificates.first else {
-            return RSATrustEvaluation(result: .invalid, failures: [], chain: [], anchor: nil, isUserTrusted: false,
-                                      verifyDate: verifyDate, warnings: ["no certificate to evaluate"])
+            return RSATrustEvaluation(
+                result: .invalid, failures: [], chain: [], anchor: nil, isUserTrusted: false,
+                verifyDate: verifyDate, warnings: ["no certificate to evaluate"])
         }
         do {
             return try evaluate(leaf: leaf)
         } catch {
-            let failure = RSATrustFailure(kind: .invalidCertificate(detail: "\(error)"), certificate: leaf, chainIndex: 0, suggestedVerifyDate: nil)
-            return RSATrustEvaluation(result: .fatalTrustFailure, failures: [failure], chain: [leaf], anchor: nil,
-                                      isUserTrusted: false, verifyDate: verifyDate, warnings: [])
+            let failure = RSATrustFailure(
+                kind: .invalidCertificate(detail: "\(error)"), certificate: leaf, chainIndex: 0,
+                suggestedVerifyDate: nil)
+            return RSATrustEvaluation(
+                result: .fatalTrustFailure, failures: [failure], chain: [leaf], anchor: nil,
+                isUserTrusted: false, verifyDate: verifyDate, warnings: [])
         }
     }
 
@@ -146,8 +150,9 @@ public struct RSATrust: Sendable {
         // Certificates given as anchors or marked trusted are anchors themselves, whatever
         // they are: a pinned leaf or intermediate ends the chain where it appears (Apple's
         // SecTrustSetAnchorCertificates accepts a leaf).
-        let pinned = Set(anchorCertificates.map(\.derRepresentation)
-                         + certificates.filter { userTrustedFingerprints.contains($0.fingerprint) }.map(\.derRepresentation))
+        let pinned = Set(
+            anchorCertificates.map(\.derRepresentation)
+                + certificates.filter { userTrustedFingerprints.contains($0.fingerprint) }.map(\.derRepresentation))
 
         // Every path from the leaf through the pool to an anchor (or to where the search
         // stops), in order of preference; the first that validates wins (cross-signed and
@@ -155,8 +160,10 @@ public struct RSATrust: Sendable {
         // evaluation is the answer: it is the one a single greedy search would have built.
         var seen: Set<[UInt8]> = [leaf.derRepresentation]
         var pool: [CRLSignerSearch.Candidate] = []
-        let fetched = fetchedIssuers(leaf: leaf, known: Array(certificates.dropFirst()), anchors: anchors, warnings: &warnings)
-        for certificate in certificates.dropFirst() + fetched where seen.insert(certificate.derRepresentation).inserted {
+        let fetched = fetchedIssuers(
+            leaf: leaf, known: Array(certificates.dropFirst()), anchors: anchors, warnings: &warnings)
+        for certificate in certificates.dropFirst() + fetched where seen.insert(certificate.derRepresentation).inserted
+        {
             pool.append((certificate, try certificate.gnutlsCertificate()))
         }
         let paths = try candidatePaths(leaf: leaf, pool: pool, anchors: anchors, pinned: pinned)
@@ -193,19 +200,25 @@ public struct RSATrust: Sendable {
     /// anchor that issues it, then each issuer in ``certificates`` (those whose signature
     /// verifies first; `pool` is ``certificates`` after the leaf, without repeats, with their
     /// GnuTLS handles). Always at least one path.
-    private func candidatePaths(leaf: X509Certificate, pool: [CRLSignerSearch.Candidate], anchors: GnuTLSTrustList,
-                                pinned: Set<[UInt8]>) throws -> [CandidatePath] {
+    private func candidatePaths(
+        leaf: X509Certificate, pool: [CRLSignerSearch.Candidate], anchors: GnuTLSTrustList,
+        pinned: Set<[UInt8]>
+    ) throws -> [CandidatePath] {
         let poolNames = pool.map { $0.native.subjectName() }
         var paths: [CandidatePath] = []
         func extend(_ path: CandidatePath, used: Set<Int>) throws {
-            guard paths.count < RSATrust.maximumCandidatePaths, let top = path.native.last, let certificate = path.chain.last else { return }
+            guard paths.count < RSATrust.maximumCandidatePaths, let top = path.native.last,
+                let certificate = path.chain.last
+            else { return }
             if pinned.contains(certificate.derRepresentation) {
                 paths.append(CandidatePath(chain: path.chain, native: path.native, anchor: certificate))
                 return
             }
             var anchored = false
             if let der = try anchors.anchorDER(issuing: top) {
-                paths.append(CandidatePath(chain: path.chain, native: path.native, anchor: try X509Certificate(derRepresentation: der)))
+                paths.append(
+                    CandidatePath(
+                        chain: path.chain, native: path.native, anchor: try X509Certificate(derRepresentation: der)))
                 anchored = true
             }
             // A self-signed root ends the search; a certificate that only carries its
@@ -216,31 +229,40 @@ public struct RSATrust: Sendable {
             // (case and insignificant spaces folded, X509Name).
             let issuerName = top.issuerName()
             var byNameOnly: Set<Int> = []
-            var candidates = selfSigned || path.chain.count >= RSATrust.maximumChainLength ? []
+            var candidates =
+                selfSigned || path.chain.count >= RSATrust.maximumChainLength
+                ? []
                 : pool.indices.filter { index in
                     guard !used.contains(index) else { return false }
                     if GnuTLSTrustList.isIssuer(pool[index].1, of: top) { return true }
-                    guard pool[index].0.subject != certificate.issuer, let issuerName, poolNames[index]?.matches(issuerName) == true else { return false }
+                    guard pool[index].0.subject != certificate.issuer, let issuerName,
+                        poolNames[index]?.matches(issuerName) == true
+                    else { return false }
                     byNameOnly.insert(index)
                     return true
                 }
             // Prefer the candidates whose signature verifies.
-            let verifies = Set(candidates.filter { index in
-                if byNameOnly.contains(index) {
-                    return CertificateDERChecks.tbsCertificate(certificate.derRepresentation).map {
-                        (try? GnuTLSTrustList.signatureVerifies(top, tbsCertificate: $0, key: pool[index].1)) == true
-                    } == true
-                }
-                return (try? GnuTLSTrustList.verifyLink(top, issuer: pool[index].1))?.contains(.signatureFailure) == false
-            })
+            let verifies = Set(
+                candidates.filter { index in
+                    if byNameOnly.contains(index) {
+                        return CertificateDERChecks.tbsCertificate(certificate.derRepresentation).map {
+                            (try? GnuTLSTrustList.signatureVerifies(top, tbsCertificate: $0, key: pool[index].1))
+                                == true
+                        } == true
+                    }
+                    return (try? GnuTLSTrustList.verifyLink(top, issuer: pool[index].1))?.contains(.signatureFailure)
+                        == false
+                })
             candidates.sort { verifies.contains($0) && !verifies.contains($1) }
             if candidates.isEmpty {
                 if !anchored { paths.append(path) }
                 return
             }
             for index in candidates {
-                try extend(CandidatePath(chain: path.chain + [pool[index].0], native: path.native + [pool[index].1], anchor: nil),
-                           used: used.union([index]))
+                try extend(
+                    CandidatePath(
+                        chain: path.chain + [pool[index].0], native: path.native + [pool[index].1], anchor: nil),
+                    used: used.union([index]))
             }
         }
         try extend(CandidatePath(chain: [leaf], native: [try leaf.gnutlsCertificate()], anchor: nil), used: [])
@@ -249,8 +271,10 @@ public struct RSATrust: Sendable {
 
     /// Evaluate one path: signatures and CA rights link by link, the whole path through
     /// GnuTLS, dates against ``verifyDate``, the policy and the user's trust settings.
-    private func evaluate(path: CandidatePath, pool: [CRLSignerSearch.Candidate], anchors: GnuTLSTrustList,
-                          warnings: [String]) throws -> RSATrustEvaluation {
+    private func evaluate(
+        path: CandidatePath, pool: [CRLSignerSearch.Candidate], anchors: GnuTLSTrustList,
+        warnings: [String]
+    ) throws -> RSATrustEvaluation {
         let chain = path.chain
         let native = path.native
         let anchor = path.anchor
@@ -263,7 +287,8 @@ public struct RSATrust: Sendable {
 
         var failures: [RSATrustFailure] = []
         func fail(_ kind: RSATrustFailure.Kind, _ index: Int, suggested: Date? = nil) {
-            let failure = RSATrustFailure(kind: kind, certificate: full[index], chainIndex: index, suggestedVerifyDate: suggested)
+            let failure = RSATrustFailure(
+                kind: kind, certificate: full[index], chainIndex: index, suggestedVerifyDate: suggested)
             if !failures.contains(failure) { failures.append(failure) }
         }
 
@@ -271,8 +296,9 @@ public struct RSATrust: Sendable {
         var attributed: GnuTLSVerifyStatus = [.invalid, .signerNotFound, .expired, .notActivated]
         var highestByName: Int?
         for index in 0..<(full.count - 1) {
-            let (status, byNameOnly) = try linkStatus(full[index], native: fullNative[index], issuer: full[index + 1],
-                                                      issuerNative: fullNative[index + 1])
+            let (status, byNameOnly) = try linkStatus(
+                full[index], native: fullNative[index], issuer: full[index + 1],
+                issuerNative: fullNative[index + 1])
             if byNameOnly && index + 1 < chain.count { highestByName = index }
             attributed.formUnion(status)
             if status.contains(.signatureFailure) { fail(.badSignature, index) }
@@ -284,11 +310,16 @@ public struct RSATrust: Sendable {
             // the whole path below instead (PathConstraints). A non-CA issuer also breaks the
             // path-length count; report the cause only.
             if status.contains(.signerConstraintsFailure) && !status.contains(.signerNotCA)
-                && full[index + 1].keyUsage.map({ !$0.contains(.keyCertSign) }) == true {
+                && full[index + 1].keyUsage.map({ !$0.contains(.keyCertSign) }) == true
+            {
                 fail(.constraintsViolated, index)
             }
-            if status.contains(.invalid) && status.isDisjoint(with: [.signatureFailure, .signerNotCA, .insecureAlgorithm,
-                                                                    .unknownCriticalExtensions, .signerConstraintsFailure]) {
+            if status.contains(.invalid)
+                && status.isDisjoint(with: [
+                    .signatureFailure, .signerNotCA, .insecureAlgorithm,
+                    .unknownCriticalExtensions, .signerConstraintsFailure
+                ])
+            {
                 fail(.invalidCertificate(detail: status.gnutlsDescription.lowercased()), index)
             }
         }
@@ -303,7 +334,8 @@ public struct RSATrust: Sendable {
             }
         }
         // The whole chain at once: what only a path shows (path length, name constraints).
-        let overall = try highestByName.map { try verifyAbove(highest: $0, chain: chain, native: native, anchors: anchors) }
+        let overall =
+            try highestByName.map { try verifyAbove(highest: $0, chain: chain, native: native, anchors: anchors) }
             ?? anchors.verify(native)
         let rest = overall.subtracting(attributed)
         let issuerNotCAFound = failures.contains { $0.kind == .issuerNotCA }
@@ -316,8 +348,10 @@ public struct RSATrust: Sendable {
         if rest.contains(.signatureFailure) { fail(.badSignature, 0) }
         if rest.contains(.insecureAlgorithm) { fail(.insecureAlgorithm, 0) }
         if rest.contains(.unknownCriticalExtensions) { fail(.unknownCriticalExtension, 0) }
-        if !rest.subtracting([.signerConstraintsFailure, .signerNotCA, .signatureFailure, .insecureAlgorithm,
-                              .unknownCriticalExtensions, .purposeMismatch, .unexpectedOwner]).isEmpty {
+        if !rest.subtracting([
+            .signerConstraintsFailure, .signerNotCA, .signatureFailure, .insecureAlgorithm,
+            .unknownCriticalExtensions, .purposeMismatch, .unexpectedOwner
+        ]).isEmpty {
             fail(.invalidCertificate(detail: rest.gnutlsDescription.lowercased()), 0)
         }
         if overall.contains(.signerNotFound) && anchor != nil && failures.isEmpty {
@@ -347,9 +381,14 @@ public struct RSATrust: Sendable {
 
         // Revocation: CRLs and OCSP as the revocation policy says (Revocation/).
         var warnings = warnings
-        let outcome = try RevocationChecker(policy: revocationPolicy, crls: crls, verifyDate: verifyDate, stapledOCSPResponse: stapledOCSPResponse,
-                                            cache: ocspResponseCache, crlSigners: crlSignerSearch(pool: Self.withLeafInValidation(pool, full: full, native: fullNative, crlSignersInValidation), anchor: anchor))
-            .check(full: full, native: fullNative)
+        let outcome = try RevocationChecker(
+            policy: revocationPolicy, crls: crls, verifyDate: verifyDate, stapledOCSPResponse: stapledOCSPResponse,
+            cache: ocspResponseCache,
+            crlSigners: crlSignerSearch(
+                pool: Self.withLeafInValidation(pool, full: full, native: fullNative, crlSignersInValidation),
+                anchor: anchor)
+        )
+        .check(full: full, native: fullNative)
         let revocation = outcome.checks
         warnings += outcome.warnings
         for check in revocation {
@@ -360,7 +399,9 @@ public struct RSATrust: Sendable {
                 if revocationPolicy.requirePositiveResponse {
                     fail(.revocationUnchecked(reason: check.source), check.chainIndex)
                 } else if revocationPolicy.method != .crl {
-                    warnings.append("revocation of certificate \(check.chainIndex) (\(full[check.chainIndex].subjectSummary)) not established: \(check.source)")
+                    warnings.append(
+                        "revocation of certificate \(check.chainIndex) (\(full[check.chainIndex].subjectSummary)) not established: \(check.source)"
+                    )
                 }
             case .good:
                 break
@@ -368,7 +409,8 @@ public struct RSATrust: Sendable {
         }
 
         // The user's trust settings.
-        for (index, certificate) in full.enumerated() where userDistrustedFingerprints.contains(certificate.fingerprint) {
+        for (index, certificate) in full.enumerated() where userDistrustedFingerprints.contains(certificate.fingerprint)
+        {
             fail(.distrusted, index)
         }
         let isUserTrusted = full.contains { userTrustedFingerprints.contains($0.fingerprint) }
@@ -384,8 +426,9 @@ public struct RSATrust: Sendable {
         } else {
             result = isUserTrusted ? .proceed : .unspecified
         }
-        var evaluation = RSATrustEvaluation(result: result, failures: failures, chain: full, anchor: anchor,
-                                            isUserTrusted: isUserTrusted, verifyDate: verifyDate, warnings: warnings)
+        var evaluation = RSATrustEvaluation(
+            result: result, failures: failures, chain: full, anchor: anchor,
+            isUserTrusted: isUserTrusted, verifyDate: verifyDate, warnings: warnings)
         evaluation.revocation = revocation
         return evaluation
     }

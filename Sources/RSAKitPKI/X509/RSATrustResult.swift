@@ -103,10 +103,12 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
         public var result: RSATrustResult {
             switch self {
             case .distrusted: return .deny
-            case .badSignature, .issuerNotCA, .constraintsViolated, .unknownCriticalExtension, .insecureAlgorithm, .invalidCertificate,
-                 .revoked:
+            case .badSignature, .issuerNotCA, .constraintsViolated, .unknownCriticalExtension, .insecureAlgorithm,
+                .invalidCertificate,
+                .revoked:
                 return .fatalTrustFailure
-            case .expired, .notYetValid, .unknownIssuer, .revocationUnchecked, .untrustedRoot, .selfSignatureInvalid, .hostnameMismatch, .purposeMismatch:
+            case .expired, .notYetValid, .unknownIssuer, .revocationUnchecked, .untrustedRoot, .selfSignatureInvalid,
+                .hostnameMismatch, .purposeMismatch:
                 return .recoverableTrustFailure
             }
         }
@@ -133,16 +135,21 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
         switch kind {
         case let .expired(notAfter):
             var text = "expired at \(notAfter.formatted(.iso8601)) (notAfter)"
-            if let suggestedVerifyDate { text += "; a verify date of \(suggestedVerifyDate.formatted(.iso8601)) would evaluate it" }
+            if let suggestedVerifyDate {
+                text += "; a verify date of \(suggestedVerifyDate.formatted(.iso8601)) would evaluate it"
+            }
             return text
         case let .notYetValid(notBefore):
             var text = "not valid before \(notBefore.formatted(.iso8601)) (notBefore)"
-            if let suggestedVerifyDate { text += "; a verify date of \(suggestedVerifyDate.formatted(.iso8601)) would evaluate it" }
+            if let suggestedVerifyDate {
+                text += "; a verify date of \(suggestedVerifyDate.formatted(.iso8601)) would evaluate it"
+            }
             return text
         case let .unknownIssuer(issuer): return "issuer \"\(issuer)\" not found among the certificates and anchors"
         case .untrustedRoot: return "self-signed root that is not an anchor"
         case .selfSignatureInvalid:
-            return "subject and issuer are the same name, but its signature does not verify under its own key: it is not a self-signed root, and the other key of that name that signed it was not found"
+            return
+                "subject and issuer are the same name, but its signature does not verify under its own key: it is not a self-signed root, and the other key of that name that signed it was not found"
         case let .hostnameMismatch(hostname): return "not valid for the hostname \"\(hostname)\""
         case let .purposeMismatch(required): return "extended key usage does not allow \(required) (\(required.oid))"
         case .badSignature: return "signature does not verify with the issuer's key"
@@ -152,7 +159,8 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
         case .insecureAlgorithm: return "uses an insecure algorithm or key size"
         case let .invalidCertificate(detail): return "invalid: \(detail)"
         case .distrusted: return "marked distrusted by the user"
-        case let .revoked(date): return "revoked on \(date.formatted(.iso8601)) (by a current CRL or OCSP response of its issuer)"
+        case let .revoked(date):
+            return "revoked on \(date.formatted(.iso8601)) (by a current CRL or OCSP response of its issuer)"
         case let .revocationUnchecked(reason): return "revocation status could not be established: \(reason)"
         }
     }
@@ -184,9 +192,11 @@ public struct RSATrustEvaluation: Sendable, Hashable {
 
     /// An evaluation's outcome, as ``RSATrust`` and the TLS client (for a chain it could not
     /// read) make it.
-    package init(result: RSATrustResult, failures: [RSATrustFailure], chain: [X509Certificate],
-                 anchor: X509Certificate?, isUserTrusted: Bool, verifyDate: Date, warnings: [String],
-                 revocation: [RSARevocationCheck] = []) {
+    package init(
+        result: RSATrustResult, failures: [RSATrustFailure], chain: [X509Certificate],
+        anchor: X509Certificate?, isUserTrusted: Bool, verifyDate: Date, warnings: [String],
+        revocation: [RSARevocationCheck] = []
+    ) {
         self.result = result
         self.failures = failures
         self.chain = chain
@@ -231,8 +241,11 @@ public struct RSARevocationCheck: Sendable, Hashable {
     /// The name of ``revocationReason`` ("keyCompromise"), nil when there is none.
     public var revocationReasonName: String? {
         guard let revocationReason else { return nil }
-        let names = [0: "unspecified", 1: "keyCompromise", 2: "cACompromise", 3: "affiliationChanged", 4: "superseded",
-                     5: "cessationOfOperation", 6: "certificateHold", 8: "removeFromCRL", 9: "privilegeWithdrawn", 10: "aACompromise"]
+        let names = [
+            0: "unspecified", 1: "keyCompromise", 2: "cACompromise", 3: "affiliationChanged", 4: "superseded",
+            5: "cessationOfOperation", 6: "certificateHold", 8: "removeFromCRL", 9: "privilegeWithdrawn",
+            10: "aACompromise"
+        ]
         return names[revocationReason] ?? "reason \(revocationReason)"
     }
 }

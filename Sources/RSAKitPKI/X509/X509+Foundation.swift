@@ -57,13 +57,17 @@ extension RSAPKCS12 {
     /// - Returns: the DER PFX.
     /// - Throws: `RSAError.keyTypeMismatch`, `RSAError.passphraseUnusable`,
     ///   `RSAError.internalError`, as the `[UInt8]` form.
-    public static func derRepresentation(privateKey: RSAPrivateKey, certificate: X509Certificate,
-                                         chain: [X509Certificate] = [], friendlyName: String? = nil,
-                                         passphrase: Data) throws -> Data {
+    public static func derRepresentation(
+        privateKey: RSAPrivateKey, certificate: X509Certificate,
+        chain: [X509Certificate] = [], friendlyName: String? = nil,
+        passphrase: Data
+    ) throws -> Data {
         var secret = [UInt8](passphrase)
         defer { wipe(&secret) }
-        return Data(try derRepresentation(privateKey: privateKey, certificate: certificate, chain: chain,
-                                          friendlyName: friendlyName, passphrase: secret))
+        return Data(
+            try derRepresentation(
+                privateKey: privateKey, certificate: certificate, chain: chain,
+                friendlyName: friendlyName, passphrase: secret))
     }
 }
 

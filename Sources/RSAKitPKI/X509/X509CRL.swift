@@ -54,7 +54,8 @@ public struct X509CRL: Sendable, Hashable {
     ///   malformed issuingDistributionPoint extension (RFC 5280 §5.2.5).
     public init(derRepresentation: [UInt8]) throws {
         guard derRepresentation.count <= 16 * 1024 * 1024 else {
-            throw RSAError.malformedCertificate(reason: "CRL of \(derRepresentation.count) bytes is over the 16 MiB limit")
+            throw RSAError.malformedCertificate(
+                reason: "CRL of \(derRepresentation.count) bytes is over the 16 MiB limit")
         }
         do {
             let crl = try GnuTLSCRL(der: derRepresentation)
@@ -63,15 +64,26 @@ public struct X509CRL: Sendable, Hashable {
             thisUpdate = crl.thisUpdate
             nextUpdate = crl.nextUpdate
             crlNumber = try crl.number()
-            revokedCertificates = try crl.revokedEntries().map { RevokedCertificate(serialNumber: $0.serial, revocationDate: $0.date) }
+            revokedCertificates = try crl.revokedEntries().map {
+                RevokedCertificate(serialNumber: $0.serial, revocationDate: $0.date)
+            }
             criticalExtensionOIDs = try crl.extensions().filter(\.critical).map(\.oid)
-            issuingDistributionPoint = try crl.extensionValue(oid: "2.5.29.28").map { try IssuingDistributionPoint(der: $0) }
-            baseCRLNumber = try crl.extensionValue(oid: "2.5.29.27").map { try Self.integerContent($0, what: "deltaCRLIndicator") }
+            issuingDistributionPoint = try crl.extensionValue(oid: "2.5.29.28").map {
+                try IssuingDistributionPoint(der: $0)
+            }
+            baseCRLNumber = try crl.extensionValue(oid: "2.5.29.27").map {
+                try Self.integerContent($0, what: "deltaCRLIndicator")
+            }
             if issuingDistributionPoint?.indirectCRL == true || baseCRLNumber != nil {
                 let entries = try IndirectCRLEntry.entries(of: derRepresentation)
                 guard entries.count == revokedCertificates.count,
-                      zip(entries, revokedCertificates).allSatisfy({ Self.minimalTwosComplement($0.serialNumberContents) == Self.minimalTwosComplement($1.serialNumber) }) else {
-                    throw RSAError.malformedCertificate(reason: "the indirect CRL's entries read differently by GnuTLS and by RSAKit")
+                    zip(entries, revokedCertificates).allSatisfy({
+                        Self.minimalTwosComplement($0.serialNumberContents)
+                            == Self.minimalTwosComplement($1.serialNumber)
+                    })
+                else {
+                    throw RSAError.malformedCertificate(
+                        reason: "the indirect CRL's entries read differently by GnuTLS and by RSAKit")
                 }
                 entryIssuers = issuingDistributionPoint?.indirectCRL == true ? entries.map(\.certificateIssuer) : nil
                 removedFromCRL = entries.filter { $0.reasonCode == 8 }.map(\.serialNumberContents)
@@ -82,7 +94,10 @@ public struct X509CRL: Sendable, Hashable {
         } catch let failure as GnuTLSFailure {
             throw RSAError.malformedCertificate(reason: "not a CRL GnuTLS can read: \(failure.description)")
         } catch let RSAError.malformedDER(reason, offset) {
-            throw RSAError.malformedCertificate(reason: "the CRL's issuingDistributionPoint or indirect entries are malformed: \(reason) at offset \(offset)")
+            throw RSAError.malformedCertificate(
+                reason:
+                    "the CRL's issuingDistributionPoint or indirect entries are malformed: \(reason) at offset \(offset)"
+            )
         }
     }
 
@@ -96,7 +111,10 @@ public struct X509CRL: Sendable, Hashable {
             let document = PEMDocument(scanning: bytes)
             let blocks = document.blocks.filter { $0.label == "X509 CRL" }
             guard !blocks.isEmpty else {
-                throw RSAError.malformedCertificate(reason: "no X509 CRL block found (blocks: \(document.blocks.map { "\"\($0.label)\"" }.joined(separator: ", ")))")
+                throw RSAError.malformedCertificate(
+                    reason:
+                        "no X509 CRL block found (blocks: \(document.blocks.map { "\"\($0.label)\"" }.joined(separator: ", ")))"
+                )
             }
             return try blocks.map { try X509CRL(derRepresentation: try document.decode($0).der) }
         }
@@ -128,7 +146,9 @@ public struct X509CRL: Sendable, Hashable {
     private static func integerContent(_ der: [UInt8], what: String) throws -> [UInt8] {
         let reader = DERReader(der)
         let top = try reader.topLevelElement(in: 0..<der.count, name: what)
-        guard top.tag == DERTag.integer, !top.content.isEmpty else { throw RSAError.malformedDER(reason: "\(what) is not an INTEGER", offset: 0) }
+        guard top.tag == DERTag.integer, !top.content.isEmpty else {
+            throw RSAError.malformedDER(reason: "\(what) is not an INTEGER", offset: 0)
+        }
         return Array(der[top.content])
     }
 
@@ -159,7 +179,7 @@ public struct X509CRL: Sendable, Hashable {
     private static let extensionNames = [
         "2.5.29.35": "authorityKeyIdentifier", "2.5.29.18": "issuerAltName", "2.5.29.20": "cRLNumber",
         "2.5.29.27": "deltaCRLIndicator", "2.5.29.28": "issuingDistributionPoint", "2.5.29.46": "freshestCRL",
-        "1.3.6.1.5.5.7.1.1": "authorityInfoAccess",
+        "1.3.6.1.5.5.7.1.1": "authorityInfoAccess"
     ]
 
     /// The critical extensions trust evaluation does not process, each named with its OID

@@ -34,7 +34,8 @@ extension X509Certificate {
     /// when it has tag `tag`.
     private static func tbsField(_ der: [UInt8], index: Int, tag: UInt8) -> [UInt8]? {
         guard let fields = CertificateDERChecks.tbsFieldsAfterVersion(der), index < fields.count,
-              fields[index].tag == tag else { return nil }
+            fields[index].tag == tag
+        else { return nil }
         return Array(der[fields[index].offset..<fields[index].end])
     }
 }

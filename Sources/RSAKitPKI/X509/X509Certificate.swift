@@ -82,7 +82,8 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
             throw RSAError.malformedCertificate(reason: "the DER's outer length is damaged or truncated")
         }
         guard top.end == derRepresentation.count else {
-            throw RSAError.malformedCertificate(reason: "\(derRepresentation.count - top.end) trailing bytes after the certificate")
+            throw RSAError.malformedCertificate(
+                reason: "\(derRepresentation.count - top.end) trailing bytes after the certificate")
         }
         let parsed: GnuTLSCertificate
         do {
@@ -115,7 +116,8 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
     ///   `RSAError.malformedPEM` for a broken certificate block.
     public static func certificates(from bytes: [UInt8]) throws -> [X509Certificate] {
         guard bytes.count <= maximumByteCount else {
-            throw RSAError.malformedCertificate(reason: "input of \(bytes.count) bytes is larger than the \(maximumByteCount)-byte limit")
+            throw RSAError.malformedCertificate(
+                reason: "input of \(bytes.count) bytes is larger than the \(maximumByteCount)-byte limit")
         }
         guard !bytes.isEmpty else { throw RSAError.malformedCertificate(reason: "the input is empty") }
         let text = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
@@ -123,14 +125,17 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
             return try certificates(fromPEM: text, firstOnly: false)
         }
         guard bytes.first == DERTag.sequence else {
-            throw RSAError.malformedCertificate(reason: "input is neither PEM (no \"-----BEGIN\" line) nor DER (does not start with a SEQUENCE)")
+            throw RSAError.malformedCertificate(
+                reason: "input is neither PEM (no \"-----BEGIN\" line) nor DER (does not start with a SEQUENCE)")
         }
         var result: [X509Certificate] = []
         let reader = DERReader(bytes)
         var offset = 0
         while offset < bytes.count {
-            guard let element = try? reader.element(at: offset, limit: bytes.count), element.tag == DERTag.sequence else {
-                throw RSAError.malformedCertificate(reason: "DER certificate \(result.count + 1) at byte offset \(offset) is damaged or truncated")
+            guard let element = try? reader.element(at: offset, limit: bytes.count), element.tag == DERTag.sequence
+            else {
+                throw RSAError.malformedCertificate(
+                    reason: "DER certificate \(result.count + 1) at byte offset \(offset) is damaged or truncated")
             }
             result.append(try X509Certificate(derRepresentation: Array(bytes[offset..<element.end])))
             offset = element.end
@@ -144,7 +149,8 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
         guard !blocks.isEmpty else {
             let labels = document.blocks.map { "\"\($0.label)\"" }.joined(separator: ", ")
             if document.blocks.isEmpty {
-                throw RSAError.malformedPEM(reason: "a \"-----BEGIN\" marker was found, but no complete PEM block", line: 1)
+                throw RSAError.malformedPEM(
+                    reason: "a \"-----BEGIN\" marker was found, but no complete PEM block", line: 1)
             }
             throw RSAError.malformedCertificate(reason: "no CERTIFICATE block found (blocks: \(labels))")
         }
@@ -154,13 +160,15 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
             // "TRUSTED CERTIFICATE" (OpenSSL) appends trust settings after the certificate.
             var certificateDER = der
             if block.label == "TRUSTED CERTIFICATE",
-               let top = try? DERReader(der).element(at: 0, limit: der.count) {
+                let top = try? DERReader(der).element(at: 0, limit: der.count)
+            {
                 certificateDER = Array(der[..<top.end])
             }
             do {
                 result.append(try X509Certificate(derRepresentation: certificateDER))
             } catch let RSAError.malformedCertificate(reason) {
-                throw RSAError.malformedCertificate(reason: "\(reason) (PEM block \(block.index), \"\(block.label)\" at line \(block.beginLine))")
+                throw RSAError.malformedCertificate(
+                    reason: "\(reason) (PEM block \(block.index), \"\(block.label)\" at line \(block.beginLine))")
             }
         }
         return result
@@ -183,7 +191,8 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
         // "Version: 13"); RFC 5280 §4.1.2.1 defines v1, v2 and v3 only, and OpenSSL refuses
         // others. Found by Fuzz/FuzzX509 (Tests/RSAKitTests/Fixtures/fuzz/FuzzX509/version-13).
         guard (1...3).contains(parsed.version) else {
-            throw RSAError.malformedCertificate(reason: "its X.509 version field says v\(parsed.version), not v1, v2 or v3 (RFC 5280 §4.1.2.1)")
+            throw RSAError.malformedCertificate(
+                reason: "its X.509 version field says v\(parsed.version), not v1, v2 or v3 (RFC 5280 §4.1.2.1)")
         }
         version = parsed.version
         let algorithm = parsed.publicKeyAlgorithm()
@@ -225,11 +234,15 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
         extendedKeyUsage = try parsed.keyPurposeOIDs()?.map(ExtendedKeyUsage.init(oid:))
         subjectAlternativeNames = try parsed.subjectAltNames().map(X509Certificate.alternativeName)
         basicConstraints = try parsed.basicConstraints().map {
-            BasicConstraints(isCertificateAuthority: $0.isCA, pathLengthConstraint: $0.pathLength, isCritical: $0.critical)
+            BasicConstraints(
+                isCertificateAuthority: $0.isCA, pathLengthConstraint: $0.pathLength, isCritical: $0.critical)
         }
         criticalExtensionOIDs = try parsed.extensions().filter(\.critical).map(\.oid)
-        let emails = try X509Certificate.attributeStrings(parsed, X509Certificate.emailAddressOID)
-            + subjectAlternativeNames.compactMap { if case let .emailAddress(address) = $0 { return address } else { return nil } }
+        let emails =
+            try X509Certificate.attributeStrings(parsed, X509Certificate.emailAddressOID)
+            + subjectAlternativeNames.compactMap {
+                if case let .emailAddress(address) = $0 { return address } else { return nil }
+            }
         let organizations = try X509Certificate.attributeStrings(parsed, X509Certificate.organizationOID)
         let units = try X509Certificate.attributeStrings(parsed, X509Certificate.organizationalUnitOID)
         subjectSummary = commonNames.last ?? emails.first ?? organizations.first ?? units.first ?? subject
@@ -245,7 +258,8 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
     /// does), BMPString (UTF-16BE), UniversalString (UTF-32BE). Nil for anything else.
     static func directoryString(_ tlv: [UInt8]) -> String? {
         guard let tag = tlv.first,
-              let element = try? DERReader(tlv).element(at: 0, limit: tlv.count) else { return nil }
+            let element = try? DERReader(tlv).element(at: 0, limit: tlv.count)
+        else { return nil }
         let content = Array(tlv[element.content])
         switch tag {
         case 0x0C, 0x13, 0x16, 0x12, 0x1A:
@@ -254,7 +268,9 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
             return String(String.UnicodeScalarView(content.map { Unicode.Scalar($0) }))
         case 0x1E:
             guard content.count % 2 == 0 else { return nil }
-            let units = stride(from: 0, to: content.count, by: 2).map { UInt16(content[$0]) << 8 | UInt16(content[$0 + 1]) }
+            let units = stride(from: 0, to: content.count, by: 2).map {
+                UInt16(content[$0]) << 8 | UInt16(content[$0 + 1])
+            }
             return String(decoding: units, as: UTF16.self)
         case 0x1C:
             guard content.count % 4 == 0 else { return nil }
@@ -285,7 +301,7 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
     static func keyUsage(fromGnuTLSBits bits: UInt32) -> KeyUsage {
         let table: [(UInt32, KeyUsage)] = [
             (128, .digitalSignature), (64, .nonRepudiation), (32, .keyEncipherment), (16, .dataEncipherment),
-            (8, .keyAgreement), (4, .keyCertSign), (2, .cRLSign), (1, .encipherOnly), (32768, .decipherOnly),
+            (8, .keyAgreement), (4, .keyCertSign), (2, .cRLSign), (1, .encipherOnly), (32768, .decipherOnly)
         ]
         var usage: KeyUsage = []
         for (bit, value) in table where bits & bit != 0 { usage.insert(value) }

@@ -35,7 +35,7 @@ extension X509Certificate {
             (.digitalSignature, "Digital Signature"), (.nonRepudiation, "Non Repudiation"),
             (.keyEncipherment, "Key Encipherment"), (.dataEncipherment, "Data Encipherment"),
             (.keyAgreement, "Key Agreement"), (.keyCertSign, "Certificate Sign"),
-            (.cRLSign, "CRL Sign"), (.encipherOnly, "Encipher Only"), (.decipherOnly, "Decipher Only"),
+            (.cRLSign, "CRL Sign"), (.encipherOnly, "Encipher Only"), (.decipherOnly, "Decipher Only")
         ]
 
         /// The set usages' names, comma-separated, as `openssl x509 -text` prints them

@@ -34,9 +34,12 @@ internal struct X509Name: Equatable {
     /// - Throws: `RSAError.malformedCertificate(reason:)` when GnuTLS cannot read it.
     init(der: [UInt8]) throws {
         do {
-            rdns = try GnuTLSDistinguishedName.attributes(der: der).map { $0.map { Attribute(oid: $0.oid, tag: $0.tag, value: $0.value) } }
+            rdns = try GnuTLSDistinguishedName.attributes(der: der).map {
+                $0.map { Attribute(oid: $0.oid, tag: $0.tag, value: $0.value) }
+            }
         } catch let failure as GnuTLSFailure {
-            throw RSAError.malformedCertificate(reason: "a distinguished name GnuTLS cannot read: \(failure.description)")
+            throw RSAError.malformedCertificate(
+                reason: "a distinguished name GnuTLS cannot read: \(failure.description)")
         }
     }
 
@@ -66,7 +69,9 @@ internal struct X509Name: Equatable {
     static func valuesMatch(_ a: Attribute, _ b: Attribute) -> Bool {
         guard a.oid == b.oid else { return false }
         if preparedTags.contains(a.tag) && preparedTags.contains(b.tag) {
-            guard let x = prepared(a.value), let y = prepared(b.value) else { return a.tag == b.tag && a.value == b.value }
+            guard let x = prepared(a.value), let y = prepared(b.value) else {
+                return a.tag == b.tag && a.value == b.value
+            }
             return x == y
         }
         return a.tag == b.tag && a.value == b.value
@@ -86,7 +91,8 @@ internal struct X509Name: Equatable {
         var mapped = String.UnicodeScalarView()
         for scalar in string.unicodeScalars {
             switch scalar.value {
-            case 0x00AD, 0x1806, 0x034F, 0x180B...0x180D, 0xFE00...0xFE0F, 0xFFFC, 0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF:
+            case 0x00AD, 0x1806, 0x034F, 0x180B...0x180D, 0xFE00...0xFE0F, 0xFFFC, 0x200B, 0x200C, 0x200D, 0x2060,
+                0xFEFF:
                 continue  // mapped to nothing (RFC 3454 table B.1, RFC 4518 §2.2)
             case 0x0009...0x000D, 0x0085:
                 mapped.append(" ")  // control characters mapped to SPACE (RFC 4518 §2.2)

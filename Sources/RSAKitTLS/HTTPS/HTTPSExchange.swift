@@ -53,7 +53,8 @@ final class HTTPSFileSink: HTTPSBodySink {
             let written = Glibc.write(output.fileDescriptor, chunk.baseAddress! + offset, chunk.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
-                throw RSAError.outputFileFailed(path: output.path ?? "standard output", reason: RSATLSSocket.errnoText())
+                throw RSAError.outputFileFailed(
+                    path: output.path ?? "standard output", reason: RSATLSSocket.errnoText())
             }
             offset += written
         }
@@ -84,11 +85,14 @@ final class HTTPSExchange {
     /// The TLS connection made before libcurl starts, until its open-socket callback takes it.
     private var pendingConnection: RSATLSConnection?
 
-    init(request: RSAHTTPSRequest, configuration: RSAHTTPSClientConfiguration, sink: HTTPSBodySink,
-         cancellation: RSACancellationFlag, followsRedirects: Bool, resourceTimeout: Double?) throws {
+    init(
+        request: RSAHTTPSRequest, configuration: RSAHTTPSClientConfiguration, sink: HTTPSBodySink,
+        cancellation: RSACancellationFlag, followsRedirects: Bool, resourceTimeout: Double?
+    ) throws {
         let url = request.url
         guard url.scheme?.lowercased() == "https", let host = url.host(percentEncoded: false), !host.isEmpty,
-              var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        else {
             throw RSAHTTPSError.unsupportedURL(url.absoluteString)
         }
         self.request = request
@@ -118,12 +122,16 @@ final class HTTPSExchange {
         pendingConnection = connection
         defer { pendingConnection?.close() }
         let http2 = connection.negotiatedApplicationProtocol == "h2"
-        guard let handle = rsakit_curl_easy_init() else { throw RSAHTTPSError.transferFailed(reason: "curl_easy_init failed") }
+        guard let handle = rsakit_curl_easy_init() else {
+            throw RSAHTTPSError.transferFailed(reason: "curl_easy_init failed")
+        }
         defer { rsakit_curl_easy_cleanup(handle) }
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { rsakit_curl_slist_free_all(headerList) }
         if request.value(forHTTPHeaderField: "Host") == nil {
-            let authority = port == 443 ? (host.contains(":") ? "[\(host)]" : host) : RSATLSConnection.endpointText(host: host, port: port)
+            let authority =
+                port == 443
+                ? (host.contains(":") ? "[\(host)]" : host) : RSATLSConnection.endpointText(host: host, port: port)
             headerList = rsakit_curl_slist_append(headerList, "Host: \(authority)")
         }
         for (name, value) in request.allHTTPHeaderFields.sorted(by: { $0.key < $1.key }) {
@@ -142,8 +150,10 @@ final class HTTPSExchange {
                 // HTTP/2 when the server chose h2 by ALPN: "prior knowledge", since the bytes are
                 // already inside TLS and libcurl must neither upgrade nor wait for a 101
                 // (RFC 9113 §3.3); else HTTP/1.1.
-                set(rsakit_curl_setopt_long(handle, CURLOPT_HTTP_VERSION,
-                                            http2 ? Int(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE) : Int(CURL_HTTP_VERSION_1_1)))
+                set(
+                    rsakit_curl_setopt_long(
+                        handle, CURLOPT_HTTP_VERSION,
+                        http2 ? Int(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE) : Int(CURL_HTTP_VERSION_1_1)))
                 set(rsakit_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
                 // The relay connects to the URL's host itself; a proxy would get the origin's bytes.
                 set(rsakit_curl_setopt_string(handle, CURLOPT_PROXY, ""))
@@ -158,33 +168,40 @@ final class HTTPSExchange {
                     set(rsakit_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, max(1, Int(resourceTimeout * 1000))))
                 }
                 if body != nil {
-                    set(rsakit_curl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress)))
+                    set(
+                        rsakit_curl_setopt_pointer(
+                            handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: bodyBytes.baseAddress)))
                     set(rsakit_curl_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bodyBytes.count)))
                 }
                 if headerList != nil { set(rsakit_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)) }
                 set(rsakit_curl_setopt_pointer(handle, CURLOPT_OPENSOCKETDATA, context))
-                set(rsakit_curl_setopt_opensocket_function(handle) { context, _, address in
-                    Unmanaged<HTTPSExchange>.fromOpaque(context!).takeUnretainedValue().openSocket(address!)
-                })
+                set(
+                    rsakit_curl_setopt_opensocket_function(handle) { context, _, address in
+                        Unmanaged<HTTPSExchange>.fromOpaque(context!).takeUnretainedValue().openSocket(address!)
+                    })
                 set(rsakit_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, context))
-                set(rsakit_curl_setopt_header_function(handle) { data, size, count, context in
-                    let exchange = Unmanaged<HTTPSExchange>.fromOpaque(context!).takeUnretainedValue()
-                    exchange.header(UnsafeRawBufferPointer(start: data, count: size * count))
-                    return size * count
-                })
+                set(
+                    rsakit_curl_setopt_header_function(handle) { data, size, count, context in
+                        let exchange = Unmanaged<HTTPSExchange>.fromOpaque(context!).takeUnretainedValue()
+                        exchange.header(UnsafeRawBufferPointer(start: data, count: size * count))
+                        return size * count
+                    })
                 set(rsakit_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context))
-                set(rsakit_curl_setopt_write_function(handle) { data, size, count, context in
-                    let exchange = Unmanaged<HTTPSExchange>.fromOpaque(context!).takeUnretainedValue()
-                    return exchange.body(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
-                })
+                set(
+                    rsakit_curl_setopt_write_function(handle) { data, size, count, context in
+                        let exchange = Unmanaged<HTTPSExchange>.fromOpaque(context!).takeUnretainedValue()
+                        return exchange.body(UnsafeRawBufferPointer(start: data, count: size * count))
+                            ? size * count : 0
+                    })
                 // The progress callback runs about once a second even when nothing moves, and
                 // after every chunk: the point where a cancelled task stops the transfer.
                 set(rsakit_curl_setopt_long(handle, CURLOPT_NOPROGRESS, 0))
                 set(rsakit_curl_setopt_pointer(handle, CURLOPT_XFERINFODATA, context))
-                set(rsakit_curl_setopt_xferinfo_function(handle) { context, _, _, _, _ in
-                    let exchange = Unmanaged<HTTPSExchange>.fromOpaque(context!).takeUnretainedValue()
-                    return (try? exchange.cancellation.check()) == nil ? 1 : 0
-                })
+                set(
+                    rsakit_curl_setopt_xferinfo_function(handle) { context, _, _, _, _ in
+                        let exchange = Unmanaged<HTTPSExchange>.fromOpaque(context!).takeUnretainedValue()
+                        return (try? exchange.cancellation.check()) == nil ? 1 : 0
+                    })
                 guard setup == CURLE_OK else { return setup }
                 return rsakit_curl_easy_perform(handle)
             }
@@ -202,7 +219,8 @@ final class HTTPSExchange {
         guard code == CURLE_OK else {
             throw RSAHTTPSError.transferFailed(reason: String(cString: rsakit_curl_easy_strerror(code)).lowercased())
         }
-        return RSAHTTPSResponse(url: request.url, statusCode: statusCode, allHeaderFields: headers, httpVersion: httpVersion)
+        return RSAHTTPSResponse(
+            url: request.url, statusCode: statusCode, allHeaderFields: headers, httpVersion: httpVersion)
     }
 
     /// libcurl wants a socket: take the TLS connection made before it started, give libcurl a TCP socket and
@@ -231,8 +249,9 @@ final class HTTPSExchange {
             withUnsafeMutableBytes(of: &address.pointee.addr) { target in
                 withUnsafeBytes(of: pair.listenerAddress) { target.copyMemory(from: $0) }
             }
-            relay = HTTPSRelay(connection: connection, listener: pair.listener, expectedPeer: pair.clientAddress,
-                               acceptTimeout: request.timeoutInterval)
+            relay = HTTPSRelay(
+                connection: connection, listener: pair.listener, expectedPeer: pair.clientAddress,
+                acceptTimeout: request.timeoutInterval)
             return pair.client
         } catch {
             if failure == nil { failure = error }
@@ -248,12 +267,15 @@ final class HTTPSExchange {
         tls.serverName = host
         tls.timeout = request.timeoutInterval
         tls.applicationProtocols = request.allowsHTTP2 ? ["h2", "http/1.1"] : ["http/1.1"]
-        let first = try RSATLSConnection.connect(host: host, port: port, configuration: tls, identity: configuration.identity)
+        let first = try RSATLSConnection.connect(
+            host: host, port: port, configuration: tls, identity: configuration.identity)
         guard configuration.identity == nil, first.identity == nil, first.clientCertificateRequested,
-              configuration.clientIdentityHandler != nil || configuration.clientIdentityHandlerAsync != nil else {
+            configuration.clientIdentityHandler != nil || configuration.clientIdentityHandlerAsync != nil
+        else {
             return first
         }
-        let challenge = RSAHTTPSClientCertificateChallenge(host: host, port: port, serverCertificates: first.serverCertificates)
+        let challenge = RSAHTTPSClientCertificateChallenge(
+            host: host, port: port, serverCertificates: first.serverCertificates)
         first.close()
         let chosen: RSATLSClientIdentity?
         if let handler = configuration.clientIdentityHandler {
@@ -290,7 +312,8 @@ final class HTTPSExchange {
         } else if line.isEmpty {
             guard statusCode >= 200 || statusCode < 100 else { return }  // an interim 1xx
             headersDone = true
-            discardingBody = followsRedirects && HTTPSRedirects.redirectStatuses.contains(statusCode)
+            discardingBody =
+                followsRedirects && HTTPSRedirects.redirectStatuses.contains(statusCode)
                 && headers.keys.contains { $0.lowercased() == "location" }
             if !discardingBody { sink.begin(statusCode: statusCode) }
         } else if let colon = line.firstIndex(of: ":") {

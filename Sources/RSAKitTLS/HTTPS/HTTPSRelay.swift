@@ -51,8 +51,10 @@ final class HTTPSRelay: @unchecked Sendable {
         let socket = connection.socketFileDescriptor
         while true {
             if !connection.hasBufferedData {
-                var entries = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
-                               pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0)]
+                var entries = [
+                    pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0)
+                ]
                 if poll(&entries, 2, -1) < 0 {
                     if errno == EINTR { continue }
                     throw RSATLSError.connectionFailed(reason: "poll: \(RSATLSSocket.errnoText())")
@@ -82,7 +84,9 @@ final class HTTPSRelay: @unchecked Sendable {
     private func sendAll(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let count = bytes.withUnsafeBytes { send(fileDescriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            let count = bytes.withUnsafeBytes {
+                send(fileDescriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
             if count < 0 {
                 if errno == EINTR { continue }
                 return false
@@ -98,7 +102,9 @@ enum HTTPSLoopback {
     /// A listener on 127.0.0.1 (port chosen by the kernel, backlog 1) and a client socket
     /// bound to 127.0.0.1, not yet connected (libcurl connects it).
     /// - Throws: `RSATLSError.connectionFailed` with the `errno` text.
-    static func make() throws -> (client: Int32, listener: Int32, clientAddress: sockaddr_in, listenerAddress: sockaddr_in) {
+    static func make() throws -> (
+        client: Int32, listener: Int32, clientAddress: sockaddr_in, listenerAddress: sockaddr_in
+    ) {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard listener >= 0 else { throw failure("socket") }
         let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -121,7 +127,9 @@ enum HTTPSLoopback {
         let deadline = RSATLSSocket.monotonicSeconds() + timeout
         while true {
             let remaining = deadline - RSATLSSocket.monotonicSeconds()
-            guard remaining > 0, (try? RSATLSSocket.waitFor(listener, events: Int16(POLLIN), timeout: remaining)) == true else { return nil }
+            guard remaining > 0,
+                (try? RSATLSSocket.waitFor(listener, events: Int16(POLLIN), timeout: remaining)) == true
+            else { return nil }
             var address = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let fd = withUnsafeMutablePointer(to: &address) {
@@ -142,7 +150,9 @@ enum HTTPSLoopback {
         address.sin_addr.s_addr = in_addr_t(UInt32(0x7f00_0001).bigEndian)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { throw failure("bind") }
         return address

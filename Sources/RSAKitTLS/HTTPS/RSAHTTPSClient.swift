@@ -49,7 +49,8 @@ public struct RSAHTTPSClientConfiguration: Sendable {
     /// thread waits while it runs as a task on the cooperative pool, for at most the request's
     /// ``RSAHTTPSRequest/timeoutInterval``; unanswered by then, the request fails with
     /// `RSATLSError.timedOut`. What it throws ends the request.
-    public var clientIdentityHandlerAsync: (@Sendable (RSAHTTPSClientCertificateChallenge) async throws -> RSATLSClientIdentity?)?
+    public var clientIdentityHandlerAsync:
+        (@Sendable (RSAHTTPSClientCertificateChallenge) async throws -> RSATLSClientIdentity?)?
     /// Redirects followed per request (https to https only); more throw
     /// ``RSAHTTPSError/tooManyRedirects(limit:)``. 0 returns the 3xx response. Default 10.
     public var maximumRedirectCount = 10
@@ -106,7 +107,8 @@ public final class RSAHTTPSClient: Sendable {
         let limit = configuration.maximumResponseByteCount
         let (response, body) = try await RSABlockingWork.runOnOwnThread { [configuration] flag in
             let sink = HTTPSMemorySink(limit: limit)
-            let response = try HTTPSRedirects.perform(request, configuration: configuration, sink: sink, cancellation: flag)
+            let response = try HTTPSRedirects.perform(
+                request, configuration: configuration, sink: sink, cancellation: flag)
             return (response, sink.bytes)
         }
         return (Data(body), response)
@@ -130,13 +132,16 @@ public final class RSAHTTPSClient: Sendable {
     /// - Returns: the response of the last URL; the body was written only if ``RSAHTTPSResponse/isSuccess``.
     /// - Throws: as ``data(for:)``, and `RSAError.outputFileFailed` when the file cannot be
     ///   written or committed.
-    public func download(for request: RSAHTTPSRequest, to output: RSAOutputFile, maximumByteCount: Int? = nil) async throws -> RSAHTTPSResponse {
+    public func download(for request: RSAHTTPSRequest, to output: RSAOutputFile, maximumByteCount: Int? = nil)
+        async throws -> RSAHTTPSResponse
+    {
         let handOver = RSAHandOver(output)
         return try await RSABlockingWork.runOnOwnThread { [configuration] flag in
             let output = handOver.value
             let sink = HTTPSFileSink(output: output, limit: maximumByteCount)
             do {
-                let response = try HTTPSRedirects.perform(request, configuration: configuration, sink: sink, cancellation: flag)
+                let response = try HTTPSRedirects.perform(
+                    request, configuration: configuration, sink: sink, cancellation: flag)
                 if response.isSuccess { try output.commit() } else { output.discard() }
                 return response
             } catch {
@@ -152,9 +157,13 @@ public final class RSAHTTPSClient: Sendable {
     /// - Parameter permissions: the finished file's bits (``RSAOutputFile/Permissions``).
     /// - Throws: as ``download(for:to:maximumByteCount:)``, and what
     ///   ``RSAOutputFile/init(path:permissions:input:)`` throws for `path`.
-    public func download(for request: RSAHTTPSRequest, toPath path: String, permissions: RSAOutputFile.Permissions = .standard,
-                         maximumByteCount: Int? = nil) async throws -> RSAHTTPSResponse {
-        try await download(for: request, to: try RSAOutputFile(path: path, permissions: permissions), maximumByteCount: maximumByteCount)
+    public func download(
+        for request: RSAHTTPSRequest, toPath path: String, permissions: RSAOutputFile.Permissions = .standard,
+        maximumByteCount: Int? = nil
+    ) async throws -> RSAHTTPSResponse {
+        try await download(
+            for: request, to: try RSAOutputFile(path: path, permissions: permissions),
+            maximumByteCount: maximumByteCount)
     }
 }
 
@@ -163,8 +172,10 @@ public final class RSAHTTPSClient: Sendable {
 enum HTTPSRedirects {
     static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 
-    static func perform(_ original: RSAHTTPSRequest, configuration: RSAHTTPSClientConfiguration,
-                        sink: HTTPSBodySink, cancellation: RSACancellationFlag) throws -> RSAHTTPSResponse {
+    static func perform(
+        _ original: RSAHTTPSRequest, configuration: RSAHTTPSClientConfiguration,
+        sink: HTTPSBodySink, cancellation: RSACancellationFlag
+    ) throws -> RSAHTTPSResponse {
         var request = original
         var redirects = 0
         let deadline = configuration.timeoutIntervalForResource.map { RSATLSSocket.monotonicSeconds() + $0 }
@@ -175,11 +186,13 @@ enum HTTPSRedirects {
                 throw RSAHTTPSError.timedOut(seconds: total)
             }
             let follow = redirects < configuration.maximumRedirectCount
-            let exchange = try HTTPSExchange(request: request, configuration: configuration, sink: sink,
-                                             cancellation: cancellation, followsRedirects: follow, resourceTimeout: remaining)
+            let exchange = try HTTPSExchange(
+                request: request, configuration: configuration, sink: sink,
+                cancellation: cancellation, followsRedirects: follow, resourceTimeout: remaining)
             let response = try exchange.run()
             guard redirectStatuses.contains(response.statusCode),
-                  let location = response.value(forHTTPHeaderField: "Location") else { return response }
+                let location = response.value(forHTTPHeaderField: "Location")
+            else { return response }
             guard follow else {
                 if configuration.maximumRedirectCount == 0 { return response }
                 throw RSAHTTPSError.tooManyRedirects(limit: configuration.maximumRedirectCount)
@@ -192,7 +205,9 @@ enum HTTPSRedirects {
             }
             // As browsers and curl do: 303 always, and 301/302 after a POST, become a GET
             // without a body; credentials are not carried to another host.
-            if response.statusCode == 303 || (response.statusCode != 307 && response.statusCode != 308 && request.httpMethod == "POST") {
+            if response.statusCode == 303
+                || (response.statusCode != 307 && response.statusCode != 308 && request.httpMethod == "POST")
+            {
                 request.httpMethod = "GET"
                 request.httpBody = nil
                 request.setValue(nil, forHTTPHeaderField: "Content-Type")

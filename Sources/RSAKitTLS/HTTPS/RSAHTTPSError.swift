@@ -44,7 +44,8 @@ public enum RSAHTTPSError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .tooManyRedirects(limit):
             return "more than \(limit) redirects"
         case let .timedOut(seconds):
-            return "timed out after \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s without progress"
+            return
+                "timed out after \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s without progress"
         case let .responseTooLarge(limit):
             return "the response is over \(limit) bytes"
         case let .transferFailed(reason):

@@ -28,12 +28,16 @@ extension RSAPKCS12 {
     ///   `.unsuccessfulStatus` for a status other than 2xx, `.timedOut`, `.transferFailed`);
     ///   ``RSATLSError`` for the connection (`.serverNotTrusted`, ...); `RSAError.pkcs12Unusable`
     ///   or `.wrongPassphrase` for the file; `CancellationError`.
-    public init(contentsOf url: URL, client: RSAHTTPSClient, passphrase: [UInt8],
-                maximumByteCount: Int = RSAPKCS12.maximumByteCount) async throws {
+    public init(
+        contentsOf url: URL, client: RSAHTTPSClient, passphrase: [UInt8],
+        maximumByteCount: Int = RSAPKCS12.maximumByteCount
+    ) async throws {
         var configuration = client.configuration
-        configuration.maximumResponseByteCount = min(max(0, maximumByteCount), RSAPKCS12.maximumByteCount,
-                                                     configuration.maximumResponseByteCount)
-        let (body, response) = try await RSAHTTPSClient(configuration: configuration).data(for: RSAHTTPSRequest(url: url))
+        configuration.maximumResponseByteCount = min(
+            max(0, maximumByteCount), RSAPKCS12.maximumByteCount,
+            configuration.maximumResponseByteCount)
+        let (body, response) = try await RSAHTTPSClient(configuration: configuration).data(
+            for: RSAHTTPSRequest(url: url))
         guard response.isSuccess else {
             throw RSAHTTPSError.unsuccessfulStatus(statusCode: response.statusCode, url: response.url.absoluteString)
         }
@@ -63,14 +67,17 @@ extension RSAKeyStore {
     /// - Returns: the identity as stored, and the file's contents.
     /// - Throws: every error of the download (see the initialiser) and of ``addIdentity(privateKey:certificate:chain:tag:label:replace:)``.
     @discardableResult
-    public func importIdentityAsync(contentsOf url: URL, client: RSAHTTPSClient, passphrase: [UInt8],
-                                    tag: String? = nil, label: String? = nil,
-                                    replace: Bool = false) async throws -> (identity: RSAIdentityItem, contents: RSAPKCS12) {
+    public func importIdentityAsync(
+        contentsOf url: URL, client: RSAHTTPSClient, passphrase: [UInt8],
+        tag: String? = nil, label: String? = nil,
+        replace: Bool = false
+    ) async throws -> (identity: RSAIdentityItem, contents: RSAPKCS12) {
         let contents = try await RSAPKCS12(contentsOf: url, client: client, passphrase: passphrase)
         let label = label ?? contents.friendlyName ?? contents.certificate.subjectSummary
         let identity = try await RSABlockingWork.run { [self] _ in
-            try addIdentity(privateKey: contents.privateKey, certificate: contents.certificate, chain: contents.chain,
-                            tag: tag ?? label, label: label, replace: replace)
+            try addIdentity(
+                privateKey: contents.privateKey, certificate: contents.certificate, chain: contents.chain,
+                tag: tag ?? label, label: label, replace: replace)
         }
         return (identity, contents)
     }
@@ -80,8 +87,10 @@ extension RSAKeyStore {
 extension RSAPKCS12 {
     /// `init(contentsOf:client:passphrase:maximumByteCount:)` with the passphrase held in `Data`.
     /// - Throws: every error of the `[UInt8]` form.
-    public init(contentsOf url: URL, client: RSAHTTPSClient, passphrase: Data,
-                maximumByteCount: Int = RSAPKCS12.maximumByteCount) async throws {
+    public init(
+        contentsOf url: URL, client: RSAHTTPSClient, passphrase: Data,
+        maximumByteCount: Int = RSAPKCS12.maximumByteCount
+    ) async throws {
         var secret = [UInt8](passphrase)
         defer { wipe(&secret) }
         try await self.init(contentsOf: url, client: client, passphrase: secret, maximumByteCount: maximumByteCount)
@@ -94,12 +103,15 @@ extension RSAKeyStore {
     /// - Returns: the identity as stored, and the file's contents.
     /// - Throws: every error of the `[UInt8]` form.
     @discardableResult
-    public func importIdentityAsync(contentsOf url: URL, client: RSAHTTPSClient, passphrase: Data,
-                                    tag: String? = nil, label: String? = nil,
-                                    replace: Bool = false) async throws -> (identity: RSAIdentityItem, contents: RSAPKCS12) {
+    public func importIdentityAsync(
+        contentsOf url: URL, client: RSAHTTPSClient, passphrase: Data,
+        tag: String? = nil, label: String? = nil,
+        replace: Bool = false
+    ) async throws -> (identity: RSAIdentityItem, contents: RSAPKCS12) {
         var secret = [UInt8](passphrase)
         defer { wipe(&secret) }
-        return try await importIdentityAsync(contentsOf: url, client: client, passphrase: secret, tag: tag, label: label,
-                                             replace: replace)
+        return try await importIdentityAsync(
+            contentsOf: url, client: client, passphrase: secret, tag: tag, label: label,
+            replace: replace)
     }
 }

@@ -119,7 +119,9 @@ public actor RSAAsyncTLSConnection {
     /// The protocol the server selected by ALPN (see ``RSATLSConnection/negotiatedApplicationProtocol``).
     public nonisolated let negotiatedApplicationProtocol: String?
 
-    private init(executor: RSATLSQueueExecutor, socket: RSATLSCancellableSocket, connection: RSAHandOver<RSATLSConnection>) {
+    private init(
+        executor: RSATLSQueueExecutor, socket: RSATLSCancellableSocket, connection: RSAHandOver<RSATLSConnection>
+    ) {
         self.executor = executor
         self.socket = socket
         let connection = connection.value
@@ -146,29 +148,36 @@ public actor RSAAsyncTLSConnection {
     /// - Throws: `CancellationError` when the task is cancelled (the socket is closed);
     ///   every error of the synchronous form (`RSATLSError.serverNotTrusted` with the typed
     ///   evaluation, `RSATLSError.connectFailed`, `RSATLSError.timedOut`, `RSATLSError.handshakeFailed`, ...).
-    public static func connect(host: String, port: Int, configuration: RSATLSClientConfiguration,
-                               identity: RSATLSClientIdentity?) async throws -> RSAAsyncTLSConnection {
+    public static func connect(
+        host: String, port: Int, configuration: RSATLSClientConfiguration,
+        identity: RSATLSClientIdentity?
+    ) async throws -> RSAAsyncTLSConnection {
         try Task.checkCancellation()
-        let executor = RSATLSQueueExecutor(label: "org.rsakit.tls.\(RSATLSConnection.endpointText(host: host, port: port))")
+        let executor = RSATLSQueueExecutor(
+            label: "org.rsakit.tls.\(RSATLSConnection.endpointText(host: host, port: port))")
         let socket = RSATLSCancellableSocket()
         let connection: RSAHandOver<RSATLSConnection> = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 executor.queue.async {
-                    continuation.resume(with: Result {
-                        let fd = try RSATLSSocket.connect(host: host, port: port, timeout: configuration.timeout, cancellation: socket)
-                        guard socket.attach(fd) else {
-                            Glibc.close(fd)
-                            throw CancellationError()
-                        }
-                        do {
-                            return RSAHandOver(try RSATLSConnection(fileDescriptor: fd, configuration: configuration,
-                                                                    identity: identity, ownsFileDescriptor: true))
-                        } catch {
-                            socket.markClosed()
-                            Glibc.close(fd)
-                            throw socket.isCancelled ? CancellationError() : error
-                        }
-                    })
+                    continuation.resume(
+                        with: Result {
+                            let fd = try RSATLSSocket.connect(
+                                host: host, port: port, timeout: configuration.timeout, cancellation: socket)
+                            guard socket.attach(fd) else {
+                                Glibc.close(fd)
+                                throw CancellationError()
+                            }
+                            do {
+                                return RSAHandOver(
+                                    try RSATLSConnection(
+                                        fileDescriptor: fd, configuration: configuration,
+                                        identity: identity, ownsFileDescriptor: true))
+                            } catch {
+                                socket.markClosed()
+                                Glibc.close(fd)
+                                throw socket.isCancelled ? CancellationError() : error
+                            }
+                        })
                 }
             }
         } onCancel: {
@@ -184,7 +193,8 @@ public actor RSAAsyncTLSConnection {
     /// `withTaskCancellationHandler`'s closure, the body would run off the actor, on the
     /// cooperative pool, and overlap with the next call.) The call whose task was cancelled
     /// throws `CancellationError`; later calls, from any task, find the connection over.
-    private func cancellable<T: Sendable>(_ body: @escaping @Sendable (RSATLSConnection) throws -> T) async throws -> T {
+    private func cancellable<T: Sendable>(_ body: @escaping @Sendable (RSATLSConnection) throws -> T) async throws -> T
+    {
         try Task.checkCancellation()
         let ended = RSATLSError.connectionFailed(reason: "the connection was ended by a cancelled call")
         guard !socket.isCancelled else { throw ended }
@@ -193,10 +203,11 @@ public actor RSAAsyncTLSConnection {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
                     executor.queue.async { [socket] in
-                        continuation.resume(with: Result {
-                            guard !socket.isCancelled else { throw ended }
-                            return try body(connection.value)
-                        })
+                        continuation.resume(
+                            with: Result {
+                                guard !socket.isCancelled else { throw ended }
+                                return try body(connection.value)
+                            })
                     }
                 }
             } onCancel: { [socket] in

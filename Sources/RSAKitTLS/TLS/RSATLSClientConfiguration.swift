@@ -102,7 +102,8 @@ public struct RSATLSClientConfiguration: Sendable {
     /// throws ends the handshake and is thrown by the connect. Connect with
     /// ``RSAAsyncTLSConnection`` from async code (the synchronous ``RSATLSConnection`` on a
     /// task's thread would hold that pool thread while it waits).
-    public var clientIdentityHandlerAsync: (@Sendable (RSATLSClientCertificateRequest) async throws -> RSATLSClientIdentity?)?
+    public var clientIdentityHandlerAsync:
+        (@Sendable (RSATLSClientCertificateRequest) async throws -> RSATLSClientIdentity?)?
     /// Application protocols offered by ALPN (RFC 7301), most preferred first: ["h2",
     /// "http/1.1"]. Each name is 1 to 255 bytes (a longer or empty one fails the connect with
     /// `RSATLSError.handshakeFailed`). The server's choice is
@@ -137,7 +138,8 @@ public struct RSATLSClientConfiguration: Sendable {
     /// The trust object for the server's certificates (leaf first, then
     /// ``intermediateCertificates``) under the SSL server policy with ``serverName``.
     public func trust(for certificates: [X509Certificate]) -> RSATrust {
-        var trust = RSATrust(certificates: certificates + intermediateCertificates, policy: .sslServer(hostname: serverName))
+        var trust = RSATrust(
+            certificates: certificates + intermediateCertificates, policy: .sslServer(hostname: serverName))
         trust.anchorCertificates = anchorCertificates
         trust.anchorCertificatesOnly = anchorCertificatesOnly
         trust.userTrustedFingerprints = userTrustedFingerprints

@@ -68,7 +68,9 @@ public struct RSATLSClientIdentity: Sendable {
     ///   - name: for messages (default: the certificate's subject summary).
     /// - Throws: `RSATLSError.identityUnusable` when the certificate's public key is not
     ///   RSA or is not the private key's (compared by n and e).
-    public init(privateKey: RSAPrivateKey, certificate: X509Certificate, chain: [X509Certificate] = [], name: String? = nil) throws {
+    public init(
+        privateKey: RSAPrivateKey, certificate: X509Certificate, chain: [X509Certificate] = [], name: String? = nil
+    ) throws {
         try self.init(key: .stored(privateKey), certificate: certificate, chain: chain, name: name)
     }
 
@@ -78,12 +80,16 @@ public struct RSATLSClientIdentity: Sendable {
     ///   of the private key. No token is accessed here.
     /// - Throws: `RSATLSError.identityUnusable` when the certificate's public key is not
     ///   RSA or is not the key's (compared by n and e).
-    public init(key: RSATLSClientKey, certificate: X509Certificate, chain: [X509Certificate] = [], name: String? = nil) throws {
+    public init(key: RSATLSClientKey, certificate: X509Certificate, chain: [X509Certificate] = [], name: String? = nil)
+        throws
+    {
         guard let publicKey = certificate.publicKey else {
-            throw RSATLSError.identityUnusable(reason: "the certificate \"\(certificate.subjectSummary)\" has no RSA public key")
+            throw RSATLSError.identityUnusable(
+                reason: "the certificate \"\(certificate.subjectSummary)\" has no RSA public key")
         }
         guard publicKey == key.publicKey else {
-            throw RSATLSError.identityUnusable(reason: "the certificate \"\(certificate.subjectSummary)\" is for another key than the private key")
+            throw RSATLSError.identityUnusable(
+                reason: "the certificate \"\(certificate.subjectSummary)\" is for another key than the private key")
         }
         self.key = key
         self.certificate = certificate
@@ -108,7 +114,9 @@ public struct RSATLSClientIdentity: Sendable {
     ///   error; ``RSAKeyStore/identities(label:)`` returns `[]` instead);
     ///   `RSAError.keychainLocked` for a protected store not unlocked;
     ///   `RSATLSError.identityUnusable`; the store's read errors.
-    public init(store: RSAKeyStore, label: String, tokenPIN: ((RSATokenReference) throws -> RSASecretBytes)? = nil) throws {
+    public init(store: RSAKeyStore, label: String, tokenPIN: ((RSATokenReference) throws -> RSASecretBytes)? = nil)
+        throws
+    {
         let identities = try store.identities(label: label)
         guard let item = RSATLSClientIdentity.preferred(identities) else {
             throw RSAError.itemNotFound(RSAKeychainItemQuery(itemClass: .identity, label: label))
@@ -123,7 +131,8 @@ public struct RSATLSClientIdentity: Sendable {
     ///   ``init(store:label:tokenPIN:)``.
     /// - Throws: `RSAError.itemNotFound` (class identity, `applicationTag`) when no private
     ///   key has this tag or no certificate for it is stored; as ``init(store:label:tokenPIN:)``.
-    public init(store: RSAKeyStore, tag: String, tokenPIN: ((RSATokenReference) throws -> RSASecretBytes)? = nil) throws {
+    public init(store: RSAKeyStore, tag: String, tokenPIN: ((RSATokenReference) throws -> RSASecretBytes)? = nil) throws
+    {
         let identities = try store.identities(tag: tag)
         guard let item = RSATLSClientIdentity.preferred(identities) else {
             throw RSAError.itemNotFound(RSAKeychainItemQuery(itemClass: .identity, applicationTag: tag))
@@ -131,8 +140,10 @@ public struct RSATLSClientIdentity: Sendable {
         try self.init(store: store, item: item, name: tag, tokenPIN: tokenPIN)
     }
 
-    private init(store: RSAKeyStore, item: RSAIdentityItem, name: String,
-                 tokenPIN: ((RSATokenReference) throws -> RSASecretBytes)?) throws {
+    private init(
+        store: RSAKeyStore, item: RSAIdentityItem, name: String,
+        tokenPIN: ((RSATokenReference) throws -> RSASecretBytes)?
+    ) throws {
         let tag = item.privateKey.applicationTag
         let key: RSATLSClientKey
         if let tokenKey = try store.tokenKey(tag: tag) {
@@ -160,8 +171,10 @@ public struct RSATLSClientIdentity: Sendable {
     /// - Throws: `RSAError.itemNotFound` (class identity) when no allowed group holds such a
     ///   certificate and private key; `RSAError.storeAccessDenied` when the agent allows this
     ///   user no group; `RSAError.storeIOError` when no agent answers.
-    public init(systemKeychain client: RSASystemKeychainClient, label: String? = nil, tag: String? = nil,
-                accessGroup: String? = nil) throws {
+    public init(
+        systemKeychain client: RSASystemKeychainClient, label: String? = nil, tag: String? = nil,
+        accessGroup: String? = nil
+    ) throws {
         let objects = try client.objects().filter { accessGroup == nil || $0.accessGroup == accessGroup }
         var certificates: [(certificate: X509Certificate, group: String, label: String)] = []
         var privateKeys: [(key: RSAPublicKey, group: String, tag: String)] = []
@@ -175,29 +188,40 @@ public struct RSATLSClientIdentity: Sendable {
         var candidates: [(certificate: X509Certificate, group: String, tag: String)] = []
         for stored in certificates where label == nil || stored.label == label {
             guard let key = stored.certificate.publicKey else { continue }
-            for privateKey in privateKeys where privateKey.group == stored.group && privateKey.key == key
-                && (label != nil || privateKey.tag == tag) {
+            for privateKey in privateKeys
+            where privateKey.group == stored.group && privateKey.key == key
+                && (label != nil || privateKey.tag == tag)
+            {
                 candidates.append((stored.certificate, stored.group, privateKey.tag))
             }
         }
         let now = Date()
         let valid = candidates.filter { $0.certificate.notValidBefore <= now && now <= $0.certificate.notValidAfter }
-        guard let chosen = (valid.isEmpty ? candidates : valid).max(by: { $0.certificate.notValidAfter < $1.certificate.notValidAfter }),
-              let publicKey = chosen.certificate.publicKey else {
-            throw RSAError.itemNotFound(label.map { RSAKeychainItemQuery(itemClass: .identity, label: $0) }
-                                        ?? RSAKeychainItemQuery(itemClass: .identity, applicationTag: tag ?? ""))
+        guard
+            let chosen = (valid.isEmpty ? candidates : valid).max(by: {
+                $0.certificate.notValidAfter < $1.certificate.notValidAfter
+            }),
+            let publicKey = chosen.certificate.publicKey
+        else {
+            throw RSAError.itemNotFound(
+                label.map { RSAKeychainItemQuery(itemClass: .identity, label: $0) }
+                    ?? RSAKeychainItemQuery(itemClass: .identity, applicationTag: tag ?? ""))
         }
         // The issuers the group holds, leaf's issuer first, up to a self-signed one.
         var chain: [X509Certificate] = []
         var current = chosen.certificate
         while chain.count < 8, current.issuerDER != current.subjectDER,
-              let issuer = certificates.first(where: { $0.group == chosen.group && $0.certificate.subjectDER == current.issuerDER
-                                                       && $0.certificate.derRepresentation != current.derRepresentation }) {
+            let issuer = certificates.first(where: {
+                $0.group == chosen.group && $0.certificate.subjectDER == current.issuerDER
+                    && $0.certificate.derRepresentation != current.derRepresentation
+            })
+        {
             chain.append(issuer.certificate)
             current = issuer.certificate
         }
-        try self.init(key: .system(client, tag: chosen.tag, accessGroup: chosen.group, publicKey: publicKey),
-                      certificate: chosen.certificate, chain: chain, name: label ?? chosen.tag)
+        try self.init(
+            key: .system(client, tag: chosen.tag, accessGroup: chosen.group, publicKey: publicKey),
+            certificate: chosen.certificate, chain: chain, name: label ?? chosen.tag)
     }
 
     /// The identity valid now with the latest notAfter, else the latest notAfter.

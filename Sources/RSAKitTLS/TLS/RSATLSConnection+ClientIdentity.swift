@@ -62,7 +62,9 @@ extension RSATLSConnection {
             signPSS = { try client.signature(forDigest: $0, hash: $1, pss: true, tag: tag, accessGroup: accessGroup) }
             pssRestriction = nil
         }
-        return GnuTLSExternalKey(modulusBitCount: identity.key.publicKey.modulusBitCount, pssRestriction: pssRestriction) { [state] request in
+        return GnuTLSExternalKey(
+            modulusBitCount: identity.key.publicKey.modulusBitCount, pssRestriction: pssRestriction
+        ) { [state] request in
             let signature: [UInt8]
             switch request {
             case let .pkcs1v15DigestInfo(digestInfo):
@@ -70,18 +72,24 @@ extension RSATLSConnection {
             case let .pssRSAE(hash, digest), let .pssPSS(hash, digest):
                 signature = try signPSS(digest, hash)
             }
-            state.operations.append(RSATLSPrivateKeyOperation(scheme: request.schemeName, signatureByteCount: signature.count))
+            state.operations.append(
+                RSATLSPrivateKeyOperation(scheme: request.schemeName, signatureByteCount: signature.count))
             return signature
         }
     }
 
     /// The retrieve callback's answer when no identity was given: the configured handler's
     /// identity, asked once the server requested a certificate. Nil without a handler.
-    static func certificateProvider(configuration: RSATLSClientConfiguration, state: HandshakeState) -> GnuTLSClientCertificateProvider? {
-        guard configuration.clientIdentityHandler != nil || configuration.clientIdentityHandlerAsync != nil else { return nil }
+    static func certificateProvider(configuration: RSATLSClientConfiguration, state: HandshakeState)
+        -> GnuTLSClientCertificateProvider?
+    {
+        guard configuration.clientIdentityHandler != nil || configuration.clientIdentityHandlerAsync != nil else {
+            return nil
+        }
         return { [state] issuerNames in
-            let request = RSATLSClientCertificateRequest(serverName: configuration.serverName, acceptableIssuerNames: issuerNames,
-                                                         serverCertificates: state.evaluation == nil ? [] : state.serverCertificates)
+            let request = RSATLSClientCertificateRequest(
+                serverName: configuration.serverName, acceptableIssuerNames: issuerNames,
+                serverCertificates: state.evaluation == nil ? [] : state.serverCertificates)
             let chosen: RSATLSClientIdentity?
             if let handler = configuration.clientIdentityHandler {
                 chosen = try handler(request)
@@ -90,7 +98,8 @@ extension RSATLSConnection {
                 // Unanswered within the handshake's timeout: the handshake is refused, as an
                 // async trust handler that does not answer refuses the server.
                 let timedOut = Result<RSATLSClientIdentity?, any Error>.failure(
-                    RSATLSError.timedOut(operation: "the client identity handler for \(configuration.serverName)", seconds: seconds))
+                    RSATLSError.timedOut(
+                        operation: "the client identity handler for \(configuration.serverName)", seconds: seconds))
                 chosen = try RSATLSHandlerBridge.wait(seconds: seconds, orElse: timedOut) {
                     do { return .success(try await handler(request)) } catch { return .failure(error) }
                 }.get()

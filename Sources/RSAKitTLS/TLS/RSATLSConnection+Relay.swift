@@ -31,14 +31,18 @@ extension RSATLSConnection {
             if !hasBufferedData {
                 var entries = [pollfd(fd: socketFileDescriptor, events: Int16(POLLIN), revents: 0)]
                 if inputOpen { entries.append(pollfd(fd: input, events: Int16(POLLIN), revents: 0)) }
-                let milliseconds: Int32 = inputOpen ? -1 : idleTimeout.map { Int32(min(Double(Int32.max), max(0, $0 * 1000)).rounded(.up)) } ?? -1
+                let milliseconds: Int32 =
+                    inputOpen
+                    ? -1 : idleTimeout.map { Int32(min(Double(Int32.max), max(0, $0 * 1000)).rounded(.up)) } ?? -1
                 let ready = poll(&entries, nfds_t(entries.count), milliseconds)
                 if ready < 0 {
                     if errno == EINTR { continue }
                     throw RSATLSError.connectionFailed(reason: "poll: \(RSATLSSocket.errnoText())")
                 }
                 if ready == 0 {
-                    throw RSATLSError.timedOut(operation: "waiting for \(configuration.serverName) after the input ended", seconds: idleTimeout ?? 0)
+                    throw RSATLSError.timedOut(
+                        operation: "waiting for \(configuration.serverName) after the input ended",
+                        seconds: idleTimeout ?? 0)
                 }
                 if inputOpen && entries[1].revents != 0 {
                     let count = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }

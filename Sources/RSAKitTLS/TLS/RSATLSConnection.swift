@@ -106,11 +106,14 @@ public final class RSATLSConnection {
     ///
     /// - Throws: as ``init(fileDescriptor:configuration:identity:)``, and
     ///   `RSATLSError.connectFailed`, `RSATLSError.timedOut` for the TCP connection.
-    public static func connect(host: String, port: Int, configuration: RSATLSClientConfiguration,
-                               identity: RSATLSClientIdentity?) throws -> RSATLSConnection {
+    public static func connect(
+        host: String, port: Int, configuration: RSATLSClientConfiguration,
+        identity: RSATLSClientIdentity?
+    ) throws -> RSATLSConnection {
         let fd = try RSATLSSocket.connect(host: host, port: port, timeout: configuration.timeout)
         do {
-            return try RSATLSConnection(fileDescriptor: fd, configuration: configuration, identity: identity, ownsFileDescriptor: true)
+            return try RSATLSConnection(
+                fileDescriptor: fd, configuration: configuration, identity: identity, ownsFileDescriptor: true)
         } catch {
             Glibc.close(fd)
             throw error
@@ -136,14 +139,20 @@ public final class RSATLSConnection {
     ///   `RSAError.tokenOperationFailed`; the same when the token fails while signing.
     ///   What a client identity handler throws, as itself; `RSATLSError.timedOut` when
     ///   ``RSATLSClientConfiguration/clientIdentityHandlerAsync`` did not answer within the timeout.
-    public convenience init(fileDescriptor: Int32, configuration: RSATLSClientConfiguration, identity: RSATLSClientIdentity?) throws {
-        try self.init(fileDescriptor: fileDescriptor, configuration: configuration, identity: identity, ownsFileDescriptor: false)
+    public convenience init(
+        fileDescriptor: Int32, configuration: RSATLSClientConfiguration, identity: RSATLSClientIdentity?
+    ) throws {
+        try self.init(
+            fileDescriptor: fileDescriptor, configuration: configuration, identity: identity, ownsFileDescriptor: false)
     }
 
-    init(fileDescriptor: Int32, configuration: RSATLSClientConfiguration, identity: RSATLSClientIdentity?,
-                 ownsFileDescriptor: Bool) throws {
+    init(
+        fileDescriptor: Int32, configuration: RSATLSClientConfiguration, identity: RSATLSClientIdentity?,
+        ownsFileDescriptor: Bool
+    ) throws {
         if let bad = configuration.applicationProtocols.first(where: { !(1...255).contains($0.utf8.count) }) {
-            throw RSATLSError.handshakeFailed(reason: "cannot offer the ALPN protocol \"\(bad)\": a name is 1 to 255 bytes (RFC 7301 §3.1)")
+            throw RSATLSError.handshakeFailed(
+                reason: "cannot offer the ALPN protocol \"\(bad)\": a name is 1 to 255 bytes (RFC 7301 §3.1)")
         }
         let state = HandshakeState()
         // A token key: logged in now, before the handshake (a wrong PIN or a missing token
@@ -163,7 +172,8 @@ public final class RSATLSConnection {
             session = try GnuTLSClientSession(
                 fileDescriptor: fileDescriptor, serverName: configuration.serverName, versions: versions,
                 clientChain: chain, clientKey: externalKey,
-                certificateProvider: identity == nil ? RSATLSConnection.certificateProvider(configuration: configuration, state: state) : nil,
+                certificateProvider: identity == nil
+                    ? RSATLSConnection.certificateProvider(configuration: configuration, state: state) : nil,
                 applicationProtocols: configuration.applicationProtocols,
                 verifier: { [state] ders in RSATLSConnection.verify(ders, configuration: configuration, state: state) })
         } catch let failure as GnuTLSFailure {
@@ -178,16 +188,19 @@ public final class RSATLSConnection {
         do {
             try session.handshake(timeoutMilliseconds: UInt32(max(1, min(configuration.timeout * 1000, 4_000_000_000))))
         } catch let error as GnuTLSSessionError {
-            throw RSATLSConnection.handshakeError(error, session: session, state: state, configuration: configuration,
-                                                  identity: identity ?? state.providedIdentity)
+            throw RSATLSConnection.handshakeError(
+                error, session: session, state: state, configuration: configuration,
+                identity: identity ?? state.providedIdentity)
         }
         guard let evaluation = state.evaluation,
-              state.decision == .trust || (state.decision == .performDefaultHandling && evaluation.result.isTrusted) else {
+            state.decision == .trust || (state.decision == .performDefaultHandling && evaluation.result.isTrusted)
+        else {
             // The verify callback always runs for a server certificate; a handshake without
             // one (anonymous, PSK) is not allowed by the priorities, but never trust it.
             session.bye()
-            throw RSATLSError.serverNotTrusted(evaluation: RSATLSConnection.unreadable("the server sent no certificate"),
-                                               serverCertificates: [], refusedByHandler: false)
+            throw RSATLSError.serverNotTrusted(
+                evaluation: RSATLSConnection.unreadable("the server sent no certificate"),
+                serverCertificates: [], refusedByHandler: false)
         }
         self.configuration = configuration
         self.identity = identity ?? state.providedIdentity
@@ -213,12 +226,15 @@ public final class RSATLSConnection {
 
     /// An evaluation that could not be made: no certificate to evaluate, `reason` as its warning.
     private static func unreadable(_ reason: String) -> RSATrustEvaluation {
-        RSATrustEvaluation(result: .invalid, failures: [], chain: [], anchor: nil, isUserTrusted: false,
-                           verifyDate: Date(), warnings: [reason])
+        RSATrustEvaluation(
+            result: .invalid, failures: [], chain: [], anchor: nil, isUserTrusted: false,
+            verifyDate: Date(), warnings: [reason])
     }
 
     /// The verify callback: parse the server's chain and evaluate it (SSL server policy).
-    private static func verify(_ ders: [[UInt8]], configuration: RSATLSClientConfiguration, state: HandshakeState) -> GnuTLSPeerVerdict {
+    private static func verify(_ ders: [[UInt8]], configuration: RSATLSClientConfiguration, state: HandshakeState)
+        -> GnuTLSPeerVerdict
+    {
         do {
             state.serverCertificates = try ders.map { try X509Certificate(derRepresentation: $0) }
         } catch {
@@ -244,10 +260,19 @@ public final class RSATLSConnection {
         case .performDefaultHandling: if evaluation.result.isTrusted { return .accept }
         }
         let kinds = evaluation.failures.map(\.kind)
-        if kinds.contains(where: { if case .expired = $0 { return true }; return false }) { return .reject(.certificateExpired) }
         if kinds.contains(where: {
-            switch $0 { case .unknownIssuer, .untrustedRoot, .selfSignatureInvalid: return true; default: return false }
-        }) { return .reject(.unknownCA) }
+            if case .expired = $0 { return true }; return false
+        }) {
+            return .reject(.certificateExpired)
+        }
+        if kinds.contains(where: {
+            switch $0 {
+            case .unknownIssuer, .untrustedRoot, .selfSignatureInvalid: return true;
+            default: return false
+            }
+        }) {
+            return .reject(.unknownCA)
+        }
         return .reject(.badCertificate)
     }
 
@@ -256,27 +281,33 @@ public final class RSATLSConnection {
     /// certificate, unknown_ca, access_denied, decrypt_error, certificate_required.
     static let clientAuthenticationAlerts: Set<Int> = [40, 42, 43, 44, 45, 46, 48, 49, 51, 116]
 
-    private static func handshakeError(_ error: GnuTLSSessionError, session: GnuTLSClientSession, state: HandshakeState,
-                                       configuration: RSATLSClientConfiguration, identity: RSATLSClientIdentity?) -> any Error {
+    private static func handshakeError(
+        _ error: GnuTLSSessionError, session: GnuTLSClientSession, state: HandshakeState,
+        configuration: RSATLSClientConfiguration, identity: RSATLSClientIdentity?
+    ) -> any Error {
         switch error {
         case .peerRejected:
             guard state.parseFailure == nil, let evaluation = state.evaluation else {
-                return RSATLSError.serverNotTrusted(evaluation: unreadable(state.parseFailure ?? "the server's certificates were not evaluated"),
-                                            serverCertificates: [], refusedByHandler: false)
+                return RSATLSError.serverNotTrusted(
+                    evaluation: unreadable(state.parseFailure ?? "the server's certificates were not evaluated"),
+                    serverCertificates: [], refusedByHandler: false)
             }
-            return RSATLSError.serverNotTrusted(evaluation: evaluation, serverCertificates: state.serverCertificates,
-                                        refusedByHandler: state.decision == .cancel)
+            return RSATLSError.serverNotTrusted(
+                evaluation: evaluation, serverCertificates: state.serverCertificates,
+                refusedByHandler: state.decision == .cancel)
         case let .alertReceived(code, name):
             if session.clientCertificateRequested && clientAuthenticationAlerts.contains(code) {
                 return RSATLSError.clientCertificateRejected(alert: name, certificateSent: identity != nil)
             }
             return RSATLSError.handshakeFailed(reason: "the server sent the fatal alert \"\(name)\"")
         case .timedOut:
-            return RSATLSError.timedOut(operation: "the TLS handshake with \(configuration.serverName)", seconds: configuration.timeout)
+            return RSATLSError.timedOut(
+                operation: "the TLS handshake with \(configuration.serverName)", seconds: configuration.timeout)
         case .closedByPeer:
             return RSATLSError.handshakeFailed(reason: "the server closed the connection during the handshake")
         case .notTLS:
-            return RSATLSError.handshakeFailed(reason: "the peer did not answer in TLS (is this a plain-text port, such as plain HTTP?)")
+            return RSATLSError.handshakeFailed(
+                reason: "the peer did not answer in TLS (is this a plain-text port, such as plain HTTP?)")
         case let .transport(reason):
             return RSATLSError.connectionFailed(reason: reason.lowercased())
         case let .clientCertificateUnavailable(underlying):
@@ -290,7 +321,8 @@ public final class RSATLSConnection {
                 default: break
                 }
             }
-            return RSATLSError.handshakeFailed(reason: "the client key could not sign: \(underlying.map { "\($0)" } ?? "unknown error")")
+            return RSATLSError.handshakeFailed(
+                reason: "the client key could not sign: \(underlying.map { "\($0)" } ?? "unknown error")")
         case let .failed(reason):
             return RSATLSError.handshakeFailed(reason: reason)
         }
@@ -326,7 +358,8 @@ public final class RSATLSConnection {
             if session.pendingByteCount == 0 {
                 let remaining = deadline.map { max(0, $0 - RSATLSSocket.monotonicSeconds()) }
                 guard try RSATLSSocket.waitFor(fileDescriptor, events: Int16(POLLIN), timeout: remaining) else {
-                    throw RSATLSError.timedOut(operation: "waiting for data from \(configuration.serverName)", seconds: timeout ?? 0)
+                    throw RSATLSError.timedOut(
+                        operation: "waiting for data from \(configuration.serverName)", seconds: timeout ?? 0)
                 }
             }
             switch try receiveOnce(maximumByteCount: maximumByteCount) {
@@ -378,12 +411,15 @@ public final class RSATLSConnection {
         switch error {
         case let .alertReceived(code, name):
             if !hasRead && protocolVersion == RSATLSProtocolVersion.tls13.rawValue && clientCertificateRequested
-                && RSATLSConnection.clientAuthenticationAlerts.contains(code) {
-                return .clientCertificateRejected(alert: name, certificateSent: clientCertificateSent || identity != nil)
+                && RSATLSConnection.clientAuthenticationAlerts.contains(code)
+            {
+                return .clientCertificateRejected(
+                    alert: name, certificateSent: clientCertificateSent || identity != nil)
             }
             return .connectionFailed(reason: "the server sent the fatal alert \"\(name)\"")
         case .closedByPeer:
-            return .connectionFailed(reason: "the server closed the connection without close_notify (the data may be truncated)")
+            return .connectionFailed(
+                reason: "the server closed the connection without close_notify (the data may be truncated)")
         case let .transport(reason):
             return .connectionFailed(reason: reason.lowercased())
         case .timedOut:

@@ -16,8 +16,10 @@ enum RSATLSHandlerBridge {
     /// Run `operation` as a detached task (it must not inherit the caller's actor: that is the
     /// connection's executor, whose thread is the one waiting) and block this thread until it
     /// returns, or for `seconds` at most, then answer `fallback`.
-    static func wait<T: Sendable>(seconds: Double, orElse fallback: T,
-                                  _ operation: @escaping @Sendable () async -> T) -> T {
+    static func wait<T: Sendable>(
+        seconds: Double, orElse fallback: T,
+        _ operation: @escaping @Sendable () async -> T
+    ) -> T {
         let done = DispatchSemaphore(value: 0)
         let result = PThreadMutex<T?>(nil)
         let task = Task.detached {

@@ -23,7 +23,9 @@ enum RSATLSSocket {
     /// - Throws: `RSATLSError.connectFailed` (refused, unreachable, unknown host: the last
     ///   address's reason); `RSATLSError.timedOut` when the time runs out; `CancellationError`
     ///   once `cancellation` is cancelled.
-    static func connect(host: String, port: Int, timeout: Double, cancellation: RSATLSCancellableSocket? = nil) throws -> Int32 {
+    static func connect(host: String, port: Int, timeout: Double, cancellation: RSATLSCancellableSocket? = nil) throws
+        -> Int32
+    {
         guard (1...65_535).contains(port) else {
             throw RSATLSError.connectFailed(host: host, port: port, reason: "the port must be 1 to 65535")
         }
@@ -34,7 +36,8 @@ enum RSATLSSocket {
         var list: UnsafeMutablePointer<addrinfo>?
         let resolved = getaddrinfo(host, String(port), &hints, &list)
         guard resolved == 0, let list else {
-            throw RSATLSError.connectFailed(host: host, port: port, reason: String(cString: gai_strerror(resolved)).lowercased())
+            throw RSATLSError.connectFailed(
+                host: host, port: port, reason: String(cString: gai_strerror(resolved)).lowercased())
         }
         defer { freeaddrinfo(list) }
 
@@ -43,7 +46,9 @@ enum RSATLSSocket {
         var entry: UnsafeMutablePointer<addrinfo>? = list
         while let address = entry {
             entry = address.pointee.ai_next
-            let fd = socket(address.pointee.ai_family, address.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), address.pointee.ai_protocol)
+            let fd = socket(
+                address.pointee.ai_family, address.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue),
+                address.pointee.ai_protocol)
             guard fd >= 0 else { reason = errnoText(); continue }
             if let cancellation, !cancellation.attach(fd) {
                 Glibc.close(fd)
@@ -57,7 +62,9 @@ enum RSATLSSocket {
                 guard remaining > 0, try waitFor(fd, events: Int16(POLLOUT), timeout: remaining) else {
                     cancellation?.markClosed()
                     Glibc.close(fd)
-                    throw RSATLSError.timedOut(operation: "connecting to \(RSATLSConnection.endpointText(host: host, port: port))", seconds: timeout)
+                    throw RSATLSError.timedOut(
+                        operation: "connecting to \(RSATLSConnection.endpointText(host: host, port: port))",
+                        seconds: timeout)
                 }
                 var error: Int32 = 0
                 var length = socklen_t(MemoryLayout<Int32>.size)
@@ -87,7 +94,9 @@ enum RSATLSSocket {
         let deadline = timeout.map { monotonicSeconds() + $0 }
         while true {
             var entry = pollfd(fd: fd, events: events, revents: 0)
-            let milliseconds = deadline.map { Int32(max(0, min(Double(Int32.max), ($0 - monotonicSeconds()) * 1000)).rounded(.up)) } ?? -1
+            let milliseconds =
+                deadline.map { Int32(max(0, min(Double(Int32.max), ($0 - monotonicSeconds()) * 1000)).rounded(.up)) }
+                ?? -1
             let ready = poll(&entry, 1, milliseconds)
             if ready > 0 { return true }
             if ready == 0 { return false }

@@ -15,18 +15,19 @@ struct CRLCommand: RSAKitCommand {
         usage: "rsakit crl add <FILE> | list [--json] | delete --issuer <DN>|--fingerprint <F> [--store <DIR>]",
         options: [
             .value("issuer", "DN", "delete: the CRL of this issuer (RFC 4514, as crl list prints it).").only("delete"),
-            .value("fingerprint", "F", "delete: the CRL whose DER has this SHA-256 (64 hex digits, colons allowed).").only("delete"),
-            .flag("json", "list: print JSON.").only("list"),
+            .value("fingerprint", "F", "delete: the CRL whose DER has this SHA-256 (64 hex digits, colons allowed).")
+                .only("delete"),
+            .flag("json", "list: print JSON.").only("list")
         ],
         positionals: ["SUBCOMMAND", "FILE"],
         subcommands: ["add", "list", "delete"],
         discussion: """
-        add reads PEM (any number of X509 CRL blocks) or one DER CRL. A CRL is refused by name when
-        it is stale (nextUpdate passed) or not yet valid, when the store holds a certificate of its
-        issuer and the signature does not verify with that key, or when the stored CRL of the same
-        issuer has a higher CRL number (a lower one is replaced). Stored CRLs are checked by
-        trust evaluate and tls connect without --crl.
-        """,
+            add reads PEM (any number of X509 CRL blocks) or one DER CRL. A CRL is refused by name when
+            it is stale (nextUpdate passed) or not yet valid, when the store holds a certificate of its
+            issuer and the signature does not verify with that key, or when the stored CRL of the same
+            issuer has a higher CRL number (a lower one is replaced). Stored CRLs are checked by
+            trust evaluate and tls connect without --crl.
+            """,
         passphrases: .none)
 
     let arguments: ParsedArguments
@@ -55,13 +56,16 @@ struct CRLCommand: RSAKitCommand {
             // The file is parsed before the store is opened: a bad file creates no store.
             let path = arguments.positionals[1]
             let crls: [X509CRL]
-            do { crls = try X509CRL.crls(from: try readWholeFile(path, what: "CRL file")) } catch let error as RSAError {
-                throw CLIFailure("cannot read the CRL file '\(terminalSafe(path))': \(CLIFailure.message(for: error))", .dataError)
+            do { crls = try X509CRL.crls(from: try readWholeFile(path, what: "CRL file")) } catch let error as RSAError
+            {
+                throw CLIFailure(
+                    "cannot read the CRL file '\(terminalSafe(path))': \(CLIFailure.message(for: error))", .dataError)
             }
             let store = try openStore(arguments, create: true)
             var text = ""
             for added in try store.addCRLs(crls) {
-                text += "added CRL: issuer: \(terminalSafe(added.attributes.issuer)), number: \(Self.number(added.attributes)), "
+                text +=
+                    "added CRL: issuer: \(terminalSafe(added.attributes.issuer)), number: \(Self.number(added.attributes)), "
                     + "revoked: \(added.attributes.revokedCount), fingerprint: \(added.attributes.fingerprintHex)\n"
                 if let old = added.superseded {
                     text += "superseded CRL number \(Self.number(old)) (fingerprint \(old.fingerprintHex))\n"
@@ -76,7 +80,8 @@ struct CRLCommand: RSAKitCommand {
             } else {
                 let hex = arguments.value("fingerprint")!.filter { $0 != ":" }.lowercased()
                 guard hex.count == 64, let bytes = hexBytes(hex) else {
-                    throw UsageError(message: "--fingerprint must be 64 hex digits (SHA-256 of the DER)", command: Self.spec.name)
+                    throw UsageError(
+                        message: "--fingerprint must be 64 hex digits (SHA-256 of the DER)", command: Self.spec.name)
                 }
                 deleted = try store.deleteCRL(fingerprint: bytes)
             }
@@ -90,9 +95,12 @@ struct CRLCommand: RSAKitCommand {
             } else {
                 var text = "NUMBER   THIS UPDATE           NEXT UPDATE           REVOKED  ISSUER\n"
                 for item in items {
-                    text += String(padded(Self.number(item), 8).prefix(8)) + " " + String(padded(iso8601(item.thisUpdate), 21).prefix(21)) + " "
+                    text +=
+                        String(padded(Self.number(item), 8).prefix(8)) + " "
+                        + String(padded(iso8601(item.thisUpdate), 21).prefix(21)) + " "
                         + String(padded(item.nextUpdate.map(iso8601) ?? "-", 21).prefix(21)) + " "
-                        + String(padded(String(item.revokedCount), 8).prefix(8)) + " " + terminalSafe(item.issuer) + "\n"
+                        + String(padded(String(item.revokedCount), 8).prefix(8)) + " " + terminalSafe(item.issuer)
+                        + "\n"
                 }
                 try printOutput(text)
             }
@@ -124,9 +132,10 @@ struct CRLCommand: RSAKitCommand {
     static func json(_ item: RSACRLAttributes) -> [String: Any] {
         [
             "class": "crl", "issuer": item.issuer, "crlNumber": item.crlNumberHex as Any? ?? JSONValue.null,
-            "thisUpdate": rfc3339(item.thisUpdate), "nextUpdate": item.nextUpdate.map(rfc3339) as Any? ?? JSONValue.null,
+            "thisUpdate": rfc3339(item.thisUpdate),
+            "nextUpdate": item.nextUpdate.map(rfc3339) as Any? ?? JSONValue.null,
             "revokedCount": item.revokedCount, "fingerprint": item.fingerprintHex, "itemID": item.itemID,
-            "creationDate": rfc3339(item.creationDate),
+            "creationDate": rfc3339(item.creationDate)
         ]
     }
 }

@@ -7,14 +7,27 @@ import RSAKit
 
 /// The options only `cert request` and `cert self-sign` take (joined to CertCommand's spec).
 let certificateRequestOptions: [OptionSpec] = [
-    .value("tag", "TAG", "request, self-sign: the private key's application tag (in the store or on a token).").only("request", "self-sign"),
-    .value("subject", "DN", "request, self-sign: the subject, an RFC 4514 string such as 'CN=host.example.com,O=Example,C=GB'.").only("request", "self-sign"),
-    .repeated("san", "NAME", "request, self-sign: a subject alternative name, DNS:NAME, IP:ADDRESS, email:ADDRESS or URI:URI (repeat for several).").only("request", "self-sign"),
+    .value("tag", "TAG", "request, self-sign: the private key's application tag (in the store or on a token).").only(
+        "request", "self-sign"),
+    .value(
+        "subject", "DN",
+        "request, self-sign: the subject, an RFC 4514 string such as 'CN=host.example.com,O=Example,C=GB'."
+    ).only("request", "self-sign"),
+    .repeated(
+        "san", "NAME",
+        "request, self-sign: a subject alternative name, DNS:NAME, IP:ADDRESS, email:ADDRESS or URI:URI (repeat for several)."
+    ).only("request", "self-sign"),
     .value("days", "N", "self-sign: days of validity from now (1 to 36500).").only("self-sign"),
-    .flag("ca", "self-sign: a CA certificate (basicConstraints cA true, keyUsage keyCertSign and cRLSign).").only("self-sign"),
-    .value("hash", "HASH", "request, self-sign: the signature's hash (default sha256).").choices(["sha256", "sha384", "sha512"]).only("request", "self-sign"),
-    .value("scheme", "SCHEME", "request, self-sign: pkcs1 (RSASSA-PKCS1-v1_5, the default) or pss (RSASSA-PSS, salt = hash length).").choices(["pkcs1", "pss"]).only("request", "self-sign"),
-    tokenPINOption.only("request", "self-sign"),
+    .flag("ca", "self-sign: a CA certificate (basicConstraints cA true, keyUsage keyCertSign and cRLSign).").only(
+        "self-sign"),
+    .value("hash", "HASH", "request, self-sign: the signature's hash (default sha256).").choices([
+        "sha256", "sha384", "sha512"
+    ]).only("request", "self-sign"),
+    .value(
+        "scheme", "SCHEME",
+        "request, self-sign: pkcs1 (RSASSA-PKCS1-v1_5, the default) or pss (RSASSA-PSS, salt = hash length)."
+    ).choices(["pkcs1", "pss"]).only("request", "self-sign"),
+    tokenPINOption.only("request", "self-sign")
 ]
 
 /// Reading and running `cert request` / `cert self-sign`.
@@ -25,7 +38,8 @@ enum CertificateRequestOptions {
     static func validate(_ arguments: ParsedArguments, subcommand: String) throws {
         let command = CertCommand.spec.name
         guard arguments.positionals.count == 1 else {
-            throw UsageError(message: "unexpected argument '\(terminalSafe(arguments.positionals[1]))'", command: command)
+            throw UsageError(
+                message: "unexpected argument '\(terminalSafe(arguments.positionals[1]))'", command: command)
         }
         _ = try arguments.required("tag", command)
         _ = try arguments.required("subject", command)
@@ -35,7 +49,9 @@ enum CertificateRequestOptions {
                 throw UsageError(message: "self-sign needs --days <N>", command: command)
             }
             guard (1...X509Certificate.maximumValidityDays).contains(days) else {
-                throw UsageError(message: "--days must be 1 to \(X509Certificate.maximumValidityDays), got \(days)", command: command)
+                throw UsageError(
+                    message: "--days must be 1 to \(X509Certificate.maximumValidityDays), got \(days)", command: command
+                )
             }
         }
         if arguments.value("label") != nil && !arguments.flag("add") {
@@ -48,7 +64,8 @@ enum CertificateRequestOptions {
         let output = try OutputFile(arguments.value("out"), input: nil)
         do {
             let request = try build(arguments) { store, signer, names, scheme in
-                try RSACertificateRequest(subject: arguments.value("subject")!, alternativeNames: names, signer: signer, scheme: scheme)
+                try RSACertificateRequest(
+                    subject: arguments.value("subject")!, alternativeNames: names, signer: signer, scheme: scheme)
             }
             let bytes = arguments.flag("der") ? request.derRepresentation : Array(request.pemRepresentation.utf8)
             var sink = RSAFileDescriptorSink(fileDescriptor: output.fileDescriptor)
@@ -85,13 +102,15 @@ enum CertificateRequestOptions {
                 return certificate
             }
             if let output {
-                let bytes = arguments.flag("der") ? certificate.derRepresentation : Array(certificate.pemRepresentation.utf8)
+                let bytes =
+                    arguments.flag("der") ? certificate.derRepresentation : Array(certificate.pemRepresentation.utf8)
                 var sink = RSAFileDescriptorSink(fileDescriptor: output.fileDescriptor)
                 try sink.write(bytes)
                 try output.commit()
             }
             if let added {
-                var text = "added certificate: label: \(terminalSafe(added.label)), fingerprint: \(added.fingerprintHex), item id: \(added.itemID)\n"
+                var text =
+                    "added certificate: label: \(terminalSafe(added.label)), fingerprint: \(added.fingerprintHex), item id: \(added.itemID)\n"
                 if let identityTag { text += "identity: private key tag \(terminalSafe(identityTag))\n" }
                 try printOutput(text)
             }
@@ -103,8 +122,12 @@ enum CertificateRequestOptions {
 
     /// Open the store, find the signer for --tag (a token key asks for its PIN), read the
     /// names and scheme, and run `make`.
-    private static func build<T>(_ arguments: ParsedArguments,
-                                 _ make: (RSAKeyStore, RSACertificateSigner, [X509Certificate.SubjectAlternativeName], RSACertificateSignatureScheme) throws -> T) throws -> T {
+    private static func build<T>(
+        _ arguments: ParsedArguments,
+        _ make: (
+            RSAKeyStore, RSACertificateSigner, [X509Certificate.SubjectAlternativeName], RSACertificateSignatureScheme
+        ) throws -> T
+    ) throws -> T {
         let command = CertCommand.spec.name
         let tag = arguments.value("tag")!
         let names = try alternativeNames(arguments)
@@ -116,22 +139,27 @@ enum CertificateRequestOptions {
             let pin = try readTokenPIN(arguments, command: command, reference: tokenKey.reference)
             signer = RSACertificateSigner(tokenKey: tokenKey, pin: pin)
         } else {
-            signer = RSACertificateSigner(privateKey: try storePrivateKey(store, tag: tag, arguments: arguments, command: command))
+            signer = RSACertificateSigner(
+                privateKey: try storePrivateKey(store, tag: tag, arguments: arguments, command: command))
         }
         do {
             return try make(store, signer, names, scheme)
         } catch let RSAError.invalidDistinguishedName(name, reason) {
-            throw CLIFailure("--subject: invalid distinguished name \"\(terminalSafe(name))\": \(terminalSafe(reason))", .usage)
+            throw CLIFailure(
+                "--subject: invalid distinguished name \"\(terminalSafe(name))\": \(terminalSafe(reason))", .usage)
         }
     }
 
     /// The --san values, parsed.
     /// - Throws: `CLIFailure` (64) naming the bad value.
-    private static func alternativeNames(_ arguments: ParsedArguments) throws -> [X509Certificate.SubjectAlternativeName] {
+    private static func alternativeNames(_ arguments: ParsedArguments) throws -> [X509Certificate
+        .SubjectAlternativeName]
+    {
         do {
             return try arguments.values("san").map { try X509Certificate.SubjectAlternativeName(parsing: $0) }
         } catch let RSAError.invalidSubjectAlternativeName(name, reason) {
-            throw CLIFailure("--san: invalid subject alternative name \"\(terminalSafe(name))\": \(terminalSafe(reason))", .usage)
+            throw CLIFailure(
+                "--san: invalid subject alternative name \"\(terminalSafe(name))\": \(terminalSafe(reason))", .usage)
         }
     }
 }

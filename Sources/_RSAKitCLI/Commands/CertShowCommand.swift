@@ -18,12 +18,14 @@ enum CertShow {
     }
 
     static func keyDescription(_ certificate: X509Certificate) -> String {
-        "\(certificate.publicKeyAlgorithmName) \(certificate.publicKeyBitCount) bits" + (certificate.publicKey == nil ? " (not usable by rsakit)" : "")
+        "\(certificate.publicKeyAlgorithmName) \(certificate.publicKeyBitCount) bits"
+            + (certificate.publicKey == nil ? " (not usable by rsakit)" : "")
     }
 
     static func text(_ certificate: X509Certificate) -> String {
         let now = Date()
-        let state = now > certificate.notValidAfter ? " (expired)" : now < certificate.notValidBefore ? " (not yet valid)" : ""
+        let state =
+            now > certificate.notValidAfter ? " (expired)" : now < certificate.notValidBefore ? " (not yet valid)" : ""
         var lines = [
             "subject: \(terminalSafe(certificate.subject))",
             "subject summary: \(terminalSafe(certificate.subjectSummary))",
@@ -36,11 +38,13 @@ enum CertShow {
             "signature algorithm: \(certificate.signatureAlgorithmName)",
             "key usage: \(certificate.keyUsage.map { $0.description } ?? "(none: any)")",
             "extended key usage: \(certificate.extendedKeyUsage.map { $0.map(\.description).joined(separator: ", ") } ?? "(none: any)")",
-            "subject alternative names: \(certificate.subjectAlternativeNames.isEmpty ? "(none)" : certificate.subjectAlternativeNames.map { terminalSafe($0.description) }.joined(separator: ", "))",
+            "subject alternative names: \(certificate.subjectAlternativeNames.isEmpty ? "(none)" : certificate.subjectAlternativeNames.map { terminalSafe($0.description) }.joined(separator: ", "))"
         ]
         if let constraints = certificate.basicConstraints {
-            lines.append("basic constraints: CA:\(constraints.isCertificateAuthority ? "TRUE" : "FALSE")"
-                         + (constraints.pathLengthConstraint.map { ", pathlen:\($0)" } ?? "") + (constraints.isCritical ? " (critical)" : ""))
+            lines.append(
+                "basic constraints: CA:\(constraints.isCertificateAuthority ? "TRUE" : "FALSE")"
+                    + (constraints.pathLengthConstraint.map { ", pathlen:\($0)" } ?? "")
+                    + (constraints.isCritical ? " (critical)" : ""))
         }
         lines.append("fingerprint (SHA-256): \(certificate.fingerprintHex)")
         if let spki = certificate.publicKeyFingerprint {
@@ -57,9 +61,12 @@ enum CertShow {
             "notValidBefore": rfc3339(certificate.notValidBefore), "notValidAfter": rfc3339(certificate.notValidAfter),
             "publicKeyAlgorithm": certificate.publicKeyAlgorithmName, "keySizeInBits": certificate.publicKeyBitCount,
             "signatureAlgorithm": certificate.signatureAlgorithmName, "fingerprint": certificate.fingerprintHex,
-            "subjectAlternativeNames": certificate.subjectAlternativeNames.map(\.description),
+            "subjectAlternativeNames": certificate.subjectAlternativeNames.map(\.description)
         ]
-        if let usage = certificate.keyUsage { value["keyUsage"] = usage.description.split(separator: ", ", omittingEmptySubsequences: false).map(String.init) }
+        if let usage = certificate.keyUsage {
+            value["keyUsage"] = usage.description.split(separator: ", ", omittingEmptySubsequences: false).map(
+                String.init)
+        }
         if let purposes = certificate.extendedKeyUsage { value["extendedKeyUsage"] = purposes.map(\.oid) }
         if let constraints = certificate.basicConstraints {
             var entry: [String: Any] = ["ca": constraints.isCertificateAuthority, "critical": constraints.isCritical]

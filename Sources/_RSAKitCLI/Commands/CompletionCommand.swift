@@ -9,15 +9,15 @@ struct CompletionCommand: RSAKitCommand {
         positionals: ["SHELL"],
         subcommands: ["bash", "zsh", "fish"],
         discussion: """
-        Tags, labels, services, accounts and servers are completed from the current store
-        (--store on the line, else $RSAKIT_STORE, else the default) through a quick listing
-        that never asks for a passphrase and never creates a store.
+            Tags, labels, services, accounts and servers are completed from the current store
+            (--store on the line, else $RSAKIT_STORE, else the default) through a quick listing
+            that never asks for a passphrase and never creates a store.
 
-          source <(rsakit completion bash)                    # this bash session
-          rsakit completion bash > /usr/share/bash-completion/completions/rsakit
-          rsakit completion zsh > "${fpath[1]}/_rsakit"
-          rsakit completion fish > ~/.config/fish/completions/rsakit.fish
-        """,
+              source <(rsakit completion bash)                    # this bash session
+              rsakit completion bash > /usr/share/bash-completion/completions/rsakit
+              rsakit completion zsh > "${fpath[1]}/_rsakit"
+              rsakit completion fish > ~/.config/fish/completions/rsakit.fish
+            """,
         passphrases: .none)
 
     let shell: String

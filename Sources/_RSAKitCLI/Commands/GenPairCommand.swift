@@ -8,7 +8,8 @@ struct GenPairCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "genpair",
         overview: "Generate an RSA key pair and store it under an application tag.",
-        usage: "rsakit genpair --tag <TAG> [--bits <N>] [--exponent <E>] [--private-tag <TAG2>] [--label <TEXT>] [--replace] [--token <URI> [--token-pin <SPEC>] | --tpm [--tpm-pin] [--token-pin <SPEC>]] [--protect] [--store <DIR>]",
+        usage:
+            "rsakit genpair --tag <TAG> [--bits <N>] [--exponent <E>] [--private-tag <TAG2>] [--label <TEXT>] [--replace] [--token <URI> [--token-pin <SPEC>] | --tpm [--tpm-pin] [--token-pin <SPEC>]] [--protect] [--store <DIR>]",
         options: [
             accessGroupOption,
             .value("tag", "TAG", "Application tag of the pair (of its public half when --private-tag is given)."),
@@ -17,9 +18,11 @@ struct GenPairCommand: RSAKitCommand {
             .value("private-tag", "TAG2", "Store the private half under this tag instead."),
             .value("label", "TEXT", "A free-text label for both items."),
             .flag("replace", "Replace existing items with the same tags."),
-            tokenOption, tokenPINOption,
+            tokenOption, tokenPINOption
         ] + tpmOptions + protectOptions,
-        discussion: "Prints the tag, the size in bits, the block size k and the SHA-256 fingerprint.\nProgress is shown on stderr for sizes of 4096 bits and more when stderr is a terminal.\nWith --token the pair is generated on the PKCS#11 token (sensitive, not extractable; e = 65537); the store keeps\nthe public key and a reference, and sign and decrypt with --tag run on the token.\nWith --tpm the pair is generated inside this machine's TPM, the Secure Enclave's counterpart (docs/tpm.md):\n2048 or 3072 bits, e = 65537, no raw RSA, never exportable; a TPM does a few to a few dozen private operations a second.")
+        discussion:
+            "Prints the tag, the size in bits, the block size k and the SHA-256 fingerprint.\nProgress is shown on stderr for sizes of 4096 bits and more when stderr is a terminal.\nWith --token the pair is generated on the PKCS#11 token (sensitive, not extractable; e = 65537); the store keeps\nthe public key and a reference, and sign and decrypt with --tag run on the token.\nWith --tpm the pair is generated inside this machine's TPM, the Secure Enclave's counterpart (docs/tpm.md):\n2048 or 3072 bits, e = 65537, no raw RSA, never exportable; a TPM does a few to a few dozen private operations a second."
+    )
 
     let arguments: ParsedArguments
     let tag: String
@@ -31,7 +34,10 @@ struct GenPairCommand: RSAKitCommand {
         tag = try arguments.required("tag", Self.spec.name)
         bits = try arguments.integer("bits", Self.spec.name) ?? 2048
         guard bits >= RSAPrivateKey.minimumGeneratedBitCount, bits <= RSAPrivateKey.maximumGeneratedBitCount else {
-            throw UsageError(message: "--bits must be between \(RSAPrivateKey.minimumGeneratedBitCount) and \(RSAPrivateKey.maximumGeneratedBitCount), got \(bits)", command: Self.spec.name)
+            throw UsageError(
+                message:
+                    "--bits must be between \(RSAPrivateKey.minimumGeneratedBitCount) and \(RSAPrivateKey.maximumGeneratedBitCount), got \(bits)",
+                command: Self.spec.name)
         }
         if arguments.value("token") != nil || arguments.flag("tpm") {
             let using = arguments.flag("tpm") ? "--tpm" : "--token"
@@ -41,17 +47,22 @@ struct GenPairCommand: RSAKitCommand {
         }
         if arguments.flag("tpm") {
             if arguments.value("token") != nil {
-                throw UsageError(message: "--tpm and --token name two places for the key: give one", command: Self.spec.name)
+                throw UsageError(
+                    message: "--tpm and --token name two places for the key: give one", command: Self.spec.name)
             }
             if let given = arguments.value("bits"), !RSATokenKey.tpmModulusBitCounts.contains(bits) {
-                throw UsageError(message: "--bits with --tpm must be 2048 or 3072 (what TPMs make), got \(given)", command: Self.spec.name)
+                throw UsageError(
+                    message: "--bits with --tpm must be 2048 or 3072 (what TPMs make), got \(given)",
+                    command: Self.spec.name)
             }
         } else if arguments.flag("tpm-pin") {
             throw UsageError(message: "--tpm-pin needs --tpm", command: Self.spec.name)
         }
         if let text = arguments.value("exponent") {
-            guard let e = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text), e >= 3, e & 1 == 1 else {
-                throw UsageError(message: "--exponent must be an odd integer >= 3, got '\(text)'", command: Self.spec.name)
+            guard let e = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text), e >= 3, e & 1 == 1
+            else {
+                throw UsageError(
+                    message: "--exponent must be an odd integer >= 3, got '\(text)'", command: Self.spec.name)
             }
             exponent = e
         } else {
@@ -74,10 +85,13 @@ struct GenPairCommand: RSAKitCommand {
             }
         }
         if bits < 2048 {
-            printWarning("a \(bits)-bit key is weaker than today's minimum of 2048 bits (NIST SP 800-131A); use it only for tests or compatibility")
+            printWarning(
+                "a \(bits)-bit key is weaker than today's minimum of 2048 bits (NIST SP 800-131A); use it only for tests or compatibility"
+            )
         }
         if bits % 8 != 0 {
-            printWarning("\(bits) bits is not a multiple of 8; some tools (and SecKeyCreateRandomKey) expect whole bytes")
+            printWarning(
+                "\(bits) bits is not a multiple of 8; some tools (and SecKeyCreateRandomKey) expect whole bytes")
         }
         if arguments.flag("tpm") {
             try generateInTPM(pending: pending, replace: replace)
@@ -98,7 +112,8 @@ struct GenPairCommand: RSAKitCommand {
                 case .computingPrivateExponent: stage = "computing d"
                 }
                 if event.stage != lastStage || event.candidatesTested % 16 == 0 {
-                    printError("\rrsakit: generating \(bits)-bit key: \(stage) (\(event.candidatesTested) candidates)\u{1B}[K")
+                    printError(
+                        "\rrsakit: generating \(bits)-bit key: \(stage) (\(event.candidatesTested) candidates)\u{1B}[K")
                     lastStage = event.stage
                 }
             }
@@ -108,13 +123,15 @@ struct GenPairCommand: RSAKitCommand {
         let store = try pending.open()
         let items = try withUnlockedStore(store, arguments, command: Self.spec.name) {
             try store.addKeyPair(
-                key, tag: tag, privateTag: arguments.value("private-tag"), label: arguments.value("label"), replace: replace)
+                key, tag: tag, privateTag: arguments.value("private-tag"), label: arguments.value("label"),
+                replace: replace)
         }
         var text = "tag: \(terminalSafe(tag))\n"
         if privateTag != tag { text += "private tag: \(terminalSafe(privateTag))\n" }
         text += "bits: \(key.modulusBitCount)\n"
         let containerPayload = RSAMessageContainer.payloadByteCount(blockSize: key.modulusByteCount)
-        text += "block size: \(key.modulusByteCount) bytes (at most \(key.maximumMessageByteCount) plaintext bytes per raw block, \(containerPayload) per container block)\n"
+        text +=
+            "block size: \(key.modulusByteCount) bytes (at most \(key.maximumMessageByteCount) plaintext bytes per raw block, \(containerPayload) per container block)\n"
         text += "fingerprint: \(items.public.fingerprint.base64String)\n"
         try printOutput(text)
     }
@@ -129,7 +146,8 @@ struct GenPairCommand: RSAKitCommand {
         let items = try store.addTokenKeyPair(key, tag: tag, label: arguments.value("label"), replace: replace)
         var text = "tag: \(terminalSafe(tag))\n"
         text += "bits: \(key.publicKey.modulusBitCount)\n"
-        text += "token: \(terminalSafe(key.reference.tokenLabel)) (serial \(terminalSafe(key.reference.tokenSerial)), id \(key.reference.objectIDHex))\n"
+        text +=
+            "token: \(terminalSafe(key.reference.tokenLabel)) (serial \(terminalSafe(key.reference.tokenSerial)), id \(key.reference.objectIDHex))\n"
         text += "fingerprint: \(items.public.fingerprint.base64String)\n"
         try printOutput(text)
     }
@@ -139,14 +157,16 @@ struct GenPairCommand: RSAKitCommand {
     private func generateInTPM(pending: PendingStore, replace: Bool) throws {
         var pin: RSASecretBytes?
         if arguments.flag("tpm-pin") || arguments.value("token-pin") != nil || getenv("RSAKIT_TOKEN_PIN") != nil {
-            pin = try Passphrase.read(arguments, command: Self.spec.name, option: "token-pin", variable: "RSAKIT_TOKEN_PIN",
-                                      prompt: "New PIN for the TPM key: ", confirm: true)
+            pin = try Passphrase.read(
+                arguments, command: Self.spec.name, option: "token-pin", variable: "RSAKIT_TOKEN_PIN",
+                prompt: "New PIN for the TPM key: ", confirm: true)
         }
         // The TPM database is a folder of the store, so its path is known before the store
         // exists; generateInTPM removes what it made if the TPM fails.
         let storePath = try pending.existing?.path ?? storeLocation(arguments)
         let configuration = RSAKeyStore.tpmConfiguration(storePath: storePath)
-        let key = try RSATokenKey.generateInTPM(configuration, bits: bits, label: arguments.value("label") ?? tag, pin: pin)
+        let key = try RSATokenKey.generateInTPM(
+            configuration, bits: bits, label: arguments.value("label") ?? tag, pin: pin)
         // NOTE: if the store write fails now, the key's token stays in the TPM database.
         let store = try pending.open()
         let items = try store.addTokenKeyPair(key, tag: tag, label: arguments.value("label"), replace: replace)

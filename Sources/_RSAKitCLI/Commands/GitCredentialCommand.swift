@@ -14,18 +14,19 @@ struct GitCredentialCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "git-credential",
         overview: "A git credential helper over internet passwords (git config credential.helper rsakit).",
-        usage: "rsakit git-credential get|store|erase   (git runs it as git-credential-rsakit, attributes on standard input)",
+        usage:
+            "rsakit git-credential get|store|erase   (git runs it as git-credential-rsakit, attributes on standard input)",
         options: [],
         positionals: ["OPERATION"],
         subcommands: ["get", "store", "erase"],
         discussion: """
-        get prints username= and password= for the most recently changed internet password whose
-        protocol, host, port, path and username equal those git gives (those git leaves out match
-        anything); nothing when there is none. store adds or updates the item (server = host,
-        account = username, value = password); erase deletes the matching items. A protected store
-        is unlocked from RSAKIT_STORE_PASSIN (or RSAKIT_PASSIN), else a prompt on the terminal.
-        scripts/install.sh installs git-credential-rsakit as a link to rsakit.
-        """)
+            get prints username= and password= for the most recently changed internet password whose
+            protocol, host, port, path and username equal those git gives (those git leaves out match
+            anything); nothing when there is none. store adds or updates the item (server = host,
+            account = username, value = password); erase deletes the matching items. A protected store
+            is unlocked from RSAKIT_STORE_PASSIN (or RSAKIT_PASSIN), else a prompt on the terminal.
+            scripts/install.sh installs git-credential-rsakit as a link to rsakit.
+            """)
 
     /// The attributes git sent.
     struct Request {
@@ -48,7 +49,9 @@ struct GitCredentialCommand: RSAKitCommand {
             if let url = fields["url"], let parsed = try? RSAInternetPasswordKey(url: url) {
                 // git sends url= only when asked so; its parts fill what is missing.
                 if fields["protocol"] == nil { fields["protocol"] = parsed.protocol }
-                if fields["host"] == nil { fields["host"] = parsed.port == 0 ? parsed.server : "\(parsed.server):\(parsed.port)" }
+                if fields["host"] == nil {
+                    fields["host"] = parsed.port == 0 ? parsed.server : "\(parsed.server):\(parsed.port)"
+                }
                 if fields["path"] == nil && !parsed.path.isEmpty { fields["path"] = parsed.path }
                 if fields["username"] == nil && !parsed.account.isEmpty { fields["username"] = parsed.account }
             }
@@ -61,7 +64,8 @@ struct GitCredentialCommand: RSAKitCommand {
             if let colon = host.lastIndex(of: ":"), !host[host.index(after: colon)...].contains("]") {
                 let portText = host[host.index(after: colon)...]
                 guard let port = Int(portText), (1...65535).contains(port) else {
-                    throw CLIFailure("git credential input: host '\(terminalSafe(host))' has an invalid port", .dataError)
+                    throw CLIFailure(
+                        "git credential input: host '\(terminalSafe(host))' has an invalid port", .dataError)
                 }
                 return (String(host[..<colon]), port)
             }
@@ -71,8 +75,9 @@ struct GitCredentialCommand: RSAKitCommand {
         /// The query of get and erase: the attributes given.
         func query() throws -> RSAInternetPasswordQuery? {
             guard let server = try server() else { return nil }
-            return RSAInternetPasswordQuery(server: server.name, protocol: fields["protocol"], port: server.port,
-                                            path: fields["path"], account: fields["username"])
+            return RSAInternetPasswordQuery(
+                server: server.name, protocol: fields["protocol"], port: server.port,
+                path: fields["path"], account: fields["username"])
         }
     }
 
@@ -107,13 +112,21 @@ struct GitCredentialCommand: RSAKitCommand {
     private func get(_ request: Request) throws {
         guard let query = try request.query(), try storeExists(arguments) else { return }
         let store = try openStore(arguments)
-        guard let item = try store.internetPasswords(matching: query).max(by: { $0.modificationDate < $1.modificationDate }) else { return }
-        let value = try withUnlockedStore(store, arguments, command: Self.spec.name) { try store.internetPasswordValue(item.key) }
+        guard
+            let item = try store.internetPasswords(matching: query).max(by: {
+                $0.modificationDate < $1.modificationDate
+            })
+        else { return }
+        let value = try withUnlockedStore(store, arguments, command: Self.spec.name) {
+            try store.internetPasswordValue(item.key)
+        }
         var bytes = value.bytes
         defer { wipe(&bytes) }
         // git's lines cannot carry a newline or NUL; such a value is not offered.
         guard !bytes.contains(0x0A), !bytes.contains(0), String(validating: bytes, as: UTF8.self) != nil else {
-            throw CLIFailure("the stored password for \(terminalSafe(item.key.description)) holds a newline, NUL or non-UTF-8 bytes; git cannot take it", .dataError)
+            throw CLIFailure(
+                "the stored password for \(terminalSafe(item.key.description)) holds a newline, NUL or non-UTF-8 bytes; git cannot take it",
+                .dataError)
         }
         var out = Array("username=\(item.key.account)\npassword=".utf8) + bytes + [0x0A]
         defer { wipe(&out) }
@@ -124,9 +137,11 @@ struct GitCredentialCommand: RSAKitCommand {
     /// Add or update the item git approved (add, then update on `RSAError.duplicateItem`).
     private func store(_ request: Request) throws {
         guard let server = try request.server(), let username = request.fields["username"],
-              let password = request.fields["password"] else { return }  // git sends all three; ignore less
-        let key = try RSAInternetPasswordKey(server: server.name, protocol: request.fields["protocol"] ?? "", port: server.port,
-                                             path: request.fields["path"] ?? "", account: username)
+            let password = request.fields["password"]
+        else { return }  // git sends all three; ignore less
+        let key = try RSAInternetPasswordKey(
+            server: server.name, protocol: request.fields["protocol"] ?? "", port: server.port,
+            path: request.fields["path"] ?? "", account: username)
         let pending = try PendingStore(arguments, command: Self.spec.name, unlock: true)
         var bytes = Array(password.utf8)
         defer { wipe(&bytes) }

@@ -9,34 +9,49 @@ struct InternetPasswordCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "internet-password",
         overview: "Add, find, delete or list internet passwords (server, protocol, port, path, account).",
-        usage: "rsakit internet-password add|find|delete|list [--url <URL>] [--server <S>] [--protocol <P>] [--port <N>] [--path <P>] [--account <A>] [--authentication-type <T>] [--security-domain <D>] [--label <L>] [--comment <C>] [--update] [--value] [--json] [--store <DIR>]",
+        usage:
+            "rsakit internet-password add|find|delete|list [--url <URL>] [--server <S>] [--protocol <P>] [--port <N>] [--path <P>] [--account <A>] [--authentication-type <T>] [--security-domain <D>] [--label <L>] [--comment <C>] [--update] [--value] [--json] [--store <DIR>]",
         options: [
             accessGroupOption,
-            .value("url", "URL", "scheme://[account@]server[:port][/path]: protocol, account, server, port and path at once (never a password)."),
+            .value(
+                "url", "URL",
+                "scheme://[account@]server[:port][/path]: protocol, account, server, port and path at once (never a password)."
+            ),
             .value("server", "S", "The server (kSecAttrServer, security -s); required unless --url."),
-            .value("protocol", "P", "The protocol as a URL scheme: https, http, ftp, imap, smtp, ssh... (kSecAttrProtocol, security -r)."),
+            .value(
+                "protocol", "P",
+                "The protocol as a URL scheme: https, http, ftp, imap, smtp, ssh... (kSecAttrProtocol, security -r)."),
             .value("port", "N", "The port, 1 to 65535 (kSecAttrPort, security -P; default none)."),
             .value("path", "P", "The path, without a leading '/' (kSecAttrPath, security -p)."),
             .value("account", "A", "The account (kSecAttrAccount, security -a)."),
-            .value("authentication-type", "T", "The authentication type (kSecAttrAuthenticationType: default, httpBasic, httpDigest, htmlForm, ntlm...)."),
+            .value(
+                "authentication-type", "T",
+                "The authentication type (kSecAttrAuthenticationType: default, httpBasic, httpDigest, htmlForm, ntlm...)."
+            ),
             .value("security-domain", "D", "The security domain, an HTTP realm for example (kSecAttrSecurityDomain)."),
             .value("label", "L", "add: a label.").only("add"),
             .value("comment", "C", "add: a comment.").only("add"),
             .flag("update", "add: change the value of an existing item instead of failing (security -U).").only("add"),
-            .flag("allow-empty", "add: store an empty value (refused otherwise, so that the empty input of a failed command cannot wipe a password).").only("add"),
-            .flag("value", "find: print the value alone, exactly as stored (security find-internet-password -w), and a newline after it on a terminal only.").only("find"),
-            .flag("json", "add, find, list: print JSON.").only("add", "find", "list"),
+            .flag(
+                "allow-empty",
+                "add: store an empty value (refused otherwise, so that the empty input of a failed command cannot wipe a password)."
+            ).only("add"),
+            .flag(
+                "value",
+                "find: print the value alone, exactly as stored (security find-internet-password -w), and a newline after it on a terminal only."
+            ).only("find"),
+            .flag("json", "add, find, list: print JSON.").only("add", "find", "list")
         ] + protectOptions.map { $0.only("add") },
         positionals: ["SUBCOMMAND"],
         subcommands: ["add", "find", "delete", "list"],
         discussion: """
-        An item is unique on (server, protocol, port, path, account, authentication type, security
-        domain), as in Apple's keychain: add and delete name all of them (absent ones are empty);
-        find and list match the ones given (find --value needs exactly one match).
-        add reads the value from standard input (every byte, exactly), or from a prompt on a
-        terminal; never from the command line. An existing item is refused (exit 73) unless --update.
-        An empty value is refused (exit 65, nothing stored or changed) unless --allow-empty.
-        """,
+            An item is unique on (server, protocol, port, path, account, authentication type, security
+            domain), as in Apple's keychain: add and delete name all of them (absent ones are empty);
+            find and list match the ones given (find --value needs exactly one match).
+            add reads the value from standard input (every byte, exactly), or from a prompt on a
+            terminal; never from the command line. An existing item is refused (exit 73) unless --update.
+            An empty value is refused (exit 65, nothing stored or changed) unless --allow-empty.
+            """,
         passphrases: .only(["add", "find"]))
 
     let arguments: ParsedArguments
@@ -49,7 +64,8 @@ struct InternetPasswordCommand: RSAKitCommand {
             throw UsageError(message: "missing --server <S> or --url <URL>", command: Self.spec.name)
         }
         if arguments.flag("value") && arguments.flag("json") {
-            throw UsageError(message: "give --value (the raw value) or --json (the attributes), not both", command: Self.spec.name)
+            throw UsageError(
+                message: "give --value (the raw value) or --json (the attributes), not both", command: Self.spec.name)
         }
     }
 
@@ -76,19 +92,26 @@ struct InternetPasswordCommand: RSAKitCommand {
                 throw duplicateFailure(.internetPassword(key))
             }
             if arguments.flag("json") { return try printOutput(try jsonText(internetPasswordJSON(item))) }
-            try printOutput("\(arguments.flag("update") ? "stored" : "added") internet password: \(terminalSafe(item.key.description)), item id: \(item.itemID)\n")
+            try printOutput(
+                "\(arguments.flag("update") ? "stored" : "added") internet password: \(terminalSafe(item.key.description)), item id: \(item.itemID)\n"
+            )
         case "delete":
             let key = try exactKey()
             try openStore(arguments).deleteInternetPassword(key)
             try printOutput("deleted internet password: \(terminalSafe(key.description))\n")
         case "find":
             let store = try openStore(arguments)
-            let items = try requireFound(try store.internetPasswords(matching: try query()), "internet password matching the options")
+            let items = try requireFound(
+                try store.internetPasswords(matching: try query()), "internet password matching the options")
             if arguments.flag("value") {
                 guard items.count == 1 else {
-                    throw CLIFailure("\(items.count) internet passwords match (\(items.map { terminalSafe($0.key.description) }.joined(separator: ", "))); name more attributes", .usage)
+                    throw CLIFailure(
+                        "\(items.count) internet passwords match (\(items.map { terminalSafe($0.key.description) }.joined(separator: ", "))); name more attributes",
+                        .usage)
                 }
-                let value = try withUnlockedStore(store, arguments, command: name) { try store.internetPasswordValue(items[0].key) }
+                let value = try withUnlockedStore(store, arguments, command: name) {
+                    try store.internetPasswordValue(items[0].key)
+                }
                 var bytes = value.bytes
                 defer { wipe(&bytes) }
                 var sink = RSAFileDescriptorSink(fileDescriptor: STDOUT_FILENO)
@@ -99,7 +122,9 @@ struct InternetPasswordCommand: RSAKitCommand {
             try printItems(items)
         default:
             let items = try openStore(arguments).internetPasswords(matching: try query())
-            if items.isEmpty && !arguments.flag("json") { return try printOutput("no internet passwords in the store\n") }
+            if items.isEmpty && !arguments.flag("json") {
+                return try printOutput("no internet passwords in the store\n")
+            }
             try printItems(items)
         }
     }
@@ -150,18 +175,20 @@ func internetPasswordText(_ item: RSAInternetPasswordAttributes) -> String {
     let key = item.key
     func shown(_ text: String) -> String { text.isEmpty ? "(none)" : terminalSafe(text) }
     return """
-    class: internet password
-    server: \(terminalSafe(key.server))
-    protocol: \(shown(key.protocol))
-    port: \(key.port == 0 ? "(none)" : String(key.port))
-    path: \(shown(key.path))
-    account: \(terminalSafe(key.account))
-    authentication type: \(shown(key.authenticationType))
-    security domain: \(shown(key.securityDomain))
+        class: internet password
+        server: \(terminalSafe(key.server))
+        protocol: \(shown(key.protocol))
+        port: \(key.port == 0 ? "(none)" : String(key.port))
+        path: \(shown(key.path))
+        account: \(terminalSafe(key.account))
+        authentication type: \(shown(key.authenticationType))
+        security domain: \(shown(key.securityDomain))
 
-    """ + passwordItemLines(label: item.label, comment: item.comment, valueByteCount: item.valueByteCount,
-                            itemID: item.itemID, created: item.creationDate, modified: item.modificationDate)
-        + "access group: \(item.accessGroup)\n"
+        """
+            + passwordItemLines(
+                label: item.label, comment: item.comment, valueByteCount: item.valueByteCount,
+                itemID: item.itemID, created: item.creationDate, modified: item.modificationDate)
+            + "access group: \(item.accessGroup)\n"
 }
 
 /// The JSON object of one internet password (never the value), in the JSON names of docs/scripting.md.
@@ -170,8 +197,11 @@ func internetPasswordJSON(_ item: RSAInternetPasswordAttributes) -> [String: Any
     let attributes: [String: Any] = [
         "class": "internetPassword", "server": key.server, "protocol": key.protocol, "port": key.port, "path": key.path,
         "account": key.account, "authenticationType": key.authenticationType, "securityDomain": key.securityDomain,
-        "accessGroup": item.accessGroup,
+        "accessGroup": item.accessGroup
     ]
-    return attributes.merging(passwordItemJSON(label: item.label, comment: item.comment, valueByteCount: item.valueByteCount,
-                                               itemID: item.itemID, created: item.creationDate, modified: item.modificationDate)) { a, _ in a }
+    return attributes.merging(
+        passwordItemJSON(
+            label: item.label, comment: item.comment, valueByteCount: item.valueByteCount,
+            itemID: item.itemID, created: item.creationDate, modified: item.modificationDate)
+    ) { a, _ in a }
 }

@@ -8,17 +8,23 @@ struct ImportCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "import",
         overview: "Import a key file into the store under an application tag.",
-        usage: "rsakit import --tag <TAG> [<FILE>] [--label <TEXT>] [--replace] [--token <URI> [--token-pin <SPEC>]] [--protect] [--passin <SPEC>] [--store <DIR>]",
+        usage:
+            "rsakit import --tag <TAG> [<FILE>] [--label <TEXT>] [--replace] [--token <URI> [--token-pin <SPEC>]] [--protect] [--passin <SPEC>] [--store <DIR>]",
         options: [
             accessGroupOption,
             .value("tag", "TAG", "Application tag for the imported key."),
             .value("label", "TEXT", "A free-text label."),
             .flag("replace", "Replace existing items with the same tag."),
-            .value("token", "URI", "Place the private key on this PKCS#11 token instead of the store (it was in memory once: delete the file yourself)."),
-            tokenPINOption,
+            .value(
+                "token", "URI",
+                "Place the private key on this PKCS#11 token instead of the store (it was in memory once: delete the file yourself)."
+            ),
+            tokenPINOption
         ] + protectOptions,
         positionals: ["FILE"],
-        discussion: "A public key creates a public item; a private key creates both a public and a private item.\nWithout FILE (or with '-') the key is read from standard input.\nAn encrypted key file (PKCS#8 \"ENCRYPTED PRIVATE KEY\", or OpenSSL \"Proc-Type: 4,ENCRYPTED\") is decrypted with\nthe --passin passphrase; a protected store's is read with --store-passin (else the same --passin).")
+        discussion:
+            "A public key creates a public item; a private key creates both a public and a private item.\nWithout FILE (or with '-') the key is read from standard input.\nAn encrypted key file (PKCS#8 \"ENCRYPTED PRIVATE KEY\", or OpenSSL \"Proc-Type: 4,ENCRYPTED\") is decrypted with\nthe --passin passphrase; a protected store's is read with --store-passin (else the same --passin)."
+    )
 
     let arguments: ParsedArguments
     let tag: String
@@ -55,10 +61,14 @@ struct ImportCommand: RSAKitCommand {
             let items = try withUnlockedStore(store, arguments, command: Self.spec.name) {
                 try store.addKeyPair(key, tag: tag, privateTag: nil, label: label, replace: replace)
             }
-            try printOutput("imported key pair: tag: \(terminalSafe(tag)), bits: \(key.modulusBitCount), fingerprint: \(items.public.fingerprint.base64String)\n")
+            try printOutput(
+                "imported key pair: tag: \(terminalSafe(tag)), bits: \(key.modulusBitCount), fingerprint: \(items.public.fingerprint.base64String)\n"
+            )
         case let .publicKey(key):
             let item = try store.addPublicKey(key, tag: tag, label: label, replace: replace)
-            try printOutput("imported public key: tag: \(terminalSafe(tag)), bits: \(key.modulusBitCount), fingerprint: \(item.fingerprint.base64String)\n")
+            try printOutput(
+                "imported public key: tag: \(terminalSafe(tag)), bits: \(key.modulusBitCount), fingerprint: \(item.fingerprint.base64String)\n"
+            )
         }
     }
 
@@ -76,7 +86,9 @@ struct ImportCommand: RSAKitCommand {
         let tokenKey = try RSATokenKey.importKey(key, to: uri, label: arguments.value("label") ?? tag, pin: pin)
         let store = try pending.open()
         let items = try store.addTokenKeyPair(tokenKey, tag: tag, label: arguments.value("label"), replace: replace)
-        try printOutput("imported key pair to token \(terminalSafe(tokenKey.reference.tokenLabel)): tag: \(terminalSafe(tag)), bits: \(key.modulusBitCount), fingerprint: \(items.public.fingerprint.base64String)\n")
+        try printOutput(
+            "imported key pair to token \(terminalSafe(tokenKey.reference.tokenLabel)): tag: \(terminalSafe(tag)), bits: \(key.modulusBitCount), fingerprint: \(items.public.fingerprint.base64String)\n"
+        )
     }
 }
 
@@ -85,16 +97,26 @@ struct ExportCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "export",
         overview: "Export a stored key (public SPKI PEM by default).",
-        usage: "rsakit export --tag <TAG> [--private [--encrypt [--passout <SPEC>]]] [--format pkcs1|spki|pkcs8] [--der] [--out <FILE>] [--store <DIR>]",
+        usage:
+            "rsakit export --tag <TAG> [--private [--encrypt [--passout <SPEC>]]] [--format pkcs1|spki|pkcs8] [--der] [--out <FILE>] [--store <DIR>]",
         options: [
             accessGroupOption,
             .value("tag", "TAG", "Application tag of the key."),
             .flag("private", "Export the private key (PKCS#8 by default); written with mode 0600."),
-            .value("format", "FORMAT", "pkcs1 (iOS SecKeyCopyExternalRepresentation), spki (OpenSSL/Java public), pkcs8 (private).").choices(["pkcs1", "spki", "pkcs8"]),
-            .flag("encrypt", "With --private: write encrypted PKCS#8 (PBES2: PBKDF2-HMAC-SHA256, 600,000 iterations, AES-256-CBC), as `openssl pkey -passin` reads."),
-            .value("passout", "SPEC", "The passphrase for --encrypt, same syntax as --passin (default: $RSAKIT_PASSOUT, else a prompt, asked twice)."),
+            .value(
+                "format", "FORMAT",
+                "pkcs1 (iOS SecKeyCopyExternalRepresentation), spki (OpenSSL/Java public), pkcs8 (private)."
+            ).choices(["pkcs1", "spki", "pkcs8"]),
+            .flag(
+                "encrypt",
+                "With --private: write encrypted PKCS#8 (PBES2: PBKDF2-HMAC-SHA256, 600,000 iterations, AES-256-CBC), as `openssl pkey -passin` reads."
+            ),
+            .value(
+                "passout", "SPEC",
+                "The passphrase for --encrypt, same syntax as --passin (default: $RSAKIT_PASSOUT, else a prompt, asked twice)."
+            ),
             .flag("der", "Write DER instead of PEM."),
-            .value("out", "FILE", "Write to FILE (default: standard output)."),
+            .value("out", "FILE", "Write to FILE (default: standard output).")
         ])
 
     let arguments: ParsedArguments
@@ -108,13 +130,17 @@ struct ExportCommand: RSAKitCommand {
         let isPrivate = arguments.flag("private")
         if let name = arguments.value("format") {
             guard let format = RSAKeyFormat(rawValue: name) else {
-                throw UsageError(message: "--format must be pkcs1, spki or pkcs8, got '\(name)'", command: Self.spec.name)
+                throw UsageError(
+                    message: "--format must be pkcs1, spki or pkcs8, got '\(name)'", command: Self.spec.name)
             }
             if isPrivate && format == .spki {
-                throw UsageError(message: "spki is a public-key format; use pkcs8 or pkcs1 with --private", command: Self.spec.name)
+                throw UsageError(
+                    message: "spki is a public-key format; use pkcs8 or pkcs1 with --private", command: Self.spec.name)
             }
             if !isPrivate && format == .pkcs8 {
-                throw UsageError(message: "pkcs8 is a private-key format; add --private or use spki or pkcs1", command: Self.spec.name)
+                throw UsageError(
+                    message: "pkcs8 is a private-key format; add --private or use spki or pkcs1",
+                    command: Self.spec.name)
             }
             self.format = format
         } else {
@@ -125,7 +151,8 @@ struct ExportCommand: RSAKitCommand {
             throw UsageError(message: "--encrypt applies to private keys; add --private", command: Self.spec.name)
         }
         if encrypt && format != .pkcs8 {
-            throw UsageError(message: "--encrypt writes PKCS#8; use --format pkcs8 (the default)", command: Self.spec.name)
+            throw UsageError(
+                message: "--encrypt writes PKCS#8; use --format pkcs8 (the default)", command: Self.spec.name)
         }
         if arguments.value("passout") != nil && !encrypt {
             throw UsageError(message: "--passout needs --encrypt", command: Self.spec.name)
@@ -140,17 +167,23 @@ struct ExportCommand: RSAKitCommand {
             let key = try storePrivateKey(store, tag: tag, arguments: arguments, command: Self.spec.name)
             try refusePKCS1(for: key.publicKey)
             if encrypt {
-                let passphrase = try Passphrase.read(arguments, command: Self.spec.name, option: "passout", variable: "RSAKIT_PASSOUT",
-                                                     prompt: "Passphrase for the exported key: ", confirm: true)
-                bytes = der ? try key.encryptedPKCS8DERRepresentation(passphrase: passphrase.bytes)
+                let passphrase = try Passphrase.read(
+                    arguments, command: Self.spec.name, option: "passout", variable: "RSAKIT_PASSOUT",
+                    prompt: "Passphrase for the exported key: ", confirm: true)
+                bytes =
+                    der
+                    ? try key.encryptedPKCS8DERRepresentation(passphrase: passphrase.bytes)
                     : Array(try key.encryptedPKCS8PEMRepresentation(passphrase: passphrase.bytes).utf8)
             } else {
-                bytes = der ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)
+                bytes =
+                    der
+                    ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)
             }
         } else {
             let key = try storePublicKey(store, tag: tag)
             try refusePKCS1(for: key)
-            bytes = der ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)
+            bytes =
+                der ? try key.derRepresentation(format: format) : Array(try key.pemRepresentation(format: format).utf8)
         }
         try writeOutput(bytes, to: arguments.value("out"), mode: arguments.flag("private") ? 0o600 : 0o644)
     }
@@ -158,7 +191,9 @@ struct ExportCommand: RSAKitCommand {
     /// PKCS#1 has no algorithm identifier: an RSA-PSS key written in it would lose its restriction.
     private func refusePKCS1(for key: RSAPublicKey) throws {
         guard format == .pkcs1, let restriction = key.pssRestriction else { return }
-        throw CLIFailure("the key under tag \"\(terminalSafe(tag))\" is an \(restriction) key; PKCS#1 has no algorithm identifier to keep that in: export it as \(arguments.flag("private") ? "pkcs8" : "spki") (the default)", .usage)
+        throw CLIFailure(
+            "the key under tag \"\(terminalSafe(tag))\" is an \(restriction) key; PKCS#1 has no algorithm identifier to keep that in: export it as \(arguments.flag("private") ? "pkcs8" : "spki") (the default)",
+            .usage)
     }
 }
 
@@ -172,7 +207,7 @@ struct ShowCommand: RSAKitCommand {
             accessGroupOption,
             .value("tag", "TAG", "Application tag."),
             .value("id", "ID", "Item id (persistent reference) of an item of any class."),
-            .flag("json", "Print a JSON array of items."),
+            .flag("json", "Print a JSON array of items.")
         ],
         passphrases: .none)
 
@@ -186,9 +221,11 @@ struct ShowCommand: RSAKitCommand {
     /// The "location:" line of a private key that is not in the store.
     static func location(_ token: RSATokenReference) -> String {
         if token.isTPM {
-            return "\nlocation: tpm (token \(terminalSafe(token.tokenLabel)), id \(token.objectIDHex); PIN: \(token.requiresPIN ? "required" : "none"); not exportable)"
+            return
+                "\nlocation: tpm (token \(terminalSafe(token.tokenLabel)), id \(token.objectIDHex); PIN: \(token.requiresPIN ? "required" : "none"); not exportable)"
         }
-        return "\nlocation: token \(terminalSafe(token.tokenLabel)) (serial \(terminalSafe(token.tokenSerial))), id \(token.objectIDHex), module \(terminalSafe(token.modulePath))"
+        return
+            "\nlocation: token \(terminalSafe(token.tokenLabel)) (serial \(terminalSafe(token.tokenSerial))), id \(token.objectIDHex), module \(terminalSafe(token.modulePath))"
     }
 
     func run() throws {
@@ -202,7 +239,8 @@ struct ShowCommand: RSAKitCommand {
                 try printOutput(arguments.flag("json") ? try jsonText([passwordJSON(item)]) : passwordText(item))
                 return
             case let .internetPassword(item):
-                try printOutput(arguments.flag("json") ? try jsonText([internetPasswordJSON(item)]) : internetPasswordText(item))
+                try printOutput(
+                    arguments.flag("json") ? try jsonText([internetPasswordJSON(item)]) : internetPasswordText(item))
                 return
             case let .certificate(item):
                 try printOutput(arguments.flag("json") ? try jsonText([certificateJSON(item)]) : certificateText(item))
@@ -231,28 +269,31 @@ struct ShowCommand: RSAKitCommand {
             let sizes = blockSizes(item)
             if !text.isEmpty { text += "\n" }
             // An RSA-PSS key signs only: its algorithm replaces the encryption payloads.
-            let use = item.pssRestriction.map { "algorithm: \($0), signatures only (id-RSASSA-PSS, RFC 4055)" } ?? """
-            maximum raw block payload: \(sizes.rawBlockPayload) bytes (k - 11, --raw)
-            maximum container block payload: \(sizes.containerBlockPayload) bytes (k - 68, rsakit container v2 with PKCS#1 v1.5)
-            """
+            let use =
+                item.pssRestriction.map { "algorithm: \($0), signatures only (id-RSASSA-PSS, RFC 4055)" } ?? """
+                    maximum raw block payload: \(sizes.rawBlockPayload) bytes (k - 11, --raw)
+                    maximum container block payload: \(sizes.containerBlockPayload) bytes (k - 68, rsakit container v2 with PKCS#1 v1.5)
+                    """
             text += """
-            tag: \(terminalSafe(item.applicationTag))
-            class: \(item.keyClass.rawValue)
-            bits: \(item.keySizeInBits)
-            block size: \(sizes.blockSize) bytes
-            \(use)
-            fingerprint: \(item.fingerprint.base64String)
-            fingerprint (hex): \(item.fingerprint.hexString)
-            label: \(item.label.map(terminalSafe) ?? "(none)")\(item.token.map(Self.location) ?? "")
-            access group: \(item.accessGroup)
-            item id: \(item.itemID)
-            created: \(rfc3339(item.creationDate))
+                tag: \(terminalSafe(item.applicationTag))
+                class: \(item.keyClass.rawValue)
+                bits: \(item.keySizeInBits)
+                block size: \(sizes.blockSize) bytes
+                \(use)
+                fingerprint: \(item.fingerprint.base64String)
+                fingerprint (hex): \(item.fingerprint.hexString)
+                label: \(item.label.map(terminalSafe) ?? "(none)")\(item.token.map(Self.location) ?? "")
+                access group: \(item.accessGroup)
+                item id: \(item.itemID)
+                created: \(rfc3339(item.creationDate))
 
-            """
+                """
             // A key in the TPM cannot be exported: its public half is shown with it, as the
             // one thing of it that may leave the machine.
             if item.token?.isTPM == true, let key = storeTokenKey(store, tag: item.applicationTag) {
-                text += "public key:\n" + key.publicKey.pemRepresentation + (key.publicKey.pemRepresentation.hasSuffix("\n") ? "" : "\n") + "\n"
+                text +=
+                    "public key:\n" + key.publicKey.pemRepresentation
+                    + (key.publicKey.pemRepresentation.hasSuffix("\n") ? "" : "\n") + "\n"
             }
         }
         try printOutput(text)
@@ -269,7 +310,7 @@ struct DeleteCommand: RSAKitCommand {
             accessGroupOption,
             .value("tag", "TAG", "Application tag."),
             .value("id", "ID", "Item id (persistent reference) of an item of any class."),
-            .flag("public-only", "Delete only the public item."),
+            .flag("public-only", "Delete only the public item.")
         ],
         passphrases: .none)
 
@@ -277,8 +318,9 @@ struct DeleteCommand: RSAKitCommand {
     let tag: String
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
-        tag = try tagUnlessItemID(arguments, command: Self.spec.name, excludedFlags: ["public-only"],
-                                  conflict: "--id takes neither --tag nor --public-only")
+        tag = try tagUnlessItemID(
+            arguments, command: Self.spec.name, excludedFlags: ["public-only"],
+            conflict: "--id takes neither --tag nor --public-only")
     }
 
     func run() throws {
@@ -297,7 +339,8 @@ struct DeleteCommand: RSAKitCommand {
         } catch RSAError.itemNotFound {
             throw tagNotFound(store, tag: tag)
         }
-        try printOutput("deleted \(arguments.flag("public-only") ? "public item" : "items") for tag: \(terminalSafe(tag))\n")
+        try printOutput(
+            "deleted \(arguments.flag("public-only") ? "public item" : "items") for tag: \(terminalSafe(tag))\n")
     }
 }
 
@@ -354,7 +397,9 @@ struct ItemJSON: Encodable {
         // An RSA-PSS key signs only: no encryption payloads; null parameters allow any.
         try c.encode("rsassaPSS", forKey: .keyAlgorithm)
         if let p = restriction.parameters {
-            try c.encode(PSSParametersJSON(hash: p.hash.rawValue, mgf1Hash: p.mgf1Hash.rawValue, saltLength: p.saltLength), forKey: .pssParameters)
+            try c.encode(
+                PSSParametersJSON(hash: p.hash.rawValue, mgf1Hash: p.mgf1Hash.rawValue, saltLength: p.saltLength),
+                forKey: .pssParameters)
         } else {
             try c.encodeNil(forKey: .pssParameters)
         }

@@ -9,10 +9,14 @@ struct ListCommand: RSAKitCommand {
         options: [
             accessGroupOption,
             systemOption,
-            .value("class", "CLASS", "Only items of this class: key, password, internet-password or certificate.").choices(["key", "password", "internet-password", "certificate"]),
+            .value("class", "CLASS", "Only items of this class: key, password, internet-password or certificate.")
+                .choices(["key", "password", "internet-password", "certificate"]),
             .flag("json", "Print a JSON array of items."),
             // For shell completion: one name per line, no header, nothing for a missing store.
-            .value("names", "KIND", "tag, label (certificates), identity (labels of certificates with their private key), service, account or server: print those names, one per line.").choices(ListCommand.nameKinds).hiddenFromHelp(),
+            .value(
+                "names", "KIND",
+                "tag, label (certificates), identity (labels of certificates with their private key), service, account or server: print those names, one per line."
+            ).choices(ListCommand.nameKinds).hiddenFromHelp()
         ],
         passphrases: .none)
 
@@ -24,11 +28,16 @@ struct ListCommand: RSAKitCommand {
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
         if let kind = arguments.value("names"), !Self.nameKinds.contains(kind) {
-            throw UsageError(message: "--names must be one of \(Self.nameKinds.joined(separator: ", ")), got '\(terminalSafe(kind))'", command: Self.spec.name)
+            throw UsageError(
+                message:
+                    "--names must be one of \(Self.nameKinds.joined(separator: ", ")), got '\(terminalSafe(kind))'",
+                command: Self.spec.name)
         }
         if let name = arguments.value("class") {
             guard ["key", "password", "internet-password", "certificate"].contains(name) else {
-                throw UsageError(message: "--class must be key, password, internet-password or certificate, got '\(name)'", command: Self.spec.name)
+                throw UsageError(
+                    message: "--class must be key, password, internet-password or certificate, got '\(name)'",
+                    command: Self.spec.name)
             }
             classes = [name]
         } else {
@@ -53,8 +62,10 @@ struct ListCommand: RSAKitCommand {
         let internetPasswords = classes.contains("internet-password") ? listing.internetPasswords : []
         let certificates = classes.contains("certificate") ? listing.certificates : []
         if arguments.flag("json") {
-            try printOutput(try jsonText(try keys.map(itemJSON) + passwords.map(passwordJSON)
-                                         + internetPasswords.map(internetPasswordJSON) + certificates.map(certificateJSON)))
+            try printOutput(
+                try jsonText(
+                    try keys.map(itemJSON) + passwords.map(passwordJSON)
+                        + internetPasswords.map(internetPasswordJSON) + certificates.map(certificateJSON)))
             return
         }
         if keys.isEmpty && passwords.isEmpty && internetPasswords.isEmpty && certificates.isEmpty {
@@ -72,10 +83,13 @@ struct ListCommand: RSAKitCommand {
         // Tags, labels, services and accounts are escaped (terminalSafe): an item cannot forge
         // a row or send escapes to the terminal. Names that look alike (see lookAlikes) show
         // their non-ASCII characters as \u{...} escapes.
-        let alike = Self.lookAlikes(keys.map(\.applicationTag) + keys.compactMap(\.label) + passwords.map(\.service)
-                                    + passwords.map(\.account) + passwords.compactMap(\.label))
+        let alike = Self.lookAlikes(
+            keys.map(\.applicationTag) + keys.compactMap(\.label) + passwords.map(\.service)
+                + passwords.map(\.account) + passwords.compactMap(\.label))
         if !alike.isEmpty {
-            printWarning("some names differ only in their Unicode form (NFC and NFD, such as a precomposed \"é\" and \"e\" with a combining accent): they are shown with \\u{...} escapes, and each must be given byte for byte")
+            printWarning(
+                "some names differ only in their Unicode form (NFC and NFD, such as a precomposed \"é\" and \"e\" with a combining accent): they are shown with \\u{...} escapes, and each must be given byte for byte"
+            )
         }
         func shown(_ name: String) -> String { Self.shown(name, lookAlikes: alike) }
         var text = ""
@@ -87,7 +101,9 @@ struct ListCommand: RSAKitCommand {
                 text += "\(keyClass) \(bits) \(item.fingerprint.base64String)  \(shown(item.applicationTag))"
                 if let label = item.label { text += "  (\(shown(label)))" }
                 // Where a private key lives when it is not in the store.
-                if let token = item.token { text += token.isTPM ? "  [tpm]" : "  [token: \(terminalSafe(token.tokenLabel))]" }
+                if let token = item.token {
+                    text += token.isTPM ? "  [tpm]" : "  [token: \(terminalSafe(token.tokenLabel))]"
+                }
                 text += groupSuffix(item.accessGroup) + "\n"
             }
         }
@@ -135,7 +151,8 @@ struct ListCommand: RSAKitCommand {
             // From the listing, as allIdentities() pairs them (a certificate with a stored private
             // key of its public key), so that a damaged item costs its name only, not the list.
             let privateKeys = Set(listing.keys.filter { $0.keyClass == .private }.map(\.fingerprint))
-            names = listing.certificates.filter { $0.publicKeyFingerprint.map(privateKeys.contains) ?? false }.map(\.label)
+            names = listing.certificates.filter { $0.publicKeyFingerprint.map(privateKeys.contains) ?? false }.map(
+                \.label)
         case "service": names = listing.passwords.map(\.service)
         case "account": names = listing.passwords.map(\.account) + listing.internetPasswords.map(\.key.account)
         default: names = listing.internetPasswords.map(\.key.server)
@@ -145,7 +162,9 @@ struct ListCommand: RSAKitCommand {
         }
         // Distinct byte for byte: a Set of Strings would merge the NFC and NFD forms of a name.
         let lines = Set(listable.map { Array($0.utf8) }).sorted { $0.lexicographicallyPrecedes($1) }
-        if !lines.isEmpty { try printOutput(lines.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n") + "\n") }
+        if !lines.isEmpty {
+            try printOutput(lines.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n") + "\n")
+        }
     }
 
     /// The UTF-8 forms of names that another name equals in Swift's sense (canonical
@@ -162,6 +181,8 @@ struct ListCommand: RSAKitCommand {
     static func shown(_ name: String, lookAlikes: Set<[UInt8]>) -> String {
         let safe = terminalSafe(name)
         guard lookAlikes.contains(Array(name.utf8)) else { return safe }
-        return safe.unicodeScalars.map { $0.isASCII ? String($0) : "\\u{\(String($0.value, radix: 16, uppercase: true))}" }.joined()
+        return safe.unicodeScalars.map {
+            $0.isASCII ? String($0) : "\\u{\(String($0.value, radix: 16, uppercase: true))}"
+        }.joined()
     }
 }

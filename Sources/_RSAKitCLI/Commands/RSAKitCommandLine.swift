@@ -18,9 +18,10 @@ import RSAKit
         GenPairCommand.self, EncryptCommand.self, DecryptCommand.self, ImportCommand.self,
         ExportCommand.self, ListCommand.self, ShowCommand.self, DeleteCommand.self,
         SignCommand.self, VerifyCommand.self,
-        StoreCommand.self, PasswordCommand.self, InternetPasswordCommand.self, GitCredentialCommand.self, AgentCommand.self, AccessGroupCommand.self, CertCommand.self,
+        StoreCommand.self, PasswordCommand.self, InternetPasswordCommand.self, GitCredentialCommand.self,
+        AgentCommand.self, AccessGroupCommand.self, CertCommand.self,
         CRLCommand.self, TrustCommand.self, IdentityCommand.self,
-        TLSCommand.self, FetchCommand.self, CompletionCommand.self,
+        TLSCommand.self, FetchCommand.self, CompletionCommand.self
     ]
 
     /// Every command name, for "did you mean".
@@ -28,18 +29,18 @@ import RSAKit
 
     static var mainHelp: String {
         var text = """
-        OVERVIEW: RSA encryption (PKCS#1 v1.5 and OAEP) with a tagged key store, interoperable with
-        iOS (SecKeyEncrypt), Java and OpenSSL.
+            OVERVIEW: RSA encryption (PKCS#1 v1.5 and OAEP) with a tagged key store, interoperable with
+            iOS (SecKeyEncrypt), Java and OpenSSL.
 
-        USAGE: rsakit <command> [options]
+            USAGE: rsakit <command> [options]
 
-        OPTIONS:
-          -V, --version             Show the version of rsakit and of the libraries it runs with.
-          -h, --help                Show this help.
+            OPTIONS:
+              -V, --version             Show the version of rsakit and of the libraries it runs with.
+              -h, --help                Show this help.
 
-        SUBCOMMANDS:
+            SUBCOMMANDS:
 
-        """
+            """
         for command in commands {
             let name = command.spec.name
             text += "  \(name)\(String(repeating: " ", count: max(2, 26 - name.count)))\(command.spec.overview)\n"
@@ -78,7 +79,9 @@ import RSAKit
                 }
                 if arguments.count == 2 && arguments[1] != "help" {
                     guard let command = commands.first(where: { $0.spec.name == arguments[1] }) else {
-                        throw UsageError(message: "unknown command '\(arguments[1])'" + didYouMean(arguments[1], commandNames), command: nil)
+                        throw UsageError(
+                            message: "unknown command '\(arguments[1])'" + didYouMean(arguments[1], commandNames),
+                            command: nil)
                     }
                     try printOutput(command.spec.helpText)
                 } else {
@@ -86,12 +89,17 @@ import RSAKit
                 }
                 return .success
             default:
-                if first.hasPrefix("-"), let named = arguments.first(where: { name in commands.contains { $0.spec.name == name } }) {
+                if first.hasPrefix("-"),
+                    let named = arguments.first(where: { name in commands.contains { $0.spec.name == name } })
+                {
                     let rest = arguments.filter { $0 != named }.joined(separator: " ")
-                    throw UsageError(message: "options come after the command name: rsakit \(named) \(rest)", command: nil)
+                    throw UsageError(
+                        message: "options come after the command name: rsakit \(named) \(rest)", command: nil)
                 }
                 guard let command = commands.first(where: { $0.spec.name == first }) else {
-                    throw UsageError(message: "unknown command '\(first)'" + didYouMean(first, commandNames) + " (see 'rsakit --help')", command: nil)
+                    throw UsageError(
+                        message: "unknown command '\(first)'" + didYouMean(first, commandNames)
+                            + " (see 'rsakit --help')", command: nil)
                 }
                 let parsed = try ParsedArguments(Array(arguments.dropFirst()), spec: command.spec)
                 if parsed.flag("help") {

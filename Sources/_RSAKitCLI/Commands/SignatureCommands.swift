@@ -7,10 +7,17 @@ import RSAKit
 
 /// The options `sign` and `verify` share: key, scheme, hashes, salt length, input.
 private let signatureOptions: [OptionSpec] = [
-    .value("scheme", "SCHEME", "pkcs1 (RSASSA-PKCS1-v1_5, the default) or pss (RSASSA-PSS; the default for an RSA-PSS key).").choices(["pkcs1", "pss"]),
-    .value("hash", "HASH", "Message hash: sha1, sha224, sha256 (default; an RSA-PSS key's own hash when it names one), sha384, sha512, sha512-224, sha512-256, sha3-224, sha3-256, sha3-384, sha3-512; with --scheme pss also shake128 and shake256 (RFC 8702: SHAKE as hash and MGF).").choices(RSAHashAlgorithm.allCases.map(\.rawValue)),
-    .value("mgf1-hash", "HASH", "PSS only: the MGF1 hash (default: the key's, else the message hash).").choices(RSAHashAlgorithm.allCases.map(\.rawValue)),
-    .value("in", "FILE", "Read the message from FILE (default: standard input; '-' too)."),
+    .value(
+        "scheme", "SCHEME",
+        "pkcs1 (RSASSA-PKCS1-v1_5, the default) or pss (RSASSA-PSS; the default for an RSA-PSS key)."
+    ).choices(["pkcs1", "pss"]),
+    .value(
+        "hash", "HASH",
+        "Message hash: sha1, sha224, sha256 (default; an RSA-PSS key's own hash when it names one), sha384, sha512, sha512-224, sha512-256, sha3-224, sha3-256, sha3-384, sha3-512; with --scheme pss also shake128 and shake256 (RFC 8702: SHAKE as hash and MGF)."
+    ).choices(RSAHashAlgorithm.allCases.map(\.rawValue)),
+    .value("mgf1-hash", "HASH", "PSS only: the MGF1 hash (default: the key's, else the message hash).").choices(
+        RSAHashAlgorithm.allCases.map(\.rawValue)),
+    .value("in", "FILE", "Read the message from FILE (default: standard input; '-' too).")
 ]
 
 /// The scheme options as given, resolved against the key once it is loaded: an id-RSASSA-PSS
@@ -48,7 +55,10 @@ struct SignatureSettings {
             } else if let shake = RSAPSSSHAKE(rawValue: name.lowercased()) {
                 hash = .shake(shake)
             } else {
-                throw UsageError(message: "unknown hash '\(name)'; use one of \(RSAHashAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")), or shake128 or shake256 with --scheme pss", command: command)
+                throw UsageError(
+                    message:
+                        "unknown hash '\(name)'; use one of \(RSAHashAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")), or shake128 or shake256 with --scheme pss",
+                    command: command)
             }
         } else {
             hash = nil
@@ -70,7 +80,10 @@ struct SignatureSettings {
         case "auto" where verifying: saltLength = .auto
         case let text?:
             guard let n = Int(text), n >= 0 else {
-                throw UsageError(message: "--salt-length expects a number of bytes, 'digest', 'max'\(verifying ? " or 'auto'" : ""), got '\(text)'", command: command)
+                throw UsageError(
+                    message:
+                        "--salt-length expects a number of bytes, 'digest', 'max'\(verifying ? " or 'auto'" : ""), got '\(text)'",
+                    command: command)
             }
             saltLength = .byteCount(n)
         }
@@ -81,7 +94,8 @@ struct SignatureSettings {
                 throw UsageError(message: "--\(option) applies to --scheme pss only", command: command)
             }
             if case .shake? = hash {
-                throw UsageError(message: "SHAKE128 and SHAKE256 sign with --scheme pss only (RFC 8702)", command: command)
+                throw UsageError(
+                    message: "SHAKE128 and SHAKE256 sign with --scheme pss only (RFC 8702)", command: command)
             }
         default:
             throw UsageError(message: "unknown --scheme '\(scheme!)'; use pkcs1 or pss", command: command)
@@ -103,24 +117,31 @@ struct SignatureSettings {
             let sha: RSAHashAlgorithm
             switch hash {
             case let .sha(named)?: sha = named
-            case .shake?: throw UsageError(message: "SHAKE128 and SHAKE256 sign with --scheme pss only (RFC 8702)", command: command)
+            case .shake?:
+                throw UsageError(
+                    message: "SHAKE128 and SHAKE256 sign with --scheme pss only (RFC 8702)", command: command)
             case nil: sha = .sha256
             }
-            try restriction?.check(hash: sha, padding: .pkcs1v15, encodedBitCount: key.modulusBitCount - 1, verifying: verifying)
+            try restriction?.check(
+                hash: sha, padding: .pkcs1v15, encodedBitCount: key.modulusBitCount - 1, verifying: verifying)
             return Resolved(hash: .sha(sha), padding: .pkcs1v15, saltLength: .digestLength)
         }
         let salt = saltLength ?? parameters.map { .byteCount($0.saltLength) } ?? (verifying ? .auto : .digestLength)
         switch hash ?? parameters.map({ .sha($0.hash) }) ?? .sha(.sha256) {
         case let .shake(shake):
             if mgf1Hash != nil {
-                throw UsageError(message: "--mgf1-hash does not apply to SHAKE, which is its own mask generation function (RFC 8702)", command: command)
+                throw UsageError(
+                    message:
+                        "--mgf1-hash does not apply to SHAKE, which is its own mask generation function (RFC 8702)",
+                    command: command)
             }
             try restriction?.checkSHAKE(shake)
             return Resolved(hash: .shake(shake), padding: .pss(saltLength: salt), saltLength: salt)
         case let .sha(sha):
             let mgf1 = mgf1Hash ?? parameters?.mgf1Hash ?? sha
             let padding: RSASignaturePadding = mgf1 == sha ? .pss(saltLength: salt) : .pssMGF1(mgf1, saltLength: salt)
-            try restriction?.check(hash: sha, padding: padding, encodedBitCount: key.modulusBitCount - 1, verifying: verifying)
+            try restriction?.check(
+                hash: sha, padding: padding, encodedBitCount: key.modulusBitCount - 1, verifying: verifying)
             return Resolved(hash: .sha(sha), padding: padding, saltLength: salt)
         }
     }
@@ -160,7 +181,8 @@ private func requireOneKeySource(_ arguments: ParsedArguments, _ command: String
     let given = names.filter { arguments.value($0) != nil }
     guard given.count == 1 else {
         let choices = certificate ? "--tag <TAG>, --key <FILE> or --cert <FILE>" : "--tag <TAG> or --key <FILE>"
-        throw UsageError(message: given.isEmpty ? "missing \(choices)" : "give one of \(choices), not several", command: command)
+        throw UsageError(
+            message: given.isEmpty ? "missing \(choices)" : "give one of \(choices), not several", command: command)
     }
 }
 
@@ -169,27 +191,30 @@ struct SignCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "sign",
         overview: "Sign data with a private key (RSASSA-PKCS1-v1_5 or RSASSA-PSS).",
-        usage: "rsakit sign (--tag <TAG> | --key <FILE>) [--scheme pkcs1|pss] [--hash <HASH>] [--salt-length <N>|digest|max] [--in <FILE>] [--out <FILE>]",
+        usage:
+            "rsakit sign (--tag <TAG> | --key <FILE>) [--scheme pkcs1|pss] [--hash <HASH>] [--salt-length <N>|digest|max] [--in <FILE>] [--out <FILE>]",
         options: [
             .value("tag", "TAG", "Sign with the private key stored under this application tag."),
             .value("key", "FILE", "Sign with the private key in this file (PEM or DER; PKCS#1 or PKCS#8)."),
-            tokenPINOption,
+            tokenPINOption
         ] + signatureOptions + [
             .value("salt-length", "LEN", "PSS only: salt bytes, 'digest' (the hash length, default) or 'max'."),
             .value("out", "FILE", "Write the k-byte signature to FILE, only on success (default: standard output)."),
             systemOption,
-            .repeated("access-group", "GROUP", "With --system: the access group of the key (default: any group this user may use)."),
+            .repeated(
+                "access-group", "GROUP",
+                "With --system: the access group of the key (default: any group this user may use).")
         ],
         discussion: """
-        The signature is the bare k bytes (k = modulus length), as `openssl dgst -sha256 -sign
-        key.pem` writes it; `--scheme pss --salt-length digest` matches `openssl dgst -sha256
-        -sigopt rsa_padding_mode:pss -sigopt rsa_pss_saltlen:digest -sign key.pem`.
-        An RSA-PSS key (id-RSASSA-PSS, as `openssl genpkey -algorithm RSA-PSS` makes) signs with
-        PSS and its own hash, MGF1 hash and salt length by default; its salt length is the
-        least allowed, and other hashes or PKCS#1 v1.5 are refused (exit 64).
-        With --system --tag, the system keychain's agent signs (the key never leaves it): the input
-        is hashed here (SHA-1, SHA-2 or SHA-3), PKCS#1 v1.5 or PSS with a salt of the digest's length.
-        """)
+            The signature is the bare k bytes (k = modulus length), as `openssl dgst -sha256 -sign
+            key.pem` writes it; `--scheme pss --salt-length digest` matches `openssl dgst -sha256
+            -sigopt rsa_padding_mode:pss -sigopt rsa_pss_saltlen:digest -sign key.pem`.
+            An RSA-PSS key (id-RSASSA-PSS, as `openssl genpkey -algorithm RSA-PSS` makes) signs with
+            PSS and its own hash, MGF1 hash and salt length by default; its salt length is the
+            least allowed, and other hashes or PKCS#1 v1.5 are refused (exit 64).
+            With --system --tag, the system keychain's agent signs (the key never leaves it): the input
+            is hashed here (SHA-1, SHA-2 or SHA-3), PKCS#1 v1.5 or PSS with a salt of the digest's length.
+            """)
 
     let arguments: ParsedArguments
     let settings: SignatureSettings
@@ -213,7 +238,10 @@ struct SignCommand: RSAKitCommand {
         }
         let key: RSAPrivateKey
         if let path = arguments.value("key") {
-            guard case let .privateKey(privateKey) = try loadKeyFile(path, arguments: arguments, command: Self.spec.name).key else {
+            guard
+                case let .privateKey(privateKey) = try loadKeyFile(path, arguments: arguments, command: Self.spec.name)
+                    .key
+            else {
                 throw CLIFailure("key file '\(path)' holds a public key; signing needs the private key", .dataError)
             }
             key = privateKey
@@ -241,7 +269,8 @@ struct SignCommand: RSAKitCommand {
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }
         guard case let .sha(hash) = resolved.hash else {
-            throw UsageError(message: "a token key signs with SHA-1 or SHA-2 hashes, not SHAKE", command: Self.spec.name)
+            throw UsageError(
+                message: "a token key signs with SHA-1 or SHA-2 hashes, not SHAKE", command: Self.spec.name)
         }
         let signature: [UInt8]
         if key.reference.isTPM, case .pkcs1v15 = resolved.padding {
@@ -257,7 +286,8 @@ struct SignCommand: RSAKitCommand {
             signature = try key.signature(for: message, hash: hash, padding: resolved.padding, pin: pin)
         } else {
             guard case let .digest(digest) = try SignatureInput(input, resolved) else {
-                throw UsageError(message: "a token key signs with SHA-1 or SHA-2 hashes, not SHAKE", command: Self.spec.name)
+                throw UsageError(
+                    message: "a token key signs with SHA-1 or SHA-2 hashes, not SHAKE", command: Self.spec.name)
             }
             let pin = try readTokenPIN(arguments, command: Self.spec.name, reference: key.reference)
             signature = try key.signature(forDigest: digest, hash: hash, padding: resolved.padding, pin: pin)
@@ -271,24 +301,30 @@ struct VerifyCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "verify",
         overview: "Verify a signature with a public key: prints 'signature ok' (exit 0) or fails (exit 65).",
-        usage: "rsakit verify (--tag <TAG> | --key <FILE> | --cert <FILE>) --signature <FILE> [--scheme pkcs1|pss] [--hash <HASH>] [--salt-length <N>|digest|max|auto] [--in <FILE>]",
+        usage:
+            "rsakit verify (--tag <TAG> | --key <FILE> | --cert <FILE>) --signature <FILE> [--scheme pkcs1|pss] [--hash <HASH>] [--salt-length <N>|digest|max|auto] [--in <FILE>]",
         options: [
             .value("tag", "TAG", "Verify with the public key stored under this application tag."),
             .value("key", "FILE", "Verify with the key in this file (public or private; PEM or DER)."),
-            .value("cert", "FILE", "Verify with the RSA key of this X.509 certificate (DER or PEM; the first of a bundle)."),
-            .value("signature", "FILE", "The signature file (k bytes)."),
+            .value(
+                "cert", "FILE", "Verify with the RSA key of this X.509 certificate (DER or PEM; the first of a bundle)."
+            ),
+            .value("signature", "FILE", "The signature file (k bytes).")
         ] + signatureOptions + [
-            .value("salt-length", "LEN", "PSS only: 'auto' (the default: the salt length is recovered from the signature, RFC 8017 §9.1.2, as openssl's verify default), or exactly N bytes, 'digest' (the hash length) or 'max'."),
+            .value(
+                "salt-length", "LEN",
+                "PSS only: 'auto' (the default: the salt length is recovered from the signature, RFC 8017 §9.1.2, as openssl's verify default), or exactly N bytes, 'digest' (the hash length) or 'max'."
+            )
         ],
         discussion: """
-        Exit status 0 and 'signature ok' on standard output for a valid signature; exit status
-        65 and 'rsakit: error: signature invalid' on standard error otherwise (wrong key, hash,
-        scheme, salt length, altered data or signature). Without --salt-length a PSS signature
-        with any salt length is accepted, so `openssl dgst -sigopt rsa_padding_mode:pss -sign`
-        signatures (maximum salt) verify with no options beyond --scheme pss; a number,
-        'digest' or 'max' requires exactly that salt length. An RSA-PSS key verifies with its
-        own parameters by default, its salt length exactly (not 'auto'), as openssl does.
-        """)
+            Exit status 0 and 'signature ok' on standard output for a valid signature; exit status
+            65 and 'rsakit: error: signature invalid' on standard error otherwise (wrong key, hash,
+            scheme, salt length, altered data or signature). Without --salt-length a PSS signature
+            with any salt length is accepted, so `openssl dgst -sigopt rsa_padding_mode:pss -sign`
+            signatures (maximum salt) verify with no options beyond --scheme pss; a number,
+            'digest' or 'max' requires exactly that salt length. An RSA-PSS key verifies with its
+            own parameters by default, its salt length exactly (not 'auto'), as openssl does.
+            """)
 
     let arguments: ParsedArguments
     let settings: SignatureSettings
@@ -335,11 +371,14 @@ struct VerifyCommand: RSAKitCommand {
 private func certificatePublicKey(_ path: String) throws -> RSAPublicKey {
     let certificate = try CertificateRecipient.firstCertificate(file: path)
     guard let key = certificate.publicKey else {
-        throw CLIFailure("\(path): the certificate's public key is \(certificate.publicKeyAlgorithmName), not RSA", .dataError)
+        throw CLIFailure(
+            "\(path): the certificate's public key is \(certificate.publicKeyAlgorithmName), not RSA", .dataError)
     }
     let now = Date()
     if now > certificate.notValidAfter || now < certificate.notValidBefore {
-        printWarning("\(path): the certificate is not valid now (\(iso8601(certificate.notValidBefore)) to \(iso8601(certificate.notValidAfter)))")
+        printWarning(
+            "\(path): the certificate is not valid now (\(iso8601(certificate.notValidBefore)) to \(iso8601(certificate.notValidAfter)))"
+        )
     }
     if let usage = certificate.keyUsage, !usage.contains(.digitalSignature) {
         printWarning("\(path): the certificate's key usage (\(usage)) does not allow digital signatures")

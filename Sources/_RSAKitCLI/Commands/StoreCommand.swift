@@ -10,36 +10,53 @@ import RSAKit
 struct StoreCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "store",
-        overview: "Make a store (shared with a Unix group or not); protect its secrets with a passphrase (and this machine's TPM), change it, remove it, or show the state.",
-        usage: "rsakit store init|protect|change-passphrase|unprotect|info [--shared-with <GROUP>] [--store-passin <SPEC>] [--new-passin <SPEC>] [--kdf <COST>] [--tpm [--tpm-pin]] [--json] [--store <DIR>]",
+        overview:
+            "Make a store (shared with a Unix group or not); protect its secrets with a passphrase (and this machine's TPM), change it, remove it, or show the state.",
+        usage:
+            "rsakit store init|protect|change-passphrase|unprotect|info [--shared-with <GROUP>] [--store-passin <SPEC>] [--new-passin <SPEC>] [--kdf <COST>] [--tpm [--tpm-pin]] [--json] [--store <DIR>]",
         options: [
-            .value("shared-with", "GROUP", "init: share the new store with the members of this Unix group (folders 2770, files 0660, owned by the group).").only("init"),
-            .flag("tpm", "protect: also seal the store key to this machine's TPM, so the store opens here without the passphrase (which stays the recovery path); on a protected store, adds the seal.").only("protect"),
-            .flag("tpm-pin", "protect --tpm: guard the TPM's seal with a PIN (--token-pin, $RSAKIT_TOKEN_PIN or a prompt).").only("protect"),
+            .value(
+                "shared-with", "GROUP",
+                "init: share the new store with the members of this Unix group (folders 2770, files 0660, owned by the group)."
+            ).only("init"),
+            .flag(
+                "tpm",
+                "protect: also seal the store key to this machine's TPM, so the store opens here without the passphrase (which stays the recovery path); on a protected store, adds the seal."
+            ).only("protect"),
+            .flag(
+                "tpm-pin",
+                "protect --tpm: guard the TPM's seal with a PIN (--token-pin, $RSAKIT_TOKEN_PIN or a prompt)."
+            ).only("protect"),
             tokenPINOption.only("protect"),
-            .value("new-passin", "SPEC", "change-passphrase: the new passphrase, same syntax as --passin (default: $RSAKIT_NEW_PASSIN, else a prompt).").only("change-passphrase"),
-            .value("kdf", "COST", "protect, change-passphrase: Argon2id cost interactive, moderate (default; kept by change-passphrase) or sensitive.").only("protect", "change-passphrase"),
-            .flag("json", "info: print a JSON object.").only("info"),
+            .value(
+                "new-passin", "SPEC",
+                "change-passphrase: the new passphrase, same syntax as --passin (default: $RSAKIT_NEW_PASSIN, else a prompt)."
+            ).only("change-passphrase"),
+            .value(
+                "kdf", "COST",
+                "protect, change-passphrase: Argon2id cost interactive, moderate (default; kept by change-passphrase) or sensitive."
+            ).only("protect", "change-passphrase"),
+            .flag("json", "info: print a JSON object.").only("info")
         ],
         positionals: ["SUBCOMMAND"],
         subcommands: ["init", "protect", "change-passphrase", "unprotect", "info"],
         discussion: """
-        init               make the store now (other commands make it at their first add); with
-                           --shared-with GROUP, a store every member of that Unix group reads and writes:
-                           folders 2770 (setgid), files 0660, all owned by GROUP whatever the umask, a
-                           group-writable lock. Users outside GROUP are refused (exit 77). A folder or
-                           file of a shared store open to others, or owned by another group, is refused
-                           as loose. Run it as root or as a member of GROUP.
-        protect            seal every private key and password value under a new random store key,
-                           itself sealed by a key derived from the passphrase (Argon2id); one atomic step.
-        change-passphrase  reseal the store key alone (asks for the old passphrase, then the new one).
-        unprotect          write every secret back in the clear (asks for the passphrase).
-        protect --tpm      also seal the store key to this machine's TPM (docs/tpm.md): commands then open
-                           the store without asking; the passphrase opens it where the TPM cannot.
-        info               say whether the store is protected, and the Argon2id parameters.
-        Item attributes (tags, labels, fingerprints, services, accounts) stay readable: list needs no passphrase.
-        A wrong passphrase exits with status 65 and changes nothing.
-        """,
+            init               make the store now (other commands make it at their first add); with
+                               --shared-with GROUP, a store every member of that Unix group reads and writes:
+                               folders 2770 (setgid), files 0660, all owned by GROUP whatever the umask, a
+                               group-writable lock. Users outside GROUP are refused (exit 77). A folder or
+                               file of a shared store open to others, or owned by another group, is refused
+                               as loose. Run it as root or as a member of GROUP.
+            protect            seal every private key and password value under a new random store key,
+                               itself sealed by a key derived from the passphrase (Argon2id); one atomic step.
+            change-passphrase  reseal the store key alone (asks for the old passphrase, then the new one).
+            unprotect          write every secret back in the clear (asks for the passphrase).
+            protect --tpm      also seal the store key to this machine's TPM (docs/tpm.md): commands then open
+                               the store without asking; the passphrase opens it where the TPM cannot.
+            info               say whether the store is protected, and the Argon2id parameters.
+            Item attributes (tags, labels, fingerprints, services, accounts) stay readable: list needs no passphrase.
+            A wrong passphrase exits with status 65 and changes nothing.
+            """,
         passphrases: .only(["protect", "change-passphrase", "unprotect"]))
 
     let arguments: ParsedArguments
@@ -65,7 +82,8 @@ struct StoreCommand: RSAKitCommand {
         case "protect":
             if try store.isProtected {
                 guard arguments.flag("tpm") else {
-                    throw CLIFailure("the store \(store.path) is already protected (use 'rsakit store change-passphrase')", .failure)
+                    throw CLIFailure(
+                        "the store \(store.path) is already protected (use 'rsakit store change-passphrase')", .failure)
                 }
                 let passphrase = try Passphrase.readStore(arguments, command: name, path: store.path)
                 try namingStore(store.path) { try store.unlock(passphrase: passphrase) }
@@ -80,7 +98,9 @@ struct StoreCommand: RSAKitCommand {
                 do {
                     try store.sealStoreKeyToTPM(passphrase: passphrase, pin: pin)
                 } catch {
-                    printWarning("the store is protected with the passphrase, but not sealed to the TPM: \(CLIFailure.from(error).description)")
+                    printWarning(
+                        "the store is protected with the passphrase, but not sealed to the TPM: \(CLIFailure.from(error).description)"
+                    )
                     throw error
                 }
                 try printOutput("protected: \(store.path) (sealed to the TPM; the passphrase is the recovery path)\n")
@@ -156,7 +176,8 @@ struct StoreCommand: RSAKitCommand {
     /// The PIN of a new TPM seal: --tpm-pin (or a PIN source given) asks for one, else none.
     private func tpmSealPIN() throws -> RSASecretBytes? {
         guard arguments.flag("tpm-pin") || arguments.value("token-pin") != nil else { return nil }
-        return try Passphrase.read(arguments, command: Self.spec.name, option: "token-pin", variable: "RSAKIT_TOKEN_PIN",
-                                   prompt: "New PIN for the store's TPM seal: ", confirm: true)
+        return try Passphrase.read(
+            arguments, command: Self.spec.name, option: "token-pin", variable: "RSAKIT_TOKEN_PIN",
+            prompt: "New PIN for the store's TPM seal: ", confirm: true)
     }
 }

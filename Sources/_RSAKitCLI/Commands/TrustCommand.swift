@@ -11,35 +11,49 @@ struct TrustCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "trust",
         overview: "Evaluate a certificate chain (trust evaluate), with Apple's trust results.",
-        usage: "rsakit trust evaluate <CERT> [--chain <FILE>]... [--policy basic|ssl-server|ssl-client] [--hostname <H>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) [--verify-date <DATE>] [--json] [--store <DIR>]",
+        usage:
+            "rsakit trust evaluate <CERT> [--chain <FILE>]... [--policy basic|ssl-server|ssl-client] [--hostname <H>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) [--verify-date <DATE>] [--json] [--store <DIR>]",
         options: [
-            .repeated("chain", "FILE", "Intermediate (or other) certificates to build the chain from; DER, PEM or a bundle; repeatable."),
-            .value("policy", "POLICY", "basic (default: chain, signatures, validity, CA rights), ssl-server (adds serverAuth and --hostname), ssl-client (adds clientAuth).").choices(["basic", "ssl-server", "ssl-client"]),
+            .repeated(
+                "chain", "FILE",
+                "Intermediate (or other) certificates to build the chain from; DER, PEM or a bundle; repeatable."),
+            .value(
+                "policy", "POLICY",
+                "basic (default: chain, signatures, validity, CA rights), ssl-server (adds serverAuth and --hostname), ssl-client (adds clientAuth)."
+            ).choices(["basic", "ssl-server", "ssl-client"]),
             .value("hostname", "H", "ssl-server: the name (or IP address) the leaf must be valid for."),
             .repeated("anchor", "FILE", "Extra trust anchors; repeatable."),
-            .repeated("crl", "FILE", "Check revocation against this CRL (PEM or DER, as openssl ca -gencrl writes it); repeatable. A revoked certificate is a fatal failure."),
-            .flag("anchors-only", "Use only --anchor files and the store's trusted certificates, not the system's (/etc/ssl/certs/ca-certificates.crt)."),
-            .value("verify-date", "DATE", "Check validity at DATE instead of now: RFC 3339 (2020-06-15T12:00:00Z) or YYYY-MM-DD (midnight UTC)."),
-            .flag("json", "Print the result as JSON."),
+            .repeated(
+                "crl", "FILE",
+                "Check revocation against this CRL (PEM or DER, as openssl ca -gencrl writes it); repeatable. A revoked certificate is a fatal failure."
+            ),
+            .flag(
+                "anchors-only",
+                "Use only --anchor files and the store's trusted certificates, not the system's (/etc/ssl/certs/ca-certificates.crt)."
+            ),
+            .value(
+                "verify-date", "DATE",
+                "Check validity at DATE instead of now: RFC 3339 (2020-06-15T12:00:00Z) or YYYY-MM-DD (midnight UTC)."),
+            .flag("json", "Print the result as JSON.")
         ] + RevocationOptions.specs,
         positionals: ["SUBCOMMAND", "CERT"],
         subcommands: ["evaluate"],
         discussion: """
-        Anchors: the system's, the store's certificates added with 'cert add --trust', and --anchor files.
-        Chains are built from CERT, --chain files and every certificate in the store (stored certificates
-        are candidates, not anchors); when several paths exist (cross-signed or expired alternatives), each
-        is tried and the first that validates is reported.
-        Results: proceed (chains to a certificate you marked trusted), unspecified (chains to a system or
-        given anchor), recoverable-trust-failure, deny (a certificate you marked distrusted),
-        fatal-trust-failure, invalid. Every reason is printed with its certificate; an expired one with
-        the --verify-date that would evaluate it.
-        Revocation: a revoked certificate is a fatal failure with its revocation date (and reason, from
-        OCSP); a status that cannot be established (no CRL, no OCSP answer, a refused response, unknown)
-        is a warning, or a recoverable failure under --require-revocation. OCSP requests carry a nonce,
-        wait at most 5 s, read at most 64 KiB, and the response's signature (by the issuer or a
-        responder certificate it issued for OCSP signing), certificate, nonce and dates are checked.
-        Exit status: 0 for proceed and unspecified, 65 for every failure.
-        """,
+            Anchors: the system's, the store's certificates added with 'cert add --trust', and --anchor files.
+            Chains are built from CERT, --chain files and every certificate in the store (stored certificates
+            are candidates, not anchors); when several paths exist (cross-signed or expired alternatives), each
+            is tried and the first that validates is reported.
+            Results: proceed (chains to a certificate you marked trusted), unspecified (chains to a system or
+            given anchor), recoverable-trust-failure, deny (a certificate you marked distrusted),
+            fatal-trust-failure, invalid. Every reason is printed with its certificate; an expired one with
+            the --verify-date that would evaluate it.
+            Revocation: a revoked certificate is a fatal failure with its revocation date (and reason, from
+            OCSP); a status that cannot be established (no CRL, no OCSP answer, a refused response, unknown)
+            is a warning, or a recoverable failure under --require-revocation. OCSP requests carry a nonce,
+            wait at most 5 s, read at most 64 KiB, and the response's signature (by the issuer or a
+            responder certificate it issued for OCSP signing), certificate, nonce and dates are checked.
+            Exit status: 0 for proceed and unspecified, 65 for every failure.
+            """,
         passphrases: .none)
 
     let arguments: ParsedArguments
@@ -63,7 +77,9 @@ struct TrustCommand: RSAKitCommand {
         case "ssl-server": policy = .sslServer(hostname: hostname)
         case "ssl-client": policy = .sslClient
         default:
-            throw UsageError(message: "--policy must be basic, ssl-server or ssl-client, got '\(policyName)'", command: Self.spec.name)
+            throw UsageError(
+                message: "--policy must be basic, ssl-server or ssl-client, got '\(policyName)'",
+                command: Self.spec.name)
         }
         if hostname != nil && policyName != "ssl-server" {
             throw UsageError(message: "--hostname needs --policy ssl-server", command: Self.spec.name)
@@ -71,7 +87,9 @@ struct TrustCommand: RSAKitCommand {
         revocationPolicy = try RevocationOptions.policy(arguments, command: Self.spec.name)
         if let text = arguments.value("verify-date") {
             guard let date = TrustCommand.parseDate(text) else {
-                throw UsageError(message: "--verify-date expects RFC 3339 (2020-06-15T12:00:00Z) or YYYY-MM-DD, got '\(text)'", command: Self.spec.name)
+                throw UsageError(
+                    message: "--verify-date expects RFC 3339 (2020-06-15T12:00:00Z) or YYYY-MM-DD, got '\(text)'",
+                    command: Self.spec.name)
             }
             verifyDate = date
         } else {
@@ -86,12 +104,16 @@ struct TrustCommand: RSAKitCommand {
 
     func run() throws {
         let given = try readCertificateFile(certificatePath)
-        var trust = RSATrust(certificates: given + (try arguments.values("chain").flatMap { try readCertificateFile($0) }), policy: policy)
+        var trust = RSATrust(
+            certificates: given + (try arguments.values("chain").flatMap { try readCertificateFile($0) }),
+            policy: policy)
         trust.anchorCertificates = try arguments.values("anchor").flatMap { try readCertificateFile($0) }
         trust.anchorCertificatesOnly = arguments.flag("anchors-only")
         trust.crls = try arguments.values("crl").flatMap { path in
-            do { return try X509CRL.crls(from: try readWholeFile(path, what: "CRL file")) } catch let error as RSAError {
-                throw CLIFailure("cannot read the CRL file '\(terminalSafe(path))': \(CLIFailure.message(for: error))", .dataError)
+            do { return try X509CRL.crls(from: try readWholeFile(path, what: "CRL file")) } catch let error as RSAError
+            {
+                throw CLIFailure(
+                    "cannot read the CRL file '\(terminalSafe(path))': \(CLIFailure.message(for: error))", .dataError)
             }
         }
         if let verifyDate { trust.verifyDate = verifyDate }
@@ -104,12 +126,13 @@ struct TrustCommand: RSAKitCommand {
         }
         let evaluation = trust.evaluate()
         for warning in evaluation.warnings { printWarning(warning) }
-        try printOutput(arguments.flag("json") ? try jsonText(json(evaluation)) : text(evaluation, userTrusted: trust.userTrustedFingerprints))
+        try printOutput(
+            arguments.flag("json")
+                ? try jsonText(json(evaluation)) : text(evaluation, userTrusted: trust.userTrustedFingerprints))
         guard evaluation.result.isTrusted else {
             throw CLIFailure("trust evaluation failed: \(evaluation.result.rawValue)", .dataError)
         }
     }
-
 
     private var policyDescription: String {
         if case let .sslServer(hostname?) = policy { return "\(policyName) (hostname \(hostname))" }
@@ -117,12 +140,14 @@ struct TrustCommand: RSAKitCommand {
     }
 
     private func text(_ evaluation: RSATrustEvaluation, userTrusted: Set<[UInt8]>) -> String {
-        var text = "result: \(evaluation.result.rawValue)\npolicy: \(policyDescription)\nverify date: \(iso8601(evaluation.verifyDate))\nchain:\n"
+        var text =
+            "result: \(evaluation.result.rawValue)\npolicy: \(policyDescription)\nverify date: \(iso8601(evaluation.verifyDate))\nchain:\n"
         for (index, certificate) in evaluation.chain.enumerated() {
             var notes: [String] = []
             if certificate == evaluation.anchor { notes.append("anchor") }
             if userTrusted.contains(certificate.fingerprint) { notes.append("trusted by the user") }
-            text += "  \(index): \(terminalSafe(certificate.subjectSummary)) (not after \(iso8601(certificate.notValidAfter)))"
+            text +=
+                "  \(index): \(terminalSafe(certificate.subjectSummary)) (not after \(iso8601(certificate.notValidAfter)))"
                 + (notes.isEmpty ? "" : " [\(notes.joined(separator: ", "))]") + "\n"
         }
         if !evaluation.revocation.isEmpty {
@@ -152,27 +177,33 @@ struct TrustCommand: RSAKitCommand {
             "policy": policyName,
             "verifyDate": rfc3339(evaluation.verifyDate),
             "userTrusted": evaluation.isUserTrusted,
-            "warnings": evaluation.warnings,
+            "warnings": evaluation.warnings
         ]
         if case let .sslServer(hostname?) = policy { value["hostname"] = hostname }
         value["chain"] = evaluation.chain.enumerated().map { index, certificate -> [String: Any] in
             [
                 "index": index, "subject": certificate.subject, "issuer": certificate.issuer,
                 "subjectSummary": certificate.subjectSummary, "serialNumber": certificate.serialNumberHex,
-                "notValidBefore": rfc3339(certificate.notValidBefore), "notValidAfter": rfc3339(certificate.notValidAfter),
-                "fingerprint": certificate.fingerprintHex, "anchor": certificate == evaluation.anchor,
+                "notValidBefore": rfc3339(certificate.notValidBefore),
+                "notValidAfter": rfc3339(certificate.notValidAfter),
+                "fingerprint": certificate.fingerprintHex, "anchor": certificate == evaluation.anchor
             ]
         }
         value["revocation"] = evaluation.revocation.map { check -> [String: Any] in
-            var entry: [String: Any] = ["index": check.chainIndex, "status": check.status.rawValue, "source": check.source]
+            var entry: [String: Any] = [
+                "index": check.chainIndex, "status": check.status.rawValue, "source": check.source
+            ]
             if let date = check.revocationDate { entry["revocationDate"] = rfc3339(date) }
-            if let reason = check.revocationReason { entry["revocationReason"] = reason; entry["revocationReasonName"] = check.revocationReasonName }
+            if let reason = check.revocationReason {
+                entry["revocationReason"] = reason; entry["revocationReasonName"] = check.revocationReasonName
+            }
             return entry
         }
         value["failures"] = evaluation.failures.map { failure -> [String: Any] in
             var entry: [String: Any] = [
-                "reason": failure.kind.code, "result": failure.kind.result.rawValue, "certificateIndex": failure.chainIndex,
-                "subjectSummary": failure.certificate.subjectSummary, "message": failure.message,
+                "reason": failure.kind.code, "result": failure.kind.result.rawValue,
+                "certificateIndex": failure.chainIndex,
+                "subjectSummary": failure.certificate.subjectSummary, "message": failure.message
             ]
             if case let .expired(notAfter) = failure.kind { entry["notValidAfter"] = rfc3339(notAfter) }
             if case let .notYetValid(notBefore) = failure.kind { entry["notValidBefore"] = rfc3339(notBefore) }

@@ -13,88 +13,89 @@ enum BashCompletion {
     /// quote character, when the function closes it). The typed prefix is unquoted by
     /// `_rsakit_dequote`, which removes quotes and backslashes as the shell would and runs nothing.
     static let nameFunctions = #"""
-    # _rsakit_dequote WORD: the text WORD stands for on a command line, found without running
-    # anything. Sets _rsakit_text; _rsakit_open, the quote still open at the end ('' if none);
-    # and _rsakit_open_at, the length of _rsakit_text when that quote opened.
-    _rsakit_dequote() {
-        local word=$1 c i
-        _rsakit_text='' _rsakit_open='' _rsakit_open_at=0
-        for ((i = 0; i < ${#word}; i++)); do
-            c=${word:i:1}
-            if [[ $_rsakit_open == "'" ]]; then
-                if [[ $c == "'" ]]; then _rsakit_open=''; else _rsakit_text+=$c; fi
-            elif [[ $_rsakit_open == '"' ]]; then
-                if [[ $c == '"' ]]; then
-                    _rsakit_open=''
-                elif [[ $c == '\' && ${word:i+1:1} == [\\\"\$\`] ]]; then
+        # _rsakit_dequote WORD: the text WORD stands for on a command line, found without running
+        # anything. Sets _rsakit_text; _rsakit_open, the quote still open at the end ('' if none);
+        # and _rsakit_open_at, the length of _rsakit_text when that quote opened.
+        _rsakit_dequote() {
+            local word=$1 c i
+            _rsakit_text='' _rsakit_open='' _rsakit_open_at=0
+            for ((i = 0; i < ${#word}; i++)); do
+                c=${word:i:1}
+                if [[ $_rsakit_open == "'" ]]; then
+                    if [[ $c == "'" ]]; then _rsakit_open=''; else _rsakit_text+=$c; fi
+                elif [[ $_rsakit_open == '"' ]]; then
+                    if [[ $c == '"' ]]; then
+                        _rsakit_open=''
+                    elif [[ $c == '\' && ${word:i+1:1} == [\\\"\$\`] ]]; then
+                        _rsakit_text+=${word:i+1:1}; ((++i))
+                    else
+                        _rsakit_text+=$c
+                    fi
+                elif [[ $c == "'" || $c == '"' ]]; then
+                    _rsakit_open=$c _rsakit_open_at=${#_rsakit_text}
+                elif [[ $c == '\' ]]; then
                     _rsakit_text+=${word:i+1:1}; ((++i))
                 else
                     _rsakit_text+=$c
                 fi
-            elif [[ $c == "'" || $c == '"' ]]; then
-                _rsakit_open=$c _rsakit_open_at=${#_rsakit_text}
-            elif [[ $c == '\' ]]; then
-                _rsakit_text+=${word:i+1:1}; ((++i))
-            else
-                _rsakit_text+=$c
-            fi
-        done
-    }
+            done
+        }
 
-    # _rsakit_names KIND: the store's names of KIND that start with $cur, quoted for insertion.
-    _rsakit_names() {
-        local -a names
-        local name rest quoted
-        mapfile -t names < <(command rsakit list --names "$1" "${_rsakit_store[@]}" 2>/dev/null)
-        _rsakit_dequote "$cur"
-        COMPREPLY=()
-        for name in "${names[@]}"; do
-            [[ -n $name && $name == "$_rsakit_text"* ]] || continue
-            rest=${name:_rsakit_open_at}
-            case $_rsakit_open in
-            "'") quoted=${rest//"'"/"'\''"} ;;
-            '"') quoted=${rest//\\/\\\\} quoted=${quoted//\"/\\\"} quoted=${quoted//\$/\\\$} quoted=${quoted//\`/\\\`} ;;
-            *) printf -v quoted %q "$name" ;;
-            esac
-            # Readline adds no closing quote after text that ends with one: add it here.
-            [[ -n $_rsakit_open && $quoted == *"$_rsakit_open" ]] && quoted+=$_rsakit_open
-            COMPREPLY+=("$quoted")
-        done
-    }
+        # _rsakit_names KIND: the store's names of KIND that start with $cur, quoted for insertion.
+        _rsakit_names() {
+            local -a names
+            local name rest quoted
+            mapfile -t names < <(command rsakit list --names "$1" "${_rsakit_store[@]}" 2>/dev/null)
+            _rsakit_dequote "$cur"
+            COMPREPLY=()
+            for name in "${names[@]}"; do
+                [[ -n $name && $name == "$_rsakit_text"* ]] || continue
+                rest=${name:_rsakit_open_at}
+                case $_rsakit_open in
+                "'") quoted=${rest//"'"/"'\''"} ;;
+                '"') quoted=${rest//\\/\\\\} quoted=${quoted//\"/\\\"} quoted=${quoted//\$/\\\$} quoted=${quoted//\`/\\\`} ;;
+                *) printf -v quoted %q "$name" ;;
+                esac
+                # Readline adds no closing quote after text that ends with one: add it here.
+                [[ -n $_rsakit_open && $quoted == *"$_rsakit_open" ]] && quoted+=$_rsakit_open
+                COMPREPLY+=("$quoted")
+            done
+        }
 
-    """#
+        """#
 
     static func script(_ model: CompletionModel = CompletionModel()) -> String {
         let names = (model.commands.map(\.name) + ["help"]).joined(separator: " ")
         var text = """
-        # bash completion for rsakit \(RSAKitCommandLine.version), from `rsakit completion bash`.
-        # Install: rsakit completion bash > /usr/share/bash-completion/completions/rsakit
-        # or, for this shell only: source <(rsakit completion bash)
+            # bash completion for rsakit \(RSAKitCommandLine.version), from `rsakit completion bash`.
+            # Install: rsakit completion bash > /usr/share/bash-completion/completions/rsakit
+            # or, for this shell only: source <(rsakit completion bash)
 
-        """
-        text += nameFunctions + """
+            """
+        text +=
+            nameFunctions + """
 
-        _rsakit() {
-            local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} i
-            local command=${COMP_WORDS[1]}
-            _rsakit_store=()
-            for ((i = 2; i < COMP_CWORD - 1; i++)); do
-                if [[ ${COMP_WORDS[i]} == --store ]]; then
-                    _rsakit_dequote "${COMP_WORDS[i+1]}"
-                    [[ $_rsakit_text == "~/"* ]] && _rsakit_text=$HOME/${_rsakit_text#"~/"}
-                    _rsakit_store=(--store "$_rsakit_text")
-                fi
-            done
-            if ((COMP_CWORD == 1)); then
-                COMPREPLY=($(compgen -W "\(names)" -- "$cur"))
-                return 0
-            fi
-            case "$command" in
-            help)
-                ((COMP_CWORD == 2)) && COMPREPLY=($(compgen -W "\(names)" -- "$cur"))
-                return 0 ;;
+                _rsakit() {
+                    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} i
+                    local command=${COMP_WORDS[1]}
+                    _rsakit_store=()
+                    for ((i = 2; i < COMP_CWORD - 1; i++)); do
+                        if [[ ${COMP_WORDS[i]} == --store ]]; then
+                            _rsakit_dequote "${COMP_WORDS[i+1]}"
+                            [[ $_rsakit_text == "~/"* ]] && _rsakit_text=$HOME/${_rsakit_text#"~/"}
+                            _rsakit_store=(--store "$_rsakit_text")
+                        fi
+                    done
+                    if ((COMP_CWORD == 1)); then
+                        COMPREPLY=($(compgen -W "\(names)" -- "$cur"))
+                        return 0
+                    fi
+                    case "$command" in
+                    help)
+                        ((COMP_CWORD == 2)) && COMPREPLY=($(compgen -W "\(names)" -- "$cur"))
+                        return 0 ;;
 
-        """
+                """
         for command in model.commands {
             text += "    \(command.name))\n        case \"$prev\" in\n"
             for option in command.options where option.value != .none {
@@ -104,21 +105,23 @@ enum BashCompletion {
             text += "        esac\n"
             if !command.subcommands.isEmpty {
                 text += "        if ((COMP_CWORD == 2)) && [[ $cur != -* ]]; then\n"
-                text += "            COMPREPLY=($(compgen -W \"\(command.subcommands.joined(separator: " "))\" -- \"$cur\")); return 0\n        fi\n"
+                text +=
+                    "            COMPREPLY=($(compgen -W \"\(command.subcommands.joined(separator: " "))\" -- \"$cur\")); return 0\n        fi\n"
             }
             let options = command.options.map { "--\($0.name)" }.joined(separator: " ")
             if command.takesFiles {
-                text += "        if [[ $cur != -* ]]; then COMPREPLY=($(compgen -f -- \"$cur\")); compopt -o filenames 2>/dev/null; return 0; fi\n"
+                text +=
+                    "        if [[ $cur != -* ]]; then COMPREPLY=($(compgen -f -- \"$cur\")); compopt -o filenames 2>/dev/null; return 0; fi\n"
             }
             text += "        COMPREPLY=($(compgen -W \"\(options)\" -- \"$cur\"))\n        return 0 ;;\n"
         }
         text += """
-            esac
-        }
+                esac
+            }
 
-        complete -F _rsakit rsakit
+            complete -F _rsakit rsakit
 
-        """
+            """
         return text
     }
 

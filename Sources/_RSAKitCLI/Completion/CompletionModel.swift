@@ -39,16 +39,17 @@ struct CompletionModel {
 
     init(commands specs: [CommandSpec] = RSAKitCommandLine.commands.map { $0.spec }) {
         commands = specs.map { spec in
-            Command(name: spec.name, overview: spec.overview, subcommands: spec.subcommands,
-                    options: spec.visibleOptions.map { Self.option($0, command: spec.name) },
-                    takesFiles: spec.positionals.contains { ["FILE", "CERT"].contains($0) })
+            Command(
+                name: spec.name, overview: spec.overview, subcommands: spec.subcommands,
+                options: spec.visibleOptions.map { Self.option($0, command: spec.name) },
+                takesFiles: spec.positionals.contains { ["FILE", "CERT"].contains($0) })
         }
     }
 
     /// The options whose values name store items, by option name.
     static let storeNameOptions: [String: String] = [
         "tag": "tag", "private-tag": "tag", "service": "service", "account": "account", "server": "server",
-        "cert-label": "label", "identity": "identity",
+        "cert-label": "label", "identity": "identity"
     ]
 
     /// The commands whose `--label` names a stored item, with the kind of name: certificates
@@ -73,8 +74,9 @@ struct CompletionModel {
         } else {
             value = .text
         }
-        return Option(name: spec.name, short: shortOptions.first { $0.value == spec.name }?.key,
-                      help: firstSentence(spec.help), value: value)
+        return Option(
+            name: spec.name, short: shortOptions.first { $0.value == spec.name }?.key,
+            help: firstSentence(spec.help), value: value)
     }
 
     /// The first sentence of a help text, at most 70 characters, for menus.

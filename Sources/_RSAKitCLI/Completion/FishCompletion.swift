@@ -17,19 +17,24 @@ enum FishCompletion {
             "    else",
             "        command rsakit list --names $argv[1] 2>/dev/null | string match -rv -- '\\t'",
             "    end",
-            "end",
+            "end"
         ]
         let all = model.commands.map(\.name) + ["help"]
         for command in model.commands {
-            lines.append("complete -c rsakit -n __fish_use_subcommand -a \(command.name) -d \(singleQuoted(CompletionModel.firstSentence(command.overview)))")
+            lines.append(
+                "complete -c rsakit -n __fish_use_subcommand -a \(command.name) -d \(singleQuoted(CompletionModel.firstSentence(command.overview)))"
+            )
         }
         lines.append("complete -c rsakit -n __fish_use_subcommand -a help -d 'Show help for a command'")
-        lines.append("complete -c rsakit -n '__fish_seen_subcommand_from help' -a \(singleQuoted(all.joined(separator: " ")))")
+        lines.append(
+            "complete -c rsakit -n '__fish_seen_subcommand_from help' -a \(singleQuoted(all.joined(separator: " ")))")
         for command in model.commands {
             let when = "__fish_seen_subcommand_from \(command.name)"
             if !command.subcommands.isEmpty {
                 let subs = command.subcommands.joined(separator: " ")
-                lines.append("complete -c rsakit -n \(singleQuoted("\(when); and not __fish_seen_subcommand_from \(subs)")) -a \(singleQuoted(subs))")
+                lines.append(
+                    "complete -c rsakit -n \(singleQuoted("\(when); and not __fish_seen_subcommand_from \(subs)")) -a \(singleQuoted(subs))"
+                )
             }
             if command.takesFiles {
                 lines.append("complete -c rsakit -n \(singleQuoted(when)) -F")

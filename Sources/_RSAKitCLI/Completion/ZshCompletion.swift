@@ -4,46 +4,47 @@
 enum ZshCompletion {
     static func script(_ model: CompletionModel = CompletionModel()) -> String {
         var text = """
-        #compdef rsakit
-        # zsh completion for rsakit \(RSAKitCommandLine.version), from `rsakit completion zsh`.
-        # Install: rsakit completion zsh > "${fpath[1]}/_rsakit" (then restart zsh)
+            #compdef rsakit
+            # zsh completion for rsakit \(RSAKitCommandLine.version), from `rsakit completion zsh`.
+            # Install: rsakit completion zsh > "${fpath[1]}/_rsakit" (then restart zsh)
 
-        # _rsakit_names [compadd options] KIND: the store's names of KIND (_arguments puts its
-        # compadd options first). Each line of `rsakit list --names` is one name, taken as data:
-        # (f) splits on newlines and nothing expands the pieces; compadd quotes each name it
-        # inserts.
-        _rsakit_names() {
-            local kind=$argv[-1]
-            local -a names store
-            local i=${words[(I)--store]}
-            argv[-1]=()
-            (( i > 0 )) && store=(--store ${${(Q)words[i+1]}/#\\~/$HOME})
-            names=(${(f)"$(command rsakit list --names $kind $store 2>/dev/null)"})
-            compadd "$@" -a names
-        }
+            # _rsakit_names [compadd options] KIND: the store's names of KIND (_arguments puts its
+            # compadd options first). Each line of `rsakit list --names` is one name, taken as data:
+            # (f) splits on newlines and nothing expands the pieces; compadd quotes each name it
+            # inserts.
+            _rsakit_names() {
+                local kind=$argv[-1]
+                local -a names store
+                local i=${words[(I)--store]}
+                argv[-1]=()
+                (( i > 0 )) && store=(--store ${${(Q)words[i+1]}/#\\~/$HOME})
+                names=(${(f)"$(command rsakit list --names $kind $store 2>/dev/null)"})
+                compadd "$@" -a names
+            }
 
-        _rsakit() {
-            local -a commands
-            commands=(
+            _rsakit() {
+                local -a commands
+                commands=(
 
-        """
+            """
         for command in model.commands {
-            text += "        \(singleQuoted("\(command.name):\(bracketSafe(CompletionModel.firstSentence(command.overview)))"))\n"
+            text +=
+                "        \(singleQuoted("\(command.name):\(bracketSafe(CompletionModel.firstSentence(command.overview)))"))\n"
         }
         text += """
-                'help:Show help for a command'
-            )
-            if (( CURRENT == 2 )); then
-                _describe -t commands 'rsakit command' commands
-                return
-            fi
-            local command=${words[2]}
-            shift words
-            (( CURRENT-- ))
-            case $command in
-            help) _describe -t commands 'rsakit command' commands ;;
+                    'help:Show help for a command'
+                )
+                if (( CURRENT == 2 )); then
+                    _describe -t commands 'rsakit command' commands
+                    return
+                fi
+                local command=${words[2]}
+                shift words
+                (( CURRENT-- ))
+                case $command in
+                help) _describe -t commands 'rsakit command' commands ;;
 
-        """
+            """
         for command in model.commands {
             var specs: [String] = []
             for option in command.options {
@@ -73,12 +74,12 @@ enum ZshCompletion {
             text += specs.map { "            \($0)" }.joined(separator: " \\\n") + " ;;\n"
         }
         text += """
-            esac
-        }
+                esac
+            }
 
-        _rsakit "$@"
+            _rsakit "$@"
 
-        """
+            """
         return text
     }
 

@@ -11,7 +11,8 @@ enum AgentProcess {
     /// by an `env:VAR` source in the options or variables given.
     static func environmentWithoutSecrets(_ arguments: ParsedArguments) -> [String] {
         var secret: Set<String> = ["RSAKIT_STORE_PASSIN", "RSAKIT_PASSIN", "RSAKIT_NEW_PASSIN", "RSAKIT_PASSOUT"]
-        let specs = ["store-passin", "passin"].compactMap { arguments.value($0) }
+        let specs =
+            ["store-passin", "passin"].compactMap { arguments.value($0) }
             + secret.compactMap { getenv($0).map { String(cString: $0) } }
         for spec in specs where spec.hasPrefix("env:") { secret.insert(String(spec.dropFirst(4))) }
         var out: [String] = []

@@ -85,30 +85,44 @@
         case only([String])
     }
 
-    init(name: String, overview: String, usage: String, options: [OptionSpec],
-         positionals: [String] = [], subcommands: [String] = [], hiddenSubcommands: [String] = [],
-         discussion: String = "", passphrases: PassphraseUse = .all) {
+    init(
+        name: String, overview: String, usage: String, options: [OptionSpec],
+        positionals: [String] = [], subcommands: [String] = [], hiddenSubcommands: [String] = [],
+        discussion: String = "", passphrases: PassphraseUse = .all
+    ) {
         self.name = name
         self.subcommands = subcommands
         self.hiddenSubcommands = hiddenSubcommands
         self.overview = overview
         self.usage = usage
         var passphraseOptions: [OptionSpec] = [
-            .value("passin", "SPEC", "Passphrase of the file being read (PKCS#12, encrypted key): pass:TEXT (visible in ps; tests only), env:VAR, file:PATH, fd:N or stdin (default: $RSAKIT_PASSIN, else a prompt on the terminal). Also the store's, when --store-passin and $RSAKIT_STORE_PASSIN are absent."),
-            .value("store-passin", "SPEC", "Passphrase of a protected key store, same forms as --passin (default: $RSAKIT_STORE_PASSIN, else --passin as above, else a prompt)."),
+            .value(
+                "passin", "SPEC",
+                "Passphrase of the file being read (PKCS#12, encrypted key): pass:TEXT (visible in ps; tests only), env:VAR, file:PATH, fd:N or stdin (default: $RSAKIT_PASSIN, else a prompt on the terminal). Also the store's, when --store-passin and $RSAKIT_STORE_PASSIN are absent."
+            ),
+            .value(
+                "store-passin", "SPEC",
+                "Passphrase of a protected key store, same forms as --passin (default: $RSAKIT_STORE_PASSIN, else --passin as above, else a prompt)."
+            )
         ]
         switch passphrases {
         case .all: break
         case .none: passphraseOptions = []
         case let .only(subcommands): passphraseOptions = passphraseOptions.map { $0.only(subcommands) }
         }
-        self.options = options + [
-            .value("store", "DIR", "Key store folder (default: $RSAKIT_STORE, else $XDG_DATA_HOME/rsakit, else ~/.local/share/rsakit)."),
-            .flag("allow-insecure-store", "Open a store whose private files or folders are open to group or others (not recommended)."),
-            .flag("quiet", "Show no progress on stderr (progress is only ever shown on a terminal)."),
-        ] + passphraseOptions + [
-            .flag("help", "Show this help."),
-        ]
+        self.options =
+            options + [
+                .value(
+                    "store", "DIR",
+                    "Key store folder (default: $RSAKIT_STORE, else $XDG_DATA_HOME/rsakit, else ~/.local/share/rsakit)."
+                ),
+                .flag(
+                    "allow-insecure-store",
+                    "Open a store whose private files or folders are open to group or others (not recommended)."),
+                .flag("quiet", "Show no progress on stderr (progress is only ever shown on a terminal).")
+            ] + passphraseOptions + [
+                .flag("help", "Show this help.")
+            ]
         self.positionals = positionals
         self.discussion = discussion
     }
@@ -124,7 +138,9 @@
         }
         let width = min(28, (rows.map { $0.0.count }.max() ?? 0) + 2)
         for (left, right) in rows {
-            let padding = left.count < width ? String(repeating: " ", count: width - left.count) : "\n" + String(repeating: " ", count: width + 2)
+            let padding =
+                left.count < width
+                ? String(repeating: " ", count: width - left.count) : "\n" + String(repeating: " ", count: width + 2)
             text += "  \(left)\(padding)\(right)\n"
         }
         if !discussion.isEmpty { text += "\n\(discussion)\n" }
@@ -134,7 +150,9 @@
 
 /// One-letter options, where users expect them (as openssl, age, curl): each stands for
 /// its long option in every command that has that option.
-let shortOptions: [Character: String] = ["o": "out", "i": "in", "a": "armor", "t": "tag", "k": "key", "q": "quiet", "v": "verbose"]
+let shortOptions: [Character: String] = [
+    "o": "out", "i": "in", "a": "armor", "t": "tag", "k": "key", "q": "quiet", "v": "verbose"
+]
 
 /// A usage error: exit status 64, the message, and a pointer to help.
 @_spi(Fuzzing) public struct UsageError: Error, CustomStringConvertible {
@@ -171,7 +189,9 @@ let shortOptions: [Character: String] = ["o": "out", "i": "in", "a": "armor", "t
                 let letter = argument.dropFirst().first!
                 guard let long = shortOptions[letter], spec.options.contains(where: { $0.name == long }) else {
                     let known = spec.options.map(\.name)
-                    throw UsageError(message: "unknown option '\(argument)'" + didYouMean(String(argument.drop { $0 == "-" }), known, prefix: "--"), command: spec.name)
+                    throw UsageError(
+                        message: "unknown option '\(argument)'"
+                            + didYouMean(String(argument.drop { $0 == "-" }), known, prefix: "--"), command: spec.name)
                 }
                 let rest = argument.dropFirst(2)
                 name = rest.isEmpty ? long : long + "=" + rest
@@ -187,7 +207,9 @@ let shortOptions: [Character: String] = ["o": "out", "i": "in", "a": "armor", "t
                 name = String(scalars[..<eq])
             }
             guard let option = spec.options.first(where: { $0.name == name }) else {
-                throw UsageError(message: "unknown option '--\(name)'" + didYouMean(name, spec.options.map(\.name), prefix: "--"), command: spec.name)
+                throw UsageError(
+                    message: "unknown option '--\(name)'" + didYouMean(name, spec.options.map(\.name), prefix: "--"),
+                    command: spec.name)
             }
             if option.valueName == nil {
                 guard inlineValue == nil else {
@@ -201,7 +223,8 @@ let shortOptions: [Character: String] = ["o": "out", "i": "in", "a": "armor", "t
                 value = inlineValue
             } else {
                 guard i < arguments.count else {
-                    throw UsageError(message: "option '--\(name)' needs a value <\(option.valueName!)>", command: spec.name)
+                    throw UsageError(
+                        message: "option '--\(name)' needs a value <\(option.valueName!)>", command: spec.name)
                 }
                 value = arguments[i]
                 i += 1
@@ -217,7 +240,8 @@ let shortOptions: [Character: String] = ["o": "out", "i": "in", "a": "armor", "t
             values[name] = value
         }
         if !flags.contains("help") && positionals.count > spec.positionals.count {
-            throw UsageError(message: "unexpected argument '\(positionals[spec.positionals.count])'", command: spec.name)
+            throw UsageError(
+                message: "unexpected argument '\(positionals[spec.positionals.count])'", command: spec.name)
         }
     }
 

@@ -31,7 +31,9 @@ enum CertificateRecipient {
 
     static func publicKey(_ certificate: X509Certificate, name: String) throws -> RSAPublicKey {
         guard let key = certificate.publicKey else {
-            throw CLIFailure("\(name): the certificate's public key is \(certificate.publicKeyAlgorithmName), not RSA; rsakit encrypts to RSA keys only", .dataError)
+            throw CLIFailure(
+                "\(name): the certificate's public key is \(certificate.publicKeyAlgorithmName), not RSA; rsakit encrypts to RSA keys only",
+                .dataError)
         }
         let now = Date()
         if now > certificate.notValidAfter {

@@ -34,7 +34,8 @@ func storeExists(_ arguments: ParsedArguments) throws -> Bool {
 /// the store is opened with these groups (the first is where new items go) and sees only them.
 let accessGroupOption = OptionSpec.repeated(
     "access-group", "GROUP",
-    "Access group (repeatable): see and change only items of these groups; new items go into the first. Default: every group, new items into \"default\".")
+    "Access group (repeatable): see and change only items of these groups; new items go into the first. Default: every group, new items into \"default\"."
+)
 
 /// "  [group: G]" after a listed item of a group other than the default one (group names are
 /// letters, digits, '-', '_' and '.', so they need no escaping).
@@ -56,11 +57,14 @@ func openStore(_ arguments: ParsedArguments, create: Bool = false) throws -> RSA
         if groups.isEmpty {
             store = try RSAKeyStore(path: location, createIfMissing: create, allowInsecurePermissions: allowInsecure)
         } else {
-            store = try RSAKeyStore(path: location, accessGroups: groups, createIfMissing: create,
-                                    allowInsecurePermissions: allowInsecure)
+            store = try RSAKeyStore(
+                path: location, accessGroups: groups, createIfMissing: create,
+                allowInsecurePermissions: allowInsecure)
         }
     } catch RSAError.storeNotFound {
-        throw CLIFailure("no key store at \(terminalSafe(location)): it does not exist (genpair or import creates it; --store or RSAKIT_STORE choose another)", .notFound)
+        throw CLIFailure(
+            "no key store at \(terminalSafe(location)): it does not exist (genpair or import creates it; --store or RSAKIT_STORE choose another)",
+            .notFound)
     } catch RSAError.insecureStorePermissions(let firstPath, let firstMode) {
         // Name every offending path at once, with the one chmod that fixes them all.
         var findings = [(firstPath, firstMode)]
@@ -74,11 +78,15 @@ func openStore(_ arguments: ParsedArguments, create: Bool = false) throws -> RSA
         let list = findings.map { "\(terminalSafe($0.0)) (mode 0\(String($0.1, radix: 8)))" }.joined(separator: ", ")
         let command = "chmod go-rwx " + findings.map { shellQuoted($0.0) }.joined(separator: " ")
         let subject = findings.count == 1 ? "this path lets" : "these \(findings.count) paths let"
-        throw CLIFailure("unprotected key store: \(subject) group or others read it: \(list); run '\(terminalSafe(command))', or pass --allow-insecure-store", .failure)
+        throw CLIFailure(
+            "unprotected key store: \(subject) group or others read it: \(list); run '\(terminalSafe(command))', or pass --allow-insecure-store",
+            .failure)
     }
     for warning in store.permissionWarnings {
         if case let RSAError.insecureStorePermissions(path, mode) = warning {
-            printWarning("unprotected key store: \(terminalSafe(path)) has mode 0\(String(mode, radix: 8)); continuing because of --allow-insecure-store")
+            printWarning(
+                "unprotected key store: \(terminalSafe(path)) has mode 0\(String(mode, radix: 8)); continuing because of --allow-insecure-store"
+            )
         } else if case RSAError.insecureSharedStore = warning {
             printWarning(terminalSafe(warning.description) + "; continuing because of --allow-insecure-store")
         }
@@ -105,17 +113,24 @@ func storePublicKey(_ store: RSAKeyStore, tag: String) throws -> RSAPublicKey {
 /// The private key stored under `tag`, with a clear message when only the public half is
 /// there (naming the private tag of the pair when it is stored under another tag).
 /// In a protected store the passphrase is asked for (see ``withUnlockedStore``).
-func storePrivateKey(_ store: RSAKeyStore, tag: String, arguments: ParsedArguments, command: String) throws -> RSAPrivateKey {
+func storePrivateKey(_ store: RSAKeyStore, tag: String, arguments: ParsedArguments, command: String) throws
+    -> RSAPrivateKey
+{
     do {
         return try withUnlockedStore(store, arguments, command: command) { try store.privateKey(tag: tag) }
     } catch let RSAError.itemNotFound(query) where query.itemClass == .key {
         if let publicItem = try? store.keyItem(tag: tag, keyClass: .public) {
             let shown = terminalSafe(tag)
-            if let privateItem = (try? store.keyItems(fingerprint: publicItem.fingerprint))?.first(where: { $0.keyClass == .private }) {
+            if let privateItem = (try? store.keyItems(fingerprint: publicItem.fingerprint))?.first(where: {
+                $0.keyClass == .private
+            }) {
                 let other = terminalSafe(privateItem.applicationTag)
-                throw CLIFailure("the store holds only the public key for tag '\(shown)'; its private key is stored under tag '\(other)' (use --tag \(shellQuoted(other)))", .notFound)
+                throw CLIFailure(
+                    "the store holds only the public key for tag '\(shown)'; its private key is stored under tag '\(other)' (use --tag \(shellQuoted(other)))",
+                    .notFound)
             }
-            throw CLIFailure("the store holds only the public key for tag '\(shown)'; this needs the private key", .notFound)
+            throw CLIFailure(
+                "the store holds only the public key for tag '\(shown)'; this needs the private key", .notFound)
         }
         throw tagNotFound(store, tag: tag)
     }
@@ -132,7 +147,9 @@ func loadKeyFile(_ path: String, arguments: ParsedArguments? = nil, command: Str
 
 /// Parse key bytes (a file's or standard input's), printing their warnings; an encrypted
 /// key is decrypted as ``loadKeyFile(_:arguments:command:)`` says.
-func parseKeyFile(_ bytes: [UInt8], name path: String, arguments: ParsedArguments? = nil, command: String = "") throws -> RSAKeyFile {
+func parseKeyFile(_ bytes: [UInt8], name path: String, arguments: ParsedArguments? = nil, command: String = "") throws
+    -> RSAKeyFile
+{
     do {
         let file: RSAKeyFile
         do {
@@ -142,11 +159,14 @@ func parseKeyFile(_ bytes: [UInt8], name path: String, arguments: ParsedArgument
             // the format when no passphrase can be had.
             let passphrase: RSASecretBytes
             do {
-                passphrase = try Passphrase.read(arguments!, command: command, prompt: "Passphrase for the key file \(path): ")
+                passphrase = try Passphrase.read(
+                    arguments!, command: command, prompt: "Passphrase for the key file \(path): ")
             } catch let failure as CLIFailure where failure.status == .usage {
                 // A source that gave nothing (an unset variable) keeps its own reason; with no
                 // source and no terminal, say how to give one.
-                let reason = Passphrase.hasSource(arguments!) ? failure.message : "give its passphrase with --passin SPEC or RSAKIT_PASSIN"
+                let reason =
+                    Passphrase.hasSource(arguments!)
+                    ? failure.message : "give its passphrase with --passin SPEC or RSAKIT_PASSIN"
                 throw CLIFailure("key file '\(path)' is encrypted (\(what)); \(reason)", .usage)
             }
             file = try RSAKeyFile(bytes: bytes, passphrase: passphrase.bytes)
@@ -189,7 +209,8 @@ func iso8601(_ date: Date) -> String {
 func parseRFC3339(_ text: String) -> Date? {
     let c = Array(text.utf8)
     guard c.count >= 20, c[4] == 0x2D, c[7] == 0x2D, c[10] == 0x54 || c[10] == 0x74,
-          c[13] == 0x3A, c[16] == 0x3A else { return nil }
+        c[13] == 0x3A, c[16] == 0x3A
+    else { return nil }
     func number(_ range: Range<Int>) -> Int? {
         var value = 0
         for digit in c[range] {
@@ -199,8 +220,9 @@ func parseRFC3339(_ text: String) -> Date? {
         return value
     }
     guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-          let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-          (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60 else { return nil }
+        let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+        (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60
+    else { return nil }
     var index = 19
     var fraction = 0.0
     if c[index] == 0x2E {
@@ -220,8 +242,9 @@ func parseRFC3339(_ text: String) -> Date? {
         guard index + 1 == c.count else { return nil }
     } else {
         guard index + 6 == c.count, c[index] == 0x2B || c[index] == 0x2D, c[index + 3] == 0x3A,
-              let hours = number(index + 1..<index + 3), let minutes = number(index + 4..<index + 6),
-              hours < 24, minutes < 60 else { return nil }
+            let hours = number(index + 1..<index + 3), let minutes = number(index + 4..<index + 6),
+            hours < 24, minutes < 60
+        else { return nil }
         offset = (hours * 60 + minutes) * 60 * (c[index] == 0x2B ? 1 : -1)
     }
     var parts = tm()

@@ -38,7 +38,8 @@ import RSAKit
         do {
             return try body()
         } catch let RSAError.duplicateItem(query) {
-            throw CLIFailure(RSAError.duplicateItem(query).description + " (use \(option) to overwrite it)", .alreadyExists)
+            throw CLIFailure(
+                RSAError.duplicateItem(query).description + " (use \(option) to overwrite it)", .alreadyExists)
         }
     }
 
@@ -69,19 +70,23 @@ import RSAKit
     static func message(for error: RSAError) -> String {
         switch error {
         case RSAError.unsupportedKeyFormat(RSAKeyFile.certificateReason):
-            return "unsupported key format: this is an X.509 certificate, not a key file: encrypt to it with `rsakit encrypt --cert FILE`, keep it with `rsakit cert add FILE`, or extract its public key with `openssl x509 -pubkey -noout -in CERT`"
+            return
+                "unsupported key format: this is an X.509 certificate, not a key file: encrypt to it with `rsakit encrypt --cert FILE`, keep it with `rsakit cert add FILE`, or extract its public key with `openssl x509 -pubkey -noout -in CERT`"
         case RSAError.unsupportedKeyFormat(RSAKeyFile.pkcs12Reason):
-            return "unsupported key format: this is a PKCS#12 file (.p12, .pfx), not a key file: import its identity (key, certificate and chain) with `rsakit identity import FILE`, or extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`"
+            return
+                "unsupported key format: this is a PKCS#12 file (.p12, .pfx), not a key file: import its identity (key, certificate and chain) with `rsakit identity import FILE`, or extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`"
         case RSAError.ambiguousItem:
             return error.description + " with --access-group, or use the item id (rsakit list --json gives it)"
         case let RSAError.duplicateItem(query) where query.itemClass == .key:
             return error.description + " (use --replace to overwrite it)"
         case RSAError.tpmLockedOut:
-            return error.description + " (tpm2_getcap properties-variable shows the counter and interval; the owner clears it with tpm2_dictionarylockout --clear-lockout)"
+            return error.description
+                + " (tpm2_getcap properties-variable shows the counter and interval; the owner clears it with tpm2_dictionarylockout --clear-lockout)"
         case let RSAError.keyOnToken(tag):
             // Only sign and decrypt with --tag reach a token key; export, identities, TLS and
             // a container's recipient lookup without --tag do not.
-            return error.description + "; sign and decrypt reach it with --tag \(shellQuoted(terminalSafe(tag))), and it cannot be exported"
+            return error.description
+                + "; sign and decrypt reach it with --tag \(shellQuoted(terminalSafe(tag))), and it cannot be exported"
         default:
             return error.description
         }
@@ -99,21 +104,21 @@ import RSAKit
     static func status(for error: RSAError) -> ExitStatus {
         switch error {
         case .decryptionFailed, .ciphertextLengthInvalid, .containerInvalid, .malformedKey,
-             .messageTooLong, .integerTooLarge, .messageRepresentativeOutOfRange, .invalidKey,
-             .malformedDER, .malformedPEM, .unsupportedKeyFormat, .keyTypeMismatch, .damagedItem,
-             .encryptedForAnotherKey, .messageInvalid,
-             .wrongPassphrase, .tokenPINIncorrect,
-             .malformedCertificate, .crlRefused, .passphraseIncorrect, .pkcs12IntegrityCheckFailed, .pkcs12Unusable:
+            .messageTooLong, .integerTooLarge, .messageRepresentativeOutOfRange, .invalidKey,
+            .malformedDER, .malformedPEM, .unsupportedKeyFormat, .keyTypeMismatch, .damagedItem,
+            .encryptedForAnotherKey, .messageInvalid,
+            .wrongPassphrase, .tokenPINIncorrect,
+            .malformedCertificate, .crlRefused, .passphraseIncorrect, .pkcs12IntegrityCheckFailed, .pkcs12Unusable:
             return .dataError
         case let .inputFileFailed(_, reason):
             return reason == "no such file or directory" ? .notFound : .failure
         case .messageFormatUnsupported, .messageNamesNoRecipient,
-             .passphraseNeeded, .passphraseUnusable:
+            .passphraseNeeded, .passphraseUnusable:
             return .usage
         case .itemNotFound, .tokenUnavailable, .keyOnToken, .tpmUnavailable, .tpmKeyLost:
             return .notFound
         case .invalidTag, .invalidLabel, .invalidAttribute, .invalidKDFParameters,
-             .invalidDistinguishedName, .invalidSubjectAlternativeName:
+            .invalidDistinguishedName, .invalidSubjectAlternativeName:
             return .usage
         case .duplicateItem, .keyStoredUnderAnotherTag:
             return .alreadyExists

@@ -57,8 +57,9 @@ final class OutputFile {
             self.path = nil
             return
         }
-        file = try RSAOutputFile(path: path, permissions: mode == 0o600 ? .privateKey : .standard,
-                                 input: input?.fileDescriptor)
+        file = try RSAOutputFile(
+            path: path, permissions: mode == 0o600 ? .privateKey : .standard,
+            input: input?.fileDescriptor)
         self.path = path
     }
 

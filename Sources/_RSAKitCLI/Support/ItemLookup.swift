@@ -6,7 +6,9 @@ import RSAKit
 /// The application tag of `--tag TAG | --id ID` (show, delete), or "" when `--id` names the item.
 /// - Throws: `UsageError(conflict)` when `--id` comes with `--tag` or one of `excludedFlags`;
 ///   the usual missing-option error when neither `--tag` nor `--id` is given.
-func tagUnlessItemID(_ arguments: ParsedArguments, command: String, excludedFlags: [String] = [], conflict: String) throws -> String {
+func tagUnlessItemID(_ arguments: ParsedArguments, command: String, excludedFlags: [String] = [], conflict: String)
+    throws -> String
+{
     guard arguments.value("id") != nil else { return try arguments.required("tag", command) }
     guard arguments.value("tag") == nil, !excludedFlags.contains(where: { arguments.flag($0) }) else {
         throw UsageError(message: conflict, command: command)
@@ -34,7 +36,9 @@ func requireLabelFound<Item>(_ items: [Item], what: String, label: String, known
 /// The one item with `label` among `items` (what `store.identities(label:)` and the like return).
 /// - Throws: `CLIFailure` (66) when there is none, naming the nearest of the `known` labels;
 ///   `CLIFailure` (usage) when several share the label.
-func uniqueItem<Item>(_ items: [Item], what: String, plural: String, label: String, known: () -> [String]) throws -> Item {
+func uniqueItem<Item>(_ items: [Item], what: String, plural: String, label: String, known: () -> [String]) throws
+    -> Item
+{
     let found = try requireLabelFound(items, what: what, label: label, known: known)
     guard found.count == 1 else {
         throw CLIFailure("\(found.count) \(plural) have the label \"\(label)\"; give a unique label", .usage)

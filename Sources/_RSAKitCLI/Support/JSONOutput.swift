@@ -36,14 +36,23 @@ enum JSONValue: Codable, Equatable {
 
     init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let bool = try? container.decode(Bool.self) { self = .bool(bool) }
-        else if let integer = try? container.decode(Int64.self) { self = .integer(integer) }
-        else if let integer = try? container.decode(UInt64.self) { self = .unsigned(integer) }
-        else if let double = try? container.decode(Double.self) { self = .double(double) }
-        else if let string = try? container.decode(String.self) { self = .string(string) }
-        else if let array = try? container.decode([JSONValue].self) { self = .array(array) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let bool = try? container.decode(Bool.self) {
+            self = .bool(bool)
+        } else if let integer = try? container.decode(Int64.self) {
+            self = .integer(integer)
+        } else if let integer = try? container.decode(UInt64.self) {
+            self = .unsigned(integer)
+        } else if let double = try? container.decode(Double.self) {
+            self = .double(double)
+        } else if let string = try? container.decode(String.self) {
+            self = .string(string)
+        } else if let array = try? container.decode([JSONValue].self) {
+            self = .array(array)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
     }
 
     func encode(to encoder: Encoder) throws {

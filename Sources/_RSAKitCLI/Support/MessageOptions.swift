@@ -5,13 +5,22 @@ import RSAKit
 struct MessageOptions {
     /// The option specs both commands list (`--armor` is encrypt's own).
     static let specs: [OptionSpec] = [
-        .value("format", "FORMAT", "container (default), raw (k-byte blocks) or apple-aesgcm (SecKeyCreateEncryptedData with ...OAEPSHA*AESGCM).").choices(RSAMessageFormat.Kind.allCases.map(\.rawValue)),
+        .value(
+            "format", "FORMAT",
+            "container (default), raw (k-byte blocks) or apple-aesgcm (SecKeyCreateEncryptedData with ...OAEPSHA*AESGCM)."
+        ).choices(RSAMessageFormat.Kind.allCases.map(\.rawValue)),
         .flag("raw", "Short for --format raw."),
-        .value("padding", "SCHEME", "pkcs1 (default, RSAES-PKCS1-v1_5) or oaep (RSAES-OAEP).").choices(["pkcs1", "oaep"]),
-        .value("oaep-hash", "HASH", "OAEP hash (default sha256): sha1, sha224, sha256, sha384, sha512, sha512-224, sha512-256, sha3-*.").choices(RSAHashAlgorithm.allCases.map(\.rawValue)),
-        .value("mgf1-hash", "HASH", "MGF1 hash (default: the OAEP hash; Java's OAEPWithSHA-256AndMGF1Padding uses sha1).").choices(RSAHashAlgorithm.allCases.map(\.rawValue)),
+        .value("padding", "SCHEME", "pkcs1 (default, RSAES-PKCS1-v1_5) or oaep (RSAES-OAEP).").choices(["pkcs1", "oaep"]
+        ),
+        .value(
+            "oaep-hash", "HASH",
+            "OAEP hash (default sha256): sha1, sha224, sha256, sha384, sha512, sha512-224, sha512-256, sha3-*."
+        ).choices(RSAHashAlgorithm.allCases.map(\.rawValue)),
+        .value(
+            "mgf1-hash", "HASH", "MGF1 hash (default: the OAEP hash; Java's OAEPWithSHA-256AndMGF1Padding uses sha1)."
+        ).choices(RSAHashAlgorithm.allCases.map(\.rawValue)),
         .value("label", "TEXT", "OAEP label as UTF-8 text (raw blocks only; default empty)."),
-        .value("label-hex", "HEX", "OAEP label as hex bytes (raw blocks only)."),
+        .value("label-hex", "HEX", "OAEP label as hex bytes (raw blocks only).")
     ]
 
     /// The format named by --format / --raw, nil when neither was given.
@@ -27,7 +36,8 @@ struct MessageOptions {
     /// decrypt's own option.
     static let implicitRejectionSpec = OptionSpec.flag(
         "implicit-rejection",
-        "With --raw and PKCS#1 v1.5: a block with a bad padding gives a synthetic message, not an error (for protocols; draft-irtf-cfrg-rsa-guidance).")
+        "With --raw and PKCS#1 v1.5: a block with a bad padding gives a synthetic message, not an error (for protocols; draft-irtf-cfrg-rsa-guidance)."
+    )
 
     init(_ arguments: ParsedArguments, command: String) throws {
         func usage(_ message: String) -> UsageError { UsageError(message: message, command: command) }
@@ -39,7 +49,9 @@ struct MessageOptions {
             kind = parsed
         }
         if arguments.flag("raw") {
-            if let kind, kind != .raw { throw usage("--raw means --format raw; it cannot be combined with --format \(kind.rawValue)") }
+            if let kind, kind != .raw {
+                throw usage("--raw means --format raw; it cannot be combined with --format \(kind.rawValue)")
+            }
             kind = .raw
         }
         self.kind = kind
@@ -65,7 +77,9 @@ struct MessageOptions {
             if label != nil { throw usage("--format apple-aesgcm uses an empty label; drop --label") }
             let apple = hash ?? .sha256
             guard RSAAppleAESGCM.supportedHashes.contains(apple) else {
-                throw usage("--format apple-aesgcm is defined for sha1, sha224, sha256, sha384 and sha512, not \(apple.rawValue)")
+                throw usage(
+                    "--format apple-aesgcm is defined for sha1, sha224, sha256, sha384 and sha512, not \(apple.rawValue)"
+                )
             }
             appleHash = apple
             padding = .oaep(RSAOAEPParameters(hash: apple, mgf1Hash: apple, label: []))
@@ -75,7 +89,8 @@ struct MessageOptions {
         if scheme == "oaep" {
             padding = .oaep(RSAOAEPParameters(hash: hash ?? .sha256, mgf1Hash: mgf1, label: label ?? []))
         } else {
-            for (given, name) in [(hash != nil, "--oaep-hash"), (mgf1 != nil, "--mgf1-hash"), (label != nil, "--label")] where given {
+            for (given, name) in [(hash != nil, "--oaep-hash"), (mgf1 != nil, "--mgf1-hash"), (label != nil, "--label")]
+            where given {
                 throw usage("\(name) applies to OAEP; add --padding oaep")
             }
             padding = .pkcs1v15
@@ -101,7 +116,9 @@ struct MessageOptions {
         }
     }
 
-    private static func hash(_ arguments: ParsedArguments, _ name: String, _ command: String) throws -> RSAHashAlgorithm? {
+    private static func hash(_ arguments: ParsedArguments, _ name: String, _ command: String) throws
+        -> RSAHashAlgorithm?
+    {
         guard let text = arguments.value(name) else { return nil }
         guard let hash = RSAHashAlgorithm(name: text) else {
             let known = RSAHashAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")
@@ -134,7 +151,8 @@ struct MessageOptions {
             index += 2
         }
         guard index == digits.count else {
-            throw UsageError(message: "--label-hex expects an even number of hex digits, got '\(hex)'", command: command)
+            throw UsageError(
+                message: "--label-hex expects an even number of hex digits, got '\(hex)'", command: command)
         }
         return bytes
     }

@@ -67,7 +67,8 @@ enum PassphraseSource: Equatable {
             // The value is not shown, not even in part: a mistyped SPEC is often the
             // passphrase itself ("--passin correct-horse").
             throw UsageError(
-                message: "\(option) must be pass:TEXT, env:VAR, file:PATH, fd:N or stdin (the value given is none of these; it is not shown, since it may be a passphrase)",
+                message:
+                    "\(option) must be pass:TEXT, env:VAR, file:PATH, fd:N or stdin (the value given is none of these; it is not shown, since it may be a passphrase)",
                 command: command)
         }
     }
@@ -100,14 +101,21 @@ enum Passphrase {
     ///
     /// - Throws: `UsageError` for a malformed SPEC; `CLIFailure` (64) when no source exists,
     ///   naming `--store-passin`; (64) for an empty new passphrase; read failures.
-    static func readStore(_ arguments: ParsedArguments, command: String, path: String, new: Bool = false) throws -> RSASecretBytes {
+    static func readStore(_ arguments: ParsedArguments, command: String, path: String, new: Bool = false) throws
+        -> RSASecretBytes
+    {
         let passphrase: RSASecretBytes
-        if let source = try configuredSource(arguments, command: command, option: "store-passin", variable: "RSAKIT_STORE_PASSIN") {
+        if let source = try configuredSource(
+            arguments, command: command, option: "store-passin", variable: "RSAKIT_STORE_PASSIN")
+        {
             passphrase = try read(source: source)
-        } else if let source = try configuredSource(arguments, command: command, option: "passin", variable: "RSAKIT_PASSIN") {
+        } else if let source = try configuredSource(
+            arguments, command: command, option: "passin", variable: "RSAKIT_PASSIN")
+        {
             passphrase = try read(source: source)
         } else {
-            let prompt = (new ? "New passphrase for the key store at " : "Passphrase for the key store at ") + "\(path): "
+            let prompt =
+                (new ? "New passphrase for the key store at " : "Passphrase for the key store at ") + "\(path): "
             passphrase = try prompted(prompt, confirm: new, hint: "--store-passin SPEC or RSAKIT_STORE_PASSIN")
         }
         if new { try requireNonEmpty(passphrase, newPassphraseOfStoreAt: path) }
@@ -117,7 +125,8 @@ enum Passphrase {
     /// - Throws: `CLIFailure` (64) when `passphrase`, the new one of the store at `path`, is empty.
     static func requireNonEmpty(_ passphrase: RSASecretBytes, newPassphraseOfStoreAt path: String) throws {
         guard passphrase.isEmpty else { return }
-        throw CLIFailure("the new passphrase for the key store at \(terminalSafe(path)) is empty; give a non-empty one", .usage)
+        throw CLIFailure(
+            "the new passphrase for the key store at \(terminalSafe(path)) is empty; give a non-empty one", .usage)
     }
 
     /// The source named by `--option` else by the environment variable `variable`, parsed;
@@ -131,10 +140,13 @@ enum Passphrase {
     /// Whether `--store-passin` or `RSAKIT_STORE_PASSIN` names the store's passphrase (then a
     /// store sealed to the TPM is opened with it, not the TPM).
     static func storeSourceGiven(_ arguments: ParsedArguments, command: String) -> Bool {
-        (try? configuredSource(arguments, command: command, option: "store-passin", variable: "RSAKIT_STORE_PASSIN")) != nil
+        (try? configuredSource(arguments, command: command, option: "store-passin", variable: "RSAKIT_STORE_PASSIN"))
+            != nil
     }
 
-    private static func configuredSource(_ arguments: ParsedArguments, command: String, option: String, variable: String) throws -> PassphraseSource? {
+    private static func configuredSource(
+        _ arguments: ParsedArguments, command: String, option: String, variable: String
+    ) throws -> PassphraseSource? {
         if let spec = arguments.value(option) {
             return try PassphraseSource(spec: spec, option: "--\(option)", command: command)
         }
@@ -160,8 +172,9 @@ enum Passphrase {
             let fd = open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else {
                 let code = errno
-                throw CLIFailure("cannot read passphrase file '\(path)': \(String(cString: strerror(code)).lowercased())",
-                                 code == ENOENT ? .notFound : .failure)
+                throw CLIFailure(
+                    "cannot read passphrase file '\(path)': \(String(cString: strerror(code)).lowercased())",
+                    code == ENOENT ? .notFound : .failure)
             }
             defer { close(fd) }
             return try firstLine(fd, what: "passphrase file '\(path)'")
@@ -183,7 +196,9 @@ enum Passphrase {
             let n = Glibc.read(fd, &byte, 1)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw CLIFailure("cannot read the passphrase from \(what): \(String(cString: strerror(errno)).lowercased())", .failure)
+                throw CLIFailure(
+                    "cannot read the passphrase from \(what): \(String(cString: strerror(errno)).lowercased())",
+                    .failure)
             }
             if n == 0 || byte == 0x0A { break }
             if line.count == line.capacity {
@@ -210,7 +225,9 @@ enum Passphrase {
     /// - Parameter entries: what is typed, for the mismatch message ("passphrases", "values").
     /// - Throws: `CLIFailure` (exit 64) when nothing can ask, naming `hint`; (exit 65) when the
     ///   two entries differ; (exit 1) when a program's dialog was cancelled or it failed.
-    static func prompted(_ prompt: String, confirm: Bool, hint: String, entries: String = "passphrases") throws -> RSASecretBytes {
+    static func prompted(_ prompt: String, confirm: Bool, hint: String, entries: String = "passphrases") throws
+        -> RSASecretBytes
+    {
         let prompter = try PassphrasePrompter(hint: hint)
         defer { prompter.finish() }
         let first = try prompter.ask(prompt)
@@ -230,10 +247,14 @@ enum Passphrase {
     ///
     /// - Throws: what `use` throws; `CLIFailure` as ``readStore(_:command:path:new:)`` and
     ///   ``prompted(_:confirm:hint:entries:)`` do.
-    static func withStorePassphrase<T>(_ arguments: ParsedArguments, command: String, path: String,
-                                        _ use: (RSASecretBytes) throws -> T) throws -> T {
-        let storeSource = try configuredSource(arguments, command: command, option: "store-passin", variable: "RSAKIT_STORE_PASSIN")
-        let sharedSource = try configuredSource(arguments, command: command, option: "passin", variable: "RSAKIT_PASSIN")
+    static func withStorePassphrase<T>(
+        _ arguments: ParsedArguments, command: String, path: String,
+        _ use: (RSASecretBytes) throws -> T
+    ) throws -> T {
+        let storeSource = try configuredSource(
+            arguments, command: command, option: "store-passin", variable: "RSAKIT_STORE_PASSIN")
+        let sharedSource = try configuredSource(
+            arguments, command: command, option: "passin", variable: "RSAKIT_PASSIN")
         if storeSource != nil || sharedSource != nil {
             let passphrase = try readStore(arguments, command: command, path: path)
             return try namingStore(path) { try use(passphrase) }

@@ -106,7 +106,8 @@ final class PassphrasePrompter {
             do {
                 if pinentry == nil { pinentry = try Pinentry(path: path, environment: Self.programEnvironment()) }
                 // pinentry shows the description above a short prompt: the sentence without its colon.
-                let description = prompt.trimmingWhitespace().hasSuffix(":") ? String(prompt.trimmingWhitespace().dropLast()) : prompt
+                let description =
+                    prompt.trimmingWhitespace().hasSuffix(":") ? String(prompt.trimmingWhitespace().dropLast()) : prompt
                 let label = prompt.hasPrefix("PIN ") ? "PIN:" : "Passphrase:"
                 return try pinentry!.ask(description: description, prompt: label, error: error)
             } catch is Pinentry.Cancelled {
@@ -114,8 +115,11 @@ final class PassphrasePrompter {
             } catch let failure as Pinentry.Unavailable {
                 pinentry?.end()
                 pinentry = nil
-                if found { throw Self.noTerminal(hint: hint, reason: "pinentry \(terminalSafe(path)): \(failure.reason)") }
-                throw CLIFailure("the pinentry program \(terminalSafe(path)) (RSAKIT_PINENTRY) failed: \(failure.reason)", .failure)
+                if found {
+                    throw Self.noTerminal(hint: hint, reason: "pinentry \(terminalSafe(path)): \(failure.reason)")
+                }
+                throw CLIFailure(
+                    "the pinentry program \(terminalSafe(path)) (RSAKIT_PINENTRY) failed: \(failure.reason)", .failure)
             }
         }
     }
@@ -129,8 +133,9 @@ final class PassphrasePrompter {
 
     /// The error for no way to ask.
     private static func noTerminal(hint: String, reason: String?) -> CLIFailure {
-        CLIFailure("a passphrase is needed and there is no terminal to ask on; give \(hint), or name a program in RSAKIT_PINENTRY or RSAKIT_ASKPASS"
-                   + (reason.map { " (\($0))" } ?? ""), .usage)
+        CLIFailure(
+            "a passphrase is needed and there is no terminal to ask on; give \(hint), or name a program in RSAKIT_PINENTRY or RSAKIT_ASKPASS"
+                + (reason.map { " (\($0))" } ?? ""), .usage)
     }
 
     /// Run the askpass program `path` with `prompt` as its one argument, as ssh does; its
@@ -139,7 +144,8 @@ final class PassphrasePrompter {
     private static func askpass(_ path: String, variable: String, prompt: String) throws -> RSASecretBytes {
         var output: [Int32] = [0, 0]
         guard closeOnExecPipe(&output) else {
-            throw CLIFailure("cannot run the askpass program: pipe: \(String(cString: strerror(errno)).lowercased())", .failure)
+            throw CLIFailure(
+                "cannot run the askpass program: pipe: \(String(cString: strerror(errno)).lowercased())", .failure)
         }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -155,7 +161,9 @@ final class PassphrasePrompter {
         close(output[1])
         guard status == 0 else {
             close(output[0])
-            throw CLIFailure("cannot run the askpass program \(terminalSafe(path)) (\(variable)): \(String(cString: strerror(status)).lowercased())", .failure)
+            throw CLIFailure(
+                "cannot run the askpass program \(terminalSafe(path)) (\(variable)): \(String(cString: strerror(status)).lowercased())",
+                .failure)
         }
         let line = Result { try Passphrase.firstLine(output[0], what: "the askpass program \(terminalSafe(path))") }
         close(output[0])
@@ -164,7 +172,9 @@ final class PassphrasePrompter {
         let secret = try line.get()
         // WIFEXITED && WEXITSTATUS == 0, spelt out (the macros do not reach Swift).
         guard exit & 0x7F == 0, (exit >> 8) & 0xFF == 0 else {
-            throw CLIFailure("the passphrase prompt was cancelled (askpass \(terminalSafe(path)) ended with status \(exit & 0x7F == 0 ? (exit >> 8) & 0xFF : 128 + exit & 0x7F))", .failure)
+            throw CLIFailure(
+                "the passphrase prompt was cancelled (askpass \(terminalSafe(path)) ended with status \(exit & 0x7F == 0 ? (exit >> 8) & 0xFF : 128 + exit & 0x7F))",
+                .failure)
         }
         return secret
     }
@@ -172,7 +182,9 @@ final class PassphrasePrompter {
     /// The environment for a prompting program: ours, without rsakit's passphrase variables
     /// nor any variable an `env:VAR` source in them names.
     static func programEnvironment() -> [String] {
-        var secret: Set<String> = ["RSAKIT_STORE_PASSIN", "RSAKIT_PASSIN", "RSAKIT_NEW_PASSIN", "RSAKIT_PASSOUT", "RSAKIT_TOKEN_PIN"]
+        var secret: Set<String> = [
+            "RSAKIT_STORE_PASSIN", "RSAKIT_PASSIN", "RSAKIT_NEW_PASSIN", "RSAKIT_PASSOUT", "RSAKIT_TOKEN_PIN"
+        ]
         for name in secret {
             if let spec = variable(name), spec.hasPrefix("env:") { secret.insert(String(spec.dropFirst(4))) }
         }

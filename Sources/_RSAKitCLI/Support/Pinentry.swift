@@ -90,10 +90,12 @@ final class Pinentry {
         ignore.__sigaction_handler.sa_handler = SIG_IGN
         sigaction(SIGPIPE, &ignore, &savedPipeAction)
         do {
-            _ = try answer()   // the greeting
+            _ = try answer()  // the greeting
             let tty = Self.terminalName()
             if let tty { _ = try? command("OPTION ttyname=" + tty) }
-            if let term = getenv("TERM").map({ String(cString: $0) }), !term.isEmpty { _ = try? command("OPTION ttytype=" + term) }
+            if let term = getenv("TERM").map({ String(cString: $0) }), !term.isEmpty {
+                _ = try? command("OPTION ttytype=" + term)
+            }
             _ = try? command("SETTITLE rsakit")
         } catch {
             end()
@@ -233,7 +235,9 @@ final class Pinentry {
         while index < data.endIndex {
             let c = data[index]
             if c == 0x25 {
-                guard data.endIndex - index >= 3, let high = hex(data[index + 1]), let low = hex(data[index + 2]) else { return false }
+                guard data.endIndex - index >= 3, let high = hex(data[index + 1]), let low = hex(data[index + 2]) else {
+                    return false
+                }
                 out.append(high << 4 | low)
                 index += 3
             } else {

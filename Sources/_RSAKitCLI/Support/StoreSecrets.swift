@@ -8,7 +8,9 @@ import RSAKit
 /// ``Passphrase/readStore(_:command:path:new:)``), unlock and run `body` again.
 ///
 /// - Throws: what `body` throws; `CLIFailure` (65) naming the store for a wrong passphrase.
-func withUnlockedStore<T>(_ store: RSAKeyStore, _ arguments: ParsedArguments, command: String, _ body: () throws -> T) throws -> T {
+func withUnlockedStore<T>(_ store: RSAKeyStore, _ arguments: ParsedArguments, command: String, _ body: () throws -> T)
+    throws -> T
+{
     do {
         return try body()
     } catch RSAError.keychainLocked {
@@ -27,19 +29,29 @@ func unlockStore(_ store: RSAKeyStore, _ arguments: ParsedArguments, command: St
     if (try? store.unlock(agentSocketPath: RSAKeychainAgent.defaultSocketPath())) == true { return }
     // Then the TPM, for a store key sealed to it, unless a passphrase source is named: the
     // passphrase is the recovery path when the TPM cannot open it.
-    if !Passphrase.storeSourceGiven(arguments, command: command), let needsPIN = try store.storeKeyTPMSealRequiresPIN() {
+    if !Passphrase.storeSourceGiven(arguments, command: command), let needsPIN = try store.storeKeyTPMSealRequiresPIN()
+    {
         do {
-            let pin = needsPIN ? try Passphrase.read(arguments, command: command, option: "token-pin", variable: "RSAKIT_TOKEN_PIN",
-                                                     prompt: "PIN for the store's TPM seal: ") : nil
+            let pin =
+                needsPIN
+                ? try Passphrase.read(
+                    arguments, command: command, option: "token-pin", variable: "RSAKIT_TOKEN_PIN",
+                    prompt: "PIN for the store's TPM seal: ") : nil
             try store.unlockWithTPM(pin: pin)
             return
         } catch let error as RSAError {
             var reason = CLIFailure.message(for: error)
-            if case .tpmKeyLost = error { reason = "the TPM no longer holds its seal: it was cleared, reset or replaced" }
-            printWarning("the TPM did not open the key store at \(terminalSafe(store.path)) (\(reason)); its passphrase opens it")
+            if case .tpmKeyLost = error {
+                reason = "the TPM no longer holds its seal: it was cleared, reset or replaced"
+            }
+            printWarning(
+                "the TPM did not open the key store at \(terminalSafe(store.path)) (\(reason)); its passphrase opens it"
+            )
         }
     }
-    try Passphrase.withStorePassphrase(arguments, command: command, path: store.path) { try store.unlock(passphrase: $0) }
+    try Passphrase.withStorePassphrase(arguments, command: command, path: store.path) {
+        try store.unlock(passphrase: $0)
+    }
 }
 
 /// Run `body`, reporting `RSAError.wrongPassphrase` as a wrong passphrase for the store at
@@ -48,7 +60,9 @@ func namingStore<T>(_ path: String, _ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch RSAError.wrongPassphrase {
-        throw CLIFailure("wrong passphrase for the key store at \(terminalSafe(path)) (its passphrase comes from --store-passin, RSAKIT_STORE_PASSIN, else --passin)", .dataError)
+        throw CLIFailure(
+            "wrong passphrase for the key store at \(terminalSafe(path)) (its passphrase comes from --store-passin, RSAKIT_STORE_PASSIN, else --passin)",
+            .dataError)
     }
 }
 
@@ -71,7 +85,9 @@ func protectNewStoreIfAsked(_ store: RSAKeyStore, _ arguments: ParsedArguments, 
     if try store.isProtected { return }
     let listing = try store.allItems()
     guard listing.keys.isEmpty, listing.passwords.isEmpty, listing.problems.isEmpty else {
-        throw CLIFailure("--protect applies to a new store's first write; this store already holds items: run 'rsakit store protect'", .usage)
+        throw CLIFailure(
+            "--protect applies to a new store's first write; this store already holds items: run 'rsakit store protect'",
+            .usage)
     }
     let passphrase = try Passphrase.readStore(arguments, command: command, path: store.path, new: true)
     try store.protect(passphrase: passphrase, parameters: try kdfParameters(arguments, command: command))
@@ -103,8 +119,10 @@ struct PendingStore {
             newPassphrase = nil
         } else {
             existing = nil
-            newPassphrase = arguments.flag("protect")
-                ? try Passphrase.readStore(arguments, command: command, path: try storeLocation(arguments), new: true) : nil
+            newPassphrase =
+                arguments.flag("protect")
+                ? try Passphrase.readStore(arguments, command: command, path: try storeLocation(arguments), new: true)
+                : nil
             if newPassphrase != nil { _ = try kdfParameters(arguments, command: command) }
         }
     }
@@ -123,8 +141,11 @@ struct PendingStore {
 
 /// The `--protect` and `--kdf` options of commands that may make a store's first write.
 let protectOptions: [OptionSpec] = [
-    .flag("protect", "On a new store's first write: protect its secrets with a passphrase (from --store-passin, $RSAKIT_STORE_PASSIN, --passin, $RSAKIT_PASSIN or a prompt)."),
-    .value("kdf", "COST", "Argon2id cost for --protect: interactive, moderate (default) or sensitive."),
+    .flag(
+        "protect",
+        "On a new store's first write: protect its secrets with a passphrase (from --store-passin, $RSAKIT_STORE_PASSIN, --passin, $RSAKIT_PASSIN or a prompt)."
+    ),
+    .value("kdf", "COST", "Argon2id cost for --protect: interactive, moderate (default) or sensitive.")
 ]
 
 /// Unlock a protected, locked store now (before work that would be wasted on a wrong

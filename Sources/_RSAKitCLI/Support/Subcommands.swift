@@ -11,13 +11,18 @@ func parseSubcommand(_ arguments: ParsedArguments, spec: CommandSpec) throws -> 
         throw UsageError(message: "missing subcommand: \(list)", command: spec.name)
     }
     guard names.contains(sub) || spec.hiddenSubcommands.contains(sub) else {
-        throw UsageError(message: "unknown subcommand '\(terminalSafe(sub))'" + didYouMean(sub, names), command: spec.name)
+        throw UsageError(
+            message: "unknown subcommand '\(terminalSafe(sub))'" + didYouMean(sub, names), command: spec.name)
     }
     let given = arguments.givenOptionNames
     for option in spec.options where given.contains(option.name) {
         guard let allowed = option.subcommands, !allowed.contains(sub) else { continue }
-        let list = allowed.count == 1 ? allowed[0] : allowed.dropLast().joined(separator: ", ") + " and " + allowed.last!
-        throw UsageError(message: "option '--\(option.name)' does not apply to '\(spec.name) \(sub)' (it is for \(spec.name) \(list))", command: spec.name)
+        let list =
+            allowed.count == 1 ? allowed[0] : allowed.dropLast().joined(separator: ", ") + " and " + allowed.last!
+        throw UsageError(
+            message:
+                "option '--\(option.name)' does not apply to '\(spec.name) \(sub)' (it is for \(spec.name) \(list))",
+            command: spec.name)
     }
     return sub
 }

@@ -49,7 +49,9 @@ func nearestNames(to name: String, in candidates: [String]) -> [String] {
 
 /// "; did you mean 'x'?" or "; did you mean 'x' or 'y'?", or "" when nothing is near.
 /// `quote` wraps each name (tags are printed escaped by the caller's function).
-func didYouMean(_ name: String, _ candidates: [String], prefix: String = "", show: (String) -> String = { $0 }) -> String {
+func didYouMean(_ name: String, _ candidates: [String], prefix: String = "", show: (String) -> String = { $0 })
+    -> String
+{
     let names = nearestNames(to: name, in: candidates).map { "'\(prefix)\(show($0))'" }
     guard !names.isEmpty else { return "" }
     let list = names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " or " + names.last!

@@ -10,13 +10,15 @@ import RSAKit
 /// `--system` on the commands that can use the system keychain.
 let systemOption = OptionSpec.flag(
     "system",
-    "Use the system keychain through its agent (socket: $RSAKIT_SYSTEM_SOCKET, else /run/rsakit/system.sock): only the access groups its rules allow this user.")
+    "Use the system keychain through its agent (socket: $RSAKIT_SYSTEM_SOCKET, else /run/rsakit/system.sock): only the access groups its rules allow this user."
+)
 
 /// The client of the system agent, after refusing --store beside --system (the agent serves
 /// the one system store).
 func systemKeychainClient(_ arguments: ParsedArguments, command: String) throws -> RSASystemKeychainClient {
     if arguments.value("store") != nil {
-        throw UsageError(message: "--store does not apply to the system keychain, which its agent serves", command: command)
+        throw UsageError(
+            message: "--store does not apply to the system keychain, which its agent serves", command: command)
     }
     return RSASystemKeychainClient()
 }
@@ -36,7 +38,9 @@ func askingSystemAgent<T>(_ client: RSASystemKeychainClient, _ body: () throws -
     do {
         return try body()
     } catch let RSAError.storeIOError(path, reason) where path == client.socketPath {
-        throw CLIFailure("the system keychain at \(terminalSafe(path)): \(terminalSafe(reason)) (is `rsakit agent serve --system` running?)", .failure)
+        throw CLIFailure(
+            "the system keychain at \(terminalSafe(path)): \(terminalSafe(reason)) (is `rsakit agent serve --system` running?)",
+            .failure)
     }
 }
 
@@ -54,7 +58,9 @@ func passwordThroughSystemAgent(_ arguments: ParsedArguments, subcommand: String
         let added = try askingSystemAgent(client) {
             try client.addGenericPassword(value, service: service, account: account, accessGroup: group)
         }
-        try printOutput("added generic password: service: \(terminalSafe(service)), account: \(terminalSafe(account)), access group: \(added)\n")
+        try printOutput(
+            "added generic password: service: \(terminalSafe(service)), account: \(terminalSafe(account)), access group: \(added)\n"
+        )
     case "find":
         guard arguments.value("account") != nil, arguments.flag("value") else {
             throw UsageError(message: "with --system, find takes --service, --account and --value", command: command)
@@ -84,7 +90,8 @@ func listThroughSystemAgent(_ arguments: ParsedArguments, command: String) throw
         let suffix = "  [group: \(terminalSafe(fields[1]))]"
         switch fields[0] {
         case "key" where fields.count == 4: text += "\(fields[2]) key \(terminalSafe(fields[3]))\(suffix)\n"
-        case "password" where fields.count == 4: text += "password \(terminalSafe(fields[2])) / \(terminalSafe(fields[3]))\(suffix)\n"
+        case "password" where fields.count == 4:
+            text += "password \(terminalSafe(fields[2])) / \(terminalSafe(fields[3]))\(suffix)\n"
         default: text += "\(fields[0]) \(terminalSafe(fields[2]))\(suffix)\n"
         }
     }
@@ -95,13 +102,17 @@ func listThroughSystemAgent(_ arguments: ParsedArguments, command: String) throw
 /// with a salt of the digest's length); SHA-1, SHA-2 and SHA-3 hashes.
 func signThroughSystemAgent(_ arguments: ParsedArguments, command: String) throws {
     let client = try systemKeychainClient(arguments, command: command)
-    guard let tag = arguments.value("tag") else { throw UsageError(message: "with --system, sign takes --tag", command: command) }
+    guard let tag = arguments.value("tag") else {
+        throw UsageError(message: "with --system, sign takes --tag", command: command)
+    }
     for option in ["mgf1-hash", "salt-length", "token-pin", "key"] where arguments.givenOptionNames.contains(option) {
         throw UsageError(message: "--\(option) does not apply with --system", command: command)
     }
     let name = arguments.value("hash") ?? "sha256"
     guard let hash = RSAHashAlgorithm(name: name) else {
-        throw UsageError(message: "with --system, --hash is a SHA-1, SHA-2 or SHA-3 hash, not '\(terminalSafe(name))'", command: command)
+        throw UsageError(
+            message: "with --system, --hash is a SHA-1, SHA-2 or SHA-3 hash, not '\(terminalSafe(name))'",
+            command: command)
     }
     let input = try InputFile.open(arguments.value("in"))
     defer { input.close() }
@@ -118,8 +129,9 @@ func signThroughSystemAgent(_ arguments: ParsedArguments, command: String) throw
     }
     let digest = hasher.finalize()
     let signature = try askingSystemAgent(client) {
-        try client.signature(forDigest: digest, hash: hash, pss: arguments.value("scheme") == "pss", tag: tag,
-                             accessGroup: try systemAccessGroup(arguments, command: command))
+        try client.signature(
+            forDigest: digest, hash: hash, pss: arguments.value("scheme") == "pss", tag: tag,
+            accessGroup: try systemAccessGroup(arguments, command: command))
     }
     try writeOutput(signature, to: arguments.value("out"), input: input)
 }
@@ -128,13 +140,16 @@ func signThroughSystemAgent(_ arguments: ParsedArguments, command: String) throw
 /// PKCS#1 v1.5 or OAEP with one hash for OAEP and MGF1 and an empty label.
 func decryptThroughSystemAgent(_ arguments: ParsedArguments, padding: RSAEncryptionPadding, command: String) throws {
     let client = try systemKeychainClient(arguments, command: command)
-    guard let tag = arguments.value("tag") else { throw UsageError(message: "with --system, decrypt takes --tag", command: command) }
+    guard let tag = arguments.value("tag") else {
+        throw UsageError(message: "with --system, decrypt takes --tag", command: command)
+    }
     let oaepHash: RSAHashAlgorithm?
     switch padding {
     case .pkcs1v15: oaepHash = nil
     case let .oaep(parameters):
         guard parameters.mgf1Hash == parameters.hash, parameters.label.isEmpty else {
-            throw UsageError(message: "with --system, OAEP takes one hash for OAEP and MGF1 and no label", command: command)
+            throw UsageError(
+                message: "with --system, OAEP takes one hash for OAEP and MGF1 and no label", command: command)
         }
         oaepHash = parameters.hash
     }
@@ -152,7 +167,8 @@ func decryptThroughSystemAgent(_ arguments: ParsedArguments, padding: RSAEncrypt
         ciphertext += buffer[..<n]
     }
     let plaintext = try askingSystemAgent(client) {
-        try client.decrypt(ciphertext, tag: tag, oaepHash: oaepHash, accessGroup: try systemAccessGroup(arguments, command: command))
+        try client.decrypt(
+            ciphertext, tag: tag, oaepHash: oaepHash, accessGroup: try systemAccessGroup(arguments, command: command))
     }
     var bytes = plaintext.bytes
     defer { wipe(&bytes) }
@@ -167,19 +183,20 @@ struct AccessGroupCommand: RSAKitCommand {
         usage: "rsakit access-group allow|deny <GROUP> (--user <USER> | --group <UNIXGROUP>) | list",
         options: [
             .value("user", "USER", "allow, deny: the Unix user the rule is for.").only("allow", "deny"),
-            .value("group", "UNIXGROUP", "allow, deny: the Unix group whose members the rule is for.").only("allow", "deny"),
+            .value("group", "UNIXGROUP", "allow, deny: the Unix group whose members the rule is for.").only(
+                "allow", "deny")
         ],
         positionals: ["SUBCOMMAND", "GROUP"],
         subcommands: ["allow", "deny", "list"],
         discussion: """
-        The system keychain's agent (rsakit agent serve --system) lets a process use an access
-        group only when a rule allows its Unix user, or one of its Unix groups; root may use
-        every group. Only root changes the rules (the agent checks the caller's uid, exit 77
-        otherwise). allow adds a rule, deny removes one; an access group name that is not valid,
-        or a Unix user or group that does not exist, is refused (exit 64) and nothing is stored.
-        list prints one rule per line: GROUP user USER, or GROUP group UNIXGROUP.
-        The agent's socket is $RSAKIT_SYSTEM_SOCKET, else /run/rsakit/system.sock.
-        """,
+            The system keychain's agent (rsakit agent serve --system) lets a process use an access
+            group only when a rule allows its Unix user, or one of its Unix groups; root may use
+            every group. Only root changes the rules (the agent checks the caller's uid, exit 77
+            otherwise). allow adds a rule, deny removes one; an access group name that is not valid,
+            or a Unix user or group that does not exist, is refused (exit 64) and nothing is stored.
+            list prints one rule per line: GROUP user USER, or GROUP group UNIXGROUP.
+            The agent's socket is $RSAKIT_SYSTEM_SOCKET, else /run/rsakit/system.sock.
+            """,
         passphrases: .none)
 
     let arguments: ParsedArguments
@@ -207,11 +224,14 @@ struct AccessGroupCommand: RSAKitCommand {
         let client = try systemKeychainClient(arguments, command: Self.spec.name)
         if subcommand == "list" {
             let rules = try askingSystemAgent(client) { try client.rules() }
-            return try printOutput(rules.isEmpty ? "no rules: only root uses the system keychain\n"
-                                                 : rules.map { terminalSafe($0) + "\n" }.joined())
+            return try printOutput(
+                rules.isEmpty
+                    ? "no rules: only root uses the system keychain\n"
+                    : rules.map { terminalSafe($0) + "\n" }.joined())
         }
         let group = arguments.positionals[1]
-        let subject: RSASystemAccessRule.Subject = arguments.value("user").map { .user($0) } ?? .group(arguments.value("group")!)
+        let subject: RSASystemAccessRule.Subject =
+            arguments.value("user").map { .user($0) } ?? .group(arguments.value("group")!)
         let rule = RSASystemAccessRule(accessGroup: group, subject: subject)
         try askingSystemAgent(client) { try client.setRule(rule, allow: subcommand == "allow") }
         try printOutput("\(subcommand == "allow" ? "allowed" : "denied"): \(terminalSafe(rule.description))\n")

@@ -60,7 +60,8 @@ func padded(_ text: String, _ width: Int) -> String {
 /// `text` quoted for a POSIX shell when it needs it (for commands we suggest, like chmod).
 func shellQuoted(_ text: String) -> String {
     let safe = text.unicodeScalars.allSatisfy {
-        ($0 >= "a" && $0 <= "z") || ($0 >= "A" && $0 <= "Z") || ($0 >= "0" && $0 <= "9") || "/._-+,:@%".unicodeScalars.contains($0)
+        ($0 >= "a" && $0 <= "z") || ($0 >= "A" && $0 <= "Z") || ($0 >= "0" && $0 <= "9")
+            || "/._-+,:@%".unicodeScalars.contains($0)
     }
     return safe && !text.isEmpty ? text : "'" + text.replacingAll("'", with: "'\\''") + "'"
 }
@@ -84,7 +85,9 @@ extension String {
     /// so the CLI runs on FoundationEssentials without loading ICU).
     func trimmingWhitespace() -> String {
         let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
-        guard let first = firstIndex(where: { !blank($0) }), let last = lastIndex(where: { !blank($0) }) else { return "" }
+        guard let first = firstIndex(where: { !blank($0) }), let last = lastIndex(where: { !blank($0) }) else {
+            return ""
+        }
         return String(self[first...last])
     }
 }

@@ -4,10 +4,14 @@ import RSAKit
 // and the token key behind a tag.
 
 /// `--token URI` of genpair and import.
-let tokenOption: OptionSpec = .value("token", "URI", "Create the private key on this PKCS#11 token (RFC 7512 'pkcs11:token=LABEL?module-path=/path/module.so'); the store keeps a reference.")
+let tokenOption: OptionSpec = .value(
+    "token", "URI",
+    "Create the private key on this PKCS#11 token (RFC 7512 'pkcs11:token=LABEL?module-path=/path/module.so'); the store keeps a reference."
+)
 
 /// `--token-pin SPEC`, for commands that may use a token key.
-let tokenPINOption: OptionSpec = .value("token-pin", "SPEC", "The token's user PIN, same syntax as --passin (default: $RSAKIT_TOKEN_PIN, else a prompt).")
+let tokenPINOption: OptionSpec = .value(
+    "token-pin", "SPEC", "The token's user PIN, same syntax as --passin (default: $RSAKIT_TOKEN_PIN, else a prompt).")
 
 /// The token URI given with --token, parsed; nil when the option is absent.
 /// - Throws: `UsageError` for a URI rsakit cannot use.
@@ -23,25 +27,33 @@ func tokenURI(_ arguments: ParsedArguments, command: String) throws -> RSATokenU
 /// The user PIN of the token labelled `token`: --token-pin, else RSAKIT_TOKEN_PIN, else a
 /// prompt on the terminal (the passphrase sources of --passin).
 func readTokenPIN(_ arguments: ParsedArguments, command: String, token: String?) throws -> RSASecretBytes {
-    try Passphrase.read(arguments, command: command, option: "token-pin", variable: "RSAKIT_TOKEN_PIN",
-                        prompt: "PIN for token\(token.map { " '\(terminalSafe($0))'" } ?? ""): ")
+    try Passphrase.read(
+        arguments, command: command, option: "token-pin", variable: "RSAKIT_TOKEN_PIN",
+        prompt: "PIN for token\(token.map { " '\(terminalSafe($0))'" } ?? ""): ")
 }
 
 /// The PIN to log in to `reference`'s token: none for a TPM key made without one (the empty
 /// PIN, no prompt), else as ``readTokenPIN(_:command:token:)``.
-func readTokenPIN(_ arguments: ParsedArguments, command: String, reference: RSATokenReference) throws -> RSASecretBytes {
+func readTokenPIN(_ arguments: ParsedArguments, command: String, reference: RSATokenReference) throws -> RSASecretBytes
+{
     if reference.isTPM {
         guard reference.requiresPIN else { return RSASecretBytes(zeroedCount: 0) }
-        return try Passphrase.read(arguments, command: command, option: "token-pin", variable: "RSAKIT_TOKEN_PIN",
-                                   prompt: "PIN for the TPM key: ")
+        return try Passphrase.read(
+            arguments, command: command, option: "token-pin", variable: "RSAKIT_TOKEN_PIN",
+            prompt: "PIN for the TPM key: ")
     }
     return try readTokenPIN(arguments, command: command, token: reference.tokenLabel)
 }
 
 /// `--tpm` and `--tpm-pin` of genpair.
 let tpmOptions: [OptionSpec] = [
-    .flag("tpm", "Create the private key inside this machine's TPM (through tpm2-pkcs11; RSA 2048 or 3072, not exportable). The TPM is $RSAKIT_TPM_TCTI, else device:/dev/tpmrm0."),
-    .flag("tpm-pin", "With --tpm: protect the key with a PIN, read from --token-pin, $RSAKIT_TOKEN_PIN or a prompt (asked twice)."),
+    .flag(
+        "tpm",
+        "Create the private key inside this machine's TPM (through tpm2-pkcs11; RSA 2048 or 3072, not exportable). The TPM is $RSAKIT_TPM_TCTI, else device:/dev/tpmrm0."
+    ),
+    .flag(
+        "tpm-pin",
+        "With --tpm: protect the key with a PIN, read from --token-pin, $RSAKIT_TOKEN_PIN or a prompt (asked twice).")
 ]
 
 /// The token key stored under `tag`, or nil when its private key is in the store (or the

@@ -35,7 +35,8 @@ enum KeyFormatFixtures {
     /// A private temporary directory for this test process, removed at exit.
     static let directory: URL = {
         let url = URL(fileURLWithPath: NSTemporaryDirectory())
-            .appendingPathComponent("rsakit-formats-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))")
+            .appendingPathComponent(
+                "rsakit-formats-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))")
         try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         atexit { try? FileManager.default.removeItem(at: KeyFormatFixtures.directory) }
         return url
@@ -64,11 +65,15 @@ enum KeyFormatFixtures {
 
     /// Run openssl and fail (throw) unless it exits 0; returns stdout.
     @discardableResult
-    static func opensslChecked(_ arguments: [String], stdin: [UInt8]? = nil,
-                               file: StaticString = #filePath, line: UInt = #line) throws -> [UInt8] {
+    static func opensslChecked(
+        _ arguments: [String], stdin: [UInt8]? = nil,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws -> [UInt8] {
         let result = try openssl(arguments, stdin: stdin)
         guard result.status == 0 else {
-            XCTFail("openssl \(arguments.joined(separator: " ")) exited \(result.status): \(result.stderr)", file: file, line: line)
+            XCTFail(
+                "openssl \(arguments.joined(separator: " ")) exited \(result.status): \(result.stderr)", file: file,
+                line: line)
             throw RSAError.internalError("openssl failed")
         }
         return result.stdout
@@ -104,10 +109,13 @@ enum KeyFormatFixtures {
         defer { cacheLock.unlock() }
         if let key = cache[cacheKey] { return key }
         let path = self.path("genpkey-\(bits)-e\(exponent).pem")
-        try opensslChecked(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
-                            "-pkeyopt", "rsa_keygen_pubexp:\(exponent)", "-out", path])
-        let key = GeneratedKey(bitCount: bits, exponent: exponent, path: path,
-                               pem: String(decoding: try readFile(path), as: UTF8.self))
+        try opensslChecked([
+            "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
+            "-pkeyopt", "rsa_keygen_pubexp:\(exponent)", "-out", path
+        ])
+        let key = GeneratedKey(
+            bitCount: bits, exponent: exponent, path: path,
+            pem: String(decoding: try readFile(path), as: UTF8.self))
         cache[cacheKey] = key
         return key
     }
@@ -140,8 +148,11 @@ enum KeyFormatFixtures {
         var keys: [(String, RSAPrivateKey)] = []
         for bits in bitCounts {
             for exponent in exponents {
-                keys.append(("rsakit \(bits)-bit e=\(exponent)",
-                             try RSAPrivateKey.generate(bitCount: bits, publicExponent: UInt64(exponent))))
+                keys.append(
+                    (
+                        "rsakit \(bits)-bit e=\(exponent)",
+                        try RSAPrivateKey.generate(bitCount: bits, publicExponent: UInt64(exponent))
+                    ))
             }
         }
         rsakitMatrix = keys
@@ -178,7 +189,8 @@ enum KeyFormatFixtures {
         return rawInteger(magnitude[0] & 0x80 != 0 ? [0] + magnitude : magnitude)
     }
 
-    static let rsaEncryptionAlgorithm: [UInt8] = sequence(tlv(0x06, [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01]), [0x05, 0x00])
+    static let rsaEncryptionAlgorithm: [UInt8] = sequence(
+        tlv(0x06, [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01]), [0x05, 0x00])
 
     // MARK: openssl -text
 
@@ -203,7 +215,8 @@ enum KeyFormatFixtures {
             guard let colon = line.firstIndex(of: ":") else { continue }
             let name = line[..<colon].lowercased()
             let rest = line[line.index(after: colon)...]
-            if let open = rest.range(of: "(0x"), let close = rest.range(of: ")", range: open.upperBound..<rest.endIndex) {
+            if let open = rest.range(of: "(0x"), let close = rest.range(of: ")", range: open.upperBound..<rest.endIndex)
+            {
                 fields[name] = minimal(hexBytes(String(rest[open.upperBound..<close.lowerBound])))
             } else if rest.allSatisfy({ $0 == " " }) {
                 current = name

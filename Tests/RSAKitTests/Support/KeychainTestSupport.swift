@@ -59,7 +59,8 @@ class KeychainTestCase: XCTestCase {
             let path = root + "/" + name
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
-                  let data = FileManager.default.contents(atPath: path) else { return nil }
+                let data = FileManager.default.contents(atPath: path)
+            else { return nil }
             return (path, [UInt8](data))
         }
     }
@@ -96,7 +97,9 @@ class KeychainTestCase: XCTestCase {
     /// Write `text` to a 0600 file in the test folder; returns its path.
     func secretFile(_ name: String, _ text: String) throws -> String {
         let path = folder + "/" + name
-        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]))
+        XCTAssertTrue(
+            FileManager.default.createFile(
+                atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]))
         return path
     }
 }

@@ -32,9 +32,11 @@ final class TLSTestFixtures {
     func startServer(_ extra: [String] = []) throws -> TLSTestServer {
         let server = try TLSTestServer(
             openssl: try OpenSSL.require(),
-            arguments: ["-Verify", "5", "-verify_return_error", "-CAfile", pki.path("root.pem"),
-                        "-cert", pki.path("server.pem"), "-cert_chain", pki.path("intermediate.pem"),
-                        "-key", pki.leafKey, "-www"] + extra,
+            arguments: [
+                "-Verify", "5", "-verify_return_error", "-CAfile", pki.path("root.pem"),
+                "-cert", pki.path("server.pem"), "-cert_chain", pki.path("intermediate.pem"),
+                "-key", pki.leafKey, "-www"
+            ] + extra,
             directory: directory.path)
         servers.append(server)
         return server
@@ -43,16 +45,22 @@ final class TLSTestFixtures {
     /// nginx serving HTTP/2 and HTTP/1.1 with TestPKI's server chain, requiring a client
     /// certificate from its root (``NginxTestServer``); stopped by the caller.
     func startNginx() throws -> NginxTestServer {
-        let chain = try String(contentsOfFile: pki.path("server.pem"), encoding: .utf8)
+        let chain =
+            try String(contentsOfFile: pki.path("server.pem"), encoding: .utf8)
             + String(contentsOfFile: pki.path("intermediate.pem"), encoding: .utf8)
         try chain.write(toFile: directory.path + "/chain.pem", atomically: true, encoding: .utf8)
-        return try NginxTestServer(chain: directory.path + "/chain.pem", key: pki.leafKey, clientCA: pki.path("root.pem"),
-                                   directory: directory.path)
+        return try NginxTestServer(
+            chain: directory.path + "/chain.pem", key: pki.leafKey, clientCA: pki.path("root.pem"),
+            directory: directory.path)
     }
 
     /// leaf.key as rsakit reads it.
     func leafPrivateKey() throws -> RSAPrivateKey {
-        guard case let .privateKey(key) = try RSAKeyFile(bytes: [UInt8](Data(contentsOf: URL(fileURLWithPath: pki.leafKey)))).key else {
+        guard
+            case let .privateKey(key) = try RSAKeyFile(
+                bytes: [UInt8](Data(contentsOf: URL(fileURLWithPath: pki.leafKey)))
+            ).key
+        else {
             throw XCTSkip("leaf.key is not a private key")
         }
         return key
@@ -60,12 +68,15 @@ final class TLSTestFixtures {
 
     /// The client identity: leaf.key, client.pem, and the intermediate sent with it.
     func clientIdentity() throws -> RSATLSClientIdentity {
-        try RSATLSClientIdentity(privateKey: leafPrivateKey(), certificate: pki.certificate("client"),
-                                 chain: [pki.certificate("intermediate")], name: "client")
+        try RSATLSClientIdentity(
+            privateKey: leafPrivateKey(), certificate: pki.certificate("client"),
+            chain: [pki.certificate("intermediate")], name: "client")
     }
 
     /// Anchored at root.pem only, 20-second timeout.
-    func configuration(_ version: RSATLSProtocolVersion?, serverName: String = "server.rsakit.test") throws -> RSATLSClientConfiguration {
+    func configuration(_ version: RSATLSProtocolVersion?, serverName: String = "server.rsakit.test") throws
+        -> RSATLSClientConfiguration
+    {
         var configuration = RSATLSClientConfiguration(serverName: serverName)
         configuration.protocolVersion = version
         configuration.anchorCertificates = [try pki.certificate("root")]
@@ -84,7 +95,9 @@ final class TLSTestFixtures {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         XCTAssertTrue(bound)
         XCTAssertEqual(listen(fd, backlog), 0)
@@ -104,14 +117,16 @@ final class TLSTestFixtures {
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             address.sin_port = in_port_t(UInt16(port).bigEndian)
             _ = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
             if poll(&entry, 1, 200) == 0 {
                 close(fd)
                 return port
             }
-            listeners.append(fd) // a completed connection: it keeps the queue full
+            listeners.append(fd)  // a completed connection: it keeps the queue full
         }
         throw XCTSkip("could not fill a backlog-0 listener's queue on 127.0.0.1")
     }

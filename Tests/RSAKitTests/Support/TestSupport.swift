@@ -68,8 +68,9 @@ enum Vectors {
             let packageRoot = URL(fileURLWithPath: #filePath)
                 .deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().deletingLastPathComponent()
-            candidates.append(packageRoot.deletingLastPathComponent()
-                .appendingPathComponent("shared/vectors/wycheproof/testvectors_v1"))
+            candidates.append(
+                packageRoot.deletingLastPathComponent()
+                    .appendingPathComponent("shared/vectors/wycheproof/testvectors_v1"))
         }
         return candidates.first { fm.fileExists(atPath: $0.appendingPathComponent("rsa_pkcs1_2048_test.json").path) }
     }
@@ -77,7 +78,8 @@ enum Vectors {
     /// The file's contents, or a loud skip when the vectors are absent.
     static func load(_ name: String) throws -> Data {
         guard let dir = directory else {
-            let message = "WYCHEPROOF VECTORS NOT FOUND: set RSAKIT_VECTORS or place shared/vectors/wycheproof beside the package; \(name) NOT RUN"
+            let message =
+                "WYCHEPROOF VECTORS NOT FOUND: set RSAKIT_VECTORS or place shared/vectors/wycheproof beside the package; \(name) NOT RUN"
             FileHandle.standardError.write(Data(("\n*** " + message + " ***\n").utf8))
             throw XCTSkip(message)
         }
@@ -89,11 +91,15 @@ enum Vectors {
 extension OpenSSL {
     /// Generate a key with `openssl genpkey` into `directory`; returns the PEM path and the
     /// key parsed from `openssl pkey -text` (so no rsakit parser is involved).
-    static func generateKey(bits: Int, exponent: Int = 65537, in directory: URL) throws -> (path: String, key: RSAPrivateKey) {
+    static func generateKey(bits: Int, exponent: Int = 65537, in directory: URL) throws -> (
+        path: String, key: RSAPrivateKey
+    ) {
         let path = directory.appendingPathComponent("openssl-\(bits)-\(exponent)-\(UUID().uuidString).pem").path
         // Command: openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:BITS -pkeyopt rsa_keygen_pubexp:E -out PATH
-        try run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
-                 "-pkeyopt", "rsa_keygen_pubexp:\(exponent)", "-out", path])
+        try run([
+            "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)",
+            "-pkeyopt", "rsa_keygen_pubexp:\(exponent)", "-out", path
+        ])
         let text = String(decoding: try run(["pkey", "-in", path, "-text", "-noout"]), as: UTF8.self)
         return (path, try parseTextKey(text))
     }
@@ -144,7 +150,8 @@ enum TestDER {
         return [0x02] + length(body.count) + body
     }
     static func pkcs1PrivateKey(_ key: RSAPrivateKey) -> [UInt8] {
-        let body = integer([0]) + integer(key.modulus) + integer(key.publicExponent)
+        let body =
+            integer([0]) + integer(key.modulus) + integer(key.publicExponent)
             + integer(key.privateExponent) + integer(key.prime1) + integer(key.prime2)
             + integer(key.exponent1) + integer(key.exponent2) + integer(key.coefficient)
         return [0x30] + length(body.count) + body
@@ -194,9 +201,11 @@ enum AppleVectors {
         var candidates: [URL] = []
         if let env = ProcessInfo.processInfo.environment["RSAKIT_VECTORS"], !env.isEmpty {
             let base = URL(fileURLWithPath: env)
-            candidates += [base.appendingPathComponent("apple"),
-                           base.deletingLastPathComponent().appendingPathComponent("apple"),
-                           base.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("apple")]
+            candidates += [
+                base.appendingPathComponent("apple"),
+                base.deletingLastPathComponent().appendingPathComponent("apple"),
+                base.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("apple")
+            ]
         }
         let packageRoot = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent()

@@ -42,7 +42,7 @@ enum Wycheproof {
 
     /// Every rsa_*.json file in the vector folder, sorted (fails loudly when absent).
     static func rsaFileNames() throws -> [String] {
-        _ = try Vectors.load("rsa_pkcs1_2048_test.json") // the loud "NOT FOUND" path
+        _ = try Vectors.load("rsa_pkcs1_2048_test.json")  // the loud "NOT FOUND" path
         let names = try FileManager.default.contentsOfDirectory(atPath: Vectors.directory!.path)
         return names.filter { $0.hasPrefix("rsa_") && $0.hasSuffix(".json") }.sorted()
     }
