@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // An app's-eye use of RSAKit: the six steps a developer does and a server-shaped flow (async
 // calls, cancellation, mutual TLS with a trust handler), in the Swift 6 language mode with
-// complete concurrency checking; and one small program per layer product (Layer*). Run it with `scripts/examples.sh` from the repository root.
+// complete concurrency checking; and one small program per layer product (Layer*). Run it with `scripts/examples.sh`
+// from the repository root.
 //
 // The script builds it as a real dependent package does: RSAKit by version, from a fresh
 // tagged clone of the tree (RSAKIT_EXAMPLES_URL and RSAKIT_EXAMPLES_VERSION), which is also

@@ -2,7 +2,8 @@
 // libFuzzer harnesses for rsakit's parsers. A package of its own, so the normal
 // build of the root package never compiles them. Build and run with scripts/fuzz.sh; by hand:
 //
-//   cd Fuzz && swift build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address --product FuzzDER
+//   cd Fuzz && swift build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address
+//   --product FuzzDER
 //   .build/release/FuzzDER -dict=Dictionaries/der.dict Corpus/FuzzDER
 // (Why not `--sanitize=fuzzer --sanitize=address`: see scripts/fuzz.sh; SwiftPM 6.3.1 then
 // builds the Swift code without coverage about half the time.)

@@ -14,6 +14,7 @@ source scripts/bounded.sh
 # added here gets a budget in the same commit, with its measured cost in the message.
 declare -A budget=(
     ["install-deps"]=30
+    ["format"]=30
     ["build"]=180
     ["tests"]=950
     ["examples"]=180
@@ -86,6 +87,10 @@ mkdir -p .build
 log=.build/rsakit-test.log
 result_line=""
 status=0
+# The layout of every Swift file (swift format, .swift-format) and the 120-column limit:
+# scripts/check-format.sh, about 5 s. A finding fails the run, after the tests still ran.
+bash scripts/check-format.sh || status=$?
+step_done "format"
 # About 7 minutes here; the deadline is four times that.
 bounded_shown 1800 "$log" swift test --skip-build --disable-swift-testing || status=$?
 step_done "tests"

@@ -45,7 +45,8 @@ struct BenchmarkSuite {
         let what = [
             "anchor-crt": "C on system GMP: CRT c^d mod n with mpz_powm_sec, no blinding, no check, preallocated",
             "private-raw":
-                "RSAKit's constant-time CRT exponentiation and recombination as rsadp runs it (mpn_sec_powm, mpn_sec_mul, mpn_sec_div_r), no blinding, no check",
+                "RSAKit's constant-time CRT exponentiation and recombination as rsadp runs it (mpn_sec_powm, "
+                + "mpn_sec_mul, mpn_sec_div_r), no blinding, no check",
             "decrypt": "RSAKit one-block RSAES-PKCS1-v1_5 decrypt: blinding, CRT, re-encryption check, padding"
         ]
         for result in try measureInterleaved(
@@ -166,13 +167,15 @@ struct BenchmarkSuite {
             CaseResult(
                 name: "openssl-sign", bits: bits, unit: "ops/s", samples: sign, pairedGroup: group,
                 what:
-                    "openssl speed -elapsed -seconds \(options.opensslSeconds) rsa\(bits), sign/s: blinded CRT private op with OpenSSL's check, PKCS#1 v1.5 type 1 (closest peer to decrypt)"
+                    "openssl speed -elapsed -seconds \(options.opensslSeconds) rsa\(bits), sign/s: blinded CRT "
+                    + "private op with OpenSSL's check, PKCS#1 v1.5 type 1 (closest peer to decrypt)"
             ))
         reporter.record(
             CaseResult(
                 name: "openssl-verify", bits: bits, unit: "ops/s", samples: verify, pairedGroup: group,
                 what:
-                    "openssl speed -elapsed -seconds \(options.opensslSeconds) rsa\(bits), verify/s: public op e = 65537 and padding check (closest peer to encrypt)"
+                    "openssl speed -elapsed -seconds \(options.opensslSeconds) rsa\(bits), verify/s: public op e = "
+                    + "65537 and padding check (closest peer to encrypt)"
             ))
         reporter.ratio("decrypt-beside-openssl", versus: "openssl-sign", bits: bits)
         reporter.ratio(
@@ -213,7 +216,8 @@ struct BenchmarkSuite {
             CaseResult(
                 name: "anchor-keygen", bits: bits, unit: "ms/key", samples: anchorMs,
                 what:
-                    "C plain GMP: random odd candidates (gmp_randstate, reference only), mpz_probab_prime_p reps \(AnchorKeyGenerator.reps), d, dP, dQ, qInv"
+                    "C plain GMP: random odd candidates (gmp_randstate, reference only), mpz_probab_prime_p reps "
+                    + "\(AnchorKeyGenerator.reps), d, dP, dQ, qInv"
             ))
         reporter.record(
             CaseResult(
@@ -236,7 +240,8 @@ struct BenchmarkSuite {
                 name: "openssl-genpkey", bits: bits, unit: "ms/key", samples: peerMs,
                 what: String(
                     format:
-                        "openssl genpkey RSA process wall time minus the %.1f ms median of openssl genpkey ED25519 (start-up)",
+                        "openssl genpkey RSA process wall time minus the %.1f ms median of openssl genpkey ED25519 "
+                        + "(start-up)",
                     baseline * 1000)))
         reporter.ratio("keygen", versus: "openssl-genpkey", bits: bits, statistic: "mean")
     }
@@ -325,11 +330,13 @@ struct BenchmarkSuite {
             let what: String
             if name.hasPrefix("anchor") {
                 what =
-                    "C anchor CRT exponentiation (mpz_powm_sec), \(anchorCount) per thread, \(threadText), aggregate ops/s"
+                    "C anchor CRT exponentiation (mpz_powm_sec), \(anchorCount) per thread, \(threadText), aggregate "
+                    + "ops/s"
             } else {
                 let verb = name.contains("encrypt") ? "encrypt" : "decrypt"
                 what =
-                    "RSAPKCS1v15Chunking.\(verb) of a \(size) buffer in memory, \(threadText); MB = 10^6 plaintext bytes"
+                    "RSAPKCS1v15Chunking.\(verb) of a \(size) buffer in memory, \(threadText); MB = 10^6 plaintext "
+                    + "bytes"
             }
             reporter.record(
                 CaseResult(

@@ -160,7 +160,8 @@ struct BenchmarkOptions {
                     guard let group = CaseGroup(rawValue: String(name)) else {
                         throw UsageError(
                             description:
-                                "unknown case group '\(name)' (private, public, keygen, chunked, openssl, schemes, cli, vector)"
+                                "unknown case group '\(name)' (private, public, keygen, chunked, openssl, schemes, "
+                                + "cli, vector)"
                         )
                     }
                     groups.insert(group)
@@ -201,7 +202,8 @@ struct BenchmarkOptions {
                 else {
                     throw UsageError(
                         description:
-                            "--one needs CASE:BITS with CASE one of \(OneCase.names.joined(separator: ", ")), not '\(text)'"
+                            "--one needs CASE:BITS with CASE one of \(OneCase.names.joined(separator: ", ")), not "
+                            + "'\(text)'"
                     )
                 }
                 options.one = (String(parts[0]), bits)

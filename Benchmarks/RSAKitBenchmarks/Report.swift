@@ -187,7 +187,8 @@ final class Reporter {
         if meta.mode == "quick" {
             // A smoke run proves the benchmark works; its few short samples judge nothing.
             emit(
-                "rsakit-bench goals (quick run: figures indicative only; goals are judged in full runs, see BENCHMARKS.md):"
+                "rsakit-bench goals (quick run: figures indicative only; goals are judged in full runs, see "
+                    + "BENCHMARKS.md):"
             )
         } else {
             emit("rsakit-bench summary: \(goals.filter { $0.verdict == "met" }.count) of \(goals.count) goals met")

@@ -106,13 +106,15 @@ extension BenchmarkSuite {
             CaseResult(
                 name: "openssl-sign-beside-schemes", bits: bits, unit: "ops/s", samples: sign, pairedGroup: group,
                 what:
-                    "openssl speed -elapsed -seconds \(options.opensslSeconds) rsa\(bits), sign/s (RSA_sign PKCS#1 v1.5: the private operation)"
+                    "openssl speed -elapsed -seconds \(options.opensslSeconds) rsa\(bits), sign/s (RSA_sign PKCS#1 "
+                    + "v1.5: the private operation)"
             ))
         reporter.record(
             CaseResult(
                 name: "openssl-verify-beside-schemes", bits: bits, unit: "ops/s", samples: verify, pairedGroup: group,
                 what:
-                    "openssl speed -elapsed -seconds \(options.opensslSeconds) rsa\(bits), verify/s (RSA_verify PKCS#1 v1.5: the public operation)"
+                    "openssl speed -elapsed -seconds \(options.opensslSeconds) rsa\(bits), verify/s (RSA_verify "
+                    + "PKCS#1 v1.5: the public operation)"
             ))
         for name in ["sign-pkcs1", "sign-pss", "oaep-decrypt"] {
             reporter.ratio(name, versus: "openssl-sign-beside-schemes", bits: bits)

@@ -66,7 +66,8 @@ extension BenchmarkSuite {
                     TimedOperation.selfTimed(
                         name: "intel-mb8", measured: { try intel.run(keyPath: keyPath, mode: "mb8", blocks: $0) }))
                 peerWhat["intel-mb8"] =
-                    "Intel crypto_mb mbx_rsa_private_crt_mb8 (helper process, CPU time of its loop): 8 blocks per call, per block; no blinding, no check"
+                    "Intel crypto_mb mbx_rsa_private_crt_mb8 (helper process, CPU time of its loop): 8 blocks per "
+                    + "call, per block; no blinding, no check"
                 ratioPeers.append(("vector-8-\(implementation.rawValue)", "intel-mb8", .atLeast(1.0)))
             } else {
                 reporter.note(
@@ -77,7 +78,8 @@ extension BenchmarkSuite {
                     TimedOperation.selfTimed(
                         name: "intel-ipp", measured: { try intel.run(keyPath: keyPath, mode: "ipp", blocks: $0) }))
                 peerWhat["intel-ipp"] =
-                    "Intel ippcp ippsRSA_Decrypt, CRT key (helper process, CPU time of its loop): one block per call; no blinding, no check"
+                    "Intel ippcp ippsRSA_Decrypt, CRT key (helper process, CPU time of its loop): one block per "
+                    + "call; no blinding, no check"
                 ratioPeers.append(("vector-1-\(implementation.rawValue)", "intel-ipp", .atLeast(1.0)))
             }
         } else {
@@ -88,9 +90,11 @@ extension BenchmarkSuite {
         let what = [
             "anchor-crt": "C on system GMP: CRT c^d mod n with mpz_powm_sec, no blinding, no check",
             "vector-1-\(implementation.rawValue)":
-                "RSADP, one block per call, vector kernel (\(implementation.rawValue)) single-buffer in the seam; blinding, CRT, check",
+                "RSADP, one block per call, vector kernel (\(implementation.rawValue)) single-buffer in the seam; "
+                + "blinding, CRT, check",
             "vector-8-\(implementation.rawValue)":
-                "RSADP, 8 blocks per call, vector kernel (\(implementation.rawValue)) multi-buffer in the seam; per block"
+                "RSADP, 8 blocks per call, vector kernel (\(implementation.rawValue)) multi-buffer in the seam; per "
+                + "block"
         ]
         // CPU time of this process (one thread), as the Intel helper reports its own: on a
         // shared virtual machine wall-clock time also counts time stolen by other guests.

@@ -299,5 +299,7 @@ if mode == "mpz" {
     }
 }
 print(
-    "harness mode=\(mode) bits=\(key.modulusBitCount) primes=\(key.primeCount) operations=\(ok + failed) ok=\(ok) failed=\(failed) planted_taken=\(rsakit_plant_taken() + rsakit_plant_oaep_taken() > 0 ? "some" : "none") valgrind=\(RSAKitConstantTimeHarness.isRunningOnValgrind)"
+    "harness mode=\(mode) bits=\(key.modulusBitCount) primes=\(key.primeCount) operations=\(ok + failed) ok=\(ok) "
+        + "failed=\(failed) planted_taken=\(rsakit_plant_taken() + rsakit_plant_oaep_taken() > 0 ? "some" : "none") "
+        + "valgrind=\(RSAKitConstantTimeHarness.isRunningOnValgrind)"
 )

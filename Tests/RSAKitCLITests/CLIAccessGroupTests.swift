@@ -74,7 +74,8 @@ final class CLIAccessGroupTests: CLITestCase {
         assertFailure(
             try rsakit(["delete", "--tag", "k"]), status: 64,
             contains:
-                "exists in several access groups (\"com.example.mail\", \"default\"); name the group with --access-group"
+                "exists in several access groups (\"com.example.mail\", \"default\"); name the group with "
+                + "--access-group"
         )
         assertFailure(
             try rsakit(["password", "find", "--service", "imap", "--account", "romeo", "--value"]), status: 64,

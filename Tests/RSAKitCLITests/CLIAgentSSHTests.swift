@@ -44,7 +44,8 @@ final class CLIAgentSSHTests: CLITestCase {
         let text = started.stdoutText
         XCTAssertTrue(
             text.hasPrefix(
-                "RSAKIT_AGENT_SOCK=\(socket); export RSAKIT_AGENT_SOCK;\nSSH_AUTH_SOCK=\(sshSocket); export SSH_AUTH_SOCK;\necho Agent pid "
+                "RSAKIT_AGENT_SOCK=\(socket); export RSAKIT_AGENT_SOCK;\nSSH_AUTH_SOCK=\(sshSocket); export "
+                    + "SSH_AUTH_SOCK;\necho Agent pid "
             ), text)
         if let pid = Int32(text.split(separator: " ").last?.dropLast(2) ?? "") { agentPIDs.append(pid) }
         var info = stat()

@@ -383,7 +383,8 @@ final class CLIAgentTests: CLITestCase {
                 try FileManager.default.contentsOfDirectory(atPath: evalFolder), [], "the socket path ran as a command")
             XCTAssertEqual(
                 try rsakitOK(["agent", "status"], environment: ["RSAKIT_AGENT_SOCK": socket]).stdoutText,
-                "the agent at \(socket.replacingOccurrences(of: "\\", with: "\\\\")) serves the store at \(storeDirectory.path), unlocked\n",
+                "the agent at \(socket.replacingOccurrences(of: "\\", with: "\\\\")) serves the store at "
+                    + "\(storeDirectory.path), unlocked\n",
                 "status escapes a backslash, as every message does")
             try rsakitOK(["agent", "stop"], environment: ["RSAKIT_AGENT_SOCK": socket])
         }

@@ -179,7 +179,8 @@ final class CLICRLTests: CLITestCase {
         XCTAssertTrue(refused.stdoutText.hasPrefix("result: recoverable-trust-failure\n"), refused.stdoutText)
         XCTAssertTrue(
             refused.stderr.contains(
-                "rsakit: warning: CRL of O=RSAKit Tests,CN=Separate Keys CA refused: the certificate that signed it (Separate Keys CA, serial 11) does not validate: fatal-trust-failure"
+                "rsakit: warning: CRL of O=RSAKit Tests,CN=Separate Keys CA refused: the certificate that signed it "
+                    + "(Separate Keys CA, serial 11) does not validate: fatal-trust-failure"
             ),
             refused.stderr)
         XCTAssertTrue(

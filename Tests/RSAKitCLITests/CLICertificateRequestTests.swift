@@ -48,7 +48,8 @@ final class CLICertificateRequestTests: CLITestCase {
         let text = try openssl(["req", "-in", path("req.pem"), "-noout", "-text"])
         XCTAssertTrue(
             text.contains(
-                "DNS:host.example.com, DNS:*.example.com, IP Address:192.0.2.7, IP Address:2001:DB8:0:0:0:0:0:1, email:ops@example.com, URI:https://example.com/x"
+                "DNS:host.example.com, DNS:*.example.com, IP Address:192.0.2.7, IP Address:2001:DB8:0:0:0:0:0:1, "
+                    + "email:ops@example.com, URI:https://example.com/x"
             ), text)
         XCTAssertTrue(text.contains("Signature Algorithm: sha256WithRSAEncryption"), text)
         XCTAssertTrue(text.contains("Version: 1 (0x0)"), text)

@@ -187,7 +187,8 @@ final class CLICompletionSafetyTests: CLITestCase {
             zmodload zsh/zpty || exit 1
             fdir=$1 out=$2 folder=$3; shift 3
             zpty -b z zsh -f -i || exit 1
-            zpty -w z "bindkey -e; PS1=''; cd ${(q)folder}; fpath=(${(q)fdir} \$fpath); autoload -Uz compinit; compinit -u -D"
+            zpty -w z "bindkey -e; PS1=''; cd ${(q)folder}; fpath=(${(q)fdir} \$fpath)"
+            zpty -w z "autoload -Uz compinit; compinit -u -D"
             n=0
             for typed in "$@"; do
                 (( ++n ))

@@ -16,7 +16,8 @@ final class CLICompletionTests: CLITestCase {
         let script = try write(Array(try rsakitOK(["completion", "bash"]).stdout), to: "rsakit.bash")
         let array = words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
         let program =
-            "source \(script); COMP_WORDS=(\(array)); COMP_CWORD=\(words.count - 1); _rsakit; printf '%s\\n' \"${COMPREPLY[@]}\""
+            "source \(script); COMP_WORDS=(\(array)); COMP_CWORD=\(words.count - 1); _rsakit; printf '%s\\n' "
+            + "\"${COMPREPLY[@]}\""
         let result = try runProcess(
             try shell("bash"), ["--noprofile", "--norc", "-c", program], environment: shellEnvironment)
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -68,7 +69,8 @@ final class CLICompletionTests: CLITestCase {
             let script = try write(Array(try rsakitOK(["completion", "bash"]).stdout), to: "rsakit.bash")
             let array = words.map { "'\($0)'" }.joined(separator: " ")
             let program =
-                "source \(script); COMP_WORDS=(\(array)); COMP_CWORD=\(words.count - 1); _rsakit; printf '%s\\n' \"${COMPREPLY[@]}\""
+                "source \(script); COMP_WORDS=(\(array)); COMP_CWORD=\(words.count - 1); _rsakit; printf '%s\\n' "
+                + "\"${COMPREPLY[@]}\""
             let result = try runProcess(
                 try shell("bash"), ["--noprofile", "--norc", "-c", program], environment: environment,
                 useDefaultStore: false)
@@ -156,7 +158,8 @@ final class CLICompletionTests: CLITestCase {
         // `rsakit` (compdef registered it).
         let folder = path("")
         let program =
-            "fpath=(\(folder) $fpath); autoload -Uz compinit; compinit -u -d \(path("zcompdump")); print -r -- ${_comps[rsakit]}"
+            "fpath=(\(folder) $fpath); autoload -Uz compinit; compinit -u -d \(path("zcompdump")); print -r -- "
+            + "${_comps[rsakit]}"
         let loaded = try runProcess(zsh, ["-f", "-c", program], environment: shellEnvironment)
         XCTAssertEqual(loaded.status, 0, loaded.stderr)
         XCTAssertEqual(loaded.stdoutText, "_rsakit\n")

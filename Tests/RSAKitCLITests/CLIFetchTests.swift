@@ -137,7 +137,8 @@ final class CLIFetchTests: CLITestCase {
             XCTAssertEqual(toStdout.stdoutText, "", "the error page reached standard output")
             XCTAssertEqual(
                 toStdout.stderr,
-                "rsakit: error: HTTP status \(status) from \(nginx.url(location).absoluteString) (nothing was written)\n"
+                "rsakit: error: HTTP status \(status) from \(nginx.url(location).absoluteString) (nothing was "
+                    + "written)\n"
             )
             let toFile = try fetch(
                 nginx.url(location),

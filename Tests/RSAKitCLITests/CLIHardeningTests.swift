@@ -69,7 +69,8 @@ final class CLIHardeningTests: CLITestCase {
         XCTAssertEqual(controlLimits.soft, hardLimit, "the control keeps the raised limit")
         if hardLimit == "0" {
             print(
-                "NOTE: the hard core limit here is 0, so the limit half of this test shows nothing; the dumpable half still does"
+                "NOTE: the hard core limit here is 0, so the limit half of this test shows nothing; the dumpable "
+                    + "half still does"
             )
         }
         XCTAssertEqual(rsakitEnd, .exited(65), "decrypt of empty input")

@@ -51,7 +51,8 @@ final class CLIInternetPasswordTests: CLITestCase {
             before.components(separatedBy: "\"itemID\" : \"").dropFirst().first?.prefix { $0 != "\"" })
         XCTAssertTrue(
             try rsakitOK(["show", "--id", String(id)]).stdoutText.contains(
-                "class: internet password\nserver: example.com\nprotocol: https\nport: 8443\npath: repo.git\naccount: alice"
+                "class: internet password\nserver: example.com\nprotocol: https\nport: 8443\npath: "
+                    + "repo.git\naccount: alice"
             ))
         XCTAssertTrue(
             try rsakitOK(["list"]).stdoutText.contains(

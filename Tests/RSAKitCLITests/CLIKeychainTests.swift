@@ -163,7 +163,8 @@ final class CLIKeychainTests: CLITestCase {
             assertFailure(
                 try rsakit(add, stdin: []), status: 65,
                 contains:
-                    "the value on standard input is empty; nothing was stored (give --allow-empty to store an empty value)"
+                    "the value on standard input is empty; nothing was stored (give --allow-empty to store an empty "
+                    + "value)"
             )
             XCTAssertFalse(FileManager.default.fileExists(atPath: storeDirectory.path), "no store for a refused value")
         }
@@ -200,7 +201,8 @@ final class CLIKeychainTests: CLITestCase {
     }
 
     func testCert_AddFindExportDeleteAndItemsOfAnyClassByID() throws {
-        // openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -subj "/CN=Romeo Montegue/O=Verona" -days 30 -out cert.pem
+        // openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -subj "/CN=Romeo Montegue/O=Verona" -days 30 -out
+        // cert.pem
         let openssl = OpenSSL.path
         guard let openssl else { throw XCTSkip("openssl CLI not found: certificate CLI test skipped") }
         let made = try runProcess(

@@ -85,7 +85,8 @@ final class CLIMessagesTests: CLITestCase {
         assertFailure(
             pkcs12, status: 65,
             contains:
-                "this is a PKCS#12 file (.p12, .pfx), not a key file: import its identity (key, certificate and chain) with `rsakit identity import FILE`"
+                "this is a PKCS#12 file (.p12, .pfx), not a key file: import its identity (key, certificate and "
+                + "chain) with `rsakit identity import FILE`"
         )
         XCTAssertFalse(pkcs12.stderr.contains("unrecognised structure"), pkcs12.stderr)
         // Encrypted keys are read with --passin; without one (and no terminal) the message
@@ -93,12 +94,14 @@ final class CLIMessagesTests: CLITestCase {
         assertFailure(
             try rsakit(["decrypt", "--key", encrypted], stdin: [1]), status: 64,
             contains:
-                "key file '\(encrypted)' is encrypted (PKCS#8 EncryptedPrivateKeyInfo); give its passphrase with --passin SPEC or RSAKIT_PASSIN"
+                "key file '\(encrypted)' is encrypted (PKCS#8 EncryptedPrivateKeyInfo); give its passphrase with "
+                + "--passin SPEC or RSAKIT_PASSIN"
         )
         assertFailure(
             try rsakit(["decrypt", "--key", legacy], stdin: [1]), status: 64,
             contains:
-                "key file '\(legacy)' is encrypted (OpenSSL encrypted PEM key); give its passphrase with --passin SPEC or RSAKIT_PASSIN"
+                "key file '\(legacy)' is encrypted (OpenSSL encrypted PEM key); give its passphrase with --passin "
+                + "SPEC or RSAKIT_PASSIN"
         )
         // A source that gives nothing is named, not reported as missing.
         assertFailure(
@@ -107,7 +110,8 @@ final class CLIMessagesTests: CLITestCase {
                 environment: ["RSAKIT_TEST_UNSET": nil]),
             status: 64,
             contains:
-                "key file '\(encrypted)' is encrypted (PKCS#8 EncryptedPrivateKeyInfo); passphrase variable RSAKIT_TEST_UNSET is not set"
+                "key file '\(encrypted)' is encrypted (PKCS#8 EncryptedPrivateKeyInfo); passphrase variable "
+                + "RSAKIT_TEST_UNSET is not set"
         )
         assertFailure(
             try rsakit(["encrypt", "--key", path("absent.pem")], stdin: [1]), status: 66,

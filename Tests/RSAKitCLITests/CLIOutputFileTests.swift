@@ -228,7 +228,8 @@ final class CLIOutputFileTests: CLITestCase {
         }
         XCTAssertGreaterThanOrEqual(killedWhileWriting, 10, "the kills landed while plaintext was being written")
         print(
-            "SIGKILL test: \(killedWhileWriting) of 50 kills landed while the unnamed file held plaintext; one decrypt took \(microseconds) us"
+            "SIGKILL test: \(killedWhileWriting) of 50 kills landed while the unnamed file held plaintext; one "
+                + "decrypt took \(microseconds) us"
         )
     }
 

@@ -66,7 +66,8 @@ final class CLIPSSKeyTests: CLITestCase {
             }
         }
         print(
-            "Wycheproof RSA-PSS params + SHAKE through rsakit verify: \(counts.tests) tests (\(counts.valid) valid, \(counts.invalid) invalid, \(counts.acceptable) acceptable), \(failures.count) failures"
+            "Wycheproof RSA-PSS params + SHAKE through rsakit verify: \(counts.tests) tests (\(counts.valid) valid, "
+                + "\(counts.invalid) invalid, \(counts.acceptable) acceptable), \(failures.count) failures"
         )
         XCTAssertEqual(counts.tests, 1_091 + 780)
         XCTAssertEqual(failures, [])

@@ -98,7 +98,8 @@ final class CLISharedStoreTests: CLITestCase {
         XCTAssertEqual(refused.stdout, [])
         XCTAssertEqual(
             refused.stderr,
-            "rsakit: error: access to the key store at \(store) denied: the folder belongs to user \(alice) and group \(group) "
+            "rsakit: error: access to the key store at \(store) denied: the folder belongs to user \(alice) and "
+                + "group \(group) "
                 + "(mode 02770); user \(carol) is not a member of group \(group)\n")
         XCTAssertEqual(try run(fx, as: carol, ["list"], store: store).status, 77)
 

@@ -9,7 +9,8 @@ final class CLISignatureTests: CLITestCase {
     func fixtures() throws -> (key: String, pub: String, message: String) {
         let openssl = try openssl()
         let key = path("key.pem"), pub = path("pub.pem")
-        // Commands: openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out key.pem; openssl pkey -in key.pem -pubout -out pub.pem
+        // Commands: openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out key.pem; openssl pkey -in key.pem
+        // -pubout -out pub.pem
         XCTAssertEqual(
             try runProcess(openssl, ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", key])
                 .status, 0)
@@ -72,13 +73,15 @@ final class CLISignatureTests: CLITestCase {
             var arguments = ["sign", "--key", f.key, "--scheme", "pss", "--hash", hash, "--in", f.message, "--out", sig]
             if let salt { arguments += ["--salt-length", salt] }
             try rsakitOK(arguments)
-            // openssl dgst -H -sigopt rsa_padding_mode:pss -sigopt rsa_pss_saltlen:S -verify pub.pem -signature sig message.bin
+            // openssl dgst -H -sigopt rsa_padding_mode:pss -sigopt rsa_pss_saltlen:S -verify pub.pem -signature sig
+            // message.bin
             let dgst = try opensslOK([
                 "dgst", "-\(hash)", "-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_pss_saltlen:\(opensslSalt)",
                 "-verify", f.pub, "-signature", sig, f.message
             ])
             XCTAssertEqual(dgst.stdoutText, "Verified OK\n", "\(hash) salt \(opensslSalt)")
-            // openssl dgst -H -binary message.bin > digest; openssl pkeyutl -verify -pubin -inkey pub.pem -pkeyopt digest:H
+            // openssl dgst -H -binary message.bin > digest; openssl pkeyutl -verify -pubin -inkey pub.pem -pkeyopt
+            // digest:H
             //   -pkeyopt rsa_padding_mode:pss -pkeyopt rsa_pss_saltlen:S -in digest -sigfile sig
             let digest = try write(
                 try opensslOK(["dgst", "-\(hash)", "-binary", f.message]).stdout, to: "digest-\(hash).bin")

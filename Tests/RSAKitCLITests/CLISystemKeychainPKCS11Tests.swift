@@ -5,7 +5,8 @@ import RSAKitTestSupport
 /// The PKCS#11 module over the system keychain (root only; real users through setpriv, an
 /// agent started by hand as the store's user): with RSAKIT_PKCS11_SYSTEM=1 pkcs11-tool, run as
 /// an allowed service user, lists that group's key, logs in with no PIN and signs (verified by
-/// openssl) and decrypts an OAEP block openssl made; a user allowed another group sees no object of it and signs only with its own key;
+/// openssl) and decrypts an OAEP block openssl made; a user allowed another group sees no object of it and signs only
+/// with its own key;
 /// a user no rule names sees no token at all. And `tls connect --system`: the allowed user
 /// authenticates to `openssl s_server -Verify 1` with the group's identity, signed by the
 /// agent; another user is refused (77) before connecting.

@@ -235,7 +235,8 @@ final class CLITLSTests: CLITestCase {
         assertFailure(
             result, status: 65,
             contains:
-                "the server's certificate is not trusted (recoverable-trust-failure): certificate 0 (localhost): not valid for the hostname \"other.example\""
+                "the server's certificate is not trusted (recoverable-trust-failure): certificate 0 (localhost): not "
+                + "valid for the hostname \"other.example\""
         )
         XCTAssertFalse(log.contains(marker), log)
         XCTAssertFalse(log.contains("CN = alice"), "the client certificate was sent: \(log)")
@@ -247,7 +248,8 @@ final class CLITLSTests: CLITestCase {
         assertFailure(
             result, status: 65,
             contains:
-                "certificate 1 (RSAKit TLS Test Intermediate): issuer \"CN=RSAKit TLS Test Root\" not found among the certificates and anchors"
+                "certificate 1 (RSAKit TLS Test Intermediate): issuer \"CN=RSAKit TLS Test Root\" not found among "
+                + "the certificates and anchors"
         )
         XCTAssertFalse(log.contains(marker), log)
         XCTAssertFalse(log.contains("CN = alice"), log)

@@ -346,7 +346,8 @@ final class CLITPMTests: CLITestCase {
         assertFailure(
             refused, status: 65,
             contains:
-                "the client key could not sign: a key in the TPM makes PKCS#1 v1.5 signatures only over the whole message"
+                "the client key could not sign: a key in the TPM makes PKCS#1 v1.5 signatures only over the whole "
+                + "message"
         )
     }
 
@@ -376,7 +377,8 @@ final class CLITPMTests: CLITestCase {
         XCTAssertEqual(locked.status, 64, locked.stderr)
         XCTAssertTrue(
             locked.stderr.contains(
-                "rsakit: warning: the TPM did not open the key store at \(storeDirectory.path) (the TPM no longer holds its seal"
+                "rsakit: warning: the TPM did not open the key store at \(storeDirectory.path) (the TPM no longer "
+                    + "holds its seal"
             ), locked.stderr)
         XCTAssertTrue(
             locked.stderr.contains("a passphrase is needed and there is no terminal to ask on"), locked.stderr)

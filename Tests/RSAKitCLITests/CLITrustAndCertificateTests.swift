@@ -30,7 +30,8 @@ final class CLITrustAndCertificateTests: CLITestCase {
         XCTAssertEqual(
             object["warnings"] as? [String],
             [
-                "the ssl-server policy was evaluated without a hostname: the leaf's names were not checked, as a TLS client would check them"
+                "the ssl-server policy was evaluated without a hostname: the leaf's names were not checked, as a TLS "
+                    + "client would check them"
             ])
         let named = try rsakitOK(base + ["--hostname", "server.rsakit.test", "--json"])
         XCTAssertFalse(named.stderr.contains("hostname"), named.stderr)
@@ -99,7 +100,8 @@ final class CLITrustAndCertificateTests: CLITestCase {
     func testIdentityImport_WithAnchor_ReportsTheChainTrusted() throws {
         let openssl = try openssl()
         let p12 = path("private-pki.p12")
-        // openssl pkcs12 -export -inkey leaf.key -in server.pem -certfile intermediate.pem -passout pass:pki -out private-pki.p12
+        // openssl pkcs12 -export -inkey leaf.key -in server.pem -certfile intermediate.pem -passout pass:pki -out
+        // private-pki.p12
         XCTAssertEqual(
             try runProcess(
                 openssl,
@@ -167,7 +169,8 @@ final class CLITrustAndCertificateTests: CLITestCase {
         assertFailure(expired, status: 65, contains: "trust evaluation failed: recoverable-trust-failure")
         XCTAssertTrue(
             expired.stdoutText.contains(
-                "certificate 0 (expired.rsakit.test): expired at 2021-01-01T00:00:00Z (notAfter); a verify date of 2020-12-31T00:00:00Z would evaluate it (--verify-date 2020-12-31T00:00:00Z)"
+                "certificate 0 (expired.rsakit.test): expired at 2021-01-01T00:00:00Z (notAfter); a verify date of "
+                    + "2020-12-31T00:00:00Z would evaluate it (--verify-date 2020-12-31T00:00:00Z)"
             ),
             expired.stdoutText)
         for date in ["2020-12-31T00:00:00Z", "2020-06-15", "2020-06-15T14:00:00+02:00"] {
@@ -298,7 +301,8 @@ final class CLITrustAndCertificateTests: CLITestCase {
     func testIdentity_ImportListShowExportDelete() throws {
         let openssl = try openssl()
         _ = try write(try read(try file("intermediate.pem")) + read(try file("root.pem")), to: "chain.pem")
-        // openssl pkcs12 -export -inkey leaf.key -in server.pem -certfile chain.pem -name "Web Server" -passout pass:p12-secret -out id.p12
+        // openssl pkcs12 -export -inkey leaf.key -in server.pem -certfile chain.pem -name "Web Server" -passout
+        // pass:p12-secret -out id.p12
         let p12 = path("id.p12")
         XCTAssertEqual(
             try runProcess(
@@ -400,7 +404,8 @@ final class CLITrustAndCertificateTests: CLITestCase {
         assertFailure(
             try rsakit(["encrypt", "--cert", try file("server.pem"), "--tag", "leaf", "--in", message]), status: 64,
             contains: "give either --tag or --key (or --cert, --cert-label), not several")
-        // A non-RSA certificate: openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=ec -keyout ec.key -out ec.pem
+        // A non-RSA certificate: openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=ec
+        // -keyout ec.key -out ec.pem
         let ecResult = try runProcess(
             try openssl(),
             [

@@ -13,7 +13,8 @@ import RSAKitTestSupport
 ///   other.pem/other.key    "RSAKit TLS Other Root"  an unrelated CA
 ///   bob.pem/bob.key        "bob" by the other root: clientAuth
 ///   Leaves: openssl req -newkey rsa:2048 -nodes -keyout X.key -subj ... -out X.csr;
-///           openssl x509 -req -in X.csr -CA ISSUER.pem -CAkey ISSUER.key -set_serial N -days 30 -extfile X.ext -out X.pem
+///           openssl x509 -req -in X.csr -CA ISSUER.pem -CAkey ISSUER.key -set_serial N -days 30 -extfile X.ext -out
+///           X.pem
 final class TLSTestPKI: @unchecked Sendable {
     let directory: String
     private static let lock = NSLock()
@@ -106,7 +107,8 @@ final class TLSTestPKI: @unchecked Sendable {
         try leaf(
             "srv", "/CN=localhost", issuer: "int", serial: 3,
             extensions:
-                "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n"
+                "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+                + "extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n"
         )
         let client = "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n"
         try leaf("alice", "/CN=alice/O=RSAKit Tests", issuer: "ca", serial: 4, extensions: client)

@@ -34,7 +34,8 @@ package final class NginxTestServer {
             events { }
             http {
                 access_log off;
-                client_body_temp_path \(dir); proxy_temp_path \(dir); fastcgi_temp_path \(dir); uwsgi_temp_path \(dir); scgi_temp_path \(dir);
+                client_body_temp_path \(dir); proxy_temp_path \(dir); fastcgi_temp_path \(dir);
+                uwsgi_temp_path \(dir); scgi_temp_path \(dir);
                 server {
                     listen 127.0.0.1:\(port) ssl http2;
                     ssl_certificate \(chain); ssl_certificate_key \(key);

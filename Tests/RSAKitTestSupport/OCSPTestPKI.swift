@@ -48,7 +48,8 @@ package final class OCSPTestPKI {
         try issue(
             "responder", subject: "/CN=RSAKit OCSP Responder", serial: "0x1000",
             extensions: "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=OCSPSigning\n")
-        // openssl req -x509 -new -key leaf.key -subj "/CN=Forged Responder" -days 30 -addext extendedKeyUsage=OCSPSigning -out forged.pem
+        // openssl req -x509 -new -key leaf.key -subj "/CN=Forged Responder" -days 30 -addext
+        // extendedKeyUsage=OCSPSigning -out forged.pem
         try OpenSSL.run([
             "req", "-x509", "-new", "-key", path("leaf.key"), "-subj", "/CN=Forged Responder", "-days", "30",
             "-addext", "extendedKeyUsage=OCSPSigning", "-out", path("forged.pem")
@@ -62,7 +63,8 @@ package final class OCSPTestPKI {
         try issue(
             "sub", subject: "/CN=RSAKit OCSP Sub CA", serial: "0x2001",
             extensions:
-                "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nauthorityInfoAccess=OCSP;URI:http://127.0.0.1:\(port)\n"
+                "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n"
+                + "authorityInfoAccess=OCSP;URI:http://127.0.0.1:\(port)\n"
         )
         try issue(
             "subleaf", subject: "/CN=subleaf.ocsp.test", serial: "0x3001", issuer: "sub", issuerKey: "leaf.key",
@@ -79,7 +81,8 @@ package final class OCSPTestPKI {
             "crl2pkcs7", "-nocrl", "-certfile", path("sub.pem"), "-outform", "DER", "-out", path("sub.p7c")
         ])
         try Data(
-            ("V\t391231000000Z\t\t1001\tunknown\t/CN=good.ocsp.test\nR\t391231000000Z\t240101000000Z,keyCompromise\t1002\tunknown\t/CN=revoked.ocsp.test\n"
+            ("V\t391231000000Z\t\t1001\tunknown\t/CN=good.ocsp.test\n"
+                + "R\t391231000000Z\t240101000000Z,keyCompromise\t1002\tunknown\t/CN=revoked.ocsp.test\n"
                 + "R\t391231000000Z\t240601000000Z,CACompromise\t2001\tunknown\t/CN=RSAKit OCSP Sub CA\n").utf8
         )
         .write(to: URL(fileURLWithPath: path("index.txt")))
@@ -87,7 +90,8 @@ package final class OCSPTestPKI {
         // openssl ca -batch -config crl.cnf -gencrl -keyfile ca.key -cert ca.pem -out ca.crl
         try Data("01\n".utf8).write(to: URL(fileURLWithPath: path("crlnumber")))
         try Data(
-            "[ ca ]\ndefault_ca = CA_default\n[ CA_default ]\ndatabase = \(path("index.txt"))\ncrlnumber = \(path("crlnumber"))\ndefault_md = sha256\ndefault_crl_days = 30\n"
+            ("[ ca ]\ndefault_ca = CA_default\n[ CA_default ]\ndatabase = \(path("index.txt"))\ncrlnumber = "
+                + "\(path("crlnumber"))\ndefault_md = sha256\ndefault_crl_days = 30\n")
                 .utf8
         )
         .write(to: URL(fileURLWithPath: path("crl.cnf")))

@@ -22,7 +22,8 @@ import RSAKit
 ///                     fullName URI:http://crl.separate.test/indirect.crl with cRLIssuer the root's name
 ///     (openssl req -new -key leaf.key -subj /CN=NAME | openssl x509 -req -CA ISSUER.pem -CAkey ISSUER.key
 ///      -set_serial S -days 3650 -sha256 -extfile NAME.ext -out NAME.pem)
-///   CRLs, with authorityKeyIdentifier (openssl ca -batch -config NAME.cnf -gencrl -keyfile KEY -cert SIGNER.pem -out NAME.pem, 30 days):
+///   CRLs, with authorityKeyIdentifier (openssl ca -batch -config NAME.cnf -gencrl -keyfile KEY -cert SIGNER.pem -out
+///   NAME.pem, 30 days):
 ///     crl-ca.pem         by ca-crls (crlsign.key), lists 0x1002 (2024-01-01)
 ///     crl-ca-nousage.pem by ca-crls-nousage, crl-ca-self.pem by ca-crls-self, crl-ca-other.pem by
 ///                        ca-crls-other: each lists nothing
@@ -140,7 +141,8 @@ package final class SeparateCRLKeyPKI: Sendable {
 
     /// An `openssl ca` database with one "R" line per revoked entry (serial, date, subject),
     /// a config whose crl_extensions add authorityKeyIdentifier=keyid:always (openssl's
-    /// -extended_crl finds a CRL's signer by it), then `openssl ca -batch -config NAME.cnf -gencrl -keyfile KEY -cert SIGNER.pem -out NAME.pem`.
+    /// -extended_crl finds a CRL's signer by it), then `openssl ca -batch -config NAME.cnf -gencrl -keyfile KEY -cert
+    /// SIGNER.pem -out NAME.pem`.
     /// `extensions`: more lines of the [ crl_ext ] section ("1.2.3.4 = critical,DER:05:00").
     /// `number`: the cRLNumber, hex ("01"). A revoked entry's date may carry a reason
     /// ("240101000000Z,certificateHold", "...,removeFromCRL").
@@ -152,7 +154,8 @@ package final class SeparateCRLKeyPKI: Sendable {
             revoked.map { "R\t391231000000Z\t\($0.1)\t\($0.0)\tunknown\t\($0.2)\n" }.joined(), to: name + "-index.txt")
         try write(number + "\n", to: name + "-crlnumber")
         try write(
-            "[ ca ]\ndefault_ca = CA_default\n[ CA_default ]\ndatabase = \(path(name + "-index.txt"))\ncrlnumber = \(path(name + "-crlnumber"))\ndefault_md = sha256\ndefault_crl_days = 30\n"
+            "[ ca ]\ndefault_ca = CA_default\n[ CA_default ]\ndatabase = \(path(name + "-index.txt"))\ncrlnumber = "
+                + "\(path(name + "-crlnumber"))\ndefault_md = sha256\ndefault_crl_days = 30\n"
                 + "crl_extensions = crl_ext\n[ crl_ext ]\nauthorityKeyIdentifier = keyid:always\n" + extensions,
             to: name + ".cnf")
         try OpenSSL.run([

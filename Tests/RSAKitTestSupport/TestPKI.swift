@@ -74,13 +74,16 @@ package final class TestPKI: @unchecked Sendable {
             "untrusted-root", key: untrustedRootKey, subject: "/CN=RSAKit Untrusted Root/O=Elsewhere", signer: nil,
             signerKey: untrustedRootKey, start: "20190101000000Z", end: "20391231000000Z", section: "ca_ext")
         // openssl ca -batch -config ca.cnf -cert root.pem -keyfile root.key -in intermediate.csr
-        //   -startdate 20190101000000Z -enddate 20391231000000Z -extensions intermediate_ext -notext -out intermediate.pem
+        //   -startdate 20190101000000Z -enddate 20391231000000Z -extensions intermediate_ext -notext -out
+        //   intermediate.pem
         try caIssued(
             "intermediate", key: intermediateKey, subject: "/CN=RSAKit Test Intermediate/O=RSAKit Tests",
             signer: "root",
             signerKey: rootKey, start: "20190101000000Z", end: "20391231000000Z", section: "intermediate_ext")
         let serverExtensions =
-            "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:server.rsakit.test,DNS:*.wild.rsakit.test,IP:127.0.0.1\n"
+            "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+            + "extendedKeyUsage=serverAuth\n"
+            + "subjectAltName=DNS:server.rsakit.test,DNS:*.wild.rsakit.test,IP:127.0.0.1\n"
         try issue(
             "server", key: leafKey, subject: "/CN=server.rsakit.test/O=RSAKit Tests",
             issuer: "intermediate", issuerKey: intermediateKey, serial: "0x5e5e01", extensions: serverExtensions)
@@ -88,13 +91,15 @@ package final class TestPKI: @unchecked Sendable {
             "client", key: leafKey, subject: "/CN=RSAKit Test Client/O=RSAKit Tests",
             issuer: "intermediate", issuerKey: intermediateKey, serial: "0x5e5e02",
             extensions:
-                "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\nsubjectAltName=email:client@rsakit.test\n"
+                "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+                + "extendedKeyUsage=clientAuth\nsubjectAltName=email:client@rsakit.test\n"
         )
         try issue(
             "wrong-eku", key: leafKey, subject: "/CN=codesign.rsakit.test",
             issuer: "intermediate", issuerKey: intermediateKey, serial: "0x5e5e03",
             extensions:
-                "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=codeSigning\nsubjectAltName=DNS:codesign.rsakit.test\n"
+                "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=codeSigning\n"
+                + "subjectAltName=DNS:codesign.rsakit.test\n"
         )
         try issue(
             "untrusted-leaf", key: leafKey, subject: "/CN=untrusted.rsakit.test",
@@ -148,7 +153,8 @@ package final class TestPKI: @unchecked Sendable {
         try makeCRL(
             "crl-stale", signer: "intermediate", signerKey: intermediateKey, revoked: [], number: "03",
             window: ("20200101000000Z", "20200201000000Z"))
-        // openssl req -x509 -new -key untrusted-root.key -subj "/CN=RSAKit Test Intermediate/O=RSAKit Tests" -days 30 -out fake-intermediate.pem
+        // openssl req -x509 -new -key untrusted-root.key -subj "/CN=RSAKit Test Intermediate/O=RSAKit Tests" -days 30
+        // -out fake-intermediate.pem
         try OpenSSL.run([
             "req", "-x509", "-new", "-key", untrustedRootKey, "-subj", "/CN=RSAKit Test Intermediate/O=RSAKit Tests",
             "-days", "30", "-out", path("fake-intermediate.pem")
@@ -179,7 +185,8 @@ package final class TestPKI: @unchecked Sendable {
             revoked.map { "R\t391231000000Z\t\($0.1)\t\($0.0)\tunknown\t\($0.2)\n" }.joined(), to: name + "-index.txt")
         try write(number + "\n", to: name + "-crlnumber")
         try write(
-            "[ ca ]\ndefault_ca = CA_default\n[ CA_default ]\ndatabase = \(database)\ncrlnumber = \(serial)\ndefault_md = sha256\ndefault_crl_days = 30\n",
+            "[ ca ]\ndefault_ca = CA_default\n[ CA_default ]\ndatabase = \(database)\ncrlnumber = "
+                + "\(serial)\ndefault_md = sha256\ndefault_crl_days = 30\n",
             to: name + ".cnf")
         var arguments = [
             "ca", "-batch", "-config", path(name + ".cnf"), "-gencrl", "-keyfile", signerKey, "-cert",
@@ -196,7 +203,8 @@ package final class TestPKI: @unchecked Sendable {
         try write(extensions, to: name + ".ext")
         // openssl req -new -key KEY -subj SUBJECT -out NAME.csr
         try OpenSSL.run(["req", "-new", "-key", key, "-subj", subject, "-out", path(name + ".csr")])
-        // openssl x509 -req -in NAME.csr -CA ISSUER.pem -CAkey ISSUER.key -set_serial S -days D -sha256 -extfile NAME.ext -out NAME.pem
+        // openssl x509 -req -in NAME.csr -CA ISSUER.pem -CAkey ISSUER.key -set_serial S -days D -sha256 -extfile
+        // NAME.ext -out NAME.pem
         try OpenSSL.run([
             "x509", "-req", "-in", path(name + ".csr"), "-CA", path(issuer + ".pem"), "-CAkey", issuerKey,
             "-set_serial", serial, "-days", String(days), "-sha256", "-extfile", path(name + ".ext"),

@@ -61,7 +61,8 @@ final class AsyncFormsTests: XCTestCase {
             }
         }
         print(
-            "note: 64 async key generations: \(baseline) threads before, \(peak) at most (pool width \(width), \(ProcessInfo.processInfo.activeProcessorCount) cores)"
+            "note: 64 async key generations: \(baseline) threads before, \(peak) at most (pool width \(width), "
+                + "\(ProcessInfo.processInfo.activeProcessorCount) cores)"
         )
         XCTAssertLessThanOrEqual(peak, baseline + width + 2, "threads grew with the number of waiting calls")
         XCTAssertLessThanOrEqual(busiest.value, width)

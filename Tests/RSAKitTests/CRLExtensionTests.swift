@@ -39,7 +39,8 @@ final class CRLExtensionTests: XCTestCase {
         XCTAssertEqual(evaluation.revocation.map(\.status), [.notChecked, .notChecked])
         XCTAssertTrue(
             evaluation.warnings.contains(
-                "CRL of O=RSAKit Tests,CN=Separate Keys Root refused: it has a critical extension rsakit does not process: 1.3.6.1.4.1.99999.1"
+                "CRL of O=RSAKit Tests,CN=Separate Keys Root refused: it has a critical extension rsakit does not "
+                    + "process: 1.3.6.1.4.1.99999.1"
             ),
             "\(evaluation.warnings)")
     }
@@ -126,8 +127,10 @@ final class CRLExtensionTests: XCTestCase {
         XCTAssertEqual(
             evaluation.warnings,
             [
-                "CRL of O=RSAKit Tests,CN=Separate Keys CA refused: the certificate that signed it (Separate Keys CA, serial 11) "
-                    + "does not validate: recoverable-trust-failure (certificate 0 (Separate Keys CA): revocation status could not be "
+                "CRL of O=RSAKit Tests,CN=Separate Keys CA refused: the certificate that signed it (Separate Keys "
+                    + "CA, serial 11) "
+                    + "does not validate: recoverable-trust-failure (certificate 0 (Separate Keys CA): revocation "
+                    + "status could not be "
                     + "established: no current CRL of O=RSAKit Tests,CN=Separate Keys Root)"
             ])
     }
@@ -159,7 +162,8 @@ final class CRLExtensionTests: XCTestCase {
             XCTAssertEqual(evaluation.revocation[1].status, .notChecked, name)
             XCTAssertTrue(
                 evaluation.warnings.contains(
-                    "CRL of O=RSAKit Tests,CN=Separate Keys Root not used for certificate 1: \(reason) (issuingDistributionPoint)"
+                    "CRL of O=RSAKit Tests,CN=Separate Keys Root not used for certificate 1: \(reason) "
+                        + "(issuingDistributionPoint)"
                 ),
                 "\(name): \(evaluation.warnings)")
         }
@@ -175,7 +179,8 @@ final class CRLExtensionTests: XCTestCase {
         XCTAssertEqual(
             try IssuingDistributionPoint(der: [0x30, 0x03, 0x82, 0x01, 0x00]), IssuingDistributionPoint(),
             "an explicit FALSE")
-        // distributionPoint [0] { fullName [0] { URI "a" } }, onlySomeReasons [3] BIT STRING, indirectCRL [4] TRUE, onlyContainsAttributeCerts [5] TRUE
+        // distributionPoint [0] { fullName [0] { URI "a" } }, onlySomeReasons [3] BIT STRING, indirectCRL [4] TRUE,
+        // onlyContainsAttributeCerts [5] TRUE
         XCTAssertEqual(
             try IssuingDistributionPoint(der: [
                 0x30, 0x14, 0xA0, 0x05, 0xA0, 0x03, 0x86, 0x01, 0x61, 0x83, 0x02, 0x07, 0x80,

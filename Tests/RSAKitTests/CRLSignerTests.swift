@@ -52,7 +52,8 @@ final class CRLSignerTests: XCTestCase {
         XCTAssertTrue(
             evaluation.warnings.contains {
                 $0.hasPrefix(
-                    "CRL of O=RSAKit Tests,CN=Separate Keys CA refused: the certificate that signed it (Separate Keys CA, serial 11) does not validate: fatal-trust-failure"
+                    "CRL of O=RSAKit Tests,CN=Separate Keys CA refused: the certificate that signed it (Separate "
+                        + "Keys CA, serial 11) does not validate: fatal-trust-failure"
                 )
                     && $0.contains("revoked on 2024-02-01T00:00:00Z")
             }, "\(evaluation.warnings)")

@@ -9,8 +9,10 @@ import RSAKitTestSupport
 ///   "Conditional jump or move depends on uninitialised value(s)" and
 ///   "Use of uninitialised value of size N".
 /// The constant-time path (RSAES-PKCS1-v1_5 and RSAES-OAEP decryption, the padding decodes,
-/// the container frame check, two- and three-prime keys) must give zero; the planted-branch variant must give some (so the
-/// harness cannot pass vacuously), and so must the planted branch inside the OAEP decode); the pre-rewrite mpz path is measured for the record.
+/// the container frame check, two- and three-prime keys) must give zero; the planted-branch variant must give some (so
+/// the
+/// harness cannot pass vacuously), and so must the planted branch inside the OAEP decode); the pre-rewrite mpz path is
+/// measured for the record.
 /// Skips visibly without valgrind.
 final class ConstantTimeHarnessTests: XCTestCase {
     struct Report {
@@ -71,7 +73,8 @@ final class ConstantTimeHarnessTests: XCTestCase {
         XCTAssertTrue(report.harnessLine.contains("valgrind=true"), report.harnessLine)
         FileHandle.standardError.write(
             Data(
-                "constant-time harness mode=\(mode) key=\(URL(fileURLWithPath: keyPath).lastPathComponent): conditional=\(report.conditional) use=\(report.uninitialisedUse) | \(report.harnessLine)\n"
+                ("constant-time harness mode=\(mode) key=\(URL(fileURLWithPath: keyPath).lastPathComponent): "
+                    + "conditional=\(report.conditional) use=\(report.uninitialisedUse) | \(report.harnessLine)\n")
                     .utf8))
         return report
     }
@@ -81,7 +84,8 @@ final class ConstantTimeHarnessTests: XCTestCase {
         let (twoPrime, _) = try TestKeys.openssl(bits: 2048)
         let threePrime = TestKeys.scratch.appendingPathComponent("ct-harness-3prime-\(getpid()).pem").path
         if !FileManager.default.fileExists(atPath: threePrime) {
-            // Command: openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -pkeyopt rsa_keygen_primes:3 -out PATH
+            // Command: openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -pkeyopt rsa_keygen_primes:3 -out
+            // PATH
             try OpenSSL.run([
                 "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
                 "-pkeyopt", "rsa_keygen_primes:3", "-out", threePrime

@@ -225,7 +225,8 @@ final class DERTests: XCTestCase {
                 padding == 1
                     ? []
                     : [
-                        "INTEGER (modulus) at byte offset 3 has redundant leading zero octets (not DER); read as its value"
+                        "INTEGER (modulus) at byte offset 3 has redundant leading zero octets (not DER); read as its "
+                            + "value"
                     ])
         }
         // The one 0x00 octet a positive INTEGER needs is not redundant.
@@ -272,7 +273,8 @@ final class DERTests: XCTestCase {
         XCTAssertEqual(
             try RSAKeyFile(bytes: der).warnings,
             [
-                "the rsaEncryption AlgorithmIdentifier at byte offset 3 has no NULL parameters (RFC 3279 requires them); read anyway"
+                "the rsaEncryption AlgorithmIdentifier at byte offset 3 has no NULL parameters (RFC 3279 requires "
+                    + "them); read anyway"
             ])
     }
 

@@ -324,7 +324,8 @@ final class DataOverloadTests: XCTestCase {
         ),
         (
             "RSAOCSPResponseCache.",
-            "the trust evaluation's cache protocol: keys are SHA-256 digests and values DER it made itself, never the caller's bytes"
+            "the trust evaluation's cache protocol: keys are SHA-256 digests and values DER it made itself, never "
+                + "the caller's bytes"
         ),
         (
             "RSAKeyStore.cacheOCSPResponse(",

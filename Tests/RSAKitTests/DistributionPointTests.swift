@@ -76,7 +76,8 @@ final class DistributionPointTests: XCTestCase {
         XCTAssertEqual(other.revocation.first?.status, .notChecked)
         XCTAssertTrue(
             other.warnings.contains(
-                "CRL of O=RSAKit Tests,CN=Separate Keys CA not used for certificate 0: its distribution point is none of "
+                "CRL of O=RSAKit Tests,CN=Separate Keys CA not used for certificate 0: its distribution point is "
+                    + "none of "
                     + "the certificate's (cRLDistributionPoints) (issuingDistributionPoint)"), "\(other.warnings)")
     }
 
@@ -96,7 +97,8 @@ final class DistributionPointTests: XCTestCase {
             alone.revocation.first?.source ?? "")
 
         let restReasons =
-            "onlysomereasons = affiliationChanged,superseded,cessationOfOperation,certificateHold,privilegeWithdrawn,AACompromise\n"
+            "onlysomereasons = "
+            + "affiliationChanged,superseded,cessationOfOperation,certificateHold,privilegeWithdrawn,AACompromise\n"
         let both = try evaluate("dp", crls: [key, ("crl-dp-rest", "ca-crls", "crlsign", [], idp(url, restReasons))])
         XCTAssertEqual(both.revocation.first?.status, .good, "\(both.warnings)")
         XCTAssertEqual(both.result, .unspecified)

@@ -73,7 +73,8 @@ final class EMSAPKCS1v15Tests: XCTestCase {
             RSAHazmat.EMSAPKCS1v15.verify(encoded: build(separator: 0x01), digest: digest, hash: .sha256), "separator")
         var em = build(); em[20] = 0x00
         XCTAssertFalse(RSAHazmat.EMSAPKCS1v15.verify(encoded: em, digest: digest, hash: .sha256), "a zero inside PS")
-        // DigestInfo without the NULL parameters (30 2f 30 0b 06 09 OID 04 20 H): a BER-ish variant Wycheproof calls MissingNull.
+        // DigestInfo without the NULL parameters (30 2f 30 0b 06 09 OID 04 20 H): a BER-ish variant Wycheproof calls
+        // MissingNull.
         let noNull: [UInt8] =
             [0x30, 0x2F, 0x30, 0x0B, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x04, 0x20]
             + digest

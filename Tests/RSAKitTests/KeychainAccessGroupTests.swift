@@ -199,7 +199,8 @@ final class KeychainAccessGroupUniquenessTests: KeychainTestCase {
         assertThrows(ambiguous, try plain.deleteKey(tag: "k", keyClass: .private))
         XCTAssertEqual(
             ambiguous.description,
-            "a private key with tag \"k\" exists in several access groups (\"com.example.mail\", \"default\"); name the group"
+            "a private key with tag \"k\" exists in several access groups (\"com.example.mail\", \"default\"); name "
+                + "the group"
         )
         // Listings show every copy with its group; a tag held by one group is found without groups.
         let groups = try plain.allKeyItems().items.map { "\($0.keyClass)/\($0.accessGroup)" }.sorted()

@@ -61,7 +61,8 @@ final class KeychainCRLTests: KeychainTestCase {
         assertThrows(
             .crlRefused(
                 reason:
-                    "a newer CRL of \"O=RSAKit Tests,CN=RSAKit Test Intermediate\" is stored (number 0x02): this one is superseded"
+                    "a newer CRL of \"O=RSAKit Tests,CN=RSAKit Test Intermediate\" is stored (number 0x02): this one "
+                    + "is superseded"
             ),
             try store.addCRL(good))
         assertThrows(
@@ -70,7 +71,8 @@ final class KeychainCRLTests: KeychainTestCase {
         assertThrows(
             .crlRefused(
                 reason:
-                    "the CRL of \"O=RSAKit Tests,CN=RSAKit Test Intermediate\" is stale: nextUpdate 2020-02-01T00:00:00Z has passed"
+                    "the CRL of \"O=RSAKit Tests,CN=RSAKit Test Intermediate\" is stale: nextUpdate "
+                    + "2020-02-01T00:00:00Z has passed"
             ),
             try store.addCRL(try crl("crl-stale", pki)))
         XCTAssertThrowsError(try store.addCRL(good, at: Date(timeIntervalSince1970: 0))) { error in
@@ -88,7 +90,8 @@ final class KeychainCRLTests: KeychainTestCase {
         assertThrows(
             .crlRefused(
                 reason:
-                    "the signature of the CRL of \"O=RSAKit Tests,CN=RSAKit Test Intermediate\" does not verify with the key of the stored certificate of that name"
+                    "the signature of the CRL of \"O=RSAKit Tests,CN=RSAKit Test Intermediate\" does not verify with "
+                    + "the key of the stored certificate of that name"
             ),
             try store.addCRL(try crl("crl-forged", pki)))
         XCTAssertEqual(try snapshot(), before)

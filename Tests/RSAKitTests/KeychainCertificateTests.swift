@@ -99,10 +99,9 @@ final class KeychainCertificateTests: KeychainTestCase {
         XCTAssertEqual(try store.allItems().certificates.count, 4)
         // The root is not an identity (no private key of its own).
         let root = try store.certificates(label: "RSAKit Test Root CA")[0]
-        assertThrows(
-            .itemNotFound(
-                RSAKeychainItemQuery(itemClass: .identity, label: root.label, certificateFingerprint: root.fingerprint)),
-            try store.identity(for: root))
+        let rootQuery = RSAKeychainItemQuery(
+            itemClass: .identity, label: root.label, certificateFingerprint: root.fingerprint)
+        assertThrows(.itemNotFound(rootQuery), try store.identity(for: root))
         XCTAssertEqual(try store.identity(for: server).privateKey.applicationTag, "com.example.server")
     }
 

@@ -100,13 +100,16 @@ final class OAEPInteropTests: XCTestCase {
                 boolean encrypt = a[0].equals("encrypt");
                 byte[] der = Files.readAllBytes(Paths.get(a[1]));
                 KeyFactory kf = KeyFactory.getInstance("RSA");
-                Key key = encrypt ? kf.generatePublic(new X509EncodedKeySpec(der)) : kf.generatePrivate(new PKCS8EncodedKeySpec(der));
+                Key key = encrypt ? kf.generatePublic(new X509EncodedKeySpec(der)) : kf.generatePrivate(new \
+        PKCS8EncodedKeySpec(der));
                 Cipher cipher;
                 if (a[2].equals("spec")) {
                     cipher = Cipher.getInstance("RSA/ECB/OAEPPadding");
                     byte[] label = new byte[a[5].length() / 2];
-                    for (int i = 0; i < label.length; i++) label[i] = (byte) Integer.parseInt(a[5].substring(2 * i, 2 * i + 2), 16);
-                    OAEPParameterSpec spec = new OAEPParameterSpec(a[3], "MGF1", new MGF1ParameterSpec(a[4]), new PSource.PSpecified(label));
+                    for (int i = 0; i < label.length; i++) label[i] = (byte) Integer.parseInt(a[5].substring(2 * i, 2 \
+        * i + 2), 16);
+                    OAEPParameterSpec spec = new OAEPParameterSpec(a[3], "MGF1", new MGF1ParameterSpec(a[4]), new \
+        PSource.PSpecified(label));
                     cipher.init(encrypt ? Cipher.ENCRYPT_MODE : Cipher.DECRYPT_MODE, key, spec);
                 } else {
                     cipher = Cipher.getInstance(a[2]);
@@ -165,7 +168,8 @@ final class OAEPInteropTests: XCTestCase {
     func javaKeyFiles(_ path: String) throws -> (publicDER: String, privateDER: String) {
         let publicDER = TestKeys.scratch.appendingPathComponent("java-pub-\(UUID().uuidString).der").path
         let privateDER = TestKeys.scratch.appendingPathComponent("java-priv-\(UUID().uuidString).der").path
-        // Commands: openssl pkey -in KEY -pubout -outform DER -out PUB; openssl pkcs8 -topk8 -nocrypt -in KEY -outform DER -out PRIV
+        // Commands: openssl pkey -in KEY -pubout -outform DER -out PUB; openssl pkcs8 -topk8 -nocrypt -in KEY -outform
+        // DER -out PRIV
         try OpenSSL.run(["pkey", "-in", path, "-pubout", "-outform", "DER", "-out", publicDER])
         try OpenSSL.run(["pkcs8", "-topk8", "-nocrypt", "-in", path, "-outform", "DER", "-out", privateDER])
         return (publicDER, privateDER)

@@ -85,7 +85,8 @@ final class OCSPRevocationTests: XCTestCase {
         XCTAssertEqual(evaluation.revocation.map(\.status), [.notChecked])
         XCTAssertEqual(
             evaluation.revocation[0].source,
-            "OCSP response from \(forged.url) refused: the responder certificate is not issued by the certificate's issuer"
+            "OCSP response from \(forged.url) refused: the responder certificate is not issued by the certificate's "
+                + "issuer"
         )
         policy.requirePositiveResponse = true
         let strict = try trust(pki, "good", policy).evaluate()
@@ -164,7 +165,8 @@ final class OCSPRevocationTests: XCTestCase {
         XCTAssertEqual(evaluation.revocation[0].status, .notChecked, "good's response says nothing about revoked")
         XCTAssertEqual(
             evaluation.revocation[0].source,
-            "OCSP not asked: network access is disabled; stapled OCSP response refused: it is about another certificate (CertID)"
+            "OCSP not asked: network access is disabled; stapled OCSP response refused: it is about another "
+                + "certificate (CertID)"
         )
 
         trust.stapledOCSPResponse = Array("not DER".utf8)

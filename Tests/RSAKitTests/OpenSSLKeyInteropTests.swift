@@ -317,7 +317,8 @@ final class OpenSSLKeyInteropTests: XCTestCase {
             XCTAssertEqual(try RSAPrivateKey(pemRepresentation: key.pem).fingerprint.hexString, expectedHex, context)
             // The OpenSSH-style form: unpadded base64 of the same digest.
             let b64 = try F.shell(
-                "'\(F.openSSLPath!)' pkey -in '\(key.path)' -pubout -outform DER | '\(F.openSSLPath!)' dgst -sha256 -binary | '\(F.openSSLPath!)' base64 -A"
+                "'\(F.openSSLPath!)' pkey -in '\(key.path)' -pubout -outform DER | '\(F.openSSLPath!)' dgst -sha256 "
+                    + "-binary | '\(F.openSSLPath!)' base64 -A"
             )
             let expectedBase64 =
                 "SHA256:"

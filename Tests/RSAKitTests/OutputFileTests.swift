@@ -252,7 +252,8 @@ final class OutputFileTests: XCTestCase {
             XCTAssertEqual(mode(target), 0o444)
             XCTAssertEqual([UInt8](try Data(contentsOf: URL(fileURLWithPath: target))), [4])
             throw XCTSkip(
-                "running as root: the 'permission denied' refusal is tested through the CLI as user nobody (CLIOutputFileTests)"
+                "running as root: the 'permission denied' refusal is tested through the CLI as user nobody "
+                    + "(CLIOutputFileTests)"
             )
         }
         XCTAssertThrowsError(try RSAOutputFile(path: target)) { error in

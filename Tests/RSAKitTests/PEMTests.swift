@@ -170,7 +170,8 @@ final class PEMTests: XCTestCase {
         XCTAssertEqual(
             read.warnings,
             [
-                "PEM label \"RSA PUBLIC KEY\" does not match the contents: the block holds a SubjectPublicKeyInfo, whose label is \"PUBLIC KEY\"; the key was read by its structure"
+                "PEM label \"RSA PUBLIC KEY\" does not match the contents: the block holds a SubjectPublicKeyInfo, "
+                    + "whose label is \"PUBLIC KEY\"; the key was read by its structure"
             ])
         XCTAssertEqual(try RSAPublicKey(pemRepresentation: text), key.publicKey)
     }
@@ -192,7 +193,8 @@ final class PEMTests: XCTestCase {
         assertLoadsPrivateKey(
             pem(label: "RSA PRIVATE KEY", der: key.pkcs8DERRepresentation),
             warnings: [
-                "PEM label \"RSA PRIVATE KEY\" does not match the contents: the block holds a PKCS#8 PrivateKeyInfo, whose label is \"PRIVATE KEY\"; the key was read by its structure"
+                "PEM label \"RSA PRIVATE KEY\" does not match the contents: the block holds a PKCS#8 PrivateKeyInfo, "
+                    + "whose label is \"PRIVATE KEY\"; the key was read by its structure"
             ])
     }
 
@@ -200,7 +202,8 @@ final class PEMTests: XCTestCase {
         assertLoadsPrivateKey(
             pem(label: "PRIVATE KEY", der: key.pkcs1DERRepresentation),
             warnings: [
-                "PEM label \"PRIVATE KEY\" does not match the contents: the block holds a PKCS#1 RSAPrivateKey, whose label is \"RSA PRIVATE KEY\"; the key was read by its structure"
+                "PEM label \"PRIVATE KEY\" does not match the contents: the block holds a PKCS#1 RSAPrivateKey, "
+                    + "whose label is \"RSA PRIVATE KEY\"; the key was read by its structure"
             ], format: .pkcs1)
     }
 
@@ -244,7 +247,8 @@ final class PEMTests: XCTestCase {
                 error as? RSAError,
                 .unsupportedKeyFormat(
                     reason:
-                        "this looks like base64-encoded DER without PEM armour; decode it (base64 -d) or add BEGIN/END lines"
+                        "this looks like base64-encoded DER without PEM armour; decode it (base64 -d) or add "
+                        + "BEGIN/END lines"
                 ))
         }
     }
@@ -272,7 +276,8 @@ final class PEMTests: XCTestCase {
 
     func testRead_SSH2PublicKey_GetsAHint() {
         let text =
-            "---- BEGIN SSH2 PUBLIC KEY ----\nComment: \"user@host\"\nAAAAB3NzaC1yc2EAAAADAQAB\n---- END SSH2 PUBLIC KEY ----\n"
+            "---- BEGIN SSH2 PUBLIC KEY ----\nComment: \"user@host\"\nAAAAB3NzaC1yc2EAAAADAQAB\n---- END SSH2 PUBLIC "
+            + "KEY ----\n"
         XCTAssertThrowsError(try RSAKeyFile(bytes: Array(text.utf8))) { error in
             guard case let .unsupportedKeyFormat(reason)? = error as? RSAError else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.hasPrefix("SSH2 (RFC 4716) public keys are not supported"), reason)

@@ -12,7 +12,8 @@ final class PKCS12Tests: XCTestCase {
 
     private func bytes(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
 
-    /// `openssl pkcs12 -export -inkey leaf.key -in server.pem -certfile CHAIN -name NAME -passout pass:PW EXTRA -out FILE`
+    /// `openssl pkcs12 -export -inkey leaf.key -in server.pem -certfile CHAIN -name NAME -passout pass:PW EXTRA -out
+    /// FILE`
     private func opensslP12(
         _ pki: TestPKI, chain: String? = "chain.pem", name: String? = "Server Identity",
         passout: String? = nil, extra: [String] = []
@@ -144,7 +145,8 @@ final class PKCS12Tests: XCTestCase {
         let pki = try TestPKI.shared()
         for extra in [[], ["-legacy"]] {
             var der = try opensslP12(pki, extra: extra)
-            // PFX ::= SEQUENCE { version, authSafe, macData SEQUENCE { DigestInfo { alg, digest }, salt, iterations } }:
+            // PFX ::= SEQUENCE { version, authSafe, macData SEQUENCE { DigestInfo { alg, digest }, salt, iterations }
+            // }:
             // flip the first octet of the MAC digest.
             let reader = DERReader(der)
             let pfx = try reader.children(of: try reader.element(at: 0, limit: der.count))

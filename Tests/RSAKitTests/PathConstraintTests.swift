@@ -66,7 +66,8 @@ final class PathConstraintTests: XCTestCase {
             try issue(
                 "dir-named", key: "named", subject: "/CN=Directory Named CA", by: "root", key: "root", serial: "0x18",
                 extensions: ca
-                    + "nameConstraints=critical,permitted;dirName:dir_sect,permitted;URI:.allowed.test,excluded;DNS:bad.allowed.test\n"
+                    + "nameConstraints=critical,permitted;dirName:dir_sect,permitted;URI:.allowed.test,excluded;DNS:b"
+                    + "ad.allowed.test\n"
                     + "[ dir_sect ]\nO=RSAKit Tests\n")
             for (name, subject, san, serial) in [
                 ("dir-inside", "/O=RSAKit Tests/CN=in.test", "URI:https://www.allowed.test/x", "0x19"),

@@ -189,7 +189,8 @@ final class PublicNamesTests: XCTestCase {
             removed.isEmpty && added.isEmpty,
             "the public API differs from api/public-symbols.txt (\(removed.count) gone, \(added.count) new; first: "
                 + "\((removed.prefix(5) + added.prefix(5)).joined(separator: "; "))): regenerate it with "
-                + "RSAKIT_UPDATE_API_BASELINE=1 swift test --filter PublicNamesTests/testPublicAPI, in the same commit as the CHANGELOG entry"
+                + "RSAKIT_UPDATE_API_BASELINE=1 swift test --filter PublicNamesTests/testPublicAPI, in the same "
+                + "commit as the CHANGELOG entry"
         )
     }
 

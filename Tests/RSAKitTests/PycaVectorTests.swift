@@ -53,7 +53,9 @@ final class PycaVectorTests: XCTestCase {
                 error as? RSAError,
                 .malformedCertificate(
                     reason:
-                        "its notAfter time \"19020701025736Z\" (15 characters) is not of the form UTCTime YYMMDDHHMMSSZ (13 characters, RFC 5280 §4.1.2.5) (PEM block 1, \"CERTIFICATE\" at line 1)"
+                        "its notAfter time \"19020701025736Z\" (15 characters) is not of the form UTCTime "
+                        + "YYMMDDHHMMSSZ (13 characters, RFC 5280 §4.1.2.5) (PEM block 1, \"CERTIFICATE\" at "
+                        + "line 1)"
                 ))
         }
     }

@@ -194,7 +194,8 @@ final class RSAErrorTests: XCTestCase {
         let key = try RSAInternetPasswordKey(url: "https://alice@example.com:8443/repo")
         XCTAssertEqual(
             String(reflecting: RSAKeychainItemQuery.internetPassword(key)),
-            #"RSAKeychainItemQuery(itemClass: .internetPassword, internetPasswordKey: "https://alice@example.com:8443/repo")"#
+            #"RSAKeychainItemQuery(itemClass: .internetPassword, "#
+                + #"internetPasswordKey: "https://alice@example.com:8443/repo")"#
         )
         XCTAssertEqual(
             String(reflecting: RSAKeychainItemQuery.key(tag: "t", keyClass: .private)),

@@ -106,7 +106,8 @@ final class TrustEvaluationTests: XCTestCase {
         XCTAssertEqual(suggested, ISO8601DateFormatter().date(from: "2020-12-31T00:00:00Z"))
         XCTAssertEqual(
             failure.description,
-            "certificate 0 (expired.rsakit.test): expired at 2021-01-01T00:00:00Z (notAfter); a verify date of 2020-12-31T00:00:00Z would evaluate it"
+            "certificate 0 (expired.rsakit.test): expired at 2021-01-01T00:00:00Z (notAfter); a verify date of "
+                + "2020-12-31T00:00:00Z would evaluate it"
         )
         XCTAssertFalse(try opensslVerifies(pki, "expired"))
         // The guide's recovery: change the verify date and evaluate again.

@@ -540,7 +540,8 @@ final class VectorKernelTests: XCTestCase {
     func requireIFMA() throws {
         guard RSAKitEngine.cpuSupportsIFMA else {
             let message =
-                "THIS CPU HAS NO AVX-512 IFMA: the IFMA kernel itself is NOT TESTED here (the emulated kernel and the reference are)"
+                "THIS CPU HAS NO AVX-512 IFMA: the IFMA kernel itself is NOT TESTED here (the emulated kernel and "
+                + "the reference are)"
             FileHandle.standardError.write(Data(("\n*** " + message + " ***\n").utf8))
             throw XCTSkip(message)
         }

@@ -116,7 +116,8 @@ final class VectorNormalizationTests: XCTestCase {
         }
         XCTAssertGreaterThan(rippled, 100, "the cases must reach the carry-lookahead step")
         print(
-            "normalization (\(impl == RSAKIT_VEC_IMPL_IFMA ? "IFMA kernel" : "emulated kernel")): \(checked) cases, \(rippled) with a carry through a 2^52 - 1 digit"
+            "normalization (\(impl == RSAKIT_VEC_IMPL_IFMA ? "IFMA kernel" : "emulated kernel")): \(checked) cases, "
+                + "\(rippled) with a carry through a 2^52 - 1 digit"
         )
     }
 

@@ -42,7 +42,8 @@ final class WycheproofTests: XCTestCase {
         let passed = tallies.values.reduce(0) { $0 + $1.passed }
         let files = tallies.values.reduce(0) { $0 + $1.files }
         print(
-            "Wycheproof RSA grand total: \(passed)/\(total) passed, \(total - passed) failed, in \(files) files, \(tallies.count) of \(families.count) families run"
+            "Wycheproof RSA grand total: \(passed)/\(total) passed, \(total - passed) failed, in \(files) files, "
+                + "\(tallies.count) of \(families.count) families run"
         )
         super.tearDown()
     }
@@ -83,7 +84,8 @@ final class WycheproofTests: XCTestCase {
             let mgfSha = group.mgfSha, let mgf1 = RSAHashAlgorithm(name: mgfSha)
         else {
             throw RSAError.internalError(
-                "unknown OAEP parameters \(String(describing: group.sha)) / \(String(describing: group.mgf)) \(String(describing: group.mgfSha))"
+                "unknown OAEP parameters \(String(describing: group.sha)) / \(String(describing: group.mgf)) "
+                    + "\(String(describing: group.mgfSha))"
             )
         }
         return .oaep(RSAOAEPParameters(hash: hash, mgf1Hash: mgf1))

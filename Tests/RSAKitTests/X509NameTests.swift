@@ -156,7 +156,8 @@ final class X509NameTests: XCTestCase {
             to: URL(fileURLWithPath: path("index.txt")))
         try Data("01\n".utf8).write(to: URL(fileURLWithPath: path("crlnumber")))
         try Data(
-            "[ ca ]\ndefault_ca = CA_default\n[ CA_default ]\ndatabase = \(path("index.txt"))\ncrlnumber = \(path("crlnumber"))\ndefault_md = sha256\ndefault_crl_days = 30\n"
+            ("[ ca ]\ndefault_ca = CA_default\n[ CA_default ]\ndatabase = \(path("index.txt"))\ncrlnumber = "
+                + "\(path("crlnumber"))\ndefault_md = sha256\ndefault_crl_days = 30\n")
                 .utf8
         )
         .write(to: URL(fileURLWithPath: path("crl.cnf")))
@@ -194,7 +195,9 @@ final class X509NameTests: XCTestCase {
             "-days", "3650", "-sha256", "-extfile", path("ca.ext"), "-out", path("wrong-key-ca.pem")
         ])
         trust.certificates = [leaf, try read(path("wrong-key-ca.pem"))]
-        trust.verifyDate = Date()  // wrong-key-ca.pem's notBefore is the second it was made: after the first verify date on a loaded machine
+        // wrong-key-ca.pem's notBefore is the second it was made: after the first verify date on a
+        // loaded machine.
+        trust.verifyDate = Date()
         let forged = trust.evaluate()
         XCTAssertEqual(forged.result, .fatalTrustFailure)
         XCTAssertEqual(forged.failures.map { "\($0.kind.code)@\($0.chainIndex)" }, ["bad-signature@0"])

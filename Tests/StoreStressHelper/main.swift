@@ -170,7 +170,8 @@ func run(_ args: Arguments) throws -> Int32 {
             try store.addKeyPair(key, tag: args.prefix + String(i), replace: args.replace)
         }
         print(
-            "filled \(args.count / 2) pairs (\(args.count / 2 * 2) items) in \(String(format: "%.1f", milliseconds(since: start) / 1000)) s"
+            "filled \(args.count / 2) pairs (\(args.count / 2 * 2) items) in "
+                + "\(String(format: "%.1f", milliseconds(since: start) / 1000)) s"
         )
         return 0
     case "generate-key":
@@ -257,7 +258,8 @@ func run(_ args: Arguments) throws -> Int32 {
             next = end
         }
         print(
-            "filled \(args.count) keys, passwords and certificates in \(String(format: "%.1f", milliseconds(since: start) / 1000)) s"
+            "filled \(args.count) keys, passwords and certificates in "
+                + "\(String(format: "%.1f", milliseconds(since: start) / 1000)) s"
         )
         return 0
     case "time-keychain":

@@ -40,7 +40,9 @@ struct Options {
 func usage(_ message: String) -> Never {
     FileHandle.standardError.write(
         Data(
-            "TimingHarness: \(message)\nusage: TimingHarness [--per-class N] [--process-per-class N] [--planted-per-class N] [--targets a,b] [--bits N | --key FILE] [--rsakit PATH] [--clock tsc|monotonic-raw] [--strict]\n"
+            ("TimingHarness: \(message)\nusage: TimingHarness [--per-class N] [--process-per-class N] "
+                + "[--planted-per-class N] [--targets a,b] [--bits N | --key FILE] [--rsakit PATH] [--clock "
+                + "tsc|monotonic-raw] [--strict]\n")
                 .utf8))
     exit(64)
 }
@@ -106,7 +108,9 @@ if let wanted = options.targets {
 
 let ticksPerMicrosecond = options.clock.ticksPerMicrosecond()
 output(
-    "timing: bits=\(key.modulusBitCount) clock=\(options.clock.rawValue) ticks_per_us=\(String(format: "%.1f", ticksPerMicrosecond)) per_class=\(options.perClass) process_per_class=\(options.processPerClass) threshold=\(leakThreshold)"
+    "timing: bits=\(key.modulusBitCount) clock=\(options.clock.rawValue) "
+        + "ticks_per_us=\(String(format: "%.1f", ticksPerMicrosecond)) per_class=\(options.perClass) "
+        + "process_per_class=\(options.processPerClass) threshold=\(leakThreshold)"
 )
 var reports: [TargetReport] = []
 var broken = false
@@ -140,16 +144,20 @@ let missed = reports.filter { $0.target.isPlanted && !$0.leaks }
 let leaking = reports.filter { $0.verdict == "LEAK" }
 for report in missed {
     note(
-        "the planted leak \(report.target.name) was NOT detected (max |t| \(String(format: "%.2f", report.maximum.t)) <= \(leakThreshold))"
+        "the planted leak \(report.target.name) was NOT detected (max |t| "
+            + "\(String(format: "%.2f", report.maximum.t)) <= \(leakThreshold))"
     )
 }
 for report in leaking {
     note(
-        "\(report.target.name) shows |t| = \(String(format: "%.2f", report.maximum.t)) > \(leakThreshold) between classes its result does not tell apart"
+        "\(report.target.name) shows |t| = \(String(format: "%.2f", report.maximum.t)) > \(leakThreshold) between "
+            + "classes its result does not tell apart"
     )
 }
 output(
-    "timing: summary targets=\(targets.count) measured=\(reports.count) planted=\(!reports.contains { $0.target.isPlanted } ? "absent" : missed.isEmpty ? "caught" : "MISSED") leaks=\(leaking.count) revealed=\(reports.filter { $0.verdict == "revealed" }.count)"
+    "timing: summary targets=\(targets.count) measured=\(reports.count) "
+        + "planted=\(!reports.contains { $0.target.isPlanted } ? "absent" : missed.isEmpty ? "caught" : "MISSED") "
+        + "leaks=\(leaking.count) revealed=\(reports.filter { $0.verdict == "revealed" }.count)"
 )
 if broken || !missed.isEmpty { exit(1) }
 if options.strict && !leaking.isEmpty { exit(2) }

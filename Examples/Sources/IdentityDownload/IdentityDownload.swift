@@ -5,7 +5,8 @@ import RSAKit
 /// over HTTPS, import it into a keychain without writing it to disk, send an HTTPS request
 /// that the server answers only with that client certificate, and decide on the server's
 /// trust in an async handler that evaluates it against a pinned anchor. Usage:
-/// `IdentityDownload <work folder> <port serving client.pfx> <port requiring a client certificate> <root.pem> <pfx passphrase>`
+/// `IdentityDownload <work folder> <port serving client.pfx> <port requiring a client certificate> <root.pem> <pfx
+/// passphrase>`
 /// (scripts/examples.sh makes the PKI with openssl and starts both `openssl s_server -WWW`);
 /// exits 1 on the first failed check.
 @main

@@ -145,7 +145,8 @@ extension PKCS11Run {
                 // The operation, when there is one, is of the last successful C_DecryptInit.
                 require(
                     rv != CK_RV(CKR_ENCRYPTED_DATA_INVALID) && rv != CK_RV(CKR_ENCRYPTED_DATA_LEN_RANGE),
-                    "C_Decrypt refused a valid ciphertext (mechanism 0x\(String(decryptMechanism ?? 0, radix: 16))): 0x\(String(rv, radix: 16))"
+                    "C_Decrypt refused a valid ciphertext (mechanism 0x\(String(decryptMechanism ?? 0, radix: 16))): "
+                        + "0x\(String(rv, radix: 16))"
                 )
                 if rv == CK_RV(CKR_OK), let plaintext {
                     require(plaintext == message, "C_Decrypt of a valid ciphertext gave other bytes")

@@ -208,7 +208,8 @@ struct PKCS11Run {
             if rv == CK_RV(CKR_OK) {
                 require(
                     attribute.ulValueLen != unavailable,
-                    "C_GetAttributeValue gave CKR_OK with an unavailable attribute 0x\(String(attribute.type, radix: 16))"
+                    "C_GetAttributeValue gave CKR_OK with an unavailable attribute "
+                        + "0x\(String(attribute.type, radix: 16))"
                 )
             }
             if attribute.pValue != nil, attribute.ulValueLen != unavailable {
@@ -222,7 +223,8 @@ struct PKCS11Run {
             if secret {
                 require(
                     attribute.ulValueLen == unavailable,
-                    "C_GetAttributeValue revealed sensitive attribute 0x\(String(attribute.type, radix: 16)) (length \(attribute.ulValueLen))"
+                    "C_GetAttributeValue revealed sensitive attribute 0x\(String(attribute.type, radix: 16)) (length "
+                        + "\(attribute.ulValueLen))"
                 )
             }
             guard attribute.ulValueLen != unavailable, let objectClass,
@@ -230,7 +232,8 @@ struct PKCS11Run {
             else { continue }
             require(
                 attribute.ulValueLen == CK_ULONG(expected.count),
-                "attribute 0x\(String(attribute.type, radix: 16)) has length \(attribute.ulValueLen), not \(expected.count)"
+                "attribute 0x\(String(attribute.type, radix: 16)) has length \(attribute.ulValueLen), not "
+                    + "\(expected.count)"
             )
             if let buffer = template.keepAlive[index] {
                 require(
@@ -248,7 +251,8 @@ struct PKCS11Run {
                 f.C_GetAttributeValue!(session, object, &again, 1), "C_GetAttributeValue(stated length)")
             require(
                 secondRV == CK_RV(CKR_OK) && again.ulValueLen == attribute.ulValueLen,
-                "attribute \(index) (0x\(String(attribute.type, radix: 16))) of stated length \(attribute.ulValueLen) gave 0x\(String(secondRV, radix: 16)), length \(again.ulValueLen)"
+                "attribute \(index) (0x\(String(attribute.type, radix: 16))) of stated length "
+                    + "\(attribute.ulValueLen) gave 0x\(String(secondRV, radix: 16)), length \(again.ulValueLen)"
             )
         }
         return rv

@@ -129,7 +129,8 @@ package struct DERReader {
             let count = Int(first & 0x7F)
             guard count <= DERReader.maximumLengthOctets else {
                 throw fail(
-                    "length field of \(count) octets is longer than any key needs (at most \(DERReader.maximumLengthOctets))",
+                    "length field of \(count) octets is longer than any key needs (at most "
+                        + "\(DERReader.maximumLengthOctets))",
                     at: lengthOffset)
             }
             guard lengthOffset + count < limit else {
@@ -249,7 +250,8 @@ package struct DERReader {
         while start < content.upperBound && bytes[start] == 0 { start += 1 }
         if start - first > 1 || (start - first == 1 && start < content.upperBound && bytes[start] & 0x80 == 0) {
             notes.add(
-                "INTEGER (\(what)) at byte offset \(element.offset) has redundant leading zero octets (not DER); read as its value"
+                "INTEGER (\(what)) at byte offset \(element.offset) has redundant leading zero octets (not DER); "
+                    + "read as its value"
             )
         }
         return bytes[start..<content.upperBound]

@@ -189,7 +189,9 @@ package enum EncryptedKeyDecoder {
         if kdfOID == "1.3.6.1.4.1.11591.4.11" {
             throw RSAError.unsupportedKeyFormat(
                 reason:
-                    "scrypt-based PKCS#8 encryption (openssl pkcs8 -scrypt) is not supported, since GnuTLS cannot derive scrypt keys; re-encrypt the key with `openssl pkcs8 -topk8 -v2 aes-256-cbc -v2prf hmacWithSHA256`"
+                    "scrypt-based PKCS#8 encryption (openssl pkcs8 -scrypt) is not supported, since GnuTLS cannot "
+                    + "derive scrypt keys; re-encrypt the key with `openssl pkcs8 -topk8 -v2 aes-256-cbc -v2prf "
+                    + "hmacWithSHA256`"
             )
         }
         guard kdfOID == "1.2.840.113549.1.5.12", kdf.count == 2 else {
@@ -216,7 +218,8 @@ package enum EncryptedKeyDecoder {
             let name = unsupportedCiphers[cipherOID] ?? cipherOID
             throw RSAError.unsupportedKeyFormat(
                 reason:
-                    "PBES2 with the cipher \(name) is not supported by GnuTLS; re-encrypt the key with `openssl pkcs8 -topk8 -v2 aes-256-cbc`"
+                    "PBES2 with the cipher \(name) is not supported by GnuTLS; re-encrypt the key with `openssl "
+                    + "pkcs8 -topk8 -v2 aes-256-cbc`"
             )
         }
         return RSAKeyFileEncryption(
@@ -265,7 +268,8 @@ package enum EncryptedKeyDecoder {
         default:
             throw RSAError.unsupportedKeyFormat(
                 reason:
-                    "PBES2 with RC2-CBC whose rc2ParameterVersion is \(version) is not supported (RFC 8018 §B.2.3 defines 160, 120, 58 and 256 to 1024)"
+                    "PBES2 with RC2-CBC whose rc2ParameterVersion is \(version) is not supported (RFC 8018 §B.2.3 "
+                    + "defines 160, 120, 58 and 256 to 1024)"
             )
         }
     }

@@ -116,7 +116,8 @@ extension RSAPrivateKey {
     /// Read a private key from DER: a PKCS#1 `RSAPrivateKey` (RFC 8017 A.1.2, version 0,
     /// two primes) or an unencrypted PKCS#8 `PrivateKeyInfo` (RFC 5208 §5; RFC 5958
     /// version 1 accepted) with rsaEncryption, told apart by structure. Every component
-    /// relation is validated (see ``RSAPrivateKey/init(modulus:publicExponent:privateExponent:prime1:prime2:exponent1:exponent2:coefficient:)-([UInt8],[UInt8],[UInt8],[UInt8],[UInt8],[UInt8],[UInt8],[UInt8])``).
+    /// relation is validated (see
+    /// ``RSAPrivateKey/init(modulus:publicExponent:privateExponent:prime1:prime2:exponent1:exponent2:coefficient:)-([UInt8],[UInt8],[UInt8],[UInt8],[UInt8],[UInt8],[UInt8],[UInt8])``).
     /// Not constant-time: parsing branches on tags, lengths and leading zero octets (which
     /// the DER length fields reveal anyway), and validation uses variable-time GMP
     /// arithmetic once per import. Decoded secret bytes from PEM are wiped (best effort).

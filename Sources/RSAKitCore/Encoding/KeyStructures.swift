@@ -180,7 +180,8 @@ internal enum KeyDecoder {
             let shape = tags.map { DERTag.name($0) }.joined(separator: ", ")
             throw RSAError.malformedKey(
                 reason:
-                    "unrecognised structure SEQUENCE { \(shape) }; expected PKCS#1 RSAPublicKey or RSAPrivateKey, SubjectPublicKeyInfo or PKCS#8 PrivateKeyInfo"
+                    "unrecognised structure SEQUENCE { \(shape) }; expected PKCS#1 RSAPublicKey or RSAPrivateKey, "
+                    + "SubjectPublicKeyInfo or PKCS#8 PrivateKeyInfo"
             )
         }
     }
@@ -218,7 +219,8 @@ internal enum KeyDecoder {
             if version == 0 && fields.count > 9 {
                 throw RSAError.malformedDER(
                     reason:
-                        "RSAPrivateKey version 0 has \(fields.count) fields; expected 9 (otherPrimeInfos requires version 1)",
+                        "RSAPrivateKey version 0 has \(fields.count) fields; expected 9 (otherPrimeInfos requires "
+                        + "version 1)",
                     offset: fields[9].offset)
             }
             if version == 1 && fields.count == 9 {
@@ -248,7 +250,8 @@ internal enum KeyDecoder {
                 guard parts.count == 3 else {
                     throw RSAError.malformedDER(
                         reason:
-                            "OtherPrimeInfo \(offset + 1) has \(parts.count) fields; expected 3 (prime, exponent, coefficient)",
+                            "OtherPrimeInfo \(offset + 1) has \(parts.count) fields; expected 3 (prime, exponent, "
+                            + "coefficient)",
                         offset: info.offset)
                 }
                 otherPrimes.append(
@@ -341,7 +344,8 @@ internal enum KeyDecoder {
                 try reader.null(fields[1], what: "rsaEncryption parameters")
             } else {
                 reader.notes.add(
-                    "the rsaEncryption AlgorithmIdentifier at byte offset \(element.offset) has no NULL parameters (RFC 3279 requires them); read anyway"
+                    "the rsaEncryption AlgorithmIdentifier at byte offset \(element.offset) has no NULL parameters "
+                        + "(RFC 3279 requires them); read anyway"
                 )
             }
             return nil

@@ -35,7 +35,8 @@ internal enum PSSKeyAlgorithm {
         }
         if fields[1].tag == DERTag.null {
             reader.notes.add(
-                "the id-RSASSA-PSS AlgorithmIdentifier at byte offset \(element.offset) has NULL parameters (RFC 4055 says absent); read as a key without parameters"
+                "the id-RSASSA-PSS AlgorithmIdentifier at byte offset \(element.offset) has NULL parameters (RFC "
+                    + "4055 says absent); read as a key without parameters"
             )
             return RSAPSSKeyRestriction(parameters: nil, algorithmIdentifierDER: encode(nil))
         }
@@ -78,7 +79,8 @@ internal enum PSSKeyAlgorithm {
                 guard oid.elementsEqual(mgf1) else {
                     throw RSAError.unsupportedKeyFormat(
                         reason:
-                            "the key's RSASSA-PSS mask generation function \(dottedObjectIdentifier(oid)) is not MGF1 (1.2.840.113549.1.1.8)"
+                            "the key's RSASSA-PSS mask generation function \(dottedObjectIdentifier(oid)) is not "
+                            + "MGF1 (1.2.840.113549.1.1.8)"
                     )
                 }
                 mgf1Hash = try readHash(reader, mgf[1], what: "MGF1 hash")
@@ -124,7 +126,8 @@ internal enum PSSKeyAlgorithm {
 
     private static func noteDefault(_ reader: DERReader, _ element: DERElement, _ what: String) {
         reader.notes.add(
-            "the RSASSA-PSS parameters at byte offset \(element.offset) write out the DEFAULT \(what) (DER leaves it out); read anyway"
+            "the RSASSA-PSS parameters at byte offset \(element.offset) write out the DEFAULT \(what) (DER leaves it "
+                + "out); read anyway"
         )
     }
 

@@ -7,7 +7,8 @@
 /// 2. PEM, when some line starts with "-----BEGIN ". Reading is as lenient as OpenSSL:
 ///    CRLF or LF, no final newline, blanks around lines, text before/between/after blocks
 ///    (PKCS#12 "Bag Attributes"), base64 at any width, RFC 1421 headers. Of several
-///    blocks the first key block is used (a UTF-8 byte order mark is skipped) and a warning says which. The DER structure
+///    blocks the first key block is used (a UTF-8 byte order mark is skipped) and a warning says which. The DER
+///    structure
 ///    decides the format; a label that does not match it gives a warning;
 /// 3. otherwise a specific error, with hints for base64 of a PEM file, base64 DER
 ///    without armour, and OpenSSH keys.
@@ -104,7 +105,8 @@ public struct RSAKeyFile: Sendable {
         guard bytes.count <= RSAKeyFile.maximumByteCount else {
             throw RSAError.malformedKey(
                 reason:
-                    "input of \(bytes.count) bytes is larger than the \(RSAKeyFile.maximumByteCount)-byte limit for key files"
+                    "input of \(bytes.count) bytes is larger than the \(RSAKeyFile.maximumByteCount)-byte limit for "
+                    + "key files"
             )
         }
         guard !bytes.isEmpty else {
@@ -220,7 +222,9 @@ public struct RSAKeyFile: Sendable {
         }
         if block.label != decoded.structure.pemLabel {
             warnings.append(
-                "PEM label \"\(block.label)\" does not match the contents: the block holds a \(decoded.structure.name), whose label is \"\(decoded.structure.pemLabel)\"; the key was read by its structure"
+                "PEM label \"\(block.label)\" does not match the contents: the block holds a "
+                    + "\(decoded.structure.name), whose label is \"\(decoded.structure.pemLabel)\"; the key was read "
+                    + "by its structure"
             )
         }
         self.init(decoded: decoded, isPEM: true, warnings: warnings, encryption: encryption)
@@ -233,14 +237,17 @@ public struct RSAKeyFile: Sendable {
     /// `openssl` command that extracts its public key. Public so that a caller can recognise
     /// it (the rsakit command line adds its own commands to it).
     public static let certificateReason =
-        "this is an X.509 certificate, not a key file: read it as a certificate (X509Certificate, whose publicKey is the key), or extract its public key with `openssl x509 -pubkey -noout -in CERT`"
+        "this is an X.509 certificate, not a key file: read it as a certificate (X509Certificate, whose publicKey is "
+        + "the key), or extract its public key with `openssl x509 -pubkey -noout -in CERT`"
 
     /// The `RSAError.unsupportedKeyFormat` reason given for a PKCS#12 file (RFC 7292 PFX:
     /// SEQUENCE { INTEGER 3, ContentInfo, MacData }) read as a key file: it names
     /// ``RSAPKCS12`` and the `openssl` command that extracts the private key. Public so that a
     /// caller can recognise it.
     public static let pkcs12Reason =
-        "this is a PKCS#12 file (.p12, .pfx), not a key file: read its identity (key, certificate and chain) as PKCS#12 (RSAPKCS12), or extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`"
+        "this is a PKCS#12 file (.p12, .pfx), not a key file: read its identity (key, certificate and chain) as "
+        + "PKCS#12 (RSAPKCS12), or extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out "
+        + "key.pem`"
 
     /// Key labels whose contents RSAKit cannot read at all.
     private static func refuseUnsupportedLabel(_ block: PEMBlock) throws {
@@ -264,7 +271,8 @@ public struct RSAKeyFile: Sendable {
             if bytes[index] == escapedNewline[0] && bytes[index + 1] == escapedNewline[1] {
                 return .malformedPEM(
                     reason:
-                        "the PEM text contains literal \"\\n\" sequences instead of line breaks (as in an environment variable or a JSON string); replace them with real newlines",
+                        "the PEM text contains literal \"\\n\" sequences instead of line breaks (as in an "
+                        + "environment variable or a JSON string); replace them with real newlines",
                     line: 1)
             }
             index += 1
@@ -273,7 +281,8 @@ public struct RSAKeyFile: Sendable {
         let line = 1 + bytes[..<marker].filter { $0 == 0x0A }.count
         return .malformedPEM(
             reason:
-                "a \"-----BEGIN\" marker was found, but not as a line of its own; BEGIN, the base64 text and END must be on separate lines",
+                "a \"-----BEGIN\" marker was found, but not as a line of its own; BEGIN, the base64 text and END "
+                + "must be on separate lines",
             line: line)
     }
 
@@ -292,7 +301,8 @@ public struct RSAKeyFile: Sendable {
         if text.starts(with: Array("----BEGINSSH2PUBLICKEY----".utf8)) {
             return .unsupportedKeyFormat(
                 reason:
-                    "SSH2 (RFC 4716) public keys are not supported; convert with `ssh-keygen -i -m RFC4716 -f FILE`, then `ssh-keygen -e -m PKCS8`"
+                    "SSH2 (RFC 4716) public keys are not supported; convert with `ssh-keygen -i -m RFC4716 -f FILE`, "
+                    + "then `ssh-keygen -e -m PKCS8`"
             )
         }
         if !text.isEmpty, var decoded = try? Base64.decode(text, strict: false) {
@@ -304,7 +314,8 @@ public struct RSAKeyFile: Sendable {
             if decoded.first == DERTag.sequence, (try? KeyDecoder.decode(der: decoded)) != nil {
                 return .unsupportedKeyFormat(
                     reason:
-                        "this looks like base64-encoded DER without PEM armour; decode it (base64 -d) or add BEGIN/END lines"
+                        "this looks like base64-encoded DER without PEM armour; decode it (base64 -d) or add "
+                        + "BEGIN/END lines"
                 )
             }
         }

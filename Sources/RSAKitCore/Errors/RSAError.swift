@@ -306,7 +306,8 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "invalid label: \(reason)"
         case let .insecureStorePermissions(path, mode):
             return "unprotected key store: \(path) has mode 0\(String(mode, radix: 8)), "
-                + "which lets group or others read it (take their permissions away, or open the store with allowInsecurePermissions)"
+                + "which lets group or others read it (take their permissions away, or open the store with "
+                + "allowInsecurePermissions)"
         case let .damagedItem(tag, path, reason):
             if let tag {
                 return "damaged key store item with tag \"\(tag)\" at \(path): \(reason)"
@@ -318,10 +319,12 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "no key store at \(path): it does not exist"
         case let .keyStoredUnderAnotherTag(tag, requestedTag):
             return
-                "this key is already stored under tag \"\(tag)\"; re-import with replace to move it to tag \"\(requestedTag)\", or keep tag \"\(tag)\""
+                "this key is already stored under tag \"\(tag)\"; re-import with replace to move it to tag "
+                + "\"\(requestedTag)\", or keep tag \"\(tag)\""
         case let .keyTooSmallForPadding(modulusByteCount, minimumByteCount, padding):
             return
-                "key too small for \(padding): the modulus has \(modulusByteCount) bytes, at least \(minimumByteCount) are needed"
+                "key too small for \(padding): the modulus has \(modulusByteCount) bytes, at least "
+                + "\(minimumByteCount) are needed"
         case let .digestLengthMismatch(byteCount, expected):
             return "digest length \(byteCount) bytes does not match the hash (\(expected) bytes)"
         case let .keyRestricted(reason):
@@ -336,7 +339,8 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "invalid message: \(reason)"
         case .messageNamesNoRecipient:
             return
-                "input is not an rsakit container, so it names no recipient key; raw blocks and Apple's format need the key"
+                "input is not an rsakit container, so it names no recipient key; raw blocks and Apple's format need "
+                + "the key"
         case let .inputFileFailed(path, reason):
             return "cannot read input file '\(path)': \(reason)"
         case let .outputFileFailed(path, reason):
@@ -399,7 +403,8 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
             return "TPM unavailable: \(reason)"
         case .tpmLockedOut:
             return
-                "the TPM is in dictionary-attack lockout after too many wrong PINs: it refuses every PIN until its lockout interval passes or its owner clears the lockout"
+                "the TPM is in dictionary-attack lockout after too many wrong PINs: it refuses every PIN until its "
+                + "lockout interval passes or its owner clears the lockout"
         case let .tpmKeyLost(reason):
             return "the TPM key is gone: \(reason); the private key cannot be recovered, and the store is unchanged"
         }

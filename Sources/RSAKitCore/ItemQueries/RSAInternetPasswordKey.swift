@@ -89,7 +89,8 @@ public struct RSAInternetPasswordKey: Sendable, Hashable, CustomStringConvertibl
         where value.utf8.count > RSAInternetPasswordKey.maximumAttributeByteCount {
             throw RSAError.invalidAttribute(
                 reason:
-                    "the \(name) is \(value.utf8.count) bytes of UTF-8; at most \(RSAInternetPasswordKey.maximumAttributeByteCount) are allowed"
+                    "the \(name) is \(value.utf8.count) bytes of UTF-8; at most "
+                    + "\(RSAInternetPasswordKey.maximumAttributeByteCount) are allowed"
             )
         }
         let schemeCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789+-.".utf8)

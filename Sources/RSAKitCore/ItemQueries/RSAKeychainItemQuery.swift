@@ -121,7 +121,8 @@ public struct RSAKeychainItemQuery: Sendable, Hashable, CustomStringConvertible,
         }
         if let certificateFingerprint {
             with.append(
-                "\(itemClass == .identity ? "certificate fingerprint" : "fingerprint") \(certificateFingerprint.map(hexByte).joined())"
+                "\(itemClass == .identity ? "certificate fingerprint" : "fingerprint") "
+                    + "\(certificateFingerprint.map(hexByte).joined())"
             )
         }
         if let publicKeyFingerprint {

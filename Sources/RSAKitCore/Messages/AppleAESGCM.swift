@@ -30,7 +30,8 @@ public enum RSAAppleAESGCM {
         guard supportedHashes.contains(hash) else {
             throw RSAError.messageFormatUnsupported(
                 reason:
-                    "Apple's RSA-OAEP + AES-GCM is defined for sha1, sha224, sha256, sha384 and sha512, not \(hash.rawValue)"
+                    "Apple's RSA-OAEP + AES-GCM is defined for sha1, sha224, sha256, sha384 and sha512, not "
+                    + "\(hash.rawValue)"
             )
         }
         return .oaep(RSAOAEPParameters(hash: hash, mgf1Hash: hash, label: []))
@@ -158,7 +159,8 @@ public enum RSAAppleAESGCM {
         guard count >= minimum else {
             throw RSAError.messageInvalid(
                 reason:
-                    "Apple RSA-OAEP + AES-GCM input is \(count) bytes, shorter than the \(minimum) bytes of an empty message for this key"
+                    "Apple RSA-OAEP + AES-GCM input is \(count) bytes, shorter than the \(minimum) bytes of an empty "
+                    + "message for this key"
             )
         }
     }

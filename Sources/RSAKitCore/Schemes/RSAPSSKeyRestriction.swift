@@ -101,26 +101,30 @@ public struct RSAPSSKeyRestriction: Sendable, Hashable, CustomStringConvertible 
         guard hash == parameters.hash else {
             throw RSAError.keyRestricted(
                 reason:
-                    "the key's RSASSA-PSS parameters require the hash \(parameters.hash.displayName) (\(parameters)); \(hash.displayName) was asked for"
+                    "the key's RSASSA-PSS parameters require the hash \(parameters.hash.displayName) "
+                    + "(\(parameters)); \(hash.displayName) was asked for"
             )
         }
         guard mgf1 == parameters.mgf1Hash else {
             throw RSAError.keyRestricted(
                 reason:
-                    "the key's RSASSA-PSS parameters require MGF1-\(parameters.mgf1Hash.displayName) (\(parameters)); MGF1-\(mgf1.displayName) was asked for"
+                    "the key's RSASSA-PSS parameters require MGF1-\(parameters.mgf1Hash.displayName) "
+                    + "(\(parameters)); MGF1-\(mgf1.displayName) was asked for"
             )
         }
         if salt == .auto && verifying {
             throw RSAError.keyRestricted(
                 reason:
-                    "the key's RSASSA-PSS parameters fix the salt length at \(parameters.saltLength) or more; a recovered ('auto') salt length is not allowed with it"
+                    "the key's RSASSA-PSS parameters fix the salt length at \(parameters.saltLength) or more; a "
+                    + "recovered ('auto') salt length is not allowed with it"
             )
         }
         let bytes = salt.signingValue(digestByteCount: hash.digestByteCount, encodedBitCount: encodedBitCount)
         guard bytes >= parameters.saltLength else {
             throw RSAError.keyRestricted(
                 reason:
-                    "the key's RSASSA-PSS parameters require a salt of at least \(parameters.saltLength) bytes (\(parameters)); \(bytes) was asked for"
+                    "the key's RSASSA-PSS parameters require a salt of at least \(parameters.saltLength) bytes "
+                    + "(\(parameters)); \(bytes) was asked for"
             )
         }
     }
@@ -140,7 +144,8 @@ extension RSAPSSKeyRestriction {
         guard let parameters else { return }
         throw RSAError.keyRestricted(
             reason:
-                "the key's RSASSA-PSS parameters require the hash \(parameters.hash.displayName) (\(parameters)); \(shake.rawValue.uppercased()) was asked for"
+                "the key's RSASSA-PSS parameters require the hash \(parameters.hash.displayName) (\(parameters)); "
+                + "\(shake.rawValue.uppercased()) was asked for"
         )
     }
 }

@@ -30,7 +30,8 @@ extension RSAPrivateKey {
     /// - Throws: `RSAError.digestLengthMismatch`; `RSAError.keyTooSmallForPadding` when the
     ///   modulus cannot hold the encoding (for example SHA-512 PSS on a 1024-bit key with
     ///   salt = digest); `RSAError.saltLengthInvalid`; `RSAError.keyRestricted` when an
-    ///   id-RSASSA-PSS key's parameters forbid the scheme (``RSAPSSKeyRestriction/check(hash:padding:encodedBitCount:verifying:)``).
+    ///   id-RSASSA-PSS key's parameters forbid the scheme
+    ///   (``RSAPSSKeyRestriction/check(hash:padding:encodedBitCount:verifying:)``).
     /// - Note: RSASP1 is the blinded, constant-time CRT operation with its re-encryption check
     ///   (``RSAHazmat/rsadp(_:key:random:)``); a fault gives `RSAError.internalError`, never a bad signature.
     public func signature(
@@ -113,7 +114,8 @@ extension RSAPrivateKey {
 }
 
 extension RSAPublicKey {
-    /// Verify a signature on a message: hash it, then ``isValidSignature(_:forDigest:hash:padding:)-([UInt8],[UInt8],_,_)``.
+    /// Verify a signature on a message: hash it, then
+    /// ``isValidSignature(_:forDigest:hash:padding:)-([UInt8],[UInt8],_,_)``.
     ///
     /// - Parameters:
     ///   - signature: S, exactly k bytes (any other length is invalid).

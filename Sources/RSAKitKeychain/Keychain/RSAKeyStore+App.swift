@@ -31,7 +31,8 @@ extension RSAKeyStore {
     ///     bytes of ASCII letters, digits, '-', '_' and '.', containing a dot, not starting
     ///     with '.' or '-'.
     ///   - environment: the variables to consult (default: this process's).
-    /// - Returns: an absolute folder path (not created; ``init(applicationIdentifier:allowInsecurePermissions:)`` creates it).
+    /// - Returns: an absolute folder path (not created; ``init(applicationIdentifier:allowInsecurePermissions:)``
+    ///   creates it).
     /// - Throws: `RSAError.invalidApplicationIdentifier`; `RSAError.storeIOError` when
     ///   neither XDG_DATA_HOME nor HOME gives a folder.
     public static func defaultLocation(
@@ -46,7 +47,8 @@ extension RSAKeyStore {
 
     /// Open (creating it if needed) the store of one application, at
     /// ``defaultLocation(applicationIdentifier:environment:)``.
-    /// - Throws: `RSAError.invalidApplicationIdentifier`, and every error of ``init(path:createIfMissing:allowInsecurePermissions:)``.
+    /// - Throws: `RSAError.invalidApplicationIdentifier`, and every error of
+    ///   ``init(path:createIfMissing:allowInsecurePermissions:)``.
     public convenience init(applicationIdentifier: String, allowInsecurePermissions: Bool = false) throws {
         try self.init(
             path: RSAKeyStore.defaultLocation(applicationIdentifier: applicationIdentifier),

@@ -113,7 +113,8 @@ extension RSAKeyStore {
         if let base = crl.baseCRLNumber {
             throw RSAError.crlRefused(
                 reason:
-                    "the CRL of \"\(crl.issuer)\" is a delta CRL (deltaCRLIndicator, base number 0x\(StoreHex.encode(base))): "
+                    "the CRL of \"\(crl.issuer)\" is a delta CRL (deltaCRLIndicator, base number "
+                    + "0x\(StoreHex.encode(base))): "
                     + "the keychain keeps complete CRLs only; give a delta CRL to the evaluation (--crl)")
         }
         if crl.thisUpdate > date {
@@ -133,7 +134,8 @@ extension RSAKeyStore {
         guard signed else {
             throw RSAError.crlRefused(
                 reason:
-                    "the signature of the CRL of \"\(crl.issuer)\" does not verify with the key of the stored certificate of that name"
+                    "the signature of the CRL of \"\(crl.issuer)\" does not verify with the key of the stored "
+                    + "certificate of that name"
             )
         }
     }

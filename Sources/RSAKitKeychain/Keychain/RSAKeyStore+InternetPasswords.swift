@@ -52,7 +52,8 @@ extension RSAKeyStore {
 
     /// Change the value, the label or the comment of the internet password with exactly this
     /// key (`SecItemUpdate`): each parameter given replaces that attribute, nil leaves it as it
-    /// is, and an empty label or comment removes it. The item id and creation date stay; the modification date is set. Only updates: a
+    /// is, and an empty label or comment removes it. The item id and creation date stay; the modification date is set.
+    /// Only updates: a
     /// missing item is not created. The key's seven attributes are the item's identity (its
     /// item id and the sealing of its value are bound to them), so they are not changed here.
     ///

@@ -183,7 +183,8 @@ extension RSAKeyStore {
         }
         guard metadata.keySizeInBits == publicKey.modulusBitCount else {
             throw damaged(
-                "the key size in the metadata (\(metadata.keySizeInBits) bits) does not match the key (\(publicKey.modulusBitCount) bits)"
+                "the key size in the metadata (\(metadata.keySizeInBits) bits) does not match the key "
+                    + "(\(publicKey.modulusBitCount) bits)"
             )
         }
         var attributes = RSAKeyItemAttributes(
@@ -244,7 +245,8 @@ extension RSAKeyStore {
             guard let der = try StoreSealing.open(sealed, key: storeKey, associatedData: metadata.sealedAssociatedData)
             else {
                 throw damaged(
-                    "the sealed key does not open under the store key for this item (moved from another item, or modified)"
+                    "the sealed key does not open under the store key for this item (moved from another item, or "
+                        + "modified)"
                 )
             }
             do {

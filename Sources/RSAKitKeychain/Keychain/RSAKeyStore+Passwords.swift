@@ -220,7 +220,8 @@ extension RSAKeyStore {
     /// `SecItemUpdate` for both password classes: the item file the name resolves to (`hash`
     /// gives the file hash of the name in a group) rewritten with the attributes given (nil:
     /// unchanged), under the write lock.
-    /// - Throws: `RSAError.itemNotFound(query)` when the file is absent; as ``updateGenericPassword(service:account:value:label:comment:)``.
+    /// - Throws: `RSAError.itemNotFound(query)` when the file is absent; as
+    ///   ``updateGenericPassword(service:account:value:label:comment:)``.
     func updatePassword(
         hash name: (String) -> String, query: RSAKeychainItemQuery, value: RSASecretBytes?, label: String?,
         comment: String?
@@ -352,7 +353,8 @@ extension RSAKeyStore {
             throw RSAError.damagedItem(
                 tag: nil, path: loaded.path,
                 reason:
-                    "the sealed value does not open under the store key for this item (moved from another item, or modified)"
+                    "the sealed value does not open under the store key for this item (moved from another item, or "
+                    + "modified)"
             )
         }
         return value

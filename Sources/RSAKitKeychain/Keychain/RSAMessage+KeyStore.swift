@@ -16,7 +16,8 @@ extension RSAMessage {
     /// - Parameters: as ``decrypt(from:to:with:format:rawPadding:temporaryDirectory:)``, with
     ///   `store` instead of a key.
     /// - Throws: `RSAError.itemNotFound` (a private key with that fingerprint, see
-    ///   ``recipientPrivateKey(in:fingerprint:)``) when the store has none; `RSAError.messageNamesNoRecipient` for input that
+    ///   ``recipientPrivateKey(in:fingerprint:)``) when the store has none; `RSAError.messageNamesNoRecipient` for
+    ///   input that
     ///   is not a container (raw blocks, Apple's format); the store's errors; every error of
     ///   the key-taking form.
     public static func decrypt<Source: RSAByteSource, Sink: RSAByteSink>(

@@ -123,7 +123,8 @@ internal enum StoreSealing {
     /// The associated data of the sealed store key.
     static func storeKeyAssociatedData(_ record: StoreProtectionRecord) -> [UInt8] {
         Array(
-            "rsakit keychain store key 1\u{0}\(record.opsLimit)\u{0}\(record.memoryLimitByteCount)\u{0}\(record.salt)\u{0}\(record.keyID)"
+            ("rsakit keychain store key "
+                + "1\u{0}\(record.opsLimit)\u{0}\(record.memoryLimitByteCount)\u{0}\(record.salt)\u{0}\(record.keyID)")
                 .utf8)
     }
 

@@ -84,14 +84,16 @@ public struct RSATPMConfiguration: Sendable, Equatable {
         guard access(modulePath, F_OK) == 0 else {
             throw RSAError.tpmUnavailable(
                 reason:
-                    "tpm2-pkcs11 is not installed (no \(modulePath)): install libtpm2-pkcs11-1 (apt install libtpm2-pkcs11-1), or set RSAKIT_TPM_PKCS11_MODULE"
+                    "tpm2-pkcs11 is not installed (no \(modulePath)): install libtpm2-pkcs11-1 (apt install "
+                    + "libtpm2-pkcs11-1), or set RSAKIT_TPM_PKCS11_MODULE"
             )
         }
         if let device = devicePath {
             guard access(device, F_OK) == 0 else {
                 throw RSAError.tpmUnavailable(
                     reason:
-                        "no TPM: \(device) does not exist (enable the TPM 2.0 in the firmware, add a vTPM to the virtual machine, or set RSAKIT_TPM_TCTI)"
+                        "no TPM: \(device) does not exist (enable the TPM 2.0 in the firmware, add a vTPM to the "
+                        + "virtual machine, or set RSAKIT_TPM_TCTI)"
                 )
             }
             // Opened once here, as tpm2-tss will: the kernel refuses a second opener of the
@@ -102,12 +104,14 @@ public struct RSATPMConfiguration: Sendable, Equatable {
                 case EACCES, EPERM:
                     throw RSAError.tpmUnavailable(
                         reason:
-                            "permission denied on \(device): join the 'tss' group (usermod -aG tss $USER, then log in again)"
+                            "permission denied on \(device): join the 'tss' group (usermod -aG tss $USER, then log "
+                            + "in again)"
                     )
                 case EBUSY:
                     throw RSAError.tpmUnavailable(
                         reason:
-                            "the TPM at \(device) is in use by another process (use the resource manager, device:/dev/tpmrm0, or tpm2-abrmd)"
+                            "the TPM at \(device) is in use by another process (use the resource manager, "
+                            + "device:/dev/tpmrm0, or tpm2-abrmd)"
                     )
                 default:
                     throw RSAError.tpmUnavailable(reason: "cannot open \(device): \(String(cString: strerror(errno)))")
@@ -278,7 +282,8 @@ extension RSATokenKey {
         }
         // The emitter's own form of the configuration map (tpm2-pkcs11 src/lib/emitter.c).
         let yaml =
-            "---\n!!map {\n  ? !!str \"token-init\"\n  : !!bool \"true\",\n  ? !!str \"pss-sigs-good\"\n  : !!bool \"\(pssSignaturesGood)\",\n}\n...\n"
+            "---\n!!map {\n  ? !!str \"token-init\"\n  : !!bool \"true\",\n  ? !!str \"pss-sigs-good\"\n  : !!bool "
+            + "\"\(pssSignaturesGood)\",\n}\n...\n"
         let sql = "UPDATE tokens SET config = '\(yaml)' WHERE label = '\(tokenLabel)';"
         guard unsafeBitCast(execSymbol, to: Exec.self)(db, sql, nil, nil, nil) == 0,
             unsafeBitCast(changesSymbol, to: Changes.self)(db) == 1

@@ -193,7 +193,8 @@ public struct RSATokenKey: Sendable {
             guard let mechanism = RSATokenKey.hashAndSignMechanism(hash) else {
                 throw RSAError.keyRestricted(
                     reason:
-                        "a key in the TPM signs PKCS#1 v1.5 with SHA-1 or SHA-2 (SHA-256, SHA-384, SHA-512), not \(hash.displayName)"
+                        "a key in the TPM signs PKCS#1 v1.5 with SHA-1 or SHA-2 (SHA-256, SHA-384, SHA-512), not "
+                        + "\(hash.displayName)"
                 )
             }
             return try withPrivateKey(pin: pin) { session, object in
@@ -216,7 +217,9 @@ public struct RSATokenKey: Sendable {
         {
             throw RSAError.keyRestricted(
                 reason:
-                    "this TPM does not make RSA-PSS signatures with a salt as long as the hash (TLS 1.3 needs them; older TPMs use the maximum salt), and a TPM key allows no raw RSA to make them otherwise: use PKCS#1 v1.5 over the message, or a key in the store"
+                    "this TPM does not make RSA-PSS signatures with a salt as long as the hash (TLS 1.3 needs them; "
+                    + "older TPMs use the maximum salt), and a TPM key allows no raw RSA to make them otherwise: "
+                    + "use PKCS#1 v1.5 over the message, or a key in the store"
             )
         }
     }
@@ -235,7 +238,9 @@ public struct RSATokenKey: Sendable {
 
     /// Why a key in the TPM refuses a PKCS#1 v1.5 signature over a ready digest or DigestInfo.
     static let tpmDigestInfoReason =
-        "a key in the TPM makes PKCS#1 v1.5 signatures only over the whole message (TPM2_Sign hashes with RSASSA); signing a ready digest or DigestInfo would need raw RSA, which TPM keys do not allow: use RSA-PSS, or sign the message"
+        "a key in the TPM makes PKCS#1 v1.5 signatures only over the whole message (TPM2_Sign hashes with RSASSA); "
+        + "signing a ready digest or DigestInfo would need raw RSA, which TPM keys do not allow: use RSA-PSS, or "
+        + "sign the message"
 
     /// ``signature(for:hash:padding:pin:)-([UInt8],_,_,_)`` over a digest already computed.
     /// - Parameter digest: `hash`'s output (hLen bytes).
@@ -283,7 +288,8 @@ public struct RSATokenKey: Sendable {
                 guard isDigestLength, mgfHash == hash else {
                     throw RSAError.keyRestricted(
                         reason:
-                            "a key in the TPM signs RSA-PSS only with a salt as long as the hash and MGF1 with the same hash (salt length 'digest')"
+                            "a key in the TPM signs RSA-PSS only with a salt as long as the hash and MGF1 with the "
+                            + "same hash (salt length 'digest')"
                     )
                 }
             }
@@ -371,12 +377,14 @@ public struct RSATokenKey: Sendable {
                 if tpm != nil {
                     throw RSAError.tpmKeyLost(
                         reason:
-                            "the TPM token '\(reference.tokenLabel)' holds another key under id \(reference.objectIDHex)"
+                            "the TPM token '\(reference.tokenLabel)' holds another key under id "
+                            + "\(reference.objectIDHex)"
                     )
                 }
                 throw RSAError.tokenUnavailable(
                     reason:
-                        "the key with id \(reference.objectIDHex) on token '\(reference.tokenLabel)' is not the stored key"
+                        "the key with id \(reference.objectIDHex) on token '\(reference.tokenLabel)' is not the "
+                        + "stored key"
                 )
             }
             return (session, object)

@@ -100,7 +100,8 @@ internal final class TokenSession {
             case CK_RV(CKR_GENERAL_ERROR) where tpm != nil:
                 throw RSAError.tpmKeyLost(
                     reason:
-                        "the TPM cannot unseal token '\(tokenLabel)' (the TPM was cleared, reset or replaced since the key was made)"
+                        "the TPM cannot unseal token '\(tokenLabel)' (the TPM was cleared, reset or replaced since "
+                        + "the key was made)"
                 )
             default: try TokenSession.check(rv, "C_Login")
             }
@@ -142,7 +143,8 @@ internal final class TokenSession {
                 // tpm2-pkcs11 opens the TPM in C_Initialize: a TPM that does not answer fails here.
                 throw RSAError.tpmUnavailable(
                     reason:
-                        "no TPM answers through TCTI '\(tpm.tcti)' (\(TokenSession.name(initialised)) from tpm2-pkcs11's C_Initialize; set RSAKIT_TPM_TCTI to reach another)"
+                        "no TPM answers through TCTI '\(tpm.tcti)' (\(TokenSession.name(initialised)) from "
+                        + "tpm2-pkcs11's C_Initialize; set RSAKIT_TPM_TCTI to reach another)"
                 )
             }
             throw RSAError.tokenUnavailable(
@@ -213,7 +215,9 @@ internal final class TokenSession {
         guard let handle = found.first else {
             throw RSAError.tokenUnavailable(
                 reason:
-                    "token '\(tokenLabel)' holds no \(objectClass == CK_OBJECT_CLASS(CKO_PRIVATE_KEY) ? "private" : "public") key with id \(id.map { String($0, radix: 16) }.joined())"
+                    "token '\(tokenLabel)' holds no "
+                    + "\(objectClass == CK_OBJECT_CLASS(CKO_PRIVATE_KEY) ? "private" : "public") key with id "
+                    + "\(id.map { String($0, radix: 16) }.joined())"
             )
         }
         return handle

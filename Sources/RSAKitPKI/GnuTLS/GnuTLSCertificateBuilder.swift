@@ -144,7 +144,8 @@ internal enum GnuTLSCertificateBuilder {
                 throw RSAError.invalidDistinguishedName(
                     name,
                     reason:
-                        "\(message) at \"\(rest)\" (character \(stop - start + 1)); write it as RFC 4514 attributes, as \"CN=host,O=Example,C=GB\""
+                        "\(message) at \"\(rest)\" (character \(stop - start + 1)); write it as RFC 4514 attributes, "
+                        + "as \"CN=host,O=Example,C=GB\""
                 )
             }
             throw RSAError.invalidDistinguishedName(
@@ -327,7 +328,8 @@ private final class DocumentKey {
                 let key = Unmanaged<DocumentKey>.fromOpaque(userdata).takeUnretainedValue()
                 guard key.isScheme(algorithm, inputByteCount: Int(input.pointee.size)) else {
                     key.lastError = RSAError.internalError(
-                        "GnuTLS asked for signature algorithm \(algorithm.rawValue) over \(input.pointee.size) bytes, not \(key.scheme)"
+                        "GnuTLS asked for signature algorithm \(algorithm.rawValue) over \(input.pointee.size) "
+                            + "bytes, not \(key.scheme)"
                     )
                     return GNUTLS_E_UNSUPPORTED_SIGNATURE_ALGORITHM
                 }

@@ -109,7 +109,8 @@ package final class GnuTLSOCSPResponse {
         let code = gnutls_ocsp_resp_verify_direct(handle, issuer.handle, &verify, 0)
         guard code == 0 else {
             return
-                "GnuTLS could not check the signature (\(GnuTLSFailure(code: code, function: "gnutls_ocsp_resp_verify_direct").description))"
+                "GnuTLS could not check the signature "
+                + "(\(GnuTLSFailure(code: code, function: "gnutls_ocsp_resp_verify_direct").description))"
         }
         guard verify != 0 else { return nil }
         let names: [(gnutls_ocsp_verify_reason_t, String)] = [

@@ -113,7 +113,8 @@ internal final class GnuTLSTrustList {
     }
 
     /// Whether `certificate`'s signature verifies under its own public key (a self-signed
-    /// certificate, RFC 5280 §3.2): ``signatureVerifies(_:tbsCertificate:key:)`` with its own key. (`gnutls_x509_crt_verify`
+    /// certificate, RFC 5280 §3.2): ``signatureVerifies(_:tbsCertificate:key:)`` with its own key.
+    /// (`gnutls_x509_crt_verify`
     /// with the certificate as its own issuer checks CA rights first and accepts a
     /// certificate for being in its issuer list.)
     static func isSelfSigned(_ certificate: GnuTLSCertificate, tbsCertificate: [UInt8]) throws -> Bool {

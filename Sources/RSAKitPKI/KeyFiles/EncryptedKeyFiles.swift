@@ -187,7 +187,8 @@ extension RSAPrivateKey {
             (encryption.iterationCount ?? 0) >= RSAPrivateKey.minimumPBKDF2IterationCount
         else {
             throw RSAError.internalError(
-                "GnuTLS wrote \(encryption), not PBKDF2-HMAC-SHA256 with at least \(RSAPrivateKey.minimumPBKDF2IterationCount) iterations and AES-256-CBC"
+                "GnuTLS wrote \(encryption), not PBKDF2-HMAC-SHA256 with at least "
+                    + "\(RSAPrivateKey.minimumPBKDF2IterationCount) iterations and AES-256-CBC"
             )
         }
         return encrypted

@@ -89,7 +89,8 @@ internal enum CRLScope: Equatable {
         let interim = covered.intersection(onlySome)
         guard !interim.isEmpty else {
             return .excluded(
-                "it covers only \(onlySome.names) (onlySomeReasons), none of the reasons of the certificate's distribution points"
+                "it covers only \(onlySome.names) (onlySomeReasons), none of the reasons of the certificate's "
+                    + "distribution points"
             )
         }
         return .reasons(interim)

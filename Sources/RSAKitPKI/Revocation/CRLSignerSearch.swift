@@ -57,7 +57,8 @@ internal final class CRLSignerSearch {
             // signer does), so a certificate without keyUsage never signs CRLs for another.
             guard candidate.certificate.keyUsage?.contains(.cRLSign) == true else {
                 refusals.append(
-                    "the certificate that signed it (\(candidate.certificate.subjectSummary), serial \(candidate.certificate.serialNumberHex)) has no cRLSign keyUsage"
+                    "the certificate that signed it (\(candidate.certificate.subjectSummary), serial "
+                        + "\(candidate.certificate.serialNumberHex)) has no cRLSign keyUsage"
                 )
                 continue
             }
@@ -73,7 +74,8 @@ internal final class CRLSignerSearch {
             }
             guard let problem else { return .signedBy(candidate.certificate) }
             refusals.append(
-                "the certificate that signed it (\(candidate.certificate.subjectSummary), serial \(candidate.certificate.serialNumberHex)) does not validate: \(problem)"
+                "the certificate that signed it (\(candidate.certificate.subjectSummary), serial "
+                    + "\(candidate.certificate.serialNumberHex)) does not validate: \(problem)"
             )
         }
         return refusals.isEmpty ? nil : .refused(refusals.joined(separator: "; "))

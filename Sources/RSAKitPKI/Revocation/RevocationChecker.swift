@@ -164,7 +164,8 @@ internal struct RevocationChecker {
             points = try certificate.crlDistributionPoints()
         } catch {
             warnings.append(
-                "cRLDistributionPoints of certificate \(index) not read (\(error)): its CRLs are used as covering it for every reason"
+                "cRLDistributionPoints of certificate \(index) not read (\(error)): its CRLs are used as covering it "
+                    + "for every reason"
             )
             points = nil
         }
@@ -195,7 +196,8 @@ internal struct RevocationChecker {
             let unprocessed = crl.unprocessedCriticalExtensions
             guard unprocessed.isEmpty else {
                 warnings.append(
-                    "CRL of \(crl.issuer) refused: it has a critical extension rsakit does not process: \(unprocessed.joined(separator: ", "))"
+                    "CRL of \(crl.issuer) refused: it has a critical extension rsakit does not process: "
+                        + "\(unprocessed.joined(separator: ", "))"
                 )
                 continue
             }
@@ -215,7 +217,8 @@ internal struct RevocationChecker {
             if byNameOnly {
                 guard Self.isSignedIgnoringNames(crl, native, by: full[index + 1], issuer) else {
                     warnings.append(
-                        "CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate \(index + 1), or that certificate may not sign CRLs"
+                        "CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate "
+                            + "\(index + 1), or that certificate may not sign CRLs"
                     )
                     continue
                 }
@@ -233,7 +236,8 @@ internal struct RevocationChecker {
                     continue
                 case nil:
                     warnings.append(
-                        "CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate \(index + 1)"
+                        "CRL of \(crl.issuer) refused: its signature does not verify with the key of certificate "
+                            + "\(index + 1)"
                     )
                     continue
                 }
@@ -288,7 +292,8 @@ internal struct RevocationChecker {
             return RSARevocationCheck(
                 chainIndex: index, status: .notChecked,
                 source:
-                    "no current CRL of \(certificate.issuer) covers \(missing.names) (onlySomeReasons); \(sources.joined(separator: "; ")) covers the rest",
+                    "no current CRL of \(certificate.issuer) covers \(missing.names) (onlySomeReasons); "
+                    + "\(sources.joined(separator: "; ")) covers the rest",
                 revocationDate: nil)
         }
         return RSARevocationCheck(
@@ -371,6 +376,7 @@ internal struct RevocationChecker {
             entry.signer.map { ", signed by the CRL signer \($0.subjectSummary) (serial \($0.serialNumberHex))" } ?? ""
         let reasons = entry.reasons == .all ? "" : ", for \(entry.reasons.names)"
         return
-            "CRL of \(entry.crl.issuer)\(number), thisUpdate \(entry.crl.thisUpdate.formatted(.iso8601))\(signedBy)\(reasons)"
+            "CRL of \(entry.crl.issuer)\(number), thisUpdate "
+            + "\(entry.crl.thisUpdate.formatted(.iso8601))\(signedBy)\(reasons)"
     }
 }

@@ -98,7 +98,8 @@ internal enum CertificateDERChecks {
                     decoding: text.prefix(32).map { $0 >= 0x20 && $0 < 0x7F ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
                 throw RSAError.malformedCertificate(
                     reason:
-                        "its \(name) time \"\(shown)\" (\(text.count) characters) is not of the form \(form) (\(expected) characters, RFC 5280 §4.1.2.5)"
+                        "its \(name) time \"\(shown)\" (\(text.count) characters) is not of the form \(form) "
+                        + "(\(expected) characters, RFC 5280 §4.1.2.5)"
                 )
             }
         }

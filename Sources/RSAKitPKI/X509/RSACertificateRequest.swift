@@ -33,7 +33,8 @@ public struct RSACertificateRequest: Sendable {
     ///     is encoded C, O, CN, the order `openssl -subj /C=GB/O=Example/CN=host` gives); GnuTLS
     ///     parses it (`gnutls_x509_crq_set_dn`): known attribute names (CN, O, OU, C, L, ST,
     ///     DC, emailAddress, serialNumber, ...) or dotted OIDs, values escaped as RFC 4514 says.
-    ///   - alternativeNames: DNS, IP, email and URI names, in order (``X509Certificate/SubjectAlternativeName/init(parsing:)``
+    ///   - alternativeNames: DNS, IP, email and URI names, in order
+    ///     (``X509Certificate/SubjectAlternativeName/init(parsing:)``
     ///     reads them from text); none means no extensionRequest.
     ///   - signer: the key (``RSACertificateSigner/init(privateKey:)``, or one that signs on a token).
     ///   - scheme: the signature, SHA-256/384/512 with PKCS#1 v1.5 (default SHA-256) or PSS.
@@ -71,7 +72,8 @@ public struct RSACertificateRequest: Sendable {
 }
 
 extension X509Certificate {
-    /// The longest validity ``selfSigned(subject:alternativeNames:validityDays:notValidBefore:isCertificateAuthority:signer:scheme:)``
+    /// The longest validity
+    /// ``selfSigned(subject:alternativeNames:validityDays:notValidBefore:isCertificateAuthority:signer:scheme:)``
     /// accepts, in days (100 years).
     public static let maximumValidityDays = 36_500
 
@@ -87,7 +89,8 @@ extension X509Certificate {
     /// subjectAltNames when given.
     ///
     /// - Parameters:
-    ///   - subject, alternativeNames, signer, scheme: as ``RSACertificateRequest/init(subject:alternativeNames:signer:scheme:)``.
+    ///   - subject, alternativeNames, signer, scheme: as
+    ///     ``RSACertificateRequest/init(subject:alternativeNames:signer:scheme:)``.
     ///   - validityDays: 1 to ``maximumValidityDays``; notAfter = notBefore + days × 86,400 s.
     ///   - notValidBefore: notBefore (default now), whole seconds.
     ///   - isCertificateAuthority: cA true (a private CA that signs other certificates).
@@ -151,7 +154,8 @@ extension X509Certificate.SubjectAlternativeName {
                 labels.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 63 && $0.utf8.allSatisfy(allowed) })
             else {
                 throw invalid(
-                    "a DNS name is labels of letters, digits and '-' joined by '.' (a leading \"*.\" allowed), at most 253 characters"
+                    "a DNS name is labels of letters, digits and '-' joined by '.' (a leading \"*.\" allowed), at "
+                        + "most 253 characters"
                 )
             }
             self = .dnsName(value)

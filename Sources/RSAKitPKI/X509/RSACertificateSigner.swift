@@ -112,13 +112,15 @@ public struct RSACertificateSigner: Sendable {
         guard [.sha256, .sha384, .sha512].contains(scheme.hash) else {
             throw RSAError.keyRestricted(
                 reason:
-                    "certificates and requests are signed with SHA-256, SHA-384 or SHA-512, not \(scheme.hash.displayName)"
+                    "certificates and requests are signed with SHA-256, SHA-384 or SHA-512, not "
+                    + "\(scheme.hash.displayName)"
             )
         }
         guard !pssRestricted else {
             throw RSAError.keyRestricted(
                 reason:
-                    "an RSASSA-PSS key (id-RSASSA-PSS) cannot sign a certificate request or certificate here: its public key would need RSASSA-PSS parameters; use an rsaEncryption key"
+                    "an RSASSA-PSS key (id-RSASSA-PSS) cannot sign a certificate request or certificate here: its "
+                    + "public key would need RSASSA-PSS parameters; use an rsaEncryption key"
             )
         }
     }

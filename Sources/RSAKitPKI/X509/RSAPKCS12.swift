@@ -103,7 +103,8 @@ public struct RSAPKCS12: Sendable {
                     if GnuTLSPrivateKey.isUnsupportedScheme(failure) {
                         throw RSAError.pkcs12Unusable(
                             reason:
-                                "its contents are encrypted with a scheme GnuTLS does not support (\(bag.encryptionInfo() ?? failure.message))"
+                                "its contents are encrypted with a scheme GnuTLS does not support "
+                                + "(\(bag.encryptionInfo() ?? failure.message))"
                         )
                     }
                     throw RSAError.passphraseIncorrect(what: RSAPKCS12.name)
@@ -144,7 +145,8 @@ public struct RSAPKCS12: Sendable {
         guard keys.count == 1, let key = keys.first else {
             throw RSAError.pkcs12Unusable(
                 reason: keys.isEmpty
-                    ? "it holds no private key (\(certificates.count) certificate\(certificates.count == 1 ? "" : "s") only); import certificates with `cert add`"
+                    ? "it holds no private key (\(certificates.count) "
+                        + "certificate\(certificates.count == 1 ? "" : "s") only); import certificates with `cert add`"
                     : "it holds \(keys.count) private keys; rsakit imports one identity per file")
         }
         // The certificate for the key: the same SPKI, or (an RSA-PSS key, whose identifier

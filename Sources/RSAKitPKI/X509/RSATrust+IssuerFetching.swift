@@ -48,7 +48,8 @@ extension RSATrust {
                     next = try Self.certificates(fetched: bytes).first(where: issues)
                     if next == nil {
                         warnings.append(
-                            "issuer of certificate \(level) not fetched from \(url): no certificate there names \(top.issuer)"
+                            "issuer of certificate \(level) not fetched from \(url): no certificate there names "
+                                + "\(top.issuer)"
                         )
                     }
                 } catch {

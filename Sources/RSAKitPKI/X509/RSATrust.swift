@@ -99,7 +99,8 @@ public struct RSATrust: Sendable {
     /// serverAuth purpose were checked, the leaf's names were not, so the result is not what a
     /// TLS client connecting to some name would get (SecPolicyCreateSSL with a nil hostname).
     public static let noHostnameWarning =
-        "the ssl-server policy was evaluated without a hostname: the leaf's names were not checked, as a TLS client would check them"
+        "the ssl-server policy was evaluated without a hostname: the leaf's names were not checked, as a TLS client "
+        + "would check them"
 
     /// The longest chain built, in certificates.
     static let maximumChainLength = 16
@@ -400,7 +401,8 @@ public struct RSATrust: Sendable {
                     fail(.revocationUnchecked(reason: check.source), check.chainIndex)
                 } else if revocationPolicy.method != .crl {
                     warnings.append(
-                        "revocation of certificate \(check.chainIndex) (\(full[check.chainIndex].subjectSummary)) not established: \(check.source)"
+                        "revocation of certificate \(check.chainIndex) (\(full[check.chainIndex].subjectSummary)) "
+                            + "not established: \(check.source)"
                     )
                 }
             case .good:

@@ -149,7 +149,8 @@ public struct RSATrustFailure: Sendable, Hashable, CustomStringConvertible {
         case .untrustedRoot: return "self-signed root that is not an anchor"
         case .selfSignatureInvalid:
             return
-                "subject and issuer are the same name, but its signature does not verify under its own key: it is not a self-signed root, and the other key of that name that signed it was not found"
+                "subject and issuer are the same name, but its signature does not verify under its own key: it is "
+                + "not a self-signed root, and the other key of that name that signed it was not found"
         case let .hostnameMismatch(hostname): return "not valid for the hostname \"\(hostname)\""
         case let .purposeMismatch(required): return "extended key usage does not allow \(required) (\(required.oid))"
         case .badSignature: return "signature does not verify with the issuer's key"

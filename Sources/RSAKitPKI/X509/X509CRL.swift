@@ -96,7 +96,8 @@ public struct X509CRL: Sendable, Hashable {
         } catch let RSAError.malformedDER(reason, offset) {
             throw RSAError.malformedCertificate(
                 reason:
-                    "the CRL's issuingDistributionPoint or indirect entries are malformed: \(reason) at offset \(offset)"
+                    "the CRL's issuingDistributionPoint or indirect entries are malformed: \(reason) at offset "
+                    + "\(offset)"
             )
         }
     }
@@ -113,7 +114,8 @@ public struct X509CRL: Sendable, Hashable {
             guard !blocks.isEmpty else {
                 throw RSAError.malformedCertificate(
                     reason:
-                        "no X509 CRL block found (blocks: \(document.blocks.map { "\"\($0.label)\"" }.joined(separator: ", ")))"
+                        "no X509 CRL block found (blocks: "
+                        + "\(document.blocks.map { "\"\($0.label)\"" }.joined(separator: ", ")))"
                 )
             }
             return try blocks.map { try X509CRL(derRepresentation: try document.decode($0).der) }

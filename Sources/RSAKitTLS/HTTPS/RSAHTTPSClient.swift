@@ -76,7 +76,8 @@ public struct RSAHTTPSClientConfiguration: Sendable {
 /// HTTP comes from libcurl (libcurl3-gnutls, loaded on first use), which speaks plain HTTP
 /// over a local socket that an ``RSATLSConnection`` relays to the server: libcurl never does
 /// TLS and never sees a key. HTTP/2 is used when the server selects "h2" by ALPN (unless the
-/// request sets ``RSAHTTPSRequest/allowsHTTP2`` to false), else HTTP/1.1. One connection per request (no reuse between requests);
+/// request sets ``RSAHTTPSRequest/allowsHTTP2`` to false), else HTTP/1.1. One connection per request (no reuse between
+/// requests);
 /// redirects are followed by this client, https to https only. Proxies from the environment
 /// are not used.
 ///

@@ -30,7 +30,8 @@ public enum RSAHTTPSError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The HTTP exchange failed: `reason` is libcurl's sentence (a malformed response, a body
     /// shorter than its Content-Length), or says that libcurl is not installed.
     case transferFailed(reason: String)
-    /// A call that needs the body of a successful response (`RSAPKCS12/init(contentsOf:client:passphrase:maximumByteCount:)`)
+    /// A call that needs the body of a successful response
+    /// (`RSAPKCS12/init(contentsOf:client:passphrase:maximumByteCount:)`)
     /// got `statusCode`, not 2xx, from `url` (`URLError.badServerResponse`); the body was dropped.
     case unsuccessfulStatus(statusCode: Int, url: String)
 
@@ -45,7 +46,8 @@ public enum RSAHTTPSError: Error, Equatable, Sendable, CustomStringConvertible {
             return "more than \(limit) redirects"
         case let .timedOut(seconds):
             return
-                "timed out after \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s without progress"
+                "timed out after \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s without "
+                + "progress"
         case let .responseTooLarge(limit):
             return "the response is over \(limit) bytes"
         case let .transferFailed(reason):

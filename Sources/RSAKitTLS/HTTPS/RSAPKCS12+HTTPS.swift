@@ -65,7 +65,8 @@ extension RSAKeyStore {
     ///   - replace: replace items with the same tag or issuer + serial; without it an
     ///     identity already stored is refused (`RSAError.duplicateItem`), its label unchanged.
     /// - Returns: the identity as stored, and the file's contents.
-    /// - Throws: every error of the download (see the initialiser) and of ``addIdentity(privateKey:certificate:chain:tag:label:replace:)``.
+    /// - Throws: every error of the download (see the initialiser) and of
+    ///   ``addIdentity(privateKey:certificate:chain:tag:label:replace:)``.
     @discardableResult
     public func importIdentityAsync(
         contentsOf url: URL, client: RSAHTTPSClient, passphrase: [UInt8],

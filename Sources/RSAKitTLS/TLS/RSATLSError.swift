@@ -56,7 +56,8 @@ public enum RSATLSError: Error, Equatable, Sendable, CustomStringConvertible {
             return "cannot connect to \(RSATLSConnection.endpointText(host: host, port: port)): \(reason)"
         case let .timedOut(operation, seconds):
             return
-                "timed out after \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s: \(operation)"
+                "timed out after \(seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) s: "
+                + "\(operation)"
         case let .serverNotTrusted(evaluation, _, refusedByHandler):
             let reasons = evaluation.reasons
             if refusedByHandler {
@@ -87,15 +88,18 @@ extension RSATLSError: CustomDebugStringConvertible {
         switch self {
         case let .connectFailed(host, port, reason):
             return
-                "RSATLSError.connectFailed(host: \(String(reflecting: host)), port: \(port), reason: \(String(reflecting: reason)))"
+                "RSATLSError.connectFailed(host: \(String(reflecting: host)), port: \(port), reason: "
+                + "\(String(reflecting: reason)))"
         case let .timedOut(operation, seconds):
             return "RSATLSError.timedOut(operation: \(String(reflecting: operation)), seconds: \(seconds))"
         case let .serverNotTrusted(evaluation, certificates, refusedByHandler):
             return "RSATLSError.serverNotTrusted(evaluation: \(String(reflecting: evaluation.result.rawValue)), "
-                + "reasons: \(evaluation.reasons), serverCertificates: \(certificates.map(\.subject)), refusedByHandler: \(refusedByHandler))"
+                + "reasons: \(evaluation.reasons), serverCertificates: \(certificates.map(\.subject)), "
+                + "refusedByHandler: \(refusedByHandler))"
         case let .clientCertificateRejected(alert, certificateSent):
             return
-                "RSATLSError.clientCertificateRejected(alert: \(String(reflecting: alert)), certificateSent: \(certificateSent))"
+                "RSATLSError.clientCertificateRejected(alert: \(String(reflecting: alert)), certificateSent: "
+                + "\(certificateSent))"
         case let .handshakeFailed(reason):
             return "RSATLSError.handshakeFailed(reason: \(String(reflecting: reason)))"
         case let .connectionFailed(reason):

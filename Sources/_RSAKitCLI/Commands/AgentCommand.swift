@@ -15,11 +15,14 @@ struct AgentCommand: RSAKitCommand {
         name: "agent",
         overview: "Unlock a protected store once: start, query, lock or stop the rsakit agent.",
         usage:
-            "rsakit agent start [--lifetime <DURATION>] [--idle <DURATION>] [--foreground] [--socket <PATH>] [--ssh [--ssh-socket <PATH>] [--access-group <GROUP>]...] [--store-passin <SPEC>] [--store <DIR>] | status | lock | unlock [--store-passin <SPEC>] | stop",
+            "rsakit agent start [--lifetime <DURATION>] [--idle <DURATION>] [--foreground] [--socket <PATH>] [--ssh "
+            + "[--ssh-socket <PATH>] [--access-group <GROUP>]...] [--store-passin <SPEC>] [--store <DIR>] | "
+            + "status | lock | unlock [--store-passin <SPEC>] | stop",
         options: [
             .value(
                 "socket", "PATH",
-                "The agent socket (default: $RSAKIT_AGENT_SOCK, else $XDG_RUNTIME_DIR/rsakit/agent.sock, else /tmp/rsakit-UID/agent.sock)."
+                "The agent socket (default: $RSAKIT_AGENT_SOCK, else $XDG_RUNTIME_DIR/rsakit/agent.sock, else "
+                    + "/tmp/rsakit-UID/agent.sock)."
             ),
             .value(
                 "lifetime", "DURATION",
@@ -39,11 +42,14 @@ struct AgentCommand: RSAKitCommand {
             ).only("start", "serve"),
             .repeated(
                 "access-group", "GROUP",
-                "start --ssh: list and sign with only the keys of these access groups (repeatable; default: every group)."
+                "start --ssh: list and sign with only the keys of these access groups (repeatable; default: every "
+                    + "group)."
             ).only("start", "serve"),
             .flag(
                 "system",
-                "serve: serve the system keychain (--store, else $RSAKIT_SYSTEM_STORE, else /var/lib/rsakit/system) to every local user by the rules of rsakit access-group, in the foreground, on --socket (else $RSAKIT_SYSTEM_SOCKET, else /run/rsakit/system.sock)."
+                "serve: serve the system keychain (--store, else $RSAKIT_SYSTEM_STORE, else /var/lib/rsakit/system) "
+                    + "to every local user by the rules of rsakit access-group, in the foreground, on --socket (else "
+                    + "$RSAKIT_SYSTEM_SOCKET, else /run/rsakit/system.sock)."
             ).only("serve")
         ],
         positionals: ["SUBCOMMAND"],
@@ -158,7 +164,8 @@ struct AgentCommand: RSAKitCommand {
         let store = try openStore(arguments)
         guard try store.isProtected else {
             throw CLIFailure(
-                "the key store at \(terminalSafe(store.path)) is not protected: it needs no agent (rsakit store protect)",
+                "the key store at \(terminalSafe(store.path)) is not protected: it needs no agent (rsakit store "
+                    + "protect)",
                 .usage)
         }
         return store
@@ -175,7 +182,8 @@ struct AgentCommand: RSAKitCommand {
                 // Only the agent's own socket is known to be live: point ssh at nothing rather than at a dead path.
                 lines = shellLines(ssh: false)
                 printError(
-                    "rsakit: warning: the running agent does not serve ssh at \(terminalSafe(sshSocketPath)) (rsakit agent stop, then start --ssh)"
+                    "rsakit: warning: the running agent does not serve ssh at \(terminalSafe(sshSocketPath)) (rsakit "
+                        + "agent stop, then start --ssh)"
                 )
             }
             return try printOutput(lines + "echo Agent already running;\n")
@@ -252,7 +260,8 @@ struct AgentCommand: RSAKitCommand {
     private func serveSystem() throws {
         guard geteuid() != 0 else {
             throw CLIFailure(
-                "the system keychain's agent runs as its own user (rsakit), not as root: its store must be readable by no one else",
+                "the system keychain's agent runs as its own user (rsakit), not as root: its store must be readable "
+                    + "by no one else",
                 .usage)
         }
         let path = arguments.value("store") ?? RSASystemKeychain.defaultStorePath()

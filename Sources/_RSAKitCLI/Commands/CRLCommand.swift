@@ -65,7 +65,8 @@ struct CRLCommand: RSAKitCommand {
             var text = ""
             for added in try store.addCRLs(crls) {
                 text +=
-                    "added CRL: issuer: \(terminalSafe(added.attributes.issuer)), number: \(Self.number(added.attributes)), "
+                    "added CRL: issuer: \(terminalSafe(added.attributes.issuer)), number: "
+                    + "\(Self.number(added.attributes)), "
                     + "revoked: \(added.attributes.revokedCount), fingerprint: \(added.attributes.fingerprintHex)\n"
                 if let old = added.superseded {
                     text += "superseded CRL number \(Self.number(old)) (fingerprint \(old.fingerprintHex))\n"

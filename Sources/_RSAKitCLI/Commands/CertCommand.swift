@@ -13,9 +13,14 @@ struct CertCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "cert",
         overview:
-            "Add, find, list, export or delete certificates (unique on issuer + serial); make a certificate request or a self-signed certificate for a stored key.",
+            "Add, find, list, export or delete certificates (unique on issuer + serial); make a certificate request "
+            + "or a self-signed certificate for a stored key.",
         usage:
-            "rsakit cert show <FILE> [--json] | add <FILE> [--label <L>] [--trust|--distrust] [--replace] | find|export|delete --label <L>|--fingerprint <F>|--id <ID> [--der] [--out <FILE>] | list [--json] [--store <DIR>] | request --tag <TAG> --subject <DN> [--san <NAME>]... [--out <FILE>] [--der] | self-sign --tag <TAG> --subject <DN> --days <N> [--san <NAME>]... [--ca] [--out <FILE>] [--add [--label <L>]]",
+            "rsakit cert show <FILE> [--json] | add <FILE> [--label <L>] [--trust|--distrust] [--replace] | "
+            + "find|export|delete --label <L>|--fingerprint <F>|--id <ID> [--der] [--out <FILE>] | list [--json] "
+            + "[--store <DIR>] | request --tag <TAG> --subject <DN> [--san <NAME>]... [--out <FILE>] [--der] | "
+            + "self-sign --tag <TAG> --subject <DN> --days <N> [--san <NAME>]... [--ca] [--out <FILE>] [--add "
+            + "[--label <L>]]",
         options: [
             accessGroupOption,
             .value("label", "L", "The label (add, self-sign --add: default the subject summary, i.e. the common name).")
@@ -46,8 +51,17 @@ struct CertCommand: RSAKitCommand {
         positionals: ["SUBCOMMAND", "FILE"],
         subcommands: ["show", "add", "find", "list", "export", "delete", "request", "self-sign"],
         discussion: """
-            add reads DER, PEM or a PEM bundle; with several certificates the first is the certificate and the others its chain, stored with it.
-            request and self-sign sign with the private key under --tag where it lives: in the store, or on its PKCS#11 token (the PIN from --token-pin, $RSAKIT_TOKEN_PIN or a prompt); `openssl req -verify -in req.pem` checks a request. The subject is an RFC 4514 string ('CN=host,O=Example,C=GB'); --san takes DNS:NAME, IP:ADDRESS, email:ADDRESS or URI:URI and may be repeated. Signatures are sha256WithRSAEncryption unless --hash or --scheme pss say otherwise. A self-signed certificate gets a 20-byte random serial, subject and authority key identifiers, basicConstraints (cA true only with --ca) and keyUsage (digitalSignature, nonRepudiation, keyEncipherment; with --ca digitalSignature, keyCertSign, cRLSign). self-sign --add also stores the certificate (without --out only the added lines are printed), and the output file appears only once it is stored.
+            add reads DER, PEM or a PEM bundle; with several certificates the first is the certificate and the others \
+            its chain, stored with it.
+            request and self-sign sign with the private key under --tag where it lives: in the store, or on its \
+            PKCS#11 token (the PIN from --token-pin, $RSAKIT_TOKEN_PIN or a prompt); `openssl req -verify -in req.pem` \
+            checks a request. The subject is an RFC 4514 string ('CN=host,O=Example,C=GB'); --san takes DNS:NAME, \
+            IP:ADDRESS, email:ADDRESS or URI:URI and may be repeated. Signatures are sha256WithRSAEncryption unless \
+            --hash or --scheme pss say otherwise. A self-signed certificate gets a 20-byte random serial, subject and \
+            authority key identifiers, basicConstraints (cA true only with --ca) and keyUsage (digitalSignature, \
+            nonRepudiation, keyEncipherment; with --ca digitalSignature, keyCertSign, cRLSign). self-sign --add also \
+            stores the certificate (without --out only the added lines are printed), and the output file appears only \
+            once it is stored.
             """,
         passphrases: .only(["request", "self-sign"]))
 
@@ -139,7 +153,8 @@ struct CertCommand: RSAKitCommand {
                 chain: Array(certificates.dropFirst()), replace: arguments.flag("replace"))
         }
         var text =
-            "added certificate: label: \(terminalSafe(item.label)), fingerprint: \(item.fingerprintHex), item id: \(item.itemID)\n"
+            "added certificate: label: \(terminalSafe(item.label)), fingerprint: \(item.fingerprintHex), item id: "
+            + "\(item.itemID)\n"
         // Only the certificate of an identity gets this line: no identity is not an error here.
         do {
             let identity = try store.identity(for: item)

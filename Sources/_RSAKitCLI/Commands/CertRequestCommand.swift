@@ -15,7 +15,8 @@ let certificateRequestOptions: [OptionSpec] = [
     ).only("request", "self-sign"),
     .repeated(
         "san", "NAME",
-        "request, self-sign: a subject alternative name, DNS:NAME, IP:ADDRESS, email:ADDRESS or URI:URI (repeat for several)."
+        "request, self-sign: a subject alternative name, DNS:NAME, IP:ADDRESS, email:ADDRESS or URI:URI (repeat for "
+            + "several)."
     ).only("request", "self-sign"),
     .value("days", "N", "self-sign: days of validity from now (1 to 36500).").only("self-sign"),
     .flag("ca", "self-sign: a CA certificate (basicConstraints cA true, keyUsage keyCertSign and cRLSign).").only(
@@ -110,7 +111,8 @@ enum CertificateRequestOptions {
             }
             if let added {
                 var text =
-                    "added certificate: label: \(terminalSafe(added.label)), fingerprint: \(added.fingerprintHex), item id: \(added.itemID)\n"
+                    "added certificate: label: \(terminalSafe(added.label)), fingerprint: \(added.fingerprintHex), "
+                    + "item id: \(added.itemID)\n"
                 if let identityTag { text += "identity: private key tag \(terminalSafe(identityTag))\n" }
                 try printOutput(text)
             }

@@ -26,6 +26,12 @@ enum CertShow {
         let now = Date()
         let state =
             now > certificate.notValidAfter ? " (expired)" : now < certificate.notValidBefore ? " (not yet valid)" : ""
+        let extendedKeyUsage =
+            certificate.extendedKeyUsage.map { $0.map(\.description).joined(separator: ", ") } ?? "(none: any)"
+        let alternativeNames =
+            certificate.subjectAlternativeNames.isEmpty
+            ? "(none)"
+            : certificate.subjectAlternativeNames.map { terminalSafe($0.description) }.joined(separator: ", ")
         var lines = [
             "subject: \(terminalSafe(certificate.subject))",
             "subject summary: \(terminalSafe(certificate.subjectSummary))",
@@ -37,8 +43,8 @@ enum CertShow {
             "public key: \(keyDescription(certificate))",
             "signature algorithm: \(certificate.signatureAlgorithmName)",
             "key usage: \(certificate.keyUsage.map { $0.description } ?? "(none: any)")",
-            "extended key usage: \(certificate.extendedKeyUsage.map { $0.map(\.description).joined(separator: ", ") } ?? "(none: any)")",
-            "subject alternative names: \(certificate.subjectAlternativeNames.isEmpty ? "(none)" : certificate.subjectAlternativeNames.map { terminalSafe($0.description) }.joined(separator: ", "))"
+            "extended key usage: " + extendedKeyUsage,
+            "subject alternative names: " + alternativeNames
         ]
         if let constraints = certificate.basicConstraints {
             lines.append(

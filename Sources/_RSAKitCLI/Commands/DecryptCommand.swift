@@ -8,7 +8,9 @@ struct DecryptCommand: RSAKitCommand {
         name: "decrypt",
         overview: "Decrypt an rsakit container, raw blocks or Apple's RSA-OAEP + AES-GCM with a private key.",
         usage:
-            "rsakit decrypt [--tag <TAG> | --key <FILE>] [--in <FILE>] [--out <FILE>] [--format container|raw|apple-aesgcm] [--raw] [--padding pkcs1|oaep] [--oaep-hash <HASH>] [--mgf1-hash <HASH>] [--label <TEXT> | --label-hex <HEX>] [--implicit-rejection] [--store <DIR>]",
+            "rsakit decrypt [--tag <TAG> | --key <FILE>] [--in <FILE>] [--out <FILE>] [--format "
+            + "container|raw|apple-aesgcm] [--raw] [--padding pkcs1|oaep] [--oaep-hash <HASH>] [--mgf1-hash "
+            + "<HASH>] [--label <TEXT> | --label-hex <HEX>] [--implicit-rejection] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Use the private key stored under this application tag."),
             .value("key", "FILE", "Use the private key in this file (PEM or DER; PKCS#1 or PKCS#8)."),

@@ -10,13 +10,16 @@ struct EncryptCommand: RSAKitCommand {
         name: "encrypt",
         overview: "Encrypt data for a public key (rsakit container, raw blocks, or Apple's RSA-OAEP + AES-GCM).",
         usage:
-            "rsakit encrypt (--tag <TAG> | --key <FILE> | --cert <FILE> | --cert-label <L>) [--in <FILE>] [--out <FILE>] [--format container|raw|apple-aesgcm] [--raw] [--armor] [--padding pkcs1|oaep] [--oaep-hash <HASH>] [--mgf1-hash <HASH>] [--label <TEXT> | --label-hex <HEX>] [--store <DIR>]",
+            "rsakit encrypt (--tag <TAG> | --key <FILE> | --cert <FILE> | --cert-label <L>) [--in <FILE>] [--out "
+            + "<FILE>] [--format container|raw|apple-aesgcm] [--raw] [--armor] [--padding pkcs1|oaep] "
+            + "[--oaep-hash <HASH>] [--mgf1-hash <HASH>] [--label <TEXT> | --label-hex <HEX>] [--store <DIR>]",
         options: [
             .value("tag", "TAG", "Encrypt for the public key stored under this application tag."),
             .value("key", "FILE", "Encrypt for the key in this file (PEM or DER; PKCS#1, SPKI or PKCS#8)."),
             .value(
                 "cert", "FILE",
-                "Encrypt for the RSA key of this certificate (DER or PEM; warns when expired or its key usage forbids key encipherment)."
+                "Encrypt for the RSA key of this certificate (DER or PEM; warns when expired or its key usage "
+                    + "forbids key encipherment)."
             ),
             .value("cert-label", "L", "Encrypt for the RSA key of the stored certificate with this label."),
             .value("in", "FILE", "Read plaintext from FILE (default: standard input; '-' too)."),
@@ -87,7 +90,8 @@ struct EncryptCommand: RSAKitCommand {
                 // As age does: binary on a terminal is garbage and may drive the terminal.
                 throw UsageError(
                     message:
-                        "refusing to write binary ciphertext to a terminal; add --armor (-a), give --out FILE (-o), or redirect standard output",
+                        "refusing to write binary ciphertext to a terminal; add --armor (-a), give --out FILE (-o), "
+                        + "or redirect standard output",
                     command: Self.spec.name)
             }
             var source = ProgressSource(RSAFileDescriptorSource(fileDescriptor: input.fileDescriptor), meter)

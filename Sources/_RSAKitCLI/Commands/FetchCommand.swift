@@ -14,7 +14,9 @@ struct FetchCommand: RSAKitCommand {
         name: "fetch",
         overview: "Fetch an https URL with a stored identity (mutual TLS); the body to standard output or a file.",
         usage:
-            "rsakit fetch <URL> [--identity <LABEL> | --tag <TAG>] [--access-group <GROUP>]... [--out <FILE>] [--anchor <FILE>]... [--anchors-only] [--max-redirects <N>] [--timeout <S>] [--http1.1] [-v] [--passin <SPEC>] [--token-pin <SPEC>] [--store <DIR>]",
+            "rsakit fetch <URL> [--identity <LABEL> | --tag <TAG>] [--access-group <GROUP>]... [--out <FILE>] "
+            + "[--anchor <FILE>]... [--anchors-only] [--max-redirects <N>] [--timeout <S>] [--http1.1] [-v] "
+            + "[--passin <SPEC>] [--token-pin <SPEC>] [--store <DIR>]",
         options: [
             TLSCommand.identityOptions[0], TLSCommand.identityOptions[1], TLSCommand.identityGroupOption,
             .value(
@@ -106,12 +108,14 @@ struct FetchCommand: RSAKitCommand {
         }
         if arguments.flag("verbose") {
             printError(
-                "rsakit: \(response.httpVersion) \(response.statusCode) from \(terminalSafe(response.url.absoluteString))\n"
+                "rsakit: \(response.httpVersion) \(response.statusCode) from "
+                    + "\(terminalSafe(response.url.absoluteString))\n"
             )
         }
         guard response.isSuccess else {
             throw CLIFailure(
-                "HTTP status \(response.statusCode) from \(terminalSafe(response.url.absoluteString)) (nothing was written)",
+                "HTTP status \(response.statusCode) from \(terminalSafe(response.url.absoluteString)) (nothing was "
+                    + "written)",
                 .failure)
         }
     }

@@ -9,7 +9,9 @@ struct GenPairCommand: RSAKitCommand {
         name: "genpair",
         overview: "Generate an RSA key pair and store it under an application tag.",
         usage:
-            "rsakit genpair --tag <TAG> [--bits <N>] [--exponent <E>] [--private-tag <TAG2>] [--label <TEXT>] [--replace] [--token <URI> [--token-pin <SPEC>] | --tpm [--tpm-pin] [--token-pin <SPEC>]] [--protect] [--store <DIR>]",
+            "rsakit genpair --tag <TAG> [--bits <N>] [--exponent <E>] [--private-tag <TAG2>] [--label <TEXT>] "
+            + "[--replace] [--token <URI> [--token-pin <SPEC>] | --tpm [--tpm-pin] [--token-pin <SPEC>]] "
+            + "[--protect] [--store <DIR>]",
         options: [
             accessGroupOption,
             .value("tag", "TAG", "Application tag of the pair (of its public half when --private-tag is given)."),
@@ -21,7 +23,13 @@ struct GenPairCommand: RSAKitCommand {
             tokenOption, tokenPINOption
         ] + tpmOptions + protectOptions,
         discussion:
-            "Prints the tag, the size in bits, the block size k and the SHA-256 fingerprint.\nProgress is shown on stderr for sizes of 4096 bits and more when stderr is a terminal.\nWith --token the pair is generated on the PKCS#11 token (sensitive, not extractable; e = 65537); the store keeps\nthe public key and a reference, and sign and decrypt with --tag run on the token.\nWith --tpm the pair is generated inside this machine's TPM, the Secure Enclave's counterpart (docs/tpm.md):\n2048 or 3072 bits, e = 65537, no raw RSA, never exportable; a TPM does a few to a few dozen private operations a second."
+            "Prints the tag, the size in bits, the block size k and the SHA-256 fingerprint.\nProgress is shown on "
+            + "stderr for sizes of 4096 bits and more when stderr is a terminal.\nWith --token the pair is "
+            + "generated on the PKCS#11 token (sensitive, not extractable; e = 65537); the store keeps\nthe "
+            + "public key and a reference, and sign and decrypt with --tag run on the token.\nWith --tpm the "
+            + "pair is generated inside this machine's TPM, the Secure Enclave's counterpart "
+            + "(docs/tpm.md):\n2048 or 3072 bits, e = 65537, no raw RSA, never exportable; a TPM does a few to a "
+            + "few dozen private operations a second."
     )
 
     let arguments: ParsedArguments
@@ -36,7 +44,8 @@ struct GenPairCommand: RSAKitCommand {
         guard bits >= RSAPrivateKey.minimumGeneratedBitCount, bits <= RSAPrivateKey.maximumGeneratedBitCount else {
             throw UsageError(
                 message:
-                    "--bits must be between \(RSAPrivateKey.minimumGeneratedBitCount) and \(RSAPrivateKey.maximumGeneratedBitCount), got \(bits)",
+                    "--bits must be between \(RSAPrivateKey.minimumGeneratedBitCount) and "
+                    + "\(RSAPrivateKey.maximumGeneratedBitCount), got \(bits)",
                 command: Self.spec.name)
         }
         if arguments.value("token") != nil || arguments.flag("tpm") {
@@ -86,7 +95,8 @@ struct GenPairCommand: RSAKitCommand {
         }
         if bits < 2048 {
             printWarning(
-                "a \(bits)-bit key is weaker than today's minimum of 2048 bits (NIST SP 800-131A); use it only for tests or compatibility"
+                "a \(bits)-bit key is weaker than today's minimum of 2048 bits (NIST SP 800-131A); use it only for "
+                    + "tests or compatibility"
             )
         }
         if bits % 8 != 0 {
@@ -131,7 +141,8 @@ struct GenPairCommand: RSAKitCommand {
         text += "bits: \(key.modulusBitCount)\n"
         let containerPayload = RSAMessageContainer.payloadByteCount(blockSize: key.modulusByteCount)
         text +=
-            "block size: \(key.modulusByteCount) bytes (at most \(key.maximumMessageByteCount) plaintext bytes per raw block, \(containerPayload) per container block)\n"
+            "block size: \(key.modulusByteCount) bytes (at most \(key.maximumMessageByteCount) plaintext bytes per "
+            + "raw block, \(containerPayload) per container block)\n"
         text += "fingerprint: \(items.public.fingerprint.base64String)\n"
         try printOutput(text)
     }
@@ -147,7 +158,8 @@ struct GenPairCommand: RSAKitCommand {
         var text = "tag: \(terminalSafe(tag))\n"
         text += "bits: \(key.publicKey.modulusBitCount)\n"
         text +=
-            "token: \(terminalSafe(key.reference.tokenLabel)) (serial \(terminalSafe(key.reference.tokenSerial)), id \(key.reference.objectIDHex))\n"
+            "token: \(terminalSafe(key.reference.tokenLabel)) (serial \(terminalSafe(key.reference.tokenSerial)), id "
+            + "\(key.reference.objectIDHex))\n"
         text += "fingerprint: \(items.public.fingerprint.base64String)\n"
         try printOutput(text)
     }

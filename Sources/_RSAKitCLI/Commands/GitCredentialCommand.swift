@@ -15,7 +15,8 @@ struct GitCredentialCommand: RSAKitCommand {
         name: "git-credential",
         overview: "A git credential helper over internet passwords (git config credential.helper rsakit).",
         usage:
-            "rsakit git-credential get|store|erase   (git runs it as git-credential-rsakit, attributes on standard input)",
+            "rsakit git-credential get|store|erase   (git runs it as git-credential-rsakit, attributes on standard "
+            + "input)",
         options: [],
         positionals: ["OPERATION"],
         subcommands: ["get", "store", "erase"],
@@ -125,7 +126,8 @@ struct GitCredentialCommand: RSAKitCommand {
         // git's lines cannot carry a newline or NUL; such a value is not offered.
         guard !bytes.contains(0x0A), !bytes.contains(0), String(validating: bytes, as: UTF8.self) != nil else {
             throw CLIFailure(
-                "the stored password for \(terminalSafe(item.key.description)) holds a newline, NUL or non-UTF-8 bytes; git cannot take it",
+                "the stored password for \(terminalSafe(item.key.description)) holds a newline, NUL or non-UTF-8 "
+                    + "bytes; git cannot take it",
                 .dataError)
         }
         var out = Array("username=\(item.key.account)\npassword=".utf8) + bytes + [0x0A]

@@ -13,17 +13,22 @@ struct IdentityCommand: RSAKitCommand {
         name: "identity",
         overview: "Import (PKCS#12), list, show, export or delete identities (key + certificate + chain).",
         usage:
-            "rsakit identity import <FILE.p12|https://URL> [--label <L>] [--tag <T>] [--replace] [--anchor <FILE>]... [--anchors-only] [--passin <SPEC>] | list [--json] | show --label <L> [--json] | export --label <L> --format p12|pem [--passout <SPEC>] [--out <FILE>] | delete --label <L> [--store <DIR>]",
+            "rsakit identity import <FILE.p12|https://URL> [--label <L>] [--tag <T>] [--replace] [--anchor "
+            + "<FILE>]... [--anchors-only] [--passin <SPEC>] | list [--json] | show --label <L> [--json] | "
+            + "export --label <L> --format p12|pem [--passout <SPEC>] [--out <FILE>] | delete --label <L> "
+            + "[--store <DIR>]",
         options: [
             accessGroupOption,
             .value(
                 "label", "L",
-                "import: the certificate's label (default: the p12 friendly name, else the subject summary); show, export, delete: which identity."
+                "import: the certificate's label (default: the p12 friendly name, else the subject summary); show, "
+                    + "export, delete: which identity."
             ).only("import", "show", "export", "delete"),
             .value("tag", "T", "import: the private key's application tag (default: the label).").only("import"),
             .repeated(
                 "anchor", "FILE",
-                "import: a trust anchor for the trust result (a private PKI's root) and, for an https:// URL, for the server; repeatable."
+                "import: a trust anchor for the trust result (a private PKI's root) and, for an https:// URL, for "
+                    + "the server; repeatable."
             ).only("import"),
             .flag(
                 "anchors-only",
@@ -36,7 +41,8 @@ struct IdentityCommand: RSAKitCommand {
             ).choices(["p12", "pem"]).only("export"),
             .value(
                 "passout", "SPEC",
-                "export --format p12: its passphrase, same syntax as --passin (default: $RSAKIT_PASSOUT, else a prompt, asked twice)."
+                "export --format p12: its passphrase, same syntax as --passin (default: $RSAKIT_PASSOUT, else a "
+                    + "prompt, asked twice)."
             ).only("export"),
             .value("out", "FILE", "export: write to FILE (mode 0600; default: standard output).").only("export"),
             .flag("json", "list, show: print JSON.").only("list", "show")
@@ -47,7 +53,8 @@ struct IdentityCommand: RSAKitCommand {
             import verifies the PKCS#12 MAC first, then stores the key pair, the certificate and its chain in one
             write (nothing is stored on any failure), and prints the label stored, the trust result of the chain
             under the Basic X.509 policy and the rest. Re-import: a key is stored once; if it is already stored
-            under another tag, --replace moves it to the new tag (and relabels the certificate), else it is refused. The p12 passphrase is read with --passin; a protected store's with --store-passin (else the
+            under another tag, --replace moves it to the new tag (and relabels the certificate), else it is refused. \
+            The p12 passphrase is read with --passin; a protected store's with --store-passin (else the
             same --passin). A store that does not exist is created only once the file has been read and checked.
             An https:// URL is downloaded into memory (never to disk; at most 16 MiB; redirects to https only) from a
             server trusted by the system roots or --anchor, then imported the same way.
@@ -101,7 +108,8 @@ struct IdentityCommand: RSAKitCommand {
             try store.deleteCertificate(id: identity.certificate.itemID)
             try store.deleteKey(tag: identity.privateKey.applicationTag)
             try printOutput(
-                "deleted identity: label: \(terminalSafe(identity.certificate.label)), private key tag: \(terminalSafe(identity.privateKey.applicationTag))\n"
+                "deleted identity: label: \(terminalSafe(identity.certificate.label)), private key tag: "
+                    + "\(terminalSafe(identity.privateKey.applicationTag))\n"
             )
         }
     }
@@ -128,7 +136,9 @@ struct IdentityCommand: RSAKitCommand {
             }
         } catch let RSAError.keyStoredUnderAnotherTag(stored, requested) {
             throw CLIFailure(
-                "the key of '\(terminalSafe(path))' is already stored under tag \"\(terminalSafe(stored))\": give --replace to move it to tag \"\(terminalSafe(requested))\", or --tag \(shellQuoted(stored)) to keep it",
+                "the key of '\(terminalSafe(path))' is already stored under tag \"\(terminalSafe(stored))\": give "
+                    + "--replace to move it to tag \"\(terminalSafe(requested))\", or --tag \(shellQuoted(stored)) "
+                    + "to keep it",
                 .alreadyExists)
         }
         // Evaluated as `trust evaluate` would: --anchor files, --anchors-only, and the store's
@@ -142,7 +152,8 @@ struct IdentityCommand: RSAKitCommand {
         let evaluation = trust.evaluate()
         var text = "imported identity: \(terminalSafe(identity.certificate.label))\n"
         text +=
-            "subject summary: \(terminalSafe(p12.certificate.subjectSummary))\nprivate key tag: \(terminalSafe(identity.privateKey.applicationTag))\n"
+            "subject summary: \(terminalSafe(p12.certificate.subjectSummary))\nprivate key tag: "
+            + "\(terminalSafe(identity.privateKey.applicationTag))\n"
         text += "certificate fingerprint (SHA-256): \(p12.certificate.fingerprintHex)\n"
         text += "public key fingerprint: \(p12.privateKey.fingerprint.base64String)\n"
         text +=
@@ -203,7 +214,10 @@ struct IdentityCommand: RSAKitCommand {
         var text = ""
         for identity in identities {
             text +=
-                "\(terminalSafe(identity.certificate.label))  tag: \(terminalSafe(identity.privateKey.applicationTag))  not after: \(iso8601(identity.certificate.notValidAfter))  fingerprint: \(identity.certificate.fingerprintHex)\n"
+                "\(terminalSafe(identity.certificate.label))  tag: "
+                + "\(terminalSafe(identity.privateKey.applicationTag))  not after: "
+                + "\(iso8601(identity.certificate.notValidAfter))  fingerprint: "
+                + "\(identity.certificate.fingerprintHex)\n"
         }
         try printOutput(text)
     }
@@ -234,7 +248,8 @@ struct IdentityCommand: RSAKitCommand {
     private func describe(_ identity: RSAIdentityItem, _ store: RSAKeyStore) throws -> String {
         let certificate = try store.certificateValue(id: identity.certificate.itemID)
         var text =
-            "label: \(terminalSafe(identity.certificate.label))\nprivate key tag: \(terminalSafe(identity.privateKey.applicationTag))\n"
+            "label: \(terminalSafe(identity.certificate.label))\nprivate key tag: "
+            + "\(terminalSafe(identity.privateKey.applicationTag))\n"
         text +=
             "private key item id: \(identity.privateKey.itemID)\ncertificate item id: \(identity.certificate.itemID)\n"
         text += "access group: \(identity.accessGroup)\n"

@@ -10,12 +10,15 @@ struct InternetPasswordCommand: RSAKitCommand {
         name: "internet-password",
         overview: "Add, find, delete or list internet passwords (server, protocol, port, path, account).",
         usage:
-            "rsakit internet-password add|find|delete|list [--url <URL>] [--server <S>] [--protocol <P>] [--port <N>] [--path <P>] [--account <A>] [--authentication-type <T>] [--security-domain <D>] [--label <L>] [--comment <C>] [--update] [--value] [--json] [--store <DIR>]",
+            "rsakit internet-password add|find|delete|list [--url <URL>] [--server <S>] [--protocol <P>] [--port "
+            + "<N>] [--path <P>] [--account <A>] [--authentication-type <T>] [--security-domain <D>] [--label "
+            + "<L>] [--comment <C>] [--update] [--value] [--json] [--store <DIR>]",
         options: [
             accessGroupOption,
             .value(
                 "url", "URL",
-                "scheme://[account@]server[:port][/path]: protocol, account, server, port and path at once (never a password)."
+                "scheme://[account@]server[:port][/path]: protocol, account, server, port and path at once (never a "
+                    + "password)."
             ),
             .value("server", "S", "The server (kSecAttrServer, security -s); required unless --url."),
             .value(
@@ -26,7 +29,8 @@ struct InternetPasswordCommand: RSAKitCommand {
             .value("account", "A", "The account (kSecAttrAccount, security -a)."),
             .value(
                 "authentication-type", "T",
-                "The authentication type (kSecAttrAuthenticationType: default, httpBasic, httpDigest, htmlForm, ntlm...)."
+                "The authentication type (kSecAttrAuthenticationType: default, httpBasic, httpDigest, htmlForm, "
+                    + "ntlm...)."
             ),
             .value("security-domain", "D", "The security domain, an HTTP realm for example (kSecAttrSecurityDomain)."),
             .value("label", "L", "add: a label.").only("add"),
@@ -34,11 +38,13 @@ struct InternetPasswordCommand: RSAKitCommand {
             .flag("update", "add: change the value of an existing item instead of failing (security -U).").only("add"),
             .flag(
                 "allow-empty",
-                "add: store an empty value (refused otherwise, so that the empty input of a failed command cannot wipe a password)."
+                "add: store an empty value (refused otherwise, so that the empty input of a failed command cannot "
+                    + "wipe a password)."
             ).only("add"),
             .flag(
                 "value",
-                "find: print the value alone, exactly as stored (security find-internet-password -w), and a newline after it on a terminal only."
+                "find: print the value alone, exactly as stored (security find-internet-password -w), and a newline "
+                    + "after it on a terminal only."
             ).only("find"),
             .flag("json", "add, find, list: print JSON.").only("add", "find", "list")
         ] + protectOptions.map { $0.only("add") },
@@ -93,7 +99,8 @@ struct InternetPasswordCommand: RSAKitCommand {
             }
             if arguments.flag("json") { return try printOutput(try jsonText(internetPasswordJSON(item))) }
             try printOutput(
-                "\(arguments.flag("update") ? "stored" : "added") internet password: \(terminalSafe(item.key.description)), item id: \(item.itemID)\n"
+                "\(arguments.flag("update") ? "stored" : "added") internet password: "
+                    + "\(terminalSafe(item.key.description)), item id: \(item.itemID)\n"
             )
         case "delete":
             let key = try exactKey()
@@ -106,7 +113,9 @@ struct InternetPasswordCommand: RSAKitCommand {
             if arguments.flag("value") {
                 guard items.count == 1 else {
                     throw CLIFailure(
-                        "\(items.count) internet passwords match (\(items.map { terminalSafe($0.key.description) }.joined(separator: ", "))); name more attributes",
+                        "\(items.count) internet passwords match "
+                            + "(\(items.map { terminalSafe($0.key.description) }.joined(separator: ", "))); name "
+                            + "more attributes",
                         .usage)
                 }
                 let value = try withUnlockedStore(store, arguments, command: name) {

@@ -9,7 +9,8 @@ struct ImportCommand: RSAKitCommand {
         name: "import",
         overview: "Import a key file into the store under an application tag.",
         usage:
-            "rsakit import --tag <TAG> [<FILE>] [--label <TEXT>] [--replace] [--token <URI> [--token-pin <SPEC>]] [--protect] [--passin <SPEC>] [--store <DIR>]",
+            "rsakit import --tag <TAG> [<FILE>] [--label <TEXT>] [--replace] [--token <URI> [--token-pin <SPEC>]] "
+            + "[--protect] [--passin <SPEC>] [--store <DIR>]",
         options: [
             accessGroupOption,
             .value("tag", "TAG", "Application tag for the imported key."),
@@ -17,13 +18,17 @@ struct ImportCommand: RSAKitCommand {
             .flag("replace", "Replace existing items with the same tag."),
             .value(
                 "token", "URI",
-                "Place the private key on this PKCS#11 token instead of the store (it was in memory once: delete the file yourself)."
+                "Place the private key on this PKCS#11 token instead of the store (it was in memory once: delete the "
+                    + "file yourself)."
             ),
             tokenPINOption
         ] + protectOptions,
         positionals: ["FILE"],
         discussion:
-            "A public key creates a public item; a private key creates both a public and a private item.\nWithout FILE (or with '-') the key is read from standard input.\nAn encrypted key file (PKCS#8 \"ENCRYPTED PRIVATE KEY\", or OpenSSL \"Proc-Type: 4,ENCRYPTED\") is decrypted with\nthe --passin passphrase; a protected store's is read with --store-passin (else the same --passin)."
+            "A public key creates a public item; a private key creates both a public and a private item.\nWithout "
+            + "FILE (or with '-') the key is read from standard input.\nAn encrypted key file (PKCS#8 "
+            + "\"ENCRYPTED PRIVATE KEY\", or OpenSSL \"Proc-Type: 4,ENCRYPTED\") is decrypted with\nthe --passin "
+            + "passphrase; a protected store's is read with --store-passin (else the same --passin)."
     )
 
     let arguments: ParsedArguments
@@ -62,12 +67,14 @@ struct ImportCommand: RSAKitCommand {
                 try store.addKeyPair(key, tag: tag, privateTag: nil, label: label, replace: replace)
             }
             try printOutput(
-                "imported key pair: tag: \(terminalSafe(tag)), bits: \(key.modulusBitCount), fingerprint: \(items.public.fingerprint.base64String)\n"
+                "imported key pair: tag: \(terminalSafe(tag)), bits: \(key.modulusBitCount), fingerprint: "
+                    + "\(items.public.fingerprint.base64String)\n"
             )
         case let .publicKey(key):
             let item = try store.addPublicKey(key, tag: tag, label: label, replace: replace)
             try printOutput(
-                "imported public key: tag: \(terminalSafe(tag)), bits: \(key.modulusBitCount), fingerprint: \(item.fingerprint.base64String)\n"
+                "imported public key: tag: \(terminalSafe(tag)), bits: \(key.modulusBitCount), fingerprint: "
+                    + "\(item.fingerprint.base64String)\n"
             )
         }
     }
@@ -87,7 +94,8 @@ struct ImportCommand: RSAKitCommand {
         let store = try pending.open()
         let items = try store.addTokenKeyPair(tokenKey, tag: tag, label: arguments.value("label"), replace: replace)
         try printOutput(
-            "imported key pair to token \(terminalSafe(tokenKey.reference.tokenLabel)): tag: \(terminalSafe(tag)), bits: \(key.modulusBitCount), fingerprint: \(items.public.fingerprint.base64String)\n"
+            "imported key pair to token \(terminalSafe(tokenKey.reference.tokenLabel)): tag: \(terminalSafe(tag)), "
+                + "bits: \(key.modulusBitCount), fingerprint: \(items.public.fingerprint.base64String)\n"
         )
     }
 }
@@ -98,7 +106,8 @@ struct ExportCommand: RSAKitCommand {
         name: "export",
         overview: "Export a stored key (public SPKI PEM by default).",
         usage:
-            "rsakit export --tag <TAG> [--private [--encrypt [--passout <SPEC>]]] [--format pkcs1|spki|pkcs8] [--der] [--out <FILE>] [--store <DIR>]",
+            "rsakit export --tag <TAG> [--private [--encrypt [--passout <SPEC>]]] [--format pkcs1|spki|pkcs8] "
+            + "[--der] [--out <FILE>] [--store <DIR>]",
         options: [
             accessGroupOption,
             .value("tag", "TAG", "Application tag of the key."),
@@ -109,11 +118,13 @@ struct ExportCommand: RSAKitCommand {
             ).choices(["pkcs1", "spki", "pkcs8"]),
             .flag(
                 "encrypt",
-                "With --private: write encrypted PKCS#8 (PBES2: PBKDF2-HMAC-SHA256, 600,000 iterations, AES-256-CBC), as `openssl pkey -passin` reads."
+                "With --private: write encrypted PKCS#8 (PBES2: PBKDF2-HMAC-SHA256, 600,000 iterations, "
+                    + "AES-256-CBC), as `openssl pkey -passin` reads."
             ),
             .value(
                 "passout", "SPEC",
-                "The passphrase for --encrypt, same syntax as --passin (default: $RSAKIT_PASSOUT, else a prompt, asked twice)."
+                "The passphrase for --encrypt, same syntax as --passin (default: $RSAKIT_PASSOUT, else a prompt, "
+                    + "asked twice)."
             ),
             .flag("der", "Write DER instead of PEM."),
             .value("out", "FILE", "Write to FILE (default: standard output).")
@@ -192,7 +203,8 @@ struct ExportCommand: RSAKitCommand {
     private func refusePKCS1(for key: RSAPublicKey) throws {
         guard format == .pkcs1, let restriction = key.pssRestriction else { return }
         throw CLIFailure(
-            "the key under tag \"\(terminalSafe(tag))\" is an \(restriction) key; PKCS#1 has no algorithm identifier to keep that in: export it as \(arguments.flag("private") ? "pkcs8" : "spki") (the default)",
+            "the key under tag \"\(terminalSafe(tag))\" is an \(restriction) key; PKCS#1 has no algorithm identifier "
+                + "to keep that in: export it as \(arguments.flag("private") ? "pkcs8" : "spki") (the default)",
             .usage)
     }
 }
@@ -222,10 +234,12 @@ struct ShowCommand: RSAKitCommand {
     static func location(_ token: RSATokenReference) -> String {
         if token.isTPM {
             return
-                "\nlocation: tpm (token \(terminalSafe(token.tokenLabel)), id \(token.objectIDHex); PIN: \(token.requiresPIN ? "required" : "none"); not exportable)"
+                "\nlocation: tpm (token \(terminalSafe(token.tokenLabel)), id \(token.objectIDHex); PIN: "
+                + "\(token.requiresPIN ? "required" : "none"); not exportable)"
         }
         return
-            "\nlocation: token \(terminalSafe(token.tokenLabel)) (serial \(terminalSafe(token.tokenSerial))), id \(token.objectIDHex), module \(terminalSafe(token.modulePath))"
+            "\nlocation: token \(terminalSafe(token.tokenLabel)) (serial \(terminalSafe(token.tokenSerial))), id "
+            + "\(token.objectIDHex), module \(terminalSafe(token.modulePath))"
     }
 
     func run() throws {
@@ -272,7 +286,8 @@ struct ShowCommand: RSAKitCommand {
             let use =
                 item.pssRestriction.map { "algorithm: \($0), signatures only (id-RSASSA-PSS, RFC 4055)" } ?? """
                     maximum raw block payload: \(sizes.rawBlockPayload) bytes (k - 11, --raw)
-                    maximum container block payload: \(sizes.containerBlockPayload) bytes (k - 68, rsakit container v2 with PKCS#1 v1.5)
+                    maximum container block payload: \(sizes.containerBlockPayload) bytes (k - 68, rsakit container v2 \
+                    with PKCS#1 v1.5)
                     """
             text += """
                 tag: \(terminalSafe(item.applicationTag))

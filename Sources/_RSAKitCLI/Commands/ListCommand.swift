@@ -15,7 +15,8 @@ struct ListCommand: RSAKitCommand {
             // For shell completion: one name per line, no header, nothing for a missing store.
             .value(
                 "names", "KIND",
-                "tag, label (certificates), identity (labels of certificates with their private key), service, account or server: print those names, one per line."
+                "tag, label (certificates), identity (labels of certificates with their private key), service, "
+                    + "account or server: print those names, one per line."
             ).choices(ListCommand.nameKinds).hiddenFromHelp()
         ],
         passphrases: .none)
@@ -88,7 +89,9 @@ struct ListCommand: RSAKitCommand {
                 + passwords.map(\.account) + passwords.compactMap(\.label))
         if !alike.isEmpty {
             printWarning(
-                "some names differ only in their Unicode form (NFC and NFD, such as a precomposed \"é\" and \"e\" with a combining accent): they are shown with \\u{...} escapes, and each must be given byte for byte"
+                "some names differ only in their Unicode form (NFC and NFD, such as a precomposed \"é\" and \"e\" "
+                    + "with a combining accent): they are shown with \\u{...} escapes, and each must be given byte "
+                    + "for byte"
             )
         }
         func shown(_ name: String) -> String { Self.shown(name, lookAlikes: alike) }

@@ -15,7 +15,8 @@ struct PasswordCommand: RSAKitCommand {
         name: "password",
         overview: "Add, find, delete or list generic passwords (service + account).",
         usage:
-            "rsakit password add|find|delete|list [--service <S>] [--account <A>] [--label <L>] [--comment <C>] [--update] [--allow-empty] [--value] [--json] [--store <DIR>]",
+            "rsakit password add|find|delete|list [--service <S>] [--account <A>] [--label <L>] [--comment <C>] "
+            + "[--update] [--allow-empty] [--value] [--json] [--store <DIR>]",
         options: [
             accessGroupOption,
             systemOption.only("add", "find"),
@@ -27,11 +28,13 @@ struct PasswordCommand: RSAKitCommand {
             .flag("update", "add: change the value of an existing item instead of failing (security -U).").only("add"),
             .flag(
                 "allow-empty",
-                "add: store an empty value (refused otherwise, so that the empty input of a failed command cannot wipe a password)."
+                "add: store an empty value (refused otherwise, so that the empty input of a failed command cannot "
+                    + "wipe a password)."
             ).only("add"),
             .flag(
                 "value",
-                "find: print the value alone, exactly as stored (security find-generic-password -w), and a newline after it on a terminal only."
+                "find: print the value alone, exactly as stored (security find-generic-password -w), and a newline "
+                    + "after it on a terminal only."
             ).only("find"),
             .flag("json", "add, find, list: print JSON (add: the stored item's attributes).").only(
                 "add", "find", "list")
@@ -144,7 +147,8 @@ struct PasswordCommand: RSAKitCommand {
         }
         if arguments.flag("json") { return try printOutput(try jsonText(passwordJSON(item))) }
         try printOutput(
-            "\(arguments.flag("update") ? "stored" : "added") generic password: service: \(terminalSafe(item.service)), account: \(terminalSafe(item.account)), item id: \(item.itemID)\n"
+            "\(arguments.flag("update") ? "stored" : "added") generic password: service: "
+                + "\(terminalSafe(item.service)), account: \(terminalSafe(item.account)), item id: \(item.itemID)\n"
         )
     }
 

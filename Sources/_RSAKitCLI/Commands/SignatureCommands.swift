@@ -13,7 +13,9 @@ private let signatureOptions: [OptionSpec] = [
     ).choices(["pkcs1", "pss"]),
     .value(
         "hash", "HASH",
-        "Message hash: sha1, sha224, sha256 (default; an RSA-PSS key's own hash when it names one), sha384, sha512, sha512-224, sha512-256, sha3-224, sha3-256, sha3-384, sha3-512; with --scheme pss also shake128 and shake256 (RFC 8702: SHAKE as hash and MGF)."
+        "Message hash: sha1, sha224, sha256 (default; an RSA-PSS key's own hash when it names one), sha384, sha512, "
+            + "sha512-224, sha512-256, sha3-224, sha3-256, sha3-384, sha3-512; with --scheme pss also shake128 and "
+            + "shake256 (RFC 8702: SHAKE as hash and MGF)."
     ).choices(RSAHashAlgorithm.allCases.map(\.rawValue)),
     .value("mgf1-hash", "HASH", "PSS only: the MGF1 hash (default: the key's, else the message hash).").choices(
         RSAHashAlgorithm.allCases.map(\.rawValue)),
@@ -57,7 +59,9 @@ struct SignatureSettings {
             } else {
                 throw UsageError(
                     message:
-                        "unknown hash '\(name)'; use one of \(RSAHashAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")), or shake128 or shake256 with --scheme pss",
+                        "unknown hash '\(name)'; use one of "
+                        + "\(RSAHashAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")), or shake128 or "
+                        + "shake256 with --scheme pss",
                     command: command)
             }
         } else {
@@ -82,7 +86,8 @@ struct SignatureSettings {
             guard let n = Int(text), n >= 0 else {
                 throw UsageError(
                     message:
-                        "--salt-length expects a number of bytes, 'digest', 'max'\(verifying ? " or 'auto'" : ""), got '\(text)'",
+                        "--salt-length expects a number of bytes, 'digest', 'max'\(verifying ? " or 'auto'" : ""), "
+                        + "got '\(text)'",
                     command: command)
             }
             saltLength = .byteCount(n)
@@ -192,7 +197,8 @@ struct SignCommand: RSAKitCommand {
         name: "sign",
         overview: "Sign data with a private key (RSASSA-PKCS1-v1_5 or RSASSA-PSS).",
         usage:
-            "rsakit sign (--tag <TAG> | --key <FILE>) [--scheme pkcs1|pss] [--hash <HASH>] [--salt-length <N>|digest|max] [--in <FILE>] [--out <FILE>]",
+            "rsakit sign (--tag <TAG> | --key <FILE>) [--scheme pkcs1|pss] [--hash <HASH>] [--salt-length "
+            + "<N>|digest|max] [--in <FILE>] [--out <FILE>]",
         options: [
             .value("tag", "TAG", "Sign with the private key stored under this application tag."),
             .value("key", "FILE", "Sign with the private key in this file (PEM or DER; PKCS#1 or PKCS#8)."),
@@ -302,7 +308,8 @@ struct VerifyCommand: RSAKitCommand {
         name: "verify",
         overview: "Verify a signature with a public key: prints 'signature ok' (exit 0) or fails (exit 65).",
         usage:
-            "rsakit verify (--tag <TAG> | --key <FILE> | --cert <FILE>) --signature <FILE> [--scheme pkcs1|pss] [--hash <HASH>] [--salt-length <N>|digest|max|auto] [--in <FILE>]",
+            "rsakit verify (--tag <TAG> | --key <FILE> | --cert <FILE>) --signature <FILE> [--scheme pkcs1|pss] "
+            + "[--hash <HASH>] [--salt-length <N>|digest|max|auto] [--in <FILE>]",
         options: [
             .value("tag", "TAG", "Verify with the public key stored under this application tag."),
             .value("key", "FILE", "Verify with the key in this file (public or private; PEM or DER)."),
@@ -313,7 +320,8 @@ struct VerifyCommand: RSAKitCommand {
         ] + signatureOptions + [
             .value(
                 "salt-length", "LEN",
-                "PSS only: 'auto' (the default: the salt length is recovered from the signature, RFC 8017 §9.1.2, as openssl's verify default), or exactly N bytes, 'digest' (the hash length) or 'max'."
+                "PSS only: 'auto' (the default: the salt length is recovered from the signature, RFC 8017 §9.1.2, as "
+                    + "openssl's verify default), or exactly N bytes, 'digest' (the hash length) or 'max'."
             )
         ],
         discussion: """
@@ -377,7 +385,8 @@ private func certificatePublicKey(_ path: String) throws -> RSAPublicKey {
     let now = Date()
     if now > certificate.notValidAfter || now < certificate.notValidBefore {
         printWarning(
-            "\(path): the certificate is not valid now (\(iso8601(certificate.notValidBefore)) to \(iso8601(certificate.notValidAfter)))"
+            "\(path): the certificate is not valid now (\(iso8601(certificate.notValidBefore)) to "
+                + "\(iso8601(certificate.notValidAfter)))"
         )
     }
     if let usage = certificate.keyUsage, !usage.contains(.digitalSignature) {

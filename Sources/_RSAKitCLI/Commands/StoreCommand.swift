@@ -11,17 +11,21 @@ struct StoreCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "store",
         overview:
-            "Make a store (shared with a Unix group or not); protect its secrets with a passphrase (and this machine's TPM), change it, remove it, or show the state.",
+            "Make a store (shared with a Unix group or not); protect its secrets with a passphrase (and this "
+            + "machine's TPM), change it, remove it, or show the state.",
         usage:
-            "rsakit store init|protect|change-passphrase|unprotect|info [--shared-with <GROUP>] [--store-passin <SPEC>] [--new-passin <SPEC>] [--kdf <COST>] [--tpm [--tpm-pin]] [--json] [--store <DIR>]",
+            "rsakit store init|protect|change-passphrase|unprotect|info [--shared-with <GROUP>] [--store-passin "
+            + "<SPEC>] [--new-passin <SPEC>] [--kdf <COST>] [--tpm [--tpm-pin]] [--json] [--store <DIR>]",
         options: [
             .value(
                 "shared-with", "GROUP",
-                "init: share the new store with the members of this Unix group (folders 2770, files 0660, owned by the group)."
+                "init: share the new store with the members of this Unix group (folders 2770, files 0660, owned by "
+                    + "the group)."
             ).only("init"),
             .flag(
                 "tpm",
-                "protect: also seal the store key to this machine's TPM, so the store opens here without the passphrase (which stays the recovery path); on a protected store, adds the seal."
+                "protect: also seal the store key to this machine's TPM, so the store opens here without the "
+                    + "passphrase (which stays the recovery path); on a protected store, adds the seal."
             ).only("protect"),
             .flag(
                 "tpm-pin",
@@ -30,11 +34,13 @@ struct StoreCommand: RSAKitCommand {
             tokenPINOption.only("protect"),
             .value(
                 "new-passin", "SPEC",
-                "change-passphrase: the new passphrase, same syntax as --passin (default: $RSAKIT_NEW_PASSIN, else a prompt)."
+                "change-passphrase: the new passphrase, same syntax as --passin (default: $RSAKIT_NEW_PASSIN, else a "
+                    + "prompt)."
             ).only("change-passphrase"),
             .value(
                 "kdf", "COST",
-                "protect, change-passphrase: Argon2id cost interactive, moderate (default; kept by change-passphrase) or sensitive."
+                "protect, change-passphrase: Argon2id cost interactive, moderate (default; kept by "
+                    + "change-passphrase) or sensitive."
             ).only("protect", "change-passphrase"),
             .flag("json", "info: print a JSON object.").only("info")
         ],
@@ -99,7 +105,8 @@ struct StoreCommand: RSAKitCommand {
                     try store.sealStoreKeyToTPM(passphrase: passphrase, pin: pin)
                 } catch {
                     printWarning(
-                        "the store is protected with the passphrase, but not sealed to the TPM: \(CLIFailure.from(error).description)"
+                        "the store is protected with the passphrase, but not sealed to the TPM: "
+                            + "\(CLIFailure.from(error).description)"
                     )
                     throw error
                 }

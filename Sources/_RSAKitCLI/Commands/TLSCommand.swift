@@ -16,7 +16,10 @@ struct TLSCommand: RSAKitCommand {
         name: "tls",
         overview: "Connect to a TLS server with a stored identity (mutual TLS); relay standard input and output.",
         usage:
-            "rsakit tls connect <HOST:PORT> [--identity <LABEL> | --tag <TAG>] [--access-group <GROUP>]... [--servername <NAME>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) [--tls1.2 | --tls1.3] [--alpn <LIST>] [--timeout <S>] [-v] [--passin <SPEC>] [--token-pin <SPEC>] [--store <DIR> | --system]",
+            "rsakit tls connect <HOST:PORT> [--identity <LABEL> | --tag <TAG>] [--access-group <GROUP>]... "
+            + "[--servername <NAME>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... "
+            + "\(RevocationOptions.usage) [--tls1.2 | --tls1.3] [--alpn <LIST>] [--timeout <S>] [-v] [--passin "
+            + "<SPEC>] [--token-pin <SPEC>] [--store <DIR> | --system]",
         options: [
             identityOptions[0], identityOptions[1], identityGroupOption,
             .value(
@@ -24,26 +27,32 @@ struct TLSCommand: RSAKitCommand {
             anchorOptions[0], anchorOptions[1],
             .repeated(
                 "crl", "FILE",
-                "Check the server's chain against this CRL (PEM or DER); repeatable. A revoked certificate fails the handshake."
+                "Check the server's chain against this CRL (PEM or DER); repeatable. A revoked certificate fails the "
+                    + "handshake."
             ),
             .flag("tls1.2", "Negotiate TLS 1.2 only."),
             .flag("tls1.3", "Negotiate TLS 1.3 only."),
             .value(
                 "alpn", "LIST",
-                "Offer these application protocols by ALPN, most preferred first, comma-separated (h2,http/1.1); -v prints the one the server selected."
+                "Offer these application protocols by ALPN, most preferred first, comma-separated (h2,http/1.1); -v "
+                    + "prints the one the server selected."
             ),
             .value(
                 "timeout", "S",
-                "Seconds allowed to connect, for the handshake, and to wait for the server once the input ended (default 30)."
+                "Seconds allowed to connect, for the handshake, and to wait for the server once the input ended "
+                    + "(default 30)."
             ),
             .flag(
                 "verbose",
-                "(-v) Print the protocol, cipher suite, ALPN protocol, server subject, trust result, revocation and the client identity used to standard error."
+                "(-v) Print the protocol, cipher suite, ALPN protocol, server subject, trust result, revocation and "
+                    + "the client identity used to standard error."
             ),
             tokenPINOption,
             .flag(
                 "system",
-                "Take the --identity or --tag identity from the system keychain, through its agent (socket: $RSAKIT_SYSTEM_SOCKET, else /run/rsakit/system.sock): only the access groups its rules allow this user; the agent signs, the private key never enters rsakit. At most one --access-group."
+                "Take the --identity or --tag identity from the system keychain, through its agent (socket: "
+                    + "$RSAKIT_SYSTEM_SOCKET, else /run/rsakit/system.sock): only the access groups its rules allow "
+                    + "this user; the agent signs, the private key never enters rsakit. At most one --access-group."
             )
         ] + RevocationOptions.specs,
         positionals: ["SUBCOMMAND", "HOST:PORT"],
@@ -103,7 +112,8 @@ struct TLSCommand: RSAKitCommand {
             guard names.allSatisfy({ (1...255).contains($0.utf8.count) }) else {
                 throw UsageError(
                     message:
-                        "--alpn expects comma-separated protocol names of 1 to 255 bytes (h2,http/1.1), got '\(terminalSafe(list))'",
+                        "--alpn expects comma-separated protocol names of 1 to 255 bytes (h2,http/1.1), got "
+                        + "'\(terminalSafe(list))'",
                     command: name)
             }
             applicationProtocols = names
@@ -118,7 +128,8 @@ struct TLSCommand: RSAKitCommand {
         where (arguments.value(option) ?? environment[variable]) == "stdin" {
             throw UsageError(
                 message:
-                    "--\(option) stdin cannot be used here: standard input goes to the server; use fd:N, file:PATH, env:VAR or the terminal prompt",
+                    "--\(option) stdin cannot be used here: standard input goes to the server; use fd:N, file:PATH, "
+                    + "env:VAR or the terminal prompt",
                 command: name)
         }
         if arguments.flag("anchors-only") && arguments.values("anchor").isEmpty {
@@ -130,7 +141,8 @@ struct TLSCommand: RSAKitCommand {
     /// identity is looked for in these groups only, in order.
     static let identityGroupOption = OptionSpec.repeated(
         "access-group", "GROUP",
-        "Look for the --identity or --tag identity in these access groups only (repeatable; the first group holding the name wins). Default: every group."
+        "Look for the --identity or --tag identity in these access groups only (repeatable; the first group holding "
+            + "the name wins). Default: every group."
     )
 
     /// `--identity` and `--tag`, shared with `fetch`.
@@ -288,7 +300,8 @@ struct TLSCommand: RSAKitCommand {
             let tag = tag ?? ""
             guard (try? store.keyItem(tag: tag, keyClass: .private)) != nil else { throw tagNotFound(store, tag: tag) }
             throw CLIFailure(
-                "no certificate for the private key with tag \"\(terminalSafe(tag))\" (an identity needs one: rsakit cert add)",
+                "no certificate for the private key with tag \"\(terminalSafe(tag))\" (an identity needs one: rsakit "
+                    + "cert add)",
                 .notFound)
         }
     }
@@ -296,21 +309,24 @@ struct TLSCommand: RSAKitCommand {
     private func summary(_ connection: RSATLSConnection) -> String {
         let evaluation = connection.trustEvaluation
         var text =
-            "rsakit: connected to \(RSATLSConnection.endpointText(host: host, port: port)): \(connection.protocolVersion), \(connection.cipherSuite)\n"
+            "rsakit: connected to \(RSATLSConnection.endpointText(host: host, port: port)): "
+            + "\(connection.protocolVersion), \(connection.cipherSuite)\n"
         if !applicationProtocols.isEmpty {
             text +=
                 "rsakit: ALPN: "
                 + (connection.negotiatedApplicationProtocol.map {
                     "\(terminalSafe($0)) (offered \(applicationProtocols.map(terminalSafe).joined(separator: ",")))"
                 }
-                    ?? "none selected by the server (offered \(applicationProtocols.map(terminalSafe).joined(separator: ",")))")
+                    ?? "none selected by the server (offered "
+                    + "\(applicationProtocols.map(terminalSafe).joined(separator: ",")))")
                 + "\n"
         }
         if let leaf = connection.serverCertificates.first {
             text += "rsakit: server: \(terminalSafe(leaf.subject)) (issuer: \(terminalSafe(leaf.issuer)))\n"
         }
         text +=
-            "rsakit: server trust: \(evaluation.result) for \"\(connection.configuration.serverName)\" (ssl-server policy)"
+            "rsakit: server trust: \(evaluation.result) for \"\(connection.configuration.serverName)\" (ssl-server "
+            + "policy)"
         if let anchor = evaluation.anchor { text += ", anchor: \(terminalSafe(anchor.subjectSummary))" }
         text += "\n"
         text +=
@@ -322,7 +338,8 @@ struct TLSCommand: RSAKitCommand {
         if let identity = connection.identity {
             let sent = connection.clientCertificateSent ? "sent" : "not sent"
             text +=
-                "rsakit: client identity: \(terminalSafe(identity.name)) (\(terminalSafe(identity.certificate.subject))), \(sent)"
+                "rsakit: client identity: \(terminalSafe(identity.name)) "
+                + "(\(terminalSafe(identity.certificate.subject))), \(sent)"
             if !connection.clientCertificateRequested { text += ", the server did not ask for one" }
             text += "\n"
         } else {

@@ -12,24 +12,29 @@ struct TrustCommand: RSAKitCommand {
         name: "trust",
         overview: "Evaluate a certificate chain (trust evaluate), with Apple's trust results.",
         usage:
-            "rsakit trust evaluate <CERT> [--chain <FILE>]... [--policy basic|ssl-server|ssl-client] [--hostname <H>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) [--verify-date <DATE>] [--json] [--store <DIR>]",
+            "rsakit trust evaluate <CERT> [--chain <FILE>]... [--policy basic|ssl-server|ssl-client] [--hostname "
+            + "<H>] [--anchor <FILE>]... [--anchors-only] [--crl <FILE>]... \(RevocationOptions.usage) "
+            + "[--verify-date <DATE>] [--json] [--store <DIR>]",
         options: [
             .repeated(
                 "chain", "FILE",
                 "Intermediate (or other) certificates to build the chain from; DER, PEM or a bundle; repeatable."),
             .value(
                 "policy", "POLICY",
-                "basic (default: chain, signatures, validity, CA rights), ssl-server (adds serverAuth and --hostname), ssl-client (adds clientAuth)."
+                "basic (default: chain, signatures, validity, CA rights), ssl-server (adds serverAuth and "
+                    + "--hostname), ssl-client (adds clientAuth)."
             ).choices(["basic", "ssl-server", "ssl-client"]),
             .value("hostname", "H", "ssl-server: the name (or IP address) the leaf must be valid for."),
             .repeated("anchor", "FILE", "Extra trust anchors; repeatable."),
             .repeated(
                 "crl", "FILE",
-                "Check revocation against this CRL (PEM or DER, as openssl ca -gencrl writes it); repeatable. A revoked certificate is a fatal failure."
+                "Check revocation against this CRL (PEM or DER, as openssl ca -gencrl writes it); repeatable. A "
+                    + "revoked certificate is a fatal failure."
             ),
             .flag(
                 "anchors-only",
-                "Use only --anchor files and the store's trusted certificates, not the system's (/etc/ssl/certs/ca-certificates.crt)."
+                "Use only --anchor files and the store's trusted certificates, not the system's "
+                    + "(/etc/ssl/certs/ca-certificates.crt)."
             ),
             .value(
                 "verify-date", "DATE",
@@ -141,13 +146,15 @@ struct TrustCommand: RSAKitCommand {
 
     private func text(_ evaluation: RSATrustEvaluation, userTrusted: Set<[UInt8]>) -> String {
         var text =
-            "result: \(evaluation.result.rawValue)\npolicy: \(policyDescription)\nverify date: \(iso8601(evaluation.verifyDate))\nchain:\n"
+            "result: \(evaluation.result.rawValue)\npolicy: \(policyDescription)\nverify date: "
+            + "\(iso8601(evaluation.verifyDate))\nchain:\n"
         for (index, certificate) in evaluation.chain.enumerated() {
             var notes: [String] = []
             if certificate == evaluation.anchor { notes.append("anchor") }
             if userTrusted.contains(certificate.fingerprint) { notes.append("trusted by the user") }
             text +=
-                "  \(index): \(terminalSafe(certificate.subjectSummary)) (not after \(iso8601(certificate.notValidAfter)))"
+                "  \(index): \(terminalSafe(certificate.subjectSummary)) (not after "
+                + "\(iso8601(certificate.notValidAfter)))"
                 + (notes.isEmpty ? "" : " [\(notes.joined(separator: ", "))]") + "\n"
         }
         if !evaluation.revocation.isEmpty {

@@ -53,7 +53,8 @@ enum BashCompletion {
                 rest=${name:_rsakit_open_at}
                 case $_rsakit_open in
                 "'") quoted=${rest//"'"/"'\''"} ;;
-                '"') quoted=${rest//\\/\\\\} quoted=${quoted//\"/\\\"} quoted=${quoted//\$/\\\$} quoted=${quoted//\`/\\\`} ;;
+                '"') quoted=${rest//\\/\\\\} quoted=${quoted//\"/\\\"}
+                    quoted=${quoted//\$/\\\$} quoted=${quoted//\`/\\\`} ;;
                 *) printf -v quoted %q "$name" ;;
                 esac
                 # Readline adds no closing quote after text that ends with one: add it here.
@@ -106,12 +107,14 @@ enum BashCompletion {
             if !command.subcommands.isEmpty {
                 text += "        if ((COMP_CWORD == 2)) && [[ $cur != -* ]]; then\n"
                 text +=
-                    "            COMPREPLY=($(compgen -W \"\(command.subcommands.joined(separator: " "))\" -- \"$cur\")); return 0\n        fi\n"
+                    "            COMPREPLY=($(compgen -W \"\(command.subcommands.joined(separator: " "))\" -- "
+                    + "\"$cur\")); return 0\n        fi\n"
             }
             let options = command.options.map { "--\($0.name)" }.joined(separator: " ")
             if command.takesFiles {
                 text +=
-                    "        if [[ $cur != -* ]]; then COMPREPLY=($(compgen -f -- \"$cur\")); compopt -o filenames 2>/dev/null; return 0; fi\n"
+                    "        if [[ $cur != -* ]]; then COMPREPLY=($(compgen -f -- \"$cur\")); compopt -o filenames "
+                    + "2>/dev/null; return 0; fi\n"
             }
             text += "        COMPREPLY=($(compgen -W \"\(options)\" -- \"$cur\"))\n        return 0 ;;\n"
         }

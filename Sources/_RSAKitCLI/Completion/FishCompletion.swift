@@ -22,7 +22,8 @@ enum FishCompletion {
         let all = model.commands.map(\.name) + ["help"]
         for command in model.commands {
             lines.append(
-                "complete -c rsakit -n __fish_use_subcommand -a \(command.name) -d \(singleQuoted(CompletionModel.firstSentence(command.overview)))"
+                "complete -c rsakit -n __fish_use_subcommand -a \(command.name) -d "
+                    + "\(singleQuoted(CompletionModel.firstSentence(command.overview)))"
             )
         }
         lines.append("complete -c rsakit -n __fish_use_subcommand -a help -d 'Show help for a command'")
@@ -33,7 +34,8 @@ enum FishCompletion {
             if !command.subcommands.isEmpty {
                 let subs = command.subcommands.joined(separator: " ")
                 lines.append(
-                    "complete -c rsakit -n \(singleQuoted("\(when); and not __fish_seen_subcommand_from \(subs)")) -a \(singleQuoted(subs))"
+                    "complete -c rsakit -n \(singleQuoted("\(when); and not __fish_seen_subcommand_from \(subs)")) "
+                        + "-a \(singleQuoted(subs))"
                 )
             }
             if command.takesFiles {

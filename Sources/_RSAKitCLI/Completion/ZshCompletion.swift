@@ -29,7 +29,8 @@ enum ZshCompletion {
             """
         for command in model.commands {
             text +=
-                "        \(singleQuoted("\(command.name):\(bracketSafe(CompletionModel.firstSentence(command.overview)))"))\n"
+                "        "
+                + "\(singleQuoted("\(command.name):\(bracketSafe(CompletionModel.firstSentence(command.overview)))"))\n"
         }
         text += """
                     'help:Show help for a command'

@@ -98,11 +98,14 @@
         var passphraseOptions: [OptionSpec] = [
             .value(
                 "passin", "SPEC",
-                "Passphrase of the file being read (PKCS#12, encrypted key): pass:TEXT (visible in ps; tests only), env:VAR, file:PATH, fd:N or stdin (default: $RSAKIT_PASSIN, else a prompt on the terminal). Also the store's, when --store-passin and $RSAKIT_STORE_PASSIN are absent."
+                "Passphrase of the file being read (PKCS#12, encrypted key): pass:TEXT (visible in ps; tests only), "
+                    + "env:VAR, file:PATH, fd:N or stdin (default: $RSAKIT_PASSIN, else a prompt on the terminal). "
+                    + "Also the store's, when --store-passin and $RSAKIT_STORE_PASSIN are absent."
             ),
             .value(
                 "store-passin", "SPEC",
-                "Passphrase of a protected key store, same forms as --passin (default: $RSAKIT_STORE_PASSIN, else --passin as above, else a prompt)."
+                "Passphrase of a protected key store, same forms as --passin (default: $RSAKIT_STORE_PASSIN, else "
+                    + "--passin as above, else a prompt)."
             )
         ]
         switch passphrases {

@@ -32,7 +32,8 @@ enum CertificateRecipient {
     static func publicKey(_ certificate: X509Certificate, name: String) throws -> RSAPublicKey {
         guard let key = certificate.publicKey else {
             throw CLIFailure(
-                "\(name): the certificate's public key is \(certificate.publicKeyAlgorithmName), not RSA; rsakit encrypts to RSA keys only",
+                "\(name): the certificate's public key is \(certificate.publicKeyAlgorithmName), not RSA; rsakit "
+                    + "encrypts to RSA keys only",
                 .dataError)
         }
         let now = Date()

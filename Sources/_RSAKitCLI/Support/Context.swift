@@ -34,7 +34,8 @@ func storeExists(_ arguments: ParsedArguments) throws -> Bool {
 /// the store is opened with these groups (the first is where new items go) and sees only them.
 let accessGroupOption = OptionSpec.repeated(
     "access-group", "GROUP",
-    "Access group (repeatable): see and change only items of these groups; new items go into the first. Default: every group, new items into \"default\"."
+    "Access group (repeatable): see and change only items of these groups; new items go into the first. Default: "
+        + "every group, new items into \"default\"."
 )
 
 /// "  [group: G]" after a listed item of a group other than the default one (group names are
@@ -63,7 +64,8 @@ func openStore(_ arguments: ParsedArguments, create: Bool = false) throws -> RSA
         }
     } catch RSAError.storeNotFound {
         throw CLIFailure(
-            "no key store at \(terminalSafe(location)): it does not exist (genpair or import creates it; --store or RSAKIT_STORE choose another)",
+            "no key store at \(terminalSafe(location)): it does not exist (genpair or import creates it; --store or "
+                + "RSAKIT_STORE choose another)",
             .notFound)
     } catch RSAError.insecureStorePermissions(let firstPath, let firstMode) {
         // Name every offending path at once, with the one chmod that fixes them all.
@@ -79,13 +81,15 @@ func openStore(_ arguments: ParsedArguments, create: Bool = false) throws -> RSA
         let command = "chmod go-rwx " + findings.map { shellQuoted($0.0) }.joined(separator: " ")
         let subject = findings.count == 1 ? "this path lets" : "these \(findings.count) paths let"
         throw CLIFailure(
-            "unprotected key store: \(subject) group or others read it: \(list); run '\(terminalSafe(command))', or pass --allow-insecure-store",
+            "unprotected key store: \(subject) group or others read it: \(list); run '\(terminalSafe(command))', or "
+                + "pass --allow-insecure-store",
             .failure)
     }
     for warning in store.permissionWarnings {
         if case let RSAError.insecureStorePermissions(path, mode) = warning {
             printWarning(
-                "unprotected key store: \(terminalSafe(path)) has mode 0\(String(mode, radix: 8)); continuing because of --allow-insecure-store"
+                "unprotected key store: \(terminalSafe(path)) has mode 0\(String(mode, radix: 8)); continuing "
+                    + "because of --allow-insecure-store"
             )
         } else if case RSAError.insecureSharedStore = warning {
             printWarning(terminalSafe(warning.description) + "; continuing because of --allow-insecure-store")
@@ -126,7 +130,8 @@ func storePrivateKey(_ store: RSAKeyStore, tag: String, arguments: ParsedArgumen
             }) {
                 let other = terminalSafe(privateItem.applicationTag)
                 throw CLIFailure(
-                    "the store holds only the public key for tag '\(shown)'; its private key is stored under tag '\(other)' (use --tag \(shellQuoted(other)))",
+                    "the store holds only the public key for tag '\(shown)'; its private key is stored under tag "
+                        + "'\(other)' (use --tag \(shellQuoted(other)))",
                     .notFound)
             }
             throw CLIFailure(

@@ -71,17 +71,22 @@ import RSAKit
         switch error {
         case RSAError.unsupportedKeyFormat(RSAKeyFile.certificateReason):
             return
-                "unsupported key format: this is an X.509 certificate, not a key file: encrypt to it with `rsakit encrypt --cert FILE`, keep it with `rsakit cert add FILE`, or extract its public key with `openssl x509 -pubkey -noout -in CERT`"
+                "unsupported key format: this is an X.509 certificate, not a key file: encrypt to it with `rsakit "
+                + "encrypt --cert FILE`, keep it with `rsakit cert add FILE`, or extract its public key with "
+                + "`openssl x509 -pubkey -noout -in CERT`"
         case RSAError.unsupportedKeyFormat(RSAKeyFile.pkcs12Reason):
             return
-                "unsupported key format: this is a PKCS#12 file (.p12, .pfx), not a key file: import its identity (key, certificate and chain) with `rsakit identity import FILE`, or extract the private key with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`"
+                "unsupported key format: this is a PKCS#12 file (.p12, .pfx), not a key file: import its identity "
+                + "(key, certificate and chain) with `rsakit identity import FILE`, or extract the private key "
+                + "with `openssl pkcs12 -in FILE -nodes -nocerts -out key.pem`"
         case RSAError.ambiguousItem:
             return error.description + " with --access-group, or use the item id (rsakit list --json gives it)"
         case let RSAError.duplicateItem(query) where query.itemClass == .key:
             return error.description + " (use --replace to overwrite it)"
         case RSAError.tpmLockedOut:
             return error.description
-                + " (tpm2_getcap properties-variable shows the counter and interval; the owner clears it with tpm2_dictionarylockout --clear-lockout)"
+                + " (tpm2_getcap properties-variable shows the counter and interval; the owner clears it with "
+                + "tpm2_dictionarylockout --clear-lockout)"
         case let RSAError.keyOnToken(tag):
             // Only sign and decrypt with --tag reach a token key; export, identities, TLS and
             // a container's recipient lookup without --tag do not.

@@ -40,7 +40,8 @@ enum ManPages {
         var roff = header(name: "rsakit")
         roff += ".SH NAME\nrsakit \\- RSA encryption, signatures and a keychain on the command line\n"
         roff +=
-            ".SH SYNOPSIS\n.B rsakit\n.I command\n.RI [ options ]\n.br\n.B rsakit help\n.RI [ command ]\n.br\n.B rsakit \\-\\-version\n"
+            ".SH SYNOPSIS\n.B rsakit\n.I command\n.RI [ options ]\n.br\n.B rsakit help\n.RI [ command ]\n.br\n.B "
+            + "rsakit \\-\\-version\n"
         roff +=
             ".SH DESCRIPTION\n"
             + paragraphs(
@@ -87,22 +88,29 @@ enum ManPages {
         ("XDG_DATA_HOME", "Where the default store lives, as the XDG Base Directory specification says."),
         (
             "RSAKIT_PASSIN",
-            "Default for --passin: pass:TEXT, env:VAR, file:PATH, fd:N or stdin. Passphrases are never read from the command line otherwise."
+            "Default for --passin: pass:TEXT, env:VAR, file:PATH, fd:N or stdin. Passphrases are never read from the "
+                + "command line otherwise."
         ),
         ("RSAKIT_STORE_PASSIN", "Default for --store-passin: the passphrase of a protected store, same forms."),
         ("RSAKIT_PASSOUT", "Default for --passout: the passphrase for a file or store being protected, same forms."),
         ("RSAKIT_NEW_PASSIN", "The new passphrase of store change-passphrase, same forms."),
         (
             "RSAKIT_PINENTRY",
-            "A pinentry program (pinentry-tty, pinentry-gnome3, ...) that asks for every passphrase not given by an option or variable, terminal or not; it is spoken to over its standard input and output (Assuan), and asked once more after a wrong store passphrase. With no terminal and neither this nor an askpass program, pinentry on PATH is asked."
+            "A pinentry program (pinentry-tty, pinentry-gnome3, ...) that asks for every passphrase not given by an "
+                + "option or variable, terminal or not; it is spoken to over its standard input and output (Assuan), "
+                + "and asked once more after a wrong store passphrase. With no terminal and neither this nor an "
+                + "askpass program, pinentry on PATH is asked."
         ),
         (
             "RSAKIT_ASKPASS",
-            "An askpass program, run with the prompt as its one argument; the first line of its standard output is the passphrase, a non-zero exit a cancel. Asked before the terminal, after RSAKIT_PINENTRY."
+            "An askpass program, run with the prompt as its one argument; the first line of its standard output is "
+                + "the passphrase, a non-zero exit a cancel. Asked before the terminal, after RSAKIT_PINENTRY."
         ),
         (
             "SSH_ASKPASS",
-            "Used as ssh uses it: with SSH_ASKPASS_REQUIRE=force (or prefer, with DISPLAY or WAYLAND_DISPLAY set) before the terminal; with no terminal, when DISPLAY or WAYLAND_DISPLAY is set, unless SSH_ASKPASS_REQUIRE=never."
+            "Used as ssh uses it: with SSH_ASKPASS_REQUIRE=force (or prefer, with DISPLAY or WAYLAND_DISPLAY set) "
+                + "before the terminal; with no terminal, when DISPLAY or WAYLAND_DISPLAY is set, unless "
+                + "SSH_ASKPASS_REQUIRE=never."
         ),
         (
             "GPG_TTY",
@@ -114,15 +122,18 @@ enum ManPages {
         ),
         (
             "RSAKIT_ENGINE",
-            "ifma, adx or gmp: run private-key operations on that path (for tests and measurement; a path this CPU cannot run is an error). Unset: the fastest this CPU runs, as rsakit --version says."
+            "ifma, adx or gmp: run private-key operations on that path (for tests and measurement; a path this CPU "
+                + "cannot run is an error). Unset: the fastest this CPU runs, as rsakit --version says."
         ),
         (
             "RSAKIT_DISABLE_IFMA",
-            "Set to 1 to skip the AVX-512 IFMA kernel: the ADX kernel runs where the CPU has BMI2 and ADX, else GMP's constant-time path."
+            "Set to 1 to skip the AVX-512 IFMA kernel: the ADX kernel runs where the CPU has BMI2 and ADX, else "
+                + "GMP's constant-time path."
         ),
         (
             "RSAKIT_PKCS11_ACCESS_GROUPS",
-            "Read by the PKCS#11 module librsakit-pkcs11.so, not by rsakit: g1,g2 shows only those access groups' keys and certificates in its slot (unset: every group; a name that is not a valid group: no token)."
+            "Read by the PKCS#11 module librsakit-pkcs11.so, not by rsakit: g1,g2 shows only those access groups' "
+                + "keys and certificates in its slot (unset: every group; a name that is not a valid group: no token)."
         )
     ]
 
@@ -133,7 +144,8 @@ enum ManPages {
         ),
         (
             "/usr/share/doc/rsakit/docs/",
-            "The guides: interoperability, keys, the keychain, certificates, mutual TLS, tokens, scripting, the container format, security."
+            "The guides: interoperability, keys, the keychain, certificates, mutual TLS, tokens, scripting, the "
+                + "container format, security."
         )
     ]
 
@@ -143,13 +155,16 @@ enum ManPages {
         ("64", "Usage error: unknown or missing option, bad value, passphrase required but none given."),
         (
             "65",
-            "Data error: wrong passphrase, decryption failed, corrupted or truncated input, wrong key, invalid signature."
+            "Data error: wrong passphrase, decryption failed, corrupted or truncated input, wrong key, invalid "
+                + "signature."
         ),
         ("66", "Not found: no such item, key, input file or key store."),
         ("73", "The item already exists (use --replace, or --update for passwords)."),
         (
             "77",
-            "Not permitted: the access group named, or the item's group, is not one the command was given with --access-group; or the user may not use the store: a store shared with a Unix group the user is not in, or a system keychain whose rules do not allow the user or do not let it change them."
+            "Not permitted: the access group named, or the item's group, is not one the command was given with "
+                + "--access-group; or the user may not use the store: a store shared with a Unix group the user is "
+                + "not in, or a system keychain whose rules do not allow the user or do not let it change them."
         )
     ]
 
@@ -168,7 +183,8 @@ enum ManPages {
         ("Generate a key pair stored under an application tag:", "rsakit genpair \\-\\-tag com.example.pub"),
         (
             "Encrypt a file for it and decrypt it back:",
-            "rsakit encrypt \\-\\-tag com.example.pub < report.pdf > report.rsa\nrsakit decrypt \\-\\-tag com.example.pub \\-\\-in report.rsa \\-\\-out report.pdf"
+            "rsakit encrypt \\-\\-tag com.example.pub < report.pdf > report.rsa\nrsakit decrypt \\-\\-tag "
+                + "com.example.pub \\-\\-in report.rsa \\-\\-out report.pdf"
         ),
         (
             "Raw PKCS#1 v1.5 blocks, as openssl pkeyutl and iOS apps read them:",

@@ -7,7 +7,8 @@ struct MessageOptions {
     static let specs: [OptionSpec] = [
         .value(
             "format", "FORMAT",
-            "container (default), raw (k-byte blocks) or apple-aesgcm (SecKeyCreateEncryptedData with ...OAEPSHA*AESGCM)."
+            "container (default), raw (k-byte blocks) or apple-aesgcm (SecKeyCreateEncryptedData with "
+                + "...OAEPSHA*AESGCM)."
         ).choices(RSAMessageFormat.Kind.allCases.map(\.rawValue)),
         .flag("raw", "Short for --format raw."),
         .value("padding", "SCHEME", "pkcs1 (default, RSAES-PKCS1-v1_5) or oaep (RSAES-OAEP).").choices(["pkcs1", "oaep"]
@@ -36,7 +37,8 @@ struct MessageOptions {
     /// decrypt's own option.
     static let implicitRejectionSpec = OptionSpec.flag(
         "implicit-rejection",
-        "With --raw and PKCS#1 v1.5: a block with a bad padding gives a synthetic message, not an error (for protocols; draft-irtf-cfrg-rsa-guidance)."
+        "With --raw and PKCS#1 v1.5: a block with a bad padding gives a synthetic message, not an error (for "
+            + "protocols; draft-irtf-cfrg-rsa-guidance)."
     )
 
     init(_ arguments: ParsedArguments, command: String) throws {
@@ -78,7 +80,8 @@ struct MessageOptions {
             let apple = hash ?? .sha256
             guard RSAAppleAESGCM.supportedHashes.contains(apple) else {
                 throw usage(
-                    "--format apple-aesgcm is defined for sha1, sha224, sha256, sha384 and sha512, not \(apple.rawValue)"
+                    "--format apple-aesgcm is defined for sha1, sha224, sha256, sha384 and sha512, not "
+                        + "\(apple.rawValue)"
                 )
             }
             appleHash = apple

@@ -68,7 +68,8 @@ enum PassphraseSource: Equatable {
             // passphrase itself ("--passin correct-horse").
             throw UsageError(
                 message:
-                    "\(option) must be pass:TEXT, env:VAR, file:PATH, fd:N or stdin (the value given is none of these; it is not shown, since it may be a passphrase)",
+                    "\(option) must be pass:TEXT, env:VAR, file:PATH, fd:N or stdin (the value given is none of "
+                    + "these; it is not shown, since it may be a passphrase)",
                 command: command)
         }
     }

@@ -134,7 +134,8 @@ final class PassphrasePrompter {
     /// The error for no way to ask.
     private static func noTerminal(hint: String, reason: String?) -> CLIFailure {
         CLIFailure(
-            "a passphrase is needed and there is no terminal to ask on; give \(hint), or name a program in RSAKIT_PINENTRY or RSAKIT_ASKPASS"
+            "a passphrase is needed and there is no terminal to ask on; give \(hint), or name a program in "
+                + "RSAKIT_PINENTRY or RSAKIT_ASKPASS"
                 + (reason.map { " (\($0))" } ?? ""), .usage)
     }
 
@@ -162,7 +163,8 @@ final class PassphrasePrompter {
         guard status == 0 else {
             close(output[0])
             throw CLIFailure(
-                "cannot run the askpass program \(terminalSafe(path)) (\(variable)): \(String(cString: strerror(status)).lowercased())",
+                "cannot run the askpass program \(terminalSafe(path)) (\(variable)): "
+                    + "\(String(cString: strerror(status)).lowercased())",
                 .failure)
         }
         let line = Result { try Passphrase.firstLine(output[0], what: "the askpass program \(terminalSafe(path))") }
@@ -173,7 +175,8 @@ final class PassphrasePrompter {
         // WIFEXITED && WEXITSTATUS == 0, spelt out (the macros do not reach Swift).
         guard exit & 0x7F == 0, (exit >> 8) & 0xFF == 0 else {
             throw CLIFailure(
-                "the passphrase prompt was cancelled (askpass \(terminalSafe(path)) ended with status \(exit & 0x7F == 0 ? (exit >> 8) & 0xFF : 128 + exit & 0x7F))",
+                "the passphrase prompt was cancelled (askpass \(terminalSafe(path)) ended with status "
+                    + "\(exit & 0x7F == 0 ? (exit >> 8) & 0xFF : 128 + exit & 0x7F))",
                 .failure)
         }
         return secret

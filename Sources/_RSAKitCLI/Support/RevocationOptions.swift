@@ -6,20 +6,24 @@ enum RevocationOptions {
     static let specs: [OptionSpec] = [
         .value(
             "revocation", "METHOD",
-            "How revocation is checked: crl (default: --crl files and the store's CRLs), ocsp (ask each certificate's OCSP responder), any (a current CRL, else OCSP), off."
+            "How revocation is checked: crl (default: --crl files and the store's CRLs), ocsp (ask each "
+                + "certificate's OCSP responder), any (a current CRL, else OCSP), off."
         ).choices(["ocsp", "crl", "any", "off"]),
         .flag(
             "require-revocation",
-            "Fail (recoverable-trust-failure) when a certificate's revocation status cannot be established, instead of warning."
+            "Fail (recoverable-trust-failure) when a certificate's revocation status cannot be established, instead "
+                + "of warning."
         ),
         .flag("no-network", "Send no OCSP request (Apple's NetworkAccessDisabled): OCSP cannot answer."),
         .flag(
             "fetch-crls",
-            "With --revocation crl or any: fetch the CRL named by a certificate's CRL distribution points when no current CRL of its issuer is at hand."
+            "With --revocation crl or any: fetch the CRL named by a certificate's CRL distribution points when no "
+                + "current CRL of its issuer is at hand."
         ),
         .flag(
             "fetch-issuers",
-            "Fetch a missing intermediate from the caIssuers URL of a certificate's authorityInfoAccess (http or https; never with --no-network)."
+            "Fetch a missing intermediate from the caIssuers URL of a certificate's authorityInfoAccess (http or "
+                + "https; never with --no-network)."
         ),
         .value(
             "ocsp-url", "URL",
@@ -28,7 +32,8 @@ enum RevocationOptions {
 
     /// The usage fragment.
     static let usage =
-        "[--revocation ocsp|crl|any|off] [--require-revocation] [--no-network] [--fetch-crls] [--fetch-issuers] [--ocsp-url <URL>]"
+        "[--revocation ocsp|crl|any|off] [--require-revocation] [--no-network] [--fetch-crls] [--fetch-issuers] "
+        + "[--ocsp-url <URL>]"
 
     /// The policy the options ask for.
     /// - Throws: `UsageError` for an unknown method or a URL that is not http(s).

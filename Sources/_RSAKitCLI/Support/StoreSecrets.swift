@@ -61,7 +61,8 @@ func namingStore<T>(_ path: String, _ body: () throws -> T) throws -> T {
         return try body()
     } catch RSAError.wrongPassphrase {
         throw CLIFailure(
-            "wrong passphrase for the key store at \(terminalSafe(path)) (its passphrase comes from --store-passin, RSAKIT_STORE_PASSIN, else --passin)",
+            "wrong passphrase for the key store at \(terminalSafe(path)) (its passphrase comes from --store-passin, "
+                + "RSAKIT_STORE_PASSIN, else --passin)",
             .dataError)
     }
 }
@@ -86,7 +87,8 @@ func protectNewStoreIfAsked(_ store: RSAKeyStore, _ arguments: ParsedArguments, 
     let listing = try store.allItems()
     guard listing.keys.isEmpty, listing.passwords.isEmpty, listing.problems.isEmpty else {
         throw CLIFailure(
-            "--protect applies to a new store's first write; this store already holds items: run 'rsakit store protect'",
+            "--protect applies to a new store's first write; this store already holds items: run 'rsakit store "
+                + "protect'",
             .usage)
     }
     let passphrase = try Passphrase.readStore(arguments, command: command, path: store.path, new: true)
@@ -143,7 +145,8 @@ struct PendingStore {
 let protectOptions: [OptionSpec] = [
     .flag(
         "protect",
-        "On a new store's first write: protect its secrets with a passphrase (from --store-passin, $RSAKIT_STORE_PASSIN, --passin, $RSAKIT_PASSIN or a prompt)."
+        "On a new store's first write: protect its secrets with a passphrase (from --store-passin, "
+            + "$RSAKIT_STORE_PASSIN, --passin, $RSAKIT_PASSIN or a prompt)."
     ),
     .value("kdf", "COST", "Argon2id cost for --protect: interactive, moderate (default) or sensitive.")
 ]

@@ -10,7 +10,8 @@ import RSAKit
 /// `--system` on the commands that can use the system keychain.
 let systemOption = OptionSpec.flag(
     "system",
-    "Use the system keychain through its agent (socket: $RSAKIT_SYSTEM_SOCKET, else /run/rsakit/system.sock): only the access groups its rules allow this user."
+    "Use the system keychain through its agent (socket: $RSAKIT_SYSTEM_SOCKET, else /run/rsakit/system.sock): only "
+        + "the access groups its rules allow this user."
 )
 
 /// The client of the system agent, after refusing --store beside --system (the agent serves
@@ -39,7 +40,8 @@ func askingSystemAgent<T>(_ client: RSASystemKeychainClient, _ body: () throws -
         return try body()
     } catch let RSAError.storeIOError(path, reason) where path == client.socketPath {
         throw CLIFailure(
-            "the system keychain at \(terminalSafe(path)): \(terminalSafe(reason)) (is `rsakit agent serve --system` running?)",
+            "the system keychain at \(terminalSafe(path)): \(terminalSafe(reason)) (is `rsakit agent serve --system` "
+                + "running?)",
             .failure)
     }
 }
@@ -59,7 +61,8 @@ func passwordThroughSystemAgent(_ arguments: ParsedArguments, subcommand: String
             try client.addGenericPassword(value, service: service, account: account, accessGroup: group)
         }
         try printOutput(
-            "added generic password: service: \(terminalSafe(service)), account: \(terminalSafe(account)), access group: \(added)\n"
+            "added generic password: service: \(terminalSafe(service)), account: \(terminalSafe(account)), access "
+                + "group: \(added)\n"
         )
     case "find":
         guard arguments.value("account") != nil, arguments.flag("value") else {

@@ -6,7 +6,8 @@ import RSAKit
 /// `--token URI` of genpair and import.
 let tokenOption: OptionSpec = .value(
     "token", "URI",
-    "Create the private key on this PKCS#11 token (RFC 7512 'pkcs11:token=LABEL?module-path=/path/module.so'); the store keeps a reference."
+    "Create the private key on this PKCS#11 token (RFC 7512 'pkcs11:token=LABEL?module-path=/path/module.so'); the "
+        + "store keeps a reference."
 )
 
 /// `--token-pin SPEC`, for commands that may use a token key.
@@ -49,7 +50,8 @@ func readTokenPIN(_ arguments: ParsedArguments, command: String, reference: RSAT
 let tpmOptions: [OptionSpec] = [
     .flag(
         "tpm",
-        "Create the private key inside this machine's TPM (through tpm2-pkcs11; RSA 2048 or 3072, not exportable). The TPM is $RSAKIT_TPM_TCTI, else device:/dev/tpmrm0."
+        "Create the private key inside this machine's TPM (through tpm2-pkcs11; RSA 2048 or 3072, not exportable). "
+            + "The TPM is $RSAKIT_TPM_TCTI, else device:/dev/tpmrm0."
     ),
     .flag(
         "tpm-pin",

@@ -79,7 +79,8 @@ enum Vectors {
     static func load(_ name: String) throws -> Data {
         guard let dir = directory else {
             let message =
-                "WYCHEPROOF VECTORS NOT FOUND: set RSAKIT_VECTORS or place shared/vectors/wycheproof beside the package; \(name) NOT RUN"
+                "WYCHEPROOF VECTORS NOT FOUND: set RSAKIT_VECTORS or place shared/vectors/wycheproof beside the "
+                + "package; \(name) NOT RUN"
             FileHandle.standardError.write(Data(("\n*** " + message + " ***\n").utf8))
             throw XCTSkip(message)
         }
