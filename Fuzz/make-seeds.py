@@ -39,11 +39,17 @@ def pem_to_der(pem):
     body = b"".join(l for l in pem.splitlines() if l and not l.startswith(b"-----") and b":" not in l)
     return base64.b64decode(body)
 
+def swift_pems(source):
+    """The private-key PEMs in Swift source text, as bytes, without the indentation a Swift
+    multi-line string strips from its lines."""
+    found = re.findall(r"-----BEGIN PRIVATE KEY-----.*?-----END PRIVATE KEY-----\n", source, re.S)
+    return ["".join(line.strip() + "\n" for line in pem.splitlines()).encode() for pem in found]
+
 # --- keys made by openssl, every format -------------------------------------------------
 tmp = tempfile.mkdtemp()
 keys_pem = []
 fuzz_key = open(os.path.join(root, "Fuzz", "Sources", "FuzzSupport", "FuzzSupport.swift")).read()
-fuzz_key = re.search(r"-----BEGIN PRIVATE KEY-----.*?-----END PRIVATE KEY-----\n", fuzz_key, re.S).group(0).encode()
+fuzz_key = swift_pems(fuzz_key)[0]
 keys_pem.append(fuzz_key)
 for bits in (512, 1024):
     keys_pem.append(openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", f"rsa_keygen_bits:{bits}"))
@@ -100,7 +106,7 @@ for der in [b"\x30\x00", b"\x02\x01\x00", b"\x02\x02\x00\x80", b"\x06\x09\x2a\x8
 # version 2) and 1024 bits (versions 1 and 2, PKCS#1 v1.5 and OAEP). Mode byte bit 3 picks the
 # 1024-bit key, bit 4 a described version 2 message, bits 5-6 its padding (FuzzContainer.swift).
 support = open(os.path.join(root, "Fuzz", "Sources", "FuzzSupport", "FuzzSupport.swift")).read()
-fuzz_keys = [m.encode() for m in re.findall(r"-----BEGIN PRIVATE KEY-----.*?-----END PRIVATE KEY-----\n", support, re.S)]
+fuzz_keys = swift_pems(support)
 magic = bytes([0x89]) + b"RSAKIT\n"
 # (scheme byte, OAEP hash, MGF1 hash, hashlib name, MGF1 hashlib name); index = mode bits 5-6
 paddings = [(1, 0, 0, None, None), (2, 1, 1, "sha1", "sha1"), (2, 3, 3, "sha256", "sha256"), (2, 2, 1, "sha224", "sha1")]
@@ -316,8 +322,7 @@ def ssh_mpint(value):
     return ssh_string(b"\0" + b if b and b[0] & 0x80 else b)
 def ssh_frame(payload):
     return len(payload).to_bytes(4, "big") + payload
-ssh_key = re.findall(r"-----BEGIN PRIVATE KEY-----.*?-----END PRIVATE KEY-----\n",
-                     open(os.path.join(root, "Fuzz", "Sources", "FuzzSupport", "FuzzSupport.swift")).read(), re.S)[1].encode()
+ssh_key = swift_pems(open(os.path.join(root, "Fuzz", "Sources", "FuzzSupport", "FuzzSupport.swift")).read())[1]
 ssh_text = subprocess.run(["openssl", "rsa", "-noout", "-text"], input=ssh_key, capture_output=True, check=True).stdout.decode()
 ssh_n = int(re.search(r"modulus:\s*\n((?:\s+[0-9a-f:]+\n)+)", ssh_text).group(1).replace(":", "").replace(" ", "").replace("\n", ""), 16)
 ssh_e = int(re.search(r"publicExponent: (\d+)", ssh_text).group(1))
