@@ -133,7 +133,7 @@ struct BenchmarkSuite {
                 for _ in 0..<count { BlackHole.consume(try RSAHazmat.rsaep(encoded, key: publicKey)) }
             }
         ]
-        let seconds = Double(options.opensslSeconds) / 2
+        let seconds = options.besideOpenSSLSeconds
         let counts = try operations.map { try calibrate($0, seconds: seconds, warmUpTime: options.warmUpTime) }
         var ours = Array(repeating: [Double](), count: operations.count)
         var sign: [Double] = [], verify: [Double] = []

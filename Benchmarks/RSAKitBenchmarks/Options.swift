@@ -47,6 +47,12 @@ struct BenchmarkOptions {
     var keygenWarmUp = true
     var opensslSeconds = 1
     var opensslRuns = 7
+    /// Length of one timed run of an RSAKit case that sits beside `openssl speed`: half of
+    /// openssl's own phase, so that both see the same moment of the machine; in --quick the
+    /// run time, since a quick figure is indicative only and openssl's phase cannot be
+    /// shorter than a second (this took the smoke run's openssl and schemes groups from
+    /// 36 s to about 20 s on a 2-core Xeon).
+    var besideOpenSSLSeconds: Double { quick ? runTime : Double(opensslSeconds) / 2 }
     /// The rsakit binary of the cli case, or nil for CLIBenchmark.findBinary's default.
     var rsakitPath: String?
     /// Process pairs per cli command (quick: 5).

@@ -80,7 +80,7 @@ extension BenchmarkSuite {
         var ours = Array(repeating: [Double](), count: operations.count)
         var sign: [Double] = [], verify: [Double] = []
         let runs = peer == nil ? options.runs : options.opensslRuns
-        let seconds = peer == nil ? options.runTime : Double(options.opensslSeconds) / 2
+        let seconds = peer == nil ? options.runTime : options.besideOpenSSLSeconds
         let counts = try operations.map { try calibrate($0, seconds: seconds, warmUpTime: options.warmUpTime) }
         func timeOurs(_ i: Int) throws {
             let elapsed = try time { try operations[i].body(counts[i]) }
