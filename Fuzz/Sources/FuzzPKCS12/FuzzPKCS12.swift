@@ -8,7 +8,9 @@
 // 3. A re-export (RSAPKCS12.derRepresentation) parses back to the same key, certificate,
 //    chain and friendly name, with a MAC and no warnings. GnuTLS writes 600,000 PBKDF2
 //    iterations (about a second per file here), so each distinct identity is re-exported once
-//    per process, and at most 64 per process (replaying one input always re-exports it).
+//    per process, and at most 64 per process (replaying one input always re-exports it), or
+//    RSAKIT_FUZZ_REEXPORTS: CI's smoke run (scripts/fuzz.sh --smoke) sets 4, since its replay of
+//    the corpus in one process otherwise spends most of its time (48 of 69 s) in GnuTLS's PBKDF2.
 //
 // Iteration bound: PKCS#12 runs PBKDF2 (or the RFC 7292 KDF) once for the MAC and once per
 // encrypted bag and shrouded key, with the count the file declares, so an input can ask for
@@ -29,6 +31,9 @@
 import RSAKit
 import FuzzSupport
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 let passphrase = Array("fuzz".utf8)
 let maximumIterations: UInt64 = 64
@@ -76,7 +81,7 @@ public func fuzzPKCS12(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let identity = Identity(
         key: key.fingerprint, certificate: certificate.fingerprint,
         chain: p12.chain.map(\.fingerprint), friendlyName: p12.friendlyName)
-    guard reexported.withLock({ $0.count < 64 && $0.insert(identity).inserted }) else { return 0 }
+    guard reexported.withLock({ $0.count < reexportLimit && $0.insert(identity).inserted }) else { return 0 }
     let exported = orAbort {
         try RSAPKCS12.derRepresentation(
             privateKey: key, certificate: certificate, chain: p12.chain,
@@ -100,8 +105,18 @@ struct Identity: Hashable {
     let friendlyName: String?
 }
 
-/// The identities re-exported so far in this process (at most 64: the first 64 distinct identities a run meets).
+/// The identities re-exported so far in this process (at most `reexportLimit`: the first distinct
+/// identities a run meets).
 let reexported = Mutex<Set<Identity>>([])
+
+/// How many distinct identities one process re-exports: RSAKIT_FUZZ_REEXPORTS (a positive
+/// integer), else 64.
+let reexportLimit: Int = {
+    guard let text = getenv("RSAKIT_FUZZ_REEXPORTS"), let limit = Int(String(cString: text)), limit > 0 else {
+        return 64
+    }
+    return limit
+}()
 
 /// The largest INTEGER (1 to 8 content octets) that directly follows an OCTET STRING TLV
 /// anywhere in `bytes`: an upper bound of every iteration count the file declares in clear.
