@@ -198,22 +198,11 @@ final class CLICertificateRequestTests: CLITestCase {
         let added = try rsakitOK(["cert", "add", path("tk.pem")], environment: environment).stdoutText
         XCTAssertTrue(added.contains("identity: private key tag tk"), added)
 
-        let server = try TLSTestServer(
-            openssl: openssl,
-            arguments: [
-                "-Verify", "1", "-verify_return_error", "-CAfile", pki.path("ca.pem"),
-                "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"), "-key", pki.path("srv.key"), "-www"
-            ],
-            directory: workDirectory.path)
+        let server = try startMutualTLSServer(pki, openssl: openssl)
         servers.append(server)
-        let result = try runProcess(
-            "/usr/bin/timeout",
-            [
-                "-k", "5", "60", Self.binary.path, "tls", "connect", "127.0.0.1:\(server.port)",
-                "--timeout", "20", "--tag", "tk", "--anchor", pki.path("ca.pem"), "--tls1.3",
-                "--token-pin", "pass:1234"
-            ],
-            stdin: Array("GET / HTTP/1.0\r\n\r\n".utf8), environment: environment)
+        let result = try connectTLS(
+            server, ["--tag", "tk", "--anchor", pki.path("ca.pem"), "--tls1.3", "--token-pin", "pass:1234"],
+            environment: environment)
         XCTAssertEqual(result.status, 0, result.stderr)
         TLSTestPKI.assertServerSawClientCertificate(
             result.stdoutText, version: "TLSv1.3", subject: "O=RSAKit Tests, CN=token-client")

@@ -11,14 +11,12 @@ import RSAKitTestSupport
 /// authenticates to `openssl s_server -Verify 1` with the group's identity, signed by the
 /// agent; another user is refused (77) before connecting.
 final class CLISystemKeychainPKCS11Tests: CLITestCase {
-    private var fixture: UnixUsersFixture?
-    private var agent: ChildProcess.Captured?
+    private var system: SystemKeychainFixture?
     private var servers: [TLSTestServer] = []
 
     override func tearDownWithError() throws {
         servers.forEach { $0.stop() }
-        if let agent, agent.process.isRunning { agent.process.kill9() }
-        fixture?.remove()
+        system?.remove()
         try super.tearDownWithError()
     }
 
@@ -29,9 +27,9 @@ final class CLISystemKeychainPKCS11Tests: CLITestCase {
                 "\(module.path) is not built: run `swift build --product rsakit-pkcs11` (scripts/test.sh does)")
         }
         let pkcs11Tool = try requiredTool("pkcs11-tool", package: "opensc")
-        let fx = try UnixUsersFixture(binary: Self.binary)
-        fixture = fx
-        let owner = try fx.user("rks")
+        let system = try SystemKeychainFixture(binary: Self.binary)
+        self.system = system
+        let fx = system.users
         let mail = try fx.user("rkm")
         let web = try fx.user("rkn")
         let other = try fx.user("rko")
@@ -39,50 +37,22 @@ final class CLISystemKeychainPKCS11Tests: CLITestCase {
         let moduleCopy = fx.folder + "/librsakit-pkcs11.so"
         try FileManager.default.copyItem(atPath: module.path, toPath: moduleCopy)
         chmod(moduleCopy, 0o755)
-        let state = fx.folder + "/state", run = fx.folder + "/run", out = fx.folder + "/out"
-        for folder in [state, run] {
-            mkdir(folder, 0o755)
-            chown(folder, fx.uid(owner), gid_t.max)
-        }
+        let out = fx.folder + "/out"
         mkdir(out, 0o755)
         chown(out, fx.uid(mail), gid_t.max)
-        let store = state + "/system", socket = run + "/system.sock"
-        let env = ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "RSAKIT_SYSTEM_SOCKET": socket]
-        func rsakit(_ user: String?, _ arguments: [String]) throws -> ChildProcessResult {
-            let command = [fx.binary] + arguments
-            return try ChildProcess.run(user.map { fx.asUser($0, command) } ?? command, environment: env)
-        }
+        let store = system.store
         func tool(_ user: String, _ arguments: [String]) throws -> ChildProcessResult {
             try ChildProcess.run(
                 fx.asUser(user, ["/usr/bin/timeout", "-k", "5", "30", pkcs11Tool, "--module", moduleCopy] + arguments),
-                environment: env.merging(["RSAKIT_PKCS11_SYSTEM": "1"]) { $1 })
+                environment: system.environment.merging(["RSAKIT_PKCS11_SYSTEM": "1"]) { $1 })
         }
-        agent = try ChildProcess.start(
-            fx.asUser(owner, [fx.binary, "agent", "serve", "--system", "--store", store, "--socket", socket]),
-            environment: env)
-        guard agent!.waitForStdout(startingWith: "listening: \(socket)\n", timeout: 30) else {
-            return XCTFail("the agent did not start: \(try agent!.finish(timeout: 5).stderr)")
-        }
-        XCTAssertEqual(try rsakit(nil, ["access-group", "allow", "com.example.mail", "--user", mail]).status, 0)
-        XCTAssertEqual(try rsakit(nil, ["access-group", "allow", "com.example.web", "--user", web]).status, 0)
-        XCTAssertEqual(
-            try rsakit(
-                owner,
-                [
-                    "genpair", "--tag", "mail.key", "--bits", "1024", "--access-group", "com.example.mail",
-                    "--store", store
-                ]
-            ).status, 0)
-        XCTAssertEqual(
-            try rsakit(
-                owner,
-                [
-                    "genpair", "--tag", "web.key", "--bits", "1024", "--access-group", "com.example.web",
-                    "--store", store
-                ]
-            ).status, 0)
+        guard try system.startAgent() else { return }
+        XCTAssertEqual(try system.rsakit(nil, ["access-group", "allow", "com.example.mail", "--user", mail]).status, 0)
+        XCTAssertEqual(try system.rsakit(nil, ["access-group", "allow", "com.example.web", "--user", web]).status, 0)
+        XCTAssertEqual(try system.genpair(tag: "mail.key", accessGroup: "com.example.mail").status, 0)
+        XCTAssertEqual(try system.genpair(tag: "web.key", accessGroup: "com.example.web").status, 0)
         let publicKey = try write(
-            try rsakit(owner, ["export", "--tag", "mail.key", "--store", store]).stdout, to: "pub.pem")
+            try system.rsakit(system.owner, ["export", "--tag", "mail.key", "--store", store]).stdout, to: "pub.pem")
         let message = out + "/message"
         try Data("signed through the module".utf8).write(to: URL(fileURLWithPath: message))
         chmod(message, 0o644)
@@ -135,7 +105,7 @@ final class CLISystemKeychainPKCS11Tests: CLITestCase {
         let webSign = try tool(web, ["--sign", "-m", "SHA256-RSA-PKCS", "-i", message, "-o", out + "/websig"])
         XCTAssertEqual(webSign.status, 0, webSign.stdoutText + webSign.stderr)
         let webPublicKey = try write(
-            try rsakit(owner, ["export", "--tag", "web.key", "--store", store]).stdout, to: "webpub.pem")
+            try system.rsakit(system.owner, ["export", "--tag", "web.key", "--store", store]).stdout, to: "webpub.pem")
         for (key, expected) in [(webPublicKey, "Verified OK\n"), (publicKey, "Verification failure\n")] {
             let checked = try ChildProcess.run([
                 "/usr/bin/openssl", "dgst", "-sha256", "-verify", key, "-signature", out + "/websig", message
@@ -148,16 +118,16 @@ final class CLISystemKeychainPKCS11Tests: CLITestCase {
         XCTAssertFalse(refused.stdoutText.contains("Object;"), refused.stdoutText)
 
         // A rule taken away: the next host run by that user finds no token to sign with.
-        XCTAssertEqual(try rsakit(nil, ["access-group", "deny", "com.example.mail", "--user", mail]).status, 0)
+        XCTAssertEqual(try system.rsakit(nil, ["access-group", "deny", "com.example.mail", "--user", mail]).status, 0)
         let denied = try tool(
             mail, ["--sign", "-m", "SHA256-RSA-PKCS", "--label", "mail.key", "-i", message, "-o", "/dev/null"])
         XCTAssertNotEqual(denied.status, 0, denied.stdoutText)
     }
 
     func testTLSConnectWithASystemKeychainIdentity() throws {
-        let fx = try UnixUsersFixture(binary: Self.binary)
-        fixture = fx
-        let owner = try fx.user("rks")
+        let system = try SystemKeychainFixture(binary: Self.binary)
+        self.system = system
+        let fx = system.users
         let mail = try fx.user("rkm")
         let other = try fx.user("rko")
         let pki = try TLSTestPKI.shared(openssl: try openssl())
@@ -166,39 +136,21 @@ final class CLISystemKeychainPKCS11Tests: CLITestCase {
             try FileManager.default.copyItem(atPath: pki.path(name), toPath: fx.folder + "/" + name)
             chmod(fx.folder + "/" + name, 0o644)
         }
-        let state = fx.folder + "/state", run = fx.folder + "/run"
-        for folder in [state, run] {
-            mkdir(folder, 0o755)
-            chown(folder, fx.uid(owner), gid_t.max)
-        }
-        let store = state + "/system", socket = run + "/system.sock"
-        let env = ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "RSAKIT_SYSTEM_SOCKET": socket]
+        let store = system.store
         func rsakit(_ user: String?, _ arguments: [String], stdin: [UInt8]? = nil) throws -> ChildProcessResult {
-            let command = ["/usr/bin/timeout", "-k", "5", "30", fx.binary] + arguments
-            return try ChildProcess.run(user.map { fx.asUser($0, command) } ?? command, stdin: stdin, environment: env)
+            try system.rsakit(user, arguments, stdin: stdin, timeoutSeconds: 30)
         }
-        agent = try ChildProcess.start(
-            fx.asUser(owner, [fx.binary, "agent", "serve", "--system", "--store", store, "--socket", socket]),
-            environment: env)
-        guard agent!.waitForStdout(startingWith: "listening: \(socket)\n", timeout: 30) else {
-            return XCTFail("the agent did not start: \(try agent!.finish(timeout: 5).stderr)")
-        }
+        guard try system.startAgent() else { return }
         XCTAssertEqual(try rsakit(nil, ["access-group", "allow", "com.example.mail", "--user", mail]).status, 0)
         let imported = try rsakit(
-            owner,
+            system.owner,
             [
                 "identity", "import", fx.folder + "/alice.p12", "--label", "alice", "--passin", "pass:alicepass",
                 "--access-group", "com.example.mail", "--store", store
             ])
         XCTAssertEqual(imported.status, 0, imported.stderr)
 
-        let server = try TLSTestServer(
-            openssl: try openssl(),
-            arguments: [
-                "-Verify", "1", "-verify_return_error", "-CAfile", pki.path("ca.pem"),
-                "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"), "-key", pki.path("srv.key"), "-www"
-            ],
-            directory: workDirectory.path)
+        let server = try startMutualTLSServer(pki, openssl: try openssl())
         servers.append(server)
         let request = Array("GET / HTTP/1.0\r\n\r\n".utf8)
         let connect = [

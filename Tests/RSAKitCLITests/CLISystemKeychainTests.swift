@@ -8,44 +8,28 @@ import RSAKitTestSupport
 /// and decryption; another user and another group refused; a mistyped access group refused
 /// rather than created; rule changes by anyone but root refused.
 final class CLISystemKeychainTests: CLITestCase {
-    private var fixture: UnixUsersFixture?
-    private var agent: ChildProcess.Captured?
+    private var system: SystemKeychainFixture?
 
     override func tearDownWithError() throws {
-        if let agent, agent.process.isRunning { agent.process.kill9() }
-        fixture?.remove()
+        system?.remove()
         try super.tearDownWithError()
     }
 
     func testAgentServesAllowedGroupsOnlyAndRootAloneChangesRules() throws {
-        let fx = try UnixUsersFixture(binary: Self.binary)
-        fixture = fx
+        // The store's parent and the socket's folder belong to the agent's user (the fixture).
+        let system = try SystemKeychainFixture(binary: Self.binary)
+        self.system = system
+        let fx = system.users
         let webGroup = try fx.group("rkw")
-        let owner = try fx.user("rks")
+        let owner = system.owner
         let mail = try fx.user("rkm")
         let web = try fx.user("rkn", groups: [webGroup])
         let other = try fx.user("rko")
-        // The store's parent and the socket's folder belong to the agent's user, as systemd's
-        // StateDirectory= and RuntimeDirectory= make them.
-        let state = fx.folder + "/state", run = fx.folder + "/run"
-        for folder in [state, run] {
-            mkdir(folder, 0o755)
-            chown(folder, fx.uid(owner), gid_t.max)
-        }
-        let store = state + "/system", socket = run + "/system.sock"
-        let env = ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "RSAKIT_SYSTEM_SOCKET": socket]
-        func rsakit(_ user: String?, _ arguments: [String], stdin: [UInt8]? = nil) throws -> ChildProcessResult {
-            let command = [fx.binary] + arguments
-            return try ChildProcess.run(user.map { fx.asUser($0, command) } ?? command, stdin: stdin, environment: env)
-        }
+        let store = system.store, socket = system.socket
         // Root refuses to be the agent; the store's user is.
-        XCTAssertEqual(try rsakit(nil, ["agent", "serve", "--system", "--store", store, "--socket", socket]).status, 64)
-        agent = try ChildProcess.start(
-            fx.asUser(owner, [fx.binary, "agent", "serve", "--system", "--store", store, "--socket", socket]),
-            environment: env)
-        guard agent!.waitForStdout(startingWith: "listening: \(socket)\n", timeout: 30) else {
-            return XCTFail("the agent did not start: \(try agent!.finish(timeout: 5).stderr)")
-        }
+        XCTAssertEqual(
+            try system.rsakit(nil, ["agent", "serve", "--system", "--store", store, "--socket", socket]).status, 64)
+        guard try system.startAgent() else { return }
         var st = stat()
         XCTAssertEqual(lstat(store, &st), 0)
         XCTAssertEqual(st.st_uid, fx.uid(owner))
@@ -53,58 +37,46 @@ final class CLISystemKeychainTests: CLITestCase {
 
         // Rules: root only; a mistyped Unix user or an invalid group name stores nothing.
         XCTAssertEqual(
-            try rsakit(nil, ["access-group", "allow", "com.example.mail", "--user", mail]).stdoutText,
+            try system.rsakit(nil, ["access-group", "allow", "com.example.mail", "--user", mail]).stdoutText,
             "allowed: com.example.mail user \(mail)\n")
-        XCTAssertEqual(try rsakit(nil, ["access-group", "allow", "com.example.web", "--group", webGroup]).status, 0)
-        let notRoot = try rsakit(mail, ["access-group", "allow", "com.example.web", "--user", mail])
+        XCTAssertEqual(
+            try system.rsakit(nil, ["access-group", "allow", "com.example.web", "--group", webGroup]).status, 0)
+        let notRoot = try system.rsakit(mail, ["access-group", "allow", "com.example.web", "--user", mail])
         XCTAssertEqual(notRoot.status, 77)
         XCTAssertTrue(
             notRoot.stderr.contains("only root may change the system keychain's rules (you are \(mail)"), notRoot.stderr
         )
-        let noSuchUser = try rsakit(nil, ["access-group", "allow", "com.example.mail", "--user", "nosuch" + fx.suffix])
+        let noSuchUser = try system.rsakit(
+            nil, ["access-group", "allow", "com.example.mail", "--user", "nosuch" + fx.suffix])
         XCTAssertEqual(noSuchUser.status, 64)
         XCTAssertTrue(noSuchUser.stderr.contains("no Unix user is named"), noSuchUser.stderr)
         XCTAssertEqual(
-            try rsakit(nil, ["access-group", "list"]).stdoutText,
+            try system.rsakit(nil, ["access-group", "list"]).stdoutText,
             "com.example.mail user \(mail)\ncom.example.web group \(webGroup)\n")
 
         // Root provisions a password per group through the agent; the store's user adds a key.
-        XCTAssertEqual(
-            try rsakit(
+        for (group, service, account, secret) in [
+            ("com.example.mail", "imap", "a", "mail-secret"), ("com.example.web", "web", "w", "web-secret")
+        ] {
+            let added = try system.rsakit(
                 nil,
-                [
-                    "password", "add", "--system", "--access-group", "com.example.mail", "--service", "imap",
-                    "--account", "a"
-                ], stdin: Array("mail-secret".utf8)
-            ).status, 0)
-        XCTAssertEqual(
-            try rsakit(
-                nil,
-                [
-                    "password", "add", "--system", "--access-group", "com.example.web", "--service", "web",
-                    "--account", "w"
-                ], stdin: Array("web-secret".utf8)
-            ).status, 0)
-        XCTAssertEqual(
-            try rsakit(
-                owner,
-                [
-                    "genpair", "--tag", "mail.key", "--bits", "1024", "--access-group", "com.example.mail",
-                    "--store", store
-                ]
-            ).status, 0)
+                ["password", "add", "--system", "--access-group", group, "--service", service, "--account", account],
+                stdin: Array(secret.utf8))
+            XCTAssertEqual(added.status, 0, "\(group): \(added.stderr)")
+        }
+        XCTAssertEqual(try system.genpair(tag: "mail.key", accessGroup: "com.example.mail").status, 0)
         let publicKey = try write(
-            try rsakit(owner, ["export", "--tag", "mail.key", "--store", store]).stdout, to: "pub.pem")
+            try system.rsakit(owner, ["export", "--tag", "mail.key", "--store", store]).stdout, to: "pub.pem")
         let message = try write(Array("signed by the system keychain".utf8), to: "message")
         chmod(workDirectory.path, 0o755)
         chmod(message, 0o644)
 
         // The user allowed by name: its password, a signature openssl verifies, a decryption.
         XCTAssertEqual(
-            try rsakit(mail, ["password", "find", "--system", "--service", "imap", "--account", "a", "--value"])
+            try system.rsakit(mail, ["password", "find", "--system", "--service", "imap", "--account", "a", "--value"])
                 .stdoutText,
             "mail-secret")
-        let signature = try rsakit(mail, ["sign", "--system", "--tag", "mail.key", "--in", message])
+        let signature = try system.rsakit(mail, ["sign", "--system", "--tag", "mail.key", "--in", message])
         XCTAssertEqual(signature.status, 0, signature.stderr)
         let signatureFile = try write(signature.stdout, to: "sig")
         let verified = try ChildProcess.run([
@@ -119,19 +91,20 @@ final class CLISystemKeychainTests: CLITestCase {
             ]).status, 0)
         chmod(ciphertext, 0o644)
         XCTAssertEqual(
-            try rsakit(mail, ["decrypt", "--system", "--tag", "mail.key", "--in", ciphertext]).stdoutText,
+            try system.rsakit(mail, ["decrypt", "--system", "--tag", "mail.key", "--in", ciphertext]).stdoutText,
             "signed by the system keychain")
-        let mailList = try rsakit(mail, ["list", "--system"]).stdoutText
+        let mailList = try system.rsakit(mail, ["list", "--system"]).stdoutText
         XCTAssertEqual(
             mailList,
             "public key mail.key  [group: com.example.mail]\nprivate key mail.key  [group: com.example.mail]\n"
                 + "password imap / a  [group: com.example.mail]\n")
         // ...and nothing of the other group: not found, or refused when named.
         XCTAssertEqual(
-            try rsakit(mail, ["password", "find", "--system", "--service", "web", "--account", "w", "--value"]).status,
+            try system.rsakit(mail, ["password", "find", "--system", "--service", "web", "--account", "w", "--value"])
+                .status,
             66)
         XCTAssertEqual(
-            try rsakit(
+            try system.rsakit(
                 mail,
                 [
                     "password", "find", "--system", "--service", "web", "--account", "w", "--value",
@@ -139,7 +112,7 @@ final class CLISystemKeychainTests: CLITestCase {
                 ]
             ).status, 77)
         // A mistyped access group is refused, not created.
-        let typo = try rsakit(
+        let typo = try system.rsakit(
             mail,
             [
                 "password", "add", "--system", "--access-group", "com.exmaple.mail", "--service", "x",
@@ -149,17 +122,18 @@ final class CLISystemKeychainTests: CLITestCase {
         XCTAssertTrue(
             typo.stderr.contains("is not allowed access group \"com.exmaple.mail\" (allowed: \"com.example.mail\")"),
             typo.stderr)
-        XCTAssertFalse(try rsakit(nil, ["list", "--system"]).stdoutText.contains("exmaple"))
+        XCTAssertFalse(try system.rsakit(nil, ["list", "--system"]).stdoutText.contains("exmaple"))
 
         // The user allowed through its Unix group: the web password, none of the mail items.
         XCTAssertEqual(
-            try rsakit(web, ["password", "find", "--system", "--service", "web", "--account", "w", "--value"])
+            try system.rsakit(web, ["password", "find", "--system", "--service", "web", "--account", "w", "--value"])
                 .stdoutText,
             "web-secret")
         XCTAssertEqual(
-            try rsakit(web, ["password", "find", "--system", "--service", "imap", "--account", "a", "--value"]).status,
+            try system.rsakit(web, ["password", "find", "--system", "--service", "imap", "--account", "a", "--value"])
+                .status,
             66)
-        let webSign = try rsakit(
+        let webSign = try system.rsakit(
             web, ["sign", "--system", "--tag", "mail.key", "--in", message, "--access-group", "com.example.mail"])
         XCTAssertEqual(webSign.status, 77, webSign.stderr)
         XCTAssertEqual(webSign.stdout, [])
@@ -169,7 +143,7 @@ final class CLISystemKeychainTests: CLITestCase {
             ["password", "find", "--system", "--service", "imap", "--account", "a", "--value"],
             ["sign", "--system", "--tag", "mail.key", "--in", message], ["list", "--system"]
         ] {
-            let refused = try rsakit(other, arguments)
+            let refused = try system.rsakit(other, arguments)
             XCTAssertEqual(refused.status, 77, "\(arguments): \(refused.stderr)")
             XCTAssertEqual(refused.stdout, [])
             XCTAssertTrue(
@@ -177,19 +151,21 @@ final class CLISystemKeychainTests: CLITestCase {
                     "user \(other) (uid \(fx.uid(other))) is allowed no access group of the system keychain"),
                 refused.stderr)
         }
-        XCTAssertEqual(try rsakit(mail, ["list", "--store", store]).status, 77)
+        XCTAssertEqual(try system.rsakit(mail, ["list", "--store", store]).status, 77)
 
         // deny takes a rule away at once.
-        XCTAssertEqual(try rsakit(nil, ["access-group", "deny", "com.example.mail", "--user", mail]).status, 0)
+        XCTAssertEqual(try system.rsakit(nil, ["access-group", "deny", "com.example.mail", "--user", mail]).status, 0)
         XCTAssertEqual(
-            try rsakit(mail, ["password", "find", "--system", "--service", "imap", "--account", "a", "--value"]).status,
+            try system.rsakit(mail, ["password", "find", "--system", "--service", "imap", "--account", "a", "--value"])
+                .status,
             77)
 
         // SIGTERM ends the agent and removes its socket.
-        agent!.process.send(SIGTERM)
-        XCTAssertEqual(try agent!.process.wait(timeout: 10), .exited(0))
+        system.agent!.process.send(SIGTERM)
+        XCTAssertEqual(try system.agent!.process.wait(timeout: 10), .exited(0))
         XCTAssertFalse(FileManager.default.fileExists(atPath: socket))
-        let gone = try rsakit(mail, ["password", "find", "--system", "--service", "imap", "--account", "a", "--value"])
+        let gone = try system.rsakit(
+            mail, ["password", "find", "--system", "--service", "imap", "--account", "a", "--value"])
         XCTAssertEqual(gone.status, 1)
         XCTAssertTrue(gone.stderr.contains("no system keychain agent listens there"), gone.stderr)
     }

@@ -177,3 +177,110 @@ class CLITestCase: XCTestCase {
         }
     }
 }
+
+// MARK: Mutual TLS against openssl s_server
+
+extension CLITestCase {
+    /// `openssl s_server -Verify 1 -verify_return_error -CAfile ca.pem ... -www` on
+    /// 127.0.0.1, run in this test's folder: a client certificate from the test CA is required.
+    /// `extra` follows the other arguments. The caller stops the server (in its tearDown).
+    func startMutualTLSServer(_ pki: TLSTestPKI, openssl: String, extra: [String] = []) throws -> TLSTestServer {
+        try TLSTestServer(
+            openssl: openssl,
+            arguments: [
+                "-Verify", "1", "-verify_return_error", "-CAfile", pki.path("ca.pem"),
+                "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"), "-key", pki.path("srv.key"), "-www"
+            ] + extra,
+            directory: workDirectory.path)
+    }
+
+    /// `rsakit tls connect 127.0.0.1:PORT --timeout 20 OPTIONS` under `timeout -k 5 60`,
+    /// sending an HTTP/1.0 request; `environment` as ``runProcess(_:_:stdin:stdinFile:environment:useDefaultStore:)``.
+    func connectTLS(_ server: TLSTestServer, _ options: [String], environment: [String: String?]) throws -> Result {
+        try runProcess(
+            "/usr/bin/timeout",
+            [
+                "-k", "5", "60", Self.binary.path, "tls", "connect", "127.0.0.1:\(server.port)",
+                "--timeout", "20"
+            ] + options,
+            stdin: Array("GET / HTTP/1.0\r\n\r\n".utf8), environment: environment)
+    }
+}
+
+// MARK: The system keychain with real Unix users
+
+/// A system keychain served by a real agent, for the tests with real Unix users (root only;
+/// ``UnixUsersFixture`` skips otherwise): the agent's user (`rks` + suffix), the store and the
+/// socket in folders that user owns, as systemd's StateDirectory= and RuntimeDirectory= make
+/// them, and `rsakit` run as any made user, or root, against that socket.
+final class SystemKeychainFixture {
+    /// The Unix users and groups, and the copy of `rsakit` they run.
+    let users: UnixUsersFixture
+    /// The user the agent runs as, who owns the store.
+    let owner: String
+    /// The store (`state/system`), made by the agent.
+    let store: String
+    /// The agent's socket (`run/system.sock`).
+    let socket: String
+    /// What every child gets: a plain PATH, no home, and RSAKIT_SYSTEM_SOCKET naming ``socket``.
+    let environment: [String: String]
+    /// The agent, once ``startAgent(file:line:)`` started it.
+    private(set) var agent: ChildProcess.Captured?
+
+    /// Make the users fixture, the agent's user and the two 0755 folders it owns.
+    /// - Throws: `XCTSkip` when not root or a user tool is missing or fails (nothing is left).
+    init(binary: URL) throws {
+        users = try UnixUsersFixture(binary: binary)
+        do {
+            owner = try users.user("rks")
+        } catch {
+            users.remove()
+            throw error
+        }
+        let state = users.folder + "/state", run = users.folder + "/run"
+        for folder in [state, run] {
+            mkdir(folder, 0o755)
+            chown(folder, users.uid(owner), gid_t.max)
+        }
+        store = state + "/system"
+        socket = run + "/system.sock"
+        environment = ["PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "RSAKIT_SYSTEM_SOCKET": socket]
+    }
+
+    /// Start `rsakit agent serve --system` as ``owner`` and wait (at most 30 s) for its
+    /// `listening: SOCKET` line; false, with a test failure showing its stderr, if it does not come.
+    func startAgent(file: StaticString = #filePath, line: UInt = #line) throws -> Bool {
+        let started = try ChildProcess.start(
+            users.asUser(owner, [users.binary, "agent", "serve", "--system", "--store", store, "--socket", socket]),
+            environment: environment)
+        agent = started
+        guard started.waitForStdout(startingWith: "listening: \(socket)\n", timeout: 30) else {
+            XCTFail("the agent did not start: \(try started.finish(timeout: 5).stderr)", file: file, line: line)
+            return false
+        }
+        return true
+    }
+
+    /// Run the `rsakit` copy as `user` (root when nil) with ``environment``, under
+    /// `timeout -k 5 SECONDS` when `timeoutSeconds` is given.
+    func rsakit(
+        _ user: String?, _ arguments: [String], stdin: [UInt8]? = nil, timeoutSeconds: Int? = nil
+    ) throws -> ChildProcessResult {
+        let timeout = timeoutSeconds.map { ["/usr/bin/timeout", "-k", "5", String($0)] } ?? []
+        let command = timeout + [users.binary] + arguments
+        return try ChildProcess.run(
+            user.map { users.asUser($0, command) } ?? command, stdin: stdin, environment: environment)
+    }
+
+    /// `genpair --tag TAG --bits 1024 --access-group GROUP --store STORE`, run as ``owner``.
+    func genpair(tag: String, accessGroup: String) throws -> ChildProcessResult {
+        try rsakit(
+            owner, ["genpair", "--tag", tag, "--bits", "1024", "--access-group", accessGroup, "--store", store])
+    }
+
+    /// Kill the agent if it still runs; remove the users, groups and folder (idempotent).
+    func remove() {
+        if let agent, agent.process.isRunning { agent.process.kill9() }
+        users.remove()
+    }
+}

@@ -220,30 +220,17 @@ final class CLITokenTests: CLITestCase {
         return (pki, openssl)
     }
 
-    /// `openssl s_server -Verify 1 -verify_return_error -CAfile ca.pem ... -www` on
-    /// 127.0.0.1: a client certificate from the test CA is required.
+    /// The test CA's mutual-TLS server (``startMutualTLSServer(_:openssl:extra:)``), stopped in tearDown.
     private func startServer(_ pki: TLSTestPKI, openssl: String, extra: [String] = []) throws -> TLSTestServer {
-        let server = try TLSTestServer(
-            openssl: openssl,
-            arguments: [
-                "-Verify", "1", "-verify_return_error", "-CAfile", pki.path("ca.pem"),
-                "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"), "-key", pki.path("srv.key"), "-www"
-            ] + extra,
-            directory: workDirectory.path)
+        let server = try startMutualTLSServer(pki, openssl: openssl, extra: extra)
         servers.append(server)
         return server
     }
 
-    /// `rsakit tls connect` under `timeout -k 5 60`, sending an HTTP request.
+    /// ``connectTLS(_:_:environment:)``, failing the test when `timeout` had to end it.
     private func connect(_ server: TLSTestServer, _ options: [String], environment: [String: String?]) throws -> Result
     {
-        let result = try runProcess(
-            "/usr/bin/timeout",
-            [
-                "-k", "5", "60", Self.binary.path, "tls", "connect", "127.0.0.1:\(server.port)",
-                "--timeout", "20"
-            ] + options,
-            stdin: Array("GET / HTTP/1.0\r\n\r\n".utf8), environment: environment)
+        let result = try connectTLS(server, options, environment: environment)
         XCTAssertNotEqual(result.status, 124, "rsakit tls connect hung: \(result.stderr)")
         return result
     }

@@ -180,6 +180,50 @@ package enum AgentWire {
         return fd
     }
 
+    /// A listening Unix socket at `path` for an agent: a socket file left by a dead agent is
+    /// replaced, a live agent's is not; the socket is close-on-exec and gets `mode` once it
+    /// listens. The folder must exist: each agent makes and checks it by its own rule.
+    ///
+    /// - Parameters:
+    ///   - path: the socket's path, at most 107 bytes (sun_path).
+    ///   - mode: the socket file's permissions once it listens (chmod).
+    ///   - backlog: the queue of connections not yet accepted, for listen(2).
+    ///   - bindUmask: the umask while binding, so that the socket is never looser than `mode`
+    ///     before the chmod; nil keeps the process's. The umask is process-wide: a tight one
+    ///     suits a private socket, and a loose one would leak into files other threads make.
+    /// - Returns: the listening descriptor; the caller closes it and removes the socket.
+    /// - Throws: `RSAError.storeIOError` naming `path` when another agent listens there, the
+    ///   path is too long, or socket, bind or listen fail (the reason names the call).
+    static func listen(path: String, mode: mode_t, backlog: Int32, bindUmask: mode_t? = nil) throws -> Int32 {
+        if let fd = try? connect(path) {
+            close(fd)
+            throw RSAError.storeIOError(path: path, reason: "an agent already listens there")
+        }
+        unlink(path)
+        var address: sockaddr_un
+        do { address = try self.address(path) } catch {
+            throw RSAError.storeIOError(path: path, reason: "\(error)")
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else {
+            throw RSAError.storeIOError(path: path, reason: "socket: \(String(cString: strerror(errno)))")
+        }
+        let oldMask = bindUmask.map { umask($0) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        if let oldMask { umask(oldMask) }
+        guard bound == 0, Glibc.listen(fd, backlog) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw RSAError.storeIOError(path: path, reason: "bind/listen: \(reason)")
+        }
+        chmod(path, mode)
+        return fd
+    }
+
     /// One request and its response over a fresh connection.
     /// - Throws: `Failure` when nothing listens, the connection breaks, or the response is malformed.
     static func request(_ path: String, _ message: Message) throws -> Message {

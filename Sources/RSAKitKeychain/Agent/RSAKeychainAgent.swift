@@ -158,34 +158,9 @@ public final class RSAKeychainAgent: Sendable {
             }
             if info.st_mode & 0o077 != 0 { chmod(folder, 0o700) }
         }
-        // A socket file left by a dead agent is replaced; a live agent is not.
-        if let fd = try? AgentWire.connect(socketPath) {
-            close(fd)
-            throw RSAError.storeIOError(path: socketPath, reason: "an agent already listens there")
-        }
-        unlink(socketPath)
-        var address: sockaddr_un
-        do { address = try AgentWire.address(socketPath) } catch {
-            throw RSAError.storeIOError(path: socketPath, reason: "\(error)")
-        }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else {
-            throw RSAError.storeIOError(path: socketPath, reason: "socket: \(String(cString: strerror(errno)))")
-        }
-        let oldMask = umask(0o177)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        umask(oldMask)
-        guard bound == 0, Glibc.listen(fd, 16) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw RSAError.storeIOError(path: socketPath, reason: "bind/listen: \(reason)")
-        }
-        chmod(socketPath, 0o600)
-        return fd
+        // A socket file left by a dead agent is replaced; a live agent is not. Bound under umask
+        // 0177, so that no other user can connect before the chmod.
+        return try AgentWire.listen(path: socketPath, mode: 0o600, backlog: 16, bindUmask: 0o177)
     }
 
     /// Requests on one connection until it closes or misbehaves.

@@ -185,32 +185,8 @@ public final class RSASystemKeychainAgent: Sendable {
         if mkdir(folder, 0o755) != 0 && errno != EEXIST {
             throw RSAError.storeIOError(path: folder, reason: "mkdir: \(String(cString: strerror(errno)))")
         }
-        if let fd = try? AgentWire.connect(socketPath) {
-            close(fd)
-            throw RSAError.storeIOError(path: socketPath, reason: "an agent already listens there")
-        }
-        unlink(socketPath)
-        var address: sockaddr_un
-        do { address = try AgentWire.address(socketPath) } catch {
-            throw RSAError.storeIOError(path: socketPath, reason: "\(error)")
-        }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else {
-            throw RSAError.storeIOError(path: socketPath, reason: "socket: \(String(cString: strerror(errno)))")
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0, Glibc.listen(fd, 64) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw RSAError.storeIOError(path: socketPath, reason: "bind/listen: \(reason)")
-        }
         // Every local user may connect; SO_PEERCRED decides what each may do.
-        chmod(socketPath, 0o666)
-        return fd
+        return try AgentWire.listen(path: socketPath, mode: 0o666, backlog: 64)
     }
 
     // MARK: Requests

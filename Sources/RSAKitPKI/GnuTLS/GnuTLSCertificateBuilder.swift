@@ -4,8 +4,8 @@
 // the signature itself is made over the to-be-signed DER by RSACertificateSigner, wherever the
 // key lives. GnuTLS hands an RSA external key only a hash, never the message, and a TPM key
 // signs PKCS#1 v1.5 only over a message it hashes itself; so GnuTLS signs with a placeholder
-// of k zero bytes (DocumentKey), and the real signature, also k bytes, replaces it in the
-// DER: every length stays as GnuTLS wrote it.
+// of k zero bytes (an external key that answers only the builder's scheme), and the real
+// signature, also k bytes, replaces it in the DER: every length stays as GnuTLS wrote it.
 import RSAKitCore
 internal import CGnuTLS
 #if canImport(Glibc)
@@ -195,9 +195,11 @@ internal enum GnuTLSCertificateBuilder {
         try body(pubkey)
     }
 
-    /// Have GnuTLS sign the document with DocumentKey's placeholder, so that it writes the
+    /// Have GnuTLS sign the document with a placeholder, so that it writes the
     /// signatureAlgorithm (and, for a certificate, the same AlgorithmIdentifier inside the
-    /// tbsCertificate) for the scheme.
+    /// tbsCertificate) for the scheme. The external key offers only the scheme
+    /// (``isScheme(_:_:inputByteCount:)``), checks that GnuTLS asks for exactly it, and answers
+    /// with k zero bytes, which ``signed(_:_:)`` replaces with the real signature.
     /// - Parameter reportingRSAPSS: the key says it is GNUTLS_PK_RSA_PSS when the scheme is
     ///   PSS (`gnutls_x509_crq_privkey_sign` takes the scheme from the key, and ignores
     ///   GNUTLS_PRIVKEY_SIGN_FLAG_RSA_PSS; `gnutls_x509_crt_privkey_sign` honours the flag).
@@ -211,9 +213,19 @@ internal enum GnuTLSCertificateBuilder {
         try contents.signer.checkUsable(with: scheme)
         var isPSS = false
         if case .pss = scheme { isPSS = true }
-        let external = DocumentKey(
-            scheme: scheme, modulusBitCount: contents.signer.publicKey.modulusBitCount,
-            reportsRSAPSS: isPSS && reportingRSAPSS)
+        let modulusBitCount = contents.signer.publicKey.modulusBitCount
+        let external = GnuTLSExternalKey(
+            modulusBitCount: modulusBitCount, reportsRSAPSS: isPSS && reportingRSAPSS,
+            offers: { isScheme(scheme, $0, inputByteCount: nil) },
+            answer: { algorithm, input in
+                guard isScheme(scheme, algorithm, inputByteCount: input.count) else {
+                    throw GnuTLSExternalKey.Unsupported(
+                        reason: RSAError.internalError(
+                            "GnuTLS asked for signature algorithm \(algorithm.rawValue) over \(input.count) "
+                                + "bytes, not \(scheme)"))
+                }
+                return [UInt8](repeating: 0, count: (modulusBitCount + 7) / 8)
+            })
         let key = try external.makePrivateKey()
         defer { gnutls_privkey_deinit(key) }
         let algorithm: gnutls_digest_algorithm_t
@@ -227,6 +239,31 @@ internal enum GnuTLSCertificateBuilder {
         if code < 0 {
             if let error = external.lastError { throw error }
             throw GnuTLSFailure(code: code, function: "signing the document")
+        }
+    }
+
+    /// Whether GnuTLS's request is `scheme`: for PKCS#1 v1.5, GNUTLS_SIGN_RSA_RAW over the
+    /// DigestInfo of the scheme's hash (the DigestInfo prefix and hLen bytes); for PSS, the
+    /// scheme's RSA-PSS algorithm over hLen bytes. `inputByteCount` is nil when GnuTLS asks
+    /// whether the key offers `algorithm` at all.
+    private static func isScheme(
+        _ scheme: RSACertificateSignatureScheme, _ algorithm: gnutls_sign_algorithm_t, inputByteCount: Int?
+    ) -> Bool {
+        let hash = scheme.hash
+        switch (scheme, algorithm) {
+        case (.pkcs1v15, GNUTLS_SIGN_RSA_RAW):
+            return inputByteCount.map {
+                $0 == RSAHazmat.EMSAPKCS1v15.digestInfoPrefix(for: hash).count + hash.digestByteCount
+            } ?? true
+        case (.pkcs1v15(.sha256), GNUTLS_SIGN_RSA_SHA256), (.pkcs1v15(.sha384), GNUTLS_SIGN_RSA_SHA384),
+            (.pkcs1v15(.sha512), GNUTLS_SIGN_RSA_SHA512):
+            return inputByteCount == nil
+        case (.pss(.sha256), GNUTLS_SIGN_RSA_PSS_SHA256), (.pss(.sha256), GNUTLS_SIGN_RSA_PSS_RSAE_SHA256),
+            (.pss(.sha384), GNUTLS_SIGN_RSA_PSS_SHA384), (.pss(.sha384), GNUTLS_SIGN_RSA_PSS_RSAE_SHA384),
+            (.pss(.sha512), GNUTLS_SIGN_RSA_PSS_SHA512), (.pss(.sha512), GNUTLS_SIGN_RSA_PSS_RSAE_SHA512):
+            return inputByteCount.map { $0 == hash.digestByteCount } ?? true
+        default:
+            return false
         }
     }
 
@@ -271,99 +308,5 @@ internal enum GnuTLSCertificateBuilder {
             guard let base = buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1) else { return }
             try body(base, buffer.count)
         }
-    }
-}
-
-/// The key GnuTLS signs a request or certificate with (`gnutls_privkey_import_ext4` with a
-/// sign-hash callback): it checks that GnuTLS asks for exactly the builder's scheme and answers
-/// with k zero bytes, which `GnuTLSCertificateBuilder.signed` replaces with the real signature.
-/// Not the TLS client's external key (GnuTLSExternalKey): that one signs what it is given.
-private final class DocumentKey {
-    let scheme: RSACertificateSignatureScheme
-    let modulusBitCount: Int
-    /// Reported as GNUTLS_PK_RSA_PSS (see `GnuTLSCertificateBuilder.sign`), else GNUTLS_PK_RSA.
-    let reportsRSAPSS: Bool
-    /// Why the callback refused (GnuTLS only sees a failure code).
-    var lastError: Error?
-
-    init(scheme: RSACertificateSignatureScheme, modulusBitCount: Int, reportsRSAPSS: Bool) {
-        self.scheme = scheme
-        self.modulusBitCount = modulusBitCount
-        self.reportsRSAPSS = reportsRSAPSS
-    }
-
-    /// Whether GnuTLS's request is the scheme: for PKCS#1 v1.5, GNUTLS_SIGN_RSA_RAW over the
-    /// DigestInfo of the scheme's hash (the DigestInfo prefix and hLen bytes); for PSS, the
-    /// scheme's RSA-PSS algorithm over hLen bytes.
-    func isScheme(_ algorithm: gnutls_sign_algorithm_t, inputByteCount: Int?) -> Bool {
-        let hash = scheme.hash
-        switch (scheme, algorithm) {
-        case (.pkcs1v15, GNUTLS_SIGN_RSA_RAW):
-            return inputByteCount.map {
-                $0 == RSAHazmat.EMSAPKCS1v15.digestInfoPrefix(for: hash).count + hash.digestByteCount
-            } ?? true
-        case (.pkcs1v15(.sha256), GNUTLS_SIGN_RSA_SHA256), (.pkcs1v15(.sha384), GNUTLS_SIGN_RSA_SHA384),
-            (.pkcs1v15(.sha512), GNUTLS_SIGN_RSA_SHA512):
-            return inputByteCount == nil
-        case (.pss(.sha256), GNUTLS_SIGN_RSA_PSS_SHA256), (.pss(.sha256), GNUTLS_SIGN_RSA_PSS_RSAE_SHA256),
-            (.pss(.sha384), GNUTLS_SIGN_RSA_PSS_SHA384), (.pss(.sha384), GNUTLS_SIGN_RSA_PSS_RSAE_SHA384),
-            (.pss(.sha512), GNUTLS_SIGN_RSA_PSS_SHA512), (.pss(.sha512), GNUTLS_SIGN_RSA_PSS_RSAE_SHA512):
-            return inputByteCount.map { $0 == hash.digestByteCount } ?? true
-        default:
-            return false
-        }
-    }
-
-    /// A `gnutls_privkey_t` calling this object, which it keeps alive until deinitialised.
-    func makePrivateKey() throws -> gnutls_privkey_t {
-        var handle: gnutls_privkey_t?
-        try gnutlsCheck(gnutls_privkey_init(&handle), "gnutls_privkey_init")
-        guard let handle else { throw GnuTLSFailure(code: GNUTLS_E_MEMORY_ERROR, function: "gnutls_privkey_init") }
-        let userdata = Unmanaged.passRetained(self).toOpaque()
-        let code = gnutls_privkey_import_ext4(
-            handle, userdata,
-            nil,
-            { _, algorithm, userdata, _, input, signature -> Int32 in
-                guard let userdata, let input, let signature else { return GNUTLS_E_INVALID_REQUEST }
-                let key = Unmanaged<DocumentKey>.fromOpaque(userdata).takeUnretainedValue()
-                guard key.isScheme(algorithm, inputByteCount: Int(input.pointee.size)) else {
-                    key.lastError = RSAError.internalError(
-                        "GnuTLS asked for signature algorithm \(algorithm.rawValue) over \(input.pointee.size) "
-                            + "bytes, not \(key.scheme)"
-                    )
-                    return GNUTLS_E_UNSUPPORTED_SIGNATURE_ALGORITHM
-                }
-                let placeholder = [UInt8](repeating: 0, count: (key.modulusBitCount + 7) / 8)
-                return placeholder.withUnsafeBufferPointer {
-                    rsakit_gnutls_set_datum(signature, $0.baseAddress, UInt32($0.count))
-                }
-            },
-            nil,
-            { _, userdata in
-                if let userdata { Unmanaged<DocumentKey>.fromOpaque(userdata).release() }
-            },
-            { _, flags, userdata -> Int32 in
-                guard let userdata else { return GNUTLS_E_INVALID_REQUEST }
-                let key = Unmanaged<DocumentKey>.fromOpaque(userdata).takeUnretainedValue()
-                if flags & UInt32(GNUTLS_PRIVKEY_INFO_HAVE_SIGN_ALGO) != 0 {
-                    return key.isScheme(
-                        gnutls_sign_algorithm_t(rawValue: rsakit_gnutls_flags_to_sign_algo(flags)), inputByteCount: nil)
-                        ? 1 : 0
-                }
-                if flags & UInt32(GNUTLS_PRIVKEY_INFO_PK_ALGO) != 0 {
-                    return Int32((key.reportsRSAPSS ? GNUTLS_PK_RSA_PSS : GNUTLS_PK_RSA).rawValue)
-                }
-                if flags & UInt32(GNUTLS_PRIVKEY_INFO_PK_ALGO_BITS) != 0 { return Int32(key.modulusBitCount) }
-                if flags & UInt32(GNUTLS_PRIVKEY_INFO_SIGN_ALGO) != 0 { return 0 }
-                return GNUTLS_E_INVALID_REQUEST
-            },
-            0)
-        if code < 0 {
-            // The deinit callback was not installed: release what was retained for it.
-            Unmanaged<DocumentKey>.fromOpaque(userdata).release()
-            gnutls_privkey_deinit(handle)
-            throw GnuTLSFailure(code: code, function: "gnutls_privkey_import_ext4")
-        }
-        return handle
     }
 }

@@ -1,6 +1,8 @@
-// The client certificate's private key as a GnuTLS "external" key
-// (`gnutls_privkey_import_ext4`): GnuTLS never holds the key; every signature it needs is
-// asked of RSAKit through a callback. Only RSA signatures are offered; for an rsaEncryption key:
+// A private key as a GnuTLS "external" key (`gnutls_privkey_import_ext4`): GnuTLS never holds
+// the key; every signature it needs is asked of RSAKit through a callback. The one place that
+// hands rsakit's signers to GnuTLS: the TLS client's certificate key, and the certificate
+// builder's placeholder key (GnuTLSCertificateBuilder.swift), which differ only in what they
+// offer and answer. The TLS client's key offers RSA signatures only; for an rsaEncryption key:
 //   GNUTLS_SIGN_RSA_RAW                  RSASSA-PKCS1-v1_5 over the DER DigestInfo T that
 //                                        GnuTLS built (RFC 8017 §9.2 steps 1-2 done by it)
 //   GNUTLS_SIGN_RSA_PSS_RSAE_SHA256/384/512  RSASSA-PSS over the bare hash, MGF1 with the
@@ -33,25 +35,57 @@ package enum GnuTLSSignatureRequest {
     }
 }
 
-/// The answering side of an external key: the modulus size GnuTLS must know, and the
-/// signer. The signer runs inside GnuTLS's handshake call, on the same thread.
+/// The answering side of an external key: the modulus size GnuTLS must know, what the key
+/// offers, and the signer. The signer runs inside the GnuTLS call that signs (the handshake,
+/// or a document's signing), on the same thread.
 package final class GnuTLSExternalKey {
+    /// Thrown by an ``answer`` for a request it does not serve: GnuTLS gets
+    /// GNUTLS_E_UNSUPPORTED_SIGNATURE_ALGORITHM, and ``lastError`` the reason when there is one.
+    struct Unsupported: Error {
+        let reason: Error?
+    }
+
     /// The modulus length in bits (GNUTLS_PRIVKEY_INFO_PK_ALGO_BITS; RSA-PSS needs it).
     let modulusBitCount: Int
-    /// The key's restriction when it is an id-RSASSA-PSS key, nil for rsaEncryption.
-    let pssRestriction: RSAPSSKeyRestriction?
-    /// Makes the signature: exactly k bytes, or throws.
-    let sign: (GnuTLSSignatureRequest) throws -> [UInt8]
+    /// What the key says it is (GNUTLS_PRIVKEY_INFO_PK_ALGO): GNUTLS_PK_RSA_PSS or GNUTLS_PK_RSA.
+    let reportsRSAPSS: Bool
+    /// Whether GnuTLS may use `algorithm` with this key (GNUTLS_PRIVKEY_INFO_HAVE_SIGN_ALGO).
+    let offers: (gnutls_sign_algorithm_t) -> Bool
+    /// The signature GnuTLS asks for with `algorithm` over `input` (a DigestInfo or a hash, as
+    /// GnuTLS built it); throws ``Unsupported`` for what it does not serve, or why it failed.
+    let answer: (_ algorithm: gnutls_sign_algorithm_t, _ input: [UInt8]) throws -> [UInt8]
     /// The last error the signer threw (GnuTLS only sees a failure code).
     var lastError: Error?
 
-    package init(
+    /// The TLS client's key: offers what ``tlsOffers(_:pssRestriction:modulusBitCount:)`` lists, and
+    /// `sign` makes each signature, exactly k bytes, or throws (GnuTLS gets
+    /// GNUTLS_E_PK_SIGN_FAILED, and ``lastError`` the error).
+    package convenience init(
         modulusBitCount: Int, pssRestriction: RSAPSSKeyRestriction? = nil,
         sign: @escaping (GnuTLSSignatureRequest) throws -> [UInt8]
     ) {
+        self.init(
+            modulusBitCount: modulusBitCount, reportsRSAPSS: pssRestriction != nil,
+            offers: {
+                GnuTLSExternalKey.tlsOffers($0, pssRestriction: pssRestriction, modulusBitCount: modulusBitCount)
+            },
+            answer: { algorithm, input in
+                guard let request = GnuTLSExternalKey.request(algorithm: algorithm, input: input) else {
+                    throw Unsupported(reason: nil)
+                }
+                return try sign(request)
+            })
+    }
+
+    /// A key with its own policy: what it reports, what it offers, how it answers.
+    init(
+        modulusBitCount: Int, reportsRSAPSS: Bool, offers: @escaping (gnutls_sign_algorithm_t) -> Bool,
+        answer: @escaping (_ algorithm: gnutls_sign_algorithm_t, _ input: [UInt8]) throws -> [UInt8]
+    ) {
         self.modulusBitCount = modulusBitCount
-        self.pssRestriction = pssRestriction
-        self.sign = sign
+        self.reportsRSAPSS = reportsRSAPSS
+        self.offers = offers
+        self.answer = answer
     }
 
     /// The request GnuTLS's `algorithm` and `input` stand for; nil for what is not offered.
@@ -68,12 +102,14 @@ package final class GnuTLSExternalKey {
         }
     }
 
-    /// Whether GnuTLS may negotiate `algorithm` with this key (GNUTLS_PRIVKEY_INFO_HAVE_SIGN_ALGO):
+    /// Whether GnuTLS may negotiate `algorithm` with the TLS client's key:
     /// rsa_pkcs1_sha256/384/512 (signed through RSA_RAW) and rsa_pss_rsae_sha256/384/512.
     /// SHA-1 and SHA-224 are not offered; nor RSA-PSS-PSS (the key is an rsaEncryption key).
     /// An id-RSASSA-PSS key offers rsa_pss_pss_sha256/384/512 only, those its parameters
     /// allow with salt = hash length.
-    func offers(_ algorithm: gnutls_sign_algorithm_t) -> Bool {
+    static func tlsOffers(
+        _ algorithm: gnutls_sign_algorithm_t, pssRestriction: RSAPSSKeyRestriction?, modulusBitCount: Int
+    ) -> Bool {
         if let pssRestriction {
             let hash: RSAHashAlgorithm
             switch algorithm {
@@ -114,14 +150,14 @@ package final class GnuTLSExternalKey {
                 let bytes =
                     input.pointee.data.map { Array(UnsafeBufferPointer(start: $0, count: Int(input.pointee.size))) }
                     ?? []
-                guard let request = GnuTLSExternalKey.request(algorithm: algorithm, input: bytes) else {
-                    return GNUTLS_E_UNSUPPORTED_SIGNATURE_ALGORITHM
-                }
                 do {
-                    let result = try key.sign(request)
+                    let result = try key.answer(algorithm, bytes)
                     return result.withUnsafeBufferPointer {
                         rsakit_gnutls_set_datum(signature, $0.baseAddress, UInt32($0.count))
                     }
+                } catch let unsupported as Unsupported {
+                    if let reason = unsupported.reason { key.lastError = reason }
+                    return GNUTLS_E_UNSUPPORTED_SIGNATURE_ALGORITHM
                 } catch {
                     key.lastError = error
                     return GNUTLS_E_PK_SIGN_FAILED
@@ -139,7 +175,7 @@ package final class GnuTLSExternalKey {
                     return key.offers(algorithm) ? 1 : 0
                 }
                 if flags & UInt32(GNUTLS_PRIVKEY_INFO_PK_ALGO) != 0 {
-                    return Int32((key.pssRestriction == nil ? GNUTLS_PK_RSA : GNUTLS_PK_RSA_PSS).rawValue)
+                    return Int32((key.reportsRSAPSS ? GNUTLS_PK_RSA_PSS : GNUTLS_PK_RSA).rawValue)
                 }
                 if flags & UInt32(GNUTLS_PRIVKEY_INFO_PK_ALGO_BITS) != 0 { return Int32(key.modulusBitCount) }
                 if flags & UInt32(GNUTLS_PRIVKEY_INFO_SIGN_ALGO) != 0 { return 0 }
