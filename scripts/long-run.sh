@@ -4,7 +4,9 @@
 #   scripts/long-run.sh [vector] [sanitizers] [fuzz]      default: all three, in that order
 #
 # - vector: VectorKernelTests with every random input (RSAKIT_FULL_SAMPLES=1); CI checks
-#   every crafted and edge input but fewer random ones.
+#   every crafted and edge input but fewer random ones. With it, CLIPSSKeyTests sends every
+#   Wycheproof PSS-parameters and SHAKE test through `rsakit verify`; CI sends one test of each
+#   verdict per key.
 # - sanitizers: scripts/sanitizers.sh --full, the whole matrix (ASan with UBSan on the C code,
 #   UBSan alone, TSan, each over every test it ever ran), one row per sanitizer appended to
 #   Tests/sanitizer-log.tsv.
@@ -24,7 +26,7 @@ for part in "${parts[@]}"; do
         vector)
             swift build --build-tests || rc=$?
             [ "$rc" -ne 0 ] || RSAKIT_FULL_SAMPLES=1 RSAKIT_LONG_TESTS=1 swift test --skip-build --disable-swift-testing \
-                --filter 'RSAKitTests\.VectorKernelTests' || rc=$?
+                --filter 'RSAKitTests\.VectorKernelTests|RSAKitCLITests\.CLIPSSKeyTests' || rc=$?
             ;;
         sanitizers) scripts/sanitizers.sh --full || rc=$? ;;
         fuzz) FUZZ_LOG=1 scripts/fuzz.sh all "${RSAKIT_FUZZ_SECONDS:-30}" || rc=$? ;;

@@ -19,6 +19,12 @@ final class CLIPSSKeyTests: CLITestCase {
     /// (`*_params_test.json`) and of its SHAKE files, through `rsakit verify --key`: the key's
     /// own parameters are the defaults (no --hash, no --salt-length), SHAKE files name
     /// `--hash shake128|shake256 --salt-length sLen` (their keys are rsaEncryption keys).
+    ///
+    /// One process per test is 1,871 processes (27 s here), and `WycheproofTests` already checks
+    /// every one of these signatures in the library. What only the CLI can get wrong is per key:
+    /// reading its parameters, or the options. So CI runs every group (every key) with its first
+    /// test of each verdict (valid, invalid, acceptable); `RSAKIT_FULL_SAMPLES=1` (the long run,
+    /// scripts/long-run.sh) runs all of them.
     func testWycheproofPSSWithParametersAndSHAKE_ThroughVerify() throws {
         let folder = try wycheproofFolder(
             holding: "rsa_pss_misc_params_test.json", skipping: "RSA-PSS key and SHAKE cases through the CLI")
@@ -27,7 +33,9 @@ final class CLIPSSKeyTests: CLITestCase {
         let shakeFiles = names.filter { $0.hasPrefix("rsa_pss_") && $0.contains("shake") }
         XCTAssertEqual(paramsFiles.count, 8)
         XCTAssertEqual(shakeFiles.count, 5)
+        let everyTest = ProcessInfo.processInfo.environment["RSAKIT_FULL_SAMPLES"] == "1"
         var counts = (tests: 0, valid: 0, invalid: 0, acceptable: 0)
+        var read = 0
         var failures: [String] = []
         for name in paramsFiles + shakeFiles {
             let file = try JSONDecoder().decode(
@@ -38,7 +46,10 @@ final class CLIPSSKeyTests: CLITestCase {
                 if group.sha.hasPrefix("SHAKE") {
                     options += ["--hash", group.sha.lowercased(), "--salt-length", String(group.sLen)]
                 }
+                var verdictsRun: Set<String> = []
                 for test in group.tests {
+                    read += 1
+                    guard everyTest || verdictsRun.insert(test.result).inserted else { continue }
                     counts.tests += 1
                     let message = try write(hexBytes(test.msg), to: "msg")
                     let signature = try write(hexBytes(test.sig), to: "sig")
@@ -66,10 +77,14 @@ final class CLIPSSKeyTests: CLITestCase {
             }
         }
         print(
-            "Wycheproof RSA-PSS params + SHAKE through rsakit verify: \(counts.tests) tests (\(counts.valid) valid, "
-                + "\(counts.invalid) invalid, \(counts.acceptable) acceptable), \(failures.count) failures"
+            "Wycheproof RSA-PSS params + SHAKE through rsakit verify: \(counts.tests) of \(read) tests run "
+                + "(\(counts.valid) valid, \(counts.invalid) invalid, \(counts.acceptable) acceptable), "
+                + "\(failures.count) failures"
         )
-        XCTAssertEqual(counts.tests, 1_091 + 780)
+        XCTAssertEqual(read, 1_091 + 780)
+        XCTAssertGreaterThanOrEqual(counts.valid, 162, "every group's key verifies at least one valid signature")
+        XCTAssertGreaterThan(counts.invalid, 0)
+        if everyTest { XCTAssertEqual(counts.tests, read) }
         XCTAssertEqual(failures, [])
     }
 
