@@ -62,6 +62,10 @@ address_filter="RSAKitTests\\.($library)|RSAKitCLITests\\.($cli_input)"
 # CI, thread: what runs on several threads or processes.
 thread_filter='RSAKitTests\.(ChunkingTests|ContainerTests|KeyStoreTests|KeyStoreRecoveryTests|AsyncMessageTests|AsyncTLSConnectionTests|TLSConnectionTests|PrimitivesTests|KeychainAgentTests|SystemKeychainTests)|RSAKitCLITests\.CLIAgentTests'
 skip='RSAKitCLITests\.CLIPKCS11Tests'
+# CI leaves out the store's thousand-item listing (about 9.5 s under each sanitizer, 28 % of
+# KeyStoreTests there): it runs the code the other store tests run, a thousand times over, for
+# the listing's order and speed at scale; the long run (--full) keeps it.
+ci_skip='|RSAKitTests\.KeyStoreTests/testAllItems_ListsAThousandItemsSorted'
 sanitizer_log=Tests/sanitizer-log.tsv
 log_header=$'date\tcommit\tsanitizer\ttests\tfailures\treports\tseconds\tcommand'
 
@@ -93,7 +97,7 @@ for sanitizer in "${sanitizers[@]}"; do
     # A hang fails at the deadline and names the test.
     rc=0
     bounded "${RSAKIT_SANITIZER_TIMEOUT:-900}" "$log" swift test --skip-build --disable-swift-testing \
-        "${flags[@]}" --scratch-path "$scratch" --filter "$filter" --skip "$skip" || rc=$?
+        "${flags[@]}" --scratch-path "$scratch" --filter "$filter" --skip "$skip$([ "$mode" = full ] || echo "$ci_skip")" || rc=$?
     summary=$(grep -E "Executed [0-9]+ tests?, with" "$log" | tail -n 1 | sed -E 's/^[[:space:]]*//' || true)
     reports=$(grep -cE "^(==[0-9]+==ERROR|WARNING: ThreadSanitizer|SUMMARY: (Address|Undefined|Thread)Sanitizer)|runtime error:" "$log" || true)
     now=$(date +%s)
