@@ -214,12 +214,17 @@ struct ShowCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "show",
         overview: "Show the items stored under an application tag, or any item by its id.",
-        usage: "rsakit show --tag <TAG> | --id <ID> [--json] [--store <DIR>]",
+        usage: "rsakit show --tag <TAG> | --id <ID> [--json] [--tpm-blobs <DIR>] [--store <DIR>]",
         options: [
             accessGroupOption,
             .value("tag", "TAG", "Application tag."),
             .value("id", "ID", "Item id (persistent reference) of an item of any class."),
-            .flag("json", "Print a JSON array of items.")
+            .flag("json", "Print a JSON array of items."),
+            .value(
+                "tpm-blobs", "DIR",
+                "For a key in the TPM: also write its TPM blobs to DIR as key.pub (TPM2B_PUBLIC) and key.priv "
+                    + "(TPM2B_PRIVATE), the files tpm2_load reads (useless on another TPM)."
+            )
         ],
         passphrases: .none)
 
@@ -232,10 +237,10 @@ struct ShowCommand: RSAKitCommand {
 
     /// The "location:" line of a private key that is not in the store.
     static func location(_ token: RSATokenReference) -> String {
-        if token.isTPM {
+        if let tpmKey = token.tpmKey {
             return
-                "\nlocation: tpm (token \(terminalSafe(token.tokenLabel)), id \(token.objectIDHex); PIN: "
-                + "\(token.requiresPIN ? "required" : "none"); not exportable)"
+                "\nlocation: tpm (id \(token.objectIDHex); PIN: \(token.requiresPIN ? "required" : "none"); not "
+                + "exportable)\nusage: \(tpmKey.usage)"
         }
         return
             "\nlocation: token \(terminalSafe(token.tokenLabel)) (serial \(terminalSafe(token.tokenSerial))), id "
@@ -274,6 +279,12 @@ struct ShowCommand: RSAKitCommand {
             }
         }
         guard !items.isEmpty else { throw tagNotFound(store, tag: tag) }
+        if let directory = arguments.value("tpm-blobs") {
+            guard let blobs = items.lazy.compactMap({ $0.token?.tpmKey }).first else {
+                throw UsageError(message: "--tpm-blobs: the key is not in a TPM", command: Self.spec.name)
+            }
+            try writeTPMBlobs(blobs, to: directory)
+        }
         if arguments.flag("json") {
             try printOutput(try jsonText(items.map(ItemJSON.init)))
             return
@@ -312,6 +323,20 @@ struct ShowCommand: RSAKitCommand {
             }
         }
         try printOutput(text)
+    }
+}
+
+extension ShowCommand {
+    /// Write a TPM key's blobs as DIR/key.pub and DIR/key.priv (0600; DIR made 0700 when
+    /// missing), each file whole or not at all.
+    func writeTPMBlobs(_ blobs: RSATPMKeyBlobs, to directory: String) throws {
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw CLIFailure(
+                "cannot make \(terminalSafe(directory)): \(String(cString: strerror(errno)))", .failure)
+        }
+        for (name, bytes) in [("key.pub", blobs.publicBlob), ("key.priv", blobs.privateBlob)] {
+            try writeOutput(bytes, to: directory + "/" + name, input: nil, mode: 0o600)
+        }
     }
 }
 
