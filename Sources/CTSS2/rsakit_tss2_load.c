@@ -39,8 +39,8 @@ static void load(void) {
     if (tctildr == NULL) return;
     void *mu = open_library("libtss2-mu.so.0", "libtss2-mu0");
     if (mu == NULL) return;
-    void *rc = open_library("libtss2-rc.so.0", "libtss2-rc0");
-    if (rc == NULL) return;
+    /* libtss2-rc only names response codes: without it, errors show the code in hex. */
+    void *rc = dlopen("libtss2-rc.so.0", RTLD_NOW | RTLD_LOCAL);
 #define RESOLVE(library, name)                                                                \
     do {                                                                                      \
         *(void **)&rsakit_tss2.name = dlsym(library, #name);                                  \
@@ -69,8 +69,8 @@ static void load(void) {
     RESOLVE(mu, Tss2_MU_TPM2B_PUBLIC_Unmarshal);
     RESOLVE(mu, Tss2_MU_TPM2B_PRIVATE_Marshal);
     RESOLVE(mu, Tss2_MU_TPM2B_PRIVATE_Unmarshal);
-    RESOLVE(rc, Tss2_RC_Decode);
 #undef RESOLVE
+    if (rc != NULL) *(void **)&rsakit_tss2.Tss2_RC_Decode = dlsym(rc, "Tss2_RC_Decode");
     load_error = NULL;
 }
 
@@ -80,6 +80,6 @@ const char *rsakit_tss2_load(void) {
 }
 
 const char *rsakit_tpm_rc_text(uint32_t rc) {
-    if (rsakit_tss2_load() != NULL) return "tpm2-tss is not loaded";
+    if (rsakit_tss2_load() != NULL || rsakit_tss2.Tss2_RC_Decode == NULL) return "TPM response code";
     return rsakit_tss2.Tss2_RC_Decode(rc);
 }

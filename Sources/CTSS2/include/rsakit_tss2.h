@@ -7,9 +7,9 @@
  * errors and the store. Every call returns a TSS2_RC (0 for success; the TPM's response codes
  * in layer 0, tpm2-tss's own in their layers).
  *
- * The libraries are loaded on first use (dlopen of libtss2-esys.so.0, libtss2-tctildr.so.0,
- * libtss2-mu.so.0, libtss2-rc.so.0), not linked: the CLI's other commands, the PKCS#11 module,
- * ssh and the .deb never load tss2 unless a TPM key is used.
+ * The libraries are loaded on first use (dlopen of libtss2-esys.so.0, libtss2-tctildr.so.0 and
+ * libtss2-mu.so.0; libtss2-rc.so.0, for the codes' names, when present), not linked: the CLI's
+ * other commands, the PKCS#11 module, ssh and the .deb never load tss2 unless a TPM key is used.
  *
  * The session of a context: the parent is a transient primary key under the owner hierarchy,
  * made from the TCG provisioning guidance's ECC P-256 SRK template (deterministic from the
@@ -62,7 +62,8 @@ enum { RSAKIT_TPM_BLOB_CAPACITY = 2048, RSAKIT_TPM_BLOCK_CAPACITY = 512 };
  * sentence saying what is missing (static storage). */
 const char *rsakit_tss2_load(void);
 
-/* tpm2-tss's own description of a response code (Tss2_RC_Decode; static storage). */
+/* tpm2-tss's own description of a response code (Tss2_RC_Decode; static storage), or "TPM
+ * response code" without libtss2-rc. */
 const char *rsakit_tpm_rc_text(uint32_t rc);
 
 typedef struct rsakit_tpm rsakit_tpm;
