@@ -407,6 +407,48 @@ final class CLITPMTests: CLITestCase {
         }
     }
 
+    /// What crosses the bus, recorded by tpm2-tss's pcap TCTI between rsakit and swtpm: the
+    /// key's PIN, the ciphertext and the plaintext never appear in clear (the salted session's
+    /// parameter encryption), while the public modulus does (the capture sees the traffic).
+    func testBus_PINAndPlaintextNeverInClear() throws {
+        guard dlopen("libtss2-tcti-pcap.so.0", RTLD_NOW | RTLD_LOCAL) != nil else {
+            throw XCTSkip("TPM2-TSS'S PCAP TCTI NOT INSTALLED (libtss2-tcti-pcap0, with libtss2-dev): BUS TEST NOT RUN")
+        }
+        let openssl = try openssl()
+        let capture = path("bus.pcap")
+        environment["RSAKIT_TPM_TCTI"] = "pcap:swtpm:host=127.0.0.1,port=\(port)"
+        environment["TCTI_PCAP_FILE"] = capture
+        let pin = "PIN-never-in-clear-4711"
+        try tpm(["genpair", "--tag", "tk", "--tpm", "--token-pin", "pass:" + pin])
+        try tpm(["export", "--tag", "tk", "--out", path("tk.pub")])
+        let message = Array("PLAINTEXT never in clear on the bus 0815".utf8)
+        _ = try write(message, to: "m")
+        let encrypted = try runProcess(
+            openssl,
+            [
+                "pkeyutl", "-encrypt", "-pubin", "-inkey", path("tk.pub"), "-in", path("m"), "-out", path("c"),
+                "-pkeyopt", "rsa_padding_mode:oaep", "-pkeyopt", "rsa_oaep_md:sha256", "-pkeyopt", "rsa_mgf1_md:sha256"
+            ])
+        XCTAssertEqual(encrypted.status, 0, encrypted.stderr)
+        XCTAssertEqual(
+            try tpm([
+                "decrypt", "--tag", "tk", "--raw", "--padding", "oaep", "--in", path("c"), "--token-pin",
+                "pass:" + pin
+            ]).stdout, message)
+        let bus = try read("bus.pcap")
+        func seen(_ needle: [UInt8]) -> Bool {
+            guard bus.count >= needle.count else { return false }
+            return (0...(bus.count - needle.count)).contains { bus[$0..<$0 + needle.count].elementsEqual(needle) }
+        }
+        let modulus = try runProcess(openssl, ["rsa", "-pubin", "-in", path("tk.pub"), "-modulus", "-noout"])
+        let hex = Array(modulus.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "=")[1])
+        let modulusBytes = stride(from: 0, to: hex.count, by: 2).map { UInt8(String(hex[$0..<$0 + 2]), radix: 16)! }
+        XCTAssertTrue(seen(modulusBytes), "the capture holds the traffic (TPM2_Create's public area)")
+        XCTAssertFalse(seen(Array(pin.utf8)), "the PIN crossed the bus in clear")
+        XCTAssertFalse(seen(message), "the plaintext crossed the bus in clear")
+        XCTAssertFalse(seen(try read("c")), "the ciphertext crossed the bus in clear")
+    }
+
     func testTPMStateDeleted_KeyLostStoreUnchanged() throws {
         try tpm(["genpair", "--tag", "tk", "--tpm"])
         try tpm(["genpair", "--tag", "sk", "--tpm", "--usage", "sign"])
