@@ -518,6 +518,16 @@ final class CLITPMTests: CLITestCase {
         assertFailure(
             try run(["genpair", "--tag", "tk", "--tpm", "--bits", "4096"]), status: 64, contains: "must be 2048 or 3072"
         )
+        // A TPM whose owner hierarchy has an auth value: rsakit's parent key cannot be made
+        // there, which it says in one line; nothing is written.
+        guard let changeAuth = TestTools.path(of: "tpm2_changeauth") else { return }
+        let tools = ["TPM2TOOLS_TCTI": environment["RSAKIT_TPM_TCTI"]!, "TSS2_LOG": "all+none"]
+        let set = try runProcess(changeAuth, ["-c", "owner", "owner-secret"], environment: tools)
+        XCTAssertEqual(set.status, 0, set.stderr)
+        assertFailure(
+            try run(["genpair", "--tag", "tk", "--tpm"]), status: 66,
+            contains: "TPM unavailable: the TPM's owner hierarchy has an auth value")
+        XCTAssertEqual(try storeSnapshot(), before)
     }
 
     func testTLSConnect_TPMKey_TLS13SignsPSSInTheTPM() throws {

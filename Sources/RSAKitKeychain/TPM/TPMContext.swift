@@ -95,8 +95,8 @@ internal final class TPMContext {
     /// then checks that the blob's public key is `publicKey` (a store item whose blob and
     /// public key disagree is damaged).
     /// - Throws: `RSAError.tpmKeyLost` when this TPM cannot load the blobs (its storage seed
-    ///   changed: cleared, reset or another TPM); `RSAError.damagedItem`-like
-    ///   `RSAError.tpmKeyLost` for a mismatched public key; as ``error(_:during:)``.
+    ///   changed: cleared, reset or another TPM), or when the blob's public key is not the
+    ///   stored one; as ``error(_:during:)``.
     func load(_ blobs: RSATPMKeyBlobs, publicKey: RSAPublicKey, pin: RSASecretBytes) throws {
         let handle = try open()
         guard (try? TPMContext.publicKey(of: blobs.publicBlob)) == publicKey else {
