@@ -426,7 +426,7 @@ struct ItemJSON: Encodable {
         if let label = item.label { try c.encode(label, forKey: .label) } else { try c.encodeNil(forKey: .label) }
         try c.encode(sizes.blockSize, forKey: .blockSize)
         // Only for a private key on a token: modulePath, tokenLabel, tokenSerial, objectIDHex;
-        // for a key in the TPM also "tpm": true and pinRequired.
+        // for a key in the TPM also "tpm" (its usage and TPM blobs) and pinRequired.
         if let token = item.token { try c.encode(token, forKey: .token) }
         guard let restriction = item.pssRestriction else {
             try c.encode("rsaEncryption", forKey: .keyAlgorithm)
