@@ -64,11 +64,18 @@ extension RSATokenKey {
             try context.load(probe, publicKey: publicKey, pin: auth)
             let digest = RSAHashAlgorithm.sha256.hash(
                 Array("rsakit: does this TPM sign RSA-PSS with salt = hLen?".utf8))
-            if let signature = try? context.sign(
-                scheme: UInt16(RSAKIT_TPM_ALG_RSAPSS), hash: UInt16(RSAKIT_TPM_ALG_SHA256), digest: digest)
-            {
+            do {
+                let signature = try context.sign(
+                    scheme: UInt16(RSAKIT_TPM_ALG_RSAPSS), hash: UInt16(RSAKIT_TPM_ALG_SHA256), digest: digest)
                 pssGood = publicKey.isValidSignature(
                     signature, forDigest: digest, hash: .sha256, padding: .pss(saltLength: .digestLength))
+            } catch let error as RSAError {
+                // A TPM without RSASSA-PSS answers with an error: no PSS. A lockout (or a TPM
+                // gone) says nothing about PSS, and is reported rather than recorded as "no".
+                switch error {
+                case .tpmLockedOut, .tokenPINIncorrect, .tpmUnavailable: throw error
+                default: pssGood = false
+                }
             }
         }
         let blobs = RSATPMKeyBlobs(

@@ -125,15 +125,21 @@ internal final class TPMContext {
     /// - Parameters: `scheme` RSAKIT_TPM_ALG_RSASSA or RSAKIT_TPM_ALG_RSAPSS; `hash` a TPM
     ///   hash algorithm id; `digest` hLen bytes.
     /// - Returns: the signature, k bytes.
-    /// - Throws: `RSAError.keyRestricted` when the key may not sign; as ``error(_:during:)``.
+    /// - Throws: `RSAError.keyRestricted` when the key may not sign, or the TPM does not
+    ///   implement the scheme or hash; as ``error(_:during:)``.
     func sign(scheme: UInt16, hash: UInt16, digest: [UInt8]) throws -> [UInt8] {
         let handle = try open()
         var signature = [UInt8](repeating: 0, count: Int(RSAKIT_TPM_BLOCK_CAPACITY))
         var length = 0
         let rc = rsakit_tpm_sign(handle, scheme, hash, digest, digest.count, &signature, &length)
         guard rc == 0 else {
-            if TPMContext.baseCode(rc) == 0x082 || TPMContext.baseCode(rc) == 0x09C {  // ATTRIBUTES, KEY
+            switch TPMContext.baseCode(rc) {
+            case 0x082, 0x09C:  // TPM_RC_ATTRIBUTES, TPM_RC_KEY
                 throw RSAError.keyRestricted(reason: "the TPM refuses to sign with this key: it is a decryption key")
+            case 0x092, 0x083:  // TPM_RC_SCHEME, TPM_RC_HASH
+                throw RSAError.keyRestricted(
+                    reason: "this TPM does not sign with this scheme and hash (\(TPMContext.text(rc)))")
+            default: break
             }
             throw TPMContext.error(rc, during: "TPM2_Sign")
         }
