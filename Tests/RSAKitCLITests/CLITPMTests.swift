@@ -207,6 +207,10 @@ final class CLITPMTests: TPMTestCase {
             openssl, ["pkeyutl", "-encrypt", "-pubin", "-inkey", path("tk.pub"), "-in", path("m"), "-out", path("c1")])
         XCTAssertEqual(v15.status, 0, v15.stderr)
         XCTAssertEqual(try tpm(["decrypt", "--tag", "tk", "--raw", "--in", path("c1")]).stdout, message)
+        // The TPM checks PKCS#1 v1.5 padding itself: implicit rejection cannot apply, and is refused.
+        assertFailure(
+            try run(["decrypt", "--tag", "tk", "--raw", "--implicit-rejection", "--in", path("c1")]), status: 64,
+            contains: "--implicit-rejection needs the private key in rsakit's engine; a key in the TPM checks")
         try tpm(["encrypt", "--tag", "tk", "--in", path("m"), "--out", path("m.rsa")])
         XCTAssertEqual(try tpm(["decrypt", "--tag", "tk", "--in", path("m.rsa")]).stdout, message)
         assertFailure(
