@@ -17,6 +17,7 @@ final class CLITPMTests: TPMTestCase {
             list.split(separator: "\n").contains { $0.hasPrefix("private") && $0.hasSuffix("tk  [tpm: sign]") }, list)
         let show = try tpm(["show", "--tag", "tk"]).stdoutText
         XCTAssertTrue(show.contains("PIN: none; not exportable)\nusage: sign\n"), show)
+        XCTAssertTrue(show.contains("signatures only (a TPM key made with usage sign)\n"), show)
         XCTAssertTrue(show.contains("public key:\n-----BEGIN PUBLIC KEY-----\n"), show)
         XCTAssertTrue(try tpm(["show", "--tag", "tk", "--json"]).stdoutText.contains("\"usage\" : \"sign\""))
         // No TPM database next to the store: the key's blobs are in its private item.
@@ -116,6 +117,9 @@ final class CLITPMTests: TPMTestCase {
         let made = try tpm(["genpair", "--tag", "tk", "--tpm"]).stdoutText
         XCTAssertTrue(made.contains("usage: decrypt (RSAES-OAEP SHA-256)\n"), made)
         XCTAssertTrue(try tpm(["list"]).stdoutText.contains("tk  [tpm: decrypt]"))
+        let show = try tpm(["show", "--tag", "tk"]).stdoutText
+        XCTAssertTrue(show.contains("maximum raw block payload: 190 bytes (k - 66, --raw --padding oaep)\n"), show)
+        XCTAssertTrue(show.contains("usage: decrypt (RSAES-OAEP SHA-256)\n"), show)
         try tpm(["export", "--tag", "tk", "--out", path("tk.pub")])
         let message = Array("a secret for the TPM\n".utf8)
         _ = try write(message, to: "m")

@@ -294,12 +294,25 @@ struct ShowCommand: RSAKitCommand {
             let sizes = blockSizes(item)
             if !text.isEmpty { text += "\n" }
             // An RSA-PSS key signs only: its algorithm replaces the encryption payloads.
-            let use =
+            var use =
                 item.pssRestriction.map { "algorithm: \($0), signatures only (id-RSASSA-PSS, RFC 4055)" } ?? """
                     maximum raw block payload: \(sizes.rawBlockPayload) bytes (k - 11, --raw)
                     maximum container block payload: \(sizes.containerBlockPayload) bytes (k - 68, rsakit container v2 \
                     with PKCS#1 v1.5)
                     """
+            // A key in the TPM decrypts one scheme, or none: its payloads are that scheme's.
+            switch item.token?.tpmKey?.usage {
+            case .sign?: use = "signatures only (a TPM key made with usage sign)"
+            case .decryptOAEP?:
+                let container = RSAMessageContainer.payloadByteCount(
+                    blockSize: sizes.blockSize, padding: .oaep(RSAOAEPParameters(hash: .sha256)))
+                use = """
+                    maximum raw block payload: \(sizes.blockSize - 66) bytes (k - 66, --raw --padding oaep)
+                    maximum container block payload: \(container) bytes (rsakit container v2 with OAEP SHA-256, \
+                    --padding oaep)
+                    """
+            default: break
+            }
             text += """
                 tag: \(terminalSafe(item.applicationTag))
                 class: \(item.keyClass.rawValue)
