@@ -84,7 +84,7 @@ let package = Package(
         // The key store: items, sealing, passwords, the unlock agent, keys on PKCS#11 tokens.
         .target(
             name: "RSAKitKeychain",
-            dependencies: ["RSAKitCore", "RSAKitPKI", "CRSAKitShims", "CSodium", "CP11Kit"],
+            dependencies: ["RSAKitCore", "RSAKitPKI", "CRSAKitShims", "CSodium", "CP11Kit", "CTSS2"],
             path: "Sources/RSAKitKeychain"
         ),
         // The TLS client with a stored identity (mutual TLS), on GnuTLS through RSAKitPKI;
@@ -281,6 +281,14 @@ let package = Package(
         .target(
             name: "CCurl",
             path: "Sources/CCurl",
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
+        // The TPM through tpm2-tss's ESAPI (headers from libtss2-dev at build time), loaded with
+        // dlopen when a TPM key is first used, never linked: a thin binding that speaks the TPM
+        // protocol in byte buffers. Only RSAKitKeychain/TPM imports it.
+        .target(
+            name: "CTSS2",
+            path: "Sources/CTSS2",
             linkerSettings: [.linkedLibrary("dl")]
         ),
         // A deliberately leaky test kernel (one branch on a secret limb) that shows the

@@ -11,9 +11,10 @@
 # OpenSSL's pkcs11 engine for curl (libengine-pkcs11-openssl), NSS's certutil, modutil and tstclnt
 # (libnss3-tools); for keys on a token: SoftHSM2 (softhsm2: softhsm2-util and
 # /usr/lib/softhsm/libsofthsm2.so, a token directory per test); pinentry-tty (the agent's pinentry
-# dialog, driven through a pseudo-terminal by the tests); for keys in the TPM: tpm2-pkcs11
-# (libtpm2-pkcs11-1, loaded with dlopen only by --tpm) and swtpm (swtpm, swtpm-tools: a software TPM per
-# test on 127.0.0.1; tpm2-tools for scripts/tpm-bench.sh's lockout reset and for users' diagnostics); for the documentation site
+# dialog, driven through a pseudo-terminal by the tests); for keys in the TPM: tpm2-tss's headers at build time
+# (libtss2-dev; its libraries are loaded with dlopen only by TPM keys) and swtpm (swtpm, swtpm-tools: a software
+# TPM per test on 127.0.0.1; tpm2-tools for the test that loads a key's blobs without rsakit, the benchmark's
+# peer and users' diagnostics); for the documentation site
 # (scripts/docs.sh, scripts/check-site.sh): mandoc (man pages in HTML), python3-markdown (the
 # guides), chromium and chromium-driver (the browser check), and Selenium from PyPI for the
 # python3 on PATH (with pip: python3-pip when it has none).
@@ -40,7 +41,7 @@ command -v p11-kit >/dev/null 2>&1 || need+=(p11-kit)
 command -v pkcs11-tool >/dev/null 2>&1 || need+=(opensc)
 { command -v softhsm2-util && [ -f /usr/lib/softhsm/libsofthsm2.so ]; } >/dev/null 2>&1 || need+=(softhsm2)
 { command -v p11tool && command -v gnutls-cli; } >/dev/null 2>&1 || need+=(gnutls-bin)
-compgen -G '/usr/lib/*/pkcs11/libtpm2_pkcs11.so' >/dev/null || need+=(libtpm2-pkcs11-1)
+pkg-config --exists tss2-esys tss2-tctildr tss2-mu tss2-rc 2>/dev/null || need+=(libtss2-dev)
 command -v swtpm >/dev/null 2>&1 || need+=(swtpm)
 command -v swtpm_setup >/dev/null 2>&1 || need+=(swtpm-tools)
 command -v tpm2_getcap >/dev/null 2>&1 || need+=(tpm2-tools)

@@ -9,8 +9,8 @@
 # VERSION is the binary's own (`rsakit --version`, defined once in RSAKitCommandLine.version).
 # Depends: is computed by dpkg-shlibdeps from the libraries the binary really loads. The
 # package Recommends: libcurl3-gnutls, which rsakit loads (dlopen) only for OCSP and CRL
-# fetching, and Suggests: libtpm2-pkcs11-1, which it loads (dlopen) only for keys in the TPM
-# (genpair --tpm). The package is checked with lintian (no errors allowed; warnings are printed).
+# fetching, and Suggests: tpm2-tss's libraries (libtss2-esys-3.0.2-0, libtss2-tctildr0,
+# libtss2-mu0, libtss2-rc0), which it loads (dlopen) only for keys in the TPM (genpair --tpm). The package is checked with lintian (no errors allowed; warnings are printed).
 # Prints the path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -75,7 +75,7 @@ Maintainer: rsakit developers <rsakit@example.org>
 Installed-Size: $size
 Depends: $depends
 Recommends: libcurl3-gnutls
-Suggests: libtpm2-pkcs11-1
+Suggests: libtss2-esys-3.0.2-0, libtss2-tctildr0, libtss2-mu0, libtss2-rc0
 Section: utils
 Priority: optional
 Homepage: https://example.org/rsakit

@@ -19,6 +19,13 @@ enum CaseGroup: String, CaseIterable, Codable {
     /// anchor-crt, vector-1-IMPL, vector-8-IMPL: the radix-2^52 kernel in the private path
     /// (IMPL = ifma where the CPU has it, else the portable reference).
     case vector
+    /// tpm-rsakit-* against tpm-tpm2tools-*: RSA-2048 OAEP decryption and PKCS#1 v1.5
+    /// signing in swtpm, a software TPM, whole processes (TPMBenchmark). Only when named in
+    /// --cases: it starts a TPM emulator.
+    case tpm
+
+    /// The groups a run without --cases takes: every one but `tpm`.
+    static let defaultGroups = Set(allCases).subtracting([.tpm])
 }
 
 /// A usage error: reported on stderr with the usage line, exit status 64.
@@ -33,7 +40,7 @@ struct BenchmarkOptions {
     var sizes: [Int] = [1024, 2048, 3072, 4096]
     /// Key-generation sizes and how many keys to time at each (per generator).
     var keygen: [(bits: Int, count: Int)] = [(2048, 100), (4096, 20)]
-    var groups: Set<CaseGroup> = Set(CaseGroup.allCases)
+    var groups: Set<CaseGroup> = CaseGroup.defaultGroups
     /// Timed runs per operation case.
     var runs = 7
     /// Target wall time of one timed run, seconds.
@@ -84,10 +91,12 @@ struct BenchmarkOptions {
                                   BITS:COUNT,... (default 2048:100,4096:20; quick 2048:3,4096:1).
           --cases LIST            Groups to run, from private, public, keygen, chunked, openssl,
                                   schemes (signatures and OAEP beside openssl speed),
-                                  cli, vector (default: all).
+                                  cli, vector, tpm (default: all but tpm, which starts swtpm,
+                                  a software TPM, and times rsakit beside tpm2-tools).
           --rsakit PATH           The rsakit binary for the cli case (default: rsakit on PATH, as
                                   scripts/install.sh puts it, else the one beside this program).
-          --cli-pairs N           rsakit/openssl process pairs per cli command (default 41; quick 5).
+          --cli-pairs N           rsakit/openssl process pairs per cli command (default 41; quick 5),
+                                  and rsakit/tpm2-tools pairs per tpm operation.
           --runs N                Timed runs per operation case (default 7; quick 3).
           --run-time SECONDS      Target length of one timed run (default 1; quick 0.03).
           --chunk-mib MIB         Buffer for the chunked cases in MiB (default 10; quick 0.0625).
@@ -167,7 +176,7 @@ struct BenchmarkOptions {
                         throw UsageError(
                             description:
                                 "unknown case group '\(name)' (private, public, keygen, chunked, openssl, schemes, "
-                                + "cli, vector)"
+                                + "cli, vector, tpm)"
                         )
                     }
                     groups.insert(group)

@@ -124,6 +124,17 @@ func runBenchmarks(_ options: BenchmarkOptions) throws {
                 "cli: skipped (needs the rsakit binary, see scripts/install.sh or --rsakit, and the openssl CLI)")
         }
     }
+    if options.groups.contains(.tpm) {
+        if let binary = CLIBenchmark.findBinary(explicitPath: options.rsakitPath), let tools = TPMBenchmark.findTools()
+        {
+            reporter.note("tpm: swtpm, a software TPM: whole processes, \(binary) against tpm2-tools, 2048 bits")
+            try TPMBenchmark(rsakit: binary, reporter: reporter, pairs: options.cliPairs).run(tools: tools)
+        } else {
+            reporter.note(
+                "tpm: skipped (needs the rsakit binary, see scripts/install.sh or --rsakit, and "
+                    + TPMBenchmark.toolNames.joined(separator: ", ") + ")")
+        }
+    }
     meta.loadAverageAtEnd = loadAverage()
     reporter.note(
         String(

@@ -11,8 +11,10 @@ func rsakit_p11_SignInit(
 ) -> CK_RV {
     p11SignatureInit(session, mechanism, \.sign) { state, scheme in
         let privateKey = try state.privateKey(key)
-        var input = P11SignatureInput(scheme: scheme, modulusByteCount: privateKey.modulusByteCount)
-        if case .tpm = privateKey { input.keepsMessage = true }
+        if case let .tpm(key) = privateKey, key.reference.tpmKey?.usage.canSign != true {
+            throw P11Error(CK_RV(CKR_KEY_FUNCTION_NOT_PERMITTED))
+        }
+        let input = P11SignatureInput(scheme: scheme, modulusByteCount: privateKey.modulusByteCount)
         return P11SignOperation(key: privateKey, input: input)
     }
 }
@@ -113,6 +115,10 @@ func rsakit_p11_DecryptInit(
         guard let mechanism else { return CK_RV(CKR_ARGUMENTS_BAD) }
         let padding = try P11Mechanisms.decryptionScheme(mechanism.pointee)
         let privateKey = try state.privateKey(key)
+        // A key in the TPM decrypts its one scheme only (the TPM would refuse the rest).
+        if case let .tpm(key) = privateKey, (try? key.checkTPMDecryption(padding: padding)) == nil {
+            throw P11Error(CK_RV(CKR_KEY_FUNCTION_NOT_PERMITTED))
+        }
         try state.withSession(session) { $0.decrypt = P11DecryptOperation(key: privateKey, padding: padding) }
         return CK_RV(CKR_OK)
     }

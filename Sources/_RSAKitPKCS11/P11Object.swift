@@ -43,7 +43,7 @@ struct P11Object {
     /// CKA_PRIVATE: visible only after C_Login (private keys of a protected store).
     let isPrivate: Bool
     /// Every attribute the object has; others are CKR_ATTRIBUTE_TYPE_INVALID.
-    let attributes: [CK_ATTRIBUTE_TYPE: P11AttributeValue]
+    var attributes: [CK_ATTRIBUTE_TYPE: P11AttributeValue]
 }
 
 /// Attribute value encodings.
@@ -111,9 +111,32 @@ extension P11Object {
     /// returns them (RSAKit keeps the key; the module only asks it to sign or decrypt).
     /// CKA_ALWAYS_SENSITIVE and CKA_NEVER_EXTRACTABLE are true from the token's point of view:
     /// no PKCS#11 call ever revealed or exported it.
-    static func privateKey(itemID: String, publicKey key: RSAPublicKey, label: String, isPrivate: Bool) -> P11Object {
-        privateKey(
+    ///
+    /// A key in the TPM (`tpmUsage` set) shows its one usage: CKA_SIGN or CKA_DECRYPT, and
+    /// CKA_ALLOWED_MECHANISMS with the mechanisms the TPM does for it (no CKM_RSA_X_509).
+    static func privateKey(
+        itemID: String, publicKey key: RSAPublicKey, label: String, isPrivate: Bool, tpmUsage: RSATPMKeyUsage? = nil
+    ) -> P11Object {
+        var object = privateKey(
             kind: .privateKey(itemID: itemID, publicKey: key), publicKey: key, label: label, isPrivate: isPrivate)
+        if let tpmUsage {
+            let mechanisms: [UInt]
+            switch tpmUsage {
+            case .sign:
+                mechanisms = [
+                    UInt(CKM_RSA_PKCS), UInt(CKM_RSA_PKCS_PSS), UInt(CKM_SHA1_RSA_PKCS), UInt(CKM_SHA256_RSA_PKCS),
+                    UInt(CKM_SHA384_RSA_PKCS), UInt(CKM_SHA512_RSA_PKCS), UInt(CKM_SHA1_RSA_PKCS_PSS),
+                    UInt(CKM_SHA256_RSA_PKCS_PSS), UInt(CKM_SHA384_RSA_PKCS_PSS), UInt(CKM_SHA512_RSA_PKCS_PSS)
+                ]
+            case .decryptOAEP: mechanisms = [UInt(CKM_RSA_PKCS_OAEP)]
+            case .decryptPKCS1v15: mechanisms = [UInt(CKM_RSA_PKCS)]
+            }
+            object.attributes[CK_ATTRIBUTE_TYPE(CKA_SIGN)] = P11Encode.bool(tpmUsage.canSign)
+            object.attributes[CK_ATTRIBUTE_TYPE(CKA_DECRYPT)] = P11Encode.bool(tpmUsage.canDecrypt)
+            object.attributes[CK_ATTRIBUTE_TYPE(CKA_ALLOWED_MECHANISMS)] = .bytes(
+                mechanisms.flatMap { m in withUnsafeBytes(of: CK_MECHANISM_TYPE(m)) { Array($0) } })
+        }
+        return object
     }
 
     /// A CKO_PRIVATE_KEY object of `kind` (a store's or the system agent's key), with the

@@ -61,7 +61,8 @@ struct P11ObjectTable {
                 // The public half of a sealed item is readable without the passphrase.
                 guard let key = snapshot.publicKeys[item.itemID], key.fingerprint == item.fingerprint else { continue }
                 fresh[handle(for: "private:" + item.itemID)] = .privateKey(
-                    itemID: item.itemID, publicKey: key, label: label, isPrivate: privateKeysArePrivate)
+                    itemID: item.itemID, publicKey: key, label: label, isPrivate: privateKeysArePrivate,
+                    tpmUsage: item.token?.tpmKey?.usage)
                 if !publicFingerprints.contains(item.fingerprint) {
                     fresh[handle(for: "public-of-private:" + item.itemID)] = .publicKey(key, label: label)
                 }

@@ -56,9 +56,6 @@ struct P11SignatureInput {
     let modulusByteCount: Int
     private var hasher: RSAHasher?
     private(set) var buffer: [UInt8] = []
-    /// Keep a hash-and-sign mechanism's message too (a key in the TPM signs PKCS#1 v1.5 over
-    /// the message, never over a digest rsakit computed).
-    var keepsMessage = false
     /// Whether C_*Update ran (then only C_*Final may end the operation).
     private(set) var isMultiPart = false
 
@@ -74,7 +71,6 @@ struct P11SignatureInput {
         if case let .hashAndSign(hash, _) = scheme {
             if hasher == nil { hasher = RSAHasher(algorithm: hash) }
             hasher?.update(part)
-            if keepsMessage { buffer += part }
         } else {
             guard buffer.count + part.count <= modulusByteCount else { throw P11Error(CK_RV(CKR_DATA_LEN_RANGE)) }
             buffer += part
@@ -103,9 +99,6 @@ extension P11SignOperation {
 
     /// C_SignFinal: the signature over the parts so far.
     func final() throws -> [UInt8] {
-        if input.keepsMessage, case let .hashAndSign(hash, padding) = input.scheme {
-            return try key.signature(for: input.buffer, hash: hash, padding: padding)
-        }
         if let (hash, digest, padding) = input.finalDigest {
             return try key.signature(forDigest: digest, hash: hash, padding: padding)
         }

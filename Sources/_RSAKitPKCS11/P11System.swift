@@ -89,7 +89,7 @@ extension P11ObjectTable {
 }
 
 /// The private key an operation uses: loaded from the store into this process, a key in the
-/// TPM made without a PIN (its operations run there, through tpm2-pkcs11), or held by the
+/// TPM made without a PIN (its operations run there, through tpm2-tss), or held by the
 /// system agent (every operation one request to it).
 enum P11PrivateKey {
     /// A key of the store, in this process (RSAKit's blinded, constant-time private operation).
@@ -99,7 +99,7 @@ enum P11PrivateKey {
     /// A key the system agent holds: `tag` in `accessGroup`, whose public half is `publicKey`.
     case system(RSASystemKeychainClient, accessGroup: String, tag: String, publicKey: RSAPublicKey)
 
-    /// tpm2-pkcs11 is initialised and finalised by each operation's session; a host may call
+    /// Each TPM operation opens its own TPM context (parent key and session); a host may call
     /// from several threads, so the module's TPM operations run one at a time.
     private static let tpmLock = RSAPThreadMutex(())
 
@@ -129,13 +129,19 @@ enum P11PrivateKey {
     /// CKM_RSA_PKCS: sign a DigestInfo. For the agent, the DigestInfo must be one of a hash
     /// it knows (its prefix and length), which it re-encodes identically.
     /// - Throws: CKR_DATA_INVALID for another DigestInfo (system keys);
-    ///   CKR_KEY_FUNCTION_NOT_PERMITTED for a TPM key (raw RSA); RSAKit's errors.
+    ///   CKR_KEY_FUNCTION_NOT_PERMITTED for a TPM key and anything but the DigestInfo of a
+    ///   SHA-1 or SHA-2 digest (which would be raw RSA); RSAKit's errors.
     func signature(forDigestInfo digestInfo: [UInt8]) throws -> [UInt8] {
         switch self {
         case let .memory(key):
             return try key.signature(forDigestInfo: digestInfo)
-        case .tpm:
-            throw P11Error(CK_RV(CKR_KEY_FUNCTION_NOT_PERMITTED))
+        case let .tpm(key):
+            // TPM2_Sign with RSASSA over the DigestInfo's digest (TokenSigner parses it).
+            return try Self.tpmLock.withLock { _ in
+                let signer = try TokenSigner(key: key, pin: RSASecretBytes(zeroedCount: 0))
+                defer { signer.close() }
+                return try signer.signature(forDigestInfo: digestInfo)
+            }
         case let .system(client, accessGroup, tag, _):
             do {
                 return try client.signature(forDigestInfo: digestInfo, tag: tag, accessGroup: accessGroup)

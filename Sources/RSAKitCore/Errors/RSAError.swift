@@ -240,18 +240,18 @@ public enum RSAError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The private key under `tag` lives on a token: ask ``RSAKeyStore/tokenKey(tag:)`` for it.
     case keyOnToken(tag: String)
 
-    // MARK: The machine's TPM (a token rsakit manages through tpm2-pkcs11)
+    // MARK: The machine's TPM (through tpm2-tss's ESAPI)
 
-    /// The TPM cannot be used: no TPM device, no permission on it, its PKCS#11 module
-    /// (tpm2-pkcs11) not installed, or the TCTI unreachable (`reason` says which and what to
-    /// install or join). Nothing was changed.
+    /// The TPM cannot be used: no TPM device, no permission on it, tpm2-tss not installed, the
+    /// TCTI unreachable, the owner hierarchy protected by an auth value, or the TPM busy
+    /// (`reason` says which and what to install or join). Nothing was changed.
     case tpmUnavailable(reason: String)
     /// The TPM is in dictionary-attack lockout after too many wrong PINs: it refuses every
     /// authorisation until its lockout interval passes or its owner clears the lockout.
     case tpmLockedOut
-    /// The TPM no longer holds what a stored TPM key needs (the TPM was cleared or replaced,
-    /// or its token is gone from the store's TPM database): the private key is lost. The
-    /// store is unchanged.
+    /// The TPM can no longer load a stored TPM key (its storage seed changed: the TPM was
+    /// cleared, reset or replaced, or the store moved to another machine): the private key is
+    /// lost. The store is unchanged.
     case tpmKeyLost(reason: String)
 
     /// A lower-case sentence, without secret bytes.

@@ -1,16 +1,15 @@
 // Certificate requests and self-signed certificates for a stored key, by tag: the key
 // signs where it lives (rsakit's engine for a key in the store, C_Sign on the token for a
-// token key, which is also how a TPM key is reached), through RSACertificateSigner.
+// token key, TPM2_Sign for a key in the TPM), through RSACertificateSigner.
 
 import RSAKitCore
 import RSAKitPKI
 
 extension RSACertificateSigner {
-    /// A key on a PKCS#11 token (or a TPM seen as one): each signature opens a session, logs
-    /// in with `pin`, runs C_Sign and logs out (``RSATokenKey/signature(for:hash:padding:pin:)-([UInt8],_,_,_)``,
-    /// which picks the mechanism the key allows). The message is handed over whole, so a key
-    /// that signs only what it hashes itself (a TPM key's PKCS#1 v1.5) can sign it. The private
-    /// key never enters this process. `pin` is kept as long as the signer.
+    /// A key on a PKCS#11 token or in the TPM: each signature opens a session, logs in with
+    /// `pin`, runs C_Sign (or TPM2_Sign, for a TPM key made with usage sign) and logs out
+    /// (``RSATokenKey/signature(for:hash:padding:pin:)-([UInt8],_,_,_)``). The private key never
+    /// enters this process. `pin` is kept as long as the signer.
     public init(tokenKey: RSATokenKey, pin: RSASecretBytes) {
         self.init(publicKey: tokenKey.publicKey) { message, hash, padding in
             try tokenKey.signature(for: message, hash: hash, padding: padding, pin: pin)

@@ -3,7 +3,8 @@
 // passphrase, and never on another. The passphrase stays as the recovery path: a cleared or
 // replaced TPM loses its seal, never the store.
 //
-//   TPM key       an RSA key made in the TPM for this store (genpair --tpm's path, its own token)
+//   TPM key       an RSA-2048 key made in the TPM for this store, usage decrypt with RSAES-OAEP
+//                 SHA-256 fixed in the TPM (genpair --tpm's path); its blobs are in the record
 //   W             = 32 random bytes (getrandom)
 //   wrapped       = RSAES-OAEP-SHA-256(TPM key's public key, W)               RFC 8017 §7.1
 //   sealed        = nonce || XChaCha20-Poly1305(W, K, AAD = "rsakit keychain store key tpm 1"
@@ -15,7 +16,7 @@ import RSAKitPKI
 
 /// The TPM's seal of the store key, kept in the protection record beside the passphrase's.
 internal struct StoreTPMSeal: Codable, Equatable {
-    /// Where the TPM key is (its token in `<store>/tpm`).
+    /// The TPM key (its usage and blobs, ``RSATokenReference/tpmKey``).
     var key: RSATokenReference
     /// Base64 of the TPM key's public key, SubjectPublicKeyInfo DER.
     var publicKey: String
@@ -35,21 +36,22 @@ extension RSAKeyStore {
     /// Seal this protected store's key to the machine's TPM as well, so that
     /// ``unlockWithTPM(pin:)`` opens it without the passphrase (on this machine only). The
     /// passphrase keeps opening it: it is the recovery path when the TPM is cleared or the
-    /// store is moved. Makes an RSA-2048 key in the TPM (``RSATokenKey/generateInTPM(_:bits:label:pin:)``)
-    /// and wraps a random 32-byte key with it (RSAES-OAEP-SHA-256), which seals the store key
-    /// (XChaCha20-Poly1305). A second call replaces the seal (the old TPM key's token stays).
+    /// store is moved. Makes an RSA-2048 decryption key (RSAES-OAEP SHA-256) in the TPM
+    /// (``RSATokenKey/generateInTPM(_:bits:usage:pin:)``) and wraps a random 32-byte key with
+    /// it (RSAES-OAEP-SHA-256), which seals the store key (XChaCha20-Poly1305). A second call
+    /// replaces the seal.
     ///
     /// - Parameters: `passphrase` the store's passphrase (checked first; the TPM is not
     ///   touched when it is wrong); `pin` a PIN for the TPM key, or nil for none.
     /// - Throws: `RSAError.keychainProtection` when the store is not protected;
-    ///   `RSAError.wrongPassphrase`; the TPM's errors (``RSATokenKey/generateInTPM(_:bits:label:pin:)``),
+    ///   `RSAError.wrongPassphrase`; the TPM's errors (``RSATokenKey/generateInTPM(_:bits:usage:pin:)``),
     ///   after which the store is unchanged; `RSAError.storeIOError`.
     public func sealStoreKeyToTPM(passphrase: RSASecretBytes, pin: RSASecretBytes?) throws {
         guard let record = try withReadLock({ try readProtection() }) else {
             throw RSAError.keychainProtection(reason: "the store is not protected")
         }
         let storeKey = try record.open(passphrase: passphrase)
-        let tpmKey = try RSATokenKey.generateInTPM(tpmConfiguration, bits: 2048, label: "rsakit store key", pin: pin)
+        let tpmKey = try RSATokenKey.generateInTPM(tpmConfiguration, bits: 2048, usage: .decryptOAEP, pin: pin)
         let wrapping = RSASecretBytes(zeroedCount: Sodium.keyByteCount)
         wrapping.withUnsafeMutableBytes { SystemRandomSource().fill($0) }
         var wrappingBytes = wrapping.bytes

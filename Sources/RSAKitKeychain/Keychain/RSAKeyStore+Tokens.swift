@@ -82,34 +82,29 @@ extension RSAKeyStore {
             reference: reference, publicKey: loaded.publicKey, tpm: reference.isTPM ? tpmConfiguration : nil)
     }
 
-    /// How this store's TPM keys reach the TPM: tpm2-pkcs11's database in the store's `tpm`
-    /// folder, the TCTI from `RSAKIT_TPM_TCTI` (else `device:/dev/tpmrm0`) and the module
-    /// from `RSAKIT_TPM_PKCS11_MODULE` (else the installed tpm2-pkcs11). Reads the
-    /// environment; touches no file.
+    /// How this store's TPM keys reach the TPM: the TCTI from `RSAKIT_TPM_TCTI` (else
+    /// `device:/dev/tpmrm0`). Reads the environment; touches no file. The keys' blobs are in
+    /// their private items; the store keeps no TPM database.
     public var tpmConfiguration: RSATPMConfiguration {
-        RSAKeyStore.tpmConfiguration(storePath: path)
-    }
-
-    /// ``tpmConfiguration`` for the store folder at `storePath`, which need not exist yet (a
-    /// first TPM key is made before its store is created, so a failure leaves no store).
-    public static func tpmConfiguration(storePath: String) -> RSATPMConfiguration {
-        RSATPMConfiguration(databaseDirectory: StoreLayout(root: storePath).tpmDatabasePath)
+        RSATPMConfiguration()
     }
 
     /// Generate a key pair inside this machine's TPM and store it under `tag`
-    /// (``RSATokenKey/generateInTPM(_:bits:label:pin:)`` with ``tpmConfiguration``, then
+    /// (``RSATokenKey/generateInTPM(_:bits:usage:pin:)`` with ``tpmConfiguration``, then
     /// ``addTokenKeyPair(_:tag:label:replace:)``): the counterpart of a
     /// `kSecAttrTokenIDSecureEnclave` key. The TPM work comes first, so a TPM failure writes
     /// nothing to the store; the tag is checked before it.
     ///
     /// - Parameters: `tag`, `label`, `replace` as ``addTokenKeyPair(_:tag:label:replace:)``;
-    ///   `bits` 2048 or 3072; `pin` the key's PIN, or nil for none.
+    ///   `bits` 2048 or 3072; `usage` the key's one usage, fixed in the TPM; `pin` the key's
+    ///   PIN, or nil for none.
     /// - Returns: the key and the attributes of the new items.
-    /// - Throws: as ``RSATokenKey/generateInTPM(_:bits:label:pin:)`` and
+    /// - Throws: as ``RSATokenKey/generateInTPM(_:bits:usage:pin:)`` and
     ///   ``addTokenKeyPair(_:tag:label:replace:)`` (`RSAError.duplicateItem` before any TPM work).
     @discardableResult
     public func generateTPMKeyPair(
-        tag: String, bits: Int = 2048, label: String? = nil, pin: RSASecretBytes?, replace: Bool = false
+        tag: String, bits: Int = 2048, usage: RSATPMKeyUsage = .decryptOAEP, label: String? = nil,
+        pin: RSASecretBytes?, replace: Bool = false
     ) throws -> (key: RSATokenKey, public: RSAKeyItemAttributes, private: RSAKeyItemAttributes) {
         try RSAKeyStore.validateTag(tag)
         try RSAKeyStore.validateLabel(label)
@@ -118,7 +113,7 @@ extension RSAKeyStore {
                 throw RSAError.duplicateItem(.key(tag: tag, keyClass: keyClass))
             }
         }
-        let key = try RSATokenKey.generateInTPM(tpmConfiguration, bits: bits, label: label ?? tag, pin: pin)
+        let key = try RSATokenKey.generateInTPM(tpmConfiguration, bits: bits, usage: usage, pin: pin)
         let items = try addTokenKeyPair(key, tag: tag, label: label, replace: replace)
         return (key, items.public, items.private)
     }

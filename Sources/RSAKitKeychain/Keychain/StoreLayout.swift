@@ -13,8 +13,6 @@
 //   <store>/public/<hh>/<H>.pem             public item for the tag whose SHA-256 is H
 //   <store>/private/<hh>/<H>.pem            private item for that tag
 //   <store>/index/fingerprint/<ff>/<F>.<H>.<class>   empty: item (H, class) has fingerprint F
-//   <store>/tpm/                            only once a TPM key was made: tpm2-pkcs11's database
-//                                           (its TPM2_PKCS11_STORE), not an item folder
 //
 //   <store>/index/group/<G>                 empty: the store holds (or held) an item of group G
 //
@@ -79,11 +77,6 @@ internal struct StoreLayout: Sendable {
         StoreHex.encode(RSAHashAlgorithm.sha256.hash(groupQualified(bytes, group: group)))
     }
 
-    static let tpmDirectory = "tpm"
-
-    /// tpm2-pkcs11's database folder for this store's TPM keys.
-    var tpmDatabasePath: String { absolute(Self.tpmDirectory) }
-
     /// `relative` under the root.
     func absolute(_ relative: String) -> String { root + "/" + relative }
 
@@ -107,7 +100,7 @@ internal struct StoreLayout: Sendable {
     /// Every name the store's own folder may hold (beside temporary files and nested
     /// application stores): what tells a store from a folder of other files.
     static let topLevelNames: Set<String> = Set(
-        [versionName, lockName, journalName, indexDirectory, protectionName, StoreSharing.fileName, tpmDirectory]
+        [versionName, lockName, journalName, indexDirectory, protectionName, StoreSharing.fileName]
             + RSAKeyClass.allCases.map(classDirectory) + recordDirectories)
 
     /// "folder/hh/H.item": the record file of hash H in one of ``recordDirectories``.

@@ -53,3 +53,16 @@ extension RSATokenURI {
             objectID: objectID.map { [UInt8]($0) })
     }
 }
+
+extension RSATPMKeyBlobs {
+    /// ``init(usage:publicBlob:privateBlob:signsPSSWithDigestLengthSalt:)-(_,[UInt8],[UInt8],_)``
+    /// with the blobs in `Data`.
+    public init(
+        usage: RSATPMKeyUsage, publicBlob: some DataProtocol, privateBlob: some DataProtocol,
+        signsPSSWithDigestLengthSalt: Bool
+    ) {
+        self.init(
+            usage: usage, publicBlob: [UInt8](publicBlob), privateBlob: [UInt8](privateBlob),
+            signsPSSWithDigestLengthSalt: signsPSSWithDigestLengthSalt)
+    }
+}

@@ -17,41 +17,54 @@ public struct RSATokenReference: Sendable, Hashable, Codable, CustomStringConver
     /// CKA_ID of the private and public key objects, as lower-case hex (2 digits a byte).
     public let objectIDHex: String
 
-    /// True for a key in this machine's TPM (``RSATokenKey/generateInTPM(_:bits:label:pin:)``):
-    /// the token is one rsakit made for this key in the store's TPM database, reached through
-    /// ``RSATPMConfiguration``; false for a key on any other token.
-    public let isTPM: Bool
-    /// False when the key's token was given no user PIN (a TPM key made without one: the empty
-    /// PIN logs in, and no prompt is needed); true otherwise.
+    /// For a key in this machine's TPM (``RSATokenKey/generateInTPM(_:bits:usage:pin:)``): its
+    /// usage and the TPM's blobs, kept in the store's private item; nil for a key on a token.
+    public let tpmKey: RSATPMKeyBlobs?
+    /// True for a key in this machine's TPM (``tpmKey`` is set); false for a key on a token.
+    public var isTPM: Bool { tpmKey != nil }
+    /// False when the key was given no PIN (a TPM key made without one: the empty authValue,
+    /// and no prompt is needed); true otherwise.
     public let requiresPIN: Bool
 
-    /// A reference from its parts (the store builds these; public for tools and tests).
-    /// `isTPM` and `requiresPIN` default to a PIN-protected key on an ordinary token.
-    public init(
-        modulePath: String, tokenLabel: String, tokenSerial: String, objectID: [UInt8], isTPM: Bool = false,
-        requiresPIN: Bool = true
-    ) {
+    /// A reference to a key on a PKCS#11 token (the store builds these; public for tools and tests).
+    public init(modulePath: String, tokenLabel: String, tokenSerial: String, objectID: [UInt8]) {
         self.modulePath = modulePath
         self.tokenLabel = tokenLabel
         self.tokenSerial = tokenSerial
-        self.objectIDHex = objectID.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-        self.isTPM = isTPM
+        self.objectIDHex = RSATokenReference.hex(objectID)
+        self.tpmKey = nil
+        self.requiresPIN = true
+    }
+
+    /// A reference to a key in the TPM: its blobs, and whether it has a PIN. The token fields
+    /// are empty, and ``objectIDHex`` is the first 8 bytes of the SHA-256 of the public blob
+    /// (a short name to tell keys apart).
+    public init(tpmKey: RSATPMKeyBlobs, requiresPIN: Bool) {
+        self.modulePath = ""
+        self.tokenLabel = ""
+        self.tokenSerial = ""
+        self.objectIDHex = RSATokenReference.hex(Array(RSAHashAlgorithm.sha256.hash(tpmKey.publicBlob).prefix(8)))
+        self.tpmKey = tpmKey
         self.requiresPIN = requiresPIN
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
     private enum CodingKeys: String, CodingKey {
         case modulePath, tokenLabel, tokenSerial, objectIDHex, tpm, pinRequired
     }
 
-    /// Decodes an item's record; `tpm` and `pinRequired` are absent from items made before TPM
-    /// keys existed (an ordinary token, PIN required).
+    /// Decodes an item's record; `tpm` (the blobs) and `pinRequired` are present for a TPM key only.
+    /// - Throws: `DecodingError` for a missing field or a damaged TPM record.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         modulePath = try c.decode(String.self, forKey: .modulePath)
         tokenLabel = try c.decode(String.self, forKey: .tokenLabel)
         tokenSerial = try c.decode(String.self, forKey: .tokenSerial)
         objectIDHex = try c.decode(String.self, forKey: .objectIDHex)
-        isTPM = try c.decodeIfPresent(Bool.self, forKey: .tpm) ?? false
+        tpmKey = try c.decodeIfPresent(RSATPMKeyBlobs.self, forKey: .tpm)
         requiresPIN = try c.decodeIfPresent(Bool.self, forKey: .pinRequired) ?? true
     }
 
@@ -63,8 +76,8 @@ public struct RSATokenReference: Sendable, Hashable, Codable, CustomStringConver
         try c.encode(tokenLabel, forKey: .tokenLabel)
         try c.encode(tokenSerial, forKey: .tokenSerial)
         try c.encode(objectIDHex, forKey: .objectIDHex)
-        if isTPM {
-            try c.encode(true, forKey: .tpm)
+        if let tpmKey {
+            try c.encode(tpmKey, forKey: .tpm)
             try c.encode(requiresPIN, forKey: .pinRequired)
         }
     }
@@ -86,11 +99,10 @@ public struct RSATokenReference: Sendable, Hashable, Codable, CustomStringConver
         RSATokenURI(modulePath: modulePath, tokenLabel: tokenLabel, tokenSerial: tokenSerial, objectID: objectID)
     }
 
-    /// "token LABEL (serial S), id HEX", or "tpm (token LABEL), id HEX" for a TPM key.
+    /// "token LABEL (serial S), id HEX", or "tpm (USAGE), id HEX" for a TPM key.
     public var description: String {
-        isTPM
-            ? "tpm (token \(tokenLabel)), id \(objectIDHex)"
-            : "token \(tokenLabel) (serial \(tokenSerial)), id \(objectIDHex)"
+        if let tpmKey { return "tpm (\(tpmKey.usage)), id \(objectIDHex)" }
+        return "token \(tokenLabel) (serial \(tokenSerial)), id \(objectIDHex)"
     }
 }
 
@@ -109,8 +121,8 @@ public struct RSATokenKey: Sendable {
     /// The public key, as the token reports it.
     public let publicKey: RSAPublicKey
 
-    /// For a TPM key (``RSATokenReference/isTPM``): the TPM database and TCTI its sessions
-    /// use (``RSAKeyStore/tokenKey(tag:)`` sets it from the store's folder); nil otherwise.
+    /// For a TPM key (``RSATokenReference/isTPM``): the TCTI its operations use
+    /// (``RSAKeyStore/tokenKey(tag:)`` sets it); nil otherwise.
     public let tpm: RSATPMConfiguration?
 
     /// A key from a stored reference (no token access). A TPM key needs `tpm`.
@@ -183,64 +195,16 @@ public struct RSATokenKey: Sendable {
     /// - Throws: the session's errors (see ``generate(on:bits:label:pin:)``);
     ///   `RSAError.keyRestricted` for a PSS hash PKCS#11 cannot name; `RSAError.saltLengthInvalid`.
     ///
-    /// A key in the TPM signs RSASSA-PKCS1-v1_5 as CKM_SHA*_RSA_PKCS over `message`
-    /// (TPM2_Sign with the RSASSA scheme on the hash tpm2-pkcs11 computes): the DigestInfo
-    /// form would need raw RSA, which TPM keys do not allow.
+    /// A key in the TPM (``RSATokenReference/tpmKey``) signs with TPM2_Sign, RSASSA or
+    /// RSAPSS over the digest, in the TPM; it must have usage ``RSATPMKeyUsage/sign``, a
+    /// SHA-1 or SHA-2 hash and, for PSS, salt = hLen (`RSAError.keyRestricted` otherwise,
+    /// before the TPM is touched). The TPM's errors: `RSAError.tpmUnavailable`,
+    /// `RSAError.tpmLockedOut`, `RSAError.tpmKeyLost`, `RSAError.tokenPINIncorrect`.
     public func signature(
         for message: [UInt8], hash: RSAHashAlgorithm, padding: RSASignaturePadding, pin: RSASecretBytes
     ) throws -> [UInt8] {
-        if tpm != nil, case .pkcs1v15 = padding {
-            guard let mechanism = RSATokenKey.hashAndSignMechanism(hash) else {
-                throw RSAError.keyRestricted(
-                    reason:
-                        "a key in the TPM signs PKCS#1 v1.5 with SHA-1 or SHA-2 (SHA-256, SHA-384, SHA-512), not "
-                        + "\(hash.displayName)"
-                )
-            }
-            return try withPrivateKey(pin: pin) { session, object in
-                try session.run(
-                    .sign, mechanism: mechanism, parameter: nil, object: object, input: message,
-                    outputCapacity: publicKey.modulusByteCount)
-            }
-        }
-        return try signature(forDigest: hash.hash(message), hash: hash, padding: padding, pin: pin)
+        try signature(forDigest: hash.hash(message), hash: hash, padding: padding, pin: pin)
     }
-
-    /// Run `body`, turning a TPM's refusal of CKM_RSA_PKCS_PSS into what it means: this TPM
-    /// signs PSS with another salt length than the hash's (older TPMs use the maximum), and
-    /// a TPM key allows no raw RSA to make one in software.
-    func tpmSigningErrors<R>(_ body: () throws -> R) throws -> R {
-        do {
-            return try body()
-        } catch RSAError.tokenOperationFailed("C_SignInit", let code)
-            where tpm != nil && code == UInt(CKR_MECHANISM_INVALID)
-        {
-            throw RSAError.keyRestricted(
-                reason:
-                    "this TPM does not make RSA-PSS signatures with a salt as long as the hash (TLS 1.3 needs them; "
-                    + "older TPMs use the maximum salt), and a TPM key allows no raw RSA to make them otherwise: "
-                    + "use PKCS#1 v1.5 over the message, or a key in the store"
-            )
-        }
-    }
-
-    /// CKM_SHA*_RSA_PKCS for `hash`, the hash-and-sign mechanisms a TPM key uses for
-    /// PKCS#1 v1.5 signatures (nil for a hash tpm2-pkcs11 has none for).
-    static func hashAndSignMechanism(_ hash: RSAHashAlgorithm) -> CK_MECHANISM_TYPE? {
-        switch hash {
-        case .sha1: return CK_MECHANISM_TYPE(CKM_SHA1_RSA_PKCS)
-        case .sha256: return CK_MECHANISM_TYPE(CKM_SHA256_RSA_PKCS)
-        case .sha384: return CK_MECHANISM_TYPE(CKM_SHA384_RSA_PKCS)
-        case .sha512: return CK_MECHANISM_TYPE(CKM_SHA512_RSA_PKCS)
-        default: return nil
-        }
-    }
-
-    /// Why a key in the TPM refuses a PKCS#1 v1.5 signature over a ready digest or DigestInfo.
-    static let tpmDigestInfoReason =
-        "a key in the TPM makes PKCS#1 v1.5 signatures only over the whole message (TPM2_Sign hashes with RSASSA); "
-        + "signing a ready digest or DigestInfo would need raw RSA, which TPM keys do not allow: use RSA-PSS, or "
-        + "sign the message"
 
     /// ``signature(for:hash:padding:pin:)-([UInt8],_,_,_)`` over a digest already computed.
     /// - Parameter digest: `hash`'s output (hLen bytes).
@@ -252,13 +216,18 @@ public struct RSATokenKey: Sendable {
         guard digest.count == hash.digestByteCount else {
             throw RSAError.digestLengthMismatch(byteCount: digest.count, expected: hash.digestByteCount)
         }
+        if let blobs = reference.tpmKey {
+            // The usage and scheme are checked before the TPM is reached.
+            _ = try TPMKeySession.signingScheme(blobs, hash: hash, padding: padding)
+            let session = try openTPMKey(pin: pin)
+            defer { session.close() }
+            return try session.signature(forDigest: digest, hash: hash, padding: padding)
+        }
         let (mechanism, parameter, input) = try signingMechanism(forDigest: digest, hash: hash, padding: padding)
         return try withPrivateKey(pin: pin) { session, object in
-            try tpmSigningErrors {
-                try session.run(
-                    .sign, mechanism: mechanism, parameter: parameter, object: object, input: input,
-                    outputCapacity: publicKey.modulusByteCount)
-            }
+            try session.run(
+                .sign, mechanism: mechanism, parameter: parameter, object: object, input: input,
+                outputCapacity: publicKey.modulusByteCount)
         }
     }
 
@@ -274,25 +243,10 @@ public struct RSATokenKey: Sendable {
     {
         switch padding {
         case .pkcs1v15:
-            if tpm != nil { throw RSAError.keyRestricted(reason: RSATokenKey.tpmDigestInfoReason) }
             return (CK_MECHANISM_TYPE(CKM_RSA_PKCS), nil, try EMSAPKCS1v15.digestInfo(digest: digest, hash: hash))
         case let .pss(saltLength), let .pssMGF1(_, saltLength):
             var mgfHash = hash
             if case let .pssMGF1(named, _) = padding { mgfHash = named }
-            // The TPM's RSASSA-PSS (TPM2_Sign) fixes MGF1 to the message hash and the salt to
-            // hLen (TPM 2.0 part 1 §B.7 for a FIPS TPM; tpm2-pkcs11 checks for exactly this).
-            if tpm != nil {
-                var isDigestLength = false
-                if case .digestLength = saltLength { isDigestLength = true }
-                if case let .byteCount(n) = saltLength, n == hash.digestByteCount { isDigestLength = true }
-                guard isDigestLength, mgfHash == hash else {
-                    throw RSAError.keyRestricted(
-                        reason:
-                            "a key in the TPM signs RSA-PSS only with a salt as long as the hash and MGF1 with the "
-                            + "same hash (salt length 'digest')"
-                    )
-                }
-            }
             guard let (hashMechanism, _) = RSATokenKey.mechanisms(hash), let (_, mgf) = RSATokenKey.mechanisms(mgfHash)
             else {
                 throw RSAError.keyRestricted(
@@ -332,6 +286,12 @@ public struct RSATokenKey: Sendable {
         for block in blocks where block.count != k {
             throw RSAError.ciphertextLengthInvalid(byteCount: block.count, blockSize: k)
         }
+        if let blobs = reference.tpmKey {
+            _ = try TPMKeySession.decryptionScheme(blobs, padding: padding)
+            let session = try openTPMKey(pin: pin)
+            defer { session.close() }
+            return try blocks.map { try session.decrypt($0, padding: padding) }
+        }
         let mechanism: CK_MECHANISM_TYPE
         var parameter: [UInt8]? = nil
         switch padding {
@@ -362,25 +322,15 @@ public struct RSATokenKey: Sendable {
     /// ``withPrivateKey(pin:_:)`` without the scope: the caller closes the session
     /// (``TokenSigner`` keeps it open for a TLS handshake).
     internal func openPrivateKey(pin: RSASecretBytes) throws -> (TokenSession, CK_OBJECT_HANDLE) {
-        if reference.isTPM && tpm == nil {
-            throw RSAError.tpmUnavailable(
-                reason:
-                    "the key refers to a TPM but no TPM configuration was given (RSAKeyStore.tokenKey(tag:) sets it)")
+        if reference.isTPM {
+            throw RSAError.tpmUnavailable(reason: "a key in the TPM has no PKCS#11 session (openTPMKey opens it)")
         }
         let uri = RSATokenURI(
-            modulePath: tpm?.modulePath ?? reference.modulePath, tokenLabel: reference.tokenLabel,
-            tokenSerial: reference.tokenSerial)
-        let session = try TokenSession(uri: uri, pin: pin, tpm: tpm)
+            modulePath: reference.modulePath, tokenLabel: reference.tokenLabel, tokenSerial: reference.tokenSerial)
+        let session = try TokenSession(uri: uri, pin: pin)
         do {
             let object = try session.findObject(class: CK_OBJECT_CLASS(CKO_PRIVATE_KEY), id: reference.objectID)
             guard try session.publicKey(of: object) == publicKey else {
-                if tpm != nil {
-                    throw RSAError.tpmKeyLost(
-                        reason:
-                            "the TPM token '\(reference.tokenLabel)' holds another key under id "
-                            + "\(reference.objectIDHex)"
-                    )
-                }
                 throw RSAError.tokenUnavailable(
                     reason:
                         "the key with id \(reference.objectIDHex) on token '\(reference.tokenLabel)' is not the "

@@ -72,6 +72,57 @@ internal final class TokenContainerKey: ContainerBlockKey, @unchecked Sendable {
     }
 }
 
+/// A TPM key's context, as container decryption's block key: TPM2_RSA_Decrypt of each block
+/// under a lock (a TPM context is single-threaded; the pipeline may call from workers).
+internal final class TPMContainerKey: ContainerBlockKey, @unchecked Sendable {
+    // NOTE: @unchecked: `session` is used only inside `lock`.
+    private let lock = RSAPThreadMutex(())
+    private let session: TPMKeySession
+    let modulusByteCount: Int
+    let containerFingerprint: RSAKeyFingerprint
+    var preferredBlockGroupSize: Int { 1 }
+
+    init(session: TPMKeySession) {
+        self.session = session
+        modulusByteCount = session.key.publicKey.modulusByteCount
+        containerFingerprint = session.key.publicKey.fingerprint
+    }
+
+    /// TPM2_RSA_Decrypt of each block. The TPM answers a bad padding with an error code, so
+    /// the verdict is public here already; a failed block gives a zero verdict and the
+    /// container's one opaque error. A padding the key does not have is refused by name.
+    func decryptMasked(blocks: [ArraySlice<UInt8>], padding: RSAEncryptionPadding, random: RSARandomSource) throws
+        -> [MaskedMessage]
+    {
+        let k = modulusByteCount
+        let capacity: Int
+        switch padding {
+        case .pkcs1v15: capacity = k - EMEPKCS1v15.overheadByteCount
+        case let .oaep(oaep): capacity = k - oaep.overheadByteCount
+        }
+        guard capacity > 0, blocks.allSatisfy({ $0.count == k }) else { throw RSAError.decryptionFailed }
+        return try lock.withLock { _ in
+            try blocks.map { block in
+                do {
+                    var message = try session.decrypt(Array(block), padding: padding)
+                    defer { wipe(&message) }
+                    guard message.count <= capacity else { throw RSAError.decryptionFailed }
+                    return MaskedMessage(
+                        good: ~0, buffer: message + [UInt8](repeating: 0, count: capacity - message.count),
+                        length: UInt(message.count))
+                } catch RSAError.decryptionFailed {
+                    return MaskedMessage(good: 0, buffer: [UInt8](repeating: 0, count: capacity), length: 0)
+                }
+            }
+        }
+    }
+
+    /// TPM2_RSA_Decrypt with RSAES of each block (version 1 containers).
+    func decryptPKCS1v15(blocks: [ArraySlice<UInt8>], random: RSARandomSource) throws -> [[UInt8]] {
+        try lock.withLock { _ in try blocks.map { try session.decrypt(Array($0), padding: .pkcs1v15) } }
+    }
+}
+
 extension RSATokenKey {
     /// Decrypt an rsakit container (version 1 or 2) whose recipient is this key, every
     /// block's RSA decryption done on the token in one login. Nothing is written unless each
@@ -89,6 +140,15 @@ extension RSATokenKey {
     ) throws -> UInt64 {
         guard header.recipientFingerprint == publicKey.fingerprint else {
             throw RSAError.encryptedForAnotherKey(expected: header.recipientFingerprint)
+        }
+        if let blobs = reference.tpmKey {
+            // The padding the header names is checked before the TPM is reached.
+            _ = try TPMKeySession.decryptionScheme(blobs, padding: header.padding)
+            let session = try openTPMKey(pin: pin)
+            defer { session.close() }
+            return try RSAMessageContainer.decrypt(
+                header: header, from: &source, to: &sink, blockKey: TPMContainerKey(session: session),
+                random: SystemRandomSource(), concurrency: 1)
         }
         return try withPrivateKey(pin: pin) { session, object in
             try RSAMessageContainer.decrypt(

@@ -19,25 +19,18 @@ internal final class TokenSession {
     /// The token's label and serial, without their space padding.
     let tokenLabel: String
     let tokenSerial: String
-    /// Whether the module is tpm2-pkcs11 on a TPM key's token (its log lines are silenced
-    /// when ``RSATPMConfiguration/silencesModuleLog`` is set).
-    let isTPM: Bool
     private var loggedIn = false
     private var closed = false
 
     /// Load `uri`'s module, find its token (by label and serial when given; else the only
     /// token present), open a read-write session and log in as the user with `pin`.
-    /// With `tpm` (a TPM key's token), the TPM is checked and the module's environment set
-    /// first, and the failures are reported as the TPM's (``RSATPMConfiguration``).
     ///
     /// - Throws: `RSAError.tokenUnavailable` (module missing or refusing to initialise, no
     ///   matching token, several tokens and none named); `RSAError.tokenPINIncorrect`;
-    ///   `RSAError.tokenOperationFailed` for any other return code; with `tpm`,
-    ///   `RSAError.tpmUnavailable`, `RSAError.tpmLockedOut`, `RSAError.tpmKeyLost`.
-    init(uri: RSATokenURI, pin: RSASecretBytes, tpm: RSATPMConfiguration? = nil) throws {
-        let list = try TokenSession.load(modulePath: uri.modulePath, tpm: tpm)
+    ///   `RSAError.tokenOperationFailed` for any other return code.
+    init(uri: RSATokenURI, pin: RSASecretBytes) throws {
+        let list = try TokenSession.load(modulePath: uri.modulePath)
         functions = list
-        isTPM = tpm != nil
         do {
             var count: CK_ULONG = 0
             try TokenSession.check(list.pointee.C_GetSlotList(CK_BBOOL(CK_TRUE), nil, &count), "C_GetSlotList")
@@ -56,10 +49,6 @@ internal final class TokenSession {
                 matches.append((slot, label, serial))
             }
             guard let first = matches.first else {
-                if let tpm {
-                    throw RSAError.tpmKeyLost(
-                        reason: "the TPM database \(tpm.databaseDirectory) has no token '\(uri.tokenLabel ?? "")'")
-                }
                 throw RSAError.tokenUnavailable(
                     reason: "no token" + (uri.tokenLabel.map { " labelled '\($0)'" } ?? "")
                         + (uri.tokenSerial.map { " with serial '\($0)'" } ?? "") + " in '\(uri.modulePath)'")
@@ -81,28 +70,16 @@ internal final class TokenSession {
         }
         do {
             let rv = pin.withUnsafeBytes { bytes in
-                TokenSession.quietly(tpm != nil) {
-                    list.pointee.C_Login(
-                        session, CK_USER_TYPE(CKU_USER),
-                        UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: CK_UTF8CHAR.self)),
-                        CK_ULONG(bytes.count))
-                }
+                list.pointee.C_Login(
+                    session, CK_USER_TYPE(CKU_USER),
+                    UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: CK_UTF8CHAR.self)),
+                    CK_ULONG(bytes.count))
             }
             switch rv {
             case CK_RV(CKR_OK), CK_RV(CKR_USER_ALREADY_LOGGED_IN): loggedIn = true
             case CK_RV(CKR_PIN_INCORRECT), CK_RV(CKR_PIN_INVALID), CK_RV(CKR_PIN_LEN_RANGE):
                 throw RSAError.tokenPINIncorrect
-            case CK_RV(CKR_PIN_LOCKED) where tpm != nil: throw RSAError.tpmLockedOut
             case CK_RV(CKR_PIN_LOCKED): throw RSAError.tokenUnavailable(reason: "the token's user PIN is locked")
-            // tpm2-pkcs11 logs in by unsealing the token's wrapping key under its primary key,
-            // which the TPM derives from its storage seed: a cleared or replaced TPM derives
-            // another primary, the unseal fails, and the module says only "general error".
-            case CK_RV(CKR_GENERAL_ERROR) where tpm != nil:
-                throw RSAError.tpmKeyLost(
-                    reason:
-                        "the TPM cannot unseal token '\(tokenLabel)' (the TPM was cleared, reset or replaced since "
-                        + "the key was made)"
-                )
             default: try TokenSession.check(rv, "C_Login")
             }
         } catch {
@@ -111,18 +88,11 @@ internal final class TokenSession {
         }
     }
 
-    /// dlopen the module at `modulePath`, get its function list and C_Initialize it. With
-    /// `tpm`, check the TPM and set tpm2-pkcs11's environment first.
-    /// - Throws: `RSAError.tokenUnavailable`, or with `tpm` `RSAError.tpmUnavailable`.
-    static func load(modulePath: String, tpm: RSATPMConfiguration?) throws -> UnsafeMutablePointer<CK_FUNCTION_LIST> {
-        if let tpm { try tpm.prepare() }
+    /// dlopen the module at `modulePath`, get its function list and C_Initialize it.
+    /// - Throws: `RSAError.tokenUnavailable`.
+    static func load(modulePath: String) throws -> UnsafeMutablePointer<CK_FUNCTION_LIST> {
         guard let handle = dlopen(modulePath, RTLD_NOW | RTLD_LOCAL) else {
             let reason = dlerror().map { String(cString: $0) } ?? "dlopen failed"
-            if tpm != nil {
-                throw RSAError.tpmUnavailable(
-                    reason: "cannot load the TPM's PKCS#11 module '\(modulePath)' (install libtpm2-pkcs11-1): \(reason)"
-                )
-            }
             throw RSAError.tokenUnavailable(reason: "cannot load PKCS#11 module '\(modulePath)': \(reason)")
         }
         // NOTE: the module stays loaded (no dlclose): some modules (SoftHSM among them) keep
@@ -137,16 +107,8 @@ internal final class TokenSession {
         guard getList(&list) == CK_RV(CKR_OK), let list else {
             throw RSAError.tokenUnavailable(reason: "the PKCS#11 module '\(modulePath)' gave no function list")
         }
-        let initialised = quietly(tpm != nil) { list.pointee.C_Initialize(nil) }
+        let initialised = list.pointee.C_Initialize(nil)
         guard initialised == CK_RV(CKR_OK) || initialised == CK_RV(CKR_CRYPTOKI_ALREADY_INITIALIZED) else {
-            if let tpm {
-                // tpm2-pkcs11 opens the TPM in C_Initialize: a TPM that does not answer fails here.
-                throw RSAError.tpmUnavailable(
-                    reason:
-                        "no TPM answers through TCTI '\(tpm.tcti)' (\(TokenSession.name(initialised)) from "
-                        + "tpm2-pkcs11's C_Initialize; set RSAKIT_TPM_TCTI to reach another)"
-                )
-            }
             throw RSAError.tokenUnavailable(
                 reason: "the PKCS#11 module '\(modulePath)' did not initialise (\(TokenSession.name(initialised)))")
         }
@@ -158,32 +120,10 @@ internal final class TokenSession {
         // Once only: a second C_Finalize could end another session's module initialisation.
         guard !closed else { return }
         closed = true
-        TokenSession.quietly(isTPM) {
-            if loggedIn { _ = functions.pointee.C_Logout(session) }
-            _ = functions.pointee.C_CloseSession(session)
-            _ = functions.pointee.C_Finalize(nil)
-        }
+        if loggedIn { _ = functions.pointee.C_Logout(session) }
+        _ = functions.pointee.C_CloseSession(session)
+        _ = functions.pointee.C_Finalize(nil)
         loggedIn = false
-    }
-
-    /// Run `body` with file descriptor 2 on /dev/null when `tpm` and
-    /// ``RSATPMConfiguration/silencesModuleLog``.
-    static func quietly<R>(_ tpm: Bool, _ body: () throws -> R) rethrows -> R {
-        guard tpm && RSATPMConfiguration.silencesModuleLog else { return try body() }
-        let saved = dup(STDERR_FILENO)
-        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
-        guard saved >= 0, null >= 0 else {
-            if saved >= 0 { Glibc.close(saved) }
-            if null >= 0 { Glibc.close(null) }
-            return try body()
-        }
-        dup2(null, STDERR_FILENO)
-        Glibc.close(null)
-        defer {
-            dup2(saved, STDERR_FILENO)
-            Glibc.close(saved)
-        }
-        return try body()
     }
 
     // MARK: Objects
@@ -308,19 +248,11 @@ internal final class TokenSession {
 
     /// C_GenerateKeyPair with CKM_RSA_PKCS_KEY_PAIR_GEN: a token key pair, the private half
     /// sensitive and not extractable. - Returns: the public key read back from the token.
-    /// `allowedMechanisms`, when given, becomes the private half's CKA_ALLOWED_MECHANISMS
-    /// (a TPM key leaves out CKM_RSA_X_509, raw RSA).
-    func generateKeyPair(bits: Int, id: [UInt8], label: String, allowedMechanisms: [UInt]? = nil) throws -> RSAPublicKey
-    {
+    func generateKeyPair(bits: Int, id: [UInt8], label: String) throws -> RSAPublicKey {
         var publicTemplate = Template.publicKey(id: id, label: label)
         publicTemplate.add(CKA_MODULUS_BITS, ulong: UInt(bits))
         publicTemplate.add(CKA_PUBLIC_EXPONENT, [0x01, 0x00, 0x01])
-        var privateTemplate = Template.privateKey(id: id, label: label)
-        if let allowedMechanisms {
-            privateTemplate.add(
-                CKA_ALLOWED_MECHANISMS,
-                allowedMechanisms.flatMap { m in withUnsafeBytes(of: CK_MECHANISM_TYPE(m)) { Array($0) } })
-        }
+        let privateTemplate = Template.privateKey(id: id, label: label)
         var mechanism = CK_MECHANISM(
             mechanism: CK_MECHANISM_TYPE(CKM_RSA_PKCS_KEY_PAIR_GEN), pParameter: nil, ulParameterLen: 0)
         var publicHandle: CK_OBJECT_HANDLE = 0
@@ -328,10 +260,9 @@ internal final class TokenSession {
         try publicTemplate.withAttributes { pub, pubCount in
             try privateTemplate.withAttributes { priv, privCount in
                 try TokenSession.check(
-                    TokenSession.quietly(isTPM) {
-                        functions.pointee.C_GenerateKeyPair(
-                            session, &mechanism, pub, pubCount, priv, privCount, &publicHandle, &privateHandle)
-                    }, "C_GenerateKeyPair")
+                    functions.pointee.C_GenerateKeyPair(
+                        session, &mechanism, pub, pubCount, priv, privCount, &publicHandle, &privateHandle),
+                    "C_GenerateKeyPair")
             }
         }
         return try publicKey(of: publicHandle)
@@ -377,17 +308,6 @@ internal final class TokenSession {
     /// One single-part operation (C_SignInit + C_Sign or C_DecryptInit + C_Decrypt) with the
     /// private key `object`. - Returns: the output, at most `outputCapacity` bytes.
     func run(
-        _ operation: Operation, mechanism: CK_MECHANISM_TYPE, parameter: [UInt8]?, object: CK_OBJECT_HANDLE,
-        input: [UInt8], outputCapacity: Int
-    ) throws -> [UInt8] {
-        try TokenSession.quietly(isTPM) {
-            try runLoud(
-                operation, mechanism: mechanism, parameter: parameter, object: object, input: input,
-                outputCapacity: outputCapacity)
-        }
-    }
-
-    private func runLoud(
         _ operation: Operation, mechanism: CK_MECHANISM_TYPE, parameter: [UInt8]?, object: CK_OBJECT_HANDLE,
         input: [UInt8], outputCapacity: Int
     ) throws -> [UInt8] {

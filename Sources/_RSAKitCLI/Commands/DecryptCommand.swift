@@ -84,6 +84,21 @@ struct DecryptCommand: RSAKitCommand {
         // --tag: one store, opened once for the token check and the key.
         let tagged = try arguments.value("tag").map { (tag: $0, store: try openStore(arguments)) }
         if let tagged, let tokenKey = storeTokenKey(tagged.store, tag: tagged.tag) {
+            // A key in the TPM that cannot decrypt (or not this padding, when the options say
+            // it) says so before a PIN is asked for; a container's header is checked later.
+            let format = options.decryptionFormat
+            if format?.rejection == .implicit {
+                // The token or the TPM checks the padding itself and answers an error: no
+                // synthetic message can be made there.
+                throw UsageError(
+                    message:
+                        "--implicit-rejection needs the private key in rsakit's engine; a key "
+                        + (tokenKey.reference.isTPM ? "in the TPM" : "on a token")
+                        + " checks the padding itself (docs/tpm.md)",
+                    command: Self.spec.name)
+            }
+            try tokenKey.checkTPMDecryption(
+                padding: format?.kind == .appleAESGCM || format?.kind == .raw ? format!.padding : nil)
             let pin = try readTokenPIN(arguments, command: Self.spec.name, reference: tokenKey.reference)
             try tokenKey.decryptMessage(
                 from: &source, to: &sink, format: options.decryptionFormat, rawPadding: options.padding, pin: pin)

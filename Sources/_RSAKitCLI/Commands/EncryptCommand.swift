@@ -79,8 +79,9 @@ struct EncryptCommand: RSAKitCommand {
         let input = try InputFile.open(arguments.value("in"))
         defer { input.close() }
         if let tag = arguments.value("tag"), let tokenKey = storeTokenKey(try openStore(arguments), tag: tag),
-            tokenKey.reference.isTPM
+            let tpmKey = tokenKey.reference.tpmKey
         {
+            try refuseUndecryptable(tpmKey.usage, tag: tag)
             noteTPMCost(key, input: input)
         }
         let output = try OutputFile(arguments.value("out"), input: input)
@@ -103,6 +104,33 @@ struct EncryptCommand: RSAKitCommand {
             meter?.abandon()
             output.discard()
             throw error
+        }
+    }
+
+    /// Refuse to encrypt to a key in the TPM what it could never decrypt: only the public key
+    /// is needed to encrypt, but the TPM decrypts the one scheme fixed in the key.
+    /// - Throws: `UsageError` naming the options that fit.
+    private func refuseUndecryptable(_ usage: RSATPMKeyUsage, tag: String) throws {
+        let name = shellQuoted(terminalSafe(tag))
+        switch usage {
+        case .sign:
+            throw UsageError(
+                message:
+                    "the TPM key \(name) can only sign (its usage, fixed in the TPM): nothing encrypted to it could "
+                    + "ever be decrypted; encrypt to a TPM key made with --usage decrypt",
+                command: Self.spec.name)
+        case .decryptOAEP, .decryptPKCS1v15:
+            guard format.padding != usage.decryptionPadding else { return }
+            let fix =
+                usage == .decryptOAEP
+                ? "use --padding oaep (SHA-256, no label) or --format apple-aesgcm"
+                : "use the default --padding pkcs1 in the container or raw blocks"
+            let scheme = usage == .decryptOAEP ? "RSAES-OAEP with SHA-256" : "RSAES-PKCS1-v1_5"
+            throw UsageError(
+                message:
+                    "the TPM key \(name) decrypts only \(scheme) (its scheme, fixed in the TPM), so what this would "
+                    + "write (\(format)) could never be decrypted: \(fix)",
+                command: Self.spec.name)
         }
     }
 

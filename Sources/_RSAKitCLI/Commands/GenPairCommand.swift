@@ -10,7 +10,8 @@ struct GenPairCommand: RSAKitCommand {
         overview: "Generate an RSA key pair and store it under an application tag.",
         usage:
             "rsakit genpair --tag <TAG> [--bits <N>] [--exponent <E>] [--private-tag <TAG2>] [--label <TEXT>] "
-            + "[--replace] [--token <URI> [--token-pin <SPEC>] | --tpm [--tpm-pin] [--token-pin <SPEC>]] "
+            + "[--replace] [--token <URI> [--token-pin <SPEC>] | --tpm [--usage decrypt|sign] [--padding oaep|pkcs1] "
+            + "[--tpm-pin] [--token-pin <SPEC>]] "
             + "[--protect] [--store <DIR>]",
         options: [
             accessGroupOption,
@@ -28,14 +29,16 @@ struct GenPairCommand: RSAKitCommand {
             + "generated on the PKCS#11 token (sensitive, not extractable; e = 65537); the store keeps\nthe "
             + "public key and a reference, and sign and decrypt with --tag run on the token.\nWith --tpm the "
             + "pair is generated inside this machine's TPM, the Secure Enclave's counterpart "
-            + "(docs/tpm.md):\n2048 or 3072 bits, e = 65537, no raw RSA, never exportable; a TPM does a few to a "
-            + "few dozen private operations a second."
+            + "(docs/tpm.md):\n2048 or 3072 bits, e = 65537, never exportable, and one usage fixed in the TPM: "
+            + "--usage decrypt (default;\n--padding oaep, the default, or pkcs1) or --usage sign, so the TPM does no "
+            + "raw RSA for anyone; a TPM\ndoes a few to a few dozen private operations a second."
     )
 
     let arguments: ParsedArguments
     let tag: String
     let bits: Int
     let exponent: UInt64
+    let usage: RSATPMKeyUsage
 
     init(_ arguments: ParsedArguments) throws {
         self.arguments = arguments
@@ -64,8 +67,13 @@ struct GenPairCommand: RSAKitCommand {
                     message: "--bits with --tpm must be 2048 or 3072 (what TPMs make), got \(given)",
                     command: Self.spec.name)
             }
-        } else if arguments.flag("tpm-pin") {
-            throw UsageError(message: "--tpm-pin needs --tpm", command: Self.spec.name)
+            usage = try tpmUsage(arguments, command: Self.spec.name)
+        } else {
+            for option in ["tpm-pin", "usage", "padding"]
+            where option == "tpm-pin" ? arguments.flag(option) : arguments.value(option) != nil {
+                throw UsageError(message: "--\(option) needs --tpm", command: Self.spec.name)
+            }
+            usage = .decryptOAEP
         }
         if let text = arguments.value("exponent") {
             guard let e = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text), e >= 3, e & 1 == 1
@@ -164,8 +172,9 @@ struct GenPairCommand: RSAKitCommand {
         try printOutput(text)
     }
 
-    /// genpair --tpm: the pair is made in the TPM, in a token of its own in the store's TPM
-    /// database; a missing store is created only once that worked.
+    /// genpair --tpm: the pair is made in the TPM with its one usage (nothing is written
+    /// anywhere until then), then the store records its blobs; a missing store is created
+    /// only once that worked.
     private func generateInTPM(pending: PendingStore, replace: Bool) throws {
         var pin: RSASecretBytes?
         if arguments.flag("tpm-pin") || arguments.value("token-pin") != nil || getenv("RSAKIT_TOKEN_PIN") != nil {
@@ -173,18 +182,18 @@ struct GenPairCommand: RSAKitCommand {
                 arguments, command: Self.spec.name, option: "token-pin", variable: "RSAKIT_TOKEN_PIN",
                 prompt: "New PIN for the TPM key: ", confirm: true)
         }
-        // The TPM database is a folder of the store, so its path is known before the store
-        // exists; generateInTPM removes what it made if the TPM fails.
-        let storePath = try pending.existing?.path ?? storeLocation(arguments)
-        let configuration = RSAKeyStore.tpmConfiguration(storePath: storePath)
-        let key = try RSATokenKey.generateInTPM(
-            configuration, bits: bits, label: arguments.value("label") ?? tag, pin: pin)
-        // NOTE: if the store write fails now, the key's token stays in the TPM database.
+        let configuration = RSATPMConfiguration()
+        let key = try RSATokenKey.generateInTPM(configuration, bits: bits, usage: usage, pin: pin)
         let store = try pending.open()
         let items = try store.addTokenKeyPair(key, tag: tag, label: arguments.value("label"), replace: replace)
         var text = "tag: \(terminalSafe(tag))\n"
         text += "bits: \(key.publicKey.modulusBitCount)\n"
         text += "location: tpm (\(terminalSafe(configuration.tcti)); PIN: \(pin == nil ? "none" : "set"))\n"
+        text += "usage: \(usage)\n"
+        if usage == .sign, key.reference.tpmKey?.signsPSSWithDigestLengthSalt == false {
+            printWarning(
+                "this TPM does not sign RSA-PSS with a salt as long as the hash: the key cannot sign for TLS 1.3")
+        }
         text += "fingerprint: \(items.public.fingerprint.base64String)\n"
         try printOutput(text)
     }

@@ -214,12 +214,17 @@ struct ShowCommand: RSAKitCommand {
     static let spec = CommandSpec(
         name: "show",
         overview: "Show the items stored under an application tag, or any item by its id.",
-        usage: "rsakit show --tag <TAG> | --id <ID> [--json] [--store <DIR>]",
+        usage: "rsakit show --tag <TAG> | --id <ID> [--json] [--tpm-blobs <DIR>] [--store <DIR>]",
         options: [
             accessGroupOption,
             .value("tag", "TAG", "Application tag."),
             .value("id", "ID", "Item id (persistent reference) of an item of any class."),
-            .flag("json", "Print a JSON array of items.")
+            .flag("json", "Print a JSON array of items."),
+            .value(
+                "tpm-blobs", "DIR",
+                "For a key in the TPM: also write its TPM blobs to DIR as key.pub (TPM2B_PUBLIC) and key.priv "
+                    + "(TPM2B_PRIVATE), the files tpm2_load reads (useless on another TPM)."
+            )
         ],
         passphrases: .none)
 
@@ -232,10 +237,10 @@ struct ShowCommand: RSAKitCommand {
 
     /// The "location:" line of a private key that is not in the store.
     static func location(_ token: RSATokenReference) -> String {
-        if token.isTPM {
+        if let tpmKey = token.tpmKey {
             return
-                "\nlocation: tpm (token \(terminalSafe(token.tokenLabel)), id \(token.objectIDHex); PIN: "
-                + "\(token.requiresPIN ? "required" : "none"); not exportable)"
+                "\nlocation: tpm (id \(token.objectIDHex); PIN: \(token.requiresPIN ? "required" : "none"); not "
+                + "exportable)\nusage: \(tpmKey.usage)"
         }
         return
             "\nlocation: token \(terminalSafe(token.tokenLabel)) (serial \(terminalSafe(token.tokenSerial))), id "
@@ -274,6 +279,12 @@ struct ShowCommand: RSAKitCommand {
             }
         }
         guard !items.isEmpty else { throw tagNotFound(store, tag: tag) }
+        if let directory = arguments.value("tpm-blobs") {
+            guard let blobs = items.lazy.compactMap({ $0.token?.tpmKey }).first else {
+                throw UsageError(message: "--tpm-blobs: the key is not in a TPM", command: Self.spec.name)
+            }
+            try writeTPMBlobs(blobs, to: directory)
+        }
         if arguments.flag("json") {
             try printOutput(try jsonText(items.map(ItemJSON.init)))
             return
@@ -283,12 +294,25 @@ struct ShowCommand: RSAKitCommand {
             let sizes = blockSizes(item)
             if !text.isEmpty { text += "\n" }
             // An RSA-PSS key signs only: its algorithm replaces the encryption payloads.
-            let use =
+            var use =
                 item.pssRestriction.map { "algorithm: \($0), signatures only (id-RSASSA-PSS, RFC 4055)" } ?? """
                     maximum raw block payload: \(sizes.rawBlockPayload) bytes (k - 11, --raw)
                     maximum container block payload: \(sizes.containerBlockPayload) bytes (k - 68, rsakit container v2 \
                     with PKCS#1 v1.5)
                     """
+            // A key in the TPM decrypts one scheme, or none: its payloads are that scheme's.
+            switch item.token?.tpmKey?.usage {
+            case .sign?: use = "signatures only (a TPM key made with usage sign)"
+            case .decryptOAEP?:
+                let container = RSAMessageContainer.payloadByteCount(
+                    blockSize: sizes.blockSize, padding: .oaep(RSAOAEPParameters(hash: .sha256)))
+                use = """
+                    maximum raw block payload: \(sizes.blockSize - 66) bytes (k - 66, --raw --padding oaep)
+                    maximum container block payload: \(container) bytes (rsakit container v2 with OAEP SHA-256, \
+                    --padding oaep)
+                    """
+            default: break
+            }
             text += """
                 tag: \(terminalSafe(item.applicationTag))
                 class: \(item.keyClass.rawValue)
@@ -312,6 +336,20 @@ struct ShowCommand: RSAKitCommand {
             }
         }
         try printOutput(text)
+    }
+}
+
+extension ShowCommand {
+    /// Write a TPM key's blobs as DIR/key.pub and DIR/key.priv (0600; DIR made 0700 when
+    /// missing), each file whole or not at all.
+    func writeTPMBlobs(_ blobs: RSATPMKeyBlobs, to directory: String) throws {
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw CLIFailure(
+                "cannot make \(terminalSafe(directory)): \(String(cString: strerror(errno)))", .failure)
+        }
+        for (name, bytes) in [("key.pub", blobs.publicBlob), ("key.priv", blobs.privateBlob)] {
+            try writeOutput(bytes, to: directory + "/" + name, input: nil, mode: 0o600)
+        }
     }
 }
 
@@ -401,7 +439,7 @@ struct ItemJSON: Encodable {
         if let label = item.label { try c.encode(label, forKey: .label) } else { try c.encodeNil(forKey: .label) }
         try c.encode(sizes.blockSize, forKey: .blockSize)
         // Only for a private key on a token: modulePath, tokenLabel, tokenSerial, objectIDHex;
-        // for a key in the TPM also "tpm": true and pinRequired.
+        // for a key in the TPM also "tpm" (its usage and TPM blobs) and pinRequired.
         if let token = item.token { try c.encode(token, forKey: .token) }
         guard let restriction = item.pssRestriction else {
             try c.encode("rsaEncryption", forKey: .keyAlgorithm)

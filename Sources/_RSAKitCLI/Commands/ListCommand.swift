@@ -105,7 +105,9 @@ struct ListCommand: RSAKitCommand {
                 if let label = item.label { text += "  (\(shown(label)))" }
                 // Where a private key lives when it is not in the store.
                 if let token = item.token {
-                    text += token.isTPM ? "  [tpm]" : "  [token: \(terminalSafe(token.tokenLabel))]"
+                    text +=
+                        token.tpmKey.map { "  [tpm: \($0.usage.canSign ? "sign" : "decrypt")]" }
+                        ?? "  [token: \(terminalSafe(token.tokenLabel))]"
                 }
                 text += groupSuffix(item.accessGroup) + "\n"
             }

@@ -278,26 +278,14 @@ struct SignCommand: RSAKitCommand {
             throw UsageError(
                 message: "a token key signs with SHA-1 or SHA-2 hashes, not SHAKE", command: Self.spec.name)
         }
-        let signature: [UInt8]
-        if key.reference.isTPM, case .pkcs1v15 = resolved.padding {
-            // The TPM hashes for PKCS#1 v1.5 itself (no raw RSA): it gets the whole message.
-            var source = RSAFileDescriptorSource(fileDescriptor: input.fileDescriptor)
-            var message: [UInt8] = []
-            while true {
-                let piece = try source.read(upTo: 1 << 16)
-                if piece.isEmpty { break }
-                message += piece
-            }
-            let pin = try readTokenPIN(arguments, command: Self.spec.name, reference: key.reference)
-            signature = try key.signature(for: message, hash: hash, padding: resolved.padding, pin: pin)
-        } else {
-            guard case let .digest(digest) = try SignatureInput(input, resolved) else {
-                throw UsageError(
-                    message: "a token key signs with SHA-1 or SHA-2 hashes, not SHAKE", command: Self.spec.name)
-            }
-            let pin = try readTokenPIN(arguments, command: Self.spec.name, reference: key.reference)
-            signature = try key.signature(forDigest: digest, hash: hash, padding: resolved.padding, pin: pin)
+        // A key in the TPM that cannot sign this way says so before a PIN is asked for.
+        try key.checkTPMSigning(hash: hash, padding: resolved.padding)
+        guard case let .digest(digest) = try SignatureInput(input, resolved) else {
+            throw UsageError(
+                message: "a token key signs with SHA-1 or SHA-2 hashes, not SHAKE", command: Self.spec.name)
         }
+        let pin = try readTokenPIN(arguments, command: Self.spec.name, reference: key.reference)
+        let signature = try key.signature(forDigest: digest, hash: hash, padding: resolved.padding, pin: pin)
         try writeOutput(signature, to: arguments.value("out"), input: input)
     }
 }

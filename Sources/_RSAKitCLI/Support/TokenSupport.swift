@@ -46,17 +46,44 @@ func readTokenPIN(_ arguments: ParsedArguments, command: String, reference: RSAT
     return try readTokenPIN(arguments, command: command, token: reference.tokenLabel)
 }
 
-/// `--tpm` and `--tpm-pin` of genpair.
+/// `--tpm`, `--usage`, `--padding` and `--tpm-pin` of genpair.
 let tpmOptions: [OptionSpec] = [
     .flag(
         "tpm",
-        "Create the private key inside this machine's TPM (through tpm2-pkcs11; RSA 2048 or 3072, not exportable). "
+        "Create the private key inside this machine's TPM (tpm2-tss; RSA 2048 or 3072, not exportable, one usage). "
             + "The TPM is $RSAKIT_TPM_TCTI, else device:/dev/tpmrm0."
     ),
+    .value(
+        "usage", "USAGE",
+        "With --tpm: what the key may do, fixed in the TPM: decrypt (default) or sign, never both (a key that does "
+            + "both would do raw RSA)."
+    ).choices(["decrypt", "sign"]),
+    .value(
+        "padding", "SCHEME",
+        "With --tpm --usage decrypt: the one scheme the TPM will decrypt, oaep (default, RSAES-OAEP SHA-256) or pkcs1 "
+            + "(RSAES-PKCS1-v1_5, checked inside the TPM without implicit rejection)."
+    ).choices(["oaep", "pkcs1"]),
     .flag(
         "tpm-pin",
-        "With --tpm: protect the key with a PIN, read from --token-pin, $RSAKIT_TOKEN_PIN or a prompt (asked twice).")
+        "With --tpm: protect the key with a PIN (at most 32 bytes), read from --token-pin, $RSAKIT_TOKEN_PIN or a "
+            + "prompt (asked twice).")
 ]
+
+/// The usage named by genpair's --usage and --padding (decrypt with OAEP by default).
+/// - Throws: `UsageError` for --padding with --usage sign.
+func tpmUsage(_ arguments: ParsedArguments, command: String) throws -> RSATPMKeyUsage {
+    switch (arguments.value("usage") ?? "decrypt", arguments.value("padding")) {
+    case ("sign", nil): return .sign
+    case ("sign", _):
+        throw UsageError(message: "--padding applies to --usage decrypt: a signing key has none", command: command)
+    case ("decrypt", nil), ("decrypt", "oaep"): return .decryptOAEP
+    case ("decrypt", "pkcs1"): return .decryptPKCS1v15
+    case let (usage, padding):
+        throw UsageError(
+            message: "unknown --usage '\(usage)' or --padding '\(padding ?? "")' (use decrypt|sign, oaep|pkcs1)",
+            command: command)
+    }
+}
 
 /// The token key stored under `tag`, or nil when its private key is in the store (or the
 /// tag has no private item: the caller's usual lookup then reports that).
