@@ -43,19 +43,10 @@ internal final class TokenContainerKey: ContainerBlockKey, @unchecked Sendable {
         }
         guard capacity > 0, blocks.allSatisfy({ $0.count == k }) else { throw RSAError.decryptionFailed }
         return try lock.withLock { _ in
-            try blocks.map { block in
-                do {
-                    var message = try session.run(
-                        .decrypt, mechanism: mechanism, parameter: parameter, object: object,
-                        input: Array(block), outputCapacity: k)
-                    defer { wipe(&message) }
-                    guard message.count <= capacity else { throw RSAError.decryptionFailed }
-                    return MaskedMessage(
-                        good: ~0, buffer: message + [UInt8](repeating: 0, count: capacity - message.count),
-                        length: UInt(message.count))
-                } catch RSAError.decryptionFailed {
-                    return MaskedMessage(good: 0, buffer: [UInt8](repeating: 0, count: capacity), length: 0)
-                }
+            try maskedMessages(blocks, capacity: capacity) { block in
+                try session.run(
+                    .decrypt, mechanism: mechanism, parameter: parameter, object: object,
+                    input: Array(block), outputCapacity: k)
             }
         }
     }
@@ -102,18 +93,7 @@ internal final class TPMContainerKey: ContainerBlockKey, @unchecked Sendable {
         }
         guard capacity > 0, blocks.allSatisfy({ $0.count == k }) else { throw RSAError.decryptionFailed }
         return try lock.withLock { _ in
-            try blocks.map { block in
-                do {
-                    var message = try session.decrypt(Array(block), padding: padding)
-                    defer { wipe(&message) }
-                    guard message.count <= capacity else { throw RSAError.decryptionFailed }
-                    return MaskedMessage(
-                        good: ~0, buffer: message + [UInt8](repeating: 0, count: capacity - message.count),
-                        length: UInt(message.count))
-                } catch RSAError.decryptionFailed {
-                    return MaskedMessage(good: 0, buffer: [UInt8](repeating: 0, count: capacity), length: 0)
-                }
-            }
+            try maskedMessages(blocks, capacity: capacity) { try session.decrypt(Array($0), padding: padding) }
         }
     }
 
@@ -214,5 +194,27 @@ extension RSATokenKey {
         var messages = try decrypt(blocks: blocks, padding: padding, pin: pin)
         defer { for i in messages.indices { wipe(&messages[i]) } }
         for message in messages { try sink.write(message) }
+    }
+}
+
+/// Each block's message from `decrypt` (a token's or the TPM's, whose verdict on the padding is
+/// public already: it answers an error), as a masked message of `capacity` bytes for the
+/// container's frame check. A block it refuses (`RSAError.decryptionFailed`), or whose message
+/// is longer than `capacity`, gets a zero verdict, so the container fails with its one opaque
+/// error; any other error is thrown. Each message is wiped once copied.
+private func maskedMessages(
+    _ blocks: [ArraySlice<UInt8>], capacity: Int, decrypt: (ArraySlice<UInt8>) throws -> [UInt8]
+) throws -> [MaskedMessage] {
+    try blocks.map { block in
+        do {
+            var message = try decrypt(block)
+            defer { wipe(&message) }
+            guard message.count <= capacity else { throw RSAError.decryptionFailed }
+            return MaskedMessage(
+                good: ~0, buffer: message + [UInt8](repeating: 0, count: capacity - message.count),
+                length: UInt(message.count))
+        } catch RSAError.decryptionFailed {
+            return MaskedMessage(good: 0, buffer: [UInt8](repeating: 0, count: capacity), length: 0)
+        }
     }
 }
