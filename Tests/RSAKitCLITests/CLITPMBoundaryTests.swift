@@ -72,12 +72,7 @@ final class CLITPMBoundaryTests: TPMTestCase {
         // What -s null does give is OAEP's message, never the encoded block.
         let message = Array("oaep through tpm2-tools\n".utf8)
         _ = try write(message, to: "m")
-        _ = try runProcess(
-            openssl,
-            [
-                "pkeyutl", "-encrypt", "-pubin", "-inkey", path("d.pub"), "-in", path("m"), "-out", path("m.enc"),
-                "-pkeyopt", "rsa_padding_mode:oaep", "-pkeyopt", "rsa_oaep_md:sha256", "-pkeyopt", "rsa_mgf1_md:sha256"
-            ])
+        try opensslEncryptOAEP(publicKey: path("d.pub"), input: path("m"), output: path("m.enc"))
         let oaep = try tool(
             rsaDecrypt, ["-c", path("d.ctx"), "-p", "4321", "-s", "null", "-o", path("m.out"), path("m.enc")])
         XCTAssertEqual(oaep.status, 0, oaep.stderr)
@@ -114,13 +109,7 @@ final class CLITPMBoundaryTests: TPMTestCase {
         try tpm(["export", "--tag", "tk", "--out", path("tk.pub")])
         let message = Array("PLAINTEXT never in clear on the bus 0815".utf8)
         _ = try write(message, to: "m")
-        let encrypted = try runProcess(
-            openssl,
-            [
-                "pkeyutl", "-encrypt", "-pubin", "-inkey", path("tk.pub"), "-in", path("m"), "-out", path("c"),
-                "-pkeyopt", "rsa_padding_mode:oaep", "-pkeyopt", "rsa_oaep_md:sha256", "-pkeyopt", "rsa_mgf1_md:sha256"
-            ])
-        XCTAssertEqual(encrypted.status, 0, encrypted.stderr)
+        try opensslEncryptOAEP(publicKey: path("tk.pub"), input: path("m"), output: path("c"))
         XCTAssertEqual(
             try tpm([
                 "decrypt", "--tag", "tk", "--raw", "--padding", "oaep", "--in", path("c"), "--token-pin",

@@ -113,7 +113,6 @@ final class CLITPMTests: TPMTestCase {
     }
 
     func testDecryptKey_OAEPFromOpenSSLAndAppleFormat_SigningAndOtherPaddingsRefused() throws {
-        let openssl = try openssl()
         let made = try tpm(["genpair", "--tag", "tk", "--tpm"]).stdoutText
         XCTAssertTrue(made.contains("usage: decrypt (RSAES-OAEP SHA-256)\n"), made)
         XCTAssertTrue(try tpm(["list"]).stdoutText.contains("tk  [tpm: decrypt]"))
@@ -124,13 +123,7 @@ final class CLITPMTests: TPMTestCase {
         let message = Array("a secret for the TPM\n".utf8)
         _ = try write(message, to: "m")
         // RSAES-OAEP with SHA-256 by openssl, decrypted in the TPM.
-        let oaep = try runProcess(
-            openssl,
-            [
-                "pkeyutl", "-encrypt", "-pubin", "-inkey", path("tk.pub"), "-in", path("m"), "-out", path("c2"),
-                "-pkeyopt", "rsa_padding_mode:oaep", "-pkeyopt", "rsa_oaep_md:sha256", "-pkeyopt", "rsa_mgf1_md:sha256"
-            ])
-        XCTAssertEqual(oaep.status, 0, oaep.stderr)
+        try opensslEncryptOAEP(publicKey: path("tk.pub"), input: path("m"), output: path("c2"))
         XCTAssertEqual(
             try tpm(["decrypt", "--tag", "tk", "--raw", "--padding", "oaep", "--in", path("c2")]).stdout, message)
         // A changed ciphertext: the TPM's OAEP check fails, one opaque error, no output.
@@ -230,21 +223,10 @@ final class CLITPMTests: TPMTestCase {
         try pki.issueClientCertificate(
             openssl: openssl, publicKey: path("tk.pub"), subject: "/CN=tpm-client", serial: 89, output: path("tk.pem"))
         try tpm(["cert", "add", path("tk.pem"), "--label", "tpm-client"])
-        let server = try TLSTestServer(
-            openssl: openssl,
-            arguments: [
-                "-Verify", "1", "-verify_return_error", "-CAfile", pki.path("ca.pem"),
-                "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"), "-key", pki.path("srv.key"), "-www"
-            ],
-            directory: workDirectory.path)
+        let server = try startMutualTLSServer(pki, openssl: openssl)
         servers.append(server)
-        let result = try runProcess(
-            "/usr/bin/timeout",
-            [
-                "-k", "5", "60", Self.binary.path, "tls", "connect", "127.0.0.1:\(server.port)",
-                "--timeout", "20", "--tag", "tk", "--anchor", pki.path("ca.pem"), "--tls1.3", "-v"
-            ],
-            stdin: Array("GET / HTTP/1.0\r\n\r\n".utf8), environment: environment)
+        let result = try connectTLS(
+            server, ["--tag", "tk", "--anchor", pki.path("ca.pem"), "--tls1.3", "-v"], environment: environment)
         XCTAssertEqual(result.status, 0, result.stderr)
         TLSTestPKI.assertServerSawClientCertificate(result.stdoutText, version: "TLSv1.3", subject: "CN=tpm-client")
         XCTAssertTrue(
@@ -252,21 +234,10 @@ final class CLITPMTests: TPMTestCase {
             result.stderr)
         // A server that takes only PKCS#1 v1.5 client signatures (TLS 1.2): GnuTLS hands a
         // DigestInfo, which rsakit parses and the TPM signs with RSASSA (no raw RSA).
-        let pkcs1 = try TLSTestServer(
-            openssl: openssl,
-            arguments: [
-                "-Verify", "1", "-verify_return_error", "-CAfile", pki.path("ca.pem"), "-client_sigalgs", "RSA+SHA256",
-                "-cert", pki.path("srv.pem"), "-cert_chain", pki.path("int.pem"), "-key", pki.path("srv.key"), "-www"
-            ],
-            directory: workDirectory.path)
+        let pkcs1 = try startMutualTLSServer(pki, openssl: openssl, extra: ["-client_sigalgs", "RSA+SHA256"])
         servers.append(pkcs1)
-        let signed = try runProcess(
-            "/usr/bin/timeout",
-            [
-                "-k", "5", "60", Self.binary.path, "tls", "connect", "127.0.0.1:\(pkcs1.port)",
-                "--timeout", "20", "--tag", "tk", "--anchor", pki.path("ca.pem"), "--tls1.2", "-v"
-            ],
-            stdin: Array("GET / HTTP/1.0\r\n\r\n".utf8), environment: environment)
+        let signed = try connectTLS(
+            pkcs1, ["--tag", "tk", "--anchor", pki.path("ca.pem"), "--tls1.2", "-v"], environment: environment)
         XCTAssertEqual(signed.status, 0, signed.stderr)
         let page = signed.stdoutText
         XCTAssertTrue(page.contains("New, TLSv1.2, Cipher is"), page)

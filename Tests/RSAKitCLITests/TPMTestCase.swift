@@ -98,6 +98,21 @@ class TPMTestCase: CLITestCase {
         try rsakit(arguments, environment: environment.merging(extra) { $1 })
     }
 
+    /// `openssl pkeyutl -encrypt` of the file `input` to the public key in `publicKey` with
+    /// RSAES-OAEP, SHA-256 and MGF1-SHA-256 (the scheme of a TPM decryption key made with the
+    /// default padding), written to `output`; fails the test when openssl fails.
+    func opensslEncryptOAEP(
+        publicKey: String, input: String, output: String, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        let result = try runProcess(
+            try openssl(),
+            [
+                "pkeyutl", "-encrypt", "-pubin", "-inkey", publicKey, "-in", input, "-out", output,
+                "-pkeyopt", "rsa_padding_mode:oaep", "-pkeyopt", "rsa_oaep_md:sha256", "-pkeyopt", "rsa_mgf1_md:sha256"
+            ])
+        XCTAssertEqual(result.status, 0, result.stderr, file: file, line: line)
+    }
+
     /// rsakit's PKCS#11 module and pkcs11-tool, when both are there (nil otherwise).
     func pkcs11Tool() -> (module: String, tool: String)? {
         let module = Self.productsDirectory.appendingPathComponent("librsakit-pkcs11.so").path
